@@ -1,0 +1,84 @@
+/** `switchboard serve --config <file> --port <n>`: every flag also as SWITCHBOARD_<NAME>. */
+import { parseArgs } from 'node:util'
+import pino from 'pino'
+import { ConfigError, loadConfig } from './config/load.ts'
+import { startGateway } from './index.ts'
+
+const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <addr>]
+       [--node-id <id>] [--region <name>] [--p2p-port <n>] [--peers <list>]
+       [--fleet-secret <secret>] [--database-url <url>]
+
+Every flag can also be set as an environment variable SWITCHBOARD_<NAME>
+(e.g. SWITCHBOARD_PORT, SWITCHBOARD_DATABASE_URL; DATABASE_URL also works).`
+
+const FLAGS = ['config', 'port', 'host', 'node-id', 'region', 'p2p-port', 'peers', 'fleet-secret', 'database-url'] as const
+
+/** Runs the CLI; returns the process exit code for failures before the server is up. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' } },
+    })
+  } catch (error) {
+    process.stderr.write(`switchboard: ${(error as Error).message}\n\n${USAGE}\n`)
+    return 2
+  }
+  const [command] = parsed.positionals
+  if (parsed.values.help || command === undefined || command === 'help') {
+    process.stdout.write(`${USAGE}\n`)
+    return command === undefined && !parsed.values.help ? 2 : 0
+  }
+  if (command !== 'serve') {
+    process.stderr.write(`switchboard: unknown command "${command}"\n\n${USAGE}\n`)
+    return 2
+  }
+  const option = (flag: (typeof FLAGS)[number]): string | undefined => {
+    const value = (parsed.values as Record<string, string | boolean | undefined>)[flag]
+    if (typeof value === 'string') return value
+    const fromEnv = env[`SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`]
+    if (fromEnv) return fromEnv
+    return flag === 'database-url' ? env.DATABASE_URL : undefined
+  }
+  const configFile = option('config')
+  if (configFile === undefined) {
+    process.stderr.write(`switchboard: --config <file> is required\n\n${USAGE}\n`)
+    return 2
+  }
+  const portText = option('port') ?? '8080'
+  const port = Number(portText)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`switchboard: --port must be a whole number from 0 to 65535 (got "${portText}")\n`)
+    return 2
+  }
+  let config
+  try {
+    config = await loadConfig(configFile, env)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`switchboard: ${error.message}\n`)
+      return 1
+    }
+    throw error
+  }
+  const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
+  let gateway
+  try {
+    gateway = await startGateway({ config, port, host: option('host') ?? '127.0.0.1', logger })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    process.stderr.write(`switchboard: cannot listen on port ${port}: ${code ?? (error as Error).message}\n`)
+    return 1
+  }
+  logger.info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down')
+    void gateway.close().then(() => process.exit(0))
+    setTimeout(() => process.exit(0), 10_000).unref()
+  }
+  process.once('SIGTERM', () => shutdown('SIGTERM'))
+  process.once('SIGINT', () => shutdown('SIGINT'))
+  return 0
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadConfig, parseConfig, stableKeyId } from './load.ts'
+
+const key = (extra: Record<string, unknown> = {}) => ({ name: 'k', value: 'sk-test', models: ['*'], weight: 1, ...extra })
+
+function problemsOf(json: unknown, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(json, 'config.json', env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('parseConfig', () => {
+  it('names the JSON path and the reason of a wrong type', () => {
+    const problems = problemsOf({ providers: { openai: { keys: [key(), key({ name: 'k2', weight: 'heavy' })] } } })
+    expect(problems).toEqual([expect.stringMatching(/^providers\.openai\.keys\[1\]\.weight: expected number/)])
+  })
+
+  it('names unknown fields and missing required ones', () => {
+    const problems = problemsOf({ providers: { openai: { keys: [{ name: 'k', models: ['*'], wieght: 2 }] } } })
+    expect(problems).toContain('providers.openai.keys[0]: unknown field "wieght"')
+    expect(problems.some((problem) => problem.startsWith('providers.openai.keys[0].value: expected string'))).toBe(true)
+  })
+
+  it('resolves env.VAR and reports a missing variable at its path', () => {
+    const config = parseConfig({ providers: { openai: { keys: [key({ value: 'env.OPENAI_KEY' })] } } }, 'c', { OPENAI_KEY: 'sk-from-env' })
+    expect(config.providers[0]!.keys[0]!.value).toBe('sk-from-env')
+    expect(problemsOf({ providers: { openai: { keys: [key({ value: 'env.NOPE' })] } } })).toEqual(['providers.openai.keys[0].value: environment variable NOPE is not set'])
+  })
+
+  it('rejects an unknown provider name unless it declares its base provider type', () => {
+    expect(problemsOf({ providers: { groq: { keys: [key()], network_config: { base_url: 'https://api.groq.com/openai' } } } })[0]).toMatch(/^providers\.groq: unknown provider/)
+    const config = parseConfig({ providers: { groq: { keys: [key()], network_config: { base_url: 'https://api.groq.com/openai' }, custom_provider_config: { base_provider_type: 'openai' } } } }, 'c', {})
+    expect(config.providers[0]).toMatchObject({ name: 'groq', type: 'openai' })
+  })
+
+  it('applies network defaults and gives keys without an id a stable one', () => {
+    const config = parseConfig({ providers: { openai: { keys: [key({ name: 'prod-1' })] } } }, 'c', {})
+    const provider = config.providers[0]!
+    expect(provider.network).toMatchObject({ base_url: 'https://api.openai.com', max_retries: 2, retry_backoff_initial: 500, retry_backoff_max: 5000, default_request_timeout_in_seconds: 30 })
+    expect(provider.keys[0]!.id).toBe(stableKeyId('openai', 'prod-1'))
+    expect(stableKeyId('openai', 'prod-1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(stableKeyId('openai', 'prod-1')).not.toBe(stableKeyId('openai', 'prod-2'))
+  })
+
+  it('rejects duplicate key names and a backoff max below the initial', () => {
+    const problems = problemsOf({ providers: { openai: { keys: [key(), key()], network_config: { retry_backoff_initial: 900, retry_backoff_max: 100 } } } })
+    expect(problems).toContain('providers.openai.network_config.retry_backoff_max: must be at least retry_backoff_initial (900)')
+    expect(problems).toContain('providers.openai.keys[1].name: duplicate key name "k"')
+  })
+
+  it('requires a base_url for an OpenAI-compatible provider', () => {
+    expect(problemsOf({ providers: { vllm: { keys: [key()], custom_provider_config: { base_provider_type: 'openai' } } } })).toEqual([
+      'providers.vllm.network_config.base_url: required for this provider (no default upstream is known)',
+    ])
+  })
+})
+
+describe('loadConfig', () => {
+  it('says when the file is missing or not JSON, without a stack', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-config-'))
+    await expect(loadConfig(join(dir, 'missing.json'))).rejects.toThrow(/file not found/)
+    const file = join(dir, 'bad.json')
+    await writeFile(file, '{"providers": ')
+    await expect(loadConfig(file)).rejects.toThrow(/not valid JSON/)
+  })
+})

@@ -1,0 +1,67 @@
+/**
+ * config.json, validated with zod. The providers schema of the reference product
+ * (design.md, "External contract"); `value` may be `env.VAR`.
+ */
+import { z } from 'zod'
+
+const positiveNumber = z.number().positive()
+
+const azureKeyConfig = z.strictObject({
+  endpoint: z.url().optional(),
+  deployments: z.record(z.string(), z.string().min(1)).optional(),
+  api_version: z.string().min(1).optional(),
+})
+
+const keySchema = z.strictObject({
+  id: z.string().min(1).optional(),
+  name: z.string().min(1),
+  value: z.string().min(1),
+  models: z.array(z.string().min(1)).min(1),
+  weight: z.number().nonnegative().default(1),
+  aliases: z.record(z.string(), z.string().min(1)).optional(),
+  azure_key_config: azureKeyConfig.optional(),
+})
+
+const networkSchema = z.strictObject({
+  base_url: z.url().optional(),
+  default_request_timeout_in_seconds: positiveNumber.optional(),
+  max_retries: z.number().int().nonnegative().optional(),
+  retry_backoff_initial: z.number().nonnegative().optional(),
+  retry_backoff_max: z.number().nonnegative().optional(),
+  extra_headers: z.record(z.string(), z.string()).optional(),
+})
+
+const providerSchema = z.strictObject({
+  keys: z.array(keySchema),
+  network_config: networkSchema.optional(),
+  custom_provider_config: z
+    .strictObject({
+      base_provider_type: z.enum(['openai', 'azure', 'anthropic']),
+    })
+    .optional(),
+})
+
+/** The five switches of the adaptive load balancer (reference: Configuration). */
+export const loadBalancerSchema = z.strictObject({
+  direction_selection_enabled: z.boolean().optional(),
+  route_selection_enabled: z.boolean().optional(),
+  append_fallbacks_to_pinned: z.boolean().optional(),
+  reroute_failed_directions: z.boolean().optional(),
+  prune_failed_fallbacks: z.boolean().optional(),
+})
+
+/** Gateway-level limits (our addition to the reference schema). */
+const serverSchema = z.strictObject({
+  max_request_body_bytes: z.number().int().positive().optional(),
+})
+
+export const configSchema = z.strictObject({
+  $schema: z.string().optional(),
+  providers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'provider names use letters, digits, "_", "-" and "."'), providerSchema),
+  load_balancer_config: loadBalancerSchema.optional(),
+  server: serverSchema.optional(),
+})
+
+/** config.json as written (after `env.VAR` resolution). */
+export type RawConfig = z.infer<typeof configSchema>
+export type RawProvider = z.infer<typeof providerSchema>

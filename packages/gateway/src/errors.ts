@@ -1,0 +1,57 @@
+/**
+ * Errors the gateway answers with. Each has a stable `code` (matched by code, never by
+ * message), an HTTP status and an OpenAI-style `type`. One place renders them: http/app.ts.
+ * The table of codes lives in README.md ("Error codes"); errors.test.ts keeps the two in step.
+ */
+
+/** OpenAI's error `type` values we use. */
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'rate_limit_error' | 'upstream_error' | 'server_error'
+
+/** Every code the gateway itself produces, with its status and type. */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  unknown_provider: { status: 400, type: 'invalid_request_error' },
+  model_not_served: { status: 404, type: 'not_found_error' },
+  request_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  upstream_credentials_exhausted: { status: 502, type: 'upstream_error' },
+  upstream_rate_limited: { status: 429, type: 'rate_limit_error' },
+  upstream_timeout: { status: 504, type: 'upstream_error' },
+  upstream_unavailable: { status: 502, type: 'upstream_error' },
+  upstream_error: { status: 502, type: 'upstream_error' },
+  upstream_rejected_request: { status: 400, type: 'invalid_request_error' },
+  client_closed_request: { status: 499, type: 'invalid_request_error' },
+  internal_error: { status: 500, type: 'server_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** An error answered to the caller. `status` may differ from the code's default (a caller fault keeps the upstream's 4xx). */
+export class GatewayError extends Error {
+  readonly status: number
+  readonly type: ErrorType
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: { status?: number; param?: string | null; extraFields?: object } = {},
+  ) {
+    super(message)
+    this.name = 'GatewayError'
+    this.status = options.status ?? ERROR_CODES[code].status
+    this.type = ERROR_CODES[code].type
+    this.param = options.param ?? null
+    this.extraFields = options.extraFields
+  }
+  readonly param: string | null
+  extraFields: object | undefined
+
+  /** The OpenAI-style body. */
+  toJSON(): Record<string, unknown> {
+    const body: Record<string, unknown> = { error: { message: this.message, type: this.type, code: this.code, param: this.param } }
+    if (this.extraFields) body.extra_fields = this.extraFields
+    return body
+  }
+}

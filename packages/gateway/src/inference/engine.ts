@@ -1,0 +1,147 @@
+/**
+ * The request path: the primary target with its full retry budget, then each fallback with
+ * its own. Spec: reference/retries-and-fallbacks.txt ("The fallback logic follows a
+ * predictable sequence"). Every upstream attempt is recorded for `extra_fields.attempts`.
+ */
+import { createKeyRotation, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
+import type { JsonSuccess, ProviderKey, StreamSuccess } from '@switchboard/providers'
+import { GatewayError } from '../errors.ts'
+import { runAttempt } from './attempt.ts'
+import { resolveTargets, type Target } from './targets.ts'
+import type { ProviderRegistry } from './registry.ts'
+import type { ChatRequest } from './validate.ts'
+
+/** One upstream attempt as `extra_fields.attempts[]` reports it. */
+export interface AttemptRecord {
+  provider: string
+  model: string
+  key_id: string
+  key_name: string
+  status: number
+  failure_class: AttemptFailure['failureClass'] | null
+  latency_ms: number
+  wait_hint_ms: number | null
+}
+
+/** `extra_fields` of every response and error (design.md, "External contract"). */
+export interface ExtraFields {
+  provider: string
+  model: string
+  key_id: string | null
+  key_name: string | null
+  attempts: AttemptRecord[]
+}
+
+/** A served request: the upstream's success and the extra fields to attach. */
+export interface Served {
+  success: JsonSuccess | StreamSuccess
+  extraFields: ExtraFields
+  /** Aborts the upstream call (streams: when the caller goes away). */
+  abort: () => void
+}
+
+export interface EngineComponents {
+  registry: ProviderRegistry
+  now: () => number
+  random: () => number
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>
+}
+
+/** What one target ended in when it did not serve. */
+interface TargetFailure {
+  reason: RotationStopReason
+  last: AttemptFailure | null
+  target: Target
+  key: ProviderKey | null
+}
+
+/** Serves a validated request or throws a GatewayError carrying extra_fields. */
+export async function serveChat(components: EngineComponents, request: ChatRequest, signal: AbortSignal): Promise<Served> {
+  const targets = resolveTargets(components.registry, request.model, request.fallbacks)
+  const attempts: AttemptRecord[] = []
+  let primaryFailure: TargetFailure | null = null
+  for (const target of targets) {
+    const outcome = await serveTarget(components, target, request, signal, attempts)
+    if ('success' in outcome) return outcome
+    primaryFailure ??= outcome
+    // A caller fault is about the request, not the provider: no fallback can fix it.
+    if (outcome.reason === 'caller_fault') throw toGatewayError(outcome, attempts)
+    if (outcome.reason === 'cancelled') break
+  }
+  throw toGatewayError(primaryFailure!, attempts)
+}
+
+async function serveTarget(
+  components: EngineComponents,
+  target: Target,
+  request: ChatRequest,
+  signal: AbortSignal,
+  attempts: AttemptRecord[],
+): Promise<Served | TargetFailure> {
+  const keys = target.provider.keysFor(target.model)
+  const rotation = createKeyRotation({ keys, policy: target.provider.policy, random: components.random })
+  let step = rotation.first()
+  let last: AttemptFailure | null = null
+  let key: ProviderKey | null = null
+  while (step.kind === 'attempt') {
+    if (step.delayMs > 0) {
+      try {
+        await components.sleep(step.delayMs, signal)
+      } catch {
+        return { reason: 'cancelled', last, target, key }
+      }
+    }
+    key = keys[step.keyIndex]!
+    const started = components.now()
+    const run = await runAttempt(target.provider, request.body, target.model, key, signal)
+    const result = run.result
+    const record: AttemptRecord = {
+      provider: target.provider.name,
+      model: target.model,
+      key_id: key.id,
+      key_name: key.name,
+      status: result.ok ? result.status : result.failure.status,
+      failure_class: result.ok ? null : result.failure.failureClass,
+      latency_ms: components.now() - started,
+      wait_hint_ms: result.ok ? null : result.failure.waitHintMs,
+    }
+    attempts.push(record)
+    if (result.ok) {
+      return {
+        success: result,
+        extraFields: { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts },
+        abort: run.abort,
+      }
+    }
+    last = result.failure
+    step = rotation.next(result.failure)
+  }
+  return { reason: step.reason, last, target, key }
+}
+
+/** Maps how the primary (or a caller fault) ended to the error the caller gets. */
+function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[]): GatewayError {
+  const { target, last, key } = failure
+  const where = `${target.provider.name}/${target.model}`
+  const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts }
+  const tries = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`
+  const said = last ? ` The provider said: ${last.message}` : ''
+  switch (failure.reason) {
+    case 'no_keys':
+      return new GatewayError('model_not_served', `Provider "${target.provider.name}" has no key that serves model "${target.model}". Add the model to a key's "models", or use another provider.`, { param: 'model', extraFields })
+    case 'caller_fault':
+      return new GatewayError('upstream_rejected_request', last?.message ?? `${where} rejected the request.`, { status: last && last.status >= 400 && last.status < 500 ? last.status : 400, extraFields })
+    case 'credentials_exhausted':
+      return new GatewayError('upstream_credentials_exhausted', `Every key of ${target.provider.name} that serves ${target.model} was refused by the provider (${tries}); the provider credentials, not your gateway key, need attention.${said}`, { extraFields })
+    case 'cancelled':
+      return new GatewayError('client_closed_request', 'The client closed the request.', { extraFields })
+    case 'retries_exhausted':
+      break
+  }
+  const failureClass = last?.failureClass
+  if (failureClass === 'rate_limit') return new GatewayError('upstream_rate_limited', `${where} is rate limiting every key tried (${tries}).${said}`, { extraFields })
+  if (failureClass === 'timeout') return new GatewayError('upstream_timeout', `${where} did not answer in time (${tries}).${said}`, { extraFields })
+  if (last && last.status === 0) return new GatewayError('upstream_unavailable', `${where} could not be reached (${tries}).${said}`, { extraFields })
+  const status = last && last.status >= 500 && last.status < 600 ? last.status : 502
+  return new GatewayError('upstream_error', `${where} failed (${tries}).${said}`, { status, extraFields })
+}

@@ -1,0 +1,62 @@
+/** The providers a node runs: adapters plus the per-model key lists the hot path reads. */
+import { createProvider, type ProviderAdapter, type ProviderKey } from '@switchboard/providers'
+import type { RetryPolicy } from '@switchboard/routing'
+import type { ProviderConfig } from '../config/load.ts'
+
+/** One provider as the engine uses it. */
+export interface ProviderRuntime {
+  readonly name: string
+  readonly config: ProviderConfig
+  readonly adapter: ProviderAdapter
+  readonly policy: RetryPolicy
+  readonly timeoutMs: number
+  /** The keys that serve `model`, in config order (cached per model). */
+  keysFor(model: string): readonly ProviderKey[]
+}
+
+/** Every provider of the node, by name and in config order. */
+export interface ProviderRegistry {
+  get(name: string): ProviderRuntime | undefined
+  readonly list: readonly ProviderRuntime[]
+  close(): Promise<void>
+}
+
+/** True when the key serves the model: listed, wildcard, or named by one of its aliases. */
+export function keyServes(key: ProviderKey, model: string): boolean {
+  return key.models.includes('*') || key.models.includes(model) || (key.aliases !== undefined && model in key.aliases)
+}
+
+/** Builds adapters for every configured provider. */
+export function createRegistry(providers: readonly ProviderConfig[], now: () => number = Date.now): ProviderRegistry {
+  const list = providers.map((config): ProviderRuntime => {
+    const byModel = new Map<string, readonly ProviderKey[]>()
+    return {
+      name: config.name,
+      config,
+      adapter: createProvider({ name: config.name, type: config.type, network: config.network }, now),
+      policy: {
+        maxRetries: config.network.max_retries,
+        backoffInitialMs: config.network.retry_backoff_initial,
+        backoffMaxMs: config.network.retry_backoff_max,
+      },
+      timeoutMs: config.network.default_request_timeout_in_seconds * 1000,
+      keysFor(model) {
+        let keys = byModel.get(model)
+        if (keys === undefined) {
+          keys = config.keys.filter((key) => keyServes(key, model))
+          // Bounded: unknown model names from callers must not grow the cache without limit.
+          if (byModel.size < 1000) byModel.set(model, keys)
+        }
+        return keys
+      },
+    }
+  })
+  const byName = new Map(list.map((runtime) => [runtime.name, runtime]))
+  return {
+    get: (name) => byName.get(name),
+    list,
+    close: async () => {
+      await Promise.all(list.map((runtime) => runtime.adapter.close()))
+    },
+  }
+}

@@ -1,0 +1,50 @@
+/** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
+import { createDispatcher, flattenHeaders, post, readFailure, splitBaseUrl, thrownFailure } from '../http/transport.ts'
+import { parseSse } from '../http/sse.ts'
+import { upstreamModel } from '../body.ts'
+import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
+import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
+
+/** The Messages API version we speak. */
+export const ANTHROPIC_VERSION = '2023-06-01'
+
+/** Creates an adapter for Anthropic's Messages API. */
+export function createAnthropicAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
+  const dispatcher = createDispatcher()
+  const target = splitBaseUrl(init.network.base_url, '/v1/messages')
+  return {
+    name: init.name,
+    type: 'anthropic',
+    async send(request: AttemptRequest): Promise<AttemptResult> {
+      const model = upstreamModel(request)
+      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
+      const body = JSON.stringify(toAnthropicRequest(request.body, model))
+      const headers: Record<string, string> = {
+        ...init.network.extra_headers,
+        'content-type': 'application/json',
+        'x-api-key': request.key.value,
+        'anthropic-version': ANTHROPIC_VERSION,
+      }
+      let response
+      try {
+        response = await post(dispatcher, { ...target, headers, body, signal: request.signal })
+      } catch (error) {
+        return thrownFailure(error)
+      }
+      if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
+      const responseHeaders = flattenHeaders(response.headers)
+      const createdSeconds = Math.floor(now() / 1000)
+      if (request.body.stream === true) {
+        const events = anthropicStreamToOpenAI(parseSse(response.body), { model: request.model, createdSeconds })
+        return { ok: true, kind: 'stream', status: response.statusCode, headers: responseHeaders, events }
+      }
+      try {
+        const message = await response.body.json()
+        return { ok: true, kind: 'json', status: response.statusCode, headers: responseHeaders, body: fromAnthropicResponse(message, request.model, createdSeconds) }
+      } catch (error) {
+        return thrownFailure(error)
+      }
+    },
+    close: () => dispatcher.close(),
+  }
+}

@@ -1,0 +1,12 @@
+/** Request body helpers shared by the adapters. */
+import type { AttemptRequest, ChatRequestBody } from './types.ts'
+
+/** The model name the key's upstream knows: the key's alias for the requested model, else the model itself. */
+export function upstreamModel(request: AttemptRequest): string {
+  return request.key.aliases?.[request.model] ?? request.model
+}
+
+/** Serializes the caller's body for the upstream with the upstream's model name. */
+export function upstreamBody(body: ChatRequestBody, model: string): string {
+  return JSON.stringify(body.model === model ? body : { ...body, model })
+}

@@ -1,0 +1,30 @@
+/**
+ * @switchboard/providers — upstream adapters.
+ *
+ * Each adapter turns one attempt (an OpenAI chat.completions body, a model, a key) into one
+ * HTTP call on a keep-alive undici pool, and its answer into either an OpenAI-shaped success
+ * (JSON or a stream of chunks) or a normalized failure: failure class, scope, the provider's
+ * wait hint and its own message.
+ */
+import { createAnthropicAdapter } from './anthropic/adapter.ts'
+import { createAzureAdapter } from './azure/adapter.ts'
+import { createOpenAiAdapter } from './openai/adapter.ts'
+import type { ProviderAdapter, ProviderInit } from './types.ts'
+
+export type * from './types.ts'
+export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, parseWaitHint } from './errors/index.ts'
+export { UpstreamStreamError } from './http/openai-stream.ts'
+export { TranslationError, AnthropicStreamError } from './anthropic/index.ts'
+export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
+
+/** Creates the adapter for a provider's base wire format. */
+export function createProvider(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
+  switch (init.type) {
+    case 'openai':
+      return createOpenAiAdapter(init, now)
+    case 'azure':
+      return createAzureAdapter(init, now)
+    case 'anthropic':
+      return createAnthropicAdapter(init, now)
+  }
+}

@@ -1,0 +1,109 @@
+import type { AttemptFailure } from '@switchboard/routing'
+
+/** The base wire format an upstream speaks. */
+export type ProviderType = 'openai' | 'azure' | 'anthropic'
+
+/** Per-key Azure settings: which deployment serves which model, and the API version. */
+export interface AzureKeyConfig {
+  /** Resource endpoint, e.g. https://my-resource.openai.azure.com; falls back to the provider's base_url. */
+  endpoint?: string
+  /** Model name -> deployment name. A model without an entry uses its own name as the deployment. */
+  deployments?: Record<string, string>
+  /** `api-version` query parameter; defaults to DEFAULT_AZURE_API_VERSION. */
+  api_version?: string
+}
+
+/** One API key of a provider, as config.json describes it (value already resolved from env). */
+export interface ProviderKey {
+  id: string
+  name: string
+  value: string
+  /** Models this key serves; `["*"]` means every model. */
+  models: readonly string[]
+  weight: number
+  /** Model name as the caller says it -> model name as this key's upstream knows it. */
+  aliases?: Record<string, string>
+  azure_key_config?: AzureKeyConfig
+}
+
+/** network_config of a provider, with defaults applied. */
+export interface NetworkConfig {
+  base_url: string
+  default_request_timeout_in_seconds: number
+  max_retries: number
+  retry_backoff_initial: number
+  retry_backoff_max: number
+  extra_headers: Record<string, string>
+}
+
+/** What an adapter needs to know about its provider. */
+export interface ProviderInit {
+  name: string
+  type: ProviderType
+  network: NetworkConfig
+}
+
+/**
+ * An OpenAI chat.completions request body. Only the fields the gateway reads are typed;
+ * everything else passes through to OpenAI-compatible upstreams untouched.
+ */
+export interface ChatRequestBody {
+  model: string
+  messages: ChatMessage[]
+  stream?: boolean
+  [field: string]: unknown
+}
+
+export interface ChatMessage {
+  role: string
+  content?: unknown
+  [field: string]: unknown
+}
+
+/** One upstream attempt: a body for one model, sent with one key. */
+export interface AttemptRequest {
+  /** The body as the caller sent it (the adapter sets `model` to the upstream's model name). */
+  body: ChatRequestBody
+  /** Model name as the caller asked for it (before the key's aliases). */
+  model: string
+  key: ProviderKey
+  /** Aborted when the caller goes away or the attempt times out. */
+  signal: AbortSignal
+}
+
+/** A successful non-streaming answer, already in OpenAI chat.completion shape. */
+export interface JsonSuccess {
+  ok: true
+  kind: 'json'
+  status: number
+  headers: Record<string, string>
+  body: Record<string, unknown>
+}
+
+/**
+ * A successful streaming answer. `events` yields the JSON text of each OpenAI
+ * chat.completion.chunk (never the `[DONE]` sentinel), in order.
+ */
+export interface StreamSuccess {
+  ok: true
+  kind: 'stream'
+  status: number
+  headers: Record<string, string>
+  events: AsyncIterable<string>
+}
+
+export interface AttemptFailed {
+  ok: false
+  failure: AttemptFailure
+  headers: Record<string, string>
+}
+
+export type AttemptResult = JsonSuccess | StreamSuccess | AttemptFailed
+
+/** An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. */
+export interface ProviderAdapter {
+  readonly name: string
+  readonly type: ProviderType
+  send(request: AttemptRequest): Promise<AttemptResult>
+  close(): Promise<void>
+}

@@ -1,0 +1,62 @@
+/**
+ * Failure classes: what a failed upstream attempt says about the key that made it.
+ * Spec: reference/adaptive-load-balancing.txt, "What holds a key".
+ */
+
+/** Every class a failed attempt can end in. `timeout` and `cancelled` are endings the gateway caused. */
+export const FAILURE_CLASSES = [
+  'credential',
+  'quota',
+  'model_access',
+  'model_gone',
+  'region_blocked',
+  'rate_limit',
+  'transient',
+  'caller_fault',
+  'unknown',
+  'timeout',
+  'cancelled',
+] as const
+
+export type FailureClass = (typeof FAILURE_CLASSES)[number]
+
+/** What a refusal applies to: the whole key (every model), or the one model it was sent for. */
+export type FailureScope = 'key' | 'model'
+
+/** The normalized outcome of one failed upstream attempt. */
+export interface AttemptFailure {
+  failureClass: FailureClass
+  scope: FailureScope
+  /** HTTP status of the upstream answer; 0 when there was none (network error, timeout, cancel). */
+  status: number
+  /** How long the provider asked us to wait before trying again, in ms; null when it said nothing. */
+  waitHintMs: number | null
+  /** The provider's own words, as close to verbatim as its body allows. */
+  message: string
+  /** The provider's own error code or type (`invalid_api_key`, `authentication_error`), when it gave one. */
+  code: string | null
+}
+
+/** Classes that mean "this key cannot serve this request": the key is dead for the rest of the request. */
+const DEAD_KEY_CLASSES: ReadonlySet<FailureClass> = new Set<FailureClass>([
+  'credential',
+  'quota',
+  'model_access',
+  'model_gone',
+  'region_blocked',
+])
+
+/** True when the key that got this failure must not be tried again for the same request. */
+export function killsKeyForRequest(failureClass: FailureClass): boolean {
+  return DEAD_KEY_CLASSES.has(failureClass)
+}
+
+/** True when a provider answer of this class holds the key (reference: "What holds a key"). */
+export function holdsKey(failureClass: FailureClass): boolean {
+  return DEAD_KEY_CLASSES.has(failureClass) || failureClass === 'rate_limit'
+}
+
+/** True when a failure of this class may count against a key's health (caller faults and cancels never do). */
+export function countsAgainstKey(failureClass: FailureClass): boolean {
+  return failureClass !== 'caller_fault' && failureClass !== 'cancelled'
+}

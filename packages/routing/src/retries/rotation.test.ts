@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest'
+import { createKeyRotation, type RotationStep } from './rotation.ts'
+import { backoffDelay } from './backoff.ts'
+
+const policy = { maxRetries: 2, backoffInitialMs: 500, backoffMaxMs: 5000 }
+/** A random source that always returns the middle of [0,1): jitter 1.0, and weighted picks are deterministic. */
+const middle = () => 0.5
+
+function keys(count: number) {
+  return Array.from({ length: count }, () => ({ weight: 1 }))
+}
+
+function attemptOf(step: RotationStep) {
+  if (step.kind !== 'attempt') throw new Error(`expected an attempt, got stop ${step.reason}`)
+  return step
+}
+
+describe('backoffDelay', () => {
+  it('doubles from the initial value up to the max, with jitter within 0.8..1.2', () => {
+    expect(backoffDelay(0, policy, () => 0)).toBe(400)
+    expect(backoffDelay(0, policy, middle)).toBe(500)
+    expect(backoffDelay(1, policy, middle)).toBe(1000)
+    expect(backoffDelay(3, policy, middle)).toBe(4000)
+    expect(backoffDelay(4, policy, middle)).toBe(5000)
+    expect(backoffDelay(10, policy, () => 0.999999)).toBeCloseTo(6000, 0)
+  })
+})
+
+describe('createKeyRotation', () => {
+  it('retries a transient failure on the same key with backoff, until max_retries', () => {
+    const rotation = createKeyRotation({ keys: keys(3), policy, random: middle })
+    const first = attemptOf(rotation.first())
+    const second = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: null }))
+    expect(second).toMatchObject({ keyIndex: first.keyIndex, delayMs: 500, why: 'retry' })
+    const third = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: null }))
+    expect(third).toMatchObject({ keyIndex: first.keyIndex, delayMs: 1000 })
+    expect(rotation.next({ failureClass: 'transient', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+  })
+
+  it('rotates a rate-limited request to another key, still with backoff', () => {
+    const rotation = createKeyRotation({ keys: keys(2), policy, random: middle })
+    const first = attemptOf(rotation.first())
+    const second = attemptOf(rotation.next({ failureClass: 'rate_limit', waitHintMs: null }))
+    expect(second.keyIndex).not.toBe(first.keyIndex)
+    expect(second.delayMs).toBe(500)
+  })
+
+  it('rotates at once off a dead key, and rotation to untried keys is not capped by max_retries', () => {
+    const rotation = createKeyRotation({ keys: keys(6), policy: { ...policy, maxRetries: 0 }, random: middle })
+    const seen = new Set<number>([attemptOf(rotation.first()).keyIndex])
+    for (let index = 0; index < 5; index++) {
+      const step = attemptOf(rotation.next({ failureClass: 'credential', waitHintMs: null }))
+      expect(step.delayMs).toBe(0)
+      expect(seen.has(step.keyIndex)).toBe(false)
+      seen.add(step.keyIndex)
+    }
+    expect(rotation.next({ failureClass: 'quota', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+  })
+
+  it('stops at once on a caller fault and on a cancel', () => {
+    const rotation = createKeyRotation({ keys: keys(3), policy, random: middle })
+    rotation.first()
+    expect(rotation.next({ failureClass: 'caller_fault', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'caller_fault' })
+    const other = createKeyRotation({ keys: keys(3), policy, random: middle })
+    other.first()
+    expect(other.next({ failureClass: 'cancelled', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'cancelled' })
+  })
+
+  it('does not wait on a key whose wait hint is longer than the backoff: rotates instead', () => {
+    const rotation = createKeyRotation({ keys: keys(2), policy, random: middle })
+    const first = attemptOf(rotation.first())
+    const second = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: 30_000 }))
+    expect(second.keyIndex).not.toBe(first.keyIndex)
+    // The other key fails the same way: nothing left that is not waiting.
+    expect(rotation.next({ failureClass: 'rate_limit', waitHintMs: 30_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+  })
+
+  it('with a single key, a rate limit with a short hint retries that key, a long hint gives up', () => {
+    const short = createKeyRotation({ keys: keys(1), policy, random: middle })
+    short.first()
+    expect(attemptOf(short.next({ failureClass: 'rate_limit', waitHintMs: 100 }))).toMatchObject({ keyIndex: 0, why: 'retry' })
+    const long = createKeyRotation({ keys: keys(1), policy, random: middle })
+    long.first()
+    expect(long.next({ failureClass: 'rate_limit', waitHintMs: 60_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+  })
+
+  it('with three keys and max_retries 5, cycles through the keys on rate limits and then stops', () => {
+    const rotation = createKeyRotation({ keys: keys(3), policy: { ...policy, maxRetries: 5 }, random: Math.random })
+    let attempts = 1
+    rotation.first()
+    while (rotation.next({ failureClass: 'rate_limit', waitHintMs: null }).kind === 'attempt') attempts++
+    // 3 free first tries of each key + 5 retries.
+    expect(attempts).toBe(8)
+  })
+
+  it('says no_keys when there is no key', () => {
+    expect(createKeyRotation({ keys: [], policy, random: middle }).first()).toEqual({ kind: 'stop', reason: 'no_keys' })
+  })
+
+  it('a dead key is never picked again, even once the retries are spent on the others', () => {
+    const rotation = createKeyRotation({ keys: keys(2), policy: { ...policy, maxRetries: 3 }, random: Math.random })
+    const dead = attemptOf(rotation.first()).keyIndex
+    let step = rotation.next({ failureClass: 'model_gone', waitHintMs: null })
+    while (step.kind === 'attempt') {
+      expect(step.keyIndex).not.toBe(dead)
+      step = rotation.next({ failureClass: 'transient', waitHintMs: null })
+    }
+    expect(step).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+  })
+})
