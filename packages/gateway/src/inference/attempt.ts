@@ -37,7 +37,7 @@ export async function runAttempt(
     clearTimeout(timer)
     callerSignal.removeEventListener('abort', abort)
     // The body cannot be said in this provider's format: the caller must change it.
-    if (error instanceof TranslationError) throw new GatewayError('invalid_request', `${provider.name}: ${error.message}`)
+    if (error instanceof TranslationError && error.code !== 'upstream_malformed') throw new GatewayError('invalid_request', `${provider.name}: ${error.message}`)
     throw error
   }
   clearTimeout(timer)

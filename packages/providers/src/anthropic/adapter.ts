@@ -35,7 +35,9 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       const responseHeaders = flattenHeaders(response.headers)
       const createdSeconds = Math.floor(now() / 1000)
       if (request.body.stream === true) {
-        const events = anthropicStreamToOpenAI(parseSse(response.body), { model: request.model, createdSeconds })
+        const chunks = anthropicStreamToOpenAI(parseSse(response.body), { model: request.model, createdSeconds })
+        const options = request.body.stream_options as { include_usage?: unknown } | undefined
+        const events = options?.include_usage === true ? chunks : withoutUsageChunk(chunks)
         return { ok: true, kind: 'stream', status: response.statusCode, headers: responseHeaders, events }
       }
       try {
@@ -46,5 +48,12 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       }
     },
     close: () => dispatcher.close(),
+  }
+}
+
+/** OpenAI sends the usage chunk only when `stream_options.include_usage` asks for it. */
+async function* withoutUsageChunk(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  for await (const chunk of chunks) {
+    if (!chunk.includes('"choices":[]')) yield chunk
   }
 }

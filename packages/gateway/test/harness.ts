@@ -1,0 +1,136 @@
+/**
+ * Multi-process test harness: the simulator and gateway nodes as real child processes on
+ * loopback, found by the "listening on" line they print. Every process is killed on stop.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
+const simulatorBin = join(root, 'packages/simulator/bin/simulator.js')
+const gatewayBin = join(root, 'packages/gateway/bin/switchboard.js')
+
+/** A child process with its collected output. */
+export interface RunningProcess {
+  child: ChildProcess
+  output(): string
+  stop(): Promise<void>
+}
+
+/** Spawns `node <args>` and resolves once a line matches `ready`, with the match. */
+export async function spawnNode(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<{ process: RunningProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const running: RunningProcess = {
+    child,
+    output: () => output,
+    stop: () => stopChild(child),
+  }
+  const match = await new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`process did not become ready within ${timeoutMs} ms: node ${args.join(' ')}\n${output}`))
+    }, timeoutMs)
+    const onData = (data: Buffer) => {
+      output += data.toString()
+      const found = output.match(ready)
+      if (found) {
+        clearTimeout(timer)
+        resolveMatch(found)
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`process exited with ${code} before it was ready: node ${args.join(' ')}\n${output}`))
+    })
+  })
+  return { process: running, match }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  await exited
+  clearTimeout(timer)
+}
+
+/** The simulator in its own process, with its control API. */
+export interface SimulatorProcess {
+  url: string
+  setRules(rules: unknown[]): Promise<void>
+  requests(): Promise<SimulatedRequest[]>
+  resetRequests(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** What the simulator recorded of one request it received. */
+export interface SimulatedRequest {
+  provider: string
+  key_suffix: string
+  model: string
+  stream: boolean
+  status: number
+  aborted?: boolean
+}
+
+export async function startSimulator(): Promise<SimulatorProcess> {
+  const { process: running, match } = await spawnNode([simulatorBin, '--port', '0'], /simulator listening on (http:\/\/\S+)/)
+  const url = match[1]!
+  const control = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    if (!response.ok) throw new Error(`simulator ${method} ${path}: ${response.status} ${await response.text()}`)
+    return response
+  }
+  return {
+    url,
+    setRules: async (rules) => {
+      await control('PUT', '/_sim/rules', rules)
+    },
+    requests: async () => (await (await control('GET', '/_sim/requests')).json()) as SimulatedRequest[],
+    resetRequests: async () => {
+      await control('DELETE', '/_sim/requests')
+    },
+    stop: running.stop,
+  }
+}
+
+/** A gateway node in its own process. */
+export interface GatewayProcess {
+  url: string
+  output(): string
+  stop(): Promise<void>
+}
+
+/** Writes `config` to a temp file and starts `switchboard serve` on a free port. */
+export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-gateway-'))
+  const file = join(dir, 'config.json')
+  await writeFile(file, JSON.stringify(config, null, 2))
+  const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', file, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...env })
+  return { url: match[1]!, output: running.output, stop: running.stop }
+}
+
+/** Runs the CLI to completion and returns its exit code and output. */
+export async function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [gatewayBin, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()))
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()))
+  const code = await new Promise<number | null>((resolveCode) => child.once('exit', (exitCode) => resolveCode(exitCode)))
+  return { code, stdout, stderr }
+}
+
+/** Writes a file into a fresh temp dir and returns its path. */
+export async function tempFile(name: string, text: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-file-'))
+  const file = join(dir, name)
+  await writeFile(file, text)
+  return file
+}

@@ -1,0 +1,61 @@
+import { TranslationError } from './errors.ts'
+import { finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
+import { asRecord } from './messages.ts'
+
+/** One entry of an OpenAI assistant message's `tool_calls`. */
+export interface OpenAIToolCall {
+  id: string
+  type: 'function'
+  function: { name: string, arguments: string }
+}
+
+/**
+ * Anthropic Message -> OpenAI chat.completion. `model` is the name to report
+ * (what the caller asked for), `createdSeconds` the Unix time in seconds.
+ *
+ * Text blocks are joined without a separator: Anthropic splits one continuous
+ * answer into several blocks around tool calls and citations. Thinking blocks and
+ * server-tool blocks are not part of OpenAI's message shape and are left out.
+ * Throws a TranslationError (`upstream_malformed`) when `message` is not a Message.
+ */
+export function fromAnthropicResponse (message: unknown, model: string, createdSeconds: number): Record<string, unknown> {
+  const record = asRecord(message)
+  if (typeof record?.id !== 'string' || !Array.isArray(record.content)) {
+    throw new TranslationError('upstream_malformed', 'Anthropic answered with a body that is not a Message (no id or content).')
+  }
+  const blocks: unknown[] = record.content
+  const texts: string[] = []
+  const toolCalls: OpenAIToolCall[] = []
+  for (const entry of blocks) {
+    const block = asRecord(entry)
+    if (block?.type === 'text' && typeof block.text === 'string') {
+      texts.push(block.text)
+    } else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      })
+    }
+  }
+
+  const assistantMessage: Record<string, unknown> = {
+    role: 'assistant',
+    content: texts.length === 0 ? null : texts.join(''),
+    refusal: null,
+  }
+  if (toolCalls.length > 0) assistantMessage.tool_calls = toolCalls
+  return {
+    id: record.id,
+    object: 'chat.completion',
+    created: createdSeconds,
+    model,
+    choices: [{
+      index: 0,
+      message: assistantMessage,
+      logprobs: null,
+      finish_reason: finishReasonFor(record.stop_reason),
+    }],
+    usage: toOpenAIUsage(readAnthropicUsage(record.usage)),
+  }
+}

@@ -1,0 +1,138 @@
+import { AnthropicStreamError, TranslationError } from './errors.ts'
+import { type AnthropicTokenCounts, type FinishReason, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
+import { asRecord } from './messages.ts'
+
+/** One parsed server-sent event: its `event:` name (if any) and its raw `data:` text. */
+export interface ServerSentEvent {
+  event: string | undefined
+  data: string
+}
+
+/** What every chunk of the translated stream reports. */
+export interface StreamInit {
+  /** Model name to report (what the caller asked for). */
+  model: string
+  /** Unix time in seconds, shared by every chunk like OpenAI's `created`. */
+  createdSeconds: number
+}
+
+/**
+ * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk
+ * (never `[DONE]`; the caller adds it).
+ *
+ * Chunks, in order: the role chunk at message_start, content and tool-call chunks
+ * as deltas arrive, one chunk carrying `finish_reason` at message_delta, and a last
+ * `choices: []` chunk with `usage` at message_stop. The usage chunk is always sent
+ * (as if `stream_options.include_usage` were set) because the gateway needs the
+ * counts; dropping it for callers who did not ask is the gateway's choice.
+ *
+ * Tool calls are numbered by their own `index` (0, 1, ...), not by Anthropic's
+ * content block index, as OpenAI clients assemble calls by that number. Thinking
+ * deltas are dropped: OpenAI's chunk has no field for them (`reasoning_content`
+ * is a third-party extension) and requests from this adapter never enable thinking.
+ * `ping` and unknown event types are skipped, as Anthropic asks of clients.
+ *
+ * Throws AnthropicStreamError on an `error` event, and TranslationError
+ * (`upstream_malformed`) on unparsable data, events before message_start, or a
+ * stream that ends without message_stop, so a cut-off answer is never passed off
+ * as complete.
+ */
+export async function * anthropicStreamToOpenAI (
+  events: AsyncIterable<ServerSentEvent>,
+  init: StreamInit,
+): AsyncGenerator<string> {
+  let messageId: string | undefined
+  let counts: Partial<AnthropicTokenCounts> = {}
+  let finished = false
+  const toolIndexByBlock = new Map<number, number>()
+
+  const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => JSON.stringify({
+    id: messageId,
+    object: 'chat.completion.chunk',
+    created: init.createdSeconds,
+    model: init.model,
+    choices,
+    ...extra,
+  })
+  const deltaChunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): string =>
+    chunk([{ index: 0, delta, logprobs: null, finish_reason: finishReason }])
+
+  for await (const { event, data } of events) {
+    const payload = parseEventData(data)
+    const type = typeof payload.type === 'string' ? payload.type : event
+    if (type === 'ping') continue
+    if (type === 'error') {
+      const error = asRecord(payload.error)
+      throw new AnthropicStreamError(
+        typeof error?.type === 'string' ? error.type : 'unknown_error',
+        typeof error?.message === 'string' ? error.message : 'no message given')
+    }
+    if (type === 'message_start') {
+      const message = asRecord(payload.message)
+      if (typeof message?.id !== 'string') throw malformed('message_start carries no message id')
+      messageId = message.id
+      counts = readAnthropicUsage(message.usage)
+      yield deltaChunk({ role: 'assistant', content: '' })
+      continue
+    }
+    if (messageId === undefined) throw malformed(`${type ?? 'an unnamed event'} arrived before message_start`)
+
+    switch (type) {
+      case 'content_block_start': {
+        const block = asRecord(payload.content_block)
+        if (block?.type === 'text' && typeof block.text === 'string' && block.text !== '') {
+          yield deltaChunk({ content: block.text })
+        } else if (block?.type === 'tool_use' && typeof payload.index === 'number') {
+          const toolIndex = toolIndexByBlock.size
+          toolIndexByBlock.set(payload.index, toolIndex)
+          yield deltaChunk({
+            tool_calls: [{ index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }],
+          })
+        }
+        break
+      }
+      case 'content_block_delta': {
+        const delta = asRecord(payload.delta)
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') {
+          yield deltaChunk({ content: delta.text })
+        } else if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
+          const toolIndex = typeof payload.index === 'number' ? toolIndexByBlock.get(payload.index) : undefined
+          if (toolIndex === undefined) throw malformed('input_json_delta for a block that is not a tool_use')
+          yield deltaChunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })
+        }
+        break
+      }
+      case 'message_delta': {
+        // message_delta usage is cumulative; whatever it states replaces message_start's figure.
+        counts = { ...counts, ...readAnthropicUsage(payload.usage) }
+        const stopReason = asRecord(payload.delta)?.stop_reason
+        if (stopReason !== undefined && stopReason !== null && !finished) {
+          finished = true
+          yield deltaChunk({}, finishReasonFor(stopReason))
+        }
+        break
+      }
+      case 'message_stop':
+        if (!finished) yield deltaChunk({}, 'stop')
+        yield chunk([], { usage: toOpenAIUsage(counts) })
+        return
+    }
+  }
+  throw malformed(messageId === undefined ? 'the stream ended before message_start' : 'the stream ended before message_stop')
+}
+
+function parseEventData (data: string): Record<string, unknown> {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(data)
+  } catch {
+    throw malformed(`an event's data is not JSON: ${data.slice(0, 200)}`)
+  }
+  const record = asRecord(parsed)
+  if (record === undefined) throw malformed(`an event's data is not a JSON object: ${data.slice(0, 200)}`)
+  return record
+}
+
+function malformed (what: string): TranslationError {
+  return new TranslationError('upstream_malformed', `Anthropic stream is malformed: ${what}.`)
+}
