@@ -1,0 +1,184 @@
+/**
+ * Reading an upstream error answer without knowing which provider sent it.
+ *
+ * Every dialect we meet puts its words and codes in a few well-known places:
+ * OpenAI, Azure, Groq, OpenRouter and Gemini nest them under `error`, Anthropic
+ * adds `error.type` and `error.details`, Bedrock and Mistral put `message` at the
+ * top (Bedrock's type travels in `x-amzn-errortype` or `__type`), and proxies
+ * answer in plain text. This module gathers them all into one report.
+ */
+
+/** Longest message kept from a plain-text body or a message that is not a string. */
+export const MESSAGE_LIMIT = 500
+
+/** What an error answer says, gathered from whichever places its dialect uses. */
+export interface ErrorReport {
+  /** The provider's own message, verbatim where the body allows; '' when there is none. */
+  message: string
+  /** Text that helps classify but is not the message (OpenRouter's upstream `metadata.raw`). */
+  context: string
+  /** The code to report: the provider's own code or type string, null when it gave none. */
+  primaryCode: string | null
+  /** Every non-numeric code and type the answer carries, most specific first, for matching rules. */
+  codes: string[]
+  /** Gemini/Vertex QuotaFailure violations, as their quota ids and metric names. */
+  quotaViolations: string[]
+  /** Gemini/Vertex RetryInfo delays, raw (`"37s"`, or a `{ seconds, nanos }` object). */
+  retryDelays: unknown[]
+  /** True when the body carries moderation metadata (OpenRouter's `flagged_input`). */
+  flagged: boolean
+}
+
+type Fields = Record<string, unknown>
+
+function isFields(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function textOf(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null
+}
+
+/** A status echoed as a code ("429", 429) says nothing the status does not. */
+function isNumericCode(value: string): boolean {
+  return /^\d+$/.test(value)
+}
+
+function capped(text: string): string {
+  return text.length > MESSAGE_LIMIT ? text.slice(0, MESSAGE_LIMIT) : text
+}
+
+/** Mistral and FastAPI-style validators answer with objects or arrays where others put a string. */
+function messageOf(value: unknown): string | null {
+  const text = textOf(value)
+  if (text !== null) return text
+  if (isFields(value) || Array.isArray(value)) return capped(JSON.stringify(value))
+  return null
+}
+
+/** `ThrottlingException:http://internal.amazon.com/...` and `com.amazon.coral.service#ThrottlingException` -> `ThrottlingException`. */
+function awsErrorType(raw: string | undefined): string | null {
+  if (raw === undefined) return null
+  const withoutSuffix = raw.split(':')[0] ?? ''
+  const name = withoutSuffix.slice(withoutSuffix.lastIndexOf('#') + 1).trim()
+  return name === '' ? null : name
+}
+
+interface GoogleDetails {
+  reasons: string[]
+  quotaViolations: string[]
+  retryDelays: unknown[]
+}
+
+function readGoogleDetails(details: unknown): GoogleDetails {
+  const found: GoogleDetails = { reasons: [], quotaViolations: [], retryDelays: [] }
+  if (!Array.isArray(details)) return found
+  for (const detail of details) {
+    if (!isFields(detail)) continue
+    const type = typeof detail['@type'] === 'string' ? detail['@type'] : ''
+    if (type.endsWith('google.rpc.ErrorInfo')) {
+      const reason = textOf(detail.reason)
+      if (reason !== null) found.reasons.push(reason)
+    } else if (type.endsWith('google.rpc.QuotaFailure') && Array.isArray(detail.violations)) {
+      for (const violation of detail.violations) {
+        if (!isFields(violation)) continue
+        for (const field of ['quotaId', 'quotaMetric', 'subject', 'description']) {
+          const text = textOf(violation[field])
+          if (text !== null) found.quotaViolations.push(text)
+        }
+      }
+    } else if (type.endsWith('google.rpc.RetryInfo') && detail.retryDelay !== undefined) {
+      found.retryDelays.push(detail.retryDelay)
+    }
+  }
+  return found
+}
+
+/** Some upstreams and proxies send a JSON error labelled as text; read it as the JSON it is. */
+function jsonInText(text: string): unknown {
+  const trimmed = text.trim()
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return text
+  try {
+    return JSON.parse(trimmed) as unknown
+  } catch {
+    return text
+  }
+}
+
+/**
+ * Gathers message, codes and hints from an error answer.
+ * `body` is the parsed JSON when the upstream answered JSON, else its raw text.
+ */
+export function readErrorReport(headers: Record<string, string>, body: unknown): ErrorReport {
+  const report: ErrorReport = {
+    message: '',
+    context: '',
+    primaryCode: null,
+    codes: [],
+    quotaViolations: [],
+    retryDelays: [],
+    flagged: false,
+  }
+  const headerType = awsErrorType(headers['x-amzn-errortype'])
+  const parsed = typeof body === 'string' ? jsonInText(body) : body
+  // Vertex streaming endpoints answer errors as a one-element array.
+  const root = Array.isArray(parsed) && parsed.length > 0 ? parsed[0] : parsed
+
+  if (typeof root === 'string') {
+    report.message = capped(root.trim())
+    if (headerType !== null) report.codes.push(headerType)
+    report.primaryCode = headerType
+    return report
+  }
+  if (!isFields(root)) {
+    if (headerType !== null) report.codes.push(headerType)
+    report.primaryCode = headerType
+    return report
+  }
+
+  // Candidates for the reported code, in reporting order: error.code, error.type,
+  // Google ErrorInfo reason then status, Bedrock type, then Mistral's top-level fields.
+  const reported: string[] = []
+  const error = root.error
+  if (isFields(error)) {
+    report.message = messageOf(error.message) ?? ''
+    const errorCode = textOf(error.code)
+    const errorType = textOf(error.type)
+    const googleStatus = textOf(error.status)
+    const google = readGoogleDetails(error.details)
+    report.quotaViolations = google.quotaViolations
+    report.retryDelays = google.retryDelays
+
+    // Most specific first: Anthropic's details.error_code and Azure's innererror refine the
+    // outer code, and Google's ErrorInfo reason refines its canonical status.
+    const anthropicDetail = isFields(error.details) ? textOf(error.details.error_code) : null
+    const azureInner = isFields(error.innererror) ? textOf(error.innererror.code) : null
+    const matching = [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus]
+    for (const code of matching) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+    reported.push(...[errorCode, errorType, google.reasons[0] ?? null, googleStatus].filter((code) => code !== null))
+
+    const metadata = error.metadata
+    if (isFields(metadata)) {
+      report.context = textOf(metadata.raw) ?? ''
+      report.flagged = metadata.flagged_input !== undefined
+    }
+  } else {
+    report.message = textOf(error) ?? ''
+  }
+
+  if (report.message === '') {
+    report.message = messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
+  }
+  const bedrockType = headerType ?? (typeof root.__type === 'string' ? awsErrorType(root.__type) : null)
+  // Mistral's flat shape: {object:"error", message, type, code}; Anthropic's top-level type is just "error".
+  const topType = textOf(root.type)
+  const topCode = textOf(root.code)
+  for (const code of [bedrockType, topCode, topType === 'error' ? null : topType]) {
+    if (code !== null && !isNumericCode(code)) report.codes.push(code)
+  }
+  reported.push(...[bedrockType, topCode, topType === 'error' ? null : topType].filter((code) => code !== null))
+
+  // Prefer a word over a status echoed as a code; keep the echo when it is all there is.
+  report.primaryCode = reported.find((code) => !isNumericCode(code)) ?? reported[0] ?? null
+  return report
+}

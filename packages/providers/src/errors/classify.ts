@@ -1,0 +1,104 @@
+/**
+ * Turning one failed upstream attempt into the normalized `AttemptFailure` routing acts on.
+ *
+ * `classifyFailure` reads an HTTP error answer in any provider's dialect;
+ * `networkFailure`, `timeoutFailure` and `cancelledFailure` describe attempts that
+ * ended without one.
+ */
+import type { AttemptFailure } from '@switchboard/routing'
+import { readErrorReport } from './body.ts'
+import { decideVerdict } from './rules.ts'
+import { waitHintFromReport } from './wait-hints.ts'
+
+/** An upstream error answer as the adapter received it. */
+export interface FailedAnswer {
+  status: number
+  /** Response headers, names lower-case. */
+  headers: Record<string, string>
+  /** The parsed JSON when the upstream answered JSON, else the raw text (possibly empty). */
+  body: unknown
+  /** Epoch ms when the answer arrived, for wait hints given as dates. */
+  now: number
+}
+
+/**
+ * Classifies a failed answer from any provider: its own code first, then its wording,
+ * then the HTTP status. The message is the provider's own, never anything we sent.
+ */
+export function classifyFailure(input: FailedAnswer): AttemptFailure {
+  const report = readErrorReport(input.headers, input.body)
+  const { failureClass, scope } = decideVerdict(input.status, report)
+  return {
+    failureClass,
+    scope,
+    status: input.status,
+    waitHintMs: waitHintFromReport(input.headers, report, input.now, {
+      rateLimitResets: failureClass === 'rate_limit',
+    }),
+    message: report.message === '' ? `HTTP ${input.status}` : report.message,
+    code: report.primaryCode,
+  }
+}
+
+/** How deep to follow `cause` chains; undici nests the socket error one or two levels down. */
+const CAUSE_DEPTH = 5
+
+/** Errno-style codes: ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET, ERR_TLS_CERT_ALTNAME_INVALID. */
+const ERRNO_CODE = /^[A-Z][A-Z0-9_]+$/
+
+function errnoCode(error: unknown, depth = 0): string | null {
+  if (typeof error !== 'object' || error === null || depth > CAUSE_DEPTH) return null
+  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown }
+  if (typeof code === 'string' && ERRNO_CODE.test(code)) return code
+  const fromCause = errnoCode(cause, depth + 1)
+  if (fromCause !== null) return fromCause
+  // Happy-eyeballs connects fail with an AggregateError, one error per address tried.
+  if (Array.isArray(errors)) {
+    for (const inner of errors) {
+      const found = errnoCode(inner, depth + 1)
+      if (found !== null) return found
+    }
+  }
+  return null
+}
+
+/**
+ * A connection that failed before any answer: transient, status 0.
+ * The message names only the errno code; error messages can carry the URL, and some
+ * providers (Gemini) take the API key in the URL.
+ */
+export function networkFailure(error: unknown): AttemptFailure {
+  const code = errnoCode(error)
+  return {
+    failureClass: 'transient',
+    scope: 'model',
+    status: 0,
+    waitHintMs: null,
+    message: code === null ? 'network error' : `network error: ${code}`,
+    code,
+  }
+}
+
+/** An attempt the gateway gave up on after `ms` milliseconds without an answer. */
+export function timeoutFailure(ms: number): AttemptFailure {
+  return {
+    failureClass: 'timeout',
+    scope: 'model',
+    status: 0,
+    waitHintMs: null,
+    message: `no answer within ${ms} ms`,
+    code: null,
+  }
+}
+
+/** An attempt the caller abandoned (client disconnected or aborted). */
+export function cancelledFailure(): AttemptFailure {
+  return {
+    failureClass: 'cancelled',
+    scope: 'model',
+    status: 0,
+    waitHintMs: null,
+    message: 'request cancelled by the caller',
+    code: null,
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * How long a provider asked us to wait, read from the headers and error details
+ * providers use for retry hints (reference: "How long a key is held").
+ *
+ * Sources, first one present wins: `retry-after-ms`, `retry-after` (seconds or an
+ * HTTP date), OpenAI/Groq `x-ratelimit-reset-*` durations, Anthropic
+ * `anthropic-ratelimit-*-reset` timestamps, Gemini/Vertex `RetryInfo`, and
+ * OpenAI-style wording in the message ("Please try again in 20s").
+ * A negative or unreadable value counts as absent, so the next source is read.
+ */
+import { readErrorReport, type ErrorReport } from './body.ts'
+
+const MILLISECONDS_PER_UNIT: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  'µs': 1e-3,
+  'μs': 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+}
+
+/** One `<number><unit>` piece of a Go duration; `ms` and the micro units come before `m` and `s`. */
+const DURATION_PIECE = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|h|m|s)/y
+
+/**
+ * Parses a Go-style duration ("1m30s", "250ms", "6m0s", "0.5s", "2h1m") into milliseconds.
+ * Returns null for anything else, including negative durations and bare numbers other than "0".
+ */
+export function parseDuration(text: string): number | null {
+  const trimmed = text.trim()
+  if (trimmed === '0') return 0
+  if (trimmed === '') return null
+  const piece = new RegExp(DURATION_PIECE.source, 'y')
+  let total = 0
+  let index = 0
+  while (index < trimmed.length) {
+    piece.lastIndex = index
+    const match = piece.exec(trimmed)
+    if (match === null) return null
+    total += Number(match[1]) * (MILLISECONDS_PER_UNIT[match[2] ?? ''] ?? Number.NaN)
+    index = piece.lastIndex
+  }
+  // Round away binary noise (1.234 * 1000 = 1234.0000000000002) so callers can round up safely.
+  return Number.isFinite(total) ? Math.round(total * 1000) / 1000 : null
+}
+
+/** Which sources to read. */
+export interface WaitHintOptions {
+  /**
+   * Read the rate-limit window headers (`x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`).
+   * They describe when a rate-limit window refills, so they are a wait hint only for a
+   * rate-limit failure; explicit hints (`retry-after`, RetryInfo, wording) are always read.
+   * Default true.
+   */
+  rateLimitResets?: boolean
+}
+
+const DECIMAL = /^\d+(?:\.\d+)?$/
+
+function nonNegative(value: number | null): number | null {
+  return value !== null && Number.isFinite(value) && value >= 0 ? value : null
+}
+
+function fromRetryAfterMs(value: string | undefined): number | null {
+  if (value === undefined || !DECIMAL.test(value.trim())) return null
+  return nonNegative(Number(value.trim()))
+}
+
+function fromRetryAfter(value: string | undefined, now: number): number | null {
+  if (value === undefined) return null
+  const trimmed = value.trim()
+  if (DECIMAL.test(trimmed)) return nonNegative(Number(trimmed) * 1000)
+  // An HTTP date starts with a day name; Date.parse alone would accept far too much.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return null
+  const at = Date.parse(trimmed)
+  return Number.isNaN(at) ? null : nonNegative(at - now)
+}
+
+/**
+ * Of several windows, the relevant ones are those whose remaining count is 0; when none
+ * says so, the failure could be any of them, so the longest wait is the safe one.
+ */
+function relevantLongest(windows: { waitMs: number | null; remaining: string | undefined }[]): number | null {
+  const known = windows.filter((window) => window.waitMs !== null && window.waitMs > 0)
+  const exhausted = known.filter((window) => window.remaining?.trim() === '0')
+  const chosen = exhausted.length > 0 ? exhausted : known
+  return chosen.length === 0 ? null : Math.max(...chosen.map((window) => window.waitMs ?? 0))
+}
+
+/** OpenAI and Groq send Go durations; Azure sends bare seconds in the same headers. */
+function resetDuration(value: string | undefined): number | null {
+  if (value === undefined) return null
+  const trimmed = value.trim()
+  return DECIMAL.test(trimmed) ? Number(trimmed) * 1000 : parseDuration(trimmed)
+}
+
+function fromOpenAiResets(headers: Record<string, string>): number | null {
+  return relevantLongest(
+    ['requests', 'tokens'].map((name) => ({
+      waitMs: resetDuration(headers[`x-ratelimit-reset-${name}`]),
+      remaining: headers[`x-ratelimit-remaining-${name}`],
+    })),
+  )
+}
+
+function fromAnthropicResets(headers: Record<string, string>, now: number): number | null {
+  return relevantLongest(
+    ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => {
+      const value = headers[`anthropic-ratelimit-${name}-reset`]?.trim()
+      const at = value !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
+      return {
+        waitMs: Number.isNaN(at) ? null : at - now,
+        remaining: headers[`anthropic-ratelimit-${name}-remaining`],
+      }
+    }),
+  )
+}
+
+/** Protobuf JSON writes a Duration as "37s"; a transcoder may hand over `{ seconds, nanos }`. */
+function fromRetryInfo(delays: unknown[]): number | null {
+  for (const delay of delays) {
+    if (typeof delay === 'string') {
+      const parsed = nonNegative(parseDuration(delay))
+      if (parsed !== null) return parsed
+    } else if (typeof delay === 'object' && delay !== null) {
+      const { seconds, nanos } = delay as { seconds?: unknown; nanos?: unknown }
+      const total = Number(seconds ?? 0) * 1000 + Number(nanos ?? 0) / 1e6
+      const parsed = nonNegative(Number.isNaN(total) ? null : total)
+      if (parsed !== null) return parsed
+    }
+  }
+  return null
+}
+
+const WORD_UNITS: [RegExp, number][] = [
+  [/^(?:milliseconds?|msecs?)$/, 1],
+  [/^(?:seconds?|secs?)$/, 1000],
+  [/^(?:minutes?|mins?)$/, 60_000],
+  [/^(?:hours?|hrs?)$/, 3_600_000],
+]
+
+/**
+ * "Please try again in 20s", "Please retry in 1.234s", "try again in 6ms" (OpenAI, Groq),
+ * "Please retry after 7 seconds", "Try again in 30 seconds" (Azure).
+ */
+const WAIT_WORDING =
+  /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
+
+function fromWording(text: string): number | null {
+  const match = WAIT_WORDING.exec(text)
+  if (match === null) return null
+  if (match[1] !== undefined) return nonNegative(parseDuration(match[1]))
+  const unit = (match[3] ?? '').toLowerCase()
+  const perUnit = WORD_UNITS.find(([pattern]) => pattern.test(unit))?.[1]
+  return perUnit === undefined ? null : nonNegative(Number(match[2]) * perUnit)
+}
+
+/** The wait hint from an already-read error report; shared with classifyFailure so the body is read once. */
+export function waitHintFromReport(
+  headers: Record<string, string>,
+  report: ErrorReport,
+  now: number,
+  options: WaitHintOptions = {},
+): number | null {
+  const readResets = options.rateLimitResets ?? true
+  const sources: (() => number | null)[] = [
+    () => fromRetryAfterMs(headers['retry-after-ms']),
+    () => fromRetryAfter(headers['retry-after'], now),
+    () => (readResets ? fromOpenAiResets(headers) : null),
+    () => (readResets ? fromAnthropicResets(headers, now) : null),
+    () => fromRetryInfo(report.retryDelays),
+    () => fromWording(`${report.message} ${report.context}`),
+  ]
+  for (const source of sources) {
+    const waitMs = source()
+    // Round up: waiting a fraction of a millisecond too long is harmless, too short is not.
+    if (waitMs !== null) return Math.ceil(waitMs)
+  }
+  return null
+}
+
+/**
+ * How long the provider asked us to wait, in ms, or null when it said nothing usable.
+ * Header names are lower-case; `now` is epoch ms, used for HTTP dates and RFC 3339 resets.
+ */
+export function parseWaitHint(
+  headers: Record<string, string>,
+  body: unknown,
+  now: number,
+  options: WaitHintOptions = {},
+): number | null {
+  return waitHintFromReport(headers, readErrorReport(headers, body), now, options)
+}
