@@ -1,0 +1,24 @@
+/** Errors the config store raises, matched by `code`, never by message. */
+
+/** Stable codes of `ConfigStoreError`. */
+export type ConfigStoreErrorCode =
+  | 'provider_not_found'
+  | 'provider_exists'
+  | 'provider_type_unknown'
+  | 'key_not_found'
+  | 'key_duplicate'
+  | 'invalid_field'
+
+/** A config store refusal, naming the field at fault where there is one. */
+export class ConfigStoreError extends Error {
+  override name = 'ConfigStoreError'
+  readonly code: ConfigStoreErrorCode
+  /** Path of the offending field, e.g. `keys[2].id`. */
+  readonly field: string | undefined
+
+  constructor(code: ConfigStoreErrorCode, message: string, field?: string) {
+    super(message)
+    this.code = code
+    this.field = field
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Change events of the config store, emitted after the change is committed
+ * and only when something actually changed (re-importing the same config.json
+ * at every boot is silent). Later features hook in here: a key edit or delete
+ * releases its holds and drops its metrics.
+ */
+import type { LoadBalancerConfig, SettingOrigin } from './types.ts'
+
+/** A provider was created or one of its own fields changed (its keys have their own events). */
+export interface ProviderChangedEvent {
+  provider: string
+  created: boolean
+  fields: string[]
+}
+
+/** A provider was deleted; a `key:deleted` for each of its keys came first. */
+export interface ProviderDeletedEvent {
+  provider: string
+}
+
+/** A key was created, or these of its fields changed (`value` included, never its contents). */
+export interface KeyChangedEvent {
+  provider: string
+  id: string
+  name: string
+  created: boolean
+  fields: string[]
+}
+
+/** A key was deleted (alone, or with its provider). */
+export interface KeyDeletedEvent {
+  provider: string
+  id: string
+  name: string
+}
+
+/** Load balancer switches changed. */
+export interface SettingsChangedEvent {
+  load_balancer_config: LoadBalancerConfig
+  origin: SettingOrigin
+  fields: (keyof LoadBalancerConfig)[]
+}
+
+/** Event name to payload. */
+export interface ConfigStoreEvents {
+  'provider:changed': ProviderChangedEvent
+  'provider:deleted': ProviderDeletedEvent
+  'key:changed': KeyChangedEvent
+  'key:deleted': KeyDeletedEvent
+  'settings:changed': SettingsChangedEvent
+}
+
+/** One event with its name, as collected inside a transaction. */
+export type ConfigStoreEvent = { [Name in keyof ConfigStoreEvents]: { type: Name; detail: ConfigStoreEvents[Name] } }[keyof ConfigStoreEvents]
+
+/** Subscribes to one event type; returns the unsubscribe function. */
+export type Subscribe = <Name extends keyof ConfigStoreEvents>(type: Name, listener: (detail: ConfigStoreEvents[Name]) => void) => () => void
+
+/** A tiny typed emitter: a throwing listener is reported, never breaks the store or other listeners. */
+export function createEmitter(onListenerError: (error: unknown) => void): { on: Subscribe; emit(events: ConfigStoreEvent[]): void } {
+  const listeners = new Map<string, Set<(detail: never) => void>>()
+  return {
+    on(type, listener) {
+      const set = listeners.get(type) ?? new Set()
+      listeners.set(type, set)
+      set.add(listener)
+      return () => set.delete(listener)
+    },
+    emit(events) {
+      for (const event of events) {
+        for (const listener of listeners.get(event.type) ?? []) {
+          try {
+            ;(listener as (detail: ConfigStoreEvent['detail']) => void)(event.detail)
+          } catch (error) {
+            onListenerError(error)
+          }
+        }
+      }
+    },
+  }
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest'
+import { deriveKeyId, providerType, redactKey, redactProvider } from './keys.ts'
+
+describe('redactKey', () => {
+  it('shows the first 3 and last 4 characters of a long value', () => {
+    expect(redactKey('sk-proj-1234567890abcd')).toBe('sk-...abcd')
+  })
+
+  it('masks a short value whole, without giving away its length', () => {
+    expect(redactKey('short-secret')).toBe('****')
+    expect(redactKey('x')).toBe('****')
+  })
+
+  it('shows env references as written: they name a variable, not a secret', () => {
+    expect(redactKey('env.OPENAI_API_KEY')).toBe('env.OPENAI_API_KEY')
+  })
+
+  it('redacts every key of a provider without touching the original', () => {
+    const provider = { name: 'openai', keys: [{ id: 'a', value: 'sk-live-000011112222dddd' }] }
+    expect(redactProvider(provider).keys[0]?.value).toBe('sk-...dddd')
+    expect(provider.keys[0]?.value).toBe('sk-live-000011112222dddd')
+  })
+})
+
+describe('deriveKeyId', () => {
+  it('is stable for one provider + name and differs across providers and names', () => {
+    expect(deriveKeyId('openai', 'prod-1')).toBe(deriveKeyId('openai', 'prod-1'))
+    expect(deriveKeyId('openai', 'prod-1')).not.toBe(deriveKeyId('openai', 'prod-2'))
+    expect(deriveKeyId('openai', 'prod-1')).not.toBe(deriveKeyId('groq', 'prod-1'))
+  })
+
+  it('cannot be fooled by moving characters between provider and name', () => {
+    expect(deriveKeyId('ab', 'c')).not.toBe(deriveKeyId('a', 'bc'))
+  })
+})
+
+describe('providerType', () => {
+  it('names built-in providers after themselves and custom ones after their base type', () => {
+    expect(providerType('anthropic')).toBe('anthropic')
+    expect(providerType('groq', { base_provider_type: 'openai' })).toBe('openai')
+    expect(() => providerType('groq')).toThrow(/base_provider_type/)
+  })
+})

@@ -1,0 +1,56 @@
+/**
+ * Load balancer settings, one row per switch so each remembers who set it.
+ * Settings saved through the API or dashboard take precedence over
+ * config.json (reference: adaptive-load-balancing, Configuration).
+ */
+import type { ConfigStoreEvent } from './events.ts'
+import type { Queryable } from './rows.ts'
+import { defaultLoadBalancerConfig, loadBalancerFields, type LoadBalancerConfig, type SettingOrigin, type Settings } from './types.ts'
+
+const prefix = 'load_balancer_config.'
+
+/** Reads the settings, defaults filled in for switches nobody has set. */
+export async function readSettings(database: Queryable): Promise<Settings> {
+  const rows = await database.query<{ name: string; value: unknown; origin: SettingOrigin }>(
+    'SELECT name, value, origin FROM settings WHERE name LIKE $1',
+    [`${prefix}%`],
+  )
+  const load_balancer_config: LoadBalancerConfig = { ...defaultLoadBalancerConfig }
+  const origins = Object.fromEntries(loadBalancerFields.map((field) => [field, 'default'])) as Settings['origins']
+  for (const row of rows.rows) {
+    const field = row.name.slice(prefix.length) as keyof LoadBalancerConfig
+    if (!loadBalancerFields.includes(field) || typeof row.value !== 'boolean') continue
+    load_balancer_config[field] = row.value
+    origins[field] = row.origin
+  }
+  return { load_balancer_config, origins }
+}
+
+/**
+ * Writes the switches given. With origin `config`, a switch last saved through
+ * the API is left alone; with `api`, it is always written and marked `api`.
+ * `replace` first forgets every switch.
+ */
+export async function writeSettings(
+  database: Queryable,
+  values: Partial<LoadBalancerConfig>,
+  origin: SettingOrigin,
+  options: { replace?: boolean } = {},
+): Promise<ConfigStoreEvent[]> {
+  const before = await readSettings(database)
+  // A first boot imports config.json whole: switches it omits go back to their defaults.
+  if (options.replace) await database.query('DELETE FROM settings WHERE name LIKE $1', [`${prefix}%`])
+  const fields = loadBalancerFields.filter((field) => typeof values[field] === 'boolean')
+  for (const field of fields) {
+    await database.query(
+      `INSERT INTO settings (name, value, origin) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, origin = EXCLUDED.origin, updated_at = now()
+       WHERE $3 = 'api' OR settings.origin = 'config'`,
+      [prefix + field, JSON.stringify(values[field]), origin],
+    )
+  }
+  const after = await readSettings(database)
+  const changed = loadBalancerFields.filter((field) => before.load_balancer_config[field] !== after.load_balancer_config[field])
+  if (changed.length === 0) return []
+  return [{ type: 'settings:changed', detail: { load_balancer_config: after.load_balancer_config, origin, fields: changed } }]
+}

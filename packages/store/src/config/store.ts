@@ -1,0 +1,187 @@
+/**
+ * The config store: providers, keys and load balancer settings in Postgres,
+ * with change events. Every write is one transaction; events go out after it
+ * commits.
+ */
+import type { ClientBase, Pool } from 'pg'
+import { ConfigStoreError } from './errors.ts'
+import { createEmitter, type ConfigStoreEvent, type Subscribe } from './events.ts'
+import { deriveKeyId } from './keys.ts'
+import { removeKey, removeProvider, writeProvider } from './providers.ts'
+import { loadProviders } from './rows.ts'
+import { readSettings, writeSettings } from './settings.ts'
+import type { ConfigFile, KeyConfig, LoadBalancerConfig, ProviderConfig, Settings, StoredKey, StoredProvider } from './types.ts'
+
+/** What the store needs. */
+export interface ConfigStoreComponents {
+  pool: Pool
+}
+
+/** Options of the store. */
+export interface ConfigStoreInit {
+  /** Where a throwing event listener is reported; default `console.error`. */
+  onListenerError?: (error: unknown) => void
+}
+
+/** What `importConfig` did. */
+export interface ImportResult {
+  /** True when config.json was imported whole (nothing had been imported before). */
+  firstBoot: boolean
+  /** The changes it made, as emitted. */
+  changes: ConfigStoreEvent[]
+}
+
+/** Providers, keys and settings, persisted; see `createConfigStore`. */
+export interface ConfigStore {
+  listProviders(): Promise<StoredProvider[]>
+  getProvider(name: string): Promise<StoredProvider | undefined>
+  /** Adds a provider (POST); `provider_exists` if it already does. */
+  createProvider(provider: ProviderConfig): Promise<StoredProvider>
+  /** Creates or replaces a provider with exactly these keys (PUT). A key sent back redacted keeps its value. */
+  upsertProvider(provider: ProviderConfig): Promise<StoredProvider>
+  /** Deletes a provider and its keys; false when there was none. */
+  deleteProvider(name: string): Promise<boolean>
+  /** Creates or updates one key; fields it omits keep their values. `provider_not_found` if no such provider. */
+  upsertKey(provider: string, key: KeyConfig): Promise<StoredKey>
+  /** Deletes one key; false when there was none. */
+  deleteKey(provider: string, id: string): Promise<boolean>
+  getSettings(): Promise<Settings>
+  /** Saves the switches given as set through the API: from then on config.json no longer overrides them. */
+  saveSettings(settings: Partial<LoadBalancerConfig>, origin: 'api'): Promise<Settings>
+  /**
+   * Applies config.json. First boot (default: nothing imported yet in this
+   * database): imported whole. Later boots: presence-aware; providers and keys
+   * present are added or updated, nothing is removed, and a switch applies only
+   * where no API-saved value exists.
+   */
+  importConfig(config: ConfigFile, options?: { firstBoot?: boolean }): Promise<ImportResult>
+  /** Subscribes to `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
+  on: Subscribe
+}
+
+/** Serialises config imports of nodes booting at once; distinct from the migration lock. */
+const importLockKey = 0x5357_4243 // "SWBC"
+
+/** Creates the config store on a migrated database. */
+export function createConfigStore(components: ConfigStoreComponents, init: ConfigStoreInit = {}): ConfigStore {
+  const { pool } = components
+  const emitter = createEmitter(init.onListenerError ?? ((error) => console.error('config store listener failed:', error)))
+
+  async function transaction<Result>(work: (client: ClientBase) => Promise<[Result, ConfigStoreEvent[]]>): Promise<Result> {
+    const client = await pool.connect()
+    let result: Result
+    let events: ConfigStoreEvent[]
+    let failed = false
+    try {
+      await client.query('BEGIN')
+      ;[result, events] = await work(client)
+      await client.query('COMMIT')
+    } catch (error) {
+      failed = true
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    } finally {
+      // After a failure the connection may be the broken one (server gone): discard it.
+      client.release(failed)
+    }
+    emitter.emit(events)
+    return result
+  }
+
+  async function mustLoad(client: ClientBase, name: string): Promise<StoredProvider> {
+    const [provider] = await loadProviders(client, name)
+    if (!provider) throw new ConfigStoreError('provider_not_found', `no provider named "${name}"`, 'name')
+    return provider
+  }
+
+  return {
+    on: emitter.on,
+
+    async listProviders() {
+      return loadProviders(pool)
+    },
+
+    async getProvider(name) {
+      const [provider] = await loadProviders(pool, name)
+      return provider
+    },
+
+    createProvider(provider) {
+      return transaction(async (client) => {
+        // The row lock of an existing provider is what makes this check race-free.
+        const [existing] = await loadProviders(client, provider.name, true)
+        if (existing) throw new ConfigStoreError('provider_exists', `provider "${provider.name}" already exists`, 'name')
+        const events = await writeProvider(client, provider, 'replace')
+        return [await mustLoad(client, provider.name), events]
+      })
+    },
+
+    upsertProvider(provider) {
+      return transaction(async (client) => {
+        const events = await writeProvider(client, provider, 'replace')
+        return [await mustLoad(client, provider.name), events]
+      })
+    },
+
+    deleteProvider(name) {
+      return transaction(async (client) => {
+        const events = await removeProvider(client, name)
+        return [events.length > 0, events]
+      })
+    },
+
+    upsertKey(providerName, key) {
+      return transaction(async (client) => {
+        await mustLoad(client, providerName)
+        const events = await writeProvider(client, { name: providerName, keys: [key] }, 'merge')
+        const id = key.id ?? deriveKeyId(providerName, key.name)
+        const stored = (await mustLoad(client, providerName)).keys.find((candidate) => candidate.id === id)
+        if (!stored) throw new Error(`key ${id} vanished inside its own transaction`)
+        return [stored, events]
+      })
+    },
+
+    deleteKey(providerName, id) {
+      return transaction(async (client) => {
+        const events = await removeKey(client, providerName, id)
+        return [events.length > 0, events]
+      })
+    },
+
+    async getSettings() {
+      return readSettings(pool)
+    },
+
+    saveSettings(settings, origin) {
+      return transaction(async (client) => {
+        const events = await writeSettings(client, settings, origin)
+        return [await readSettings(client), events]
+      })
+    },
+
+    importConfig(config, options = {}) {
+      return transaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [importLockKey])
+        const imported = await client.query("SELECT 1 FROM store_meta WHERE name = 'config_imported_at'")
+        const firstBoot = options.firstBoot ?? imported.rowCount === 0
+        const mode = firstBoot ? 'replace' : 'merge'
+        const events: ConfigStoreEvent[] = []
+        const names = Object.keys(config.providers ?? {})
+        if (firstBoot) {
+          for (const provider of await loadProviders(client)) {
+            if (!names.includes(provider.name)) events.push(...(await removeProvider(client, provider.name)))
+          }
+        }
+        for (const [name, provider] of Object.entries(config.providers ?? {})) {
+          events.push(...(await writeProvider(client, { ...provider, name, keys: provider.keys ?? [] }, mode)))
+        }
+        events.push(...(await writeSettings(client, config.load_balancer_config ?? {}, 'config', { replace: firstBoot })))
+        await client.query(
+          `INSERT INTO store_meta (name, value) VALUES ('config_imported_at', to_jsonb(now()))
+           ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+        )
+        return [{ firstBoot, changes: events }, events]
+      })
+    },
+  }
+}

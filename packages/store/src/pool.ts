@@ -1,0 +1,27 @@
+/** A `pg` pool set up the way every node needs it. */
+import pg from 'pg'
+
+/** Options of `createPool`. */
+export interface PoolInit {
+  url: string
+  /** Most connections this node opens; default 10. */
+  max?: number
+  log?: (line: string) => void
+}
+
+/**
+ * Creates a pool that survives the database going away: an idle connection
+ * dropped by a restarting server is reported, not thrown (pg would otherwise
+ * crash the process with an unhandled 'error'), and connecting gives up after
+ * 5 s so a write can be queued for retry instead of hanging.
+ */
+export function createPool(init: PoolInit): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: init.url,
+    max: init.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    application_name: 'switchboard',
+  })
+  pool.on('error', (error) => init.log?.(`database connection lost: ${error.message}`))
+  return pool
+}
