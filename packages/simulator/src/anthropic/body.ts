@@ -1,0 +1,101 @@
+import type { ChatRequest } from '../dialects/dialect.ts'
+import type { Reply } from '../reply/content.ts'
+import { estimateTokens, promptCharacters, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+
+/** Why a validation failed, in Anthropic's `field: problem` wording. */
+export type Refusal = { refusal: string }
+
+/** Validates a Messages API body the way Anthropic does. */
+export function parseMessagesBody(body: Record<string, unknown>): ChatRequest | Refusal {
+  if (typeof body.model !== 'string' || body.model.length === 0) return { refusal: 'model: Field required' }
+  if (!Array.isArray(body.messages)) return { refusal: 'messages: Field required' }
+  if (body.max_tokens === undefined) return { refusal: 'max_tokens: Field required' }
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) {
+    return { refusal: 'max_tokens: Input should be a valid integer greater than or equal to 1' }
+  }
+  return {
+    model: body.model,
+    stream: body.stream === true,
+    includeUsage: false,
+    promptTokens: estimateTokens(promptCharacters(body.messages, body.system)),
+    maxTokens: body.max_tokens,
+    tool: forcedTool(body.tools, body.tool_choice),
+    apiVersion: undefined,
+  }
+}
+
+/** The tool a request forces with `tool_choice` `{type: "tool", name}` or `{type: "any"}`. */
+function forcedTool(tools: unknown, choice: unknown): ChatRequest['tool'] {
+  if (!Array.isArray(tools) || tools.length === 0 || typeof choice !== 'object' || choice === null) return undefined
+  const named = tools.filter((tool): tool is { name: string; input_schema?: unknown } =>
+    typeof (tool as { name?: unknown } | null)?.name === 'string')
+  const kind = (choice as { type?: unknown }).type
+  if (kind === 'any') {
+    const first = named[0]
+    return first === undefined ? undefined : { name: first.name, schema: first.input_schema }
+  }
+  if (kind !== 'tool') return undefined
+  const name = (choice as { name?: unknown }).name
+  if (typeof name !== 'string') return undefined
+  return { name, schema: named.find((tool) => tool.name === name)?.input_schema }
+}
+
+function stopReason(chat: ChatRequest, reply: Reply): string {
+  if (chat.tool !== undefined) return 'tool_use'
+  return reply.truncated ? 'max_tokens' : 'end_turn'
+}
+
+function inputUsage(chat: ChatRequest) {
+  return { input_tokens: chat.promptTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+}
+
+/** A `message` object. */
+export function messageBody(chat: ChatRequest, reply: Reply, id: string, toolId: string): string {
+  const content = chat.tool === undefined
+    ? [{ type: 'text', text: reply.text }]
+    : [{ type: 'tool_use', id: toolId, name: chat.tool.name, input: toolArguments(chat.tool.schema) }]
+  return JSON.stringify({
+    id, type: 'message', role: 'assistant', model: chat.model, content,
+    stop_reason: stopReason(chat, reply), stop_sequence: null,
+    usage: { ...inputUsage(chat), output_tokens: reply.completionTokens, service_tier: 'standard' },
+  })
+}
+
+function event(name: string, data: unknown): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
+}
+
+/** The SSE events of a streamed message, in Anthropic's order. */
+export function messageEvents(chat: ChatRequest, reply: Reply, id: string, toolId: string): string[] {
+  const events = [
+    event('message_start', {
+      type: 'message_start',
+      message: {
+        id, type: 'message', role: 'assistant', model: chat.model, content: [], stop_reason: null, stop_sequence: null,
+        usage: { ...inputUsage(chat), output_tokens: 1, service_tier: 'standard' },
+      },
+    }),
+  ]
+  if (chat.tool === undefined) {
+    events.push(event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }))
+    events.push(event('ping', { type: 'ping' }))
+    for (const piece of splitForStream(reply.text)) {
+      events.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }))
+    }
+  } else {
+    events.push(event('content_block_start', {
+      type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: chat.tool.name, input: {} },
+    }))
+    events.push(event('ping', { type: 'ping' }))
+    for (const piece of splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8)) {
+      events.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: piece } }))
+    }
+  }
+  events.push(event('content_block_stop', { type: 'content_block_stop', index: 0 }))
+  events.push(event('message_delta', {
+    type: 'message_delta', delta: { stop_reason: stopReason(chat, reply), stop_sequence: null },
+    usage: { output_tokens: reply.completionTokens },
+  }))
+  events.push(event('message_stop', { type: 'message_stop' }))
+  return events
+}

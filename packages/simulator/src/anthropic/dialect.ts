@@ -1,0 +1,71 @@
+import type { Answer, Dialect } from '../dialects/dialect.ts'
+import { jsonAnswer } from '../dialects/dialect.ts'
+import { retryAfterSeconds, rfc3339 } from '../reply/format.ts'
+import type { RateView } from '../rules/rate-window.ts'
+import { messageBody, messageEvents, parseMessagesBody } from './body.ts'
+import { anthropicErrorBody, anthropicFault, anthropicRateMessage } from './errors.ts'
+
+function baseHeaders(requestId: string): string[] {
+  return ['request-id', requestId, 'anthropic-organization-id', '00000000-0000-4000-8000-000000000000']
+}
+
+/** Anthropic states limits, what is left and when it refills (RFC 3339), for requests and tokens. */
+function rateHeaders(headers: string[], rate: RateView, now: number): string[] {
+  const requestsReset = rfc3339(now + rate.requestsResetMs)
+  const tokensReset = rfc3339(now + rate.tokensResetMs)
+  headers.push(
+    'anthropic-ratelimit-requests-limit', String(rate.requestsLimit),
+    'anthropic-ratelimit-requests-remaining', String(rate.requestsRemaining),
+    'anthropic-ratelimit-requests-reset', requestsReset,
+    'anthropic-ratelimit-tokens-limit', String(rate.tokensLimit),
+    'anthropic-ratelimit-tokens-remaining', String(rate.tokensRemaining),
+    'anthropic-ratelimit-tokens-reset', tokensReset,
+    'anthropic-ratelimit-input-tokens-limit', String(rate.tokensLimit),
+    'anthropic-ratelimit-input-tokens-remaining', String(rate.tokensRemaining),
+    'anthropic-ratelimit-input-tokens-reset', tokensReset,
+  )
+  return headers
+}
+
+function error(status: number, requestId: string, type: string, message: string, extra: string[] = []): Answer {
+  return jsonAnswer(status, baseHeaders(requestId).concat(extra), anthropicErrorBody(type, message, requestId))
+}
+
+/** Anthropic's Messages API: `x-api-key`, a required `anthropic-version`, its own events and errors. */
+export const anthropicDialect: Dialect = {
+  provider: 'anthropic',
+  readKey(headers) {
+    const key = headers['x-api-key']
+    return typeof key === 'string' && key.length > 0 ? key : undefined
+  },
+  missingKey: (requestId) => error(401, requestId, 'authentication_error', 'x-api-key header is required'),
+  checkHeaders(headers, requestId) {
+    const version = headers['anthropic-version']
+    if (version === undefined || version === '') {
+      return error(400, requestId, 'invalid_request_error', 'anthropic-version: header is required')
+    }
+    return undefined
+  },
+  invalidJson: (requestId) => error(400, requestId, 'invalid_request_error', 'There was an error parsing the body of your request: invalid JSON'),
+  parse(body, _deployment, _apiVersion, requestId) {
+    const parsed = parseMessagesBody(body)
+    return 'refusal' in parsed ? error(400, requestId, 'invalid_request_error', parsed.refusal) : parsed
+  },
+  complete(chat, reply, context) {
+    const body = messageBody(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
+    return jsonAnswer(200, rateHeaders(baseHeaders(context.requestId), context.rate, context.now), body)
+  },
+  stream(chat, reply, context) {
+    const headers = rateHeaders(baseHeaders(context.requestId), context.rate, context.now)
+    headers.push('content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache')
+    return { headers, chunks: messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_')) }
+  },
+  fault(preset, context) {
+    const shape = anthropicFault(preset, context)
+    return jsonAnswer(shape.status, baseHeaders(context.requestId).concat(shape.headers), shape.body)
+  },
+  rateLimited(decision, context) {
+    const headers = rateHeaders(['retry-after', String(retryAfterSeconds(decision.retryAfterMs))], decision.view, Date.now())
+    return error(429, context.requestId, 'rate_limit_error', anthropicRateMessage(decision.kind, decision.limit), headers)
+  },
+}

@@ -1,0 +1,83 @@
+import type { IncomingHttpHeaders } from 'node:http'
+import type { FaultPreset, ProviderName } from '../index.ts'
+import type { Reply } from '../reply/content.ts'
+import type { IdMaker } from '../reply/format.ts'
+import type { RateDecision, RateView } from '../rules/rate-window.ts'
+
+/** A complete HTTP answer; headers as a flat `[name, value, ...]` list, the cheapest form for `writeHead`. */
+export interface Answer {
+  status: number
+  headers: string[]
+  body: string
+}
+
+/** An SSE answer: headers plus the wire text of each event, in order. */
+export interface StreamAnswer {
+  headers: string[]
+  chunks: string[]
+}
+
+/** The parts of a chat request the simulator acts on, the same for every dialect. */
+export interface ChatRequest {
+  /** The request's model, or the Azure deployment name. */
+  model: string
+  stream: boolean
+  /** OpenAI `stream_options.include_usage`. */
+  includeUsage: boolean
+  promptTokens: number
+  maxTokens: number | undefined
+  /** The tool the request forces, when `tools` plus a forcing `tool_choice` name one. */
+  tool: { name: string; schema: unknown } | undefined
+  /** Azure `api-version`. */
+  apiVersion: string | undefined
+}
+
+/** Faults that are answers; `timeout`, `reset` and `stream_cut` are connection behaviours instead. */
+export type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut'>
+
+/** What a fault answer may mention. */
+export interface FaultContext {
+  model: string
+  key: string
+  apiVersion: string | undefined
+  retryAfterS: number | undefined
+  message: string | undefined
+  requestId: string
+}
+
+/** Shared helpers a dialect draws on while answering one request. */
+export interface AnswerContext {
+  ids: IdMaker
+  now: number
+  requestId: string
+  rate: RateView
+}
+
+/** One provider's wire format: how it authenticates, validates, answers and fails. */
+export interface Dialect {
+  readonly provider: ProviderName
+  /** The API key the request carries, or undefined when it carries none. */
+  readKey(headers: IncomingHttpHeaders): string | undefined
+  missingKey(requestId: string): Answer
+  /** A refusal the provider gives before reading the body (Anthropic's version header), if any. */
+  checkHeaders(headers: IncomingHttpHeaders, requestId: string): Answer | undefined
+  invalidJson(requestId: string): Answer
+  /** Validates a parsed body; `model` is the Azure deployment when the path names one. */
+  parse(body: Record<string, unknown>, deployment: string | undefined, apiVersion: string | undefined, requestId: string): ChatRequest | Answer
+  complete(chat: ChatRequest, reply: Reply, context: AnswerContext): Answer
+  stream(chat: ChatRequest, reply: Reply, context: AnswerContext): StreamAnswer
+  fault(preset: AnswerPreset, context: FaultContext): Answer
+  /** The provider's 429 for a key over its scripted rpm/tpm. */
+  rateLimited(decision: Extract<RateDecision, { allowed: false }>, context: FaultContext): Answer
+}
+
+/** JSON answer with the content headers every provider sends. */
+export function jsonAnswer(status: number, headers: string[], body: string): Answer {
+  headers.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)))
+  return { status, headers, body }
+}
+
+/** Whether a parsed value is an `Answer` rather than a `ChatRequest`. */
+export function isAnswer(value: ChatRequest | Answer): value is Answer {
+  return 'status' in value
+}

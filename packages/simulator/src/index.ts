@@ -1,0 +1,140 @@
+/**
+ * Fake OpenAI, Azure OpenAI and Anthropic upstreams with scriptable faults.
+ *
+ * One plain `node:http` server speaks the three providers' real wire formats
+ * (bodies, headers, SSE streams, error shapes) so the gateway can be tested,
+ * demonstrated and benchmarked without real keys. Rules script latency,
+ * errors, rate limits and broken connections per provider, key and model;
+ * a control API under `/_sim/` changes them at run time.
+ *
+ * Rule semantics: every rule that matches a request (its `provider`, `key`
+ * and `model` are each absent or equal) is applied in list order, and a later
+ * rule's fields override an earlier one's, field by field. So a broad rule
+ * can set latency for everything while a later narrow one adds a fault for
+ * one key. A rule with `times` counts down on every request it matches and
+ * stops matching at zero.
+ */
+import { startSimulator } from './server/server.ts'
+
+/** The three upstream dialects the simulator speaks. */
+export type ProviderName = 'openai' | 'azure' | 'anthropic'
+
+/** Named faults; each produces that provider's real status, headers and body. */
+export type FaultPreset =
+  | 'invalid_api_key'
+  | 'insufficient_quota'
+  | 'rate_limit'
+  | 'model_not_found'
+  | 'model_access'
+  | 'model_deprecated'
+  | 'region_blocked'
+  | 'server_error'
+  | 'bad_gateway'
+  | 'unavailable'
+  | 'overloaded'
+  | 'context_length_exceeded'
+  | 'bad_request'
+  | 'timeout'
+  | 'reset'
+  | 'stream_cut'
+
+/** A preset with options: `retry_after_s` for `rate_limit`, `after_ms` for `timeout`, `message` to replace the provider's words. */
+export interface FaultPresetOptions {
+  preset: FaultPreset
+  retry_after_s?: number
+  message?: string
+  /** For `timeout`: destroy the connection after this long instead of holding it forever. */
+  after_ms?: number
+}
+
+/** A literal answer: sent as given (a string body verbatim, anything else as JSON). */
+export interface RawFault {
+  status: number
+  headers?: Record<string, string>
+  body: unknown
+}
+
+/** What to answer instead of a completion. */
+export type FaultSpec = FaultPreset | FaultPresetOptions | RawFault
+
+/** Time to response headers (or the first stream chunk), in milliseconds. */
+export type LatencySpec = number | { mean: number; jitter?: number } | { p50: number; p99: number }
+
+/** One scripted behaviour; see the package comment for how rules combine. */
+export interface SimulatorRule {
+  provider?: ProviderName
+  /** The exact API key the request carries. */
+  key?: string
+  /** The request's model, or the Azure deployment name. */
+  model?: string
+  latency_ms?: LatencySpec
+  /** Delay between stream chunks. */
+  chunk_delay_ms?: number
+  /** Chance (0..1) of answering with `error` (default `server_error`). */
+  error_rate?: number
+  error?: FaultSpec
+  /** Always answer with this fault. */
+  fault?: FaultSpec
+  /** Apply to this many matching requests, then stop matching. */
+  times?: number
+  /** Tokens per minute per key (sliding window); over it answers the provider's 429. */
+  tpm?: number
+  /** Requests per minute per key (sliding window). */
+  rpm?: number
+  /** Size of the reply in tokens (reported exactly in usage). */
+  completion_tokens?: number
+}
+
+/** One request the simulator answered (or that ended before an answer). */
+export interface RecordedRequest {
+  /** Epoch milliseconds when the request ended. */
+  at: number
+  provider: ProviderName
+  /** The whole key; only kept in process, never served by the control API. */
+  key: string
+  key_suffix: string
+  /** The request's model, or the Azure deployment name. */
+  model: string
+  stream: boolean
+  /** HTTP status sent, or 0 when the connection ended before any status. */
+  status: number
+  /** True when the client went away before the answer was complete. */
+  aborted: boolean
+  /** The fault that shaped the answer, if any (preset name, `raw`, or `rate_limit`). */
+  fault?: string
+}
+
+/** Options for {@link createSimulator}. */
+export interface SimulatorInit {
+  /** 0 (default) picks a free port. */
+  port?: number
+  /** Default 127.0.0.1. */
+  host?: string
+  /** Seed of the random source behind latency and error_rate (default 1). */
+  seed?: number
+  rules?: SimulatorRule[]
+}
+
+/** A running simulator. */
+export interface Simulator {
+  /** Base URL, e.g. `http://127.0.0.1:40123`. */
+  url: string
+  port: number
+  /** Replaces every rule; throws a `RuleError` on an invalid rule. */
+  setRules(rules: SimulatorRule[]): void
+  /** Appends one rule (it overrides earlier ones); throws a `RuleError` on an invalid rule. */
+  addRule(rule: SimulatorRule): void
+  clearRules(): void
+  /** The last 10,000 requests, oldest first, with whole keys. */
+  requests(): RecordedRequest[]
+  resetRequests(): void
+  /** Stops listening and drops every open connection. */
+  close(): Promise<void>
+}
+
+export { RuleError } from './rules/validate.ts'
+
+/** Starts a simulator and resolves once it listens. */
+export function createSimulator(init: SimulatorInit = {}): Promise<Simulator> {
+  return startSimulator(init)
+}

@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { anthropicDialect } from '../anthropic/dialect.ts'
+import { azureDialect, azureNotFound } from '../azure/dialect.ts'
+import type { Answer } from '../dialects/dialect.ts'
+import { jsonAnswer } from '../dialects/dialect.ts'
+import type { Simulator, SimulatorInit } from '../index.ts'
+import { openaiDialect } from '../openai/dialect.ts'
+import { openaiErrorBody } from '../openai/errors.ts'
+import { IdMaker } from '../reply/format.ts'
+import { RuleBook } from '../rules/book.ts'
+import { seededRandom } from '../rules/random.ts'
+import { RateWindows } from '../rules/rate-window.ts'
+import { handleControl } from './control.ts'
+import { Exchange } from './exchange.ts'
+import { RequestLog } from './records.ts'
+import type { SimulatorState } from './state.ts'
+
+const azurePrefix = '/openai/deployments/'
+const azureSuffix = '/chat/completions'
+
+function send(response: ServerResponse, answer: Answer): void {
+  response.writeHead(answer.status, answer.headers)
+  response.end(answer.body)
+}
+
+/** Routes one request: provider paths to an exchange, `/_sim/` to the control API, the rest to a 404. */
+function route(state: SimulatorState, request: IncomingMessage, response: ServerResponse): void {
+  const url = request.url ?? '/'
+  const queryAt = url.indexOf('?')
+  const path = queryAt === -1 ? url : url.slice(0, queryAt)
+  const method = request.method
+  if (method === 'POST') {
+    if (path === '/v1/chat/completions') return void new Exchange(state, openaiDialect, request, response, undefined, undefined)
+    if (path === '/v1/messages') return void new Exchange(state, anthropicDialect, request, response, undefined, undefined)
+    if (path.startsWith(azurePrefix) && path.endsWith(azureSuffix)) {
+      const deployment = decodeURIComponent(path.slice(azurePrefix.length, path.length - azureSuffix.length))
+      const apiVersion = queryAt === -1 ? null : new URLSearchParams(url.slice(queryAt + 1)).get('api-version')
+      if (deployment.length > 0 && !deployment.includes('/')) {
+        // Azure answers a missing api-version as an unknown resource, before looking at the key.
+        if (apiVersion === null || apiVersion === '') return send(response, azureNotFound(state.ids.next('req_')))
+        return void new Exchange(state, azureDialect, request, response, deployment, apiVersion)
+      }
+    }
+  }
+  if (path.startsWith('/_sim/')) return handleControl(state, request, response, path)
+  if (path.startsWith('/openai/')) return send(response, azureNotFound(state.ids.next('req_')))
+  send(response, jsonAnswer(404, ['x-request-id', state.ids.next('req_')],
+    openaiErrorBody(`Invalid URL (${method ?? 'GET'} ${path})`, 'invalid_request_error', null, null)))
+}
+
+/** Starts the HTTP server behind {@link Simulator}. */
+export async function startSimulator(init: SimulatorInit): Promise<Simulator> {
+  const state: SimulatorState = {
+    rules: new RuleBook(),
+    windows: new RateWindows(),
+    log: new RequestLog(),
+    random: seededRandom(init.seed ?? 1),
+    ids: new IdMaker(),
+  }
+  if (init.rules !== undefined) state.rules.set(init.rules)
+  const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => route(state, request, response))
+  const host = init.host ?? '127.0.0.1'
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(init.port ?? 0, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const port = (server.address() as AddressInfo).port
+  const urlHost = host.includes(':') ? `[${host}]` : host
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    setRules: (rules) => {
+      state.rules.set(rules)
+      state.windows.clear()
+    },
+    addRule: (rule) => state.rules.add(rule),
+    clearRules: () => {
+      state.rules.clear()
+      state.windows.clear()
+    },
+    requests: () => state.log.list(),
+    resetRequests: () => state.log.clear(),
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+      return closing
+    },
+  }
+}
