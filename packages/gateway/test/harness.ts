@@ -66,6 +66,8 @@ export interface SimulatorProcess {
   setRules(rules: unknown[]): Promise<void>
   requests(): Promise<SimulatedRequest[]>
   resetRequests(): Promise<void>
+  /** Requests the simulator is holding right now. */
+  inFlight(): Promise<number>
   stop(): Promise<void>
 }
 
@@ -96,6 +98,7 @@ export async function startSimulator(): Promise<SimulatorProcess> {
     resetRequests: async () => {
       await control('DELETE', '/_sim/requests')
     },
+    inFlight: async () => ((await (await control('GET', '/_sim/stats')).json()) as { in_flight: number }).in_flight,
     stop: running.stop,
   }
 }

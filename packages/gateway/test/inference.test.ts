@@ -236,7 +236,7 @@ describe('a client that goes away', () => {
     await simulator.setRules([{ provider: 'openai', latency_ms: 2000 }])
     const controller = new AbortController()
     const request = fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages }), signal: controller.signal })
-    await expect.poll(async () => (await simulator.requests()).length, { timeout: 5000 }).toBe(1)
+    await expect.poll(() => simulator.inFlight(), { timeout: 5000 }).toBe(1)
     controller.abort()
     await expect(request).rejects.toThrow()
     await expect.poll(async () => (await simulator.requests())[0]?.aborted, { timeout: 5000 }).toBe(true)

@@ -21,9 +21,14 @@ export interface ProviderRegistry {
   close(): Promise<void>
 }
 
-/** True when the key serves the model: listed, wildcard, or named by one of its aliases. */
+/** True when the key names the model itself: in its models, or as one of its aliases. */
+export function keyNamesModel(key: ProviderKey, model: string): boolean {
+  return key.models.includes(model) || (key.aliases !== undefined && model in key.aliases)
+}
+
+/** True when the key serves the model: named, or a wildcard ("*") key. */
 export function keyServes(key: ProviderKey, model: string): boolean {
-  return key.models.includes('*') || key.models.includes(model) || (key.aliases !== undefined && model in key.aliases)
+  return key.models.includes('*') || keyNamesModel(key, model)
 }
 
 /** Builds adapters for every configured provider. */
