@@ -14,7 +14,7 @@ const children = []
 
 function start(name, args, ready) {
   return new Promise((resolveReady, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } })
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } })
     children.push(child)
     let output = ''
     const onData = (data) => {
