@@ -5,7 +5,7 @@
 import { serve, type ServerType } from '@hono/node-server'
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
-import { setTimeout as sleepTimer } from 'node:timers/promises'
+import type { Cancellation } from '@switchboard/providers'
 import type { GatewayConfig } from './config/load.ts'
 import { createApp } from './http/app.ts'
 import { createRegistry } from './inference/registry.ts'
@@ -37,7 +37,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       logger,
       now: Date.now,
       random: Math.random,
-      sleep: (ms, signal) => sleepTimer(ms, undefined, { signal }),
+      sleep: cancellableSleep,
     },
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes },
   )
@@ -55,4 +55,20 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       await registry.close()
     },
   }
+}
+
+/** setTimeout as a promise that rejects when the cancellation fires first. */
+function cancellableSleep(ms: number, cancellation: Cancellation): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (cancellation.aborted) return reject(new Error('cancelled'))
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(new Error('cancelled'))
+    }
+    const timer = setTimeout(() => {
+      cancellation.removeListener('abort', onAbort)
+      resolve()
+    }, ms)
+    cancellation.once('abort', onAbort)
+  })
 }

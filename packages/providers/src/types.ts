@@ -1,4 +1,5 @@
 import type { AttemptFailure } from '@switchboard/routing'
+import type { Cancellation } from './http/cancellation.ts'
 
 /** The base wire format an upstream speaks. */
 export type ProviderType = 'openai' | 'azure' | 'anthropic'
@@ -68,17 +69,19 @@ export interface AttemptRequest {
   model: string
   key: ProviderKey
   /** Aborted when the caller goes away or the attempt times out. */
-  signal: AbortSignal
+  signal: Cancellation
 }
 
-/** A successful non-streaming answer, already in OpenAI chat.completion shape. */
-export interface JsonSuccess {
+/**
+ * A successful non-streaming answer in OpenAI chat.completion shape: either the upstream's
+ * own JSON text (passed through unparsed, the fast path) or an object we built.
+ */
+export type JsonSuccess = {
   ok: true
   kind: 'json'
   status: number
   headers: Record<string, string>
-  body: Record<string, unknown>
-}
+} & ({ text: string; body?: undefined } | { body: Record<string, unknown>; text?: undefined })
 
 /**
  * A successful streaming answer. `events` yields the JSON text of each OpenAI

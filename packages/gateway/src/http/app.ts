@@ -1,11 +1,13 @@
 /** The Hono app: routes, body limits, and the one place errors become HTTP answers. */
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
+import type { HttpBindings } from '@hono/node-server'
+import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
 import { renderJson, renderStream } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
+import { readBody } from './body.ts'
 
 export interface AppComponents extends EngineComponents {
   logger: Logger
@@ -16,8 +18,8 @@ export interface AppInit {
 }
 
 /** Builds the HTTP app of one gateway node. */
-export function createApp(components: AppComponents, init: AppInit): Hono {
-  const app = new Hono()
+export function createApp(components: AppComponents, init: AppInit): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>()
 
   app.onError((error, context) => {
     if (error instanceof GatewayError) return context.json(error.toJSON(), error.status as 400)
@@ -32,19 +34,13 @@ export function createApp(components: AppComponents, init: AppInit): Hono {
 
   app.get('/health', (context) => context.json({ status: 'ok' }))
 
-  const limit = bodyLimit({
-    maxSize: init.maxRequestBodyBytes,
-    onError: () => {
-      throw new GatewayError('request_too_large', `The request body is larger than this gateway accepts (${init.maxRequestBodyBytes} bytes). Send a smaller request, or raise server.max_request_body_bytes in config.json.`)
-    },
-  })
-
-  app.post('/v1/chat/completions', limit, async (context) => {
-    const contentType = context.req.header('content-type')
+  app.post('/v1/chat/completions', async (context) => {
+    const { incoming, outgoing } = context.env
+    const contentType = incoming.headers['content-type']
     if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
       throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
     }
-    const text = await context.req.text()
+    const text = await readBody(incoming, init.maxRequestBodyBytes)
     let json: unknown
     try {
       json = JSON.parse(text)
@@ -52,7 +48,12 @@ export function createApp(components: AppComponents, init: AppInit): Hono {
       throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
     }
     const request = validateChatRequest(json)
-    const served = await serveChat(components, request, context.req.raw.signal)
+    // The caller going away (the socket closes before we answered) cancels the upstream call.
+    const caller = new Cancellation()
+    outgoing.once('close', () => {
+      if (!outgoing.writableFinished) caller.abort()
+    })
+    const served = await serveChat(components, request, caller)
     return served.success.kind === 'stream' ? renderStream(context, served) : renderJson(context, served)
   })
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {

@@ -1,12 +1,12 @@
 /** One upstream attempt with its deadline, telling a timeout and a caller's cancel apart. */
-import { cancelledFailure, timeoutFailure, TranslationError, type AttemptResult, type ChatRequestBody, type ProviderKey } from '@switchboard/providers'
-import type { ProviderRuntime } from './registry.ts'
+import { Cancellation, cancelledFailure, timeoutFailure, TranslationError, type AttemptResult, type ChatRequestBody, type ProviderKey } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
+import type { ProviderRuntime } from './registry.ts'
 
-/** An attempt's result plus the controller that owns its upstream call (streams keep it open). */
+/** An attempt's result plus the way to abort its upstream call (streams keep it open). */
 export interface AttemptRun {
   result: AttemptResult
-  /** Aborts the upstream call; for a stream, call it when the caller goes away. */
+  /** Aborts the upstream call and unlinks it from the caller; safe to call more than once. */
   abort: () => void
 }
 
@@ -19,35 +19,31 @@ export async function runAttempt(
   body: ChatRequestBody,
   model: string,
   key: ProviderKey,
-  callerSignal: AbortSignal,
+  caller: Cancellation,
 ): Promise<AttemptRun> {
-  const controller = new AbortController()
-  const abort = () => controller.abort()
-  if (callerSignal.aborted) return { result: { ok: false, failure: cancelledFailure(), headers: {} }, abort }
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    controller.abort()
-  }, provider.timeoutMs)
-  callerSignal.addEventListener('abort', abort, { once: true })
+  const cancellation = new Cancellation()
+  const unlink = cancellation.follow(caller)
+  const abort = () => {
+    unlink()
+    cancellation.abort()
+  }
+  if (cancellation.aborted) return { result: { ok: false, failure: cancelledFailure(), headers: {} }, abort }
+  const timer = setTimeout(() => cancellation.abort('timeout'), provider.timeoutMs)
   let result: AttemptResult
   try {
-    result = await provider.adapter.send({ body, model, key, signal: controller.signal })
+    result = await provider.adapter.send({ body, model, key, signal: cancellation })
   } catch (error) {
     clearTimeout(timer)
-    callerSignal.removeEventListener('abort', abort)
+    unlink()
     // The body cannot be said in this provider's format: the caller must change it.
     if (error instanceof TranslationError && error.code !== 'upstream_malformed') throw new GatewayError('invalid_request', `${provider.name}: ${error.message}`)
     throw error
   }
   clearTimeout(timer)
-  if (!result.ok && controller.signal.aborted) {
-    result = { ok: false, failure: timedOut ? timeoutFailure(provider.timeoutMs) : cancelledFailure(), headers: result.headers }
+  if (!result.ok && cancellation.aborted) {
+    result = { ok: false, failure: cancellation.reason === 'timeout' ? timeoutFailure(provider.timeoutMs) : cancelledFailure(), headers: result.headers }
   }
-  // A stream still needs the caller's abort wired to the upstream until it ends; the renderer removes it.
-  if (!result.ok || result.kind === 'json') callerSignal.removeEventListener('abort', abort)
-  return { result, abort: () => {
-    callerSignal.removeEventListener('abort', abort)
-    controller.abort()
-  } }
+  // A stream still needs the caller's cancel linked to the upstream until it ends; the renderer calls abort.
+  if (!result.ok || result.kind === 'json') unlink()
+  return { result, abort }
 }

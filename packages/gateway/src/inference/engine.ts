@@ -4,7 +4,7 @@
  * predictable sequence"). Every upstream attempt is recorded for `extra_fields.attempts`.
  */
 import { createKeyRotation, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
-import type { JsonSuccess, ProviderKey, StreamSuccess } from '@switchboard/providers'
+import type { Cancellation, JsonSuccess, ProviderKey, StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import { runAttempt } from './attempt.ts'
 import { resolveTargets, type Target } from './targets.ts'
@@ -44,7 +44,8 @@ export interface EngineComponents {
   registry: ProviderRegistry
   now: () => number
   random: () => number
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>
+  /** Waits `ms`; rejects early when `cancellation` aborts. */
+  sleep: (ms: number, cancellation: Cancellation) => Promise<void>
 }
 
 /** What one target ended in when it did not serve. */
@@ -56,7 +57,7 @@ interface TargetFailure {
 }
 
 /** Serves a validated request or throws a GatewayError carrying extra_fields. */
-export async function serveChat(components: EngineComponents, request: ChatRequest, signal: AbortSignal): Promise<Served> {
+export async function serveChat(components: EngineComponents, request: ChatRequest, signal: Cancellation): Promise<Served> {
   const targets = resolveTargets(components.registry, request.model, request.fallbacks)
   const attempts: AttemptRecord[] = []
   let primaryFailure: TargetFailure | null = null
@@ -75,7 +76,7 @@ async function serveTarget(
   components: EngineComponents,
   target: Target,
   request: ChatRequest,
-  signal: AbortSignal,
+  signal: Cancellation,
   attempts: AttemptRecord[],
 ): Promise<Served | TargetFailure> {
   const keys = target.provider.keysFor(target.model)

@@ -5,10 +5,23 @@ import type { Served } from './engine.ts'
 
 /** The JSON answer: the upstream's chat.completion with `extra_fields` added. */
 export function renderJson(context: Context, served: Served): Response {
-  if (served.success.kind !== 'json') throw new Error('renderJson needs a JSON success')
-  const body = served.success.body
-  body.extra_fields = served.extraFields
-  return context.json(body, 200)
+  const success = served.success
+  if (success.kind !== 'json') throw new Error('renderJson needs a JSON success')
+  const extra = JSON.stringify(served.extraFields)
+  let text: string
+  if (success.text !== undefined) {
+    // Splice into the upstream's own text rather than parse and re-serialize it.
+    const source = success.text
+    const close = source.lastIndexOf('}')
+    let last = close - 1
+    while (last >= 0 && (source[last] === ' ' || source[last] === '\n' || source[last] === '\r' || source[last] === '\t')) last--
+    const empty = source[last] === '{'
+    text = `${source.slice(0, close)}${empty ? '' : ','}"extra_fields":${extra}}`
+  } else {
+    text = JSON.stringify(success.body)
+    text = `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`
+  }
+  return context.body(text, 200, { 'content-type': 'application/json' })
 }
 
 /**

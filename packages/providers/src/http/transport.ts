@@ -2,6 +2,7 @@
 import { Agent, type Dispatcher } from 'undici'
 import { classifyFailure, networkFailure } from '../errors/index.ts'
 import type { AttemptFailed } from '../types.ts'
+import type { Cancellation } from './cancellation.ts'
 
 /** One keep-alive pool per upstream origin, owned by one provider. */
 export function createDispatcher(): Agent {
@@ -21,7 +22,7 @@ export interface UpstreamRequest {
   path: string
   headers: Record<string, string>
   body: string
-  signal: AbortSignal
+  signal: Cancellation
 }
 
 /** Sends a POST and returns the raw response; network errors are thrown as undici throws them. */

@@ -44,9 +44,18 @@ export async function sendOpenAiShaped(
   const headers = flattenHeaders(response.headers)
   if (stream) return { ok: true, kind: 'stream', status: response.statusCode, headers, events: openAiEvents(response.body) }
   try {
-    const body = (await response.body.json()) as Record<string, unknown>
-    return { ok: true, kind: 'json', status: response.statusCode, headers, body }
+    const text = await response.body.text()
+    if (!looksLikeJsonObject(text)) {
+      return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: response.statusCode, waitHintMs: null, message: `The upstream answered ${response.statusCode} with a body that is not a JSON object`, code: null }, headers }
+    }
+    return { ok: true, kind: 'json', status: response.statusCode, headers, text }
   } catch (error) {
     return thrownFailure(error)
   }
+}
+
+/** A cheap shape check: the gateway splices `extra_fields` into the text instead of parsing it. */
+function looksLikeJsonObject(text: string): boolean {
+  const start = text.search(/\S/)
+  return start >= 0 && text[start] === '{' && text.trimEnd().endsWith('}')
 }
