@@ -1,0 +1,67 @@
+/**
+ * Hybrid logical clock: the version every hold and release carries, so the fleet can merge
+ * hold sets by "highest version wins" (design.md, "Cluster model").
+ *
+ * A version is (wall ms, counter, node id). The wall part stays close to real time, so a
+ * version also says roughly when a change was made; the counter orders changes within one
+ * millisecond and after a clock step backwards; the node id breaks the last tie, so two
+ * versions made on different nodes are never equal.
+ */
+
+/** One point of hybrid logical time. */
+export interface Version {
+  /** Milliseconds since the epoch, never behind any version this node has made or seen. */
+  wallMs: number
+  /** Orders versions that share `wallMs`. */
+  counter: number
+  /** The node that made the version; the final tie-break. */
+  nodeId: string
+}
+
+/** Orders two versions: negative when `left` is older, positive when newer, 0 when equal. */
+export function compareVersions(left: Version, right: Version): number {
+  if (left.wallMs !== right.wallMs) return left.wallMs < right.wallMs ? -1 : 1
+  if (left.counter !== right.counter) return left.counter < right.counter ? -1 : 1
+  if (left.nodeId === right.nodeId) return 0
+  return left.nodeId < right.nodeId ? -1 : 1
+}
+
+/** A node's hybrid logical clock. */
+export interface HybridClock {
+  /** The node this clock stamps versions for. */
+  readonly nodeId: string
+  /** A new version for a local change at `now`, newer than every version made or observed so far. */
+  tick(now: number): Version
+  /** Takes in a version from another node, so the next `tick` is newer than it. */
+  observe(remote: Version, now: number): void
+  /** The newest version made or observed so far. */
+  current(): Version
+}
+
+/** Creates the hybrid logical clock of node `nodeId`. */
+export function createClock(nodeId: string): HybridClock {
+  let wallMs = 0
+  let counter = 0
+  return {
+    nodeId,
+    tick(now) {
+      if (now > wallMs) {
+        wallMs = now
+        counter = 0
+      } else {
+        counter += 1
+      }
+      return { wallMs, counter, nodeId }
+    },
+    observe(remote, now) {
+      const nextWall = Math.max(wallMs, remote.wallMs, now)
+      if (nextWall === wallMs && nextWall === remote.wallMs) counter = Math.max(counter, remote.counter)
+      else if (nextWall === remote.wallMs) counter = remote.counter
+      else if (nextWall !== wallMs) counter = 0
+      wallMs = nextWall
+    },
+    current() {
+      return { wallMs, counter, nodeId }
+    },
+  }
+}

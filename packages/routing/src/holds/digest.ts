@@ -1,0 +1,77 @@
+/**
+ * Cheap order-independent fingerprints of a hold set, for anti-entropy: two nodes compare
+ * digests and pull only the buckets that differ (design.md, "Cluster model").
+ */
+import { canonicalEntry, type HoldEntry } from './entry.ts'
+
+/** How many buckets a digest has; a mismatch pulls one bucket, about 1/16 of the set. */
+export const DIGEST_BUCKETS = 16
+
+/** A set's fingerprint: one 16-hex-digit hash per bucket. Equal digests mean (almost surely) equal sets. */
+export interface HoldDigest {
+  buckets: string[]
+}
+
+/** 32-bit FNV-1a over the UTF-16 code units of `text`, from `seed`. */
+function fnv1a(text: string, seed: number): number {
+  let hash = seed >>> 0
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash
+}
+
+const SEED_LOW = 0x811c9dc5
+const SEED_HIGH = 0x9747b28c
+
+/** The bucket an entry with id `id` falls in. */
+export function bucketOf(id: string): number {
+  return fnv1a(id, SEED_LOW) % DIGEST_BUCKETS
+}
+
+/**
+ * Two 32-bit lanes fingerprinting one whole entry. Honest nodes never make two entries with one
+ * version, but hashing the content rather than the version alone means equal digests really
+ * mean equal sets, whatever a peer sent.
+ */
+export function entryHash(entry: HoldEntry): [number, number] {
+  const text = canonicalEntry(entry)
+  return [fnv1a(text, SEED_LOW), fnv1a(text, SEED_HIGH)]
+}
+
+/**
+ * Running XOR of entry hashes per bucket. XOR makes the result independent of the order
+ * entries arrived in, and lets a replaced entry be taken out in O(1).
+ */
+export class DigestAccumulator {
+  private readonly lanes = new Uint32Array(DIGEST_BUCKETS * 2)
+
+  /** Adds or removes (XOR is its own inverse) `entry`, whose hold id is `id`. */
+  toggle(id: string, entry: HoldEntry): void {
+    const bucket = bucketOf(id)
+    const [low, high] = entryHash(entry)
+    this.lanes[bucket * 2] = (this.lanes[bucket * 2]! ^ low) >>> 0
+    this.lanes[bucket * 2 + 1] = (this.lanes[bucket * 2 + 1]! ^ high) >>> 0
+  }
+
+  /** The digest as it stands. */
+  digest(): HoldDigest {
+    const buckets: string[] = []
+    for (let bucket = 0; bucket < DIGEST_BUCKETS; bucket++) {
+      const high = this.lanes[bucket * 2 + 1]!.toString(16).padStart(8, '0')
+      const low = this.lanes[bucket * 2]!.toString(16).padStart(8, '0')
+      buckets.push(high + low)
+    }
+    return { buckets }
+  }
+}
+
+/** The buckets in which two digests differ: what one node should pull from the other. */
+export function differingBuckets(left: HoldDigest, right: HoldDigest): number[] {
+  const differing: number[] = []
+  for (let bucket = 0; bucket < DIGEST_BUCKETS; bucket++) {
+    if (left.buckets[bucket] !== right.buckets[bucket]) differing.push(bucket)
+  }
+  return differing
+}

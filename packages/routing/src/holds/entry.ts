@@ -1,0 +1,122 @@
+/**
+ * One hold, as the fleet replicates it. An entry is keyed by (provider, key id, model), where
+ * a null model is a hold on the whole key. A released hold stays as a tombstone for a while, so
+ * the release wins over an older copy of the hold still travelling between nodes, and so a key
+ * that a served request released can resume its rung (reference: "How long a key is held").
+ */
+import type { FailureClass } from '../failures/failure-class.ts'
+import type { Version } from './clock.ts'
+
+/** The failure classes that hold a key (reference: "What holds a key"). */
+export const HOLD_REASONS = [
+  'credential',
+  'quota',
+  'model_access',
+  'model_gone',
+  'region_blocked',
+  'rate_limit',
+] as const satisfies readonly FailureClass[]
+
+/** Why a key is held: one of the refusing failure classes. */
+export type HoldReason = (typeof HOLD_REASONS)[number]
+
+/** What ended a hold. Only `served` and `settled` let a new hold of the same reason resume the rung. */
+export type ReleaseCause =
+  /** A request (a check, or one pinned to the key) was served. */
+  | 'served'
+  /** A request got a refusal that can only come after the held question was settled in the key's favour. */
+  | 'settled'
+  /** An operator released it through the API or the dashboard. */
+  | 'operator'
+  /** The key was edited or rotated. */
+  | 'key_edit'
+  /** The key or its provider was deleted. */
+  | 'deleted'
+
+/** Where the current wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
+export type WaitSource = 'ladder' | 'provider'
+
+/** A hold or its tombstone, exactly as it is gossiped, merged and snapshotted. */
+export interface HoldEntry {
+  provider: string
+  keyId: string
+  /** The held model; null holds the whole key, for every model. */
+  model: string | null
+  /** `released` entries are tombstones: out of every query, kept only to win merges and resume rungs. */
+  state: 'held' | 'released'
+  reason: HoldReason
+  /** The provider's own words from the refusal that placed or last renewed the hold. */
+  message: string
+  /** When this hold started (epoch ms); kept across checks that renew it. */
+  since: number
+  /** When the current wait started: the refusal, or the check answer that renewed the hold. */
+  waitStartedAt: number
+  /** The wait before any node's jitter, in ms. */
+  baseWaitMs: number
+  waitSource: WaitSource
+  /** Ladder step: the wait is 30 s × 2^rung, up to the reason's cap. Shared by the fleet. */
+  rung: number
+  /** How many answers have renewed the hold since it started. */
+  checks: number
+  /** For a tombstone: when and why it was released. Null while held. */
+  releasedAt: number | null
+  releaseCause: ReleaseCause | null
+  version: Version
+}
+
+/** The identity of a hold: which key, and which model of it (null = the whole key). */
+export interface HoldTarget {
+  provider: string
+  keyId: string
+  model: string | null
+}
+
+/** A stable string id for a hold target; used as the map key and in digests. */
+export function holdId(target: HoldTarget): string {
+  // JSON keeps the parts apart whatever characters names contain; null and "null" differ.
+  return JSON.stringify([target.provider, target.keyId, target.model])
+}
+
+/** Separator the reference uses between the parts of a route id. */
+const ROUTE_SEPARATOR = ':lb-identifier:'
+
+/**
+ * How the clear API names a hold it dropped (reference: "Releasing held keys"): a whole-key
+ * hold by its key id, a model hold by its route, `openai:lb-identifier:gpt-4o:lb-identifier:key-id`.
+ */
+export function clearedName(target: HoldTarget): string {
+  if (target.model === null) return target.keyId
+  return [target.provider, target.model, target.keyId].join(ROUTE_SEPARATOR)
+}
+
+/** True when `value` is a failure class that holds a key. */
+export function isHoldReason(value: string): value is HoldReason {
+  return (HOLD_REASONS as readonly string[]).includes(value)
+}
+
+/**
+ * How far along the provider got before refusing: a provider checks the credential first, then
+ * the account and the model, and rate-limits last. A refusal further along than the held one can
+ * only come once the held question was settled in the key's favour (reference: "Checking a held
+ * key again": a 429 from a key held for a rejected credential).
+ */
+const REFUSAL_STAGE: Record<HoldReason, number> = {
+  credential: 0,
+  quota: 1,
+  model_access: 1,
+  model_gone: 1,
+  region_blocked: 1,
+  rate_limit: 2,
+}
+
+/** True when a `refusal` answer settles a hold for `held` in the key's favour. */
+export function settlesInFavour(refusal: HoldReason, held: HoldReason): boolean {
+  return REFUSAL_STAGE[refusal] > REFUSAL_STAGE[held]
+}
+
+/** Stable text of an entry, every field in a fixed order: for digests and for breaking version ties. */
+export function canonicalEntry(entry: HoldEntry): string {
+  const { version, ...rest } = entry
+  const keys = Object.keys(rest).sort() as (keyof typeof rest)[]
+  return JSON.stringify([keys.map((key) => [key, rest[key]]), version.wallMs, version.counter, version.nodeId])
+}

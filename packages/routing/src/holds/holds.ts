@@ -1,0 +1,182 @@
+/**
+ * One node's held keys: the replicated hold set, this node's clock, due times and check slots,
+ * and the operations the gateway calls. Spec: reference/adaptive-load-balancing.txt, "Held Keys";
+ * the fleet shares the set by `merge` (design.md, "Cluster model").
+ */
+import { createClock, type HybridClock } from './clock.ts'
+import { clearedName, type HoldEntry, type HoldTarget, type ReleaseCause } from './entry.ts'
+import { clearMatches, validateClearFilter, type ClearFilter, type ClearResult } from './clear.ts'
+import { holdConditions, type HoldCondition, type KeyNameLookup } from './conditions.ts'
+import type { HoldDigest } from './digest.ts'
+import { HeldIndex, type HeldRoute } from './held-index.ts'
+import { HoldSet, TOMBSTONE_LIFETIME_MS, type HoldSnapshot } from './hold-set.ts'
+import { settleAnswer, type AttemptAnswer, type Settlement } from './settle.ts'
+
+/** What `createHolds` needs: who this node is, and its random source for the ±10 % jitter. */
+export interface HoldsInit {
+  nodeId: string
+  /** Uniform in [0, 1); drawn once per hold version for this node's due time. */
+  random: () => number
+  /** How long tombstones are kept; defaults to `TOMBSTONE_LIFETIME_MS`. */
+  tombstoneLifetimeMs?: number
+}
+
+/** How held the keys of one provider are for one model: what provider selection needs. */
+export interface HoldCoverage {
+  /** Keys asked about (every configured key that serves the model). */
+  total: number
+  /** How many of them are held. */
+  held: number
+  /** Every key is held: the provider leaves selection unless a key is due. */
+  allHeld: boolean
+  /** Held keys this node may check now (due, slot free). */
+  dueKeyIds: string[]
+}
+
+/** A clear's answer for the API, plus the tombstones to gossip. */
+export interface ClearOutcome extends ClearResult {
+  changed: HoldEntry[]
+}
+
+/** One node's held keys. */
+export interface Holds {
+  /** The node's hybrid logical clock, which stamps every local change. */
+  readonly clock: HybridClock
+  /** Applies an upstream answer (success or failure) to the holds on its key; gossip `changed`. */
+  recordAnswer(answer: AttemptAnswer): Settlement
+  /** True when `keyId` must be skipped for `model` (a whole-key hold covers every model). */
+  isHeld(provider: string, keyId: string, model: string): boolean
+  /** Lets the request through as this node's one check of a due key; true when it is the check. */
+  claimCheck(provider: string, keyId: string, model: string, now: number): boolean
+  /** Gives back a claimed check that was never sent. */
+  releaseCheck(provider: string, keyId: string, model: string): void
+  /** Held keys of `provider` this node may check for `model` now. */
+  dueKeys(provider: string, model: string, now: number): string[]
+  /** How many of `keyIds` are held for `model`, and which are due. */
+  coverage(provider: string, model: string, keyIds: readonly string[], now: number): HoldCoverage
+  /** The holds covering a route, with this node's due times (for log lines and the dashboard). */
+  holdsOn(provider: string, keyId: string, model: string): readonly HeldRoute[]
+  /** Operator release; throws `HoldClearError` for a body the API refuses. */
+  clear(filter: ClearFilter, now: number): ClearOutcome
+  /** A key edit or rotation: releases every hold of the key and resets its ladder. */
+  keyEdited(provider: string, keyId: string, now: number): HoldEntry[]
+  /** A key delete: removes its holds, with no rung to resume. */
+  keyDeleted(provider: string, keyId: string, now: number): HoldEntry[]
+  /** A provider delete: removes the holds of all its keys. */
+  providerDeleted(provider: string, now: number): HoldEntry[]
+  /** Takes in entries from a peer or a snapshot; returns the ones that changed this node's set. */
+  merge(entries: readonly HoldEntry[], now: number): HoldEntry[]
+  /** Every entry, tombstones included. */
+  entries(): HoldEntry[]
+  /** The entries in the given digest buckets. */
+  entriesInBuckets(buckets: readonly number[]): HoldEntry[]
+  /** Anti-entropy fingerprint; call `collect` first so expired tombstones do not differ between nodes. */
+  digest(): HoldDigest
+  /** Drops expired tombstones; returns them. */
+  collect(now: number): HoldEntry[]
+  /** The whole set for Postgres or a joining node. */
+  toSnapshot(): HoldSnapshot
+  /** The active holds for `GET /api/adaptive-routing/conditions`. */
+  conditions(keyName?: KeyNameLookup): HoldCondition[]
+}
+
+/** Creates the held keys of node `init.nodeId`, empty; restore with `merge(snapshot.entries, now)`. */
+export function createHolds(init: HoldsInit): Holds {
+  const clock = createClock(init.nodeId)
+  const set = new HoldSet()
+  const index = new HeldIndex(init.random)
+  const lifetimeMs = init.tombstoneLifetimeMs ?? TOMBSTONE_LIFETIME_MS
+  /** When each key (by [provider, keyId]) or provider (by [provider]) was last edited or deleted. */
+  const resets = new Map<string, number>()
+
+  function store(entries: readonly HoldEntry[]): void {
+    for (const entry of entries) if (set.apply(entry)) index.update(entry)
+  }
+
+  function tombstone(entry: HoldEntry, cause: ReleaseCause, now: number): HoldEntry {
+    return { ...entry, state: 'released', releasedAt: now, releaseCause: cause, version: clock.tick(now) }
+  }
+
+  /** Releases every entry matching `matches` with `cause`: active holds, and tombstones whose rung could still resume. */
+  function releaseWhere(matches: (entry: HoldEntry) => boolean, cause: ReleaseCause, now: number): { released: HoldEntry[]; changed: HoldEntry[] } {
+    const released: HoldEntry[] = []
+    const changed: HoldEntry[] = []
+    for (const entry of set.entries()) {
+      if (!matches(entry) || entry.releaseCause === cause) continue
+      const resumable = entry.releaseCause === 'served' || entry.releaseCause === 'settled'
+      if (entry.state === 'released' && !resumable) continue
+      if (entry.state === 'held') released.push(entry)
+      changed.push(tombstone(entry, cause, now))
+    }
+    store(changed)
+    return { released, changed }
+  }
+
+  function resetAt(provider: string, keyId: string): number | undefined {
+    const key = resets.get(JSON.stringify([provider, keyId]))
+    const whole = resets.get(JSON.stringify([provider]))
+    if (key === undefined) return whole
+    return whole === undefined ? key : Math.max(key, whole)
+  }
+
+  return {
+    clock,
+    recordAnswer(answer) {
+      const settlement = settleAnswer(answer, {
+        lookup: (target: HoldTarget) => set.get(target),
+        resetAt: resetAt(answer.provider, answer.keyId),
+        stamp: () => clock.tick(answer.now),
+      })
+      store(settlement.changed)
+      return settlement
+    },
+    isHeld: (provider, keyId, model) => index.isHeld(provider, keyId, model),
+    claimCheck: (provider, keyId, model, now) => index.claim(provider, keyId, model, now),
+    releaseCheck: (provider, keyId, model) => index.unclaim(provider, keyId, model),
+    dueKeys: (provider, model, now) => index.dueKeys(provider, model, now),
+    coverage(provider, model, keyIds, now) {
+      let held = 0
+      const dueKeyIds: string[] = []
+      for (const keyId of keyIds) {
+        if (!index.isHeld(provider, keyId, model)) continue
+        held += 1
+        if (index.checkable(provider, keyId, model, now)) dueKeyIds.push(keyId)
+      }
+      return { total: keyIds.length, held, allHeld: keyIds.length > 0 && held === keyIds.length, dueKeyIds }
+    },
+    holdsOn: (provider, keyId, model) => index.covering(provider, keyId, model),
+    clear(filter, now) {
+      const valid = validateClearFilter(filter)
+      const { released, changed } = releaseWhere((entry) => clearMatches(valid, entry), 'operator', now)
+      const cleared = released.map(clearedName)
+      return { cleared, count: cleared.length, changed }
+    },
+    keyEdited(provider, keyId, now) {
+      resets.set(JSON.stringify([provider, keyId]), now)
+      return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, 'key_edit', now).changed
+    },
+    keyDeleted(provider, keyId, now) {
+      resets.set(JSON.stringify([provider, keyId]), now)
+      return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, 'deleted', now).changed
+    },
+    providerDeleted(provider, now) {
+      resets.set(JSON.stringify([provider]), now)
+      return releaseWhere((entry) => entry.provider === provider, 'deleted', now).changed
+    },
+    merge(entries, now) {
+      for (const entry of entries) clock.observe(entry.version, now)
+      const changed = set.merge(entries)
+      for (const entry of changed) index.update(entry)
+      return changed
+    },
+    entries: () => set.entries(),
+    entriesInBuckets: (buckets) => set.entriesInBuckets(buckets),
+    digest: () => set.digest(),
+    collect(now) {
+      for (const [key, at] of resets) if (now - at >= lifetimeMs) resets.delete(key)
+      return set.collect(now, lifetimeMs)
+    },
+    toSnapshot: () => set.toSnapshot(),
+    conditions: (keyName) => holdConditions(index.routes(), keyName),
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * How long a key is held. Spec: reference/adaptive-load-balancing.txt, "How long a key is held".
+ */
+import type { HoldEntry, HoldReason } from './entry.ts'
+
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+
+/** The first rung of the ladder. */
+export const LADDER_START_MS = 30 * SECOND
+
+/** The shortest hold: a provider that asks for a sub-second wait must not get a refused call every second. */
+export const MINIMUM_HOLD_MS = 10 * SECOND
+
+/** A ladder wait varies by this fraction either way on each node, so the fleet does not check a key in the same second. */
+export const LADDER_JITTER = 0.1
+
+/** A hold released by a served request and placed again for the same reason within this long resumes its rung. */
+export const RESUME_WINDOW_MS = 10 * MINUTE
+
+/** The longest ladder wait for each reason, when the provider states none ("What holds a key"). */
+export const LADDER_CAP_MS: Record<HoldReason, number> = {
+  credential: 15 * MINUTE,
+  quota: 5 * MINUTE,
+  model_access: 5 * MINUTE,
+  model_gone: 30 * MINUTE,
+  region_blocked: 15 * MINUTE,
+  rate_limit: 2 * MINUTE,
+}
+
+/** The highest rung worth climbing to for `reason`: the first whose doubled wait reaches the cap. */
+export function topRung(reason: HoldReason): number {
+  let rung = 0
+  while (LADDER_START_MS * 2 ** rung < LADDER_CAP_MS[reason]) rung += 1
+  return rung
+}
+
+/** The ladder wait for `reason` at `rung`, before jitter: 30 s doubled `rung` times, capped. */
+export function ladderWaitMs(reason: HoldReason, rung: number): number {
+  return Math.min(LADDER_START_MS * 2 ** rung, LADDER_CAP_MS[reason])
+}
+
+/** A provider-stated wait as the hold uses it: as given, but never under the 10 s floor. */
+export function providerWaitMs(hintMs: number): number {
+  return Math.max(hintMs, MINIMUM_HOLD_MS)
+}
+
+/** The base wait of a hold and where it came from: the provider's hint when it gave one, else the ladder. */
+export function baseWait(reason: HoldReason, rung: number, hintMs: number | null): Pick<HoldEntry, 'baseWaitMs' | 'waitSource'> {
+  if (hintMs !== null) return { baseWaitMs: providerWaitMs(hintMs), waitSource: 'provider' }
+  return { baseWaitMs: ladderWaitMs(reason, rung), waitSource: 'ladder' }
+}
+
+/**
+ * This node's wait for a hold, from one draw of `random` in [0, 1). A ladder wait becomes
+ * base × [0.9, 1.1); a provider wait is used exactly. Each node draws on its own, so two nodes'
+ * due times for the same hold lie within ±10 % of the shared base wait.
+ */
+export function nodeWaitMs(entry: Pick<HoldEntry, 'baseWaitMs' | 'waitSource'>, random: () => number): number {
+  if (entry.waitSource === 'provider') return entry.baseWaitMs
+  const factor = 1 - LADDER_JITTER + 2 * LADDER_JITTER * random()
+  return Math.round(entry.baseWaitMs * factor)
+}
+
+/**
+ * The rung a new hold for `reason` starts on, given the tombstone left at the same place:
+ * the tombstone's rung when a served (or favourably settled) request released it for the same
+ * reason within 10 minutes; otherwise the bottom. Operator releases, key edits and deletes
+ * always start again at 30 s.
+ */
+export function startingRung(previous: HoldEntry | undefined, reason: HoldReason, now: number): number {
+  if (!previous || previous.state !== 'released' || previous.releasedAt === null) return 0
+  if (previous.releaseCause !== 'served' && previous.releaseCause !== 'settled') return 0
+  if (previous.reason !== reason) return 0
+  return now - previous.releasedAt <= RESUME_WINDOW_MS ? previous.rung : 0
+}

@@ -1,0 +1,103 @@
+/**
+ * Routing-log lines for holds, written for a person reading one request's log.
+ * Spec: reference/adaptive-load-balancing.txt, "In the request logs". The hold lines are
+ * warnings; skip, check and release lines are info.
+ */
+import type { HoldReason, ReleaseCause } from './entry.ts'
+import { MINIMUM_HOLD_MS } from './ladder.ts'
+
+/** What each reason means, as the end of "azure refused key … for gpt-4o: ___". */
+const REASON_PHRASES: Record<HoldReason, string> = {
+  credential: 'the key was rejected',
+  quota: 'the key is out of quota',
+  model_access: 'the key cannot reach this model',
+  model_gone: 'the model was retired',
+  region_blocked: 'the provider refuses requests from this region',
+  rate_limit: 'the key is rate limited',
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A key as the log shows it: a UUID shortened to its first group (`3f2a9c1e-...`), any other id or name as is. */
+export function keyLabel(key: string): string {
+  return UUID.test(key) ? `${key.slice(0, 8)}-...` : key
+}
+
+/** A wait as a person says it: `400ms`, `10s`, `1m`, `2m 30s`, `1h 5m`; rounded to the second from 1 s up. */
+export function formatWait(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`
+  const seconds = Math.max(0, Math.round(ms / 1000))
+  if (seconds < 60) return `${seconds}s`
+  const hours = Math.floor(seconds / 3600)
+  const minutes = Math.floor((seconds % 3600) / 60)
+  const rest = seconds % 60
+  const parts = hours > 0 ? [`${hours}h`, minutes > 0 ? `${minutes}m` : ''] : [`${minutes}m`, rest > 0 ? `${rest}s` : '']
+  return parts.filter(Boolean).join(' ')
+}
+
+/** The route a line talks about: which provider, model and key. */
+export interface LoggedRoute {
+  provider: string
+  /** The model of the request the line belongs to. */
+  model: string
+  /** The key's name or id; ids that are UUIDs are shortened. */
+  key: string
+}
+
+/** A new hold (warn). `waitMs` is this node's wait; `askedWaitMs` the provider's own, when it gave one. */
+export function holdLine(route: LoggedRoute & { reason: HoldReason; wholeKey: boolean; waitMs: number; askedWaitMs: number | null }): string {
+  const refused = `${route.provider} refused key ${keyLabel(route.key)} for ${route.model}: ${REASON_PHRASES[route.reason]}.`
+  const from = route.wholeKey ? ' from every model' : ''
+  if (route.askedWaitMs !== null && route.askedWaitMs < MINIMUM_HOLD_MS) {
+    return `${refused} It asked for ${formatWait(route.askedWaitMs)}; holding that key back${from} for ${formatWait(MINIMUM_HOLD_MS)}, which is the shortest hold the load balancer applies.`
+  }
+  return `${refused} Holding that key back${from} for ${formatWait(route.waitMs)}, then checking whether it can serve again`
+}
+
+/** A check answered and the hold goes on (warn): refused again, or an answer that says nothing about the key. */
+export function renewLine(route: LoggedRoute & { reason: HoldReason; waitMs: number; refusedAgain: boolean }): string {
+  const where = `${route.provider}/${route.model}`
+  if (route.refusedAgain) {
+    return `Key ${keyLabel(route.key)} still cannot serve ${where}: ${REASON_PHRASES[route.reason]}. Holding it back for ${formatWait(route.waitMs)}, then checking again`
+  }
+  return `The check of key ${keyLabel(route.key)} for ${where} failed without saying anything about the key. Holding it back for another ${formatWait(route.waitMs)}, then checking again`
+}
+
+/** Held keys left out of key selection (info). */
+export function skipLine(direction: { provider: string; model: string; skipped: number; total: number }): string {
+  const noun = direction.total === 1 ? 'key' : 'keys'
+  return `Skipping ${direction.skipped} of ${direction.total} ${noun} for ${direction.provider}/${direction.model} that the provider refused`
+}
+
+/** This request is the node's one check of a due key (info). */
+export function checkLine(route: LoggedRoute): string {
+  return `Checking whether key ${keyLabel(route.key)} can serve ${route.provider}/${route.model} again after the provider refused it`
+}
+
+/** Every key that serves the model is held, so the request goes anyway and counts as the check (info). */
+export function everyKeyHeldLine(route: LoggedRoute): string {
+  return `Every key of ${route.provider} that serves ${route.model} is held; sending this request to key ${keyLabel(route.key)} anyway, and its answer counts as a check`
+}
+
+/** A provider held on every key has a due key: this request checks it first, healthy providers behind it (info). */
+export function providerCheckLine(route: LoggedRoute): string {
+  return `Every key of ${route.provider} is held for ${route.model}; checking key ${keyLabel(route.key)} with this request first, with the healthy providers as fallbacks`
+}
+
+/** A hold ended (info). */
+export function releaseLine(route: LoggedRoute & { cause: ReleaseCause }): string {
+  const key = keyLabel(route.key)
+  const where = `${route.provider}/${route.model}`
+  switch (route.cause) {
+    case 'served':
+      return `Key ${key} is serving ${where} again`
+    case 'settled':
+      return `Key ${key} got past the refusal it was held for on ${where}, so that hold is released`
+    case 'operator':
+      return `Key ${key} was released by an operator; it starts again from a 30s hold if the provider refuses it again`
+    case 'key_edit':
+      return `Key ${key} was edited, so every hold on it is released`
+    case 'deleted':
+      return `Key ${key} was deleted, so its holds are removed`
+  }
+}

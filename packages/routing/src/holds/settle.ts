@@ -1,0 +1,169 @@
+/**
+ * What one upstream answer does to the holds on its key. Spec: reference/adaptive-load-balancing.txt,
+ * "What holds a key", "How long a key is held" and "Checking a held key again". Pure: the
+ * current entries come in through `lookup`, and the changed entries go out, to be applied to
+ * the set and gossiped.
+ */
+import type { AttemptFailure } from '../failures/failure-class.ts'
+import type { Version } from './clock.ts'
+import { holdId, isHoldReason, settlesInFavour, type HoldEntry, type HoldReason, type HoldTarget } from './entry.ts'
+import { baseWait, startingRung, topRung } from './ladder.ts'
+
+/** An upstream answer for a request that reached a key (a check, a pinned request, or a fresh refusal). */
+export interface AttemptAnswer {
+  provider: string
+  keyId: string
+  model: string
+  /** When the attempt was sent (epoch ms). Answers from attempts sent before a hold cannot lengthen it. */
+  startedAt: number
+  /** When the answer came back (epoch ms). */
+  now: number
+  /** Null when the key served the request. */
+  failure: AttemptFailure | null
+}
+
+/** What happened to one hold, for the routing log, metrics, and moving the route to recovering. */
+export type HoldEvent =
+  /** A new hold. `askedWaitMs` is the provider's own wait when it gave one (it may be under the floor). */
+  | { kind: 'placed'; entry: HoldEntry; askedWaitMs: number | null; replaces: HoldEntry | null }
+  /** A check answered and the hold goes on: one rung up (`refused_again`) or the same rung (`inconclusive`). */
+  | { kind: 'renewed'; entry: HoldEntry; previous: HoldEntry; outcome: 'refused_again' | 'inconclusive' }
+  /** A check (or a pinned request) released the hold; the caller moves the route to recovering. */
+  | { kind: 'released'; entry: HoldEntry; previous: HoldEntry; cause: 'served' | 'settled' }
+
+/** The entries an answer changed, in the order to apply them, and what each change means. */
+export interface Settlement {
+  changed: HoldEntry[]
+  events: HoldEvent[]
+}
+
+/** What `settleAnswer` reads: the current entries, when the key was last reset, and a version source. */
+export interface SettleContext {
+  /** The entry (hold or tombstone) at `target`, if any. */
+  lookup(target: HoldTarget): HoldEntry | undefined
+  /** When the key was last edited or deleted: attempts sent before that cannot hold it. */
+  resetAt: number | undefined
+  /** A fresh version for a change made by this answer. */
+  stamp(): Version
+}
+
+type Verdict = 'ignore' | 'release' | 'climb' | 'repeat' | 'replace' | 'replace_in_favour'
+
+/**
+ * The outcome table for one hold that covers the answered route. A success or an answer that
+ * settles the question in the key's favour counts from any attempt sent after the hold began;
+ * anything that would renew the hold counts only from attempts sent after its current wait began,
+ * so refusals already in flight never lengthen it.
+ */
+function judge(held: HoldEntry, answer: AttemptAnswer, refusal: HoldReason | null, sameTarget: boolean): Verdict {
+  const sentDuringHold = answer.startedAt >= held.since
+  const sentDuringWait = answer.startedAt >= held.waitStartedAt
+  if (answer.failure === null) return sentDuringHold ? 'release' : 'ignore'
+  if (refusal === null) {
+    // A cancelled check never reported back: its slot lapses after 5 minutes instead.
+    if (answer.failure.failureClass === 'cancelled') return 'ignore'
+    // Network errors, 5xx, timeouts, unknown and request errors say nothing about the key.
+    return sentDuringWait ? 'repeat' : 'ignore'
+  }
+  if (sameTarget && refusal === held.reason) return sentDuringWait ? 'climb' : 'ignore'
+  if (settlesInFavour(refusal, held.reason)) {
+    if (!sentDuringHold) return 'ignore'
+    return sameTarget ? 'replace_in_favour' : 'release'
+  }
+  // A refusal that stops short of the held question leaves it unanswered; the new refusal is recorded on its own.
+  if (!sentDuringWait) return 'ignore'
+  return sameTarget ? 'replace' : 'repeat'
+}
+
+/** Which place a refusal holds: the whole key for a credential or an account-level refusal, else the model. */
+export function refusalTarget(answer: Pick<AttemptAnswer, 'provider' | 'keyId' | 'model'>, failure: AttemptFailure): HoldTarget {
+  const wholeKey = failure.failureClass === 'credential' || failure.scope === 'key'
+  return { provider: answer.provider, keyId: answer.keyId, model: wholeKey ? null : answer.model }
+}
+
+function renew(held: HoldEntry, answer: AttemptAnswer, climb: boolean, version: Version): HoldEntry {
+  const failure = answer.failure
+  const rung = climb ? Math.min(held.rung + 1, topRung(held.reason)) : held.rung
+  // Only the same refusal may carry the provider's new wait; an inconclusive answer keeps the ladder's.
+  const hint = climb && failure ? failure.waitHintMs : null
+  return {
+    ...held,
+    message: climb && failure ? failure.message : held.message,
+    waitStartedAt: answer.now,
+    ...baseWait(held.reason, rung, hint),
+    rung,
+    checks: held.checks + 1,
+    version,
+  }
+}
+
+function release(held: HoldEntry, answer: AttemptAnswer, cause: 'served' | 'settled', version: Version): HoldEntry {
+  return { ...held, state: 'released', checks: held.checks + 1, releasedAt: answer.now, releaseCause: cause, version }
+}
+
+function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version): HoldEntry {
+  const rung = startingRung(previous, reason, now)
+  return {
+    ...target,
+    state: 'held',
+    reason,
+    message: failure.message,
+    since: now,
+    waitStartedAt: now,
+    ...baseWait(reason, rung, failure.waitHintMs),
+    rung,
+    checks: 0,
+    releasedAt: null,
+    releaseCause: null,
+    version,
+  }
+}
+
+/** Applies the outcome table to every hold covering the answered route, and holds what a new refusal names. */
+export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Settlement {
+  const failure = answer.failure
+  const refusal = failure && isHoldReason(failure.failureClass) ? failure.failureClass : null
+  const target = failure && refusal ? refusalTarget(answer, failure) : null
+  const targetId = target ? holdId(target) : null
+  const changed: HoldEntry[] = []
+  const events: HoldEvent[] = []
+  let targetSettled = false
+  let replacing: HoldEntry | null = null
+
+  const covering = [
+    context.lookup({ provider: answer.provider, keyId: answer.keyId, model: null }),
+    context.lookup({ provider: answer.provider, keyId: answer.keyId, model: answer.model }),
+  ]
+  for (const held of covering) {
+    if (held?.state !== 'held') continue
+    const sameTarget = holdId(held) === targetId
+    const verdict = judge(held, answer, refusal, sameTarget)
+    if (verdict === 'ignore' || verdict === 'climb') targetSettled ||= sameTarget
+    if (verdict === 'release' || verdict === 'replace_in_favour') {
+      const entry = release(held, answer, failure ? 'settled' : 'served', context.stamp())
+      // A tombstone about to be overwritten by the new hold at the same place is reported, not stored.
+      if (verdict === 'release') changed.push(entry)
+      events.push({ kind: 'released', entry, previous: held, cause: entry.releaseCause as 'served' | 'settled' })
+    } else if (verdict === 'climb' || verdict === 'repeat') {
+      const entry = renew(held, answer, verdict === 'climb', context.stamp())
+      changed.push(entry)
+      events.push({ kind: 'renewed', entry, previous: held, outcome: verdict === 'climb' ? 'refused_again' : 'inconclusive' })
+    } else if (verdict === 'replace') {
+      replacing = held
+    }
+  }
+
+  if (target && refusal && failure && !targetSettled) {
+    const previous = context.lookup(target)
+    const stale =
+      (context.resetAt !== undefined && answer.startedAt < context.resetAt) ||
+      (previous?.state === 'released' && previous.releasedAt !== null && answer.startedAt < previous.releasedAt)
+    if (!stale) {
+      // After a favourable replacement the previous entry is the hold just released, so the rung starts at the bottom.
+      const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp())
+      changed.push(entry)
+      events.push({ kind: 'placed', entry, askedWaitMs: failure.waitHintMs, replaces: replacing })
+    }
+  }
+  return { changed, events }
+}

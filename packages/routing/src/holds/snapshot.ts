@@ -1,0 +1,77 @@
+/**
+ * Reading hold entries back from untrusted JSON (a Postgres snapshot, a peer). The cluster
+ * validates gossip with its own schemas; this is the routing core's own guard, so nothing that
+ * is not a well-formed entry ever reaches a hold set.
+ */
+import type { Version } from './clock.ts'
+import { isHoldReason, type HoldEntry, type ReleaseCause } from './entry.ts'
+import type { HoldSnapshot } from './hold-set.ts'
+
+const RELEASE_CAUSES: readonly ReleaseCause[] = ['served', 'settled', 'operator', 'key_edit', 'deleted']
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0
+}
+
+function parseVersion(value: unknown): Version | null {
+  if (!isRecord(value)) return null
+  const { wallMs, counter, nodeId } = value
+  if (!isTime(wallMs) || !isCount(counter) || typeof nodeId !== 'string' || nodeId === '') return null
+  return { wallMs, counter, nodeId }
+}
+
+/** A well-formed hold entry built from `value`, or null when any field is missing or wrong. */
+export function parseHoldEntry(value: unknown): HoldEntry | null {
+  if (!isRecord(value)) return null
+  const { provider, keyId, model, state, reason, message, since, waitStartedAt, baseWaitMs, waitSource } = value
+  const { rung, checks, releasedAt, releaseCause } = value
+  const version = parseVersion(value.version)
+  if (!version) return null
+  if (typeof provider !== 'string' || provider === '' || typeof keyId !== 'string' || keyId === '') return null
+  if (model !== null && (typeof model !== 'string' || model === '')) return null
+  if (state !== 'held' && state !== 'released') return null
+  if (typeof reason !== 'string' || !isHoldReason(reason) || typeof message !== 'string') return null
+  if (!isTime(since) || !isTime(waitStartedAt) || !isTime(baseWaitMs)) return null
+  if (waitSource !== 'ladder' && waitSource !== 'provider') return null
+  if (!isCount(rung) || !isCount(checks)) return null
+  const released = state === 'released'
+  if (released ? !isTime(releasedAt) : releasedAt !== null) return null
+  if (released ? !RELEASE_CAUSES.includes(releaseCause as ReleaseCause) : releaseCause !== null) return null
+  return {
+    provider,
+    keyId,
+    model,
+    state,
+    reason,
+    message,
+    since,
+    waitStartedAt,
+    baseWaitMs,
+    waitSource,
+    rung,
+    checks,
+    releasedAt: released ? (releasedAt as number) : null,
+    releaseCause: released ? (releaseCause as ReleaseCause) : null,
+    version,
+  }
+}
+
+/** The well-formed entries of an untrusted snapshot, and how many were dropped as malformed. */
+export function parseHoldSnapshot(value: unknown): { snapshot: HoldSnapshot; rejected: number } {
+  const raw = isRecord(value) && value.format === 1 && Array.isArray(value.entries) ? value.entries : null
+  if (raw === null) return { snapshot: { format: 1, entries: [] }, rejected: 1 }
+  const entries: HoldEntry[] = []
+  for (const item of raw) {
+    const entry = parseHoldEntry(item)
+    if (entry) entries.push(entry)
+  }
+  return { snapshot: { format: 1, entries }, rejected: raw.length - entries.length }
+}
