@@ -6,7 +6,12 @@ export function upstreamModel(request: AttemptRequest): string {
   return request.key.aliases?.[request.model] ?? request.model
 }
 
-/** Serializes the caller's body for the upstream with the upstream's model name. */
+/**
+ * Serializes the caller's body for the upstream with the upstream's model name. The body is
+ * the engine's own parsed copy and every attempt sets `model` before sending, so it is
+ * updated in place rather than copied.
+ */
 export function upstreamBody(body: ChatRequestBody, model: string): string {
-  return JSON.stringify(body.model === model ? body : { ...body, model })
+  body.model = model
+  return JSON.stringify(body)
 }

@@ -74,14 +74,14 @@ export interface AttemptRequest {
 
 /**
  * A successful non-streaming answer in OpenAI chat.completion shape: either the upstream's
- * own JSON text (passed through unparsed, the fast path) or an object we built.
+ * own JSON bytes (passed through unparsed: the fast path) or an object we built.
  */
 export type JsonSuccess = {
   ok: true
   kind: 'json'
   status: number
   headers: Record<string, string>
-} & ({ text: string; body?: undefined } | { body: Record<string, unknown>; text?: undefined })
+} & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
 
 /**
  * A successful streaming answer. `events` yields the JSON text of each OpenAI

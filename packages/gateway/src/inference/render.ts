@@ -8,20 +8,17 @@ export function renderJson(context: Context, served: Served): Response {
   const success = served.success
   if (success.kind !== 'json') throw new Error('renderJson needs a JSON success')
   const extra = JSON.stringify(served.extraFields)
-  let text: string
-  if (success.text !== undefined) {
-    // Splice into the upstream's own text rather than parse and re-serialize it.
-    const source = success.text
-    const close = source.lastIndexOf('}')
+  if (success.bytes !== undefined) {
+    // Splice into the upstream's own bytes rather than parse and re-serialize them.
+    const bytes = success.bytes
+    const close = bytes.lastIndexOf(0x7d)
     let last = close - 1
-    while (last >= 0 && (source[last] === ' ' || source[last] === '\n' || source[last] === '\r' || source[last] === '\t')) last--
-    const empty = source[last] === '{'
-    text = `${source.slice(0, close)}${empty ? '' : ','}"extra_fields":${extra}}`
-  } else {
-    text = JSON.stringify(success.body)
-    text = `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`
+    while (last >= 0 && (bytes[last] === 0x20 || bytes[last] === 0x0a || bytes[last] === 0x0d || bytes[last] === 0x09)) last--
+    const tail = Buffer.from(`${bytes[last] === 0x7b ? '' : ','}"extra_fields":${extra}}`)
+    return context.body(Buffer.concat([bytes.subarray(0, close), tail]), 200, { 'content-type': 'application/json' })
   }
-  return context.body(text, 200, { 'content-type': 'application/json' })
+  const text = JSON.stringify(success.body)
+  return context.body(`${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`, 200, { 'content-type': 'application/json' })
 }
 
 /**

@@ -44,18 +44,25 @@ export async function sendOpenAiShaped(
   const headers = flattenHeaders(response.headers)
   if (stream) return { ok: true, kind: 'stream', status: response.statusCode, headers, events: openAiEvents(response.body) }
   try {
-    const text = await response.body.text()
-    if (!looksLikeJsonObject(text)) {
+    const bytes = Buffer.from(await response.body.arrayBuffer())
+    if (!looksLikeJsonObject(bytes)) {
       return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: response.statusCode, waitHintMs: null, message: `The upstream answered ${response.statusCode} with a body that is not a JSON object`, code: null }, headers }
     }
-    return { ok: true, kind: 'json', status: response.statusCode, headers, text }
+    return { ok: true, kind: 'json', status: response.statusCode, headers, bytes }
   } catch (error) {
     return thrownFailure(error)
   }
 }
 
-/** A cheap shape check: the gateway splices `extra_fields` into the text instead of parsing it. */
-function looksLikeJsonObject(text: string): boolean {
-  const start = text.search(/\S/)
-  return start >= 0 && text[start] === '{' && text.trimEnd().endsWith('}')
+/** A cheap shape check: the gateway splices `extra_fields` into the bytes instead of parsing them. */
+function looksLikeJsonObject(bytes: Buffer): boolean {
+  let first = 0
+  while (first < bytes.length && isSpace(bytes[first]!)) first++
+  let last = bytes.length - 1
+  while (last > first && isSpace(bytes[last]!)) last--
+  return bytes[first] === 0x7b && bytes[last] === 0x7d
+}
+
+function isSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
 }

@@ -1,0 +1,251 @@
+/**
+ * The adaptive load balancer of one node: metrics in, a recompute every 5 s, selection tables out.
+ * Spec: reference/adaptive-load-balancing.txt; reference/adaptive-routing-overview.txt, "How
+ * adaptive routing works". Time and randomness come in as arguments; nothing here reads a clock.
+ */
+import { holdsKey } from '../failures/failure-class.ts'
+import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
+import { decideKey, type KeyDecision, type KeyOptions } from './keys.ts'
+import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
+import { rescoreModel, routeWeight } from './scoring.ts'
+import { buildModelTable, routeKey, servesModel, type ModelTable } from './tables.ts'
+import { TABLE_IDLE_CYCLES } from './tuning.ts'
+import type { AttemptOutcome, BalancerKey, BalancerProvider, HeldPredicate, RouteRef, RouteSnapshot, RouteState } from './types.ts'
+
+/** A key's weight for the rotation module, in configured order. */
+export interface KeyWeight {
+  keyId: string
+  weight: number
+}
+
+/** What the balancer is created with. */
+export interface AdaptiveBalancerInit {
+  providers: readonly BalancerProvider[]
+  /** The held-keys logic's answer; call `holdsChanged()` whenever it would change. */
+  isHeld: HeldPredicate
+}
+
+/** The adaptive load balancer. Hot-path methods read tables; the rest runs off the hot path. */
+export interface AdaptiveBalancer {
+  /** Replaces the providers and keys; metrics of removed keys, and of models a key no longer serves, are dropped. */
+  setProviders(providers: readonly BalancerProvider[]): void
+  /** Tells the balancer that holds were placed or released, so tables re-read `isHeld`. */
+  holdsChanged(): void
+  /** An attempt was sent on a route (in-flight + 1). Pair each with one `attemptFinished`. */
+  attemptStarted(route: RouteRef, now: number): void
+  /** An attempt ended (in-flight - 1) with this outcome. A refusal that holds the key fails its route at once. */
+  attemptFinished(outcome: AttemptOutcome): void
+  /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
+  recompute(now: number): void
+  /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
+  failRoute(route: RouteRef, now: number): void
+  /** A hold on the route was released (a check served, or an operator): it goes to recovering. */
+  releaseRoute(route: RouteRef, now: number): void
+  /** Level 1: the provider and fallbacks of a request for `model`. */
+  selectDirection(model: string, options: DirectionOptions): DirectionDecision
+  /** Level 2: the key of an attempt on `provider` for `model`. Never a held key. */
+  selectKey(provider: string, model: string, random: () => number, options?: KeyOptions): KeyDecision
+  /** Per-key weights for the rotation module: adaptive (or static with key selection off); 0 when held or failed. */
+  keyWeights(provider: string, model: string, routeSelectionEnabled?: boolean): readonly KeyWeight[]
+  /** True while the balancer still offers the route: its key serves the model and is neither failed nor held. */
+  isRouteOffered(route: RouteRef): boolean
+  /** The state of a route as the dashboard shows it (held reads failed). */
+  routeState(route: RouteRef): RouteState
+  /** Every known route with its weight, shares and score parts, for the routes API. */
+  routes(): RouteSnapshot[]
+}
+
+/** Creates the adaptive load balancer of one node. */
+export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBalancer {
+  const isHeld = init.isHeld
+  let providers: readonly BalancerProvider[] = []
+  let keysByProvider = new Map<string, Map<string, BalancerKey>>()
+  const metrics = new Map<string, RouteMetrics>()
+  const tables = new Map<string, ModelTable>()
+  let cycle = 0
+  let holdsVersion = 0
+
+  const metricsOf = (provider: string, model: string, keyId: string) => metrics.get(routeKey(provider, model, keyId))
+
+  const keyOf = (provider: string, keyId: string) => keysByProvider.get(provider)?.get(keyId)
+
+  /** The metrics of a configured route, created on first use; undefined for a key we do not know (a caller's own key). */
+  const track = (route: RouteRef, now: number): RouteMetrics | undefined => {
+    const id = routeKey(route.provider, route.model, route.keyId)
+    const existing = metrics.get(id)
+    if (existing !== undefined) return existing
+    const key = keyOf(route.provider, route.keyId)
+    if (key === undefined || !servesModel(key, route.model)) return undefined
+    const created = createRouteMetrics(route.provider, route.model, route.keyId, now)
+    metrics.set(id, created)
+    return created
+  }
+
+  const build = (model: string) =>
+    buildModelTable(model, providers, (provider, keyId) => metricsOf(provider, model, keyId), isHeld, cycle, holdsVersion)
+
+  const tableFor = (model: string): ModelTable => {
+    let table = tables.get(model)
+    if (table === undefined || table.holdsVersion !== holdsVersion) {
+      table = build(model)
+      tables.set(model, table)
+    }
+    table.usedCycle = cycle
+    return table
+  }
+
+  const setProviders = (next: readonly BalancerProvider[]) => {
+    providers = next
+    keysByProvider = new Map(next.map((entry) => [entry.provider, new Map(entry.keys.map((key) => [key.id, key]))]))
+    for (const [id, route] of metrics) {
+      const key = keyOf(route.provider, route.keyId)
+      if (key === undefined || !servesModel(key, route.model)) metrics.delete(id)
+    }
+    tables.clear()
+  }
+
+  /** Keys sharing a direction's load: serving the model, neither failed nor held (never-used ones included). */
+  const keysServing = (provider: string, model: string) => {
+    let count = 0
+    for (const key of keysByProvider.get(provider)?.values() ?? []) {
+      if (!servesModel(key, model) || isHeld(provider, key.id, model)) continue
+      if (metricsOf(provider, model, key.id)?.state !== 'failed') count++
+    }
+    return count
+  }
+
+  /** Fails a route at once; its model's table is rebuilt on the next selection. */
+  function failRoute(route: RouteRef, now: number): void {
+    const tracked = track(route, now)
+    if (tracked === undefined) return
+    enterFailed(tracked, now)
+    tables.delete(route.model)
+  }
+
+  setProviders(init.providers)
+
+  return {
+    setProviders,
+    holdsChanged() {
+      holdsVersion++
+    },
+    attemptStarted(route, now) {
+      const tracked = track(route, now)
+      if (tracked !== undefined) tracked.inFlight += 1
+    },
+    attemptFinished(outcome) {
+      const tracked = track(outcome, outcome.now)
+      if (tracked === undefined) return
+      tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+      recordAttempt(tracked, outcome)
+      if (outcome.failureClass !== null && holdsKey(outcome.failureClass)) failRoute(outcome, outcome.now)
+    },
+    recompute(now) {
+      cycle++
+      const byModel = new Map<string, RouteMetrics[]>()
+      for (const route of metrics.values()) {
+        const list = byModel.get(route.model)
+        if (list === undefined) byModel.set(route.model, [route])
+        else list.push(route)
+      }
+      const context = { isHeld, keysServing }
+      for (const routes of byModel.values()) rescoreModel(routes, now, context)
+      for (const [id, route] of metrics) {
+        // A route idle for long enough that nothing of it is left to remember goes back to a cold start.
+        if (route.state === 'healthy' && route.inFlight === 0 && route.attempts < 0.01 && route.baselineWeight < 0.01) metrics.delete(id)
+      }
+      for (const [model, table] of tables) {
+        if (cycle - table.usedCycle > TABLE_IDLE_CYCLES) tables.delete(model)
+        else tables.set(model, { ...build(model), usedCycle: table.usedCycle })
+      }
+    },
+    failRoute,
+    releaseRoute(route, now) {
+      const tracked = track(route, now)
+      if (tracked === undefined || tracked.state !== 'failed') return
+      // Back on the bottom of the ramp at once, "so the key earns its traffic back" (reference: "Checking a held key again").
+      enterRecovering(tracked, now)
+      tracked.recoveryProgress = 0
+      tracked.weight = routeWeight(tracked)
+      tables.delete(route.model)
+    },
+    selectDirection(model, options) {
+      return decideDirection(tableFor(model), options, tableFor)
+    },
+    selectKey(provider, model, random, options) {
+      const decision = decideKey(tableFor(model).byProvider.get(provider), random, options)
+      if (decision.keyId === null || !isHeld(provider, decision.keyId, model)) return decision
+      // A hold the caller did not announce: re-read every hold, then decide again.
+      holdsVersion++
+      return decideKey(tableFor(model).byProvider.get(provider), random, options)
+    },
+    keyWeights(provider, model, routeSelectionEnabled = true) {
+      const direction = tableFor(model).byProvider.get(provider)
+      if (direction === undefined) return []
+      return direction.keys.map((key, index) => ({
+        keyId: key.id,
+        weight: direction.held[index] ? 0 : routeSelectionEnabled ? direction.adaptiveWeights[index]! : key.weight,
+      }))
+    },
+    isRouteOffered(route) {
+      const key = keyOf(route.provider, route.keyId)
+      if (key === undefined || !servesModel(key, route.model)) return false
+      if (isHeld(route.provider, route.keyId, route.model)) return false
+      return metricsOf(route.provider, route.model, route.keyId)?.state !== 'failed'
+    },
+    routeState(route) {
+      if (isHeld(route.provider, route.keyId, route.model)) return 'failed'
+      return metricsOf(route.provider, route.model, route.keyId)?.state ?? 'healthy'
+    },
+    routes() {
+      return snapshotRoutes(providers, metrics, tables, tableFor, keyOf, isHeld)
+    },
+  }
+}
+
+/** Every tracked route, plus the never-used keys of the models configured or in use (cold, at full weight). */
+function snapshotRoutes(
+  providers: readonly BalancerProvider[],
+  metrics: ReadonlyMap<string, RouteMetrics>,
+  tables: ReadonlyMap<string, ModelTable>,
+  tableFor: (model: string) => ModelTable,
+  keyOf: (provider: string, keyId: string) => BalancerKey | undefined,
+  isHeld: HeldPredicate,
+): RouteSnapshot[] {
+  const models = new Set<string>(tables.keys())
+  for (const route of metrics.values()) models.add(route.model)
+  for (const entry of providers) for (const key of entry.keys) for (const model of key.models) if (model !== '*') models.add(model)
+  const snapshots: RouteSnapshot[] = []
+  for (const model of models) {
+    for (const direction of tableFor(model).directions) {
+      let attempts = 0
+      for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
+      direction.keys.forEach((key, index) => {
+        const route = metrics.get(routeKey(direction.provider, model, key.id))
+        const held = isHeld(direction.provider, key.id, model)
+        const weight = direction.adaptiveWeights[index]!
+        snapshots.push({
+          provider: direction.provider,
+          model,
+          keyId: key.id,
+          keyName: keyOf(direction.provider, key.id)?.name ?? key.name,
+          state: held ? 'failed' : (route?.state ?? 'healthy'),
+          held,
+          weight,
+          expectedShare: direction.adaptive.total > 0 ? weight / direction.adaptive.total : 0,
+          actualShare: attempts > 0 ? (route?.attempts ?? 0) / attempts : 0,
+          errorRate: route === undefined ? 0 : errorRate(route),
+          latencyMs: route === undefined ? null : displayLatency(route),
+          inFlight: route?.inFlight ?? 0,
+          parts: {
+            errorPenalty: route?.errorPenalty ?? 0,
+            latencyPenalty: route?.latencyPenalty ?? 0,
+            utilisation: route?.utilisation ?? 0,
+            recoveryProgress: route?.recoveryProgress ?? 1,
+          },
+        })
+      })
+    }
+  }
+  return snapshots
+}

@@ -1,0 +1,155 @@
+/**
+ * Level 1: which provider serves a request, and which fallbacks follow it, under the five switches.
+ * Spec: reference/adaptive-load-balancing.txt, "Configuration" and "Scope & Limitations".
+ *
+ * - Provider selection off: the request's provider and fallback list are left untouched (a request
+ *   naming no provider gets the first configured provider serving the model).
+ * - No provider named: a provider that is not failed, drawn by score (equally healthy ones split the
+ *   requests; a clearly worse one gets a small share), the other ones behind it as fallbacks best first (after the configured ones); failed configured fallbacks pruned when
+ *   `prune_failed_fallbacks` is on.
+ * - Provider named: kept. With `append_fallbacks_to_pinned` the healthy providers are appended (and
+ *   pruning applies); without it the request passes through untouched, unless
+ *   `reroute_failed_directions` is on and its provider is failed: then it moves to the best healthy
+ *   provider (or stays when there is none) and is handled as if appending were on.
+ */
+import { drawDirection, type ModelTable } from './tables.ts'
+import type { LoadBalancerSettings, Direction } from './types.ts'
+
+/** Why the primary provider is the one it is. */
+export type DirectionReason =
+  /** No provider named: the best-scored provider serving the model (one of the equally healthy best). */
+  | 'scored'
+  /** No provider named: a healthy but lower-scored provider, drawn for its smaller share (it keeps being measured). */
+  | 'scored_lower'
+  /** No provider named and every provider serving the model is failed: the first one, sent anyway. */
+  | 'all_failed'
+  /** Provider selection is off and no provider named: the first configured provider serving the model. */
+  | 'static'
+  /** The named provider, kept. */
+  | 'pinned'
+  /** The named provider is failed, and re-routing is off (or provider selection is): kept on it. */
+  | 'pinned_failed_kept'
+  /** The named provider is failed: moved to the best healthy provider for the model. */
+  | 'pinned_rerouted'
+  /** The named provider is failed and re-routing is on, but no healthy provider serves the model: kept. */
+  | 'pinned_no_alternative'
+  /** No configured provider serves the model. */
+  | 'no_provider'
+
+/** The provider decision of one request, with everything the routing log needs. */
+export interface DirectionDecision {
+  primary: Direction | null
+  fallbacks: readonly Direction[]
+  reason: DirectionReason
+  /** The direction the request named, if it named a provider. */
+  pinned: Direction | null
+  /** Fallbacks the balancer added behind the configured ones. */
+  appended: readonly Direction[]
+  /** Configured fallbacks dropped because they are failed. */
+  pruned: readonly Direction[]
+  /** Providers serving the model that were left out because every key is failed or held. */
+  skipped: readonly Direction[]
+  /** The primary direction's score on the weight scale; null when it has no table. */
+  score: number | null
+}
+
+/** What a request brings to provider selection. */
+export interface DirectionOptions {
+  /** The provider the request named (`openai/gpt-4o`), if any. */
+  pinnedProvider?: string
+  /** The request's own fallbacks, in its order. */
+  configuredFallbacks?: readonly Direction[]
+  settings: LoadBalancerSettings
+  /** Draws the provider by its share of the scores; without it the best is always chosen. */
+  random?: () => number
+}
+
+const NONE: readonly Direction[] = Object.freeze([])
+
+function sameTarget(left: Direction, right: Direction): boolean {
+  return left.provider === right.provider && left.model === right.model
+}
+
+/**
+ * Decides the primary provider and the fallbacks of one request for `model`. `tableOf` returns the
+ * table of another model, for pruning configured fallbacks that name a different model.
+ */
+export function decideDirection(table: ModelTable, options: DirectionOptions, tableOf: (model: string) => ModelTable): DirectionDecision {
+  const { pinnedProvider, settings } = options
+  const configured = options.configuredFallbacks ?? NONE
+  const model = table.model
+  const skipped = table.failedTargets
+
+  if (pinnedProvider !== undefined) {
+    const pinned: Direction = { provider: pinnedProvider, model }
+    const direction = table.byProvider.get(pinnedProvider)
+    const pinnedFailed = direction?.failedDirection ?? false
+    const keptReason = pinnedFailed ? 'pinned_failed_kept' : 'pinned'
+    const score = direction?.score ?? null
+    if (settings.direction_selection_enabled && pinnedFailed && settings.reroute_failed_directions) {
+      if (table.ranked.length === 0) return handled(table, pinned, 'pinned_no_alternative', pinned, configured, settings, tableOf, score)
+      const best = table.ranked[drawDirection(table, options.random)]!
+      return handled(table, { provider: best.provider, model }, 'pinned_rerouted', pinned, configured, settings, tableOf, best.score)
+    }
+    if (settings.direction_selection_enabled && settings.append_fallbacks_to_pinned) {
+      return handled(table, pinned, keptReason, pinned, configured, settings, tableOf, score)
+    }
+    return { primary: pinned, fallbacks: configured, reason: keptReason, pinned, appended: NONE, pruned: NONE, skipped, score }
+  }
+
+  if (table.directions.length === 0) {
+    return { primary: null, fallbacks: configured, reason: 'no_provider', pinned: null, appended: NONE, pruned: NONE, skipped, score: null }
+  }
+  if (!settings.direction_selection_enabled) {
+    const first = table.directions[0]!
+    return { primary: { provider: first.provider, model }, fallbacks: configured, reason: 'static', pinned: null, appended: NONE, pruned: NONE, skipped, score: first.score }
+  }
+  if (table.ranked.length === 0) {
+    const first = table.directions[0]!
+    return handled(table, { provider: first.provider, model }, 'all_failed', null, configured, settings, tableOf, first.score)
+  }
+  const index = drawDirection(table, options.random)
+  const best = table.ranked[index]!
+  const reason = index < table.tieCount ? 'scored' : 'scored_lower'
+  if (configured.length === 0) {
+    // The hot path: every list here is precomputed by the table.
+    const fallbacks = table.fallbacksAfter[index]!
+    return { primary: { provider: best.provider, model }, fallbacks, reason, pinned: null, appended: fallbacks, pruned: NONE, skipped, score: best.score }
+  }
+  return handled(table, { provider: best.provider, model }, reason, null, configured, settings, tableOf, best.score)
+}
+
+/**
+ * A request Level 1 handles in full: configured fallbacks normalised (the primary itself dropped,
+ * failed ones pruned when pruning is on), then the healthy providers for the model appended, best first.
+ */
+function handled(
+  table: ModelTable,
+  primary: Direction,
+  reason: DirectionReason,
+  pinned: Direction | null,
+  configured: readonly Direction[],
+  settings: LoadBalancerSettings,
+  tableOf: (model: string) => ModelTable,
+  score: number | null,
+): DirectionDecision {
+  const fallbacks: Direction[] = []
+  const pruned: Direction[] = []
+  for (const fallback of configured) {
+    if (sameTarget(fallback, primary) || fallbacks.some((kept) => sameTarget(kept, fallback))) continue
+    const fallbackTable = fallback.model === table.model ? table : tableOf(fallback.model)
+    if (settings.prune_failed_fallbacks && fallbackTable.byProvider.get(fallback.provider)?.failedDirection === true) {
+      pruned.push(fallback)
+      continue
+    }
+    fallbacks.push(fallback)
+  }
+  const appended: Direction[] = []
+  for (const direction of table.ranked) {
+    const target: Direction = { provider: direction.provider, model: table.model }
+    if (sameTarget(target, primary) || fallbacks.some((kept) => sameTarget(kept, target))) continue
+    appended.push(target)
+    fallbacks.push(target)
+  }
+  return { primary, fallbacks, reason, pinned, appended, pruned: pruned.length > 0 ? pruned : NONE, skipped: table.failedTargets, score }
+}

@@ -1,0 +1,33 @@
+/**
+ * Adaptive load balancing: per-route metrics, a 5-second recompute of weights and states, and
+ * provider-then-key selection from precomputed tables under the five switches.
+ * Spec: reference/adaptive-load-balancing.txt.
+ */
+export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit, type KeyWeight } from './balancer.ts'
+export type { DirectionDecision, DirectionOptions, DirectionReason } from './directions.ts'
+export type { KeyDecision, KeyOptions, KeyReason } from './keys.ts'
+export type { KeySkipReason, SkippedKey } from './tables.ts'
+export { directionLog, keyLog, type RoutingLogEntry } from './routing-log.ts'
+export {
+  applySessionAffinity,
+  createSessionAffinity,
+  type AffinityOutcome,
+  type AffinityResult,
+  type SessionAffinity,
+  type SessionAffinityInit,
+  type SessionRoute,
+} from './session.ts'
+export { RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+export {
+  defaultLoadBalancerSettings,
+  type AttemptOutcome,
+  type BalancerKey,
+  type BalancerProvider,
+  type HeldPredicate,
+  type LoadBalancerSettings,
+  type RouteRef,
+  type RouteSnapshot,
+  type RouteState,
+  type ScoreParts,
+  type Direction,
+} from './types.ts'

@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest'
+import { createAdaptiveBalancer } from './balancer.ts'
+import { errorPenaltyOf, latencyPenaltyOf, weightOf } from './scoring.ts'
+import { normalisedLatency } from './metrics.ts'
+import { BREAKER_MS, RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+import type { FailureClass } from '../failures/failure-class.ts'
+import type { BalancerProvider, RouteRef } from './types.ts'
+
+const MODEL = 'gpt-4o'
+const providers: BalancerProvider[] = [
+  { provider: 'openai', keys: ['k1', 'k2', 'k3'].map((id) => ({ id, name: id, models: [MODEL], weight: 1 })) },
+]
+const route = (keyId: string): RouteRef => ({ provider: 'openai', model: MODEL, keyId })
+
+function setup(held: Set<string> = new Set()) {
+  const balancer = createAdaptiveBalancer({ providers, isHeld: (_, keyId) => held.has(keyId) })
+  const feed = (keyId: string, now: number, failureClass: FailureClass | null, latencyMs = 500, completionTokens = 0) => {
+    balancer.attemptStarted(route(keyId), now)
+    balancer.attemptFinished({ ...route(keyId), failureClass, latencyMs, completionTokens, now })
+  }
+  const weight = (keyId: string) => balancer.routes().find((snapshot) => snapshot.keyId === keyId)!.weight
+  const snapshot = (keyId: string) => balancer.routes().find((entry) => entry.keyId === keyId)!
+  return { balancer, feed, weight, snapshot }
+}
+
+describe('score parts', () => {
+  it('maps the error rate linearly to a full penalty at 25%', () => {
+    expect(errorPenaltyOf(0)).toBe(0)
+    expect(errorPenaltyOf(0.125)).toBe(0.5)
+    expect(errorPenaltyOf(0.9)).toBe(1)
+  })
+
+  it('penalises latency in proportion to how many times slower, against peers and the own baseline', () => {
+    expect(latencyPenaltyOf(null, 100, 100)).toBe(0)
+    expect(latencyPenaltyOf(100, 100, 100)).toBe(0)
+    expect(latencyPenaltyOf(50, 100, 100)).toBe(0)
+    expect(latencyPenaltyOf(150, 100, null)).toBe(0.25)
+    expect(latencyPenaltyOf(150, 100, 100)).toBe(0.5)
+    expect(latencyPenaltyOf(1000, 100, 100)).toBe(1)
+  })
+
+  it('divides latency by the work of the request, so long answers are not a slow key', () => {
+    expect(normalisedLatency(500)).toBe(500)
+    expect(normalisedLatency(5500, 0, 1000)).toBe(500)
+  })
+
+  it('keeps every weight on the scale with its floor', () => {
+    expect(weightOf(1)).toBe(WEIGHT_MAX)
+    expect(weightOf(0)).toBe(WEIGHT_FLOOR)
+    expect(weightOf(-3)).toBe(WEIGHT_FLOOR)
+  })
+})
+
+describe('route states', () => {
+  it('starts a new key healthy at full weight (optimistic cold start)', () => {
+    const { snapshot } = setup()
+    expect(snapshot('k1')).toMatchObject({ state: 'healthy', weight: WEIGHT_MAX })
+  })
+
+  it('never counts caller faults or cancels against a key', () => {
+    const { balancer, feed, snapshot } = setup()
+    for (let step = 0; step < 20; step++) feed('k1', step * 100, step % 2 === 0 ? 'caller_fault' : 'cancelled')
+    balancer.recompute(5_000)
+    expect(snapshot('k1')).toMatchObject({ state: 'healthy', errorRate: 0 })
+    expect(snapshot('k1').parts.errorPenalty).toBe(0)
+  })
+
+  it('marks a route degraded at the first signs of trouble, and failed on sustained errors', () => {
+    const { balancer, feed, snapshot, weight } = setup()
+    for (let step = 0; step < 4; step++) feed('k1', 1_000, null)
+    feed('k1', 1_000, 'transient')
+    balancer.recompute(1_000)
+    expect(snapshot('k1').state).toBe('degraded')
+    expect(weight('k1')).toBeLessThan(WEIGHT_MAX)
+    expect(weight('k1')).toBeGreaterThanOrEqual(WEIGHT_FLOOR)
+    for (let step = 0; step < 5; step++) feed('k1', 2_000, 'timeout')
+    balancer.recompute(5_000)
+    expect(snapshot('k1')).toMatchObject({ state: 'failed', weight: 0 })
+  })
+
+  it('goes back from degraded to healthy once the errors have decayed', () => {
+    const { balancer, feed, snapshot } = setup()
+    for (let step = 0; step < 4; step++) feed('k1', 0, null)
+    feed('k1', 0, 'transient')
+    balancer.recompute(0)
+    expect(snapshot('k1').state).toBe('degraded')
+    for (let cycle = 1; cycle <= 12; cycle++) {
+      for (let step = 0; step < 4; step++) feed('k1', cycle * 5_000, null)
+      balancer.recompute(cycle * 5_000)
+    }
+    expect(snapshot('k1').state).toBe('healthy')
+  })
+
+  it('fails a route at once on a refusal of the key, without waiting for a recompute', () => {
+    const { balancer, feed } = setup()
+    feed('k2', 0, 'credential')
+    expect(balancer.routeState(route('k2'))).toBe('failed')
+    for (let draw = 0; draw < 100; draw++) expect(balancer.selectKey('openai', MODEL, () => draw / 100).keyId).not.toBe('k2')
+  })
+
+  it('moves failed to recovering after the breaker timer, and back to healthy only after clean live traffic', () => {
+    const { balancer, feed, snapshot, weight } = setup()
+    balancer.failRoute(route('k1'), 0)
+    balancer.recompute(BREAKER_MS - 5_000)
+    expect(snapshot('k1').state).toBe('failed')
+    balancer.recompute(BREAKER_MS)
+    expect(snapshot('k1').state).toBe('recovering')
+    const weights = [weight('k1')]
+    let now = BREAKER_MS
+    for (let cycle = 1; cycle <= 4; cycle++) {
+      now += 5_000
+      for (let step = 0; step < 2; step++) feed('k1', now, null)
+      balancer.recompute(now)
+      weights.push(weight('k1'))
+    }
+    expect(snapshot('k1').state).toBe('healthy')
+    // Only the load it carries alone (the utilisation term) keeps it from the very top.
+    expect(weights.at(-1)).toBeGreaterThan(0.8 * WEIGHT_MAX)
+    for (let index = 1; index < weights.length; index++) expect(weights[index]).toBeGreaterThanOrEqual(weights[index - 1]! - 1e-9)
+    expect(weights[1]).toBeGreaterThan(weights[0]!)
+  })
+
+  it('does not promote a recovering route on a burst: time must pass too', () => {
+    const { balancer, feed, snapshot } = setup()
+    balancer.failRoute(route('k1'), 0)
+    balancer.recompute(BREAKER_MS)
+    for (let step = 0; step < RECOVERY_CLEAN_REQUESTS * 3; step++) feed('k1', BREAKER_MS + 1, null)
+    balancer.recompute(BREAKER_MS + 5_000)
+    expect(snapshot('k1').state).toBe('recovering')
+    balancer.recompute(BREAKER_MS + 10_000)
+    expect(snapshot('k1').state).toBe('healthy')
+  })
+
+  it('sends a recovering route that keeps failing back to failed', () => {
+    const { balancer, feed, snapshot } = setup()
+    balancer.failRoute(route('k1'), 0)
+    balancer.recompute(BREAKER_MS)
+    feed('k1', BREAKER_MS + 1, 'transient')
+    feed('k1', BREAKER_MS + 2, 'transient')
+    balancer.recompute(BREAKER_MS + 5_000)
+    expect(snapshot('k1').state).toBe('failed')
+  })
+
+  it('never lets the breaker release a held key; a released hold goes to recovering', () => {
+    const held = new Set(['k1'])
+    const { balancer, snapshot } = setup(held)
+    balancer.failRoute(route('k1'), 0)
+    for (let now = 5_000; now <= 600_000; now += 5_000) balancer.recompute(now)
+    expect(snapshot('k1')).toMatchObject({ state: 'failed', held: true, weight: 0 })
+    held.delete('k1')
+    balancer.holdsChanged()
+    balancer.releaseRoute(route('k1'), 600_001)
+    expect(snapshot('k1')).toMatchObject({ state: 'recovering', held: false })
+    expect(snapshot('k1').weight).toBeGreaterThan(WEIGHT_FLOOR)
+  })
+
+  it('scores a slower key lower than its peers, allowing for the size of the answer', () => {
+    const { balancer, feed, snapshot } = setup()
+    for (let cycle = 0; cycle < 6; cycle++) {
+      const now = cycle * 5_000
+      for (let step = 0; step < 5; step++) {
+        feed('k1', now, null, 500, 0)
+        // k2 writes ten times longer answers at the same speed per token: not slower.
+        feed('k2', now, null, 5_500, 1_000)
+        feed('k3', now, null, 1_500, 0)
+      }
+      balancer.recompute(now)
+    }
+    expect(snapshot('k1').parts.latencyPenalty).toBe(0)
+    expect(snapshot('k2').parts.latencyPenalty).toBe(0)
+    expect(snapshot('k3').parts.latencyPenalty).toBeGreaterThan(0.5)
+    expect(snapshot('k3').state).toBe('degraded')
+    expect(snapshot('k3').weight).toBeLessThan(snapshot('k1').weight)
+  })
+
+  it('notices a key slowing down against its own baseline even when it has no faster peer', () => {
+    const single: BalancerProvider[] = [{ provider: 'openai', keys: [{ id: 'k1', name: 'k1', models: [MODEL], weight: 1 }] }]
+    const balancer = createAdaptiveBalancer({ providers: single, isHeld: () => false })
+    const feed = (now: number, latencyMs: number) => {
+      balancer.attemptStarted(route('k1'), now)
+      balancer.attemptFinished({ ...route('k1'), failureClass: null, latencyMs, now })
+    }
+    let now = 0
+    for (; now < 300_000; now += 5_000) {
+      for (let step = 0; step < 5; step++) feed(now, 500)
+      balancer.recompute(now)
+    }
+    expect(balancer.routes()[0]!.parts.latencyPenalty).toBe(0)
+    for (const end = now + 30_000; now < end; now += 5_000) {
+      for (let step = 0; step < 5; step++) feed(now, 1_500)
+      balancer.recompute(now)
+    }
+    expect(balancer.routes()[0]!.parts.latencyPenalty).toBeGreaterThan(0.3)
+  })
+})

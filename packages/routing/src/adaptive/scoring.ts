@@ -1,0 +1,183 @@
+/**
+ * The 5-second recompute of one model's routes: score parts, state transitions and weights.
+ * Spec: reference/adaptive-load-balancing.txt, "How Weight Calculation Works" and "Key Capabilities".
+ *
+ *   penalty = ERROR_WEIGHT * errorPenalty + LATENCY_WEIGHT * latencyPenalty + UTILISATION_WEIGHT * utilisationPenalty
+ *   weight  = WEIGHT_FLOOR + (WEIGHT_MAX - WEIGHT_FLOOR) * max(0, 1 - penalty)      (healthy, degraded)
+ *   weight  = WEIGHT_FLOOR + (WEIGHT_MAX - WEIGHT_FLOOR) * ramp * (1 - LATENCY_WEIGHT * latencyPenalty)  (recovering)
+ *   weight  = 0                                                                     (failed: out of rotation)
+ */
+import { decayTo, enterFailed, enterRecovering, errorRate, recentLatency, type RouteMetrics } from './metrics.ts'
+import {
+  BASELINE_MIN_SAMPLES,
+  BREAKER_MS,
+  DEGRADE_ERROR_RATE,
+  DEGRADE_LATENCY_PENALTY,
+  ERROR_RATE_FULL_PENALTY,
+  ERROR_WEIGHT,
+  FAIL_CYCLE_MIN_FAILURES,
+  FAIL_ERROR_RATE,
+  HEALTHY_ERROR_RATE,
+  HEALTHY_LATENCY_PENALTY,
+  LATENCY_BASELINE_SLOPE,
+  LATENCY_PEER_SLOPE,
+  LATENCY_WEIGHT,
+  RECOVERY_CLEAN_REQUESTS,
+  RECOVERY_MAX_FAILURES,
+  RECOVERY_MIN_MS,
+  RECOVERY_START,
+  UTILISATION_FREE,
+  UTILISATION_FULL_PENALTY,
+  UTILISATION_WEIGHT,
+  WEIGHT_FLOOR,
+  WEIGHT_MAX,
+} from './tuning.ts'
+
+/** What the recompute needs to know besides the metrics. */
+export interface ScoringContext {
+  /** Whether the route's key is held for its model: a held route is never released by the breaker. */
+  isHeld(provider: string, keyId: string, model: string): boolean
+  /** How many keys of the provider share the model's load (never-used ones included), for fair share. */
+  keysServing(provider: string, model: string): number
+}
+
+/** Clamps to [0, 1]. */
+function unit(value: number): number {
+  return value < 0 ? 0 : value > 1 ? 1 : value
+}
+
+/** The error penalty of an error rate: linear up to the full-penalty rate. */
+export function errorPenaltyOf(rate: number): number {
+  return unit(rate / ERROR_RATE_FULL_PENALTY)
+}
+
+/**
+ * The latency score (as a penalty in [0, 1]): proportional to how many times slower the route is
+ * than its peers' median and than its own baseline. Relative, never absolute (reference,
+ * "Scope & Limitations": "Relative, not absolute").
+ */
+export function latencyPenaltyOf(recent: number | null, peerMedian: number | null, baseline: number | null): number {
+  if (recent === null) return 0
+  let penalty = 0
+  if (peerMedian !== null && peerMedian > 0) penalty += LATENCY_PEER_SLOPE * Math.max(0, recent / peerMedian - 1)
+  if (baseline !== null && baseline > 0) penalty += LATENCY_BASELINE_SLOPE * Math.max(0, recent / baseline - 1)
+  return unit(penalty)
+}
+
+/** The utilisation penalty: zero up to fair share, full at UTILISATION_FULL_PENALTY times it. */
+export function utilisationPenaltyOf(utilisation: number): number {
+  return unit((utilisation - UTILISATION_FREE) / (UTILISATION_FULL_PENALTY - UTILISATION_FREE))
+}
+
+/** Maps a score in [0, 1] onto the fixed weight scale, never below the floor. */
+export function weightOf(score: number): number {
+  return WEIGHT_FLOOR + (WEIGHT_MAX - WEIGHT_FLOOR) * unit(score)
+}
+
+/** Progress of a recovering route: clean requests and time, whichever lags. */
+export function recoveryProgressOf(metrics: RouteMetrics, now: number): number {
+  const byRequests = metrics.recoveryClean / RECOVERY_CLEAN_REQUESTS
+  const byTime = (now - metrics.stateSince) / RECOVERY_MIN_MS
+  return unit(Math.min(byRequests, byTime))
+}
+
+/** Median of `sorted` with one element equal to `own` removed (a route is not its own peer); null when none is left. */
+function medianWithout(sorted: readonly number[], own: number | null): number | null {
+  let skip = sorted.length
+  let count = sorted.length
+  if (own !== null) {
+    let low = 0
+    let high = sorted.length - 1
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (sorted[middle]! < own) low = middle + 1
+      else high = middle
+    }
+    skip = low
+    count -= 1
+  }
+  if (count <= 0) return null
+  const at = (position: number) => sorted[position >= skip ? position + 1 : position]!
+  return (at((count - 1) >> 1) + at(count >> 1)) / 2
+}
+
+/** Moves a route between states from its error rate, latency, breaker timer and recovery. */
+function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number, held: boolean, now: number): void {
+  const cycleFailures = metrics.cycleFailures
+  const failingNow = cycleFailures >= FAIL_CYCLE_MIN_FAILURES && cycleFailures >= FAIL_ERROR_RATE * (cycleFailures + metrics.cycleSuccesses)
+  metrics.cycleFailures = 0
+  metrics.cycleSuccesses = 0
+  switch (metrics.state) {
+    case 'healthy':
+    case 'degraded':
+      if (rate >= FAIL_ERROR_RATE || failingNow) enterFailed(metrics, now)
+      else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
+        metrics.state = 'degraded'
+        metrics.stateSince = now
+      } else if (metrics.state === 'degraded' && rate < HEALTHY_ERROR_RATE && latencyPenalty < HEALTHY_LATENCY_PENALTY) {
+        metrics.state = 'healthy'
+        metrics.stateSince = now
+      }
+      return
+    case 'failed':
+      // The breaker's own short timer; a held key stays out until a check, an operator or a key
+      // change releases it (reference, "Checking a held key again", last paragraph).
+      if (!held && now - metrics.stateSince >= BREAKER_MS) enterRecovering(metrics, now)
+      return
+    case 'recovering':
+      if (metrics.recoveryFailures >= RECOVERY_MAX_FAILURES) enterFailed(metrics, now)
+      else if (recoveryProgressOf(metrics, now) >= 1) {
+        metrics.state = 'healthy'
+        metrics.stateSince = now
+      }
+      return
+  }
+}
+
+/**
+ * Recomputes every route of one model at `now`: peers for the latency score are all the model's
+ * other routes, on this provider and others; fair share is per direction (provider + model).
+ */
+export function rescoreModel(routes: readonly RouteMetrics[], now: number, context: ScoringContext): void {
+  const latencies: number[] = []
+  const loads = new Map<string, number>()
+  for (const metrics of routes) {
+    decayTo(metrics, now)
+    const latency = recentLatency(metrics)
+    if (latency !== null) latencies.push(latency)
+    loads.set(metrics.provider, (loads.get(metrics.provider) ?? 0) + metrics.inFlight + metrics.attempts)
+  }
+  latencies.sort((left, right) => left - right)
+
+  for (const metrics of routes) {
+    const rate = errorRate(metrics)
+    const recent = recentLatency(metrics)
+    const baseline = metrics.baselineWeight >= BASELINE_MIN_SAMPLES ? metrics.baselineSum / metrics.baselineWeight : null
+    const latencyPenalty = latencyPenaltyOf(recent, medianWithout(latencies, recent), baseline)
+    const directionLoad = loads.get(metrics.provider) ?? 0
+    const fairLoad = directionLoad / Math.max(1, context.keysServing(metrics.provider, metrics.model))
+    const utilisation = fairLoad > 0 ? (metrics.inFlight + metrics.attempts) / fairLoad : 0
+    const held = context.isHeld(metrics.provider, metrics.keyId, metrics.model)
+
+    transition(metrics, rate, latencyPenalty, held, now)
+
+    metrics.errorPenalty = errorPenaltyOf(rate)
+    metrics.latencyPenalty = latencyPenalty
+    metrics.utilisation = utilisation
+    metrics.recoveryProgress = metrics.state === 'recovering' ? recoveryProgressOf(metrics, now) : 1
+    metrics.weight = routeWeight(metrics)
+  }
+}
+
+/** The weight of a route from its state and score parts (see the formula at the top). */
+export function routeWeight(metrics: RouteMetrics): number {
+  if (metrics.state === 'failed') return 0
+  if (metrics.state === 'recovering') {
+    // Scored on latency and recovery progress, not on the error history it just left behind.
+    const ramp = RECOVERY_START + (1 - RECOVERY_START) * metrics.recoveryProgress
+    return weightOf(ramp * (1 - LATENCY_WEIGHT * metrics.latencyPenalty))
+  }
+  const penalty =
+    ERROR_WEIGHT * metrics.errorPenalty + LATENCY_WEIGHT * metrics.latencyPenalty + UTILISATION_WEIGHT * utilisationPenaltyOf(metrics.utilisation)
+  return weightOf(1 - penalty)
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+import { createAdaptiveBalancer } from './balancer.ts'
+import { applySessionAffinity, createSessionAffinity } from './session.ts'
+import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
+
+const MODEL = 'gpt-4o'
+const providers: BalancerProvider[] = [
+  { provider: 'openai', keys: [{ id: 'o1', name: 'o1', models: [MODEL], weight: 1 }, { id: 'o2', name: 'o2', models: [MODEL], weight: 1 }] },
+  { provider: 'azure', keys: [{ id: 'a1', name: 'a1', models: [MODEL], weight: 1 }] },
+]
+
+describe('createSessionAffinity', () => {
+  it('remembers per session and model, forgets idle sessions and the least recently used beyond capacity', () => {
+    const sessions = createSessionAffinity({ capacity: 2, idleMs: 1_000 })
+    sessions.remember('s1', MODEL, { provider: 'openai', keyId: 'o1' }, 0)
+    sessions.remember('s2', MODEL, { provider: 'azure', keyId: 'a1' }, 0)
+    expect(sessions.recall('s1', MODEL, 500)).toEqual({ provider: 'openai', keyId: 'o1' })
+    expect(sessions.recall('s1', 'gpt-4o-mini', 500)).toBeUndefined()
+    sessions.remember('s3', MODEL, { provider: 'azure', keyId: 'a1' }, 600)
+    expect(sessions.size).toBe(2)
+    // s2 was the least recently used.
+    expect(sessions.recall('s2', MODEL, 600)).toBeUndefined()
+    expect(sessions.recall('s1', MODEL, 1_400)).toEqual({ provider: 'openai', keyId: 'o1' })
+    expect(sessions.recall('s3', MODEL, 1_700)).toBeUndefined()
+  })
+})
+
+describe('applySessionAffinity', () => {
+  function setup() {
+    const held = new Set<string>()
+    const balancer = createAdaptiveBalancer({ providers, isHeld: (_, keyId) => held.has(keyId) })
+    const decide = () => balancer.selectDirection(MODEL, { settings: defaultLoadBalancerSettings })
+    return { balancer, held, decide, offered: balancer.isRouteOffered }
+  }
+
+  it('keeps the session on its provider and key, moving it to the front of the offered ones', () => {
+    const { decide, offered } = setup()
+    const result = applySessionAffinity(decide(), { provider: 'azure', keyId: 'a1' }, offered)
+    expect(result.outcome).toBe('kept')
+    expect(result.preferKeyId).toBe('a1')
+    expect(result.decision.primary).toEqual({ provider: 'azure', model: MODEL })
+    expect(result.decision.fallbacks).toEqual([{ provider: 'openai', model: MODEL }])
+  })
+
+  it('moves the session when its key is held or failed, or its provider is no longer offered', () => {
+    const { balancer, held, decide, offered } = setup()
+    held.add('o2')
+    balancer.holdsChanged()
+    expect(applySessionAffinity(decide(), { provider: 'openai', keyId: 'o2' }, offered).outcome).toBe('moved_key_unavailable')
+    balancer.failRoute({ provider: 'openai', model: MODEL, keyId: 'o1' }, 0)
+    expect(applySessionAffinity(decide(), { provider: 'openai', keyId: 'o1' }, offered)).toMatchObject({ outcome: 'moved_not_offered', preferKeyId: undefined })
+    expect(applySessionAffinity(decide(), undefined, offered).outcome).toBe('none')
+  })
+})

@@ -1,0 +1,115 @@
+/**
+ * Session affinity: a session stays on the provider and key that served it last while the load
+ * balancer still offers them and has not failed them, and the key is not held (reference,
+ * "Scope & Limitations": Session Affinity runs after load balancing). Pure: time is passed in.
+ */
+import type { DirectionDecision } from './directions.ts'
+import type { RouteRef, Direction } from './types.ts'
+
+/** Where a session was served last. */
+export interface SessionRoute {
+  provider: string
+  keyId: string
+}
+
+/** What the sessions are bounded by. */
+export interface SessionAffinityInit {
+  /** The most sessions remembered; the least recently used is forgotten first. */
+  capacity: number
+  /** A session not seen for this long is forgotten. */
+  idleMs: number
+}
+
+/** A bounded, least-recently-used memory of sessions' last routes, per session and model. */
+export interface SessionAffinity {
+  /** The session's last route for the model, if remembered and not idle for too long. */
+  recall(sessionId: string, model: string, now: number): SessionRoute | undefined
+  /** Remembers the route that served the session's request for the model. */
+  remember(sessionId: string, model: string, route: SessionRoute, now: number): void
+  /** How many sessions are remembered. */
+  readonly size: number
+}
+
+interface Entry {
+  route: SessionRoute
+  seenAt: number
+}
+
+/** Creates the session memory of one node. */
+export function createSessionAffinity(init: SessionAffinityInit): SessionAffinity {
+  // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
+  const entries = new Map<string, Entry>()
+  // Per model, since a session's prompt cache belongs to one model (agents switch models mid-session).
+  const id = (sessionId: string, model: string) => `${sessionId}\u0000${model}`
+  return {
+    recall(sessionId, model, now) {
+      const key = id(sessionId, model)
+      const entry = entries.get(key)
+      if (entry === undefined) return undefined
+      entries.delete(key)
+      if (now - entry.seenAt > init.idleMs) return undefined
+      entry.seenAt = now
+      entries.set(key, entry)
+      return entry.route
+    },
+    remember(sessionId, model, route, now) {
+      const key = id(sessionId, model)
+      entries.delete(key)
+      entries.set(key, { route: { provider: route.provider, keyId: route.keyId }, seenAt: now })
+      while (entries.size > Math.max(0, init.capacity)) {
+        const oldest = entries.keys().next()
+        if (oldest.done === true) break
+        entries.delete(oldest.value)
+      }
+    },
+    get size() {
+      return entries.size
+    },
+  }
+}
+
+/** What session affinity did to a decision. */
+export type AffinityOutcome =
+  /** No session route remembered. */
+  | 'none'
+  /** The session stays on its provider and key. */
+  | 'kept'
+  /** Its provider is not offered for this request any more (failed, or not eligible): picked anew. */
+  | 'moved_not_offered'
+  /** Its key is failed, held or gone: picked anew. */
+  | 'moved_key_unavailable'
+
+/** A provider decision after session affinity, and the key to prefer. */
+export interface AffinityResult {
+  decision: DirectionDecision
+  /** The session's key, to pass to `selectKey` as `preferKeyId`. */
+  preferKeyId: string | undefined
+  outcome: AffinityOutcome
+}
+
+function sameTarget(left: Direction, right: Direction): boolean {
+  return left.provider === right.provider && left.model === right.model
+}
+
+/**
+ * Keeps a session on its last provider and key when the decision still offers that provider (as
+ * primary or fallback) and `isOffered` says the key is neither failed nor held; the session's
+ * provider then becomes the primary and the decision's primary its first fallback.
+ */
+export function applySessionAffinity(
+  decision: DirectionDecision,
+  last: SessionRoute | undefined,
+  isOffered: (route: RouteRef) => boolean,
+): AffinityResult {
+  const primary = decision.primary
+  if (last === undefined || primary === null) return { decision, preferKeyId: undefined, outcome: 'none' }
+  const target: Direction = { provider: last.provider, model: primary.model }
+  const position = sameTarget(primary, target) ? 0 : decision.fallbacks.findIndex((fallback) => sameTarget(fallback, target)) + 1
+  if (position === 0 && !sameTarget(primary, target)) return { decision, preferKeyId: undefined, outcome: 'moved_not_offered' }
+  if (!isOffered({ provider: last.provider, model: primary.model, keyId: last.keyId })) {
+    return { decision, preferKeyId: undefined, outcome: 'moved_key_unavailable' }
+  }
+  if (position === 0) return { decision, preferKeyId: last.keyId, outcome: 'kept' }
+  const fallbacks = [primary, ...decision.fallbacks.filter((_, index) => index !== position - 1)]
+  return { decision: { ...decision, primary: decision.fallbacks[position - 1]!, fallbacks }, preferKeyId: last.keyId, outcome: 'kept' }
+}

@@ -1,0 +1,248 @@
+/**
+ * Precomputed selection tables, one per model: its directions (providers) ranked by score, and per
+ * direction its keys with cumulative weights. Built by `recompute`, by key/provider changes and by a
+ * change of holds; the hot path only reads them (reference: "Zero-overhead design").
+ */
+import type { RouteMetrics } from './metrics.ts'
+import type { BalancerKey, BalancerProvider, HeldPredicate, Direction } from './types.ts'
+import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_MAX } from './tuning.ts'
+
+/** Keys eligible for one kind of pick, with their cumulative weights for a binary-search draw. */
+export interface KeyPool {
+  /** Indexes into the direction's keys. */
+  indexes: readonly number[]
+  cumulative: readonly number[]
+  total: number
+}
+
+/** Why a key was left out of a pick. */
+export type KeySkipReason = 'held' | 'failed' | 'excluded'
+
+/** A key left out of a pick, for the routing log. */
+export interface SkippedKey {
+  keyId: string
+  keyName: string
+  reason: KeySkipReason
+}
+
+/** One direction (provider + model) and its keys that serve the model, in configured order. */
+export interface DirectionTable {
+  provider: string
+  model: string
+  keys: readonly BalancerKey[]
+  /** Adaptive weight per key: 0 when failed or held. */
+  adaptiveWeights: readonly number[]
+  /** The configured weight per key. */
+  staticWeights: readonly number[]
+  held: readonly boolean[]
+  failed: readonly boolean[]
+  /** Not held and not failed, by adaptive weight. */
+  adaptive: KeyPool
+  /** Not held, by static weight (key selection off: "held keys are still skipped"). */
+  static: KeyPool
+  /** Failed but not held, by static weight: the last resort when nothing else is left. */
+  lastResort: KeyPool
+  skippedAdaptive: readonly SkippedKey[]
+  skippedStatic: readonly SkippedKey[]
+  /** Every key that serves the model is failed or held (reference: "When every key is held"). */
+  failedDirection: boolean
+  /** The expected weight of the key an adaptive pick returns, sum(w^2)/sum(w); 0 when failed. */
+  score: number
+}
+
+/** Everything selection needs for one model. */
+export interface ModelTable {
+  model: string
+  /** Directions serving the model, in configured provider order. */
+  directions: readonly DirectionTable[]
+  byProvider: ReadonlyMap<string, DirectionTable>
+  /** Directions not failed, best score first (ties keep configured order). */
+  ranked: readonly DirectionTable[]
+  /** How many of `ranked` are within DIRECTION_TIE_MARGIN of the best: equally healthy. */
+  tieCount: number
+  /** The share of requests naming no provider that each of `ranked` gets; sums to 1. */
+  shares: readonly number[]
+  /** For ranked[i]: the other ranked directions, best first. */
+  fallbacksAfter: readonly (readonly Direction[])[]
+  /** Cumulative `shares`, for a one-draw pick. */
+  shareCumulative: readonly number[]
+  /** Directions left out because every key is failed or held. */
+  failedTargets: readonly Direction[]
+  /** The recompute cycle this table was last read in, to drop idle tables. */
+  usedCycle: number
+  /** The holds version the held flags were read at. */
+  holdsVersion: number
+}
+
+/** True when the key serves the model (`*` serves every model). */
+export function servesModel(key: BalancerKey, model: string): boolean {
+  const models = key.models
+  for (let index = 0; index < models.length; index++) {
+    const served = models[index]
+    if (served === model || served === '*') return true
+  }
+  return false
+}
+
+/** The map key of a route. NUL cannot appear in a provider, model or key id from JSON config. */
+export function routeKey(provider: string, model: string, keyId: string): string {
+  return `${provider}\u0000${model}\u0000${keyId}`
+}
+
+function pool(indexes: number[], weights: readonly number[]): KeyPool {
+  const cumulative: number[] = []
+  let total = 0
+  for (const index of indexes) {
+    const weight = weights[index]!
+    if (weight > 0) total += weight
+    cumulative.push(total)
+  }
+  return { indexes, cumulative, total }
+}
+
+/** Builds one direction's table from the keys, their routes' metrics and the holds. */
+export function buildDirectionTable(
+  provider: string,
+  model: string,
+  keys: readonly BalancerKey[],
+  metricsOf: (keyId: string) => RouteMetrics | undefined,
+  isHeld: HeldPredicate,
+): DirectionTable {
+  const adaptiveWeights: number[] = []
+  const staticWeights: number[] = []
+  const held: boolean[] = []
+  const failed: boolean[] = []
+  const adaptiveIndexes: number[] = []
+  const staticIndexes: number[] = []
+  const lastResortIndexes: number[] = []
+  const skippedAdaptive: SkippedKey[] = []
+  const skippedStatic: SkippedKey[] = []
+  keys.forEach((key, index) => {
+    const metrics = metricsOf(key.id)
+    const isKeyHeld = isHeld(provider, key.id, model)
+    // A key never sent a request has no metrics: healthy at full weight (optimistic cold start).
+    const isKeyFailed = metrics !== undefined && metrics.state === 'failed'
+    held.push(isKeyHeld)
+    failed.push(isKeyFailed)
+    staticWeights.push(key.weight)
+    adaptiveWeights.push(isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX))
+    if (isKeyHeld) {
+      skippedAdaptive.push({ keyId: key.id, keyName: key.name, reason: 'held' })
+      skippedStatic.push({ keyId: key.id, keyName: key.name, reason: 'held' })
+      return
+    }
+    staticIndexes.push(index)
+    if (isKeyFailed) {
+      skippedAdaptive.push({ keyId: key.id, keyName: key.name, reason: 'failed' })
+      lastResortIndexes.push(index)
+    } else adaptiveIndexes.push(index)
+  })
+  const adaptive = pool(adaptiveIndexes, adaptiveWeights)
+  let squares = 0
+  for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!
+  return {
+    provider,
+    model,
+    keys,
+    adaptiveWeights,
+    staticWeights,
+    held,
+    failed,
+    adaptive,
+    static: pool(staticIndexes, staticWeights),
+    lastResort: pool(lastResortIndexes, staticWeights),
+    skippedAdaptive,
+    skippedStatic,
+    failedDirection: keys.length > 0 && adaptiveIndexes.length === 0,
+    score: adaptive.total > 0 ? squares / adaptive.total : 0,
+  }
+}
+
+/** Builds the table of one model across every provider that has a key serving it. */
+export function buildModelTable(
+  model: string,
+  providers: readonly BalancerProvider[],
+  metricsOf: (provider: string, keyId: string) => RouteMetrics | undefined,
+  isHeld: HeldPredicate,
+  cycle: number,
+  holdsVersion: number,
+): ModelTable {
+  const directions: DirectionTable[] = []
+  const byProvider = new Map<string, DirectionTable>()
+  for (const entry of providers) {
+    const keys = entry.keys.filter((key) => servesModel(key, model))
+    if (keys.length === 0) continue
+    const table = buildDirectionTable(entry.provider, model, keys, (keyId) => metricsOf(entry.provider, keyId), isHeld)
+    directions.push(table)
+    byProvider.set(entry.provider, table)
+  }
+  // Array.prototype.sort is stable, so equal scores keep the configured order.
+  const ranked = directions.filter((table) => !table.failedDirection).sort((left, right) => right.score - left.score)
+  const best = ranked[0]?.score ?? 0
+  let tieCount = 0
+  while (tieCount < ranked.length && ranked[tieCount]!.score >= best - DIRECTION_TIE_MARGIN) tieCount++
+  const targets: Direction[] = ranked.map((table) => Object.freeze({ provider: table.provider, model }))
+  const fallbacksAfter: (readonly Direction[])[] = []
+  for (let index = 0; index < ranked.length; index++) fallbacksAfter.push(Object.freeze(targets.filter((_, other) => other !== index)))
+  const shares = directionShares(ranked.map((table) => table.score))
+  let running = 0
+  const shareCumulative = shares.map((share) => (running += share))
+  const failedTargets = directions.filter((table) => table.failedDirection).map((table) => ({ provider: table.provider, model }))
+  return { model, directions, byProvider, ranked, tieCount, shares, shareCumulative, fallbacksAfter, failedTargets, usedCycle: cycle, holdsVersion }
+}
+
+/**
+ * Draws one key index from a pool with one call of `random`; -1 for an empty pool. Non-positive
+ * weights are drawn only when every weight is (then uniformly), as `pickWeighted` does.
+ */
+export function drawFromPool(keyPool: KeyPool, random: () => number): number {
+  const count = keyPool.indexes.length
+  if (count === 0) return -1
+  if (count === 1) return keyPool.indexes[0]!
+  if (keyPool.total <= 0) return keyPool.indexes[Math.min(count - 1, Math.floor(random() * count))]!
+  const target = random() * keyPool.total
+  const cumulative = keyPool.cumulative
+  let low = 0
+  let high = count - 1
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (cumulative[middle]! > target) high = middle
+    else low = middle + 1
+  }
+  // Rounding can leave the target at the very top: step back onto the last positive weight.
+  if (cumulative[low]! <= target) while (low > 0 && cumulative[low] === cumulative[low - 1]) low--
+  return keyPool.indexes[low]!
+}
+
+/**
+ * Each direction's share from its score: proportional to (score / max) ^ DIRECTION_SHARPNESS, and
+ * at least DIRECTION_MIN_SHARE for every one (when they all fit), the rest shared by the others.
+ */
+export function directionShares(scores: readonly number[]): number[] {
+  if (scores.length === 0) return []
+  const raw = scores.map((score) => Math.pow(Math.max(0, score) / WEIGHT_MAX, DIRECTION_SHARPNESS))
+  const rawTotal = raw.reduce((sum, value) => sum + value, 0)
+  if (rawTotal <= 0) return scores.map(() => 1 / scores.length)
+  const lifted = raw.map((value) => value / rawTotal < DIRECTION_MIN_SHARE)
+  const liftedCount = lifted.filter(Boolean).length
+  if (liftedCount * DIRECTION_MIN_SHARE >= 1) return scores.map(() => 1 / scores.length)
+  const restTotal = raw.reduce((sum, value, index) => (lifted[index] ? sum : sum + value), 0)
+  const rest = 1 - liftedCount * DIRECTION_MIN_SHARE
+  return raw.map((value, index) => (lifted[index] ? DIRECTION_MIN_SHARE : (value / restTotal) * rest))
+}
+
+/** Picks one of a model's ranked directions by its share, with one draw; the best without a random source. */
+export function drawDirection(table: ModelTable, random: (() => number) | undefined): number {
+  const count = table.ranked.length
+  if (count <= 1 || random === undefined) return 0
+  const target = random()
+  const cumulative = table.shareCumulative
+  let low = 0
+  let high = count - 1
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (cumulative[middle]! > target) high = middle
+    else low = middle + 1
+  }
+  return low
+}

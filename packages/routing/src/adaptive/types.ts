@@ -1,0 +1,100 @@
+/**
+ * Public types of adaptive load balancing: what the balancer is configured with, what it is fed,
+ * and what it reports. Spec: reference/adaptive-load-balancing.txt.
+ */
+import type { FailureClass } from '../failures/failure-class.ts'
+
+/** A route's health, per key and model (reference: "Key Capabilities"). */
+export type RouteState = 'healthy' | 'degraded' | 'failed' | 'recovering'
+
+/** One configured key as the balancer sees it. `models: ['*']` serves every model. */
+export interface BalancerKey {
+  id: string
+  name: string
+  models: readonly string[]
+  /** The static weight, used when key selection is not adaptive. */
+  weight: number
+}
+
+/** One provider and its keys, in the configured order. */
+export interface BalancerProvider {
+  provider: string
+  keys: readonly BalancerKey[]
+}
+
+/** A route: provider + model + key. */
+export interface RouteRef {
+  provider: string
+  model: string
+  keyId: string
+}
+
+/** A direction (design vocabulary): provider + model. Also a request target or fallback. */
+export interface Direction {
+  provider: string
+  model: string
+}
+
+/** The outcome of one upstream attempt, as the gateway reports it. */
+export interface AttemptOutcome extends RouteRef {
+  /** null when the attempt was served. */
+  failureClass: FailureClass | null
+  latencyMs: number
+  promptTokens?: number
+  completionTokens?: number
+  now: number
+}
+
+/**
+ * Whether a key is held out of rotation for a model (by the held-keys logic, for the whole key or
+ * that model). Injected so the balancer stays free of the hold ladder.
+ */
+export type HeldPredicate = (provider: string, keyId: string, model: string) => boolean
+
+/** The five operator switches (reference: "Configuration"), named as in config.json. */
+export interface LoadBalancerSettings {
+  direction_selection_enabled: boolean
+  route_selection_enabled: boolean
+  append_fallbacks_to_pinned: boolean
+  reroute_failed_directions: boolean
+  prune_failed_fallbacks: boolean
+}
+
+/** The reference defaults: both selection switches on, the three pinned/failed behaviours opt-in. */
+export const defaultLoadBalancerSettings: Readonly<LoadBalancerSettings> = Object.freeze({
+  direction_selection_enabled: true,
+  route_selection_enabled: true,
+  append_fallbacks_to_pinned: false,
+  reroute_failed_directions: false,
+  prune_failed_fallbacks: false,
+})
+
+/** The parts of a route's score, each in [0, 1], for the routes API and the score chart. */
+export interface ScoreParts {
+  /** From the time-decayed error rate; 1 = the error rate is at or above the full-penalty rate. */
+  errorPenalty: number
+  /** The latency score: how much slower than its peers and its own baseline (0 = not slower). */
+  latencyPenalty: number
+  /** Load over the fair share of its direction (1 = exactly fair); not clamped. */
+  utilisation: number
+  /** Progress of a recovering route towards healthy, 0..1 (1 for other states). */
+  recoveryProgress: number
+}
+
+/** One route as the routes API shows it. */
+export interface RouteSnapshot extends RouteRef {
+  keyName: string
+  /** `failed` while held, whatever the metrics say (reference: "Held Keys"). */
+  state: RouteState
+  held: boolean
+  weight: number
+  /** The share of its direction's traffic its weight asks for. */
+  expectedShare: number
+  /** The share of its direction's recent attempts it actually got. */
+  actualShare: number
+  errorRate: number
+  /** Recent mean latency of served attempts, ms; null before any. */
+  latencyMs: number | null
+  inFlight: number
+  parts: ScoreParts
+}
