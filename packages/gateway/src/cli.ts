@@ -66,10 +66,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
   let gateway
   try {
-    gateway = await startGateway({ config, port, host: option('host') ?? '127.0.0.1', logger })
+    gateway = await startGateway({ config, port, host: option('host') ?? '127.0.0.1', databaseUrl: option('database-url'), env, logger })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    process.stderr.write(`switchboard: cannot listen on port ${port}: ${code ?? (error as Error).message}\n`)
+    if (code === 'EADDRINUSE' || code === 'EACCES') process.stderr.write(`switchboard: cannot listen on port ${port}: ${code}\n`)
+    else process.stderr.write(`switchboard: could not start: ${(error as Error).message}\n`)
     return 1
   }
   logger.info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)

@@ -7,6 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createTestDatabase } from '../../store/test/database.ts'
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 const simulatorBin = join(root, 'packages/simulator/bin/simulator.js')
@@ -106,17 +107,31 @@ export async function startSimulator(): Promise<SimulatorProcess> {
 /** A gateway node in its own process. */
 export interface GatewayProcess {
   url: string
+  databaseUrl: string
   output(): string
   stop(): Promise<void>
 }
 
-/** Writes `config` to a temp file and starts `switchboard serve` on a free port. */
+/**
+ * Writes `config` to a temp file and starts `switchboard serve` on a free port. Without a
+ * database URL in `env`, the node gets a fresh database of its own on the run's Postgres.
+ */
 export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-gateway-'))
   const file = join(dir, 'config.json')
   await writeFile(file, JSON.stringify(config, null, 2))
-  const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', file, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...env })
-  return { url: match[1]!, output: running.output, stop: running.stop }
+  const database = env.SWITCHBOARD_DATABASE_URL === undefined ? await createTestDatabase() : undefined
+  const databaseEnv = database ? { SWITCHBOARD_DATABASE_URL: database.url } : {}
+  const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', file, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...databaseEnv, ...env })
+  return {
+    url: match[1]!,
+    databaseUrl: database?.url ?? env.SWITCHBOARD_DATABASE_URL!,
+    output: running.output,
+    stop: async () => {
+      await running.stop()
+      await database?.drop()
+    },
+  }
 }
 
 /** Runs the CLI to completion and returns its exit code and output. */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig, parseConfig, stableKeyId } from './load.ts'
+import { deriveKeyId } from '@switchboard/store'
+import { checkProviderSource, ConfigError, loadConfig, parseConfig, resolveProviders } from './load.ts'
 
 const key = (extra: Record<string, unknown> = {}) => ({ name: 'k', value: 'sk-test', models: ['*'], weight: 1, ...extra })
 
@@ -44,9 +45,7 @@ describe('parseConfig', () => {
     const config = parseConfig({ providers: { openai: { keys: [key({ name: 'prod-1' })] } } }, 'c', {})
     const provider = config.providers[0]!
     expect(provider.network).toMatchObject({ base_url: 'https://api.openai.com', max_retries: 2, retry_backoff_initial: 500, retry_backoff_max: 5000, default_request_timeout_in_seconds: 30 })
-    expect(provider.keys[0]!.id).toBe(stableKeyId('openai', 'prod-1'))
-    expect(stableKeyId('openai', 'prod-1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-a[0-9a-f]{3}-[0-9a-f]{12}$/)
-    expect(stableKeyId('openai', 'prod-1')).not.toBe(stableKeyId('openai', 'prod-2'))
+    expect(provider.keys[0]!.id).toBe(deriveKeyId('openai', 'prod-1'))
   })
 
   it('rejects duplicate key names and a backoff max below the initial', () => {
@@ -59,6 +58,27 @@ describe('parseConfig', () => {
     expect(problemsOf({ providers: { vllm: { keys: [key()], custom_provider_config: { base_provider_type: 'openai' } } } })).toEqual([
       'providers.vllm.network_config.base_url: required for this provider (no default upstream is known)',
     ])
+  })
+})
+
+describe('the file as written', () => {
+  it('keeps env.VAR references for the store while resolving them to run', () => {
+    const config = parseConfig({ providers: { openai: { keys: [key({ value: 'env.OPENAI_KEY' })] } } }, 'c', { OPENAI_KEY: 'sk-secret-value' })
+    expect(config.source.providers.openai!.keys[0]!.value).toBe('env.OPENAI_KEY')
+    expect(config.providers[0]!.keys[0]!.value).toBe('sk-secret-value')
+  })
+
+  it('checks a provider body from the API with paths relative to the body', () => {
+    expect(checkProviderSource('openai', { keys: [key({ weight: -1 })] }).problems).toEqual([expect.stringMatching(/^keys\[0\]\.weight: /)])
+    expect(checkProviderSource('groq', { keys: [key()] }).problems[0]).toMatch(/^name: unknown provider "groq"/)
+    expect(checkProviderSource('openai', { keys: [key()] })).toMatchObject({ provider: { name: 'openai' }, problems: [] })
+  })
+
+  it('leaves out a stored provider whose variable is unset on this node, and says so', () => {
+    const reported: string[] = []
+    const providers = resolveProviders([{ name: 'openai', keys: [key({ value: 'env.GONE' })] }, { name: 'anthropic', keys: [key()] }], {}, (problem) => reported.push(problem))
+    expect(providers.map((provider) => provider.name)).toEqual(['anthropic'])
+    expect(reported).toEqual(['provider openai left out: keys[0].value: environment variable GONE is not set'])
   })
 })
 

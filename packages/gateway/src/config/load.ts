@@ -1,10 +1,16 @@
-/** Reads config.json: JSON, then `env.VAR` resolution, then schema, then defaults. */
+/**
+ * config.json: read, validated (with `env.VAR` resolved in a copy), and kept as written
+ * for the config store, so secrets named by `env.VAR` never land in Postgres. Providers
+ * from the store become runnable ones (values resolved, defaults applied) here too.
+ */
 import { readFile } from 'node:fs/promises'
-import { createHash } from 'node:crypto'
-import type { z } from 'zod'
 import type { NetworkConfig, ProviderKey, ProviderType } from '@switchboard/providers'
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '@switchboard/routing'
-import { configSchema, type RawConfig, type RawProvider } from './schema.ts'
+import { deriveKeyId } from '@switchboard/store'
+import { configSchema, providerSchema, type RawConfig, type RawProvider } from './schema.ts'
+import { describeIssue, resolveEnv } from './problems.ts'
+
+export { formatPath } from './problems.ts'
 
 /** A config problem, with the JSON path of the offending value. Printed without a stack trace. */
 export class ConfigError extends Error {
@@ -18,7 +24,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** A provider ready to run: type resolved, network defaults applied, key ids assigned. */
+/** A provider ready to run: type resolved, network defaults applied, key ids assigned, values resolved. */
 export interface ProviderConfig {
   name: string
   type: ProviderType
@@ -26,10 +32,19 @@ export interface ProviderConfig {
   keys: ProviderKey[]
 }
 
+/** A validated config.json. */
 export interface GatewayConfig {
+  /** The file as written (`env.VAR` kept): what the config store imports. */
+  source: RawConfig
   providers: ProviderConfig[]
   loadBalancer: NonNullable<RawConfig['load_balancer_config']>
   maxRequestBodyBytes: number
+  adminTokens: { token: string; role: 'view' | 'update' }[]
+}
+
+/** A provider as written in config.json or stored: its name plus the `providers.<name>` object. */
+export interface ProviderSource extends RawProvider {
+  name: string
 }
 
 const DEFAULT_BASE_URLS: Record<string, string> = {
@@ -62,40 +77,79 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
 
 /** Validates an already-parsed config object. */
 export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const source = configSchema.safeParse(json)
   const problems: string[] = []
-  const resolved = resolveEnv(json, [], env, problems)
-  const parsed = configSchema.safeParse(resolved)
-  if (!parsed.success) problems.push(...parsed.error.issues.map(describeIssue))
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems)
-  const providers = Object.entries(parsed.data.providers).map(([name, raw]) => toProviderConfig(name, raw, problems))
+  const resolved = configSchema.safeParse(resolveEnv(json, [], env, problems))
+  if (!resolved.success) problems.push(...resolved.error.issues.map((issue) => describeIssue(issue)))
+  if (problems.length > 0 || !resolved.success || !source.success) throw new ConfigError(file, problems)
+  const providers = Object.entries(resolved.data.providers).map(([name, raw]) => toProviderConfig({ ...raw, name }, `providers.${name}`, problems))
   if (problems.length > 0) throw new ConfigError(file, problems)
   return {
+    source: source.data,
     providers,
-    loadBalancer: parsed.data.load_balancer_config ?? {},
-    maxRequestBodyBytes: parsed.data.server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
+    loadBalancer: resolved.data.load_balancer_config ?? {},
+    maxRequestBodyBytes: resolved.data.server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
+    adminTokens: resolved.data.admin?.tokens ?? [],
   }
 }
 
-function toProviderConfig(name: string, raw: RawProvider, problems: string[]): ProviderConfig {
+/**
+ * Checks one provider body (from the admin API): schema, then the same rules as config.json.
+ * Returns the problems, each prefixed with its path inside the body; empty when valid.
+ */
+export function checkProviderSource(name: string, body: unknown, env: NodeJS.ProcessEnv = process.env): { provider?: ProviderSource; problems: string[] } {
+  const problems: string[] = []
+  if (!/^[a-zA-Z0-9_.-]+$/.test(name)) problems.push('name: provider names use letters, digits, "_", "-" and "."')
+  const parsed = providerSchema.safeParse(body)
+  if (!parsed.success) return { problems: [...problems, ...parsed.error.issues.map((issue) => describeIssue(issue))] }
+  const resolved = providerSchema.safeParse(resolveEnv(parsed.data, [], env, problems))
+  if (resolved.success) toProviderConfig({ ...resolved.data, name }, '', problems)
+  return problems.length > 0 ? { problems } : { provider: { ...parsed.data, name }, problems }
+}
+
+/**
+ * Turns providers as stored (values may be `env.VAR`) into runnable ones. A provider or key
+ * that no longer resolves (its variable is unset on this node) is left out and reported.
+ */
+export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS.ProcessEnv, report: (problem: string) => void): ProviderConfig[] {
+  const out: ProviderConfig[] = []
+  for (const source of sources) {
+    const problems: string[] = []
+    const { name: _name, ...body } = source
+    const resolved = providerSchema.safeParse(resolveEnv(body, [], env, problems))
+    if (!resolved.success) problems.push(...resolved.error.issues.map((issue) => describeIssue(issue)))
+    const provider = resolved.success ? toProviderConfig({ ...resolved.data, name: source.name }, '', problems) : null
+    if (problems.length > 0 || provider === null) {
+      report(`provider ${source.name} left out: ${problems.join('; ')}`)
+      continue
+    }
+    out.push(provider)
+  }
+  return out
+}
+
+function toProviderConfig(raw: ProviderSource, path: string, problems: string[]): ProviderConfig {
+  const name = raw.name
+  const at = (suffix: string) => (path === '' ? suffix : `${path}${suffix.startsWith('[') ? '' : '.'}${suffix}`)
   const type = providerType(name, raw)
   if (type === null) {
     problems.push(
-      `providers.${name}: unknown provider; use openai, azure or anthropic, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
+      `${path || 'name'}: unknown provider "${name}"; use openai, azure or anthropic, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
     )
   }
   const network = raw.network_config ?? {}
   // A custom provider never inherits its base type's public endpoint: it must say where it lives.
-  const baseUrl = network.base_url ?? (raw.custom_provider_config ? '' : DEFAULT_BASE_URLS[name] ?? '')
+  const baseUrl = network.base_url ?? (raw.custom_provider_config ? '' : (DEFAULT_BASE_URLS[name] ?? ''))
   if (baseUrl === '' && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
-    problems.push(`providers.${name}.network_config.base_url: required for this provider (no default upstream is known)`)
+    problems.push(`${at('network_config.base_url')}: required for this provider (no default upstream is known)`)
   }
   const initial = network.retry_backoff_initial ?? DEFAULT_BACKOFF_INITIAL_MS
   const max = network.retry_backoff_max ?? DEFAULT_BACKOFF_MAX_MS
-  if (max < initial) problems.push(`providers.${name}.network_config.retry_backoff_max: must be at least retry_backoff_initial (${initial})`)
+  if (max < initial) problems.push(`${at('network_config.retry_backoff_max')}: must be at least retry_backoff_initial (${initial})`)
   const ids = new Set<string>()
   const keys = raw.keys.map((key, index): ProviderKey => {
-    const id = key.id ?? stableKeyId(name, key.name)
-    if (ids.has(id)) problems.push(`providers.${name}.keys[${index}].${key.id ? 'id' : 'name'}: duplicate key ${key.id ? 'id' : 'name'} "${key.id ?? key.name}"`)
+    const id = key.id ?? deriveKeyId(name, key.name)
+    if (ids.has(id)) problems.push(`${at(`keys[${index}]`)}.${key.id ? 'id' : 'name'}: duplicate key ${key.id ? 'id' : 'name'} "${key.id ?? key.name}"`)
     ids.add(id)
     return { ...key, id }
   })
@@ -118,49 +172,4 @@ function providerType(name: string, raw: RawProvider): ProviderType | null {
   if (raw.custom_provider_config) return raw.custom_provider_config.base_provider_type
   if (name === 'openai' || name === 'azure' || name === 'anthropic') return name
   return null
-}
-
-/** A key id that survives restarts and is the same on every node: a UUID-shaped hash of provider + name. */
-export function stableKeyId(provider: string, keyName: string): string {
-  const hex = createHash('sha256').update(`${provider}\u0000${keyName}`).digest('hex')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`
-}
-
-/** Replaces every string "env.NAME" with the variable's value; a missing variable is a problem at that path. */
-function resolveEnv(value: unknown, path: (string | number)[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
-  if (typeof value === 'string') {
-    if (!value.startsWith('env.')) return value
-    const name = value.slice(4)
-    const resolved = env[name]
-    if (resolved === undefined || resolved === '') {
-      problems.push(`${formatPath(path)}: environment variable ${name} is not set`)
-      return value
-    }
-    return resolved
-  }
-  if (Array.isArray(value)) return value.map((item, index) => resolveEnv(item, [...path, index], env, problems))
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) out[key] = resolveEnv(item, [...path, key], env, problems)
-    return out
-  }
-  return value
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = formatPath(issue.path as (string | number)[])
-  let reason = issue.message
-  if (issue.code === 'invalid_type') reason = `expected ${issue.expected}${issue.message.includes('received') ? `, ${issue.message.slice(issue.message.indexOf('received'))}` : ''}`
-  if (issue.code === 'unrecognized_keys') return `${path || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`
-  return `${path || '(top level)'}: ${reason}`
-}
-
-/** `providers.openai.keys[1].weight` */
-export function formatPath(path: readonly (string | number | symbol)[]): string {
-  let out = ''
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`
-    else out += out === '' ? String(part) : `.${String(part)}`
-  }
-  return out
 }

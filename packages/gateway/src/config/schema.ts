@@ -31,7 +31,8 @@ const networkSchema = z.strictObject({
   extra_headers: z.record(z.string(), z.string()).optional(),
 })
 
-const providerSchema = z.strictObject({
+/** One provider: `providers.<name>` of config.json, and the body of the providers API. */
+export const providerSchema = z.strictObject({
   keys: z.array(keySchema),
   network_config: networkSchema.optional(),
   custom_provider_config: z
@@ -55,11 +56,17 @@ const serverSchema = z.strictObject({
   max_request_body_bytes: z.number().int().positive().optional(),
 })
 
+/** Admin API bearer tokens (also from SWITCHBOARD_ADMIN_TOKENS): `view` reads, `update` does everything. */
+const adminSchema = z.strictObject({
+  tokens: z.array(z.strictObject({ token: z.string().min(16, 'use a token of at least 16 characters'), role: z.enum(['view', 'update']) })).optional(),
+})
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   providers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'provider names use letters, digits, "_", "-" and "."'), providerSchema),
   load_balancer_config: loadBalancerSchema.optional(),
   server: serverSchema.optional(),
+  admin: adminSchema.optional(),
 })
 
 /** config.json as written (after `env.VAR` resolution). */

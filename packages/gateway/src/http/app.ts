@@ -8,13 +8,21 @@ import { serveChat, type EngineComponents } from '../inference/engine.ts'
 import { renderJson, renderStream } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import { readBody } from './body.ts'
+import { adminAuth, type AdminToken } from '../admin/auth.ts'
+import { providersApi } from '../admin/providers-api.ts'
+import type { ProviderDirectory } from '../directory/directory.ts'
+import type { DatabaseHealth } from '../directory/health.ts'
 
 export interface AppComponents extends EngineComponents {
   logger: Logger
+  directory: ProviderDirectory
+  health: DatabaseHealth
 }
 
 export interface AppInit {
   maxRequestBodyBytes: number
+  adminTokens: readonly AdminToken[]
+  env: NodeJS.ProcessEnv
 }
 
 /** Builds the HTTP app of one gateway node. */
@@ -32,7 +40,9 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     return context.json(error.toJSON(), 404)
   })
 
-  app.get('/health', (context) => context.json({ status: 'ok' }))
+  app.get('/health', (context) => context.json(components.health.report()))
+  app.use('/api/*', adminAuth(init.adminTokens))
+  app.route('/api', providersApi(components.directory, init.env))
 
   app.post('/v1/chat/completions', async (context) => {
     const { incoming, outgoing } = context.env

@@ -31,14 +31,26 @@ export function keyServes(key: ProviderKey, model: string): boolean {
   return key.models.includes('*') || keyNamesModel(key, model)
 }
 
-/** Builds adapters for every configured provider. */
-export function createRegistry(providers: readonly ProviderConfig[], now: () => number = Date.now): ProviderRegistry {
+/** How long a replaced adapter keeps its pool for requests still using it. */
+const RETIRE_AFTER_MS = 30_000
+
+/**
+ * Builds the runtime of every provider. With `previous`, a provider whose type and network
+ * settings did not change keeps its adapter (and its warm keep-alive pool); adapters no
+ * longer used are closed after RETIRE_AFTER_MS, when requests that picked them are done.
+ */
+export function createRegistry(providers: readonly ProviderConfig[], previous?: ProviderRegistry, now: () => number = Date.now): ProviderRegistry {
+  const reused = new Set<ProviderAdapter>()
   const list = providers.map((config): ProviderRuntime => {
+    const old = previous?.get(config.name)
+    const sameUpstream = old !== undefined && old.config.type === config.type && JSON.stringify(old.config.network) === JSON.stringify(config.network)
+    const adapter = sameUpstream ? old.adapter : createProvider({ name: config.name, type: config.type, network: config.network }, now)
+    reused.add(adapter)
     const byModel = new Map<string, readonly ProviderKey[]>()
     return {
       name: config.name,
       config,
-      adapter: createProvider({ name: config.name, type: config.type, network: config.network }, now),
+      adapter,
       policy: {
         maxRetries: config.network.max_retries,
         backoffInitialMs: config.network.retry_backoff_initial,
@@ -56,6 +68,10 @@ export function createRegistry(providers: readonly ProviderConfig[], now: () => 
       },
     }
   })
+  if (previous !== undefined) {
+    const retired = previous.list.map((runtime) => runtime.adapter).filter((adapter) => !reused.has(adapter))
+    if (retired.length > 0) setTimeout(() => void Promise.all(retired.map((adapter) => adapter.close())), RETIRE_AFTER_MS).unref()
+  }
   const byName = new Map(list.map((runtime) => [runtime.name, runtime]))
   return {
     get: (name) => byName.get(name),

@@ -1,0 +1,113 @@
+/**
+ * `GET|POST /api/providers`, `GET|PUT|DELETE /api/providers/:name` (design.md, "External
+ * contract"). Bodies are config.json's `providers.<name>` objects; key values go out
+ * redacted (`sk-...abcd`), and a redacted value sent back keeps the stored one.
+ */
+import type { Context } from 'hono'
+import { Hono } from 'hono'
+import type { HttpBindings } from '@hono/node-server'
+import { ConfigStoreError, redactKey } from '@switchboard/store'
+import { checkProviderSource, type ProviderSource } from '../config/load.ts'
+import { GatewayError } from '../errors.ts'
+import type { ProviderDirectory, WriteOutcome } from '../directory/directory.ts'
+
+type Env = { Bindings: HttpBindings }
+
+/** A provider as the API shows it: values redacted, type spelled out. */
+export function presentProvider(source: ProviderSource): Record<string, unknown> {
+  return {
+    name: source.name,
+    type: source.custom_provider_config?.base_provider_type ?? source.name,
+    keys: source.keys.map((key) => ({ ...key, value: redactKey(key.value) })),
+    ...(source.network_config ? { network_config: source.network_config } : {}),
+    ...(source.custom_provider_config ? { custom_provider_config: source.custom_provider_config } : {}),
+  }
+}
+
+/** The providers routes, mounted under /api by the app. */
+export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEnv): Hono<Env> {
+  const api = new Hono<Env>()
+
+  api.get('/providers', (context) => context.json({ providers: directory.list().map(presentProvider) }))
+
+  api.get('/providers/:name', (context) => {
+    const name = context.req.param('name')
+    const source = directory.get(name)
+    if (!source) throw notFound(name)
+    return context.json(presentProvider(source))
+  })
+
+  api.post('/providers', async (context) => {
+    const body = await readJson(context)
+    const name = typeof body.name === 'string' ? body.name : ''
+    if (name === '') throw new GatewayError('invalid_request', '"name" is required: the provider\'s name, e.g. "openai" or "groq".', { param: 'name' })
+    if (directory.get(name)) throw new GatewayError('provider_exists', `Provider "${name}" already exists; use PUT /api/providers/${name} to replace it.`)
+    const source = validate(name, withoutName(body), env)
+    return answer(context, await storeCall(() => directory.create(source)), 201)
+  })
+
+  api.put('/providers/:name', async (context) => {
+    const name = context.req.param('name')
+    const body = await readJson(context)
+    if (body.name !== undefined && body.name !== name) {
+      throw new GatewayError('invalid_request', `"name" in the body ("${String(body.name)}") differs from the URL ("${name}"); rename by DELETE and POST.`, { param: 'name' })
+    }
+    const source = validate(name, withoutName(body), env)
+    return answer(context, await storeCall(() => directory.replace(source)), 200)
+  })
+
+  api.delete('/providers/:name', async (context) => {
+    const name = context.req.param('name')
+    if (!directory.get(name)) throw notFound(name)
+    const outcome = await storeCall(() => directory.remove(name))
+    return context.json({ deleted: name, ...(outcome.pending ? { pending: true } : {}) }, outcome.pending ? 202 : 200)
+  })
+
+  return api
+}
+
+function answer(context: Context<Env>, outcome: WriteOutcome<ProviderSource>, status: 200 | 201): Response {
+  const body = presentProvider(outcome.result)
+  // 202: applied on this node and queued for Postgres, which is not answering right now.
+  if (outcome.pending) return context.json({ ...body, pending: true }, 202)
+  return context.json(body, status)
+}
+
+function validate(name: string, body: unknown, env: NodeJS.ProcessEnv): ProviderSource {
+  const { provider, problems } = checkProviderSource(name, body, env)
+  if (!provider) throw new GatewayError('invalid_request', `The provider is not valid: ${problems.join('; ')}`, { param: problems[0]?.split(':')[0] ?? null })
+  return provider
+}
+
+async function storeCall<Result>(call: () => Promise<Result>): Promise<Result> {
+  try {
+    return await call()
+  } catch (error) {
+    if (error instanceof ConfigStoreError) {
+      if (error.code === 'provider_not_found') throw new GatewayError('provider_not_found', error.message)
+      if (error.code === 'provider_exists') throw new GatewayError('provider_exists', error.message)
+      throw new GatewayError('invalid_request', error.message, { param: error.field ?? null })
+    }
+    throw error
+  }
+}
+
+async function readJson(context: Context<Env>): Promise<Record<string, unknown>> {
+  let body: unknown
+  try {
+    body = JSON.parse(await context.req.text())
+  } catch (error) {
+    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The body must be a JSON object: {"name", "keys": [...], "network_config"?, "custom_provider_config"?}.')
+  return body as Record<string, unknown>
+}
+
+function withoutName(body: Record<string, unknown>): Record<string, unknown> {
+  const { name: _name, ...rest } = body
+  return rest
+}
+
+function notFound(name: string): GatewayError {
+  return new GatewayError('provider_not_found', `No provider named "${name}". GET /api/providers lists them.`)
+}

@@ -1,0 +1,168 @@
+/**
+ * The node's providers: the config store's rows mirrored in memory, and the registry the
+ * request path reads. Writes go to the store through the write queue; when Postgres does not
+ * answer in time, the change is applied here at once and lands in the store when it returns
+ * (issue 3, "degraded, not down"). Store events (this node's writes, later the fleet's)
+ * reload the mirror.
+ */
+import type { Logger } from 'pino'
+import { deriveKeyId, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
+import { resolveProviders, type ProviderSource } from '../config/load.ts'
+import { createRegistry, type ProviderRegistry } from '../inference/registry.ts'
+
+export interface DirectoryComponents {
+  store: ConfigStore
+  queue: WriteQueue
+  logger: Logger
+  env: NodeJS.ProcessEnv
+}
+
+export interface DirectoryInit {
+  /** How long a write waits for Postgres before it is applied locally and left queued. */
+  writeWaitMs?: number
+}
+
+/** What a write did: landed in Postgres, or applied here and still queued. */
+export interface WriteOutcome<Result> {
+  result: Result
+  pending: boolean
+}
+
+/** The node's providers. */
+export interface ProviderDirectory {
+  /** The registry the request path reads; replaced (not mutated) on every change. */
+  readonly registry: ProviderRegistry
+  list(): ProviderSource[]
+  get(name: string): ProviderSource | undefined
+  create(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
+  replace(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
+  remove(name: string): Promise<WriteOutcome<boolean>>
+  /** Re-reads every provider from the store. */
+  reload(): Promise<void>
+  close(): Promise<void>
+}
+
+/** Builds the directory from the store's current providers. */
+export async function createProviderDirectory(components: DirectoryComponents, init: DirectoryInit = {}): Promise<ProviderDirectory> {
+  const { store, queue, logger, env } = components
+  const writeWaitMs = init.writeWaitMs ?? 2_000
+  let sources = new Map<string, ProviderSource>()
+  let registry = createRegistry([])
+
+  const rebuild = (next: Map<string, ProviderSource>) => {
+    sources = next
+    const providers = resolveProviders([...next.values()], env, (problem) => logger.warn(problem))
+    const previous = registry
+    registry = createRegistry(providers, previous)
+  }
+
+  const reload = async () => {
+    const stored = await store.listProviders()
+    rebuild(new Map(stored.map((provider) => [provider.name, toSource(provider)])))
+  }
+
+  /** Runs a store write; if Postgres does not answer within writeWaitMs, applies `local` and leaves the write queued. */
+  const write = async <Result>(description: string, run: () => Promise<Result>, local: () => Result): Promise<WriteOutcome<Result>> => {
+    const landed = queue.enqueue(description, run)
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), writeWaitMs)))
+    try {
+      const first = await Promise.race([landed, waited])
+      if (first !== 'waiting') return { result: first as Result, pending: false }
+    } finally {
+      clearTimeout(timer)
+    }
+    logger.warn({ write: description }, 'Postgres is not answering: applied here, the write is queued until it lands')
+    landed.then(
+      () => logger.info({ write: description }, 'queued write landed'),
+      (error: unknown) => logger.error({ write: description, err: error }, 'queued write was refused by Postgres'),
+    )
+    return { result: local(), pending: true }
+  }
+
+  // One write emits several events: coalesce them into one reload at a time.
+  let reloading: Promise<void> | null = null
+  let again = false
+  const onChange = () => {
+    if (reloading) {
+      again = true
+      return
+    }
+    reloading = reload()
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not reload providers from the store; serving the last known ones'))
+      .finally(() => {
+        reloading = null
+        if (again) {
+          again = false
+          onChange()
+        }
+      })
+  }
+  const unsubscribes = (['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, onChange))
+
+  await reload()
+
+  return {
+    get registry() {
+      return registry
+    },
+    list: () => [...sources.values()],
+    get: (name) => sources.get(name),
+    create: (source) =>
+      write(`create provider ${source.name}`, async () => toSource(await store.createProvider(source)), () => {
+        const applied = withIds(source, undefined)
+        rebuild(new Map(sources).set(source.name, applied))
+        return applied
+      }),
+    replace: (source) =>
+      write(`replace provider ${source.name}`, async () => toSource(await store.upsertProvider(source)), () => {
+        const applied = withIds(source, sources.get(source.name))
+        rebuild(new Map(sources).set(source.name, applied))
+        return applied
+      }),
+    remove: (name) =>
+      write(`delete provider ${name}`, () => store.deleteProvider(name), () => {
+        const next = new Map(sources)
+        const existed = next.delete(name)
+        rebuild(next)
+        return existed
+      }),
+    reload,
+    async close() {
+      for (const off of unsubscribes) off()
+      await reloading
+      await registry.close()
+    },
+  }
+}
+
+/** A stored provider as the API and the resolver see it (no row metadata). */
+export function toSource(provider: StoredProvider): ProviderSource {
+  return {
+    name: provider.name,
+    keys: provider.keys.map((key) => ({
+      id: key.id,
+      name: key.name,
+      value: key.value,
+      models: key.models,
+      weight: key.weight,
+      ...(key.aliases ? { aliases: key.aliases } : {}),
+      ...(key.azure_key_config ? { azure_key_config: key.azure_key_config } : {}),
+    })),
+    ...(provider.network_config ? { network_config: provider.network_config } : {}),
+    ...(provider.custom_provider_config ? { custom_provider_config: provider.custom_provider_config as ProviderSource['custom_provider_config'] } : {}),
+  }
+}
+
+/** Ids for keys without one, and a redacted value sent back keeping the real one (the store's rules, applied locally). */
+function withIds(source: ProviderSource, previous: ProviderSource | undefined): ProviderSource {
+  return {
+    ...source,
+    keys: source.keys.map((key) => {
+      const id = key.id ?? deriveKeyId(source.name, key.name)
+      const before = previous?.keys.find((candidate) => candidate.id === id)
+      const value = before && key.value === redactKey(before.value) ? before.value : key.value
+      return { ...key, id, value }
+    }),
+  }
+}
