@@ -72,6 +72,14 @@ describe('config.json import and settings precedence (reference: Configuration)'
     ])
   })
 
+  it('keeps an API edit of a key across a later boot with the same config.json', async () => {
+    await store.importConfig(configFile)
+    const before = (await store.getProvider('openai'))!.keys[0]!
+    await store.upsertKey('openai', { id: before.id, name: before.name, value: 'sk-edited-through-api-1234', models: ['*'], weight: 3 })
+    expect((await store.importConfig(configFile)).changes).toEqual([])
+    expect((await store.getProvider('openai'))!.keys[0]).toMatchObject({ value: 'sk-edited-through-api-1234', weight: 3 })
+  })
+
   it('lets a switch saved through the API win over config.json on every later boot', async () => {
     await store.importConfig(configFile)
     await store.saveSettings({ reroute_failed_directions: false }, 'api')

@@ -3,6 +3,7 @@
  * with change events. Every write is one transaction; events go out after it
  * commits.
  */
+import { createHash } from 'node:crypto'
 import type { ClientBase, Pool } from 'pg'
 import { ConfigStoreError } from './errors.ts'
 import { createEmitter, type ConfigStoreEvent, type Subscribe } from './events.ts'
@@ -50,9 +51,10 @@ export interface ConfigStore {
   saveSettings(settings: Partial<LoadBalancerConfig>, origin: 'api'): Promise<Settings>
   /**
    * Applies config.json. First boot (default: nothing imported yet in this
-   * database): imported whole. Later boots: presence-aware; providers and keys
-   * present are added or updated, nothing is removed, and a switch applies only
-   * where no API-saved value exists.
+   * database): imported whole. Later boots: presence-aware; a provider whose
+   * entry in the file changed since the last import has its keys added or
+   * updated, an unchanged entry is left alone (so API edits survive restarts),
+   * nothing is removed, and a switch applies only where no API-saved value exists.
    */
   importConfig(config: ConfigFile, options?: { firstBoot?: boolean }): Promise<ImportResult>
   /** Subscribes to `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
@@ -173,7 +175,20 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
           }
         }
         for (const [name, provider] of Object.entries(config.providers ?? {})) {
+          // A later boot applies a provider's entry only when config.json changed it since the
+          // last import: an unchanged file must not undo edits made through the API.
+          const hash = createHash('sha256').update(JSON.stringify(provider)).digest('hex')
+          const metaName = `config_hash:${name}`
+          if (!firstBoot) {
+            const last = await client.query<{ value: string }>('SELECT value #>> \'{}\' AS value FROM store_meta WHERE name = $1', [metaName])
+            if (last.rows[0]?.value === hash) continue
+          }
           events.push(...(await writeProvider(client, { ...provider, name, keys: provider.keys ?? [] }, mode)))
+          await client.query(
+            `INSERT INTO store_meta (name, value) VALUES ($1, to_jsonb($2::text))
+             ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+            [metaName, hash],
+          )
         }
         events.push(...(await writeSettings(client, config.load_balancer_config ?? {}, 'config', { replace: firstBoot })))
         await client.query(
