@@ -103,8 +103,9 @@ async function readJson(context: Context<Env>): Promise<Record<string, unknown>>
   return body as Record<string, unknown>
 }
 
+/** The provider object without the fields the API adds on the way out, so a GET can be PUT back. */
 function withoutName(body: Record<string, unknown>): Record<string, unknown> {
-  const { name: _name, ...rest } = body
+  const { name: _name, type: _type, pending: _pending, ...rest } = body
   return rest
 }
 
