@@ -7,6 +7,11 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { register } from 'tsx/esm/api'
+
+register()
+// The store is TypeScript, run directly like the rest of the tree.
+const { ensureDatabase } = await import('@switchboard/store')
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)))
 const { values } = parseArgs({ options: { port: { type: 'string', default: process.env.PORT ?? '8080' }, 'simulator-port': { type: 'string', default: '0' } } })
@@ -38,15 +43,25 @@ function start(name, args, ready) {
 }
 
 let stopping = false
+let database
 function stop(code = 0) {
+  if (stopping) return
   stopping = true
   for (const child of children) child.kill('SIGTERM')
-  setTimeout(() => process.exit(code), 500).unref()
+  // Nodes first, then the embedded Postgres this launcher started (release() leaves one it joined).
+  setTimeout(() => {
+    Promise.resolve(database?.release())
+      .catch((error) => console.error(`could not stop the embedded Postgres: ${error.message}`))
+      .finally(() => process.exit(code))
+  }, 1000)
 }
 process.once('SIGINT', () => stop(0))
 process.once('SIGTERM', () => stop(0))
 
 try {
+  // One Postgres for the local nodes: DATABASE_URL when set, else the embedded server under .switchboard/.
+  const databaseUrl = process.env.SWITCHBOARD_DATABASE_URL ?? process.env.DATABASE_URL
+  database = await ensureDatabase({ databaseUrl, dataDir: join(root, '.switchboard', 'postgres') })
   const simulatorUrl = await start('simulator', ['packages/simulator/bin/simulator.js', '--port', values['simulator-port']], /simulator listening on (http:\/\/\S+)/)
   // A rough day, in small: one revoked OpenAI key, and a slowish Anthropic.
   await fetch(`${simulatorUrl}/_sim/rules`, {
@@ -79,10 +94,11 @@ try {
   mkdirSync(join(root, '.switchboard'), { recursive: true })
   const configFile = join(root, '.switchboard', 'demo-config.json')
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`)
-  const gatewayUrl = await start('switchboard', ['packages/gateway/bin/switchboard.js', 'serve', '--config', configFile, '--port', values.port], /switchboard listening on (http:\/\/[\d.:]+)/)
+  const gatewayUrl = await start('switchboard', ['packages/gateway/bin/switchboard.js', 'serve', '--config', configFile, '--port', values.port, '--database-url', database.url], /switchboard listening on (http:\/\/[\d.:]+)/)
   console.log(`
 Switchboard is running.
   gateway:    ${gatewayUrl}   (config: .switchboard/demo-config.json)
+  postgres:   ${database.embedded ? 'embedded, under .switchboard/postgres' : 'from DATABASE_URL'}
   simulator:  ${simulatorUrl}   (fake OpenAI, Azure and Anthropic; rules at ${simulatorUrl}/_sim/rules)
 
 Send a request (any OpenAI SDK works with base URL ${gatewayUrl}/v1):
