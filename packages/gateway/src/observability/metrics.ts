@@ -1,0 +1,36 @@
+/**
+ * Prometheus metrics at /metrics (prom-client). One registry per node, so tests can run
+ * several nodes in one process without their counters mixing.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/** The node's metrics. Label values are provider, model, class and reason names: never key values. */
+export interface Metrics {
+  registry: Registry
+  requests: Counter<'provider' | 'status'>
+  attempts: Counter<'provider' | 'failure_class'>
+  attemptLatency: Histogram<'provider'>
+  holdsPlaced: Counter<'provider' | 'reason'>
+  holdsActive: Gauge<'reason'>
+  checks: Counter<'provider' | 'outcome'>
+  heldKeySkips: Counter<'provider'>
+  clusterDropped: Counter<'reason'>
+}
+
+/** Creates the node's registry and its metrics. */
+export function createMetrics(): Metrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' })
+  const registers = [registry]
+  return {
+    registry,
+    requests: new Counter({ name: 'switchboard_requests_total', help: 'Inference requests answered, by serving provider and HTTP status', labelNames: ['provider', 'status'], registers }),
+    attempts: new Counter({ name: 'switchboard_upstream_attempts_total', help: 'Upstream attempts, by provider and failure class ("none" on success)', labelNames: ['provider', 'failure_class'], registers }),
+    attemptLatency: new Histogram({ name: 'switchboard_upstream_attempt_seconds', help: 'Upstream attempt latency to the answer (JSON) or the first byte (stream)', labelNames: ['provider'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers }),
+    holdsPlaced: new Counter({ name: 'switchboard_holds_placed_total', help: 'Keys held after a provider refusal, by reason', labelNames: ['provider', 'reason'], registers }),
+    holdsActive: new Gauge({ name: 'switchboard_holds_active', help: 'Holds in force on this node, by reason', labelNames: ['reason'], registers }),
+    checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
+    heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
+    clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
+  }
+}
