@@ -68,7 +68,11 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     const waited = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), writeWaitMs)))
     try {
       const first = await Promise.race([landed, waited])
-      if (first !== 'waiting') return { result: first as Result, pending: false }
+      if (first !== 'waiting') {
+        // Read our own write before answering, so the next request on this node sees it.
+        await reload()
+        return { result: first as Result, pending: false }
+      }
     } finally {
       clearTimeout(timer)
     }
