@@ -1,0 +1,149 @@
+/**
+ * deploy/Dockerfile and .dockerignore, checked offline (there is no Docker engine here):
+ * Node 22 slim bases, production dependencies only, a non-root user, a HEALTHCHECK on a
+ * real route, the ports and defaults a container needs, and an ENTRYPOINT that exists.
+ */
+import { describe, expect, it } from 'vitest'
+import { dockerfile, exists, gatewayGetRoutes, imageUser, readText, type Instruction } from './repo.ts'
+
+const instructions = dockerfile()
+const lastStage = Math.max(...instructions.map((instruction) => instruction.stage))
+const runtime = instructions.filter((instruction) => instruction.stage === lastStage)
+const of = (keyword: string, list: Instruction[] = runtime) => list.filter((instruction) => instruction.keyword === keyword)
+
+/** `ARG NAME=value` defaults before the first FROM, for resolving `FROM ${NAME}`. */
+function globalArgs(): Record<string, string> {
+  const args: Record<string, string> = {}
+  for (const instruction of instructions.filter((entry) => entry.stage === -1 && entry.keyword === 'ARG')) {
+    const [name, value] = instruction.args.split('=')
+    if (name && value !== undefined) args[name] = value
+  }
+  return args
+}
+
+/** ENV of the runtime stage, both `ENV A=1 B=2` and `ENV A 1` forms. */
+function runtimeEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const instruction of of('ENV')) {
+    if (!instruction.args.includes('=')) {
+      const [name, ...value] = instruction.args.split(' ')
+      if (name) env[name] = value.join(' ')
+      continue
+    }
+    for (const pair of instruction.args.split(/\s+/)) {
+      const [name, value] = pair.split('=')
+      if (name && value !== undefined) env[name] = value
+    }
+  }
+  return env
+}
+
+/** The exec-form (JSON array) arguments of an instruction such as ENTRYPOINT or HEALTHCHECK CMD. */
+function execForm(args: string): string[] {
+  const json = args.slice(args.indexOf('['))
+  return JSON.parse(json) as string[]
+}
+
+describe('deploy/Dockerfile', () => {
+  it('is multi-stage on Node 22 LTS slim (bookworm)', () => {
+    const args = globalArgs()
+    const bases = of('FROM', instructions).map((instruction) => {
+      const image = instruction.args.split(/\s+/)[0] ?? ''
+      return image.replace(/^\$\{?([A-Za-z_]+)\}?$/, (_whole, name: string) => args[name] ?? image)
+    })
+    expect(bases.length).toBeGreaterThanOrEqual(2)
+    for (const base of bases) expect(base).toMatch(/^node:22(\.\d+)*-bookworm-slim$/)
+  })
+
+  it('installs production dependencies only, from the lockfile', () => {
+    const installs = of('RUN', instructions).filter((instruction) => /\bnpm (ci|install|i)\b/.test(instruction.args))
+    expect(installs.length).toBeGreaterThan(0)
+    for (const install of installs) {
+      expect(install.args).toMatch(/\bnpm ci\b/)
+      expect(install.args).toContain('--omit=dev')
+    }
+    // The gateway runs its TypeScript through tsx at runtime: it must be a production dependency.
+    const gateway = JSON.parse(readText('packages/gateway/package.json')) as { dependencies?: Record<string, string> }
+    expect(Object.keys(gateway.dependencies ?? {})).toContain('tsx')
+    expect(of('COPY', instructions).some((instruction) => instruction.args.includes('package-lock.json'))).toBe(true)
+  })
+
+  it('runs as a non-root user it creates', () => {
+    const user = imageUser(runtime)
+    expect(user.name).not.toBe('root')
+    expect(user.uid).toBeDefined()
+    expect(user.uid).not.toBe(0)
+    const userAt = runtime.findIndex((instruction) => instruction.keyword === 'USER')
+    const entrypointAt = runtime.findIndex((instruction) => instruction.keyword === 'ENTRYPOINT')
+    expect(userAt).toBeGreaterThan(-1)
+    expect(userAt).toBeLessThan(entrypointAt)
+  })
+
+  it('has a curl-free HEALTHCHECK on /health at the HTTP port', () => {
+    const [healthcheck] = of('HEALTHCHECK')
+    expect(healthcheck, 'no HEALTHCHECK').toBeDefined()
+    const command = execForm(healthcheck?.args ?? '')
+    expect(command[0]).toBe('node')
+    const script = command.join(' ')
+    expect(script).toContain('fetch(')
+    expect(gatewayGetRoutes()).toContain('/health')
+    expect(script).toContain('/health')
+    expect(script).toMatch(/process\.env\.SWITCHBOARD_PORT|:8080\//)
+  })
+
+  it('listens on every interface and exposes the HTTP and p2p ports it configures', () => {
+    const env = runtimeEnv()
+    expect(env.SWITCHBOARD_HOST).toBe('0.0.0.0')
+    const exposed = of('EXPOSE').flatMap((instruction) => instruction.args.split(/\s+/).map((port) => Number(port.split('/')[0])))
+    expect(exposed).toContain(Number(env.SWITCHBOARD_PORT))
+    expect(exposed).toContain(Number(env.SWITCHBOARD_P2P_PORT))
+    expect(env.SWITCHBOARD_P2P_PORT).toBe('9000')
+  })
+
+  it('keeps the p2p identity on a volume the app user owns', () => {
+    const env = runtimeEnv()
+    const dataDir = env.SWITCHBOARD_DATA_DIR
+    expect(dataDir).toBeDefined()
+    expect(of('VOLUME').map((instruction) => instruction.args).join(' ')).toContain(dataDir)
+    const user = imageUser(runtime).name
+    expect(of('RUN').some((instruction) => new RegExp(`chown\\s+${user}(:\\S+)?\\s[^&]*${dataDir}`).test(instruction.args))).toBe(true)
+  })
+
+  it('starts `switchboard serve` from the gateway bin', () => {
+    const [entrypoint] = of('ENTRYPOINT')
+    const command = execForm(entrypoint?.args ?? '')
+    expect(command[0]).toBe('node')
+    expect(command.at(-1)).toBe('serve')
+    const gateway = JSON.parse(readText('packages/gateway/package.json')) as { bin: Record<string, string> }
+    const bin = gateway.bin.switchboard?.replace(/^\.\//, '')
+    expect(command[1]).toBe(`/app/packages/gateway/${bin}`)
+    expect(exists(`packages/gateway/${bin}`)).toBe(true)
+    expect(of('WORKDIR').at(-1)?.args).toBe('/app')
+  })
+})
+
+describe('.dockerignore', () => {
+  const patterns = readText('.dockerignore')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+
+  it('keeps dependencies, local state and git out of the build context', () => {
+    expect(patterns).toContain('**/node_modules')
+    expect(patterns).toContain('.git')
+    expect(patterns).toContain('.switchboard')
+    expect(patterns.some((pattern) => pattern === 'bench' || pattern === 'bench/node_modules')).toBe(true)
+  })
+
+  it('keeps everything the Dockerfile copies from the context', () => {
+    const copied = of('COPY', instructions)
+      .filter((instruction) => !instruction.args.includes('--from='))
+      .flatMap((instruction) => instruction.args.split(/\s+/).slice(0, -1))
+    expect(copied.length).toBeGreaterThan(0)
+    for (const path of copied) {
+      expect(exists(path), `${path} is copied but missing`).toBe(true)
+      expect(patterns, `${path} is copied but ignored`).not.toContain(path)
+      expect(patterns, `${path} is copied but ignored`).not.toContain(path.replace(/^\.\//, '').replace(/\/$/, ''))
+    }
+  })
+})

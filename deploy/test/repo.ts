@@ -1,0 +1,166 @@
+/**
+ * What the deploy tests read from the repository: the gateway's flags, routes and
+ * environment reads (from its source, so a new flag or route shows up here by itself),
+ * and the deploy files, parsed.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse, parseAllDocuments } from 'yaml'
+
+/** The repository root. */
+export const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+
+/** A file of the repository as text. */
+export function readText(path: string): string {
+  return readFileSync(join(root, path), 'utf8')
+}
+
+/** True when the repository has this file or folder. */
+export function exists(path: string): boolean {
+  return existsSync(join(root, path))
+}
+
+/** The flags `switchboard serve` accepts: the FLAGS array of packages/gateway/src/cli.ts. */
+export function gatewayFlags(): string[] {
+  const source = readText('packages/gateway/src/cli.ts')
+  const match = /const FLAGS = \[([^\]]*)\]/.exec(source)
+  if (!match?.[1]) throw new Error('packages/gateway/src/cli.ts has no `const FLAGS = [...]` any more: update deploy/test/repo.ts')
+  return [...match[1].matchAll(/'([a-z0-9-]+)'/g)].map((flag) => flag[1] ?? '')
+}
+
+/** `--p2p-port` -> `SWITCHBOARD_P2P_PORT`, as cli.ts derives it. */
+export function flagEnvName(flag: string): string {
+  return `SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`
+}
+
+/** Env names that satisfy a flag: its SWITCHBOARD_ name, and DATABASE_URL for --database-url. */
+export function envNamesOfFlag(flag: string): string[] {
+  return flag === 'database-url' ? [flagEnvName(flag), 'DATABASE_URL'] : [flagEnvName(flag)]
+}
+
+const ENV_PLACEHOLDERS = new Set(['VAR', 'NAME'])
+
+/** Environment variables the gateway's (non-test) source reads by name, e.g. `env.LOG_LEVEL`. */
+export function gatewayEnvReads(): string[] {
+  const names = new Set<string>()
+  for (const file of sourceFiles('packages/gateway/src')) {
+    for (const match of readText(file).matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) {
+      if (match[1] && !ENV_PLACEHOLDERS.has(match[1])) names.add(match[1])
+    }
+  }
+  return [...names].sort()
+}
+
+/** Paths the gateway's Hono app answers GET on (`app.get('/path', ...)` in packages/gateway/src/http/app.ts). */
+export function gatewayGetRoutes(): string[] {
+  const source = readText('packages/gateway/src/http/app.ts')
+  return [...source.matchAll(/\bapp\.get\(\s*'([^']+)'/g)].map((match) => match[1] ?? '')
+}
+
+function sourceFiles(folder: string): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
+    const path = `${folder}/${entry.name}`
+    if (entry.isDirectory()) out.push(...sourceFiles(path))
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) out.push(path)
+  }
+  return out
+}
+
+/** `env.NAME` values of a config.json (provider keys), the variables a node must have. */
+export function configEnvReferences(config: unknown): string[] {
+  const names = new Set<string>()
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const match = /^env\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(value)
+      if (match?.[1]) names.add(match[1])
+    } else if (Array.isArray(value)) value.forEach(walk)
+    else if (value !== null && typeof value === 'object') Object.values(value).forEach(walk)
+  }
+  walk(config)
+  return [...names].sort()
+}
+
+/** A parsed YAML mapping. `any`: YAML is untyped until the tests check each field they use. */
+export type Yaml = Record<string, any>
+
+/** One Kubernetes object, with the file it came from. */
+export interface Manifest {
+  file: string
+  object: Yaml
+}
+
+/** The kustomization's resource files, in order. */
+export function kustomizationResources(): string[] {
+  const kustomization = parse(readText('deploy/k8s/kustomization.yaml')) as Yaml
+  return (kustomization.resources ?? []) as string[]
+}
+
+/** Every object of every resource listed in deploy/k8s/kustomization.yaml. */
+export function k8sManifests(): Manifest[] {
+  return kustomizationResources().flatMap((file) =>
+    parseAllDocuments(readText(`deploy/k8s/${file}`))
+      .map((document) => {
+        if (document.errors.length > 0) throw new Error(`deploy/k8s/${file}: ${document.errors.map((error) => error.message).join('; ')}`)
+        return document.toJS() as Yaml | null
+      })
+      .filter((object): object is Yaml => object !== null)
+      .map((object) => ({ file, object })),
+  )
+}
+
+/** docker-compose.yml, with YAML merge keys (`<<: *anchor`) applied as Compose does. */
+export function composeFile(): Yaml {
+  return parse(readText('docker-compose.yml'), { merge: true }) as Yaml
+}
+
+/**
+ * A Compose value with `${NAME:-default}` / `${NAME-default}` / `${NAME}` interpolated from
+ * `variables` (default: none set, so defaults apply): what `docker compose up` sees in a
+ * clean shell.
+ */
+export function interpolate(value: string, variables: Record<string, string> = {}): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g, (_whole, name: string, operator: string | undefined, fallback: string | undefined) => {
+    const set = variables[name]
+    if (operator?.endsWith('-')) return set !== undefined && (operator === '-' || set !== '') ? set : (fallback ?? '')
+    if (operator?.endsWith('?') && (set === undefined || set === '')) throw new Error(`compose needs ${name}: ${fallback ?? ''}`)
+    return set ?? ''
+  })
+}
+
+/** One Dockerfile instruction, continuation lines joined. */
+export interface Instruction {
+  keyword: string
+  args: string
+  /** The index of the stage (FROM) it belongs to; -1 before the first FROM. */
+  stage: number
+}
+
+/** deploy/Dockerfile as instructions; comments dropped. */
+export function dockerfile(): Instruction[] {
+  const logical = readText('deploy/Dockerfile')
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  let stage = -1
+  return logical.map((line) => {
+    const [keyword = '', ...rest] = line.split(/\s+/)
+    if (keyword.toUpperCase() === 'FROM') stage += 1
+    return { keyword: keyword.toUpperCase(), args: rest.join(' '), stage }
+  })
+}
+
+/** The uid the image runs as: its last USER, resolved through the useradd that created it. */
+export function imageUser(instructions: Instruction[]): { name: string; uid: number | undefined } {
+  const users = instructions.filter((instruction) => instruction.keyword === 'USER')
+  const name = users.at(-1)?.args.split(':')[0] ?? 'root'
+  if (/^\d+$/.test(name)) return { name, uid: Number(name) }
+  const created = instructions.find((instruction) => instruction.keyword === 'RUN' && new RegExp(`useradd\\b[^&;]*\\s${name}(\\s|$)`).test(instruction.args))
+  const uid = created && /--uid\s+(\d+)/.exec(created.args)?.[1]
+  return { name, uid: name === 'root' ? 0 : uid ? Number(uid) : undefined }
+}
