@@ -64,7 +64,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
       if (!outgoing.writableFinished) caller.abort()
     })
     const served = await serveChat(components, request, caller)
-    return served.success.kind === 'stream' ? renderStream(context, served) : renderJson(context, served)
+    return served.success.kind === 'stream' ? renderStream(outgoing, served) : renderJson(outgoing, served)
   })
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {
     throw new GatewayError('method_not_allowed', 'Use POST for /v1/chat/completions.')
