@@ -1,0 +1,202 @@
+/**
+ * HTTP benchmark of issue 2: in one run on this machine, the same small
+ * chat.completions request at a fixed number of connections
+ *   a. direct to the simulator,
+ *   b. through Switchboard,
+ *   c. through a bare Hono + undici pass-through (the floor of this stack),
+ *   d. through @portkey-ai/gateway,
+ * one after another, each target in its own process. Reports RPS, p50/p99
+ * latency, errors, CPU ms per request of the gateway process and its RSS,
+ * prints a markdown table and writes it into README.md.
+ *
+ *   cd bench && npm install && node http.mjs [--duration 10] [--warmup 2]
+ *     [--connections 50] [--stream] [--targets direct,switchboard,...]
+ *     [--no-readme] [--profile switchboard,...] [--quiet-wait 60]
+ *
+ * --quiet-wait: before each target, wait up to that many seconds for other
+ * work on the machine to stop (0: do not wait).
+ *
+ * --profile runs the named targets under `node --cpu-prof` (profiles land in
+ * results/profiles/ when the process exits on SIGTERM); such a run's numbers
+ * carry the profiler's cost and do not go into README.md.
+ */
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkOneRequest, measure } from './lib/load.mjs';
+import { killAllNow, machineBusyMs, stopAll, stopService } from './lib/processes.mjs';
+import { renderSection, replaceSection, runFacts } from './lib/report.mjs';
+import { startSimulator, targets } from './lib/targets.mjs';
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+
+function readOptions() {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '50' },
+      stream: { type: 'boolean', default: false },
+      targets: { type: 'string', default: targets.map((target) => target.id).join(',') },
+      'no-readme': { type: 'boolean', default: false },
+      profile: { type: 'string', default: '' },
+      'quiet-wait': { type: 'string', default: '60' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s]');
+    process.exit(0);
+  }
+  // every load loop stays bounded in time: refuse silly windows
+  const bounded = (name, value, min, max) => {
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed < min || parsed > max) {
+      throw new Error(`--${name} must be a number from ${min} to ${max}, got ${value}`);
+    }
+    return parsed;
+  };
+  const wanted = values.targets.split(',').map((id) => id.trim()).filter(Boolean);
+  for (const id of [...wanted, ...values.profile.split(',').map((id) => id.trim()).filter(Boolean)]) {
+    if (!targets.some((target) => target.id === id)) throw new Error(`unknown target ${id}; known: ${targets.map((target) => target.id).join(', ')}`);
+  }
+  return {
+    duration: bounded('duration', values.duration, 1, 120),
+    warmup: bounded('warmup', values.warmup, 0, 30),
+    connections: bounded('connections', values.connections, 1, 500),
+    stream: values.stream,
+    targets: wanted,
+    quietWait: bounded('quiet-wait', values['quiet-wait'], 0, 1800),
+    profile: values.profile.split(',').map((id) => id.trim()).filter(Boolean),
+    writeReadme: !values['no-readme'],
+  };
+}
+
+/**
+ * Waits (up to `maxSeconds`) until the machine has been mostly idle for two
+ * seconds, so a target is not loaded while someone else's tests run.
+ */
+async function waitForQuiet(maxSeconds) {
+  const cores = os.availableParallelism?.() ?? os.cpus().length;
+  const deadline = Date.now() + maxSeconds * 1000;
+  let said = false;
+  for (;;) {
+    const before = machineBusyMs();
+    await sleep(2_000);
+    const busy = (machineBusyMs() - before) / (2_000 * cores);
+    if (busy < 0.15) return;
+    if (Date.now() >= deadline) {
+      console.log(`  the machine is still ${(100 * busy).toFixed(0)}% busy with other work; measuring anyway`);
+      return;
+    }
+    if (!said) console.log(`  the machine is ${(100 * busy).toFixed(0)}% busy with other work; waiting up to ${maxSeconds} s for it to calm down`);
+    said = true;
+  }
+}
+
+/**
+ * One target with a simulator of its own, so no target inherits the state
+ * (heap, sockets, counters) another left in the upstream.
+ */
+async function runTarget(target, options, shared) {
+  const reason = target.available?.();
+  if (reason) return { skipped: reason };
+  let upstream;
+  let started;
+  try {
+    upstream = await startSimulator({ resultsDir: shared.resultsDir, name: target.id, nodeFlags: target.id === 'direct' ? shared.nodeFlagsFor('direct') : [] });
+    started = await target.start({ ...shared, upstream, stream: options.stream });
+    const check = await checkOneRequest(started);
+    console.log(`  check request: ${check.status}${check.stream ? ' (stream)' : ''} ${check.sample.slice(0, 100)}...`);
+    if (options.quietWait > 0) await waitForQuiet(options.quietWait);
+    const measurement = await measure(started, upstream.service, options);
+    return { measurement, cpuNote: started.cpuNote };
+  } catch (error) {
+    return { skipped: `failed: ${String(error.message ?? error).split('\n')[0]}`, error };
+  } finally {
+    if (started && started.service !== upstream?.service) await stopService(started.service);
+    if (upstream) await stopService(upstream.service);
+  }
+}
+
+class UsageError extends Error {}
+
+async function main() {
+  let options;
+  try {
+    options = readOptions();
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
+  const resultsDir = join(benchDir, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const command = `cd bench && node http.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+  const facts = runFacts(command);
+  console.log(`${facts.date} · Node ${facts.node} · ${facts.cpu}`);
+
+  const entries = [];
+  try {
+    const profilesDir = join(resultsDir, 'profiles');
+    const nodeFlagsFor = (id) => {
+      if (!options.profile.includes(id)) return [];
+      // a directory per target: Node names each thread's profile itself (a
+      // loader such as tsx runs a thread of its own beside the main one)
+      const directory = join(profilesDir, id);
+      mkdirSync(directory, { recursive: true });
+      return ['--cpu-prof', `--cpu-prof-dir=${directory}`];
+    };
+    for (const target of targets.filter((candidate) => options.targets.includes(candidate.id))) {
+      console.log(`\n${target.label}:`);
+      const outcome = await runTarget(target, options, { resultsDir, nodeFlagsFor });
+      entries.push({ id: target.id, label: target.label, external: Boolean(target.external), ...outcome });
+      if (outcome.skipped) {
+        console.log(`  not measured: ${outcome.skipped}`);
+        if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
+      } else {
+        const result = outcome.measurement;
+        console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
+      }
+      await sleep(500);
+    }
+  } finally {
+    await stopAll();
+  }
+
+  const section = renderSection({ facts, options, entries });
+  console.log(`\n${section}\n`);
+  if (options.profile.length > 0) {
+    console.log(`CPU profiles in ${join(resultsDir, 'profiles')}; README.md left as it is (profiled numbers)`);
+  } else if (entries.some((entry) => entry.skipped && !entry.external)) {
+    console.log('README.md left as it is: a target of ours was not measured, and the table there is better than this one');
+  } else if (options.writeReadme) {
+    const name = options.stream ? 'http-stream' : 'http';
+    replaceSection(join(benchDir, 'README.md'), name, section);
+    console.log(`wrote the ${name} section of bench/README.md`);
+  }
+  // a target of ours that could not be measured fails the run
+  return entries.some((entry) => entry.skipped && !entry.external) ? 1 : 0;
+}
+
+process.on('exit', killAllNow);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping every process this run started`);
+    stopAll().finally(() => process.exit(130));
+  });
+}
+
+main().then(
+  (code) => { process.exitCode = code; },
+  (error) => {
+    if (error instanceof UsageError) {
+      console.error(`http.mjs: ${error.message}\n(node http.mjs --help for the flags)`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(error?.stack ?? error);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,105 @@
+/**
+ * Turns measurements into the markdown the README keeps: a table, the
+ * targets of issue 2 checked against it, and the facts that make a number
+ * mean something (command, date, Node version, CPU).
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+
+function cpuModel() {
+  try {
+    const match = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    if (match) return match[1].trim();
+  } catch {
+    // not Linux
+  }
+  return os.cpus()[0]?.model ?? 'unknown';
+}
+
+/** Facts about the machine and the run, printed above the table. */
+export function runFacts(command) {
+  return {
+    command,
+    date: new Date().toISOString(),
+    node: process.version,
+    cpu: `${cpuModel()}, ${os.availableParallelism?.() ?? os.cpus().length} cores`,
+    // other work on the machine skews every number: say how busy it was
+    loadBefore: os.loadavg()[0].toFixed(2),
+  };
+}
+
+const number = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+function row(entry) {
+  if (entry.skipped) {
+    const reason = entry.skipped.length > 200 ? `${entry.skipped.slice(0, 200)}...` : entry.skipped;
+    return `| ${entry.label} | not run: ${reason.replaceAll('|', '\\|')} | | | | | | | |`;
+  }
+  const result = entry.measurement;
+  const cpu = `${number(result.cpuMsPerRequest, 3)}${entry.cpuNote ? ` (${entry.cpuNote})` : ''}`;
+  return `| ${entry.label} | ${Math.round(result.rps).toLocaleString('en-US')} | ${number(result.p50, 0)} | ${number(result.p99, 0)} | ${result.errors} / ${result.non2xx} | ${cpu} | ${number(result.rssMb, 0)} | ${number(result.upstreamCpuMsPerRequest, 3)} | ${number(100 * result.foreignCpuShare, 0)}% |`;
+}
+
+function ratio(numerator, denominator) {
+  return Number.isFinite(numerator) && Number.isFinite(denominator) && denominator > 0 ? numerator / denominator : NaN;
+}
+
+/** The issue 2 targets, checked when the rows they need are there. */
+function verdicts(entries) {
+  const measured = entries.filter((entry) => !entry.skipped && entry.measurement.requests > 0);
+  const byId = Object.fromEntries(measured.map((entry) => [entry.id, entry.measurement]));
+  const lines = [];
+  const switchboard = byId.switchboard;
+  const skewed = (...results) => (results.some((result) => result.foreignCpuShare > 0.1) ? '; other work skewed these rows: rerun on an idle machine' : '');
+  if (switchboard && byId.portkey) {
+    const value = ratio(switchboard.rps, byId.portkey.rps);
+    lines.push(`- Switchboard RPS / Portkey RPS: ${number(value, 2)}x (target >= 3x: ${value >= 3 ? 'met' : 'not met'}${skewed(switchboard, byId.portkey)})`);
+  }
+  if (switchboard && byId.passthrough) {
+    const value = ratio(switchboard.cpuMsPerRequest, byId.passthrough.cpuMsPerRequest);
+    lines.push(`- Switchboard CPU per request / pass-through CPU per request: ${number(value, 2)}x (target <= 1.5x: ${value <= 1.5 ? 'met' : 'not met'}${skewed(switchboard, byId.passthrough)})`);
+  }
+  for (const [id, result] of Object.entries(byId)) {
+    if (result.foreignCpuShare > 0.1) lines.push(`- ${id}: other work on the machine took ${number(100 * result.foreignCpuShare, 0)}% of its CPU during the window: these numbers are skewed`);
+    // a helper process (tsx's esbuild, the embedded PostgreSQL) worth mentioning
+    if (result.otherCpuMs > 0.01 * result.cpuMs) {
+      lines.push(`- ${id}: its helper processes (not node: tsx's esbuild, its embedded PostgreSQL) used ${number(result.otherCpuMs, 0)} ms CPU in the window, ${number(result.otherCpuMs / result.requests, 4)} ms per request, not in the column`);
+    }
+  }
+  return lines;
+}
+
+/** The markdown section for one run. */
+export function renderSection({ facts, options, entries }) {
+  const mode = options.stream ? 'streaming (`stream: true`)' : 'non-streaming';
+  return [
+    `Command: \`${facts.command}\``,
+    '',
+    `Date: ${facts.date} · Node ${facts.node} · CPU: ${facts.cpu} · 1-min load average before the run: ${facts.loadBefore}`,
+    '',
+    `${options.connections} connections, ${options.warmup} s warm-up then ${options.duration} s measured per target, ${mode} requests, one target at a time, each with a fresh simulator; autocannon runs in the bench process on the same 2 cores.`,
+    '',
+    '| target | RPS | p50 ms | p99 ms | errors / non-2xx | CPU ms / request (gateway process) | RSS MB at end | simulator CPU ms / request | other work on the machine |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...entries.map(row),
+    '',
+    ...verdicts(entries),
+  ].join('\n').trimEnd();
+}
+
+/**
+ * Replaces the text between `<!-- name:begin -->` and `<!-- name:end -->` in
+ * the README; appends the marked section when the markers are missing.
+ */
+export function replaceSection(readmePath, name, content) {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
+  const text = existsSync(readmePath) ? readFileSync(readmePath, 'utf8') : '';
+  const block = `${begin}\n${content}\n${end}`;
+  const start = text.indexOf(begin);
+  const stop = text.indexOf(end);
+  const next = start >= 0 && stop > start
+    ? text.slice(0, start) + block + text.slice(stop + end.length)
+    : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(readmePath, next);
+}

@@ -1,0 +1,175 @@
+/**
+ * The four things a bench run loads, each started as its own process: the
+ * upstream simulator itself (direct), Switchboard, the bare Hono + undici
+ * pass-through and @portkey-ai/gateway. A target's `start()` returns the
+ * service whose CPU is measured and the request to send it.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, logTail, startService, stopService, waitUntilReady } from './processes.mjs';
+
+const benchDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const repoDir = resolve(benchDir, '..');
+const require = createRequire(import.meta.url);
+
+/** The key every target hands the simulator. */
+export const UPSTREAM_KEY = 'sk-bench-1';
+export const SIMULATOR_BIN = join(repoDir, 'packages/simulator/bin/simulator.js');
+export const SWITCHBOARD_BIN = join(repoDir, 'packages/gateway/bin/switchboard.js');
+/** Starts of Switchboard tried while its embedded database port is taken. */
+const EMBEDDED_PORT_ATTEMPTS = 8;
+
+function chatBody(model, stream) {
+  const body = { model, messages: [{ role: 'user', content: 'hi' }] };
+  if (stream) body.stream = true;
+  return JSON.stringify(body);
+}
+
+async function answers(url, init = {}) {
+  const response = await request(url, init);
+  await response.body.dump();
+  return response.statusCode === 200;
+}
+
+/** Starts the simulator (zero latency, no faults) that every target calls. */
+export async function startSimulator({ resultsDir, name, nodeFlags = [] }) {
+  const port = await freePort();
+  if (!existsSync(SIMULATOR_BIN)) throw new Error(`simulator not found: ${SIMULATOR_BIN}`);
+  const service = startService({
+    name: 'simulator',
+    args: [...nodeFlags, SIMULATOR_BIN, '--port', String(port)],
+    cwd: benchDir,
+    logFile: join(resultsDir, `simulator-for-${name}.log`),
+  });
+  const ready = `listening on http://127.0.0.1:${port}`;
+  await waitUntilReady(service, async () => logTail(service, 10_000).includes(ready), { timeoutMs: 30_000 });
+  return { service, origin: `http://127.0.0.1:${port}` };
+}
+
+/** Every target, in the order a run loads them. */
+export const targets = [
+  {
+    id: 'direct',
+    label: 'direct to the simulator',
+    async start({ upstream, stream }) {
+      return {
+        service: upstream.service,
+        url: `${upstream.origin}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
+        body: chatBody('gpt-4o-mini', stream),
+        cpuNote: 'simulator',
+      };
+    },
+  },
+  {
+    id: 'switchboard',
+    label: 'Switchboard',
+    available: () => (existsSync(SWITCHBOARD_BIN) ? null : `${SWITCHBOARD_BIN} does not exist yet`),
+    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
+      const port = await freePort();
+      const configFile = join(resultsDir, 'switchboard.config.json');
+      const config = {
+        providers: {
+          openai: {
+            keys: [{ name: 'k1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }],
+            network_config: { base_url: upstream.origin },
+          },
+        },
+      };
+      writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+      const origin = `http://127.0.0.1:${port}`;
+      let service;
+      for (let attempt = 1; ; attempt += 1) {
+        service = startService({
+          name: 'switchboard',
+          args: [...nodeFlagsFor('switchboard'), SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1'],
+          cwd: benchDir,
+          env: { NODE_ENV: 'production' },
+          logFile: join(resultsDir, 'switchboard.log'),
+          // it stops its embedded PostgreSQL on SIGTERM and gives itself 10 s
+          graceMs: 15_000,
+          // that server runs as a daemon (out of the process tree) on the data
+          // directory under the working directory: count its CPU as the gateway's helper
+          helperCommandLine: join(benchDir, '.switchboard', 'postgres'),
+        });
+        try {
+          // the first start may create an embedded PostgreSQL: give it time
+          await waitUntilReady(service, () => answers(`${origin}/health`), { timeoutMs: 180_000, intervalMs: 250 });
+          break;
+        } catch (error) {
+          // the embedded server's port is fixed (54329): while another
+          // checkout's server (npm start, a test run) holds it, wait and retry
+          const portTaken = /could not start on port|already in use/i.test(logTail(service));
+          await stopService(service);
+          if (!portTaken || attempt >= EMBEDDED_PORT_ATTEMPTS) throw error;
+          console.log(`  switchboard: its embedded PostgreSQL port is taken by another server; retrying in 15 s (${attempt}/${EMBEDDED_PORT_ATTEMPTS})`);
+          await sleep(15_000);
+        }
+      }
+      return {
+        service,
+        url: `${origin}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json' },
+        body: chatBody('openai/gpt-4o-mini', stream),
+      };
+    },
+  },
+  {
+    id: 'passthrough',
+    label: 'bare Hono + undici pass-through',
+    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
+      const port = await freePort();
+      const service = startService({
+        name: 'passthrough',
+        args: [...nodeFlagsFor('passthrough'), join(benchDir, 'passthrough.mjs'), '--port', String(port), '--upstream', upstream.origin],
+        cwd: benchDir,
+        env: { NODE_ENV: 'production' },
+        logFile: join(resultsDir, 'passthrough.log'),
+      });
+      const origin = `http://127.0.0.1:${port}`;
+      await waitUntilReady(service, () => answers(`${origin}/health`));
+      return {
+        service,
+        url: `${origin}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
+        body: chatBody('gpt-4o-mini', stream),
+      };
+    },
+  },
+  {
+    id: 'portkey',
+    label: '@portkey-ai/gateway',
+    // someone else's gateway: its failures are reported, not the run's
+    external: true,
+    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
+      const port = await freePort();
+      const entry = join(dirname(require.resolve('@portkey-ai/gateway/package.json')), 'build/start-server.js');
+      const service = startService({
+        name: 'portkey',
+        // start-server.js has no host option: the preload pins listen() to 127.0.0.1
+        args: [...nodeFlagsFor('portkey'), '--require', join(benchDir, 'loopback-only.cjs'), entry, '--headless', `--port=${port}`],
+        cwd: benchDir,
+        // production: no /log/stream UI, which would otherwise expose request headers (keys)
+        env: { NODE_ENV: 'production', TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
+        logFile: join(resultsDir, 'portkey.log'),
+      });
+      const origin = `http://127.0.0.1:${port}`;
+      await waitUntilReady(service, () => answers(`${origin}/`));
+      return {
+        service,
+        url: `${origin}/v1/chat/completions`,
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${UPSTREAM_KEY}`,
+          'x-portkey-provider': 'openai',
+          'x-portkey-custom-host': `${upstream.origin}/v1`,
+        },
+        body: chatBody('gpt-4o-mini', stream),
+      };
+    },
+  },
+];
