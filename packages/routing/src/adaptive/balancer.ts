@@ -9,7 +9,7 @@ import { decideKey, type KeyDecision, type KeyOptions } from './keys.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, servesModel, type ModelTable } from './tables.ts'
-import { TABLE_IDLE_CYCLES } from './tuning.ts'
+import { MAX_CACHED_TABLES, TABLE_IDLE_CYCLES } from './tuning.ts'
 import type { AttemptOutcome, BalancerKey, BalancerProvider, HeldPredicate, RouteRef, RouteSnapshot, RouteState } from './types.ts'
 
 /** A key's weight for the rotation module, in configured order. */
@@ -87,8 +87,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
   const tableFor = (model: string): ModelTable => {
     let table = tables.get(model)
     if (table === undefined || table.holdsVersion !== holdsVersion) {
+      const cached = table !== undefined
       table = build(model)
-      tables.set(model, table)
+      // Past the cap a model's table is built for the request and not kept (slow, but bounded).
+      if (cached || tables.size < MAX_CACHED_TABLES) tables.set(model, table)
     }
     table.usedCycle = cycle
     return table

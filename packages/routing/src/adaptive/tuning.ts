@@ -91,3 +91,5 @@ export const DIRECTION_TIE_MARGIN = 5
 
 /** A model's selection table not used for this many recomputes is dropped (keys with models "*" serve any name). */
 export const TABLE_IDLE_CYCLES = 12
+/** At most this many models' tables are kept: a flood of made-up model names cannot grow memory without bound. */
+export const MAX_CACHED_TABLES = 1_000
