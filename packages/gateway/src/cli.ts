@@ -66,7 +66,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
   let gateway
   try {
-    gateway = await startGateway({ config, port, host: option('host') ?? '127.0.0.1', databaseUrl: option('database-url'), env, logger })
+    gateway = await startGateway({ config, port, host: option('host') ?? '127.0.0.1', databaseUrl: option('database-url'), nodeId: option('node-id'), env, logger })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE' || code === 'EACCES') process.stderr.write(`switchboard: cannot listen on port ${port}: ${code}\n`)

@@ -10,7 +10,17 @@ import type { Cancellation } from '@switchboard/providers'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
 import type { GatewayConfig } from './config/load.ts'
 import { createApp } from './http/app.ts'
-import { createProviderDirectory } from './directory/directory.ts'
+import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
+import { createMetrics } from './observability/metrics.ts'
+import { createRouter } from './routing/router.ts'
+import {
+  createAdaptiveBalancer,
+  createHolds,
+  createSessionAffinity,
+  defaultLoadBalancerSettings,
+  RECOMPUTE_INTERVAL_MS,
+  type LoadBalancerSettings,
+} from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
 
@@ -27,6 +37,8 @@ export interface GatewayInit {
   dataDir?: string
   env?: NodeJS.ProcessEnv
   logger?: Logger
+  /** This node's id in the fleet and its logs; default `node-<pid>`. */
+  nodeId?: string
 }
 
 /** A running node. */
@@ -49,21 +61,90 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const imported = await store.importConfig(init.config.source)
   logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
   const queue = createWriteQueue({ log: (line) => logger.warn(line) })
-  const directory = await createProviderDirectory({ store, queue, logger, env })
+  const metrics = createMetrics()
+  const now = Date.now
+  const random = Math.random
+  const nodeId = init.nodeId ?? `node-${process.pid}`
+
+  // Routing state: held keys first (the balancer asks them), then the balancer and sessions.
+  const holds = createHolds({ nodeId, random })
+  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) })
+  const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
+  let settings: LoadBalancerSettings = { ...defaultLoadBalancerSettings, ...(await store.getSettings()).load_balancer_config }
+  let directory: ProviderDirectory | undefined
+  const router = createRouter({
+    balancer,
+    holds,
+    sessions,
+    metrics,
+    logger,
+    registry: () => directory!.registry,
+    settings: () => settings,
+    now,
+    random,
+  })
+  directory = await createProviderDirectory(
+    { store, queue, logger, env },
+    { onChange: (registry) => balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys }))) },
+  )
+  const providers = directory
+  // A key edit releases its holds; a key or provider delete removes them (reference: "Releasing held keys").
+  const unsubscribes = [
+    store.on('key:changed', (detail) => {
+      if (detail.created) return
+      const changed = holds.keyEdited(detail.provider, detail.id, now())
+      router.released(changed)
+      router.settle({ changed, events: [] })
+    }),
+    store.on('key:deleted', (detail) => router.settle({ changed: holds.keyDeleted(detail.provider, detail.id, now()), events: [] })),
+    store.on('provider:deleted', (detail) => router.settle({ changed: holds.providerDeleted(detail.provider, now()), events: [] })),
+    store.on('settings:changed', () => {
+      store.getSettings().then(
+        (saved) => (settings = { ...defaultLoadBalancerSettings, ...saved.load_balancer_config }),
+        (error: unknown) => logger.warn({ err: error }, 'could not read the saved settings'),
+      )
+    }),
+  ]
+  const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
+
+  // The 5-second recompute, off the hot path; expired tombstones are collected once a minute.
+  let cycles = 0
+  const recompute = setInterval(() => {
+    const at = now()
+    balancer.recompute(at)
+    if (++cycles % 12 === 0) holds.collect(at)
+    metrics.holdsActive.reset()
+    for (const condition of holds.conditions()) metrics.holdsActive.inc({ reason: condition.reason })
+  }, RECOMPUTE_INTERVAL_MS)
+  recompute.unref()
+
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   const app = createApp(
     {
-      get registry() {
-        return directory.registry
-      },
-      directory,
+      router,
+      directory: providers,
       health,
+      metrics,
       logger,
-      now: Date.now,
-      random: Math.random,
+      now,
+      random,
       sleep: cancellableSleep,
+      adaptive: {
+        balancer,
+        holds,
+        router,
+        settings: () => settings,
+        async saveSettings(next) {
+          settings = next
+          const landed = queue.enqueue('save load balancer settings', () => store.saveSettings(next, 'api'))
+          const waited = await Promise.race([landed.then(() => 'landed' as const), new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 2_000).unref())])
+          return { pending: waited === 'waiting' }
+        },
+        keyName,
+        now,
+      },
     },
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, adminTokens, env },
   )
@@ -79,9 +160,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()))
       health.close()
+      clearInterval(recompute)
+      for (const off of unsubscribes) off()
       await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
       queue.close()
-      await directory.close()
+      await providers.close()
       await pool.end().catch(() => {})
       await database.release()
     },

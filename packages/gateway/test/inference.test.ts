@@ -56,6 +56,9 @@ afterAll(async () => {
 beforeEach(async () => {
   await simulator.setRules([])
   await simulator.resetRequests()
+  // Each test starts with no held keys: refusals in one test must not shape the next.
+  const cleared = await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
+  expect(cleared.status).toBe(200)
 })
 
 /** The fields our responses add, read off an SDK object. */

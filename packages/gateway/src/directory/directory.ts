@@ -20,6 +20,8 @@ export interface DirectoryComponents {
 export interface DirectoryInit {
   /** How long a write waits for Postgres before it is applied locally and left queued. */
   writeWaitMs?: number
+  /** Called with every new registry (the balancer learns the providers and keys from it). */
+  onChange?: (registry: ProviderRegistry) => void
 }
 
 /** What a write did: landed in Postgres, or applied here and still queued. */
@@ -54,6 +56,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     const providers = resolveProviders([...next.values()], env, (problem) => logger.warn(problem))
     const previous = registry
     registry = createRegistry(providers, previous)
+    init.onChange?.(registry)
   }
 
   const reload = async () => {

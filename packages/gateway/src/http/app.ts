@@ -12,11 +12,16 @@ import { adminAuth, type AdminToken } from '../admin/auth.ts'
 import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
+import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { RoutingLog } from '../routing/log.ts'
 
 export interface AppComponents extends EngineComponents {
   logger: Logger
   directory: ProviderDirectory
   health: DatabaseHealth
+  adaptive: AdaptiveApiComponents
+  metrics: Metrics
 }
 
 export interface AppInit {
@@ -24,6 +29,9 @@ export interface AppInit {
   adminTokens: readonly AdminToken[]
   env: NodeJS.ProcessEnv
 }
+
+/** Session headers that coding agents already send, after our own (reference: "How adaptive routing works"). */
+const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'x-session-id', 'session_id', 'conversation_id'] as const
 
 /** Builds the HTTP app of one gateway node. */
 export function createApp(components: AppComponents, init: AppInit): Hono<{ Bindings: HttpBindings }> {
@@ -43,6 +51,8 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.get('/health', (context) => context.json(components.health.report()))
   app.use('/api/*', adminAuth(init.adminTokens))
   app.route('/api', providersApi(components.directory, init.env))
+  app.route('/api', adaptiveApi(components.adaptive))
+  app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.post('/v1/chat/completions', async (context) => {
     const { incoming, outgoing } = context.env
@@ -63,7 +73,28 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     outgoing.once('close', () => {
       if (!outgoing.writableFinished) caller.abort()
     })
-    const served = await serveChat(components, request, caller)
+    const headers = incoming.headers
+    let sessionId: string | null = null
+    for (const name of SESSION_HEADERS) {
+      const value = headers[name]
+      if (typeof value === 'string' && value !== '') {
+        sessionId = value
+        break
+      }
+    }
+    const directKey = headers['x-bf-direct-key']
+    const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
+    const log = new RoutingLog(wantsLog)
+    let served
+    try {
+      served = await serveChat(components, request, caller, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
+    } catch (error) {
+      if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+      if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
+      throw error
+    }
+    components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
+    if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     return served.success.kind === 'stream' ? renderStream(outgoing, served) : renderJson(outgoing, served)
   })
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {

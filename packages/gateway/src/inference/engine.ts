@@ -1,14 +1,14 @@
 /**
  * The request path: the primary target with its full retry budget, then each fallback with
  * its own. Spec: reference/retries-and-fallbacks.txt ("The fallback logic follows a
- * predictable sequence"). Every upstream attempt is recorded for `extra_fields.attempts`.
+ * predictable sequence"). Which targets and keys comes from the router; every upstream
+ * attempt is recorded for `extra_fields.attempts` and reported back to the router.
  */
 import { createKeyRotation, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
 import type { Cancellation, JsonSuccess, ProviderKey, StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
+import type { RequestContext, PlannedTarget, Router, RequestPlan } from '../routing/router.ts'
 import { runAttempt } from './attempt.ts'
-import { resolveTargets, type Target } from './targets.ts'
-import type { ProviderRegistry } from './registry.ts'
 import type { ChatRequest } from './validate.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
@@ -30,6 +30,8 @@ export interface ExtraFields {
   key_id: string | null
   key_name: string | null
   attempts: AttemptRecord[]
+  /** The routing log, when the request asked for it (`x-bf-routing-log: true`). */
+  routing_log?: string[]
 }
 
 /** A served request: the upstream's success and the extra fields to attach. */
@@ -41,7 +43,7 @@ export interface Served {
 }
 
 export interface EngineComponents {
-  registry: ProviderRegistry
+  router: Router
   now: () => number
   random: () => number
   /** Waits `ms`; rejects early when `cancellation` aborts. */
@@ -52,67 +54,86 @@ export interface EngineComponents {
 interface TargetFailure {
   reason: RotationStopReason
   last: AttemptFailure | null
-  target: Target
+  target: PlannedTarget
   key: ProviderKey | null
 }
 
 /** Serves a validated request or throws a GatewayError carrying extra_fields. */
-export async function serveChat(components: EngineComponents, request: ChatRequest, signal: Cancellation): Promise<Served> {
-  const targets = resolveTargets(components.registry, request.model, request.fallbacks)
+export async function serveChat(components: EngineComponents, request: ChatRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
+  const plan = components.router.plan(request, context)
   const attempts: AttemptRecord[] = []
   let primaryFailure: TargetFailure | null = null
-  for (const target of targets) {
-    const outcome = await serveTarget(components, target, request, signal, attempts)
+  for (const target of plan.targets) {
+    const outcome = await serveTarget(components, plan, target, request, caller, attempts)
     if ('success' in outcome) return outcome
     primaryFailure ??= outcome
     // A caller fault is about the request, not the provider: no fallback can fix it.
-    if (outcome.reason === 'caller_fault') throw toGatewayError(outcome, attempts)
+    if (outcome.reason === 'caller_fault') throw toGatewayError(outcome, attempts, context)
     if (outcome.reason === 'cancelled') break
   }
-  throw toGatewayError(primaryFailure!, attempts)
+  if (primaryFailure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
+  throw toGatewayError(primaryFailure, attempts, context)
 }
 
 async function serveTarget(
   components: EngineComponents,
-  target: Target,
+  plan: RequestPlan,
+  target: PlannedTarget,
   request: ChatRequest,
-  signal: Cancellation,
+  caller: Cancellation,
   attempts: AttemptRecord[],
 ): Promise<Served | TargetFailure> {
-  const keys = target.provider.keysFor(target.model)
-  const rotation = createKeyRotation({ keys, policy: target.provider.policy, random: components.random })
+  const { router } = components
+  const log = plan.context.log
+  const keyPlan = router.keyPlan(target, log)
+  const keys = keyPlan.keys
+  const rotation = createKeyRotation({
+    keys: keyPlan.weights.map((weight) => ({ weight })),
+    policy: target.provider.policy,
+    random: components.random,
+    unavailable: keyPlan.unavailable,
+    ...(keyPlan.first !== undefined ? { first: keyPlan.first } : {}),
+  })
   let step = rotation.first()
   let last: AttemptFailure | null = null
   let key: ProviderKey | null = null
   while (step.kind === 'attempt') {
     if (step.delayMs > 0) {
       try {
-        await components.sleep(step.delayMs, signal)
+        await components.sleep(step.delayMs, caller)
       } catch {
         return { reason: 'cancelled', last, target, key }
       }
     }
     key = keys[step.keyIndex]!
     const started = components.now()
-    const run = await runAttempt(target.provider, request.body, target.model, key, signal)
+    router.attemptStarted(target, key)
+    let run
+    try {
+      run = await runAttempt(target.provider, request.body, target.model, key, caller)
+    } catch (error) {
+      // Never sent (the body cannot be said in this provider's format): nothing to report.
+      router.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)
+      throw error
+    }
     const result = run.result
-    const record: AttemptRecord = {
+    const failure = result.ok ? null : result.failure
+    router.attemptFinished(target, key, started, failure, log)
+    attempts.push({
       provider: target.provider.name,
       model: target.model,
       key_id: key.id,
       key_name: key.name,
       status: result.ok ? result.status : result.failure.status,
-      failure_class: result.ok ? null : result.failure.failureClass,
+      failure_class: failure?.failureClass ?? null,
       latency_ms: components.now() - started,
-      wait_hint_ms: result.ok ? null : result.failure.waitHintMs,
-    }
-    attempts.push(record)
+      wait_hint_ms: failure?.waitHintMs ?? null,
+    })
     if (result.ok) {
-      return {
-        success: result,
-        extraFields: { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts },
-        abort: run.abort,
-      }
+      router.served(plan, target, key)
+      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts }
+      if (log.enabled) extraFields.routing_log = log.lines
+      return { success: result, extraFields, abort: run.abort }
     }
     last = result.failure
     step = rotation.next(result.failure)
@@ -121,19 +142,21 @@ async function serveTarget(
 }
 
 /** Maps how the primary (or a caller fault) ended to the error the caller gets. */
-function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[]): GatewayError {
+function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[], context: RequestContext): GatewayError {
   const { target, last, key } = failure
-  const where = `${target.provider.name}/${target.model}`
-  const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts }
+  const provider = target.provider.name
+  const where = `${provider}/${target.model}`
+  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts }
+  if (context.log.enabled) extraFields.routing_log = context.log.lines
   const tries = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`
   const said = last ? ` The provider said: ${last.message}` : ''
   switch (failure.reason) {
     case 'no_keys':
-      return new GatewayError('model_not_served', `Provider "${target.provider.name}" has no key that serves model "${target.model}". Add the model to a key's "models", or use another provider.`, { param: 'model', extraFields })
+      return new GatewayError('model_not_served', `Provider "${provider}" has no key that serves model "${target.model}". Add the model to a key's "models", or use another provider.`, { param: 'model', extraFields })
     case 'caller_fault':
       return new GatewayError('upstream_rejected_request', last?.message ?? `${where} rejected the request.`, { status: last && last.status >= 400 && last.status < 500 ? last.status : 400, extraFields })
     case 'credentials_exhausted':
-      return new GatewayError('upstream_credentials_exhausted', `Every key of ${target.provider.name} that serves ${target.model} was refused by the provider (${tries}); the provider credentials, not your gateway key, need attention.${said}`, { extraFields })
+      return new GatewayError('upstream_credentials_exhausted', `Every key of ${provider} that serves ${target.model} was refused by the provider (${tries}); the provider credentials, not your gateway key, need attention.${said}`, { extraFields })
     case 'cancelled':
       return new GatewayError('client_closed_request', 'The client closed the request.', { extraFields })
     case 'retries_exhausted':

@@ -107,4 +107,15 @@ describe('createKeyRotation', () => {
     }
     expect(step).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
   })
+
+  it('starts on the given first key and never uses an unavailable one', () => {
+    const rotation = createKeyRotation({ keys: keys(3), policy, random: Math.random, unavailable: [1], first: 2 })
+    expect(attemptOf(rotation.first()).keyIndex).toBe(2)
+    expect(attemptOf(rotation.next({ failureClass: 'credential', waitHintMs: null })).keyIndex).toBe(0)
+    expect(rotation.next({ failureClass: 'credential', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+  })
+
+  it('stops at once when every key is unavailable', () => {
+    expect(createKeyRotation({ keys: keys(2), policy, random: middle, unavailable: [0, 1] }).first()).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+  })
 })

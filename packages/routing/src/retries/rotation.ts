@@ -53,6 +53,10 @@ export interface KeyRotationInit {
   policy: RetryPolicy
   /** Uniform in [0, 1); injected so tests are exact. */
   random: () => number
+  /** Keys this request must not use (held keys it is not checking): treated as already dead. */
+  unavailable?: readonly number[]
+  /** The key of the first attempt (a held key's check, or a session's key), instead of a weighted draw. */
+  first?: number
 }
 
 const enum KeyStatus {
@@ -67,6 +71,7 @@ const enum KeyStatus {
 export function createKeyRotation(init: KeyRotationInit): KeyRotation {
   const { keys, policy, random } = init
   const status = new Uint8Array(keys.length)
+  for (const index of init.unavailable ?? []) status[index] = KeyStatus.Dead
   let current = -1
   let retriesUsed = 0
   let backoffs = 0
@@ -123,7 +128,9 @@ export function createKeyRotation(init: KeyRotationInit): KeyRotation {
     },
     first() {
       if (keys.length === 0) return { kind: 'stop', reason: 'no_keys' }
-      return attempt(pickAmong(KeyStatus.Untried, -1), 0, 'first')
+      if (init.first !== undefined && status[init.first] === KeyStatus.Untried) return attempt(init.first, 0, 'first')
+      const picked = pickAmong(KeyStatus.Untried, -1)
+      return picked < 0 ? stop() : attempt(picked, 0, 'first')
     },
     next(failure) {
       const failureClass = failure.failureClass

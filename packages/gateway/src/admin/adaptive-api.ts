@@ -1,0 +1,140 @@
+/**
+ * The adaptive routing admin API: the five switches (`GET|PUT /api/adaptive-routing/config`
+ * and its deprecated alias `/api/load-balancer-config`), the routes table, the held keys and
+ * their release. Spec: reference/adaptive-load-balancing.txt, "Configuration" and
+ * "Releasing held keys".
+ */
+import { Hono, type Context } from 'hono'
+import type { HttpBindings } from '@hono/node-server'
+import { z } from 'zod'
+import { HoldClearError, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
+import { GatewayError } from '../errors.ts'
+import { describeIssue } from '../config/problems.ts'
+import type { Router } from '../routing/router.ts'
+
+type Env = { Bindings: HttpBindings }
+
+export interface AdaptiveApiComponents {
+  balancer: AdaptiveBalancer
+  holds: Holds
+  router: Router
+  settings(): LoadBalancerSettings
+  /** Saves and applies the switches; `pending` when Postgres did not answer in time. */
+  saveSettings(settings: LoadBalancerSettings): Promise<{ pending: boolean }>
+  keyName(provider: string, keyId: string): string | undefined
+  now(): number
+}
+
+/** A PUT is a full replacement: an omitted switch is false (reference: Configuration). */
+const settingsBody = z.strictObject({
+  direction_selection_enabled: z.boolean().optional(),
+  route_selection_enabled: z.boolean().optional(),
+  append_fallbacks_to_pinned: z.boolean().optional(),
+  reroute_failed_directions: z.boolean().optional(),
+  prune_failed_fallbacks: z.boolean().optional(),
+})
+
+const clearBody = z.strictObject({
+  provider: z.string().min(1).optional(),
+  key_id: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+})
+
+const DEPRECATION_WARNING = '299 - "/api/load-balancer-config is deprecated; use /api/adaptive-routing/config"'
+
+/** The routes, mounted under /api. */
+export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
+  const api = new Hono<Env>()
+
+  const getConfig = (context: Context<Env>) => context.json(components.settings())
+  const putConfig = async (context: Context<Env>) => {
+    const parsed = settingsBody.safeParse(await readJson(context, true))
+    if (!parsed.success) throw new GatewayError('invalid_request', `The settings are not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}. Send all five switches as true or false.`)
+    const settings: LoadBalancerSettings = {
+      direction_selection_enabled: parsed.data.direction_selection_enabled ?? false,
+      route_selection_enabled: parsed.data.route_selection_enabled ?? false,
+      append_fallbacks_to_pinned: parsed.data.append_fallbacks_to_pinned ?? false,
+      reroute_failed_directions: parsed.data.reroute_failed_directions ?? false,
+      prune_failed_fallbacks: parsed.data.prune_failed_fallbacks ?? false,
+    }
+    const { pending } = await components.saveSettings(settings)
+    return context.json(pending ? { ...settings, pending: true } : settings, pending ? 202 : 200)
+  }
+  const deprecated = (handler: (context: Context<Env>) => Response | Promise<Response>) => async (context: Context<Env>) => {
+    context.header('Deprecation', 'true')
+    context.header('Warning', DEPRECATION_WARNING)
+    context.header('Link', '</api/adaptive-routing/config>; rel="successor-version"')
+    return handler(context)
+  }
+
+  api.get('/adaptive-routing/config', getConfig)
+  api.put('/adaptive-routing/config', putConfig)
+  api.get('/load-balancer-config', deprecated(getConfig))
+  api.put('/load-balancer-config', deprecated(putConfig))
+
+  api.get('/adaptive-routing/routes', (context) =>
+    context.json({
+      routes: components.balancer.routes().map((route) => ({
+        provider: route.provider,
+        model: route.model,
+        key_id: route.keyId,
+        key_name: route.keyName,
+        state: route.state,
+        held: route.held,
+        weight: round(route.weight),
+        expected_share: round(route.expectedShare),
+        actual_share: round(route.actualShare),
+        error_rate: round(route.errorRate),
+        latency_ms: route.latencyMs === null ? null : Math.round(route.latencyMs),
+        in_flight: route.inFlight,
+        score: {
+          error_penalty: round(route.parts.errorPenalty),
+          latency_score: round(route.parts.latencyPenalty),
+          utilisation: round(route.parts.utilisation),
+          recovery_progress: round(route.parts.recoveryProgress),
+        },
+      })),
+    }),
+  )
+
+  api.get('/adaptive-routing/conditions', (context) => {
+    const conditions = components.holds.conditions((provider, keyId) => components.keyName(provider, keyId))
+    return context.json({ conditions, count: conditions.length })
+  })
+
+  api.post('/adaptive-routing/conditions/clear', async (context) => {
+    const parsed = clearBody.safeParse(await readJson(context, false))
+    if (!parsed.success) throw new GatewayError('invalid_request', `The release is not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}.`)
+    const filter = { provider: parsed.data.provider, keyId: parsed.data.key_id, model: parsed.data.model }
+    let outcome
+    try {
+      outcome = components.holds.clear(filter, components.now())
+    } catch (error) {
+      if (error instanceof HoldClearError) throw new GatewayError('invalid_request', error.message, { param: error.field })
+      throw error
+    }
+    // An operator release sends the routes to recovering, on every node (the tombstones carry it).
+    components.router.released(outcome.changed)
+    components.router.settle({ changed: outcome.changed, events: [] })
+    return context.json({ cleared: outcome.cleared, count: outcome.count })
+  })
+
+  return api
+}
+
+async function readJson(context: Context<Env>, required: boolean): Promise<unknown> {
+  const text = await context.req.text()
+  if (text.trim() === '') {
+    if (required) throw new GatewayError('invalid_request', 'Send a JSON body with all five switches.')
+    return {}
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000
+}

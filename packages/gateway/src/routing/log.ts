@@ -1,0 +1,66 @@
+/**
+ * The routing log of one request, as sentences for a person (issue 4 item 8, issue 5 item 6).
+ * Lines are only built when someone reads them: the request asked (`x-bf-routing-log`), or
+ * the node logs at debug. Hold, check and release lines always reach the node log: they are
+ * rare, and an operator needs them.
+ */
+import type { RoutingLogEntry } from '@switchboard/routing'
+
+/** Collects the lines of one request; `enabled` false makes every call free. */
+export class RoutingLog {
+  readonly lines: string[] = []
+  constructor(readonly enabled: boolean) {}
+
+  add(line: string): void {
+    if (this.enabled) this.lines.push(`[loadbalancing] ${line}`)
+  }
+
+  /** Adds the balancer's structured entries as sentences. */
+  addEntries(entries: readonly RoutingLogEntry[]): void {
+    if (!this.enabled) return
+    for (const entry of entries) this.add(describe(entry))
+  }
+}
+
+const DIRECTION_REASONS: Record<string, string> = {
+  scored: 'the best-scored provider for the model',
+  scored_lower: 'a healthy provider with a smaller share, drawn so it keeps being measured',
+  all_failed: 'every provider serving the model is failed; sending to the first anyway',
+  static: 'provider selection is off: the first configured provider serving the model',
+  pinned: 'the provider the request named',
+  pinned_failed_kept: 'the provider the request named is failed, and re-routing is off: kept on it',
+  pinned_rerouted: 'the provider the request named is failed: re-routed to the best healthy provider',
+  pinned_no_alternative: 'the provider the request named is failed, and no healthy provider serves the model: kept on it',
+  no_provider: 'no configured provider serves the model',
+}
+
+const KEY_REASONS: Record<string, string> = {
+  adaptive: 'by adaptive weight',
+  static: 'by configured weight (key selection is off)',
+  session: "the session's key",
+  last_resort_failed: 'every key is failed; sending to one anyway',
+  all_held: 'every key is held',
+  all_excluded: 'every key is already dead for this request',
+  no_keys: 'no key serves the model',
+}
+
+function describe(entry: RoutingLogEntry): string {
+  switch (entry.kind) {
+    case 'provider_chosen':
+      return `Provider ${entry.provider} for ${entry.model}: ${DIRECTION_REASONS[entry.reason] ?? entry.reason}${entry.score !== null ? ` (score ${entry.score.toFixed(0)})` : ''}`
+    case 'provider_skipped':
+      return `Skipping provider ${entry.provider} for ${entry.model}: every key that serves it is failed or held`
+    case 'fallback_pruned':
+      return `Dropping fallback ${entry.provider}/${entry.model}: it is failed`
+    case 'fallbacks_appended':
+      return `Appending healthy fallbacks: ${entry.targets.map((target) => `${target.provider}/${target.model}`).join(', ')}`
+    case 'session':
+      return entry.outcome === 'kept' ? 'Keeping the session on its provider and key' : `Moving the session: ${entry.outcome === 'moved_not_offered' ? 'its provider is not offered now' : 'its key is failed, held or gone'}`
+    case 'key_chosen':
+      return `Key ${entry.keyName} for ${entry.provider}/${entry.model}: ${KEY_REASONS[entry.reason] ?? entry.reason} (share ${(entry.share * 100).toFixed(0)}%)`
+    case 'key_none':
+      return `No key for ${entry.provider}/${entry.model}: ${KEY_REASONS[entry.reason] ?? entry.reason}`
+    case 'key_skipped':
+      return `Skipping key ${entry.keyName} for ${entry.provider}/${entry.model}: ${entry.reason}`
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Routing of one node: the adaptive balancer (issue 4) and the held keys (issue 5) put in
+ * front of the request path. The engine asks it which providers to try (`plan`), which key
+ * each attempt may use (`keyPlan`), and tells it how each attempt ended (`attemptFinished`).
+ * Strategy lives in @switchboard/routing; this file only composes it with the providers
+ * this node runs.
+ */
+import type { Logger } from 'pino'
+import type { ProviderKey } from '@switchboard/providers'
+import {
+  applySessionAffinity,
+  checkLine,
+  directionLog,
+  everyKeyHeldLine,
+  holdLine,
+  keyLog,
+  providerCheckLine,
+  releaseLine,
+  renewLine,
+  skipLine,
+  type AdaptiveBalancer,
+  type AttemptFailure,
+  type Direction,
+  type HoldEntry,
+  type Holds,
+  type LoadBalancerSettings,
+  type SessionAffinity,
+  type Settlement,
+} from '@switchboard/routing'
+import { GatewayError } from '../errors.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { keyNamesModel, type ProviderRegistry, type ProviderRuntime } from '../inference/registry.ts'
+import type { ChatRequest } from '../inference/validate.ts'
+import { RoutingLog } from './log.ts'
+
+export interface RouterComponents {
+  balancer: AdaptiveBalancer
+  holds: Holds
+  sessions: SessionAffinity
+  metrics: Metrics
+  logger: Logger
+  registry: () => ProviderRegistry
+  settings: () => LoadBalancerSettings
+  now: () => number
+  random: () => number
+  /** Hold entries this node changed, for the fleet to share. */
+  onHoldsChanged?: (entries: readonly HoldEntry[]) => void
+}
+
+/** One provider + model to try, with its own retry budget. */
+export interface PlannedTarget {
+  provider: ProviderRuntime
+  model: string
+  /** The caller's own key (`x-bf-direct-key`): the first target only, never a fallback. */
+  directKey?: ProviderKey
+  /** A key to try first: this node's check of a held key, or the session's key. */
+  firstKeyId?: string
+}
+
+/** What a request brings besides its body. */
+export interface RequestContext {
+  sessionId: string | null
+  directKey: string | null
+  log: RoutingLog
+}
+
+/** The providers to try for a request, in order. */
+export interface RequestPlan {
+  targets: PlannedTarget[]
+  context: RequestContext
+}
+
+/** The keys an attempt on a target may use. */
+export interface KeyPlan {
+  keys: readonly ProviderKey[]
+  weights: number[]
+  /** Held keys this request must skip. */
+  unavailable: number[]
+  first?: number
+}
+
+/** The routing of one node. */
+export interface Router {
+  plan(request: ChatRequest, context: RequestContext): RequestPlan
+  keyPlan(target: PlannedTarget, log: RoutingLog): KeyPlan
+  attemptStarted(target: PlannedTarget, key: ProviderKey): void
+  attemptFinished(target: PlannedTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog): void
+  served(plan: RequestPlan, target: PlannedTarget, key: ProviderKey): void
+  /** Applies a settlement made outside a request (a merge from a peer needs none; an operator clear does). */
+  settle(settlement: Settlement, log?: RoutingLog): void
+  /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
+  released(entries: readonly HoldEntry[]): void
+}
+
+/** Creates the router of one node. */
+export function createRouter(components: RouterComponents): Router {
+  const { balancer, holds, sessions, metrics, logger, now } = components
+
+  const keyName = (provider: string, keyId: string) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId
+
+  /** A released hold sends its routes to recovering: the held model, or every model of a whole-key hold. */
+  const releaseRoutes = (entry: HoldEntry, at: number) => {
+    if (entry.model !== null) return balancer.releaseRoute({ provider: entry.provider, model: entry.model, keyId: entry.keyId }, at)
+    for (const route of balancer.routes()) {
+      if (route.provider === entry.provider && route.keyId === entry.keyId) balancer.releaseRoute(route, at)
+    }
+  }
+
+  const settle = (settlement: Settlement, log?: RoutingLog) => {
+    const at = now()
+    for (const event of settlement.events) {
+      const entry = event.entry
+      const model = entry.model ?? 'every model'
+      const route = { provider: entry.provider, model, key: keyName(entry.provider, entry.keyId) }
+      let line: string
+      if (event.kind === 'placed') {
+        const held = holds.holdsOn(entry.provider, entry.keyId, entry.model ?? '').find((candidate) => candidate.entry.model === entry.model)
+        const waitMs = held ? held.dueAt - entry.waitStartedAt : entry.baseWaitMs
+        line = holdLine({ ...route, reason: entry.reason, wholeKey: entry.model === null, waitMs, askedWaitMs: event.askedWaitMs })
+        metrics.holdsPlaced.inc({ provider: entry.provider, reason: entry.reason })
+        logger.warn({ provider: entry.provider, key: route.key, model: entry.model, reason: entry.reason }, line)
+      } else if (event.kind === 'renewed') {
+        line = renewLine({ ...route, reason: entry.reason, waitMs: entry.baseWaitMs, refusedAgain: event.outcome === 'refused_again' })
+        metrics.checks.inc({ provider: entry.provider, outcome: event.outcome })
+        logger.warn({ provider: entry.provider, key: route.key, model: entry.model, reason: entry.reason }, line)
+      } else {
+        line = releaseLine({ ...route, cause: event.cause })
+        metrics.checks.inc({ provider: entry.provider, outcome: event.cause })
+        releaseRoutes(entry, at)
+        logger.info({ provider: entry.provider, key: route.key, model: entry.model }, line)
+      }
+      log?.add(line)
+    }
+    if (settlement.changed.length > 0) {
+      balancer.holdsChanged()
+      components.onHoldsChanged?.(settlement.changed)
+    }
+  }
+
+  return {
+    plan(request, context) {
+      const registry = components.registry()
+      const settings = components.settings()
+      const { pinned, model } = parseModel(registry, request.model)
+      const configured = request.fallbacks.map((fallback, index): Direction => {
+        const slash = fallback.indexOf('/')
+        const provider = fallback.slice(0, slash)
+        if (!registry.get(provider)) {
+          throw new GatewayError('unknown_provider', `fallbacks[${index}] names provider "${provider}", which is not configured. Configured providers: ${names(registry)}.`, { param: `fallbacks[${index}]` })
+        }
+        return { provider, model: fallback.slice(slash + 1) }
+      })
+      let decision = balancer.selectDirection(model, { pinnedProvider: pinned, configuredFallbacks: configured, settings, random: components.random })
+      if (decision.primary === null) {
+        if (pinned !== undefined) decision = { ...decision, primary: { provider: pinned, model }, reason: 'pinned' }
+        else throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
+      }
+      let directions: Direction[] = [decision.primary!, ...decision.fallbacks]
+      if (pinned === undefined) directions = preferNamingProviders(registry, model, directions, configured)
+      context.log.addEntries(directionLog(decision))
+
+      // A provider held on every key whose key is due gets this request first, healthy ones behind it.
+      let firstKeyId: string | undefined
+      if (pinned === undefined || settings.reroute_failed_directions) {
+        const at = now()
+        const candidates = [...decision.skipped, ...(decision.reason === 'pinned_rerouted' && decision.pinned ? [decision.pinned] : [])]
+        for (const candidate of candidates) {
+          const keys = registry.get(candidate.provider)?.keysFor(candidate.model) ?? []
+          const coverage = holds.coverage(candidate.provider, candidate.model, keys.map((key) => key.id), at)
+          const due = coverage.allHeld ? coverage.dueKeyIds.find((keyId) => holds.claimCheck(candidate.provider, keyId, candidate.model, at)) : undefined
+          if (due === undefined) continue
+          firstKeyId = due
+          directions = [candidate, ...directions.filter((direction) => direction.provider !== candidate.provider || direction.model !== candidate.model)]
+          context.log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: keyName(candidate.provider, due) }))
+          break
+        }
+      }
+
+      // Session affinity: keep the session on its provider and key while they are offered.
+      let preferKeyId: string | undefined
+      if (context.sessionId !== null && firstKeyId === undefined) {
+        const last = sessions.recall(context.sessionId, model, now())
+        const affinity = applySessionAffinity({ ...decision, primary: directions[0]!, fallbacks: directions.slice(1) }, last, (route) => balancer.isRouteOffered(route))
+        if (affinity.outcome === 'kept') directions = [affinity.decision.primary!, ...affinity.decision.fallbacks]
+        preferKeyId = affinity.preferKeyId
+        if (affinity.outcome !== 'none') context.log.addEntries(directionLog(affinity.decision, affinity.outcome).filter((entry) => entry.kind === 'session'))
+      }
+
+      const targets: PlannedTarget[] = []
+      for (const direction of directions) {
+        const provider = registry.get(direction.provider)
+        if (provider) targets.push({ provider, model: direction.model })
+      }
+      const first = targets[0]
+      if (first) {
+        if (firstKeyId !== undefined) first.firstKeyId = firstKeyId
+        else if (preferKeyId !== undefined) first.firstKeyId = preferKeyId
+        if (context.directKey !== null) first.directKey = { id: 'direct', name: 'caller key (x-bf-direct-key)', value: context.directKey, models: ['*'], weight: 1 }
+      }
+      return { targets, context }
+    },
+
+    keyPlan(target, log) {
+      if (target.directKey) return { keys: [target.directKey], weights: [1], unavailable: [] }
+      const provider = target.provider.name
+      const model = target.model
+      const keys = target.provider.keysFor(model)
+      const settings = components.settings()
+      const weightById = new Map(balancer.keyWeights(provider, model, settings.route_selection_enabled).map((entry) => [entry.keyId, entry.weight]))
+      const weights = keys.map((key) => weightById.get(key.id) ?? key.weight)
+      const held: number[] = []
+      let first = target.firstKeyId === undefined ? -1 : keys.findIndex((key) => key.id === target.firstKeyId)
+      const at = now()
+      for (let index = 0; index < keys.length; index++) {
+        const key = keys[index]!
+        if (!holds.isHeld(provider, key.id, model)) continue
+        if (first === index) continue
+        if (first < 0 && holds.claimCheck(provider, key.id, model, at)) {
+          first = index
+          log.add(checkLine({ provider, model, key: key.name }))
+          continue
+        }
+        held.push(index)
+      }
+      if (held.length > 0) {
+        metrics.heldKeySkips.inc({ provider })
+        if (held.length === keys.length) {
+          // Every key is held and none is due: the request goes anyway, and its answer counts as a check.
+          log.add(everyKeyHeldLine({ provider, model, key: 'one of them' }))
+          return { keys, weights, unavailable: [] }
+        }
+        log.add(skipLine({ provider, model, skipped: held.length, total: keys.length }))
+      }
+      if (log.enabled) {
+        const decision = balancer.selectKey(provider, model, () => 0.5, { routeSelectionEnabled: settings.route_selection_enabled })
+        log.addEntries(keyLog({ provider, model }, decision).filter((entry) => entry.kind === 'key_skipped' && entry.reason !== 'held'))
+      }
+      return first >= 0 ? { keys, weights, unavailable: held, first } : { keys, weights, unavailable: held }
+    },
+
+    attemptStarted(target, key) {
+      if (target.directKey) return
+      balancer.attemptStarted({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
+    },
+
+    attemptFinished(target, key, startedAt, failure, log) {
+      if (target.directKey) return
+      const at = now()
+      const provider = target.provider.name
+      balancer.attemptFinished({ provider, model: target.model, keyId: key.id, failureClass: failure?.failureClass ?? null, latencyMs: at - startedAt, now: at })
+      settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log)
+    },
+
+    served(plan, target, key) {
+      if (plan.context.sessionId === null || target.directKey) return
+      sessions.remember(plan.context.sessionId, target.model, { provider: target.provider.name, keyId: key.id }, now())
+    },
+
+    settle,
+    released(entries) {
+      const at = now()
+      for (const entry of entries) if (entry.state === 'released') releaseRoutes(entry, at)
+    },
+  }
+}
+
+/** `provider/model` pins a configured provider; anything else is a bare model (which may contain slashes). */
+function parseModel(registry: ProviderRegistry, model: string): { pinned?: string; model: string } {
+  const slash = model.indexOf('/')
+  if (slash > 0) {
+    const provider = model.slice(0, slash)
+    if (registry.get(provider)) return { pinned: provider, model: model.slice(slash + 1) }
+    // A bare model with a slash must be named by some key: a mistyped provider prefix is not sent upstream.
+    const named = registry.list.some((runtime) => runtime.keysFor(model).some((key) => keyNamesModel(key, model)))
+    if (!named) throw new GatewayError('unknown_provider', `"${provider}" in model "${model}" is not a configured provider, and no key names a model of that name. Configured providers: ${names(registry)}.`, { param: 'model' })
+  }
+  return { model }
+}
+
+/**
+ * Without a model catalog, a key with `models: ["*"]` cannot say which models its provider
+ * really has: a provider whose keys name the model beats a wildcard-only one. The request's
+ * own fallbacks are kept as given.
+ */
+function preferNamingProviders(registry: ProviderRegistry, model: string, directions: Direction[], configured: readonly Direction[]): Direction[] {
+  const names = (direction: Direction) => registry.get(direction.provider)?.keysFor(direction.model).some((key) => keyNamesModel(key, direction.model)) ?? false
+  if (!directions.some(names)) return directions
+  const kept = directions.filter((direction) => names(direction) || configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model))
+  return kept.length > 0 ? kept : directions
+}
+
+function names(registry: ProviderRegistry): string {
+  return registry.list.map((provider) => provider.name).join(', ') || '(none)'
+}
