@@ -87,7 +87,7 @@ export interface Router {
   attemptFinished(target: PlannedTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog): void
   served(plan: RequestPlan, target: PlannedTarget, key: ProviderKey): void
   /** Applies a settlement made outside a request (a merge from a peer needs none; an operator clear does). */
-  settle(settlement: Settlement, log?: RoutingLog): void
+  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
   released(entries: readonly HoldEntry[]): void
 }
@@ -106,11 +106,11 @@ export function createRouter(components: RouterComponents): Router {
     }
   }
 
-  const settle = (settlement: Settlement, log?: RoutingLog) => {
+  const settle = (settlement: Settlement, log?: RoutingLog, requestModel?: string) => {
     const at = now()
     for (const event of settlement.events) {
       const entry = event.entry
-      const model = entry.model ?? 'every model'
+      const model = requestModel ?? entry.model ?? 'every model'
       const route = { provider: entry.provider, model, key: keyName(entry.provider, entry.keyId) }
       let line: string
       if (event.kind === 'placed') {
@@ -248,7 +248,7 @@ export function createRouter(components: RouterComponents): Router {
       const at = now()
       const provider = target.provider.name
       balancer.attemptFinished({ provider, model: target.model, keyId: key.id, failureClass: failure?.failureClass ?? null, latencyMs: at - startedAt, now: at })
-      settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log)
+      settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log, target.model)
     },
 
     served(plan, target, key) {
