@@ -74,6 +74,8 @@ export interface SimulatorProcess {
 
 /** What the simulator recorded of one request it received. */
 export interface SimulatedRequest {
+  /** When the simulator recorded it (epoch ms, at the end of the request). */
+  at: number
   provider: string
   key_suffix: string
   model: string
