@@ -75,9 +75,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   logger.info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
   const shutdown = (signal: string) => {
-    logger.info({ signal }, 'shutting down')
-    void gateway.close().then(() => process.exit(0))
-    setTimeout(() => process.exit(0), 10_000).unref()
+    logger.info({ signal }, 'shutting down: draining in-flight requests')
+    void gateway.close({ drainMs: 20_000 }).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+    // Inside Kubernetes' 30 s grace period (minus the preStop sleep), whatever happens.
+    setTimeout(() => process.exit(0), 24_000).unref()
   }
   process.once('SIGTERM', () => shutdown('SIGTERM'))
   process.once('SIGINT', () => shutdown('SIGINT'))

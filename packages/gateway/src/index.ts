@@ -6,6 +6,7 @@
 import { serve, type ServerType } from '@hono/node-server'
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
+import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
 import type { GatewayConfig } from './config/load.ts'
@@ -45,7 +46,8 @@ export interface GatewayInit {
 export interface Gateway {
   url: string
   port: number
-  close(): Promise<void>
+  /** Drains (stops accepting, finishes in-flight requests within `drainMs`, default 20 s) and stops. */
+  close(options?: { drainMs?: number }): Promise<void>
 }
 
 /** Starts a gateway node: database, config import, providers, HTTP on host:port (0 = any free port). */
@@ -149,16 +151,28 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, adminTokens, env },
   )
   const host = init.host ?? '127.0.0.1'
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const listening = serve({ fetch: app.fetch, port: init.port, hostname: host }, () => resolve(listening))
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    // serve() without http2 options always makes a node:http server.
+    const listening = serve({ fetch: app.fetch, port: init.port, hostname: host }, () => resolve(listening as HttpServer)) as ServerType
     listening.once('error', reject)
   })
   const port = (server.address() as AddressInfo).port
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+    async close(options = {}) {
+      // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
+      // in-flight requests finish within the bound, then whatever is left is cut.
+      health.setDraining()
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()))
+      const idle = setInterval(() => server.closeIdleConnections(), 100)
+      const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), options.drainMs ?? 20_000).unref())
+      if ((await Promise.race([drained, bound])) === 'timeout') {
+        logger.warn('drain bound reached: closing the connections still open')
+        server.closeAllConnections()
+        await drained
+      }
+      clearInterval(idle)
       health.close()
       clearInterval(recompute)
       for (const off of unsubscribes) off()

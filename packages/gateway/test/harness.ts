@@ -110,6 +110,8 @@ export async function startSimulator(): Promise<SimulatorProcess> {
 export interface GatewayProcess {
   url: string
   databaseUrl: string
+  /** Sends a signal and resolves with the exit code once the process is gone. */
+  kill(signal: NodeJS.Signals): Promise<number | null>
   output(): string
   stop(): Promise<void>
 }
@@ -128,6 +130,13 @@ export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {})
   return {
     url: match[1]!,
     databaseUrl: database?.url ?? env.SWITCHBOARD_DATABASE_URL!,
+    kill: (signal) => {
+      const child = running.child
+      if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+      const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
+      child.kill(signal)
+      return exited
+    },
     output: running.output,
     stop: async () => {
       await running.stop()

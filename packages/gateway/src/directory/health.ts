@@ -6,13 +6,16 @@ import type { Pool } from 'pg'
 import type { WriteQueue } from '@switchboard/store'
 
 export interface HealthReport {
-  status: 'ok' | 'degraded'
+  /** `draining`: shutting down, finishing in-flight requests; take no new traffic. */
+  status: 'ok' | 'degraded' | 'draining'
   reasons: string[]
   database: { status: 'ok' | 'unreachable'; pending_writes: number }
 }
 
 export interface DatabaseHealth {
   report(): HealthReport
+  /** From now on the node reports `draining`. */
+  setDraining(): void
   close(): void
 }
 
@@ -21,6 +24,7 @@ export function watchDatabase(components: { pool: Pool; queue: WriteQueue }, ini
   let reachable = true
   let lastError = ''
   let stopped = false
+  let draining = false
   const ping = async () => {
     try {
       await components.pool.query('SELECT 1')
@@ -51,11 +55,15 @@ export function watchDatabase(components: { pool: Pool; queue: WriteQueue }, ini
     if (!queue.healthy && queue.reason) reasons.push(queue.reason)
     if (queue.pending > 0) reasons.push(`${queue.pending} write${queue.pending === 1 ? '' : 's'} waiting for Postgres`)
     const degraded = !reachable || !queue.healthy
-    return { status: degraded ? 'degraded' : 'ok', reasons, database: { status: reachable ? 'ok' : 'unreachable', pending_writes: queue.pending } }
+    if (draining) reasons.unshift('shutting down: finishing in-flight requests')
+    return { status: draining ? 'draining' : degraded ? 'degraded' : 'ok', reasons, database: { status: reachable ? 'ok' : 'unreachable', pending_writes: queue.pending } }
   }
 
   return {
     report,
+    setDraining() {
+      draining = true
+    },
     close() {
       stopped = true
       clearInterval(timer)

@@ -48,7 +48,10 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     return context.json(error.toJSON(), 404)
   })
 
-  app.get('/health', (context) => context.json(components.health.report()))
+  app.get('/health', (context) => {
+    const report = components.health.report()
+    return context.json(report, report.status === 'draining' ? 503 : 200)
+  })
   app.use('/api/*', adminAuth(init.adminTokens))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
