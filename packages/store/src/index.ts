@@ -45,3 +45,5 @@ export type {
 } from './config/types.ts'
 export { createWriteQueue, isUnreachable } from './write-queue/queue.ts'
 export type { WriteQueue, WriteQueueInit, WriteQueueStatus } from './write-queue/queue.ts'
+export { saveHoldSnapshot, loadHoldSnapshot, snapshotInfo } from './holds/snapshot.ts'
+export type { StoredHold, SnapshotInfo } from './holds/snapshot.ts'

@@ -21,7 +21,7 @@ describe('migrate', () => {
     const tables = await empty.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
     )
-    expect(tables.rows.map((row) => row.table_name)).toEqual(['keys', 'providers', 'schema_migrations', 'settings', 'store_meta'])
+    expect(tables.rows.map((row) => row.table_name)).toEqual(['held_keys', 'held_keys_snapshots', 'keys', 'providers', 'schema_migrations', 'settings', 'store_meta'])
     expect(await migrate(empty.pool)).toEqual({ applied: [] })
   })
 

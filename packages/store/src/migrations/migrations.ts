@@ -54,4 +54,25 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: '0002',
+    name: 'held keys snapshot',
+    sql: `
+      -- The fleet's hold set (tombstones included), replaced whole by a regional leader
+      -- every 30 s; entries are opaque to the store (routing validates them on restore).
+      CREATE TABLE held_keys (
+        id text PRIMARY KEY,
+        entry jsonb NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE held_keys_snapshots (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        taken_at timestamptz NOT NULL,
+        node_id text NOT NULL,
+        region text NOT NULL,
+        entries integer NOT NULL
+      );
+    `,
+  },
 ]

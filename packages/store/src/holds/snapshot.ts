@@ -1,0 +1,59 @@
+/**
+ * The held-keys snapshot: the fleet's hold set written by a regional leader every 30 s and
+ * read back by a starting node (design.md, "Cluster model"). The whole set is replaced in one
+ * transaction, so a hold whose tombstone was collected cannot come back on restore; writes
+ * are idempotent, so two leaders overlapping for a moment is harmless.
+ */
+import type { Pool } from 'pg'
+
+/** One stored entry: its id and the entry as routing serialized it. */
+export interface StoredHold {
+  id: string
+  entry: unknown
+}
+
+/** Who wrote the last snapshot, and when. */
+export interface SnapshotInfo {
+  takenAt: Date
+  nodeId: string
+  region: string
+  entries: number
+}
+
+/** Replaces the stored hold set with `holds`. */
+export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[], by: { nodeId: string; region: string }): Promise<void> {
+  const client = await pool.connect()
+  let failed = false
+  try {
+    await client.query('BEGIN')
+    await client.query('DELETE FROM held_keys')
+    if (holds.length > 0) {
+      await client.query('INSERT INTO held_keys (id, entry) SELECT * FROM unnest($1::text[], $2::jsonb[])', [holds.map((hold) => hold.id), holds.map((hold) => JSON.stringify(hold.entry))])
+    }
+    await client.query(
+      `INSERT INTO held_keys_snapshots (singleton, taken_at, node_id, region, entries) VALUES (true, now(), $1, $2, $3)
+       ON CONFLICT (singleton) DO UPDATE SET taken_at = EXCLUDED.taken_at, node_id = EXCLUDED.node_id, region = EXCLUDED.region, entries = EXCLUDED.entries`,
+      [by.nodeId, by.region, holds.length],
+    )
+    await client.query('COMMIT')
+  } catch (error) {
+    failed = true
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release(failed)
+  }
+}
+
+/** The stored hold set (empty when none was written yet). */
+export async function loadHoldSnapshot(pool: Pool): Promise<{ holds: StoredHold[]; info: SnapshotInfo | null }> {
+  const rows = await pool.query<{ id: string; entry: unknown }>('SELECT id, entry FROM held_keys')
+  return { holds: rows.rows, info: await snapshotInfo(pool) }
+}
+
+/** Who wrote the last snapshot, and when; null before the first. */
+export async function snapshotInfo(pool: Pool): Promise<SnapshotInfo | null> {
+  const info = await pool.query<{ taken_at: Date; node_id: string; region: string; entries: number }>('SELECT taken_at, node_id, region, entries FROM held_keys_snapshots')
+  const row = info.rows[0]
+  return row ? { takenAt: row.taken_at, nodeId: row.node_id, region: row.region, entries: row.entries } : null
+}
