@@ -15,6 +15,7 @@ export type * from './types.ts'
 export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, parseWaitHint } from './errors/index.ts'
 export { UpstreamStreamError } from './http/openai-stream.ts'
 export { Cancellation } from './http/cancellation.ts'
+export { readRateLimitExhaustion, type RateLimitExhaustion } from './http/rate-limit.ts'
 export { TranslationError, AnthropicStreamError } from './anthropic/index.ts'
 export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
 
