@@ -70,7 +70,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
   // Routing state: held keys first (the balancer asks them), then the balancer and sessions.
   const holds = createHolds({ nodeId, random })
-  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) })
+  // Held keys and rate-limit backoffs both keep a key out of the selection tables.
+  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || router.isBackedOff(provider, keyId, model) })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
   let settings: LoadBalancerSettings = { ...defaultLoadBalancerSettings, ...(await store.getSettings()).load_balancer_config }
   let directory: ProviderDirectory | undefined
@@ -113,6 +114,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   let cycles = 0
   const recompute = setInterval(() => {
     const at = now()
+    if (router.expireBackoffs()) balancer.holdsChanged()
     balancer.recompute(at)
     if (++cycles % 12 === 0) holds.collect(at)
     metrics.holdsActive.reset()

@@ -143,4 +143,19 @@ describe('sessions and direct keys', () => {
     ])
     expect(JSON.stringify(json)).not.toContain('sk-callers-own-key')
   })
+
+  it('backs a key off when its rate-limit window runs out, before the provider refuses it', async () => {
+    await call('POST', '/api/adaptive-routing/conditions/clear')
+    await simulator.setRules([{ key: 'gsk-adaptive-gq1-4444', rpm: 2 }])
+    await simulator.resetRequests()
+    const failures: string[] = []
+    for (let index = 0; index < 30; index++) {
+      const { status, json } = await chat('groq/llama-3.3-70b')
+      expect(status).toBe(200)
+      failures.push(...json.extra_fields.attempts.filter((attempt: { failure_class: string | null }) => attempt.failure_class !== null).map((attempt: { failure_class: string }) => attempt.failure_class))
+    }
+    // The window's last request said "0 left": the key was left alone, never refused.
+    expect(failures).toEqual([])
+    expect((await simulator.requests()).filter((request) => request.key_suffix === '4444')).toHaveLength(2)
+  })
 })

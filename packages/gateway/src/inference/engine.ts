@@ -118,7 +118,7 @@ async function serveTarget(
     }
     const result = run.result
     const failure = result.ok ? null : result.failure
-    router.attemptFinished(target, key, started, failure, log)
+    router.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined)
     attempts.push({
       provider: target.provider.name,
       model: target.model,

@@ -6,7 +6,7 @@
  * this node runs.
  */
 import type { Logger } from 'pino'
-import type { ProviderKey } from '@switchboard/providers'
+import { readRateLimitExhaustion, type ProviderKey } from '@switchboard/providers'
 import {
   applySessionAffinity,
   checkLine,
@@ -45,6 +45,16 @@ export interface RouterComponents {
   random: () => number
   /** Hold entries this node changed, for the fleet to share. */
   onHoldsChanged?: (entries: readonly HoldEntry[]) => void
+  /** A key's rate-limit window ran out here: the region's nodes back it off too. */
+  onRateLimited?: (signal: RateLimitSignal) => void
+}
+
+/** A key to leave alone until its provider's rate-limit window resets (shared within a region). */
+export interface RateLimitSignal {
+  provider: string
+  keyId: string
+  model: string
+  untilMs: number
 }
 
 /** One provider + model to try, with its own retry budget. */
@@ -84,17 +94,39 @@ export interface Router {
   plan(request: ChatRequest, context: RequestContext): RequestPlan
   keyPlan(target: PlannedTarget, log: RoutingLog): KeyPlan
   attemptStarted(target: PlannedTarget, key: ProviderKey): void
-  attemptFinished(target: PlannedTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog): void
+  attemptFinished(target: PlannedTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog, headers?: Record<string, string>): void
   served(plan: RequestPlan, target: PlannedTarget, key: ProviderKey): void
   /** Applies a settlement made outside a request (a merge from a peer needs none; an operator clear does). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
   released(entries: readonly HoldEntry[]): void
+  /** Backs a key off until its window resets (our own headers, or a signal from the region). */
+  backOff(signal: RateLimitSignal): void
+  /** True while a rate-limit backoff keeps the key out for the model. */
+  isBackedOff(provider: string, keyId: string, model: string): boolean
+  /** Drops expired backoffs; true when any expired (selection tables must be rebuilt). */
+  expireBackoffs(): boolean
 }
 
 /** Creates the router of one node. */
 export function createRouter(components: RouterComponents): Router {
   const { balancer, holds, sessions, metrics, logger, now } = components
+
+  /** Rate-limit backoffs by provider, key and model: until when (epoch ms). */
+  const backoffs = new Map<string, number>()
+  const backoffKey = (provider: string, keyId: string, model: string) => `${provider}\u0000${keyId}\u0000${model}`
+  const isBackedOff = (provider: string, keyId: string, model: string) => {
+    if (backoffs.size === 0) return false
+    const until = backoffs.get(backoffKey(provider, keyId, model))
+    return until !== undefined && until > now()
+  }
+
+  const backOff = (signal: RateLimitSignal) => {
+    const id = backoffKey(signal.provider, signal.keyId, signal.model)
+    if ((backoffs.get(id) ?? 0) >= signal.untilMs) return
+    backoffs.set(id, signal.untilMs)
+    balancer.holdsChanged()
+  }
 
   const keyName = (provider: string, keyId: string) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId
 
@@ -213,6 +245,10 @@ export function createRouter(components: RouterComponents): Router {
       const at = now()
       for (let index = 0; index < keys.length; index++) {
         const key = keys[index]!
+        if (isBackedOff(provider, key.id, model) && first !== index) {
+          held.push(index)
+          continue
+        }
         if (!holds.isHeld(provider, key.id, model)) continue
         if (first === index) continue
         if (first < 0 && holds.claimCheck(provider, key.id, model, at)) {
@@ -243,10 +279,19 @@ export function createRouter(components: RouterComponents): Router {
       balancer.attemptStarted({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
     },
 
-    attemptFinished(target, key, startedAt, failure, log) {
+    attemptFinished(target, key, startedAt, failure, log, headers) {
       if (target.directKey) return
       const at = now()
       const provider = target.provider.name
+      if (failure === null && headers !== undefined) {
+        const exhausted = readRateLimitExhaustion(headers, at)
+        if (exhausted !== null && !isBackedOff(provider, key.id, target.model)) {
+          const signal = { provider, keyId: key.id, model: target.model, untilMs: exhausted.untilMs }
+          backOff(signal)
+          log.add(`Backing key ${key.name} off ${provider}/${target.model} until its ${exhausted.window} window resets in ${Math.ceil((exhausted.untilMs - at) / 1000)}s (${exhausted.remaining} left)`)
+          components.onRateLimited?.(signal)
+        }
+      }
       balancer.attemptFinished({ provider, model: target.model, keyId: key.id, failureClass: failure?.failureClass ?? null, latencyMs: at - startedAt, now: at })
       settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log, target.model)
     },
@@ -257,6 +302,19 @@ export function createRouter(components: RouterComponents): Router {
     },
 
     settle,
+    backOff,
+    isBackedOff,
+    expireBackoffs() {
+      const at = now()
+      let expired = false
+      for (const [id, until] of backoffs) {
+        if (until <= at) {
+          backoffs.delete(id)
+          expired = true
+        }
+      }
+      return expired
+    },
     released(entries) {
       const at = now()
       for (const entry of entries) if (entry.state === 'released') releaseRoutes(entry, at)

@@ -1,0 +1,42 @@
+/** A small typed event emitter whose listeners can never throw into the caller. */
+
+/** Map of event name to the arguments its listeners receive. */
+export type EventMap = Record<string, unknown[]>
+
+/** Emits typed events; a throwing listener is reported, not propagated. */
+export class Emitter<Events extends EventMap> {
+  private readonly listeners = new Map<keyof Events, Set<(...args: unknown[]) => void>>()
+  private readonly onListenerError: (event: string, error: unknown) => void
+
+  constructor(onListenerError: (event: string, error: unknown) => void) {
+    this.onListenerError = onListenerError
+  }
+
+  /** Adds a listener; returns the function that removes it. */
+  on<Name extends keyof Events>(event: Name, listener: (...args: Events[Name]) => void): () => void {
+    let set = this.listeners.get(event)
+    if (set === undefined) {
+      set = new Set()
+      this.listeners.set(event, set)
+    }
+    // Stored untyped: the map holds listeners of every event; `on` and `emit` keep the pairing typed.
+    const stored = listener as unknown as (...args: unknown[]) => void
+    set.add(stored)
+    return () => {
+      set.delete(stored)
+    }
+  }
+
+  /** Calls every listener of `event` in the order they were added. */
+  emit<Name extends keyof Events>(event: Name, ...args: Events[Name]): void {
+    const set = this.listeners.get(event)
+    if (set === undefined) return
+    for (const listener of [...set]) {
+      try {
+        listener(...args)
+      } catch (error) {
+        this.onListenerError(String(event), error)
+      }
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * @switchboard/cluster: the fleet layer. One libp2p node per gateway (tcp,
+ * a pre-shared-key private network, noise, yamux, identify, gossipsub) that
+ * gives the gateway:
+ *
+ * - membership with regions, from heartbeats, and one deterministic leader
+ *   per region (lowest node id alive there);
+ * - typed gossip topics, fleet-wide or region-scoped, every message
+ *   schema-checked with zod and dropped + counted when invalid or oversized;
+ * - request/response between two nodes (join sync, anti-entropy);
+ * - counters for `/metrics`.
+ *
+ * It knows messages, not routing: what holds, settings and rate-limit
+ * signals mean is the gateway's business.
+ */
+import './polyfill.ts'
+import type { ZodType } from 'zod'
+import type { LeaderChange, LeaveReason, Member, MembershipEvents } from './membership.ts'
+import type { PublishQueueOptions } from './publish-queue.ts'
+import type { RequestHandler, RequestOptions, RpcLimits } from './rpc.ts'
+import type { ClusterStats, TopicCounters } from './stats.ts'
+import type { MessageMeta, Topic, TopicHandler, TopicOptions, TopicScope } from './topics.ts'
+
+export { createCluster, defaultTiming, defaultPublishLimits } from './cluster.ts'
+export { ClusterError, clusterErrorCodes } from './errors.ts'
+export type { ClusterErrorCode } from './errors.ts'
+export { defaultRpcLimits } from './rpc.ts'
+export { topicLimits } from './topics.ts'
+export type {
+  ClusterStats,
+  LeaderChange,
+  LeaveReason,
+  Member,
+  MessageMeta,
+  PublishQueueOptions,
+  RequestHandler,
+  RequestOptions,
+  RpcLimits,
+  Topic,
+  TopicCounters,
+  TopicHandler,
+  TopicOptions,
+  TopicScope,
+}
+
+/** Where the cluster's log lines go; the gateway passes its pino logger here. */
+export type ClusterLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
+
+/** Timing of membership and dialing (ms). */
+export interface ClusterTiming {
+  /** Between two heartbeats of this node. */
+  heartbeatMs: number
+  /** A member not heard for this long is dropped. */
+  memberTimeoutMs: number
+  /** After its last connection closes, a member must be heard again within this long or is dropped. */
+  suspectMs: number
+  /** Longest wait between two dials of a known peer that is not connected (a failed dial is retried after 250 ms, doubling up to this). */
+  redialMs: number
+  /** Between two DNS resolutions of the names in `peers`. */
+  resolveEveryMs: number
+}
+
+/** What `createCluster` needs. */
+export interface ClusterInit {
+  /** This node's id (`--node-id`); leaders are chosen by lowest node id. */
+  nodeId: string
+  /** This node's region (`--region`). */
+  region: string
+  /** The p2p TCP listener (`--p2p-port`); port 0 takes any free port. */
+  listen: { host: string; port: number }
+  /**
+   * Other nodes (`--peers`): `host:port`, multiaddrs, or DNS names that
+   * resolve to several addresses (re-resolved every `resolveEveryMs`). A
+   * bare name uses this node's own p2p port. Listing this node too is fine.
+   */
+  peers: string[]
+  /** Pre-shared secret of the fleet (`--fleet-secret`): without the same one, nothing connects. */
+  fleetSecret: string
+  /** Where the node's private key lives (`peer.key`, mode 0600), so its peer id survives restarts. */
+  dataDir: string
+  log?: ClusterLog
+  timing?: Partial<ClusterTiming>
+  /** Limits of the publish queue (gossipsub itself has no backpressure). */
+  publish?: Partial<PublishQueueOptions>
+  /** Limits of request/response. */
+  requests?: Partial<RpcLimits>
+}
+
+/** Events of a cluster: `member:join`, `member:leave`, `leader:change`. */
+export type ClusterEvents = MembershipEvents
+
+/** A running fleet node. */
+export interface Cluster {
+  readonly peerId: string
+  readonly nodeId: string
+  readonly region: string
+  /** Multiaddrs (with `/p2p/<peerId>`) this node announces. */
+  readonly addresses: string[]
+  /** Live members, self included, sorted by node id. */
+  members(): Member[]
+  /** The live member with this peer id. */
+  member(peerId: string): Member | undefined
+  /** Leader of `region` (default: this node's), from the live view; `leader()?.self` says whether it is this node. */
+  leader(region?: string): Member | undefined
+  /** Adds an event listener; returns the function that removes it. */
+  on<Name extends keyof ClusterEvents>(event: Name, listener: (...args: ClusterEvents[Name]) => void): () => void
+  /**
+   * A typed gossip topic. Create each name once per node, before relying on
+   * receiving it: a node only gets messages of topics it created.
+   * Publishing goes through a bounded, rate-limited, coalescing queue.
+   */
+  topic<T>(name: string, schema: ZodType<T>, options: TopicOptions<T>): Topic<T>
+  /** Answers `protocol` requests: the request is checked against `requestSchema`, the answer against `responseSchema`. */
+  handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void>
+  /** Sends one request to a peer; rejects with a `ClusterError` (`peer_unreachable`, `request_timeout`, `remote_error`, ...). */
+  request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options?: RequestOptions): Promise<R>
+  /** Counters and gauges for `/metrics`. */
+  stats(): ClusterStats
+  /** Tells peers this node leaves, then closes every connection. Idempotent. */
+  stop(): Promise<void>
+}

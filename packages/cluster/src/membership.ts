@@ -1,0 +1,238 @@
+/**
+ * Who is in the fleet: built from heartbeats, with regions, and the
+ * deterministic leader of each region. No I/O: the cluster feeds it
+ * heartbeats, disconnects and the clock, so every rule is a unit test.
+ */
+import { z } from 'zod'
+import type { Emitter } from './events.ts'
+
+/** A live node of the fleet, as this node sees it. */
+export interface Member {
+  nodeId: string
+  peerId: string
+  region: string
+  /** Multiaddrs (with `/p2p/<peerId>`) the member announced. */
+  addresses: string[]
+  /** When this node first heard it (ms since epoch, local clock). */
+  since: number
+  /** When this node last heard it. */
+  lastSeen: number
+  /** When the member's process started, by its own clock: a new value means it restarted. */
+  startedAt: number
+  /** True for the node's own entry. */
+  self: boolean
+}
+
+/** Why a member left the live view. */
+export type LeaveReason = 'left' | 'timeout' | 'disconnected'
+
+/** A region's leader changed (`leader` undefined: the region has no live node). */
+export interface LeaderChange {
+  region: string
+  leader: Member | undefined
+  previous: Member | undefined
+}
+
+/** Events of the membership view. */
+export type MembershipEvents = {
+  'member:join': [member: Member]
+  'member:leave': [member: Member, reason: LeaveReason]
+  'leader:change': [change: LeaderChange]
+}
+
+/** What every node says about itself on the membership topic, every heartbeat. */
+export const heartbeatSchema = z.object({
+  nodeId: z.string().min(1).max(128),
+  region: z.string().min(1).max(64),
+  addresses: z.array(z.string().max(512)).max(32),
+  /** The sender's start time (its own clock), telling one run of a node from the next. */
+  startedAt: z.number().int().nonnegative(),
+  /** Sent once by a node that stops cleanly, so peers drop it at once. */
+  leaving: z.boolean().optional(),
+})
+
+/** A heartbeat message. */
+export type Heartbeat = z.infer<typeof heartbeatSchema>
+
+/** Timing of the membership view. */
+export interface MembershipOptions {
+  /** A member not heard for this long is dropped. */
+  timeoutMs: number
+  /** After its last connection closes, a member must be heard again within this long. */
+  suspectMs: number
+}
+
+/** What the view needs to know about connections. */
+export interface MembershipComponents {
+  events: Emitter<MembershipEvents>
+  /** Whether a libp2p connection to the peer is open now. */
+  isConnected(peerId: string): boolean
+}
+
+interface Entry {
+  member: Member
+  /** Set when the member's connection closed: drop it unless heard before then. */
+  suspectUntil: number | undefined
+}
+
+/** Orders members for leadership: lowest node id first, peer id breaks a tie. */
+export function compareForLeadership(a: Member, b: Member): number {
+  if (a.nodeId !== b.nodeId) return a.nodeId < b.nodeId ? -1 : 1
+  if (a.peerId === b.peerId) return 0
+  return a.peerId < b.peerId ? -1 : 1
+}
+
+/** The live view of the fleet. */
+export class Membership {
+  private readonly entries = new Map<string, Entry>()
+  private readonly leaders = new Map<string, Member>()
+  /**
+   * Peers dropped lately, until when, and which run of them: a heartbeat of
+   * that run still travelling through the mesh must not bring a dead node
+   * back. A new run (restart), or a peer we are connected to again, is let
+   * back at once.
+   */
+  private readonly departed = new Map<string, { until: number; startedAt: number }>()
+  private readonly options: MembershipOptions
+  private readonly events: Emitter<MembershipEvents>
+  private readonly isConnected: (peerId: string) => boolean
+  readonly self: Member
+
+  constructor(self: Omit<Member, 'lastSeen' | 'self' | 'startedAt'>, options: MembershipOptions, components: MembershipComponents) {
+    this.self = { ...self, lastSeen: self.since, startedAt: self.since, self: true }
+    this.options = options
+    this.events = components.events
+    this.isConnected = (peerId) => components.isConnected(peerId)
+    this.entries.set(self.peerId, { member: this.self, suspectUntil: undefined })
+    // The first leader is computed silently: nobody can be listening yet.
+    this.leaders.set(self.region, this.self)
+  }
+
+  /** Every live member, self included, sorted by node id. */
+  members(): Member[] {
+    return [...this.entries.values()].map((entry) => ({ ...entry.member, addresses: [...entry.member.addresses] })).sort(compareForLeadership)
+  }
+
+  /** The live member with this peer id. */
+  member(peerId: string): Member | undefined {
+    const entry = this.entries.get(peerId)
+    return entry === undefined ? undefined : { ...entry.member, addresses: [...entry.member.addresses] }
+  }
+
+  /** The leader of a region: its live member with the lowest node id. */
+  leader(region: string): Member | undefined {
+    const leader = this.leaders.get(region)
+    return leader === undefined ? undefined : { ...leader, addresses: [...leader.addresses] }
+  }
+
+  /** Records a heartbeat from `peerId` received at `now`. */
+  heard(peerId: string, heartbeat: Heartbeat, now: number): void {
+    if (peerId === this.self.peerId) return
+    const entry = this.entries.get(peerId)
+    if (heartbeat.leaving === true) {
+      if (entry !== undefined) this.remove(peerId, 'left', now)
+      return
+    }
+    if (entry === undefined) {
+      const departed = this.departed.get(peerId)
+      if (departed !== undefined) {
+        if (now < departed.until && departed.startedAt === heartbeat.startedAt && !this.isConnected(peerId)) return
+        this.departed.delete(peerId)
+      }
+      const member: Member = {
+        nodeId: heartbeat.nodeId,
+        peerId,
+        region: heartbeat.region,
+        addresses: [...heartbeat.addresses],
+        since: now,
+        lastSeen: now,
+        startedAt: heartbeat.startedAt,
+        self: false,
+      }
+      this.entries.set(peerId, { member, suspectUntil: undefined })
+      this.events.emit('member:join', { ...member })
+      this.updateLeaders()
+      return
+    }
+    const changedIdentity = entry.member.nodeId !== heartbeat.nodeId || entry.member.region !== heartbeat.region
+    entry.member.lastSeen = now
+    entry.member.addresses = [...heartbeat.addresses]
+    // A heartbeat relayed by others after the connection closed may predate
+    // the death: only a connection back, or a new run of the node, clears the suspicion.
+    if (this.isConnected(peerId) || entry.member.startedAt !== heartbeat.startedAt) entry.suspectUntil = undefined
+    entry.member.startedAt = heartbeat.startedAt
+    if (changedIdentity) {
+      // A node restarted under the same key with another id or region: to
+      // listeners that is one node leaving and another joining.
+      this.remove(peerId, 'left', now)
+      this.departed.delete(peerId)
+      this.heard(peerId, heartbeat, now)
+    }
+  }
+
+  /** The last connection to `peerId` closed at `now`: it must be heard again soon. */
+  disconnected(peerId: string, now: number): void {
+    const entry = this.entries.get(peerId)
+    if (entry === undefined || entry.member.self) return
+    entry.suspectUntil = now + this.options.suspectMs
+  }
+
+  /** A connection to `peerId` is open again: it is no longer suspected. */
+  connected(peerId: string): void {
+    const entry = this.entries.get(peerId)
+    if (entry !== undefined) entry.suspectUntil = undefined
+  }
+
+  /** Updates the node's own announced addresses. */
+  setSelfAddresses(addresses: string[]): void {
+    this.self.addresses = [...addresses]
+  }
+
+  /** Drops members not heard in time; returns how many were dropped. */
+  sweep(now: number): number {
+    this.self.lastSeen = now
+    for (const [peerId, departed] of this.departed) if (now >= departed.until) this.departed.delete(peerId)
+    let dropped = 0
+    for (const [peerId, entry] of [...this.entries]) {
+      if (entry.member.self) continue
+      if (entry.suspectUntil !== undefined && now >= entry.suspectUntil) {
+        this.remove(peerId, 'disconnected', now)
+        dropped++
+      } else if (now - entry.member.lastSeen >= this.options.timeoutMs) {
+        this.remove(peerId, 'timeout', now)
+        dropped++
+      }
+    }
+    return dropped
+  }
+
+  private remove(peerId: string, reason: LeaveReason, now: number): void {
+    const entry = this.entries.get(peerId)
+    if (entry === undefined || entry.member.self) return
+    this.entries.delete(peerId)
+    this.departed.set(peerId, { until: now + this.options.timeoutMs, startedAt: entry.member.startedAt })
+    this.events.emit('member:leave', { ...entry.member }, reason)
+    this.updateLeaders()
+  }
+
+  private updateLeaders(): void {
+    const next = new Map<string, Member>()
+    for (const { member } of this.entries.values()) {
+      const current = next.get(member.region)
+      if (current === undefined || compareForLeadership(member, current) < 0) next.set(member.region, member)
+    }
+    const regions = new Set([...this.leaders.keys(), ...next.keys()])
+    for (const region of [...regions].sort()) {
+      const previous = this.leaders.get(region)
+      const leader = next.get(region)
+      if (previous?.peerId === leader?.peerId) continue
+      if (leader === undefined) this.leaders.delete(region)
+      else this.leaders.set(region, leader)
+      this.events.emit('leader:change', {
+        region,
+        leader: leader === undefined ? undefined : { ...leader },
+        previous: previous === undefined ? undefined : { ...previous },
+      })
+    }
+  }
+}

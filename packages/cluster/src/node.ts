@@ -1,0 +1,104 @@
+/**
+ * The one libp2p node a gateway runs: tcp, pnet, noise, yamux, identify,
+ * ping and gossipsub, tuned for a small fleet (3 to 20 nodes on a LAN or a
+ * Kubernetes cluster). Internal: `createCluster` and the test fixtures use it.
+ */
+import './polyfill.ts'
+import { createLibp2p } from 'libp2p'
+import type { Libp2p } from 'libp2p'
+import { tcp } from '@libp2p/tcp'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@libp2p/yamux'
+import { identify } from '@libp2p/identify'
+import type { Identify } from '@libp2p/identify'
+import { ping } from '@libp2p/ping'
+import type { Ping } from '@libp2p/ping'
+import { gossipsub, StrictSign } from '@libp2p/gossipsub'
+import type { GossipSub } from '@libp2p/gossipsub'
+import { preSharedKey } from '@libp2p/pnet'
+import type { PrivateKey } from '@libp2p/interface'
+
+/** Services of the node. */
+// A type alias, not an interface: libp2p's ServiceMap needs an index signature.
+export type NodeServices = {
+  identify: Identify
+  ping: Ping
+  pubsub: GossipSub
+}
+
+/** The libp2p node type `createNode` returns. */
+export type Node = Libp2p<NodeServices>
+
+/** What `createNode` needs. */
+export interface NodeInit {
+  privateKey: PrivateKey
+  listen: { host: string; port: number }
+  /** pnet swarm key; omitted only by tests that play a stranger. */
+  swarmKey: Uint8Array | undefined
+  /** Largest gossip frame accepted, above every topic's `maxBytes` so oversize is ours to count. */
+  maxGossipFrameBytes: number
+}
+
+/**
+ * Gossipsub settings for a small fleet, from measurements on 2-core machines
+ * (shared/notes/libp2p.md): flood publishing reaches every subscriber in one
+ * hop; a smaller mesh costs less CPU per message; messages are signed, so
+ * the sender's peer id is authenticated and the wall-clock seeded sequence
+ * number keeps a restarted node's messages from being taken as duplicates.
+ */
+export const gossipSettings = {
+  D: 4,
+  Dlo: 2,
+  Dhi: 8,
+  Dout: 1,
+  floodPublish: true,
+  fallbackToFloodsub: false,
+  allowPublishToZeroTopicPeers: true,
+  globalSignaturePolicy: StrictSign,
+  // Our topic validators reject bad messages; without topic score params a
+  // rejection does not push a fleet member under the graylist threshold.
+  emitSelf: false,
+} as const
+
+/** Connection settings; see the notes for why each differs from the default. */
+export const connectionSettings = {
+  // A restarting fleet on one host dials in bursts: the default of 5 per
+  // second per IP refused legitimate peers.
+  inboundConnectionThreshold: 100,
+  maxIncomingPendingConnections: 50,
+  dialTimeout: 5_000,
+  // KEEP_ALIVE peers are redialled by libp2p for ~30 s; our own loop covers the rest.
+  reconnectRetries: 5,
+  reconnectRetryInterval: 500,
+} as const
+
+/** Creates (does not start) the libp2p node. */
+export async function createNode(init: NodeInit): Promise<Node> {
+  const swarmKey = init.swarmKey
+  return createLibp2p<NodeServices>({
+    privateKey: init.privateKey,
+    start: false,
+    addresses: { listen: [`/ip4/${init.listen.host}/tcp/${init.listen.port}`] },
+    transports: [tcp()],
+    connectionProtector: swarmKey === undefined ? undefined : preSharedKey({ psk: swarmKey, timeout: 3_000 }),
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    connectionManager: { ...connectionSettings },
+    connectionMonitor: {
+      // One failed ping aborts the connection: under a publish burst the
+      // default 5 s dropped healthy ones. Dead processes close their TCP
+      // connections anyway, and heartbeats catch silent ones.
+      pingInterval: 10_000,
+      pingTimeout: { minTimeout: 10_000, maxTimeout: 30_000 },
+    },
+    services: {
+      identify: identify(),
+      ping: ping(),
+      pubsub: gossipsub({
+        ...gossipSettings,
+        maxInboundDataLength: init.maxGossipFrameBytes,
+        maxOutboundBufferSize: 16 * 1024 * 1024,
+      }),
+    },
+  })
+}
