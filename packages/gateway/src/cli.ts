@@ -1,17 +1,19 @@
 /** `switchboard serve --config <file> --port <n>`: every flag also as SWITCHBOARD_<NAME>. */
 import { parseArgs } from 'node:util'
 import pino from 'pino'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config/load.ts'
 import { startGateway } from './index.ts'
 
 const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <addr>]
        [--node-id <id>] [--region <name>] [--p2p-port <n>] [--peers <list>]
-       [--fleet-secret <secret>] [--database-url <url>]
+       [--fleet-secret <secret>] [--database-url <url>] [--data-dir <dir>]
 
 Every flag can also be set as an environment variable SWITCHBOARD_<NAME>
 (e.g. SWITCHBOARD_PORT, SWITCHBOARD_DATABASE_URL; DATABASE_URL also works).`
 
-const FLAGS = ['config', 'port', 'host', 'node-id', 'region', 'p2p-port', 'peers', 'fleet-secret', 'database-url'] as const
+const FLAGS = ['config', 'port', 'host', 'node-id', 'region', 'p2p-port', 'peers', 'fleet-secret', 'database-url', 'data-dir'] as const
 
 /** Runs the CLI; returns the process exit code for failures before the server is up. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -53,6 +55,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`switchboard: --port must be a whole number from 0 to 65535 (got "${portText}")\n`)
     return 2
   }
+  const p2pText = option('p2p-port') ?? '9000'
+  const p2pPort = Number(p2pText)
+  if (!Number.isInteger(p2pPort) || p2pPort < 0 || p2pPort > 65535) {
+    process.stderr.write(`switchboard: --p2p-port must be a whole number from 0 to 65535 (got "${p2pText}")\n`)
+    return 2
+  }
+  const nodeId = option('node-id') ?? `${hostname()}-${port}`
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) {
+    process.stderr.write(`switchboard: --node-id may use letters, digits, "_", "-" and "." (got "${nodeId}")\n`)
+    return 2
+  }
+  const peers = (option('peers') ?? '').split(',').map((peer) => peer.trim()).filter((peer) => peer !== '')
   let config
   try {
     config = await loadConfig(configFile, env)
@@ -66,7 +80,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
   let gateway
   try {
-    gateway = await startGateway({ config, port, host: option('host') ?? '127.0.0.1', databaseUrl: option('database-url'), nodeId: option('node-id'), env, logger })
+    gateway = await startGateway({
+      config,
+      port,
+      host: option('host') ?? '127.0.0.1',
+      databaseUrl: option('database-url'),
+      nodeId,
+      env,
+      logger,
+      fleet: { region: option('region') ?? 'default', p2pPort, peers, dataDir: option('data-dir') ?? join('.switchboard', 'nodes', nodeId), ...(option('fleet-secret') ? { fleetSecret: option('fleet-secret')! } : {}) },
+    })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE' || code === 'EACCES') process.stderr.write(`switchboard: cannot listen on port ${port}: ${code}\n`)

@@ -14,6 +14,7 @@ import { createApp } from './http/app.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createRouter } from './routing/router.ts'
+import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
 import {
   createAdaptiveBalancer,
   createHolds,
@@ -40,6 +41,8 @@ export interface GatewayInit {
   logger?: Logger
   /** This node's id in the fleet and its logs; default `node-<pid>`. */
   nodeId?: string
+  /** The fleet this node joins; without a fleet secret it runs standalone. */
+  fleet?: Omit<FleetInit, 'nodeId' | 'host'>
 }
 
 /** A running node. */
@@ -75,6 +78,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
   let settings: LoadBalancerSettings = { ...defaultLoadBalancerSettings, ...(await store.getSettings()).load_balancer_config }
   let directory: ProviderDirectory | undefined
+  let fleet: Fleet | undefined
   const router = createRouter({
     balancer,
     holds,
@@ -85,6 +89,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     settings: () => settings,
     now,
     random,
+    onHoldsChanged: (entries) => fleet?.publishHolds(entries),
+    onRateLimited: (signal) => fleet?.publishRateLimit(signal),
   })
   directory = await createProviderDirectory(
     { store, queue, logger, env },
@@ -101,6 +107,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     }),
     store.on('key:deleted', (detail) => router.settle({ changed: holds.keyDeleted(detail.provider, detail.id, now()), events: [] })),
     store.on('provider:deleted', (detail) => router.settle({ changed: holds.providerDeleted(detail.provider, now()), events: [] })),
+    // Providers or keys changed here: every node re-reads them from the store.
+    ...(['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, () => fleet?.publishConfig({ kind: 'providers' }))),
     store.on('settings:changed', () => {
       store.getSettings().then(
         (saved) => (settings = { ...defaultLoadBalancerSettings, ...saved.load_balancer_config }),
@@ -122,6 +130,25 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   }, RECOMPUTE_INTERVAL_MS)
   recompute.unref()
 
+  const region = init.fleet?.region ?? 'default'
+  fleet = await startFleet(
+    {
+      holds,
+      router,
+      pool,
+      logger,
+      metrics,
+      now,
+      random,
+      reloadProviders: () => providers.reload(),
+      applySettings: (next) => {
+        settings = next
+      },
+    },
+    { nodeId, host: init.host ?? '127.0.0.1', region, p2pPort: init.fleet?.p2pPort ?? 9000, peers: init.fleet?.peers ?? [], dataDir: init.fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`, ...(init.fleet?.fleetSecret ? { fleetSecret: init.fleet.fleetSecret } : {}) },
+  )
+  const joined = fleet
+
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
@@ -130,6 +157,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       router,
       directory: providers,
       health,
+      clusterView: () => joined.view(),
       metrics,
       logger,
       now,
@@ -142,6 +170,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         settings: () => settings,
         async saveSettings(next) {
           settings = next
+          joined.publishConfig({ kind: 'settings', settings: next })
           const landed = queue.enqueue('save load balancer settings', () => store.saveSettings(next, 'api'))
           const waited = await Promise.race([landed.then(() => 'landed' as const), new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 2_000).unref())])
           return { pending: waited === 'waiting' }
@@ -175,6 +204,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         await drained
       }
       clearInterval(idle)
+      await joined.stop()
       health.close()
       clearInterval(recompute)
       for (const off of unsubscribes) off()

@@ -15,6 +15,7 @@ import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RoutingLog } from '../routing/log.ts'
+import type { ClusterView } from '../fleet/fleet.ts'
 
 export interface AppComponents extends EngineComponents {
   logger: Logger
@@ -22,6 +23,7 @@ export interface AppComponents extends EngineComponents {
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   metrics: Metrics
+  clusterView: () => Promise<ClusterView>
 }
 
 export interface AppInit {
@@ -55,6 +57,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.use('/api/*', adminAuth(init.adminTokens))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.post('/v1/chat/completions', async (context) => {

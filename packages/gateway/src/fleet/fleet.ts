@@ -1,0 +1,245 @@
+/**
+ * This node in the fleet (issue 6): held keys replicated to every node as a versioned set
+ * (gossip, a full pull on join, anti-entropy every 10 s), rate-limit backoffs shared within
+ * the region, config changes announced fleet-wide, and the region's leader writing the hold
+ * set to Postgres every 30 s. Without a fleet secret the node runs alone, and still snapshots
+ * and restores its holds.
+ */
+import type { Pool } from 'pg'
+import type { Logger } from 'pino'
+import { createCluster, type Cluster, type Topic } from '@switchboard/cluster'
+import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
+import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
+import type { Metrics } from '../observability/metrics.ts'
+import type { RateLimitSignal, Router } from '../routing/router.ts'
+import { bucketsRequest, configChange, digestRequest, digestResponse, holdBatch, PROTOCOLS, rateLimitSignal, type ConfigChange } from './messages.ts'
+
+export interface FleetComponents {
+  holds: Holds
+  router: Router
+  pool: Pool
+  logger: Logger
+  metrics: Metrics
+  now: () => number
+  random: () => number
+  /** Re-read providers from the store (a peer changed them). */
+  reloadProviders(): Promise<void>
+  /** Apply settings a peer saved. */
+  applySettings(settings: LoadBalancerSettings): void
+}
+
+export interface FleetInit {
+  nodeId: string
+  region: string
+  /** Without a secret the node runs standalone. */
+  fleetSecret?: string
+  host: string
+  p2pPort: number
+  peers: string[]
+  dataDir: string
+  snapshotEveryMs?: number
+  antiEntropyEveryMs?: number
+}
+
+/** What GET /api/cluster shows. */
+export interface ClusterView {
+  node: { node_id: string; peer_id: string | null; region: string; addresses: string[]; leader: boolean }
+  mode: 'fleet' | 'standalone'
+  members: { node_id: string; peer_id: string; region: string; addresses: string[]; since: string; last_seen: string }[]
+  regions: Record<string, string[]>
+  leaders: Record<string, string>
+  last_snapshot: { taken_at: string; node_id: string; region: string; entries: number } | null
+  holds: number
+  dropped: Record<string, number>
+}
+
+export interface Fleet {
+  /** Shares hold entries this node changed. */
+  publishHolds(entries: readonly HoldEntry[]): void
+  /** Shares a rate-limit backoff with the region. */
+  publishRateLimit(signal: RateLimitSignal): void
+  /** Tells every node to pick up a config change. */
+  publishConfig(change: ConfigChange): void
+  view(): Promise<ClusterView>
+  /** Leaves the fleet; the leader writes a last snapshot first. */
+  stop(): Promise<void>
+}
+
+/** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
+export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
+  const { holds, router, pool, logger, metrics, now } = components
+  const started = now()
+
+  /** Takes entries from Postgres or a peer: each checked, bad ones counted; released routes recover. */
+  const takeIn = (raw: readonly unknown[], source: string): number => {
+    const entries: HoldEntry[] = []
+    for (const value of raw) {
+      const entry = parseHoldEntry(value)
+      if (entry === null) metrics.clusterDropped.inc({ reason: 'invalid_hold' })
+      else entries.push(entry)
+    }
+    const changed = holds.merge(entries, now())
+    if (changed.length > 0) {
+      router.released(changed)
+      router.settle({ changed: [], events: [] })
+      logger.debug({ source, changed: changed.length }, 'merged holds')
+    }
+    return changed.length
+  }
+
+  // Holds survive restarts: the last snapshot first, then whatever peers know that is newer.
+  try {
+    const { holds: stored } = await loadHoldSnapshot(pool)
+    const restored = takeIn(stored.map((row) => row.entry), 'postgres')
+    if (restored > 0) logger.info({ holds: restored }, `restored ${restored} hold entries from Postgres`)
+  } catch (error) {
+    logger.warn({ err: error }, 'could not restore holds from Postgres; starting without them')
+  }
+
+  let cluster: Cluster | null = null
+  let holdsTopic: Topic<{ entries: unknown[] }> | null = null
+  let rateTopic: Topic<{ provider: string; key_id: string; model: string; until_ms: number }> | null = null
+  let configTopic: Topic<ConfigChange> | null = null
+  const timers: NodeJS.Timeout[] = []
+
+  if (init.fleetSecret) {
+    cluster = await createCluster({
+      nodeId: init.nodeId,
+      region: init.region,
+      listen: { host: init.host, port: init.p2pPort },
+      peers: init.peers,
+      fleetSecret: init.fleetSecret,
+      dataDir: init.dataDir,
+      log: (level, message, fields) => logger[level]({ ...fields, component: 'cluster' }, message),
+    })
+    const fleet = cluster
+    holdsTopic = fleet.topic('holds', holdBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
+    rateTopic = fleet.topic('rate-limits', rateLimitSignal, { scope: 'region', coalesceKey: (message) => `${message.provider}\u0000${message.key_id}\u0000${message.model}` })
+    configTopic = fleet.topic('config', configChange, { scope: 'fleet', coalesceKey: (message) => message.kind })
+    holdsTopic.subscribe((message, _from, meta) => {
+      if (meta.peerId !== fleet.peerId) takeIn(message.entries, `gossip from ${meta.nodeId}`)
+    })
+    rateTopic.subscribe((message, _from, meta) => {
+      if (meta.peerId === fleet.peerId) return
+      router.backOff({ provider: message.provider, keyId: message.key_id, model: message.model, untilMs: message.until_ms })
+    })
+    configTopic.subscribe((message, _from, meta) => {
+      if (meta.peerId === fleet.peerId) return
+      if (message.kind === 'settings') components.applySettings(message.settings)
+      else components.reloadProviders().catch((error: unknown) => logger.warn({ err: error }, 'could not reload providers a peer changed'))
+    })
+    await fleet.handle(PROTOCOLS.snapshot, digestRequest, holdBatch, async () => ({ entries: holds.entries() }))
+    await fleet.handle(PROTOCOLS.digest, digestRequest, digestResponse, async () => {
+      holds.collect(now())
+      return holds.digest()
+    })
+    await fleet.handle(PROTOCOLS.buckets, bucketsRequest, holdBatch, async (request) => ({ entries: holds.entriesInBuckets(request.buckets) }))
+    fleet.on('leader:change', (change) => logger.info({ region: change.region, leader: change.leader?.nodeId ?? null }, `leader of region ${change.region}: ${change.leader?.nodeId ?? 'none'}`))
+
+    // Join: pull the full set from one peer as soon as one is there (bounded wait).
+    const join = async () => {
+      for (let tries = 0; tries < 50; tries++) {
+        const peer = fleet.members().find((member) => !member.self)
+        if (peer) {
+          const snapshot = await fleet.request(peer.peerId, PROTOCOLS.snapshot, {}, holdBatch)
+          const merged = takeIn(snapshot.entries, `join from ${peer.nodeId}`)
+          logger.info({ peer: peer.nodeId, entries: snapshot.entries.length, merged }, 'pulled the hold set from a peer')
+          return
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    await join().catch((error: unknown) => logger.warn({ err: error }, 'could not pull the hold set on join; anti-entropy will'))
+
+    // Anti-entropy: compare digests with one random peer, pull the buckets that differ.
+    timers.push(
+      setInterval(() => {
+        const others = fleet.members().filter((member) => !member.self)
+        const peer = others[Math.floor(components.random() * others.length)]
+        if (!peer) return
+        void (async () => {
+          holds.collect(now())
+          const theirs = await fleet.request(peer.peerId, PROTOCOLS.digest, {}, digestResponse)
+          const differing = differingBuckets(holds.digest(), theirs)
+          if (differing.length === 0) return
+          const pulled = await fleet.request(peer.peerId, PROTOCOLS.buckets, { buckets: differing }, holdBatch)
+          const merged = takeIn(pulled.entries, `anti-entropy with ${peer.nodeId}`)
+          if (merged > 0) logger.info({ peer: peer.nodeId, merged }, 'anti-entropy repaired the hold set')
+        })().catch((error: unknown) => logger.debug({ err: error }, 'anti-entropy round failed'))
+      }, init.antiEntropyEveryMs ?? 10_000),
+    )
+  } else if (init.peers.length > 0) {
+    logger.warn('--peers given without --fleet-secret: running standalone (a fleet needs its secret)')
+  }
+
+  const isLeader = () => (cluster ? cluster.leader()?.self === true : true)
+  let snapshotting = false
+  const snapshot = async () => {
+    if (snapshotting) return
+    snapshotting = true
+    try {
+      holds.collect(now())
+      const entries = holds.entries()
+      await saveHoldSnapshot(pool, entries.map((entry) => ({ id: holdId(entry), entry })), { nodeId: init.nodeId, region: init.region })
+      logger.debug({ entries: entries.length }, 'wrote the hold set to Postgres')
+    } finally {
+      snapshotting = false
+    }
+  }
+  // Right after start a node sees only itself and would lead its region: wait a few seconds first.
+  timers.push(
+    setInterval(() => {
+      if (now() - started < 5_000 || !isLeader()) return
+      snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the hold set to Postgres; next round retries'))
+    }, init.snapshotEveryMs ?? 30_000),
+  )
+  for (const timer of timers) timer.unref()
+
+  return {
+    publishHolds(entries) {
+      holdsTopic?.publish({ entries: [...entries] }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish holds'))
+    },
+    publishRateLimit(signal) {
+      rateTopic?.publish({ provider: signal.provider, key_id: signal.keyId, model: signal.model, until_ms: Math.ceil(signal.untilMs) }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish a rate-limit signal'))
+    },
+    publishConfig(change) {
+      configTopic?.publish(change).catch((error: unknown) => logger.warn({ err: error }, 'could not publish a config change'))
+    },
+    async view() {
+      const members = cluster?.members() ?? []
+      const regions: Record<string, string[]> = {}
+      const leaders: Record<string, string> = {}
+      for (const member of members) (regions[member.region] ??= []).push(member.nodeId)
+      for (const region of Object.keys(regions)) {
+        const leader = cluster?.leader(region)
+        if (leader) leaders[region] = leader.nodeId
+      }
+      if (!cluster) {
+        regions[init.region] = [init.nodeId]
+        leaders[init.region] = init.nodeId
+      }
+      let last: SnapshotInfo | null = null
+      try {
+        last = await snapshotInfo(pool)
+      } catch {
+        // Postgres away: the view still answers, without the snapshot line.
+      }
+      const stats = cluster?.stats()
+      return {
+        node: { node_id: init.nodeId, peer_id: cluster?.peerId ?? null, region: init.region, addresses: cluster?.addresses ?? [], leader: isLeader() },
+        mode: cluster ? 'fleet' : 'standalone',
+        members: members.map((member) => ({ node_id: member.nodeId, peer_id: member.peerId, region: member.region, addresses: member.addresses, since: new Date(member.since).toISOString(), last_seen: new Date(member.lastSeen).toISOString() })),
+        regions,
+        leaders,
+        last_snapshot: last ? { taken_at: last.takenAt.toISOString(), node_id: last.nodeId, region: last.region, entries: last.entries } : null,
+        holds: holds.conditions().length,
+        dropped: stats ? { ...stats.dropped } : {},
+      }
+    },
+    async stop() {
+      for (const timer of timers) clearInterval(timer)
+      if (isLeader()) await snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the last hold snapshot'))
+      await cluster?.stop()
+    },
+  }
+}

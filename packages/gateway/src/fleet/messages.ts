@@ -1,0 +1,42 @@
+/**
+ * What gateway nodes say to each other, as zod schemas: every message from a peer is checked
+ * before it is used (design.md, "Cluster model"). Hold entries are checked a second time, one
+ * by one, by routing's own parser; a bad one is dropped and counted.
+ */
+import { z } from 'zod'
+
+/** Hold entries (and tombstones) a node changed, or a snapshot of them. */
+export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
+export type HoldBatch = z.infer<typeof holdBatch>
+
+/** A key whose rate-limit window ran out: the region backs it off until `until_ms`. */
+export const rateLimitSignal = z.strictObject({
+  provider: z.string().min(1).max(200),
+  key_id: z.string().min(1).max(200),
+  model: z.string().min(1).max(500),
+  until_ms: z.number().int().positive(),
+})
+export type RateLimitMessage = z.infer<typeof rateLimitSignal>
+
+const settings = z.strictObject({
+  direction_selection_enabled: z.boolean(),
+  route_selection_enabled: z.boolean(),
+  append_fallbacks_to_pinned: z.boolean(),
+  reroute_failed_directions: z.boolean(),
+  prune_failed_fallbacks: z.boolean(),
+})
+
+/** Providers or keys changed in the config store (peers re-read it), or new settings (applied as sent). */
+export const configChange = z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('providers') }), z.strictObject({ kind: z.literal('settings'), settings })])
+export type ConfigChange = z.infer<typeof configChange>
+
+/** Anti-entropy: a digest of the hold set, and a pull of the buckets that differ. */
+export const digestRequest = z.strictObject({})
+export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(64)).max(64) })
+export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })
+
+export const PROTOCOLS = {
+  snapshot: '/switchboard/holds/snapshot/1.0.0',
+  digest: '/switchboard/holds/digest/1.0.0',
+  buckets: '/switchboard/holds/buckets/1.0.0',
+} as const
