@@ -5,4 +5,5 @@ import { register } from 'tsx/esm/api'
 register()
 const { main } = await import('../src/cli.ts')
 const code = await main(process.argv.slice(2))
-if (code !== 0) process.exitCode = code
+// A node that could not start may have opened sockets (Postgres, p2p): exit rather than linger.
+if (code !== 0) process.exit(code)

@@ -109,6 +109,8 @@ export async function startSimulator(): Promise<SimulatorProcess> {
 /** A gateway node in its own process. */
 export interface GatewayProcess {
   url: string
+  /** The config file it was started with (to start it again). */
+  configFile: string
   databaseUrl: string
   /** Sends a signal and resolves with the exit code once the process is gone. */
   kill(signal: NodeJS.Signals): Promise<number | null>
@@ -129,6 +131,7 @@ export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {})
   const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', file, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...databaseEnv, ...env })
   return {
     url: match[1]!,
+    configFile: file,
     databaseUrl: database?.url ?? env.SWITCHBOARD_DATABASE_URL!,
     kill: (signal) => {
       const child = running.child
@@ -162,4 +165,36 @@ export async function tempFile(name: string, text: string): Promise<string> {
   const file = join(dir, name)
   await writeFile(file, text)
   return file
+}
+
+/** Starts `switchboard serve` again on an existing config file (a restart keeps its env: node id, data dir). */
+export async function restartGateway(configFile: string, env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
+  const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', configFile, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...env })
+  return {
+    url: match[1]!,
+    configFile,
+    databaseUrl: env.SWITCHBOARD_DATABASE_URL!,
+    kill: (signal) => {
+      const child = running.child
+      if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+      const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
+      child.kill(signal)
+      return exited
+    },
+    output: running.output,
+    stop: running.stop,
+  }
+}
+
+/** A TCP port nothing listens on right now, on loopback. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net')
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolvePort(port))
+    })
+  })
 }

@@ -80,8 +80,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     }
     const changed = holds.merge(entries, now())
     if (changed.length > 0) {
-      router.released(changed)
-      router.settle({ changed: [], events: [] })
+      router.merged(changed)
       logger.debug({ source, changed: changed.length }, 'merged holds')
     }
     return changed.length

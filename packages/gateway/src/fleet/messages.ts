@@ -36,7 +36,7 @@ export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(6
 export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })
 
 export const PROTOCOLS = {
-  snapshot: '/switchboard/holds/snapshot/1.0.0',
-  digest: '/switchboard/holds/digest/1.0.0',
-  buckets: '/switchboard/holds/buckets/1.0.0',
+  snapshot: 'holds/snapshot/1',
+  digest: 'holds/digest/1',
+  buckets: 'holds/buckets/1',
 } as const

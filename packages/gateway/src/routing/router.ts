@@ -100,6 +100,8 @@ export interface Router {
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
   released(entries: readonly HoldEntry[]): void
+  /** Entries came from elsewhere (a peer, Postgres): selection tables must re-read the holds. */
+  merged(entries: readonly HoldEntry[]): void
   /** Backs a key off until its window resets (our own headers, or a signal from the region). */
   backOff(signal: RateLimitSignal): void
   /** True while a rate-limit backoff keeps the key out for the model. */
@@ -136,6 +138,11 @@ export function createRouter(components: RouterComponents): Router {
     for (const route of balancer.routes()) {
       if (route.provider === entry.provider && route.keyId === entry.keyId) balancer.releaseRoute(route, at)
     }
+  }
+
+  const releaseAll = (entries: readonly HoldEntry[]) => {
+    const at = now()
+    for (const entry of entries) if (entry.state === 'released') releaseRoutes(entry, at)
   }
 
   const settle = (settlement: Settlement, log?: RoutingLog, requestModel?: string) => {
@@ -315,9 +322,11 @@ export function createRouter(components: RouterComponents): Router {
       }
       return expired
     },
-    released(entries) {
-      const at = now()
-      for (const entry of entries) if (entry.state === 'released') releaseRoutes(entry, at)
+    released: releaseAll,
+    merged(entries) {
+      if (entries.length === 0) return
+      releaseAll(entries)
+      balancer.holdsChanged()
     },
   }
 }
