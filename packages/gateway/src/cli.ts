@@ -96,7 +96,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     else process.stderr.write(`switchboard: could not start: ${(error as Error).message}\n`)
     return 1
   }
-  logger.info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
+  // Printed whatever the log level: launchers and people wait for this line.
+  logger.child({}, { level: 'info' }).info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down: draining in-flight requests')
     void gateway.close({ drainMs: 20_000 }).then(

@@ -6,6 +6,9 @@
  */
 import type { Pool } from 'pg'
 
+/** Serialises snapshot writes; distinct from the migration and import locks. */
+const SNAPSHOT_LOCK = 0x5357_484b // "SWHK"
+
 /** One stored entry: its id and the entry as routing serialized it. */
 export interface StoredHold {
   id: string
@@ -26,6 +29,8 @@ export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[],
   let failed = false
   try {
     await client.query('BEGIN')
+    // Leaders of two regions write at the same moment: one after the other, not interleaved.
+    await client.query('SELECT pg_advisory_xact_lock($1)', [SNAPSHOT_LOCK])
     await client.query('DELETE FROM held_keys')
     if (holds.length > 0) {
       await client.query('INSERT INTO held_keys (id, entry) SELECT * FROM unnest($1::text[], $2::jsonb[])', [holds.map((hold) => hold.id), holds.map((hold) => JSON.stringify(hold.entry))])

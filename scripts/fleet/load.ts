@@ -1,0 +1,84 @@
+/**
+ * A light, bounded load generator: a few requests a second spread over the nodes, for a
+ * fixed time, counting what came back. Used by `npm start` and the chaos run.
+ */
+
+export interface LoadInit {
+  targets: () => string[]
+  models: readonly string[]
+  ratePerSecond: number
+  /** Stops by itself after this long... */
+  durationMs: number
+  /** ...or after this many requests. */
+  maxRequests: number
+  streamEvery?: number
+  timeoutMs?: number
+}
+
+/** Counts per node: sent, served, failed (by status), and transport errors (node down). */
+export interface LoadTally {
+  sent: number
+  served: number
+  failed: Record<string, number>
+  unreachable: number
+}
+
+export interface LoadRun {
+  tallies: Map<string, LoadTally>
+  done: Promise<void>
+  stop(): void
+}
+
+/** Starts the load; `done` resolves when the time or count runs out, or `stop` is called. */
+export function startLoad(init: LoadInit): LoadRun {
+  const tallies = new Map<string, LoadTally>()
+  const tally = (target: string) => {
+    let entry = tallies.get(target)
+    if (!entry) tallies.set(target, (entry = { sent: 0, served: 0, failed: {}, unreachable: 0 }))
+    return entry
+  }
+  let stopped = false
+  let count = 0
+  const started = Date.now()
+  const interval = 1000 / init.ratePerSecond
+  const inFlight = new Set<Promise<void>>()
+  const one = async (target: string, index: number) => {
+    const entry = tally(target)
+    entry.sent++
+    const model = init.models[index % init.models.length]!
+    const stream = init.streamEvery !== undefined && index % init.streamEvery === 0
+    try {
+      const response = await fetch(`${target}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-bf-session-id': `load-${index % 7}` },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: `request ${index}` }], stream }),
+        signal: AbortSignal.timeout(init.timeoutMs ?? 30_000),
+      })
+      await response.arrayBuffer()
+      if (response.status === 200) entry.served++
+      else entry.failed[response.status] = (entry.failed[response.status] ?? 0) + 1
+    } catch {
+      entry.unreachable++
+    }
+  }
+  const done = (async () => {
+    while (!stopped && Date.now() - started < init.durationMs && count < init.maxRequests) {
+      const targets = init.targets()
+      if (targets.length > 0) {
+        const target = targets[count % targets.length]!
+        const request = one(target, count).finally(() => inFlight.delete(request))
+        inFlight.add(request)
+        count++
+      }
+      await new Promise((resolve) => setTimeout(resolve, interval))
+    }
+    await Promise.all(inFlight)
+  })()
+  return {
+    tallies,
+    done,
+    stop() {
+      stopped = true
+    },
+  }
+}

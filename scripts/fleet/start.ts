@@ -1,0 +1,118 @@
+/**
+ * `npm start`: a local fleet (three nodes in two regions by default; `--nodes N`) on the
+ * embedded Postgres, the simulator playing a rough day, and a light load generator; prints
+ * each node's URL. Ctrl-C stops everything it started.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { randomBytes } from 'node:crypto'
+import { ensureDatabase } from '@switchboard/store'
+import { freshDatabase, launchFleet, startSimulatorProcess, type LocalFleet } from './launch.ts'
+import { DEMO_MODELS, ROUGH_DAY_RULES, roughDayConfig } from './rough-day.ts'
+import { startLoad } from './load.ts'
+
+const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '3' },
+    port: { type: 'string', default: process.env.PORT ?? '8080' },
+    'no-load': { type: 'boolean', default: false },
+    'load-minutes': { type: 'string', default: '10' },
+  },
+})
+const count = Number(values.nodes)
+if (!Number.isInteger(count) || count < 1 || count > 20) {
+  console.error(`--nodes must be a whole number from 1 to 20 (got "${values.nodes}")`)
+  process.exit(2)
+}
+const stateDir = join(root, '.switchboard')
+mkdirSync(stateDir, { recursive: true })
+
+let fleet: LocalFleet | undefined
+let stopping = false
+const cleanups: (() => Promise<void> | void)[] = []
+async function stop(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true
+    console.log('\nStopping the fleet...')
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch((error: unknown) => console.error(error))
+  }
+  process.exit(code)
+}
+process.once('SIGINT', () => void stop(0))
+process.once('SIGTERM', () => void stop(0))
+
+try {
+  const server = await ensureDatabase({ databaseUrl: process.env.SWITCHBOARD_DATABASE_URL ?? process.env.DATABASE_URL, dataDir: join(stateDir, 'postgres') })
+  cleanups.push(() => server.release())
+  // The demo gets a database of its own, fresh each start, so it always shows the same rough day.
+  const database = { ...server, url: await freshDatabase(server.url, 'switchboard_demo') }
+  const simulator = await startSimulatorProcess()
+  cleanups.push(() => {
+    simulator.child.kill('SIGTERM')
+  })
+  await fetch(`${simulator.url}/_sim/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ROUGH_DAY_RULES) })
+  const configFile = join(stateDir, 'demo-config.json')
+  writeFileSync(configFile, `${JSON.stringify(roughDayConfig(simulator.url), null, 2)}\n`)
+  const regions = ['eu', 'us']
+  const specs = Array.from({ length: count }, (_, index) => ({ nodeId: `node-${index + 1}`, region: regions[index === count - 1 && count > 1 ? 1 : 0]! }))
+  fleet = await launchFleet({
+    nodes: specs,
+    configFile,
+    databaseUrl: database.url,
+    fleetSecret: process.env.SWITCHBOARD_FLEET_SECRET ?? randomBytes(24).toString('hex'),
+    basePort: Number(values.port),
+    stateDir,
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    onLine: (nodeId, line) => {
+      if (line.includes('"level":40') || line.includes('"level":50')) {
+        try {
+          const parsed = JSON.parse(line) as { msg?: string }
+          console.log(`[${nodeId}] ${parsed.msg ?? line}`)
+        } catch {
+          console.log(`[${nodeId}] ${line}`)
+        }
+      }
+    },
+  })
+  const running = fleet
+  cleanups.push(() => running.stop())
+  const first = running.nodes[0]!
+  console.log(`
+Switchboard fleet is running: ${count} node${count === 1 ? '' : 's'} on the embedded Postgres (${database.embedded ? '.switchboard/postgres' : 'DATABASE_URL'}).
+${running.nodes.map((node) => `  ${node.nodeId} (${node.region})  ${node.url}`).join('\n')}
+  simulator        ${simulator.url}   (rules at ${simulator.url}/_sim/rules)
+
+The simulator plays a rough day: OpenAI key prod-2-revoked is revoked, prod-3-busy is on a
+30 requests/minute limit, Azure is slow, and Anthropic's backup-no-credit is out of credit.
+
+  curl -s ${first.url}/v1/chat/completions -H 'content-type: application/json' \\
+    -d '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}'
+
+  curl -s ${first.url}/api/adaptive-routing/conditions     # held keys (the same on every node)
+  curl -s ${first.url}/api/adaptive-routing/routes         # weights and states
+  curl -s ${first.url}/api/cluster                         # members, regions, leaders
+
+Any OpenAI SDK works with base URL ${first.url}/v1. Ctrl-C stops everything.`)
+
+  if (!values['no-load']) {
+    const minutes = Number(values['load-minutes'])
+    const load = startLoad({ targets: () => running.nodes.filter((node) => node.running).map((node) => node.url), models: DEMO_MODELS, ratePerSecond: 3, durationMs: minutes * 60_000, maxRequests: minutes * 60 * 3, streamEvery: 5 })
+    cleanups.unshift(() => load.stop())
+    console.log(`\nA light load (3 requests/s over all nodes) runs for ${minutes} minutes; a summary every 30 s.`)
+    const report = setInterval(() => {
+      const lines = [...load.tallies.entries()].map(([url, tally]) => `${url}: ${tally.sent} sent, ${tally.served} served${Object.keys(tally.failed).length ? `, failed ${JSON.stringify(tally.failed)}` : ''}`)
+      console.log(`[load] ${lines.join(' | ')}`)
+    }, 30_000)
+    report.unref()
+    void load.done.then(() => {
+      clearInterval(report)
+      console.log('[load] finished; the fleet keeps running until Ctrl-C')
+    })
+  }
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error)
+  await stop(1)
+}
