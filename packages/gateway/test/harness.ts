@@ -133,13 +133,7 @@ export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {})
     url: match[1]!,
     configFile: file,
     databaseUrl: database?.url ?? env.SWITCHBOARD_DATABASE_URL!,
-    kill: (signal) => {
-      const child = running.child
-      if (child.exitCode !== null) return Promise.resolve(child.exitCode)
-      const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
-      child.kill(signal)
-      return exited
-    },
+    kill: (signal) => killChild(running.child, signal),
     output: running.output,
     stop: async () => {
       await running.stop()
@@ -174,27 +168,18 @@ export async function restartGateway(configFile: string, env: NodeJS.ProcessEnv)
     url: match[1]!,
     configFile,
     databaseUrl: env.SWITCHBOARD_DATABASE_URL!,
-    kill: (signal) => {
-      const child = running.child
-      if (child.exitCode !== null) return Promise.resolve(child.exitCode)
-      const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
-      child.kill(signal)
-      return exited
-    },
+    kill: (signal) => killChild(running.child, signal),
     output: running.output,
     stop: running.stop,
   }
 }
 
-/** A TCP port nothing listens on right now, on loopback. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net')
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolvePort(port))
-    })
-  })
+/** Sends a signal and resolves with the exit code once the process is gone. */
+function killChild(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
+  child.kill(signal)
+  return exited
 }
+
+export { freePort } from '../../store/test/private-server.ts'

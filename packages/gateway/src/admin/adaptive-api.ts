@@ -10,6 +10,7 @@ import { z } from 'zod'
 import { HoldClearError, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import { describeIssue } from '../config/problems.ts'
+import { loadBalancerSchema } from '../config/schema.ts'
 import type { Router } from '../routing/router.ts'
 
 type Env = { Bindings: HttpBindings }
@@ -25,14 +26,8 @@ export interface AdaptiveApiComponents {
   now(): number
 }
 
-/** A PUT is a full replacement: an omitted switch is false (reference: Configuration). */
-const settingsBody = z.strictObject({
-  direction_selection_enabled: z.boolean().optional(),
-  route_selection_enabled: z.boolean().optional(),
-  append_fallbacks_to_pinned: z.boolean().optional(),
-  reroute_failed_directions: z.boolean().optional(),
-  prune_failed_fallbacks: z.boolean().optional(),
-})
+/** The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration). */
+const settingsBody = loadBalancerSchema
 
 const clearBody = z.strictObject({
   provider: z.string().min(1).optional(),

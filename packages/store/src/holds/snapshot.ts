@@ -5,6 +5,7 @@
  * are idempotent, so two leaders overlapping for a moment is harmless.
  */
 import type { Pool } from 'pg'
+import { inTransaction } from '../transaction.ts'
 
 /** Serialises snapshot writes; distinct from the migration and import locks. */
 const SNAPSHOT_LOCK = 0x5357_484b // "SWHK"
@@ -25,10 +26,7 @@ export interface SnapshotInfo {
 
 /** Replaces the stored hold set with `holds`. */
 export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[], by: { nodeId: string; region: string }): Promise<void> {
-  const client = await pool.connect()
-  let failed = false
-  try {
-    await client.query('BEGIN')
+  await inTransaction(pool, async (client) => {
     // Leaders of two regions write at the same moment: one after the other, not interleaved.
     await client.query('SELECT pg_advisory_xact_lock($1)', [SNAPSHOT_LOCK])
     await client.query('DELETE FROM held_keys')
@@ -40,14 +38,7 @@ export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[],
        ON CONFLICT (singleton) DO UPDATE SET taken_at = EXCLUDED.taken_at, node_id = EXCLUDED.node_id, region = EXCLUDED.region, entries = EXCLUDED.entries`,
       [by.nodeId, by.region, holds.length],
     )
-    await client.query('COMMIT')
-  } catch (error) {
-    failed = true
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release(failed)
-  }
+  })
 }
 
 /** The stored hold set (empty when none was written yet). */
