@@ -12,6 +12,8 @@
 import { execFile } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { arch, platform, userInfo } from 'node:os'
+import { chmod, stat } from 'node:fs/promises'
+import { dirname, resolve as resolvePath } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 
@@ -95,4 +97,33 @@ export function describeFailure(error: unknown): string {
   const failure = error as ProgramFailure
   const output = [failure.stderr, failure.stdout].filter((text) => text && text.trim()).join('\n').trim()
   return output || failure.message
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to walk down to its
+ * binaries and its data directory. A checkout under a private directory (`mktemp -d` makes
+ * 0700 ones, and /root is 0700) would stop it with EACCES: grant "search" (o+x, never read)
+ * on each ancestor that lacks it. Returns the directories changed.
+ */
+export async function ensureTraversable(paths: readonly string[], identity: PostgresIdentity | undefined): Promise<string[]> {
+  if (identity === undefined) return []
+  const changed: string[] = []
+  const seen = new Set<string>()
+  for (const path of paths) {
+    let directory = resolvePath(path)
+    for (;;) {
+      const parent = dirname(directory)
+      if (!seen.has(directory)) {
+        seen.add(directory)
+        const info = await stat(directory).catch(() => undefined)
+        if (info?.isDirectory() && (info.mode & 0o001) === 0 && info.uid === userInfo().uid) {
+          await chmod(directory, (info.mode & 0o7777) | 0o001)
+          changed.push(directory)
+        }
+      }
+      if (parent === directory) break
+      directory = parent
+    }
+  }
+  return changed
 }

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { chown, mkdir, readFile, readdir, rename, rm, stat, writeFile, appendFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describeFailure, locateBinaries, postgresIdentity, runProgram, type PostgresIdentity } from './binaries.ts'
+import { describeFailure, ensureTraversable, locateBinaries, postgresIdentity, runProgram, type PostgresIdentity } from './binaries.ts'
 import { breakLock, isAlive, readLock, removeLock, rewriteLock, tryCreateLock } from './lock.ts'
 
 /** Default port of the embedded server: off 5432 so it never meets a system Postgres. */
@@ -116,6 +116,9 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
   try {
     const binaries = await locateBinaries()
     const identity = await postgresIdentity()
+    await mkdir(dirname(paths.dataDir), { recursive: true })
+    const opened = await ensureTraversable([dirname(binaries.initdb), dirname(paths.dataDir)], identity)
+    if (opened.length > 0) log(`embedded postgres: let the postgres user pass through ${opened.join(', ')} (o+x) to reach its files`)
     let serverPid = await runningPostmasterPid(paths.dataDir)
     let actualPort = port
     let started = false
