@@ -245,8 +245,13 @@ export function createRouter(components: RouterComponents): Router {
       const model = target.model
       const keys = target.provider.keysFor(model)
       const settings = components.settings()
-      const weightById = new Map(balancer.keyWeights(provider, model, settings.route_selection_enabled).map((entry) => [entry.keyId, entry.weight]))
-      const weights = keys.map((key) => weightById.get(key.id) ?? key.weight)
+      // The balancer lists keys in configured order, as keysFor does: match by index, by id only if they differ.
+      const adaptive = balancer.keyWeights(provider, model, settings.route_selection_enabled)
+      const weights = keys.map((key, index) => {
+        const entry = adaptive[index]
+        if (entry !== undefined && entry.keyId === key.id) return entry.weight
+        return adaptive.find((candidate) => candidate.keyId === key.id)?.weight ?? key.weight
+      })
       const held: number[] = []
       let first = target.firstKeyId === undefined ? -1 : keys.findIndex((key) => key.id === target.firstKeyId)
       const at = now()
