@@ -80,6 +80,9 @@ export interface Holds {
   conditions(keyName?: KeyNameLookup): HoldCondition[]
 }
 
+/** The settlement of an answer that changes nothing (shared: never mutated). */
+const NOTHING: Settlement = Object.freeze({ changed: [], events: [] }) as unknown as Settlement
+
 /** Creates the held keys of node `init.nodeId`, empty; restore with `merge(snapshot.entries, now)`. */
 export function createHolds(init: HoldsInit): Holds {
   const clock = createClock(init.nodeId)
@@ -113,6 +116,7 @@ export function createHolds(init: HoldsInit): Holds {
   }
 
   function resetAt(provider: string, keyId: string): number | undefined {
+    if (resets.size === 0) return undefined
     const key = resets.get(JSON.stringify([provider, keyId]))
     const whole = resets.get(JSON.stringify([provider]))
     if (key === undefined) return whole
@@ -122,6 +126,8 @@ export function createHolds(init: HoldsInit): Holds {
   return {
     clock,
     recordAnswer(answer) {
+      // The hot path: a served request on a key with no hold changes nothing.
+      if (answer.failure === null && !index.isHeld(answer.provider, answer.keyId, answer.model)) return NOTHING
       const settlement = settleAnswer(answer, {
         lookup: (target: HoldTarget) => set.get(target),
         resetAt: resetAt(answer.provider, answer.keyId),

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { chown, mkdir, readFile, readdir, rename, rm, stat, writeFile, appendFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { createServer } from 'node:net'
 import { describeFailure, ensureTraversable, locateBinaries, postgresIdentity, runProgram, type PostgresIdentity } from './binaries.ts'
 import { breakLock, isAlive, readLock, removeLock, rewriteLock, tryCreateLock } from './lock.ts'
 
@@ -133,17 +134,22 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
         log(`embedded postgres: initialised ${paths.dataDir} in ${Math.round(performance.now() - began)} ms`)
       }
       const began = performance.now()
+      // Another checkout's embedded server may hold the default port: take a free one then (the lock records it).
+      if (!(await portFree(port))) {
+        actualPort = await anyFreePort()
+        log(`embedded postgres: port ${port} is taken (another data directory's server?); using ${actualPort}`)
+      }
       await runProgram(
         binaries.pgControl,
-        ['start', '-D', paths.dataDir, '-l', join(paths.dataDir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port}`],
+        ['start', '-D', paths.dataDir, '-l', join(paths.dataDir, 'server.log'), '-w', '-t', '60', '-o', `-p ${actualPort}`],
         { identity, cwd: paths.dataDir },
       ).catch((error: unknown) => {
-        throw new Error(`embedded postgres: could not start on port ${port}: ${describeFailure(error)} (see ${join(paths.dataDir, 'server.log')})`)
+        throw new Error(`embedded postgres: could not start on port ${actualPort}: ${describeFailure(error)} (see ${join(paths.dataDir, 'server.log')})`)
       })
       serverPid = await runningPostmasterPid(paths.dataDir)
       if (serverPid === undefined) throw new Error('embedded postgres: started but wrote no postmaster.pid')
       started = true
-      log(`embedded postgres: started on 127.0.0.1:${port} in ${Math.round(performance.now() - began)} ms`)
+      log(`embedded postgres: started on 127.0.0.1:${actualPort} in ${Math.round(performance.now() - began)} ms`)
     }
     await rewriteLock(paths.lock, { pid: serverPid, port: actualPort, phase: 'running' })
     const handle = await joined(paths, actualPort)
@@ -259,4 +265,25 @@ async function ageMs(path: string): Promise<number> {
   } catch {
     return 0
   }
+}
+
+/** True when nothing listens on 127.0.0.1:port. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const server = createServer()
+    server.once('error', () => resolvePort(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)))
+  })
+}
+
+/** Some port free on loopback right now. */
+function anyFreePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolvePort(port))
+    })
+  })
 }
