@@ -69,6 +69,8 @@ export interface Fleet {
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
   const { holds, router, pool, logger, metrics, now } = components
   const started = now()
+  /** Set once snapshots are scheduled: asks for one soon after holds change. */
+  let changedHolds = () => {}
 
   /** Takes entries from Postgres or a peer: each checked, bad ones counted; released routes recover. */
   const takeIn = (raw: readonly unknown[], source: string): number => {
@@ -80,6 +82,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     }
     const changed = holds.merge(entries, now())
     if (changed.length > 0) {
+      changedHolds()
       router.merged(changed)
       logger.debug({ source, changed: changed.length }, 'merged holds')
     }
@@ -185,17 +188,34 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       snapshotting = false
     }
   }
-  // Right after start a node sees only itself and would lead its region: wait a few seconds first.
-  timers.push(
-    setInterval(() => {
-      if (now() - started < 5_000 || !isLeader()) return
-      snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the hold set to Postgres; next round retries'))
-    }, init.snapshotEveryMs ?? 30_000),
-  )
+  const writeIfLeader = () => {
+    // Right after start a node sees only itself and would lead its region: wait a few seconds first.
+    if (now() - started < 5_000 || !isLeader()) return
+    snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the hold set to Postgres; next round retries'))
+  }
+  // Besides every 30 s: soon after holds change, and soon after this node becomes a leader, so a
+  // leader that restarts often (or a fleet that churns) never leaves Postgres far behind.
+  let soon: NodeJS.Timeout | null = null
+  const snapshotSoon = (delayMs: number) => {
+    if (soon !== null) return
+    soon = setTimeout(() => {
+      soon = null
+      if (now() - started < 5_000) return snapshotSoon(5_000 - (now() - started))
+      writeIfLeader()
+    }, delayMs)
+    soon.unref()
+  }
+  changedHolds = () => snapshotSoon(2_000)
+  cluster?.on('leader:change', (change) => {
+    if (change.leader?.self) snapshotSoon(1_000)
+  })
+  snapshotSoon(5_000)
+  timers.push(setInterval(writeIfLeader, init.snapshotEveryMs ?? 30_000))
   for (const timer of timers) timer.unref()
 
   return {
     publishHolds(entries) {
+      changedHolds()
       holdsTopic?.publish({ entries: [...entries] }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish holds'))
     },
     publishRateLimit(signal) {
@@ -237,6 +257,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     },
     async stop() {
       for (const timer of timers) clearInterval(timer)
+      if (soon !== null) clearTimeout(soon)
       if (isLeader()) await snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the last hold snapshot'))
       await cluster?.stop()
     },
