@@ -39,19 +39,19 @@ export function readRateLimitExhaustion(headers: Record<string, string>, now: nu
   return found
 }
 
-function number(text: string | undefined): number | null {
-  if (text === undefined || text.trim() === '') return null
+function number(text: unknown): number | null {
+  if (typeof text !== 'string' || text.trim() === '') return null
   const value = Number(text)
   return Number.isFinite(value) ? value : null
 }
 
 /** OpenAI-style resets are durations ("6m0s", "250ms", or bare seconds); Anthropic's are RFC 3339 times. */
-function resetAt(duration: string | undefined, timestamp: string | undefined, now: number): number | null {
-  if (duration !== undefined) {
+function resetAt(duration: unknown, timestamp: unknown, now: number): number | null {
+  if (typeof duration === 'string') {
     const ms = parseDuration(duration) ?? (Number.isFinite(Number(duration)) ? Number(duration) * 1000 : null)
     return ms === null ? null : now + ms
   }
-  if (timestamp !== undefined) {
+  if (typeof timestamp === 'string') {
     const at = Date.parse(timestamp)
     return Number.isNaN(at) ? null : at
   }

@@ -3,7 +3,7 @@
  * together, vLLM) through `custom_provider_config.base_provider_type: "openai"`.
  */
 import type { Agent } from 'undici'
-import { createDispatcher, flattenHeaders, post, readFailure, splitBaseUrl, thrownFailure } from '../http/transport.ts'
+import { createDispatcher, post, readFailure, splitBaseUrl, thrownFailure } from '../http/transport.ts'
 import { openAiEvents } from '../http/openai-stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
@@ -41,7 +41,9 @@ export async function sendOpenAiShaped(
     return thrownFailure(error)
   }
   if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
-  const headers = flattenHeaders(response.headers)
+  // The hot path reads a few rate-limit headers at most: undici's object as it is, no copy
+  // (a repeated header arrives as an array; the readers ignore what is not a string).
+  const headers = response.headers as Record<string, string>
   if (stream) return { ok: true, kind: 'stream', status: response.statusCode, headers, events: openAiEvents(response.body) }
   try {
     const bytes = Buffer.from(await response.body.arrayBuffer())
