@@ -5,16 +5,14 @@
  */
 import type { Pool } from 'pg'
 import { migrations as allMigrations, type Migration } from './migrations.ts'
+import { inTransaction } from '../transaction.ts'
 
 /** Arbitrary constant naming our lock among any other advisory locks in the database. */
 const migrationLockKey = 0x5357_4244 // "SWBD"
 
 /** Applies every migration not yet recorded, all in one transaction; returns the versions applied. */
 export async function migrate(pool: Pool, migrations: readonly Migration[] = allMigrations): Promise<{ applied: string[] }> {
-  const client = await pool.connect()
-  let failed = false
-  try {
-    await client.query('BEGIN')
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockKey])
     await client.query(`
       CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -31,14 +29,6 @@ export async function migrate(pool: Pool, migrations: readonly Migration[] = all
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name])
       applied.push(migration.version)
     }
-    await client.query('COMMIT')
     return { applied }
-  } catch (error) {
-    failed = true
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    // After a failure the connection may be the broken one (server gone): discard it.
-    client.release(failed)
-  }
+  })
 }
