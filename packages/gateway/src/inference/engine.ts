@@ -38,8 +38,8 @@ export interface ExtraFields {
 export interface Served {
   success: JsonSuccess | StreamSuccess
   extraFields: ExtraFields
-  /** Aborts the upstream call (streams: when the caller goes away). */
-  abort: () => void
+  /** The upstream call; `abort()` ends it (streams: when the caller goes away). */
+  upstream: { abort(): void }
 }
 
 export interface EngineComponents {
@@ -87,13 +87,7 @@ async function serveTarget(
   const log = plan.context.log
   const keyPlan = router.keyPlan(target, log)
   const keys = keyPlan.keys
-  const rotation = createKeyRotation({
-    keys: keyPlan.weights.map((weight) => ({ weight })),
-    policy: target.provider.policy,
-    random: components.random,
-    unavailable: keyPlan.unavailable,
-    ...(keyPlan.first !== undefined ? { first: keyPlan.first } : {}),
-  })
+  const rotation = createKeyRotation({ weights: keyPlan.weights, policy: target.provider.policy, random: components.random, unavailable: keyPlan.unavailable, first: keyPlan.first })
   let step = rotation.first()
   let last: AttemptFailure | null = null
   let key: ProviderKey | null = null
@@ -133,7 +127,7 @@ async function serveTarget(
       router.served(plan, target, key)
       const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts }
       if (log.enabled) extraFields.routing_log = log.lines
-      return { success: result, extraFields, abort: run.abort }
+      return { success: result, extraFields, upstream: run }
     }
     last = result.failure
     step = rotation.next(result.failure)

@@ -15,18 +15,16 @@ export function renderJson(outgoing: ServerResponse, served: Served): Response {
   const extra = JSON.stringify(served.extraFields)
   let body: Buffer
   if (success.bytes !== undefined) {
-    // Splice into the upstream's own bytes rather than parse and re-serialize them.
+    // Splice into the upstream's own bytes rather than parse and re-serialize them; one
+    // buffer, so the answer leaves in one write with its headers.
     const bytes = success.bytes
     const close = bytes.lastIndexOf(0x7d)
     let last = close - 1
     while (last >= 0 && (bytes[last] === 0x20 || bytes[last] === 0x0a || bytes[last] === 0x0d || bytes[last] === 0x09)) last--
-    // Two writes in one tick go out as one writev: no copy of the upstream's bytes.
-    const tail = Buffer.from(`${bytes[last] === 0x7b ? '' : ','}"extra_fields":${extra}}`)
-    outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': close + tail.length })
-    outgoing.cork()
-    outgoing.write(bytes.subarray(0, close))
-    outgoing.end(tail)
-    return RESPONSE_ALREADY_SENT
+    const tail = `${bytes[last] === 0x7b ? '' : ','}"extra_fields":${extra}}`
+    body = Buffer.allocUnsafe(close + Buffer.byteLength(tail))
+    bytes.copy(body, 0, 0, close)
+    body.write(tail, close)
   } else {
     const text = JSON.stringify(success.body)
     body = Buffer.from(`${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`)
@@ -76,7 +74,7 @@ export async function renderStream(outgoing: ServerResponse, served: Served): Pr
       await write(`data: ${JSON.stringify({ error: { message: `The upstream stream broke: ${message}`, type: 'upstream_error', code: typeof code === 'string' ? code : 'upstream_stream_error', param: null }, extra_fields: served.extraFields })}\n\n`)
     }
   } finally {
-    served.abort()
+    served.upstream.abort()
   }
   if (!outgoing.destroyed) outgoing.end('data: [DONE]\n\n')
   return RESPONSE_ALREADY_SENT

@@ -21,6 +21,7 @@ import {
   type AdaptiveBalancer,
   type AttemptFailure,
   type Direction,
+  type RotationWeights,
   type HoldEntry,
   type Holds,
   type LoadBalancerSettings,
@@ -83,9 +84,10 @@ export interface RequestPlan {
 /** The keys an attempt on a target may use. */
 export interface KeyPlan {
   keys: readonly ProviderKey[]
-  weights: number[]
+  /** Shared with other requests: read only. */
+  weights: readonly number[]
   /** Held keys this request must skip. */
-  unavailable: number[]
+  unavailable: readonly number[]
   first?: number
 }
 
@@ -181,28 +183,23 @@ export function createRouter(components: RouterComponents): Router {
       const registry = components.registry()
       const settings = components.settings()
       const { pinned, model } = parseModel(registry, request.model)
-      const configured = request.fallbacks.map((fallback, index): Direction => {
-        const slash = fallback.indexOf('/')
-        const provider = fallback.slice(0, slash)
-        if (!registry.get(provider)) {
-          throw new GatewayError('unknown_provider', `fallbacks[${index}] names provider "${provider}", which is not configured. Configured providers: ${names(registry)}.`, { param: `fallbacks[${index}]` })
-        }
-        return { provider, model: fallback.slice(slash + 1) }
-      })
+      const configured = request.fallbacks.length === 0 ? NO_DIRECTIONS : request.fallbacks.map((fallback, index) => parseFallback(registry, fallback, index))
       let decision = balancer.selectDirection(model, { pinnedProvider: pinned, configuredFallbacks: configured, settings, random: components.random })
       if (decision.primary === null) {
         if (pinned !== undefined) decision = { ...decision, primary: { provider: pinned, model }, reason: 'pinned' }
         else throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
       }
-      let directions: Direction[] = [decision.primary!, ...decision.fallbacks]
-      if (pinned === undefined) directions = preferNamingProviders(registry, model, directions, configured)
-      context.log.addEntries(directionLog(decision))
+      let directions: Direction[] = [decision.primary!]
+      for (const fallback of decision.fallbacks) directions.push(fallback)
+      if (pinned === undefined) directions = preferNamingProviders(registry, directions, configured)
+      if (context.log.enabled) context.log.addEntries(directionLog(decision))
 
       // A provider held on every key whose key is due gets this request first, healthy ones behind it.
       let firstKeyId: string | undefined
-      if (pinned === undefined || settings.reroute_failed_directions) {
+      const rerouted = decision.reason === 'pinned_rerouted' && decision.pinned !== null
+      if ((decision.skipped.length > 0 || rerouted) && (pinned === undefined || settings.reroute_failed_directions)) {
         const at = now()
-        const candidates = [...decision.skipped, ...(decision.reason === 'pinned_rerouted' && decision.pinned ? [decision.pinned] : [])]
+        const candidates = rerouted ? [...decision.skipped, decision.pinned!] : decision.skipped
         for (const candidate of candidates) {
           const keys = registry.get(candidate.provider)?.keysFor(candidate.model) ?? []
           const coverage = holds.coverage(candidate.provider, candidate.model, keys.map((key) => key.id), at)
@@ -240,25 +237,19 @@ export function createRouter(components: RouterComponents): Router {
     },
 
     keyPlan(target, log) {
-      if (target.directKey) return { keys: [target.directKey], weights: [1], unavailable: [] }
+      if (target.directKey) return { keys: [target.directKey], weights: [1], unavailable: NO_INDEXES }
       const provider = target.provider.name
       const model = target.model
       const keys = target.provider.keysFor(model)
       const settings = components.settings()
-      // The balancer lists keys in configured order, as keysFor does: match by index, by id only if they differ.
-      const adaptive = balancer.keyWeights(provider, model, settings.route_selection_enabled)
-      const weights = keys.map((key, index) => {
-        const entry = adaptive[index]
-        if (entry !== undefined && entry.keyId === key.id) return entry.weight
-        return adaptive.find((candidate) => candidate.keyId === key.id)?.weight ?? key.weight
-      })
-      const held: number[] = []
+      const weights = alignWeights(keys, balancer.rotationWeights(provider, model, settings.route_selection_enabled))
+      let held: number[] | null = null
       let first = target.firstKeyId === undefined ? -1 : keys.findIndex((key) => key.id === target.firstKeyId)
       const at = now()
       for (let index = 0; index < keys.length; index++) {
         const key = keys[index]!
         if (isBackedOff(provider, key.id, model) && first !== index) {
-          held.push(index)
+          ;(held ??= []).push(index)
           continue
         }
         if (!holds.isHeld(provider, key.id, model)) continue
@@ -268,14 +259,14 @@ export function createRouter(components: RouterComponents): Router {
           log.add(checkLine({ provider, model, key: key.name }))
           continue
         }
-        held.push(index)
+        ;(held ??= []).push(index)
       }
-      if (held.length > 0) {
+      if (held !== null) {
         metrics.heldKeySkips.inc({ provider })
         if (held.length === keys.length) {
           // Every key is held and none is due: the request goes anyway, and its answer counts as a check.
           log.add(everyKeyHeldLine({ provider, model, key: 'one of them' }))
-          return { keys, weights, unavailable: [] }
+          return { keys, weights, unavailable: NO_INDEXES }
         }
         log.add(skipLine({ provider, model, skipped: held.length, total: keys.length }))
       }
@@ -283,7 +274,8 @@ export function createRouter(components: RouterComponents): Router {
         const decision = balancer.selectKey(provider, model, () => 0.5, { routeSelectionEnabled: settings.route_selection_enabled })
         log.addEntries(keyLog({ provider, model }, decision).filter((entry) => entry.kind === 'key_skipped' && entry.reason !== 'held'))
       }
-      return first >= 0 ? { keys, weights, unavailable: held, first } : { keys, weights, unavailable: held }
+      const unavailable = held ?? NO_INDEXES
+      return first >= 0 ? { keys, weights, unavailable, first } : { keys, weights, unavailable }
     },
 
     attemptStarted(target, key) {
@@ -349,15 +341,59 @@ function parseModel(registry: ProviderRegistry, model: string): { pinned?: strin
   return { model }
 }
 
+const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
+const NO_INDEXES: readonly number[] = Object.freeze([])
+
+/**
+ * The rotation weights of `keys`: the balancer's shared array when it lists the same keys in
+ * the same order (the usual case: both keep configured order), else looked up by key id, with
+ * the configured weight for a key the balancer does not know yet.
+ */
+function alignWeights(keys: readonly ProviderKey[], table: RotationWeights | undefined): readonly number[] {
+  if (table !== undefined && table.keyIds.length === keys.length) {
+    let same = true
+    for (let index = 0; index < keys.length; index++) {
+      if (table.keyIds[index] !== keys[index]!.id) {
+        same = false
+        break
+      }
+    }
+    if (same) return table.weights
+  }
+  return keys.map((key) => {
+    const index = table === undefined ? -1 : table.keyIds.indexOf(key.id)
+    return index < 0 ? key.weight : table!.weights[index]!
+  })
+}
+
+/** A request's `fallbacks[index]` ("provider/model", shape checked by validation) as a direction. */
+function parseFallback(registry: ProviderRegistry, fallback: string, index: number): Direction {
+  const slash = fallback.indexOf('/')
+  const provider = fallback.slice(0, slash)
+  if (!registry.get(provider)) {
+    throw new GatewayError('unknown_provider', `fallbacks[${index}] names provider "${provider}", which is not configured. Configured providers: ${names(registry)}.`, { param: `fallbacks[${index}]` })
+  }
+  return { provider, model: fallback.slice(slash + 1) }
+}
+
+/** True when some key of the direction's provider names its model (not just `"*"`). */
+function namesModel(registry: ProviderRegistry, direction: Direction): boolean {
+  const keys = registry.get(direction.provider)?.keysFor(direction.model)
+  if (keys === undefined) return false
+  for (const key of keys) if (keyNamesModel(key, direction.model)) return true
+  return false
+}
+
 /**
  * Without a model catalog, a key with `models: ["*"]` cannot say which models its provider
  * really has: a provider whose keys name the model beats a wildcard-only one. The request's
  * own fallbacks are kept as given.
  */
-function preferNamingProviders(registry: ProviderRegistry, model: string, directions: Direction[], configured: readonly Direction[]): Direction[] {
-  const names = (direction: Direction) => registry.get(direction.provider)?.keysFor(direction.model).some((key) => keyNamesModel(key, direction.model)) ?? false
-  if (!directions.some(names)) return directions
-  const kept = directions.filter((direction) => names(direction) || configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model))
+function preferNamingProviders(registry: ProviderRegistry, directions: Direction[], configured: readonly Direction[]): Direction[] {
+  let naming = 0
+  for (const direction of directions) if (namesModel(registry, direction)) naming++
+  if (naming === 0 || naming === directions.length) return directions
+  const kept = directions.filter((direction) => namesModel(registry, direction) || configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model))
   return kept.length > 0 ? kept : directions
 }
 

@@ -15,10 +15,16 @@ export interface RateLimitExhaustion {
   untilMs: number
 }
 
-const WINDOWS = [
-  { window: 'requests', prefix: 'x-ratelimit-', suffix: '-requests', anthropic: 'anthropic-ratelimit-requests-' },
-  { window: 'tokens', prefix: 'x-ratelimit-', suffix: '-tokens', anthropic: 'anthropic-ratelimit-tokens-' },
-] as const
+/** Header names per window, spelled out once: this runs on every successful answer. */
+const WINDOWS = (['requests', 'tokens'] as const).map((window) => ({
+  window,
+  remaining: `x-ratelimit-remaining-${window}`,
+  limit: `x-ratelimit-limit-${window}`,
+  reset: `x-ratelimit-reset-${window}`,
+  anthropicRemaining: `anthropic-ratelimit-${window}-remaining`,
+  anthropicLimit: `anthropic-ratelimit-${window}-limit`,
+  anthropicReset: `anthropic-ratelimit-${window}-reset`,
+}))
 
 /** Spent below this share of the window's limit counts as exhausted (so we back off before a 429). */
 const LOW_WATER = 0.01
@@ -27,12 +33,12 @@ const LOW_WATER = 0.01
 export function readRateLimitExhaustion(headers: Record<string, string>, now: number): RateLimitExhaustion | null {
   let found: RateLimitExhaustion | null = null
   for (const spec of WINDOWS) {
-    const remaining = number(headers[`${spec.prefix}remaining${spec.suffix}`] ?? headers[`${spec.anthropic}remaining`])
+    const remaining = number(headers[spec.remaining] ?? headers[spec.anthropicRemaining])
     if (remaining === null) continue
-    const limit = number(headers[`${spec.prefix}limit${spec.suffix}`] ?? headers[`${spec.anthropic}limit`])
+    const limit = number(headers[spec.limit] ?? headers[spec.anthropicLimit])
     const exhausted = remaining <= 0 || (limit !== null && limit > 0 && remaining / limit < LOW_WATER)
     if (!exhausted) continue
-    const resetMs = resetAt(headers[`${spec.prefix}reset${spec.suffix}`], headers[`${spec.anthropic}reset`], now)
+    const resetMs = resetAt(headers[spec.reset], headers[spec.anthropicReset], now)
     if (resetMs === null || resetMs <= now) continue
     if (found === null || resetMs > found.untilMs) found = { window: spec.window, remaining, limit, untilMs: resetMs }
   }

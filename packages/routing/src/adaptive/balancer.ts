@@ -8,7 +8,7 @@ import { decideDirection, type DirectionDecision, type DirectionOptions } from '
 import { decideKey, type KeyDecision, type KeyOptions } from './keys.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { rescoreModel, routeWeight } from './scoring.ts'
-import { buildModelTable, routeKey, servesModel, type ModelTable } from './tables.ts'
+import { buildModelTable, routeKey, servesModel, type ModelTable, type RotationWeights } from './tables.ts'
 import { MAX_CACHED_TABLES, TABLE_IDLE_CYCLES } from './tuning.ts'
 import type { AttemptOutcome, BalancerKey, BalancerProvider, HeldPredicate, RouteRef, RouteSnapshot, RouteState } from './types.ts'
 
@@ -47,6 +47,8 @@ export interface AdaptiveBalancer {
   selectKey(provider: string, model: string, random: () => number, options?: KeyOptions): KeyDecision
   /** Per-key weights for the rotation module: adaptive (or static with key selection off); 0 when held or failed. */
   keyWeights(provider: string, model: string, routeSelectionEnabled?: boolean): readonly KeyWeight[]
+  /** The same weights as arrays shared by every request until the next table build (read only). */
+  rotationWeights(provider: string, model: string, routeSelectionEnabled?: boolean): RotationWeights | undefined
   /** True while the balancer still offers the route: its key serves the model and is neither failed nor held. */
   isRouteOffered(route: RouteRef): boolean
   /** The state of a route as the dashboard shows it (held reads failed). */
@@ -184,10 +186,13 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     keyWeights(provider, model, routeSelectionEnabled = true) {
       const direction = tableFor(model).byProvider.get(provider)
       if (direction === undefined) return []
-      return direction.keys.map((key, index) => ({
-        keyId: key.id,
-        weight: direction.held[index] ? 0 : routeSelectionEnabled ? direction.adaptiveWeights[index]! : key.weight,
-      }))
+      const { keyIds, weights } = routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
+      return keyIds.map((keyId, index) => ({ keyId, weight: weights[index]! }))
+    },
+    rotationWeights(provider, model, routeSelectionEnabled = true) {
+      const direction = tableFor(model).byProvider.get(provider)
+      if (direction === undefined) return undefined
+      return routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
     },
     isRouteOffered(route) {
       const key = keyOf(route.provider, route.keyId)

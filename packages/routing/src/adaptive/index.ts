@@ -6,7 +6,7 @@
 export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit, type KeyWeight } from './balancer.ts'
 export type { DirectionDecision, DirectionOptions, DirectionReason } from './directions.ts'
 export type { KeyDecision, KeyOptions, KeyReason } from './keys.ts'
-export type { KeySkipReason, SkippedKey } from './tables.ts'
+export type { KeySkipReason, RotationWeights, SkippedKey } from './tables.ts'
 export { directionLog, keyLog, type RoutingLogEntry } from './routing-log.ts'
 export {
   applySessionAffinity,

@@ -25,6 +25,12 @@ export interface SkippedKey {
   reason: KeySkipReason
 }
 
+/** Per-key weights for the rotation module, in the direction's key order (0 when held, or when failed for adaptive). */
+export interface RotationWeights {
+  keyIds: readonly string[]
+  weights: readonly number[]
+}
+
 /** One direction (provider + model) and its keys that serve the model, in configured order. */
 export interface DirectionTable {
   provider: string
@@ -34,6 +40,8 @@ export interface DirectionTable {
   adaptiveWeights: readonly number[]
   /** The configured weight per key. */
   staticWeights: readonly number[]
+  /** What a request's key rotation draws from, built once per table so requests allocate none. */
+  rotation: { adaptive: RotationWeights; static: RotationWeights }
   held: readonly boolean[]
   failed: readonly boolean[]
   /** Not held and not failed, by adaptive weight. */
@@ -138,6 +146,11 @@ export function buildDirectionTable(
     } else adaptiveIndexes.push(index)
   })
   const adaptive = pool(adaptiveIndexes, adaptiveWeights)
+  const keyIds = keys.map((key) => key.id)
+  const rotation = {
+    adaptive: { keyIds, weights: adaptiveWeights },
+    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)) },
+  }
   let squares = 0
   for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!
   return {
@@ -146,6 +159,7 @@ export function buildDirectionTable(
     keys,
     adaptiveWeights,
     staticWeights,
+    rotation,
     held,
     failed,
     adaptive,

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { pickWeighted } from '../selection/weighted.ts'
 import { createKeyRotation, type RotationStep } from './rotation.ts'
 import { backoffDelay } from './backoff.ts'
 
@@ -6,8 +8,8 @@ const policy = { maxRetries: 2, backoffInitialMs: 500, backoffMaxMs: 5000 }
 /** A random source that always returns the middle of [0,1): jitter 1.0, and weighted picks are deterministic. */
 const middle = () => 0.5
 
-function keys(count: number) {
-  return Array.from({ length: count }, () => ({ weight: 1 }))
+function keys(count: number): number[] {
+  return Array.from({ length: count }, () => 1)
 }
 
 function attemptOf(step: RotationStep) {
@@ -28,7 +30,7 @@ describe('backoffDelay', () => {
 
 describe('createKeyRotation', () => {
   it('retries a transient failure on the same key with backoff, until max_retries', () => {
-    const rotation = createKeyRotation({ keys: keys(3), policy, random: middle })
+    const rotation = createKeyRotation({ weights: keys(3), policy, random: middle })
     const first = attemptOf(rotation.first())
     const second = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: null }))
     expect(second).toMatchObject({ keyIndex: first.keyIndex, delayMs: 500, why: 'retry' })
@@ -38,7 +40,7 @@ describe('createKeyRotation', () => {
   })
 
   it('rotates a rate-limited request to another key, still with backoff', () => {
-    const rotation = createKeyRotation({ keys: keys(2), policy, random: middle })
+    const rotation = createKeyRotation({ weights: keys(2), policy, random: middle })
     const first = attemptOf(rotation.first())
     const second = attemptOf(rotation.next({ failureClass: 'rate_limit', waitHintMs: null }))
     expect(second.keyIndex).not.toBe(first.keyIndex)
@@ -46,7 +48,7 @@ describe('createKeyRotation', () => {
   })
 
   it('rotates at once off a dead key, and rotation to untried keys is not capped by max_retries', () => {
-    const rotation = createKeyRotation({ keys: keys(6), policy: { ...policy, maxRetries: 0 }, random: middle })
+    const rotation = createKeyRotation({ weights: keys(6), policy: { ...policy, maxRetries: 0 }, random: middle })
     const seen = new Set<number>([attemptOf(rotation.first()).keyIndex])
     for (let index = 0; index < 5; index++) {
       const step = attemptOf(rotation.next({ failureClass: 'credential', waitHintMs: null }))
@@ -58,16 +60,16 @@ describe('createKeyRotation', () => {
   })
 
   it('stops at once on a caller fault and on a cancel', () => {
-    const rotation = createKeyRotation({ keys: keys(3), policy, random: middle })
+    const rotation = createKeyRotation({ weights: keys(3), policy, random: middle })
     rotation.first()
     expect(rotation.next({ failureClass: 'caller_fault', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'caller_fault' })
-    const other = createKeyRotation({ keys: keys(3), policy, random: middle })
+    const other = createKeyRotation({ weights: keys(3), policy, random: middle })
     other.first()
     expect(other.next({ failureClass: 'cancelled', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'cancelled' })
   })
 
   it('does not wait on a key whose wait hint is longer than the backoff: rotates instead', () => {
-    const rotation = createKeyRotation({ keys: keys(2), policy, random: middle })
+    const rotation = createKeyRotation({ weights: keys(2), policy, random: middle })
     const first = attemptOf(rotation.first())
     const second = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: 30_000 }))
     expect(second.keyIndex).not.toBe(first.keyIndex)
@@ -76,16 +78,16 @@ describe('createKeyRotation', () => {
   })
 
   it('with a single key, a rate limit with a short hint retries that key, a long hint gives up', () => {
-    const short = createKeyRotation({ keys: keys(1), policy, random: middle })
+    const short = createKeyRotation({ weights: keys(1), policy, random: middle })
     short.first()
     expect(attemptOf(short.next({ failureClass: 'rate_limit', waitHintMs: 100 }))).toMatchObject({ keyIndex: 0, why: 'retry' })
-    const long = createKeyRotation({ keys: keys(1), policy, random: middle })
+    const long = createKeyRotation({ weights: keys(1), policy, random: middle })
     long.first()
     expect(long.next({ failureClass: 'rate_limit', waitHintMs: 60_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
   })
 
   it('with three keys and max_retries 5, cycles through the keys on rate limits and then stops', () => {
-    const rotation = createKeyRotation({ keys: keys(3), policy: { ...policy, maxRetries: 5 }, random: Math.random })
+    const rotation = createKeyRotation({ weights: keys(3), policy: { ...policy, maxRetries: 5 }, random: Math.random })
     let attempts = 1
     rotation.first()
     while (rotation.next({ failureClass: 'rate_limit', waitHintMs: null }).kind === 'attempt') attempts++
@@ -94,11 +96,11 @@ describe('createKeyRotation', () => {
   })
 
   it('says no_keys when there is no key', () => {
-    expect(createKeyRotation({ keys: [], policy, random: middle }).first()).toEqual({ kind: 'stop', reason: 'no_keys' })
+    expect(createKeyRotation({ weights: [], policy, random: middle }).first()).toEqual({ kind: 'stop', reason: 'no_keys' })
   })
 
   it('a dead key is never picked again, even once the retries are spent on the others', () => {
-    const rotation = createKeyRotation({ keys: keys(2), policy: { ...policy, maxRetries: 3 }, random: Math.random })
+    const rotation = createKeyRotation({ weights: keys(2), policy: { ...policy, maxRetries: 3 }, random: Math.random })
     const dead = attemptOf(rotation.first()).keyIndex
     let step = rotation.next({ failureClass: 'model_gone', waitHintMs: null })
     while (step.kind === 'attempt') {
@@ -109,13 +111,35 @@ describe('createKeyRotation', () => {
   })
 
   it('starts on the given first key and never uses an unavailable one', () => {
-    const rotation = createKeyRotation({ keys: keys(3), policy, random: Math.random, unavailable: [1], first: 2 })
+    const rotation = createKeyRotation({ weights: keys(3), policy, random: Math.random, unavailable: [1], first: 2 })
     expect(attemptOf(rotation.first()).keyIndex).toBe(2)
     expect(attemptOf(rotation.next({ failureClass: 'credential', waitHintMs: null })).keyIndex).toBe(0)
     expect(rotation.next({ failureClass: 'credential', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
   })
 
   it('stops at once when every key is unavailable', () => {
-    expect(createKeyRotation({ keys: keys(2), policy, random: middle, unavailable: [0, 1] }).first()).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+    expect(createKeyRotation({ weights: keys(2), policy, random: middle, unavailable: [0, 1] }).first()).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+  })
+
+  it('draws the first key exactly as pickWeighted draws over the keys it may use', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constant(0), fc.constant(1), fc.double({ min: 0.01, max: 10, noNaN: true })), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+        fc.double({ min: 0, max: 0.999999, noNaN: true }),
+        (weights, blocked, draw) => {
+          const unavailable = weights.map((_, index) => index).filter((index) => blocked[index])
+          const usable = weights.map((_, index) => index).filter((index) => !blocked[index])
+          const step = createKeyRotation({ weights, policy, random: () => draw, unavailable }).first()
+          if (usable.length === 0) {
+            expect(step).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+          } else {
+            const expected = usable[pickWeighted(usable.map((index) => weights[index]!), () => draw)]
+            expect(attemptOf(step).keyIndex).toBe(expected)
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    )
   })
 })

@@ -8,12 +8,6 @@
  */
 import { killsKeyForRequest, type FailureClass } from '../failures/failure-class.ts'
 import { backoffDelay, type RetryPolicy } from './backoff.ts'
-import { pickWeighted } from '../selection/weighted.ts'
-
-/** A key as rotation sees it: its index in the caller's list and its selection weight. */
-export interface RotationKey {
-  weight: number
-}
 
 /** Why rotation stopped trying this provider. */
 export type RotationStopReason =
@@ -49,14 +43,15 @@ export interface KeyRotation {
 }
 
 export interface KeyRotationInit {
-  keys: readonly RotationKey[]
+  /** The selection weight of each key, in the caller's order; attempts name keys by index here. */
+  weights: readonly number[]
   policy: RetryPolicy
   /** Uniform in [0, 1); injected so tests are exact. */
   random: () => number
   /** Keys this request must not use (held keys it is not checking): treated as already dead. */
   unavailable?: readonly number[]
   /** The key of the first attempt (a held key's check, or a session's key), instead of a weighted draw. */
-  first?: number
+  first?: number | undefined
 }
 
 const enum KeyStatus {
@@ -67,30 +62,111 @@ const enum KeyStatus {
   Dead = 3,
 }
 
-/** Creates the rotation plan of one request on one provider. */
+/**
+ * Creates the rotation plan of one request on one provider. A class rather than closures: it is
+ * built once per request, and the closures (each named by the TypeScript loader) measured as a
+ * few microseconds of the request path's budget.
+ */
 export function createKeyRotation(init: KeyRotationInit): KeyRotation {
-  const { keys, policy, random } = init
-  const status = new Uint8Array(keys.length)
-  for (const index of init.unavailable ?? []) status[index] = KeyStatus.Dead
-  let current = -1
-  let retriesUsed = 0
-  let backoffs = 0
+  return new RotationPlan(init)
+}
 
-  const pickAmong = (wanted: KeyStatus, exclude: number): number => {
-    const indexes: number[] = []
-    const weights: number[] = []
-    for (let index = 0; index < keys.length; index++) {
-      if (index === exclude || status[index] !== wanted) continue
-      indexes.push(index)
-      weights.push(keys[index]!.weight)
-    }
-    const picked = pickWeighted(weights, random)
-    return picked < 0 ? -1 : indexes[picked]!
+class RotationPlan implements KeyRotation {
+  current = -1
+  private readonly weights: readonly number[]
+  private readonly policy: RetryPolicy
+  private readonly random: () => number
+  private readonly firstKey: number | undefined
+  private readonly status: Uint8Array
+  private retriesUsed = 0
+  private backoffs = 0
+
+  constructor(init: KeyRotationInit) {
+    this.weights = init.weights
+    this.policy = init.policy
+    this.random = init.random
+    this.firstKey = init.first
+    this.status = new Uint8Array(init.weights.length)
+    const unavailable = init.unavailable
+    if (unavailable !== undefined) for (let index = 0; index < unavailable.length; index++) this.status[unavailable[index]!] = KeyStatus.Dead
   }
 
-  const attempt = (keyIndex: number, delayMs: number, why: 'first' | 'retry' | 'rotate'): RotationStep => {
-    current = keyIndex
-    status[keyIndex] = KeyStatus.Tried
+  first(): RotationStep {
+    if (this.weights.length === 0) return { kind: 'stop', reason: 'no_keys' }
+    const first = this.firstKey
+    if (first !== undefined && this.status[first] === KeyStatus.Untried) return this.attempt(first, 0, 'first')
+    const picked = this.pickAmong(KeyStatus.Untried, -1)
+    return picked < 0 ? this.stop() : this.attempt(picked, 0, 'first')
+  }
+
+  next(failure: RotationFailure): RotationStep {
+    const failureClass = failure.failureClass
+    if (failureClass === 'cancelled') return { kind: 'stop', reason: 'cancelled' }
+    if (failureClass === 'caller_fault') return { kind: 'stop', reason: 'caller_fault' }
+    if (killsKeyForRequest(failureClass)) {
+      this.status[this.current] = KeyStatus.Dead
+      return this.rotate(0, false)
+    }
+    const delayMs = backoffDelay(this.backoffs, this.policy, this.random)
+    const hintTooLong = failure.waitHintMs !== null && failure.waitHintMs > delayMs
+    this.backoffs++
+    if (hintTooLong) this.status[this.current] = KeyStatus.Waiting
+    if (failureClass === 'rate_limit' || hintTooLong) {
+      // Prefer another key; come back to this one only when nothing else is left.
+      return this.rotate(delayMs, true)
+    }
+    // transient, timeout, unknown: the answer says nothing about the key, so stay on it.
+    if (this.retriesUsed < this.policy.maxRetries) {
+      this.retriesUsed++
+      return this.attempt(this.current, delayMs, 'retry')
+    }
+    return this.stop()
+  }
+
+  /**
+   * A weighted draw among the keys in status `wanted` (but not `exclude`), exactly as
+   * `pickWeighted` draws over that subset, without building it: -1 when there is none.
+   */
+  private pickAmong(wanted: KeyStatus, exclude: number): number {
+    const { weights, status } = this
+    let count = 0
+    let only = -1
+    let total = 0
+    for (let index = 0; index < weights.length; index++) {
+      if (index === exclude || status[index] !== wanted) continue
+      count++
+      only = index
+      const weight = weights[index]!
+      if (weight > 0) total += weight
+    }
+    if (count <= 1) return only
+    if (total <= 0) return this.nthCandidate(wanted, exclude, Math.min(count - 1, Math.floor(this.random() * count)))
+    let target = this.random() * total
+    let lastPositive = -1
+    for (let index = 0; index < weights.length; index++) {
+      if (index === exclude || status[index] !== wanted) continue
+      const weight = weights[index]!
+      if (weight <= 0) continue
+      lastPositive = index
+      target -= weight
+      if (target < 0) return index
+    }
+    // Floating point can leave target at ~0 after the last positive weight.
+    return lastPositive
+  }
+
+  private nthCandidate(wanted: KeyStatus, exclude: number, nth: number): number {
+    let seen = 0
+    for (let index = 0; index < this.weights.length; index++) {
+      if (index === exclude || this.status[index] !== wanted) continue
+      if (seen++ === nth) return index
+    }
+    return -1
+  }
+
+  private attempt(keyIndex: number, delayMs: number, why: 'first' | 'retry' | 'rotate'): RotationStep {
+    this.current = keyIndex
+    this.status[keyIndex] = KeyStatus.Tried
     return { kind: 'attempt', keyIndex, delayMs, why }
   }
 
@@ -98,62 +174,27 @@ export function createKeyRotation(init: KeyRotationInit): KeyRotation {
    * Moves off the current key: an untried key is free, another tried one spends a retry,
    * and the current key itself is the last resort when `includeCurrent`.
    */
-  const rotate = (delayMs: number, includeCurrent: boolean): RotationStep => {
-    const untried = pickAmong(KeyStatus.Untried, -1)
-    if (untried >= 0) return attempt(untried, delayMs, 'rotate')
-    if (retriesUsed < policy.maxRetries) {
-      const other = pickAmong(KeyStatus.Tried, current)
+  private rotate(delayMs: number, includeCurrent: boolean): RotationStep {
+    const untried = this.pickAmong(KeyStatus.Untried, -1)
+    if (untried >= 0) return this.attempt(untried, delayMs, 'rotate')
+    if (this.retriesUsed < this.policy.maxRetries) {
+      const other = this.pickAmong(KeyStatus.Tried, this.current)
       if (other >= 0) {
-        retriesUsed++
-        return attempt(other, delayMs, 'rotate')
+        this.retriesUsed++
+        return this.attempt(other, delayMs, 'rotate')
       }
-      if (includeCurrent && status[current] === KeyStatus.Tried) {
-        retriesUsed++
-        return attempt(current, delayMs, 'retry')
+      if (includeCurrent && this.status[this.current] === KeyStatus.Tried) {
+        this.retriesUsed++
+        return this.attempt(this.current, delayMs, 'retry')
       }
     }
-    return stop()
+    return this.stop()
   }
 
-  const stop = (): RotationStep => {
-    for (let index = 0; index < keys.length; index++) {
-      if (status[index] !== KeyStatus.Dead) return { kind: 'stop', reason: 'retries_exhausted' }
+  private stop(): RotationStep {
+    for (let index = 0; index < this.status.length; index++) {
+      if (this.status[index] !== KeyStatus.Dead) return { kind: 'stop', reason: 'retries_exhausted' }
     }
     return { kind: 'stop', reason: 'credentials_exhausted' }
-  }
-
-  return {
-    get current() {
-      return current
-    },
-    first() {
-      if (keys.length === 0) return { kind: 'stop', reason: 'no_keys' }
-      if (init.first !== undefined && status[init.first] === KeyStatus.Untried) return attempt(init.first, 0, 'first')
-      const picked = pickAmong(KeyStatus.Untried, -1)
-      return picked < 0 ? stop() : attempt(picked, 0, 'first')
-    },
-    next(failure) {
-      const failureClass = failure.failureClass
-      if (failureClass === 'cancelled') return { kind: 'stop', reason: 'cancelled' }
-      if (failureClass === 'caller_fault') return { kind: 'stop', reason: 'caller_fault' }
-      if (killsKeyForRequest(failureClass)) {
-        status[current] = KeyStatus.Dead
-        return rotate(0, false)
-      }
-      const delayMs = backoffDelay(backoffs, policy, random)
-      const hintTooLong = failure.waitHintMs !== null && failure.waitHintMs > delayMs
-      backoffs++
-      if (hintTooLong) status[current] = KeyStatus.Waiting
-      if (failureClass === 'rate_limit' || hintTooLong) {
-        // Prefer another key; come back to this one only when nothing else is left.
-        return rotate(delayMs, true)
-      }
-      // transient, timeout, unknown: the answer says nothing about the key, so stay on it.
-      if (retriesUsed < policy.maxRetries) {
-        retriesUsed++
-        return attempt(current, delayMs, 'retry')
-      }
-      return stop()
-    },
   }
 }
