@@ -22,6 +22,7 @@ import {
   type AttemptFailure,
   type Direction,
   type RotationWeights,
+  withDirections,
   type HoldEntry,
   type Holds,
   type LoadBalancerSettings,
@@ -186,7 +187,7 @@ export function createRouter(components: RouterComponents): Router {
       const configured = request.fallbacks.length === 0 ? NO_DIRECTIONS : request.fallbacks.map((fallback, index) => parseFallback(registry, fallback, index))
       let decision = balancer.selectDirection(model, { pinnedProvider: pinned, configuredFallbacks: configured, settings, random: components.random })
       if (decision.primary === null) {
-        if (pinned !== undefined) decision = { ...decision, primary: { provider: pinned, model }, reason: 'pinned' }
+        if (pinned !== undefined) decision = withDirections(decision, { provider: pinned, model }, decision.fallbacks, 'pinned')
         else throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
       }
       let directions: Direction[] = [decision.primary!]
@@ -216,7 +217,7 @@ export function createRouter(components: RouterComponents): Router {
       let preferKeyId: string | undefined
       if (context.sessionId !== null && firstKeyId === undefined) {
         const last = sessions.recall(context.sessionId, model, now())
-        const affinity = applySessionAffinity({ ...decision, primary: directions[0]!, fallbacks: directions.slice(1) }, last, (route) => balancer.isRouteOffered(route))
+        const affinity = applySessionAffinity(withDirections(decision, directions[0]!, directions.slice(1)), last, (route) => balancer.isRouteOffered(route))
         if (affinity.outcome === 'kept') directions = [affinity.decision.primary!, ...affinity.decision.fallbacks]
         preferKeyId = affinity.preferKeyId
         if (affinity.outcome !== 'none') context.log.addEntries(directionLog(affinity.decision, affinity.outcome).filter((entry) => entry.kind === 'session'))

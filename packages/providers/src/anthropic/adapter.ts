@@ -1,5 +1,5 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
-import { createDispatcher, flattenHeaders, post, readFailure, splitBaseUrl, thrownFailure } from '../http/transport.ts'
+import { createDispatcher, flattenHeaders, post, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
@@ -19,15 +19,10 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       const model = upstreamModel(request)
       // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
       const body = JSON.stringify(toAnthropicRequest(request.body, model))
-      const headers: Record<string, string> = {
-        ...init.network.extra_headers,
-        'content-type': 'application/json',
-        'x-api-key': request.key.value,
-        'anthropic-version': ANTHROPIC_VERSION,
-      }
+      const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-api-key': request.key.value, 'anthropic-version': ANTHROPIC_VERSION }, init.network.extra_headers)
       let response
       try {
-        response = await post(dispatcher, { ...target, headers, body, signal: request.signal })
+        response = await post(dispatcher, { origin: target.origin, path: target.path, headers, body, signal: request.signal })
       } catch (error) {
         return thrownFailure(error)
       }

@@ -1,5 +1,5 @@
 /** The Azure OpenAI adapter: deployments per key, `api-version`, and the `api-key` header. */
-import { createDispatcher, splitBaseUrl } from '../http/transport.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
@@ -7,9 +7,13 @@ import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } fro
 /** The api-version used when a key does not name one (Azure OpenAI's GA version). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21'
 
+/** Deployment URLs kept per adapter; past this many (a config churning deployments) the cache starts over. */
+const MAX_CACHED_TARGETS = 1024
+
 /** Creates an adapter for Azure OpenAI resources. */
 export function createAzureAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   const dispatcher = createDispatcher()
+  const targets = new Map<string, { origin: string; path: string }>()
   return {
     name: init.name,
     type: 'azure',
@@ -17,17 +21,21 @@ export function createAzureAdapter(init: ProviderInit, now: () => number = Date.
       const config = request.key.azure_key_config ?? {}
       const model = upstreamModel(request)
       const deployment = config.deployments?.[request.model] ?? config.deployments?.[model] ?? model
-      const apiVersion = encodeURIComponent(config.api_version ?? DEFAULT_AZURE_API_VERSION)
-      const base = splitBaseUrl(config.endpoint ?? init.network.base_url, `/openai/deployments/${encodeURIComponent(deployment)}/chat/completions`)
-      const separator = base.path.includes('?') ? '&' : '?'
-      const headers: Record<string, string> = {
-        ...init.network.extra_headers,
-        'content-type': 'application/json',
-        'api-key': request.key.value,
+      const endpoint = config.endpoint ?? init.network.base_url
+      const apiVersion = config.api_version ?? DEFAULT_AZURE_API_VERSION
+      // Parsing the endpoint URL costs more than the rest of the attempt's set-up: once per target.
+      const targetKey = `${endpoint}\u0000${deployment}\u0000${apiVersion}`
+      let target = targets.get(targetKey)
+      if (target === undefined) {
+        const base = splitBaseUrl(endpoint, `/openai/deployments/${encodeURIComponent(deployment)}/chat/completions`)
+        target = { origin: base.origin, path: `${base.path}${base.path.includes('?') ? '&' : '?'}api-version=${encodeURIComponent(apiVersion)}` }
+        if (targets.size >= MAX_CACHED_TARGETS) targets.clear()
+        targets.set(targetKey, target)
       }
+      const headers = withExtraHeaders({ 'content-type': 'application/json', 'api-key': request.key.value }, init.network.extra_headers)
       return sendOpenAiShaped(
         dispatcher,
-        { origin: base.origin, path: `${base.path}${separator}api-version=${apiVersion}`, headers, body: upstreamBody(request.body, model), signal: request.signal },
+        { origin: target.origin, path: target.path, headers, body: upstreamBody(request.body, model), signal: request.signal },
         request.body.stream === true,
         now,
       )

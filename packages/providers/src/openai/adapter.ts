@@ -3,7 +3,7 @@
  * together, vLLM) through `custom_provider_config.base_provider_type: "openai"`.
  */
 import type { Agent } from 'undici'
-import { createDispatcher, post, readFailure, splitBaseUrl, thrownFailure } from '../http/transport.ts'
+import { createDispatcher, post, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { openAiEvents } from '../http/openai-stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
@@ -15,13 +15,10 @@ export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date
   return {
     name: init.name,
     type: init.type,
-    async send(request: AttemptRequest): Promise<AttemptResult> {
-      const headers: Record<string, string> = {
-        ...init.network.extra_headers,
-        'content-type': 'application/json',
-        authorization: `Bearer ${request.key.value}`,
-      }
-      return sendOpenAiShaped(dispatcher, { ...target, headers, body: upstreamBody(request.body, upstreamModel(request)), signal: request.signal }, request.body.stream === true, now)
+    send(request: AttemptRequest): Promise<AttemptResult> {
+      const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${request.key.value}` }, init.network.extra_headers)
+      const body = upstreamBody(request.body, upstreamModel(request))
+      return sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body, signal: request.signal }, request.body.stream === true, now)
     },
     close: () => dispatcher.close(),
   }

@@ -4,7 +4,7 @@
  * Spec: reference/adaptive-load-balancing.txt.
  */
 export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit, type KeyWeight } from './balancer.ts'
-export type { DirectionDecision, DirectionOptions, DirectionReason } from './directions.ts'
+export { withDirections, type DirectionDecision, type DirectionOptions, type DirectionReason } from './directions.ts'
 export type { KeyDecision, KeyOptions, KeyReason } from './keys.ts'
 export type { KeySkipReason, RotationWeights, SkippedKey } from './tables.ts'
 export { directionLog, keyLog, type RoutingLogEntry } from './routing-log.ts'

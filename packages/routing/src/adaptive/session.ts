@@ -3,7 +3,7 @@
  * balancer still offers them and has not failed them, and the key is not held (reference,
  * "Scope & Limitations": Session Affinity runs after load balancing). Pure: time is passed in.
  */
-import type { DirectionDecision } from './directions.ts'
+import { withDirections, type DirectionDecision } from './directions.ts'
 import type { RouteRef, Direction } from './types.ts'
 
 /** Where a session was served last. */
@@ -111,5 +111,5 @@ export function applySessionAffinity(
   }
   if (position === 0) return { decision, preferKeyId: last.keyId, outcome: 'kept' }
   const fallbacks = [primary, ...decision.fallbacks.filter((_, index) => index !== position - 1)]
-  return { decision: { ...decision, primary: decision.fallbacks[position - 1]!, fallbacks }, preferKeyId: last.keyId, outcome: 'kept' }
+  return { decision: withDirections(decision, decision.fallbacks[position - 1]!, fallbacks), preferKeyId: last.keyId, outcome: 'kept' }
 }
