@@ -1,5 +1,5 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
-import { createDispatcher, flattenHeaders, post, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
@@ -20,24 +20,32 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
       const body = JSON.stringify(toAnthropicRequest(request.body, model))
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-api-key': request.key.value, 'anthropic-version': ANTHROPIC_VERSION }, init.network.extra_headers)
-      let response
-      try {
-        response = await post(dispatcher, { origin: target.origin, path: target.path, headers, body, signal: request.signal })
-      } catch (error) {
-        return thrownFailure(error)
-      }
-      if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
-      const responseHeaders = flattenHeaders(response.headers)
+      const call = { origin: target.origin, path: target.path, headers, body, signal: request.signal }
       const createdSeconds = Math.floor(now() / 1000)
       if (request.body.stream === true) {
+        let response
+        try {
+          response = await post(dispatcher, call)
+        } catch (error) {
+          return thrownFailure(error)
+        }
+        if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
         const chunks = anthropicStreamToOpenAI(parseSse(response.body), { model: request.model, createdSeconds })
         const options = request.body.stream_options as { include_usage?: unknown } | undefined
         const events = options?.include_usage === true ? chunks : withoutUsageChunk(chunks)
-        return { ok: true, kind: 'stream', status: response.statusCode, headers: responseHeaders, events }
+        return { ok: true, kind: 'stream', status: response.statusCode, headers: flattenHeaders(response.headers), events }
       }
+      let response
       try {
-        const message = await response.body.json()
-        return { ok: true, kind: 'json', status: response.statusCode, headers: responseHeaders, body: fromAnthropicResponse(message, request.model, createdSeconds) }
+        response = await postBuffered(dispatcher, call)
+      } catch (error) {
+        return thrownFailure(error)
+      }
+      const text = response.body.toString('utf8')
+      if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
+      try {
+        const message: unknown = JSON.parse(text)
+        return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: fromAnthropicResponse(message, request.model, createdSeconds) }
       } catch (error) {
         return thrownFailure(error)
       }

@@ -1,5 +1,5 @@
 /** The HTTP layer every adapter shares: undici keep-alive pools, header flattening, failure reading. */
-import { Agent, type Dispatcher } from 'undici'
+import { Agent, errors, type Dispatcher } from 'undici'
 import { classifyFailure, networkFailure } from '../errors/index.ts'
 import type { AttemptFailed } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
@@ -49,6 +49,96 @@ export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<
   })
 }
 
+/** A whole upstream answer: what a non-streaming attempt reads. */
+export interface BufferedResponse {
+  statusCode: number
+  /** Lower-cased names; a repeated header's values joined with ", ". */
+  headers: Record<string, string>
+  body: Buffer
+}
+
+/**
+ * Sends a POST and reads the whole answer. It drives undici's dispatcher with its own small
+ * handler instead of `request()`, which wraps every answer in a Readable stream and an async
+ * resource: for a chat completion read whole anyway, that machinery cost more CPU than the
+ * gateway's own routing (measured). Network errors reject as undici raises them; an abort by
+ * `request.signal` rejects with undici's RequestAbortedError.
+ */
+export function postBuffered(dispatcher: Dispatcher, request: UpstreamRequest): Promise<BufferedResponse> {
+  return new Promise((resolve, reject) => {
+    const handler = new BufferingHandler(request.signal, resolve, reject)
+    if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
+  })
+}
+
+/** undici's handler interface (the callback style, which the dispatcher takes without a wrapper). */
+class BufferingHandler implements Dispatcher.DispatchHandler {
+  private abortUpstream: ((reason?: Error) => void) | null = null
+  private statusCode = 0
+  private headers: Record<string, string> = {}
+  private readonly chunks: Buffer[] = []
+  private size = 0
+  private settled = false
+  private readonly onCancel: () => void
+
+  constructor(
+    private readonly signal: Cancellation,
+    private readonly resolve: (response: BufferedResponse) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.onCancel = () => this.abortUpstream?.(new errors.RequestAbortedError())
+    signal.once('abort', this.onCancel)
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.signal.aborted) abort(new errors.RequestAbortedError())
+    else this.abortUpstream = abort
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null): boolean {
+    // 1xx answers (100 Continue) come before the real one.
+    if (statusCode < 200) return true
+    this.statusCode = statusCode
+    this.headers = headerRecord(rawHeaders)
+    return true
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk)
+    this.size += chunk.length
+    return true
+  }
+
+  onComplete(): void {
+    if (this.settled) return
+    this.settled = true
+    this.signal.removeListener('abort', this.onCancel)
+    const chunks = this.chunks
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size) })
+  }
+
+  onError(error: Error): void {
+    if (this.settled) return
+    this.settled = true
+    this.signal.removeListener('abort', this.onCancel)
+    this.reject(error)
+  }
+}
+
+/** undici's raw header list as a record with lower-cased names. */
+function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if (raw === null) return headers
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index]!.toString('latin1').toLowerCase()
+    const value = raw[index + 1]!.toString('latin1')
+    const previous = headers[name]
+    headers[name] = previous === undefined ? value : `${previous}, ${value}`
+  }
+  return headers
+}
+
 /** Lower-cases nothing (undici already does) but joins repeated headers into one string. */
 export function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
   const flat: Record<string, string> = {}
@@ -62,8 +152,11 @@ export function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Rec
 
 /** Reads a failed upstream answer's body and classifies it. */
 export async function readFailure(response: Dispatcher.ResponseData, now: () => number): Promise<AttemptFailed> {
-  const headers = flattenHeaders(response.headers)
-  const text = await response.body.text()
+  return failureOf(response.statusCode, flattenHeaders(response.headers), await response.body.text(), now)
+}
+
+/** Classifies a failed upstream answer from its status, headers and body text. */
+export function failureOf(statusCode: number, headers: Record<string, string>, text: string, now: () => number): AttemptFailed {
   let body: unknown = text
   if (text.length > 0 && (text[0] === '{' || text[0] === '[')) {
     try {
@@ -72,7 +165,7 @@ export async function readFailure(response: Dispatcher.ResponseData, now: () => 
       // A truncated or HTML body is classified from its text and the status.
     }
   }
-  return { ok: false, failure: classifyFailure({ status: response.statusCode, headers, body, now: now() }), headers }
+  return { ok: false, failure: classifyFailure({ status: statusCode, headers, body, now: now() }), headers }
 }
 
 /** Turns a thrown network error into a failed attempt (the engine tells timeouts and cancels apart itself). */

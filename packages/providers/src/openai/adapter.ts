@@ -3,7 +3,7 @@
  * together, vLLM) through `custom_provider_config.base_provider_type: "openai"`.
  */
 import type { Agent } from 'undici'
-import { createDispatcher, post, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, failureOf, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
 import { openAiEvents } from '../http/openai-stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
@@ -27,30 +27,34 @@ export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date
 /** Sends a request whose answer is OpenAI-shaped (OpenAI and Azure share it). */
 export async function sendOpenAiShaped(
   dispatcher: Agent,
-  call: Parameters<typeof post>[1],
+  call: UpstreamRequest,
   stream: boolean,
   now: () => number,
 ): Promise<AttemptResult> {
+  if (stream) {
+    let response
+    try {
+      response = await post(dispatcher, call)
+    } catch (error) {
+      return thrownFailure(error)
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
+    // The hot path reads a few rate-limit headers at most: undici's object as it is, no copy
+    // (a repeated header arrives as an array; the readers ignore what is not a string).
+    return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers as Record<string, string>, events: openAiEvents(response.body) }
+  }
   let response
   try {
-    response = await post(dispatcher, call)
+    response = await postBuffered(dispatcher, call)
   } catch (error) {
     return thrownFailure(error)
   }
-  if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
-  // The hot path reads a few rate-limit headers at most: undici's object as it is, no copy
-  // (a repeated header arrives as an array; the readers ignore what is not a string).
-  const headers = response.headers as Record<string, string>
-  if (stream) return { ok: true, kind: 'stream', status: response.statusCode, headers, events: openAiEvents(response.body) }
-  try {
-    const bytes = Buffer.from(await response.body.arrayBuffer())
-    if (!looksLikeJsonObject(bytes)) {
-      return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: response.statusCode, waitHintMs: null, message: `The upstream answered ${response.statusCode} with a body that is not a JSON object`, code: null }, headers }
-    }
-    return { ok: true, kind: 'json', status: response.statusCode, headers, bytes }
-  } catch (error) {
-    return thrownFailure(error)
+  const { statusCode, headers, body } = response
+  if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, body.toString('utf8'), now)
+  if (!looksLikeJsonObject(body)) {
+    return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: statusCode, waitHintMs: null, message: `The upstream answered ${statusCode} with a body that is not a JSON object`, code: null }, headers }
   }
+  return { ok: true, kind: 'json', status: statusCode, headers, bytes: body }
 }
 
 /** A cheap shape check: the gateway splices `extra_fields` into the bytes instead of parsing them. */
