@@ -80,6 +80,7 @@ export type JsonSuccess = {
   ok: true
   kind: 'json'
   status: number
+  /** The upstream's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for. */
   headers: Record<string, string>
 } & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
 

@@ -52,7 +52,10 @@ export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<
 /** A whole upstream answer: what a non-streaming attempt reads. */
 export interface BufferedResponse {
   statusCode: number
-  /** Lower-cased names; a repeated header's values joined with ", ". */
+  /**
+   * Lower-cased names; a repeated header's values joined with ", ". On a 2xx answer only the
+   * rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for.
+   */
   headers: Record<string, string>
   body: Buffer
 }
@@ -100,7 +103,8 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     // 1xx answers (100 Continue) come before the real one.
     if (statusCode < 200) return true
     this.statusCode = statusCode
-    this.headers = headerRecord(rawHeaders)
+    // A success is read for its rate-limit headers only; a failure for all of them (wait hints).
+    this.headers = statusCode < 300 ? headerRecord(rawHeaders, true) : headerRecord(rawHeaders, false)
     return true
   }
 
@@ -126,11 +130,34 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-/** undici's raw header list as a record with lower-cased names. */
-function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
+/** What a successful answer is read for: the provider's rate-limit window (see rate-limit.ts). */
+const RATE_LIMIT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'].map((prefix) => Buffer.from(prefix, 'latin1'))
+
+/** True when the header name starts with one of the rate-limit prefixes, in any case, without decoding it. */
+function isRateLimitHeader(name: Buffer | string): boolean {
+  if (typeof name === 'string') {
+    const lower = name.toLowerCase()
+    return lower.startsWith('x-ratelimit-') || lower.startsWith('anthropic-ratelimit-')
+  }
+  for (const prefix of RATE_LIMIT_PREFIXES) {
+    if (name.length <= prefix.length) continue
+    let index = 0
+    // `| 0x20` lower-cases ASCII letters and leaves '-' as it is: the prefixes hold nothing else.
+    while (index < prefix.length && (name[index]! | 0x20) === prefix[index]) index++
+    if (index === prefix.length) return true
+  }
+  return false
+}
+
+/**
+ * undici's raw header list as a record with lower-cased names; with `rateLimitOnly`, just the
+ * rate-limit headers (every answer carries a dozen others, and decoding them is measurable).
+ */
+function headerRecord(raw: Buffer[] | string[] | null, rateLimitOnly: boolean): Record<string, string> {
   const headers: Record<string, string> = {}
   if (raw === null) return headers
   for (let index = 0; index + 1 < raw.length; index += 2) {
+    if (rateLimitOnly && !isRateLimitHeader(raw[index]!)) continue
     const name = raw[index]!.toString('latin1').toLowerCase()
     const value = raw[index + 1]!.toString('latin1')
     const previous = headers[name]

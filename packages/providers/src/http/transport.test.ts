@@ -1,0 +1,125 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Cancellation } from './cancellation.ts'
+import { createDispatcher, postBuffered, withExtraHeaders } from './transport.ts'
+
+let server: Server
+let origin: string
+/** Requests the server saw, and whether each was cut before it answered. */
+const seen: { path: string; body: string; headers: IncomingMessage['headers']; closedEarly: boolean }[] = []
+
+beforeAll(async () => {
+  server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let body = ''
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')))
+    request.on('end', () => {
+      const record = { path: request.url ?? '', body, headers: request.headers, closedEarly: false }
+      seen.push(record)
+      response.on('close', () => (record.closedEarly = !response.writableFinished))
+      if (request.url === '/ok') {
+        response.writeHead(200, [
+          'Content-Type', 'application/json',
+          'X-RateLimit-Remaining-Requests', '7',
+          'x-ratelimit-reset-requests', '6ms',
+          'anthropic-ratelimit-tokens-remaining', '100',
+          'x-request-id', 'req_1',
+        ])
+        // two writes: the handler must join chunks
+        response.write('{"id":')
+        setTimeout(() => response.end('"x"}'), 5)
+      } else if (request.url === '/refused') {
+        response.writeHead(429, [['retry-after', '3'], ['x-extra', 'a'], ['X-Extra', 'b'], ['content-type', 'application/json']].flat())
+        response.end('{"error":{"message":"slow down"}}')
+      } else {
+        // /hang: never answers
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+})
+
+describe('postBuffered', () => {
+  const dispatcher = createDispatcher()
+  const headers = { 'content-type': 'application/json' }
+
+  it('reads the whole answer, and keeps only the rate-limit headers of a success', async () => {
+    const response = await postBuffered(dispatcher, { origin, path: '/ok', headers, body: '{"a":1}', signal: new Cancellation() })
+    expect(response.statusCode).toBe(200)
+    expect(response.body.toString('utf8')).toBe('{"id":"x"}')
+    expect(response.headers).toEqual({ 'x-ratelimit-remaining-requests': '7', 'x-ratelimit-reset-requests': '6ms', 'anthropic-ratelimit-tokens-remaining': '100' })
+    expect(seen.at(-1)).toMatchObject({ path: '/ok', body: '{"a":1}' })
+  })
+
+  it('keeps every header of a failure, repeated ones joined', async () => {
+    const response = await postBuffered(dispatcher, { origin, path: '/refused', headers, body: '{}', signal: new Cancellation() })
+    expect(response.statusCode).toBe(429)
+    expect(response.headers).toMatchObject({ 'retry-after': '3', 'x-extra': 'a, b', 'content-type': 'application/json' })
+    expect(response.body.toString('utf8')).toContain('slow down')
+  })
+
+  it('aborts the upstream call when the signal fires, and leaves no listener behind', async () => {
+    const signal = new Cancellation()
+    const pending = postBuffered(dispatcher, { origin, path: '/hang', headers, body: '{}', signal })
+    await expect.poll(() => seen.at(-1)?.path).toBe('/hang')
+    signal.abort('timeout')
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
+    await expect.poll(() => seen.at(-1)?.closedEarly).toBe(true)
+    expect(signal.listenerCount('abort')).toBe(0)
+  })
+
+  it('does not send at all when the signal has already fired', async () => {
+    const before = seen.length
+    const signal = new Cancellation()
+    signal.abort()
+    await expect(postBuffered(dispatcher, { origin, path: '/ok', headers, body: '{}', signal })).rejects.toMatchObject({ name: 'AbortError' })
+    expect(seen.length).toBe(before)
+  })
+
+  it('rejects with the network error when nothing listens', async () => {
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise((resolve) => closed.close(resolve))
+    const signal = new Cancellation()
+    await expect(postBuffered(dispatcher, { origin: `http://127.0.0.1:${port}`, path: '/ok', headers, body: '{}', signal })).rejects.toMatchObject({ code: 'ECONNREFUSED' })
+    expect(signal.listenerCount('abort')).toBe(0)
+  })
+})
+
+describe('withExtraHeaders', () => {
+  it('adds configured headers without letting them replace the adapter\'s own', () => {
+    expect(withExtraHeaders({ authorization: 'Bearer sk-own' }, { authorization: 'Bearer other', 'x-team': 'a' })).toEqual({ authorization: 'Bearer sk-own', 'x-team': 'a' })
+    expect(withExtraHeaders({ a: '1' }, undefined)).toEqual({ a: '1' })
+  })
+})
+
+describe('Cancellation', () => {
+  it('fires listeners and followers once, with the reason, and unfollow detaches', () => {
+    const parent = new Cancellation()
+    const child = new Cancellation()
+    const detached = new Cancellation()
+    const calls: string[] = []
+    const listener = () => calls.push('listener')
+    parent.once('abort', listener)
+    parent.once('abort', () => calls.push('second'))
+    parent.removeListener('abort', listener)
+    child.follow(parent)
+    detached.follow(parent)
+    detached.unfollow(parent)
+    parent.abort('timeout')
+    parent.abort('cancelled')
+    expect(calls).toEqual(['second'])
+    expect(child).toMatchObject({ aborted: true, reason: 'timeout' })
+    expect(detached.aborted).toBe(false)
+    const late = new Cancellation()
+    late.follow(parent)
+    expect(late).toMatchObject({ aborted: true, reason: 'timeout' })
+  })
+})
