@@ -3,14 +3,13 @@
  * the provider adapters (retries, key rotation, fallbacks), the admin API over the config
  * store in Postgres, and the CLI.
  */
-import { serve, type ServerType } from '@hono/node-server'
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
-import type { Server as HttpServer } from 'node:http'
+import { createServer, type Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
 import type { GatewayConfig } from './config/load.ts'
-import { createApp } from './http/app.ts'
+import { createListener } from './http/app.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createRouter } from './routing/router.ts'
@@ -152,7 +151,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
-  const app = createApp(
+  const listener = createListener(
     {
       router,
       directory: providers,
@@ -183,9 +182,9 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
   const host = init.host ?? '127.0.0.1'
   const server = await new Promise<HttpServer>((resolve, reject) => {
-    // serve() without http2 options always makes a node:http server.
-    const listening = serve({ fetch: app.fetch, port: init.port, hostname: host }, () => resolve(listening as HttpServer)) as ServerType
+    const listening = createServer(listener)
     listening.once('error', reject)
+    listening.listen(init.port, host, () => resolve(listening))
   })
   const port = (server.address() as AddressInfo).port
   return {

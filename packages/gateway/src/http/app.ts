@@ -1,6 +1,7 @@
 /** The Hono app: routes, body limits, and the one place errors become HTTP answers. */
 import { Hono } from 'hono'
-import type { HttpBindings } from '@hono/node-server'
+import { getRequestListener, type HttpBindings } from '@hono/node-server'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
@@ -35,7 +36,102 @@ export interface AppInit {
 /** Session headers that coding agents already send, after our own (reference: "How adaptive routing works"). */
 const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'x-session-id', 'session_id', 'conversation_id'] as const
 
-/** Builds the HTTP app of one gateway node. */
+/**
+ * The request listener of one gateway node: POST /v1/chat/completions goes straight to the
+ * inference handler; everything else (admin API, health, metrics, errors) to the Hono app.
+ * The hot route skips Hono's web Request, Context and Response for each request: on Node 20
+ * that machinery measured as a good share of the gateway's own CPU per request.
+ */
+export function createListener(components: AppComponents, init: AppInit): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  const hono = getRequestListener(createApp(components, init).fetch)
+  const inference = createInferenceHandler(components, init)
+  return (incoming, outgoing) => {
+    if (incoming.method === 'POST' && isInferencePath(incoming.url)) void inference(incoming, outgoing)
+    else void hono(incoming, outgoing)
+  }
+}
+
+const INFERENCE_PATH = '/v1/chat/completions'
+
+function isInferencePath(url: string | undefined): boolean {
+  if (url === undefined || !url.startsWith(INFERENCE_PATH)) return false
+  return url.length === INFERENCE_PATH.length || url.charCodeAt(INFERENCE_PATH.length) === 0x3f /* ? */
+}
+
+/** POST /v1/chat/completions on Node's own request and response; never rejects. */
+function createInferenceHandler(components: AppComponents, init: AppInit): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
+  return async (incoming, outgoing) => {
+    try {
+      await serveInference(components, init, incoming, outgoing)
+    } catch (error) {
+      writeError(components, outgoing, error)
+    }
+  }
+}
+
+async function serveInference(components: AppComponents, init: AppInit, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+  const headers = incoming.headers
+  const contentType = headers['content-type']
+  if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
+    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
+  }
+  const text = await readBody(incoming, init.maxRequestBodyBytes)
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
+  }
+  const request = validateChatRequest(json)
+  // The caller going away (the socket closes before we answered) cancels the upstream call.
+  const caller = new Cancellation()
+  outgoing.once('close', () => {
+    if (!outgoing.writableFinished) caller.abort()
+  })
+  let sessionId: string | null = null
+  for (const name of SESSION_HEADERS) {
+    const value = headers[name]
+    if (typeof value === 'string' && value !== '') {
+      sessionId = value
+      break
+    }
+  }
+  const directKey = headers['x-bf-direct-key']
+  const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
+  const log = new RoutingLog(wantsLog)
+  let served
+  try {
+    served = await serveChat(components, request, caller, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
+  } catch (error) {
+    if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+    if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
+    throw error
+  }
+  components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
+  if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
+  if (served.success.kind === 'stream') await renderStream(outgoing, served)
+  else renderJson(outgoing, served)
+}
+
+/** The one place an inference error becomes an answer (the Hono app's onError does the same for its routes). */
+function writeError(components: AppComponents, outgoing: ServerResponse, error: unknown): void {
+  let gatewayError: GatewayError
+  if (error instanceof GatewayError) gatewayError = error
+  else {
+    components.logger.error({ err: error }, 'unhandled error')
+    gatewayError = new GatewayError('internal_error', 'The gateway failed to handle this request; see the node log.')
+  }
+  if (outgoing.headersSent) {
+    // Too late for a status: end what was started.
+    if (!outgoing.writableEnded) outgoing.destroy()
+    return
+  }
+  const body = JSON.stringify(gatewayError.toJSON())
+  outgoing.writeHead(gatewayError.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  outgoing.end(body)
+}
+
+/** Builds the Hono app of one gateway node: every route but the inference one (see `createListener`). */
 export function createApp(components: AppComponents, init: AppInit): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>()
 
@@ -60,49 +156,6 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
-  app.post('/v1/chat/completions', async (context) => {
-    const { incoming, outgoing } = context.env
-    const contentType = incoming.headers['content-type']
-    if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
-      throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
-    }
-    const text = await readBody(incoming, init.maxRequestBodyBytes)
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch (error) {
-      throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-    }
-    const request = validateChatRequest(json)
-    // The caller going away (the socket closes before we answered) cancels the upstream call.
-    const caller = new Cancellation()
-    outgoing.once('close', () => {
-      if (!outgoing.writableFinished) caller.abort()
-    })
-    const headers = incoming.headers
-    let sessionId: string | null = null
-    for (const name of SESSION_HEADERS) {
-      const value = headers[name]
-      if (typeof value === 'string' && value !== '') {
-        sessionId = value
-        break
-      }
-    }
-    const directKey = headers['x-bf-direct-key']
-    const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
-    const log = new RoutingLog(wantsLog)
-    let served
-    try {
-      served = await serveChat(components, request, caller, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
-    } catch (error) {
-      if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
-      if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
-      throw error
-    }
-    components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
-    if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
-    return served.success.kind === 'stream' ? renderStream(outgoing, served) : renderJson(outgoing, served)
-  })
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {
     throw new GatewayError('method_not_allowed', 'Use POST for /v1/chat/completions.')
   })

@@ -1,15 +1,14 @@
 /**
  * Renders a served request straight onto Node's ServerResponse: JSON with extra_fields, or
- * SSE whose last chunk carries them. Writing directly (and telling @hono/node-server the
- * response is already sent) skips a WHATWG Response and ReadableStream per request, which
- * the profile showed costing more than the rest of the streaming path (bench/README.md).
+ * SSE whose last chunk carries them. Writing directly skips a WHATWG Response and
+ * ReadableStream per request, which the profile showed costing more than the rest of the
+ * streaming path (bench/README.md).
  */
 import type { ServerResponse } from 'node:http'
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import type { Served } from './engine.ts'
 
 /** The JSON answer: the upstream's chat.completion with `extra_fields` added. */
-export function renderJson(outgoing: ServerResponse, served: Served): Response {
+export function renderJson(outgoing: ServerResponse, served: Served): void {
   const success = served.success
   if (success.kind !== 'json') throw new Error('renderJson needs a JSON success')
   const extra = JSON.stringify(served.extraFields)
@@ -31,7 +30,6 @@ export function renderJson(outgoing: ServerResponse, served: Served): Response {
   }
   outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
   outgoing.end(body)
-  return RESPONSE_ALREADY_SENT
 }
 
 /**
@@ -40,7 +38,7 @@ export function renderJson(outgoing: ServerResponse, served: Served): Response {
  * the status line is already sent and a retry would duplicate output. Writes made in the
  * same tick (the events of one upstream packet) go out in one syscall.
  */
-export async function renderStream(outgoing: ServerResponse, served: Served): Promise<Response> {
+export async function renderStream(outgoing: ServerResponse, served: Served): Promise<void> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
   const events = served.success.events
   outgoing.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
@@ -77,7 +75,6 @@ export async function renderStream(outgoing: ServerResponse, served: Served): Pr
     served.upstream.abort()
   }
   if (!outgoing.destroyed) outgoing.end('data: [DONE]\n\n')
-  return RESPONSE_ALREADY_SENT
 }
 
 function waitForDrain(outgoing: ServerResponse): Promise<void> {
