@@ -59,6 +59,10 @@ function verdicts(entries) {
     const value = ratio(switchboard.cpuMsPerRequest, byId.passthrough.cpuMsPerRequest);
     lines.push(`- Switchboard CPU per request / pass-through CPU per request: ${number(value, 2)}x (target <= 1.5x: ${value <= 1.5 ? 'met' : 'not met'}${skewed(switchboard, byId.passthrough)})`);
   }
+  if (switchboard && byId['passthrough-node']) {
+    const value = ratio(switchboard.cpuMsPerRequest, byId['passthrough-node'].cpuMsPerRequest);
+    lines.push(`- Switchboard CPU per request / node:http pass-through CPU per request: ${number(value, 2)}x (no target: the floor without Hono, which Switchboard's inference route also does without${skewed(switchboard, byId['passthrough-node'])})`);
+  }
   for (const [id, result] of Object.entries(byId)) {
     if (result.foreignCpuShare > 0.1) lines.push(`- ${id}: other work on the machine took ${number(100 * result.foreignCpuShare, 0)}% of its CPU during the window: these numbers are skewed`);
     // a helper process (tsx's esbuild, the embedded PostgreSQL) worth mentioning

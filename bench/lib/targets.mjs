@@ -141,6 +141,28 @@ export const targets = [
     },
   },
   {
+    id: 'passthrough-node',
+    label: 'bare node:http + undici pass-through',
+    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
+      const port = await freePort();
+      const service = startService({
+        name: 'passthrough-node',
+        args: [...nodeFlagsFor('passthrough-node'), join(benchDir, 'passthrough-node.mjs'), '--port', String(port), '--upstream', upstream.origin],
+        cwd: benchDir,
+        env: { NODE_ENV: 'production' },
+        logFile: join(resultsDir, 'passthrough-node.log'),
+      });
+      const origin = `http://127.0.0.1:${port}`;
+      await waitUntilReady(service, () => answers(`${origin}/health`));
+      return {
+        service,
+        url: `${origin}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
+        body: chatBody('gpt-4o-mini', stream),
+      };
+    },
+  },
+  {
     id: 'portkey',
     label: '@portkey-ai/gateway',
     // someone else's gateway: its failures are reported, not the run's
