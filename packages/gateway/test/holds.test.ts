@@ -106,6 +106,12 @@ describe('a revoked key', () => {
     expect(metrics).toMatch(/switchboard_holds_placed_total\{provider="openai",reason="credential"\} 1/)
     expect(metrics).toMatch(/switchboard_hold_checks_total\{provider="openai",outcome="refused_again"\} 1/)
     expect(metrics).toMatch(/switchboard_held_key_skips_total\{provider="openai"\} \d+/)
+    // every upstream attempt is counted by how it ended: the refusal and the check, and the served ones
+    expect(metrics).toMatch(/switchboard_upstream_attempts_total\{provider="openai",failure_class="credential"\} 2/)
+    const servedAttempts = Number(/switchboard_upstream_attempts_total\{provider="openai",failure_class="none"\} (\d+)/.exec(metrics)?.[1])
+    expect(servedAttempts).toBeGreaterThanOrEqual(served)
+    expect(metrics).toMatch(new RegExp(`switchboard_upstream_attempt_seconds_count\\{provider="openai"\\} ${servedAttempts + 2}`))
+    expect(metrics).toMatch(new RegExp(`switchboard_requests_total\\{provider="openai",status="200"\\} ${served}`))
   }, 60_000)
 
   it('is released by an operator and serves again once the provider takes it', async () => {

@@ -285,9 +285,11 @@ export function createRouter(components: RouterComponents): Router {
     },
 
     attemptFinished(target, key, startedAt, failure, log, headers) {
-      if (target.directKey) return
       const at = now()
       const provider = target.provider.name
+      metrics.attempts.inc({ provider, failure_class: failure === null ? 'none' : failure.failureClass })
+      metrics.attemptLatency.observe({ provider }, (at - startedAt) / 1000)
+      if (target.directKey) return
       if (failure === null && headers !== undefined) {
         const exhausted = readRateLimitExhaustion(headers, at)
         if (exhausted !== null && !isBackedOff(provider, key.id, target.model)) {
