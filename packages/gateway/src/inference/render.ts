@@ -90,14 +90,20 @@ function waitForDrain(outgoing: ServerResponse): Promise<void> {
 }
 
 function withExtraFields(pending: string | null, served: Served): string {
-  const own = () => JSON.stringify({ object: 'chat.completion.chunk', choices: [], extra_fields: served.extraFields })
-  if (pending === null) return own()
-  try {
-    const chunk = JSON.parse(pending) as Record<string, unknown>
-    chunk.extra_fields = served.extraFields
-    return JSON.stringify(chunk)
-  } catch {
-    // Not JSON: send it as is, then a chunk of our own with the fields.
-    return `${pending}\n\ndata: ${own()}`
+  const extra = JSON.stringify(served.extraFields)
+  if (pending === null) return `{"object":"chat.completion.chunk","choices":[],"extra_fields":${extra}}`
+  // Splice into the chunk's own text, as for a JSON answer, rather than parse and re-serialize it.
+  let last = pending.length - 1
+  while (last >= 0 && isSpace(pending.charCodeAt(last))) last--
+  if (pending.charCodeAt(0) === 0x7b && last > 0 && pending.charCodeAt(last) === 0x7d) {
+    let before = last - 1
+    while (before >= 0 && isSpace(pending.charCodeAt(before))) before--
+    return `${pending.slice(0, last)}${before === 0 ? '' : ','}"extra_fields":${extra}}`
   }
+  // Not a JSON object: send it as is, then a chunk of our own with the fields.
+  return `${pending}\n\ndata: {"object":"chat.completion.chunk","choices":[],"extra_fields":${extra}}`
+}
+
+function isSpace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
 }

@@ -1,5 +1,5 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
-import { parseSse } from './sse.ts'
+import { SseParser } from './sse.ts'
 
 /** An upstream's in-band stream error (`data: {"error": ...}`), which ends the stream. */
 export class UpstreamStreamError extends Error {
@@ -13,24 +13,129 @@ export class UpstreamStreamError extends Error {
   }
 }
 
-/** Yields each chunk's JSON text; stops at `[DONE]`; throws UpstreamStreamError on an error event. */
-export async function* openAiEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  for await (const event of parseSse(body)) {
-    const data = event.data
-    if (data === '[DONE]') return
-    if (event.event === 'error' || data.startsWith('{"error"')) {
-      let message = data
-      let code: string | null = null
-      try {
-        const parsed = JSON.parse(data) as { error?: { message?: unknown; code?: unknown; type?: unknown } }
-        if (typeof parsed.error?.message === 'string') message = parsed.error.message
-        const providerCode = parsed.error?.code ?? parsed.error?.type
-        if (typeof providerCode === 'string') code = providerCode
-      } catch {
-        // Not JSON: keep the raw text as the message.
+/** The error an in-band error event stands for. */
+function streamError(data: string): UpstreamStreamError {
+  let message = data
+  let code: string | null = null
+  try {
+    const parsed = JSON.parse(data) as { error?: { message?: unknown; code?: unknown; type?: unknown } }
+    if (typeof parsed.error?.message === 'string') message = parsed.error.message
+    const providerCode = parsed.error?.code ?? parsed.error?.type
+    if (typeof providerCode === 'string') code = providerCode
+  } catch {
+    // Not JSON: keep the raw text as the message.
+  }
+  return new UpstreamStreamError(message, code)
+}
+
+/** How many parsed chunks may wait for the consumer before the upstream is paused. */
+const HIGH_WATER = 64
+
+/**
+ * The chunks of an OpenAI-shaped stream as an async iterator fed by the transport's data
+ * callbacks: the SSE parser runs synchronously on each packet and the consumer takes chunks
+ * from a queue, so a chunk costs no async generator hops. It yields each chunk's JSON text,
+ * stops at `[DONE]`, throws UpstreamStreamError on an error event,
+ * and the transport's error (a cut connection, an abort) where it happened.
+ */
+export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
+  private readonly parser = new SseParser((event, data) => this.onEvent(event, data))
+  private queue: string[] = []
+  private head = 0
+  private done = false
+  private failure: Error | null = null
+  private waiting: { resolve: (result: IteratorResult<string>) => void; reject: (error: Error) => void } | null = null
+  /** Set by the transport: resume a paused upstream, and cancel it when the consumer stops early. */
+  resume: () => void = noop
+  cancel: () => void = noop
+  private paused = false
+
+  /** A packet of the body; returns false when the upstream should pause. */
+  push(chunk: Uint8Array): boolean {
+    if (this.done) return true
+    this.parser.push(chunk)
+    const backlog = this.queue.length - this.head
+    if (backlog >= HIGH_WATER) this.paused = true
+    return !this.paused
+  }
+
+  /** The body ended normally (a stream without `[DONE]` ends there too). */
+  end(): void {
+    if (this.done) return
+    this.parser.end()
+    this.finish(null)
+  }
+
+  /** The body failed: the consumer gets `error` after the chunks already queued. */
+  fail(error: Error): void {
+    if (this.done) return
+    this.finish(error)
+  }
+
+  next(): Promise<IteratorResult<string>> {
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head++]!
+      if (this.head === this.queue.length) {
+        this.queue = []
+        this.head = 0
       }
-      throw new UpstreamStreamError(message, code)
+      if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
+        this.paused = false
+        this.resume()
+      }
+      return Promise.resolve({ value, done: false })
     }
-    yield data
+    if (this.failure !== null) {
+      const failure = this.failure
+      this.failure = null
+      return Promise.reject(failure)
+    }
+    if (this.done) return Promise.resolve({ value: undefined, done: true })
+    if (this.paused) {
+      this.paused = false
+      this.resume()
+    }
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }))
+  }
+
+  /** The consumer stopped early (`break`): the upstream call is cancelled. */
+  return(): Promise<IteratorResult<string>> {
+    if (!this.done) {
+      this.done = true
+      this.queue = []
+      this.head = 0
+      this.cancel()
+    }
+    return Promise.resolve({ value: undefined, done: true })
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  private onEvent(event: string | undefined, data: string): void {
+    if (this.done) return
+    if (data === '[DONE]') return this.finish(null)
+    if (event === 'error' || data.startsWith('{"error"')) return this.finish(streamError(data))
+    const waiting = this.waiting
+    if (waiting !== null) {
+      this.waiting = null
+      waiting.resolve({ value: data, done: false })
+    } else this.queue.push(data)
+  }
+
+  private finish(error: Error | null): void {
+    this.done = true
+    const waiting = this.waiting
+    this.waiting = null
+    if (waiting === null) {
+      this.failure = error
+      return
+    }
+    // Nothing is queued while someone waits: settle the waiter at once.
+    if (error !== null) waiting.reject(error)
+    else waiting.resolve({ value: undefined, done: true })
   }
 }
+
+function noop(): void {}

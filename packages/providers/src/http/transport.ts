@@ -130,6 +130,97 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 }
 
+/** Where a streamed body goes: what the transport feeds, and the hooks it sets for flow control. */
+export interface StreamSink {
+  /** A packet of the body; false asks the transport to pause the upstream until `resume`. */
+  push(chunk: Buffer): boolean
+  end(): void
+  fail(error: Error): void
+  resume: () => void
+  cancel: () => void
+}
+
+/** The start of a streamed answer: a 2xx has `body` null (the body goes to the sink); anything else is read whole. */
+export interface StreamingResponse {
+  statusCode: number
+  /** Every header, lower-cased, repeated ones joined. */
+  headers: Record<string, string>
+  body: Buffer | null
+}
+
+/**
+ * Sends a POST whose 2xx answer is a stream: resolves at the response headers and feeds the
+ * body to `sink` packet by packet, with undici's own pause/resume for backpressure; a
+ * failed answer is read whole instead. No Readable stream in between (see `postBuffered`).
+ */
+export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink): Promise<StreamingResponse> {
+  return new Promise((resolve, reject) => {
+    const handler = new StreamingHandler(request.signal, sink, resolve, reject)
+    if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
+  })
+}
+
+class StreamingHandler implements Dispatcher.DispatchHandler {
+  private abortUpstream: ((reason?: Error) => void) | null = null
+  private statusCode = 0
+  private headers: Record<string, string> = {}
+  private streaming = false
+  private readonly chunks: Buffer[] = []
+  private finished = false
+  private readonly onCancel: () => void
+
+  constructor(
+    private readonly signal: Cancellation,
+    private readonly sink: StreamSink,
+    private readonly resolve: (response: StreamingResponse) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.onCancel = () => this.abortUpstream?.(new errors.RequestAbortedError())
+    signal.once('abort', this.onCancel)
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.signal.aborted) abort(new errors.RequestAbortedError())
+    else this.abortUpstream = abort
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
+    if (statusCode < 200) return true
+    this.statusCode = statusCode
+    this.headers = headerRecord(rawHeaders, false)
+    if (statusCode >= 300) return true
+    this.streaming = true
+    this.sink.resume = resume
+    this.sink.cancel = this.onCancel
+    this.resolve({ statusCode, headers: this.headers, body: null })
+    return true
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.streaming) return this.sink.push(chunk)
+    this.chunks.push(chunk)
+    return true
+  }
+
+  onComplete(): void {
+    if (this.finished) return
+    this.finished = true
+    this.signal.removeListener('abort', this.onCancel)
+    if (this.streaming) return this.sink.end()
+    const chunks = this.chunks
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+  }
+
+  onError(error: Error): void {
+    if (this.finished) return
+    this.finished = true
+    this.signal.removeListener('abort', this.onCancel)
+    if (this.streaming) this.sink.fail(error)
+    else this.reject(error)
+  }
+}
+
 /** What a successful answer is read for: the provider's rate-limit window (see rate-limit.ts). */
 const RATE_LIMIT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'].map((prefix) => Buffer.from(prefix, 'latin1'))
 

@@ -3,8 +3,8 @@
  * together, vLLM) through `custom_provider_config.base_provider_type: "openai"`.
  */
 import type { Agent } from 'undici'
-import { createDispatcher, failureOf, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
-import { openAiEvents } from '../http/openai-stream.ts'
+import { createDispatcher, failureOf, postBuffered, postStreaming, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
+import { OpenAiChunkQueue } from '../http/openai-stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
 
@@ -32,16 +32,15 @@ export async function sendOpenAiShaped(
   now: () => number,
 ): Promise<AttemptResult> {
   if (stream) {
+    const chunks = new OpenAiChunkQueue()
     let response
     try {
-      response = await post(dispatcher, call)
+      response = await postStreaming(dispatcher, call, chunks)
     } catch (error) {
       return thrownFailure(error)
     }
-    if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
-    // The hot path reads a few rate-limit headers at most: undici's object as it is, no copy
-    // (a repeated header arrives as an array; the readers ignore what is not a string).
-    return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers as Record<string, string>, events: openAiEvents(response.body) }
+    if (response.body !== null) return failureOf(response.statusCode, response.headers, response.body.toString('utf8'), now)
+    return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers, events: chunks }
   }
   let response
   try {
