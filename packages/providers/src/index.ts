@@ -18,6 +18,7 @@ export { Cancellation } from './http/cancellation.ts'
 export { readRateLimitExhaustion, type RateLimitExhaustion } from './http/rate-limit.ts'
 export { TranslationError, AnthropicStreamError } from './anthropic/index.ts'
 export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
+export { readUsage, type TokenUsage } from './usage.ts'
 
 /** Creates the adapter for a provider's base wire format. */
 export function createProvider(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {

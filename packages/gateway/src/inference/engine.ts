@@ -5,7 +5,7 @@
  * attempt is recorded for `extra_fields.attempts` and reported back to the router.
  */
 import { createKeyRotation, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
-import type { Cancellation, JsonSuccess, ProviderKey, StreamSuccess } from '@switchboard/providers'
+import { readUsage, type Cancellation, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { RequestContext, PlannedTarget, Router, RequestPlan } from '../routing/router.ts'
 import { runAttempt } from './attempt.ts'
@@ -112,7 +112,8 @@ async function serveTarget(
     }
     const result = run.result
     const failure = result.ok ? null : result.failure
-    router.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined)
+    // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
+    router.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
     attempts.push({
       provider: target.provider.name,
       model: target.model,

@@ -6,7 +6,7 @@
  * this node runs.
  */
 import type { Logger } from 'pino'
-import { readRateLimitExhaustion, type ProviderKey } from '@switchboard/providers'
+import { readRateLimitExhaustion, type ProviderKey, type TokenUsage } from '@switchboard/providers'
 import {
   applySessionAffinity,
   checkLine,
@@ -97,7 +97,7 @@ export interface Router {
   plan(request: ChatRequest, context: RequestContext): RequestPlan
   keyPlan(target: PlannedTarget, log: RoutingLog): KeyPlan
   attemptStarted(target: PlannedTarget, key: ProviderKey): void
-  attemptFinished(target: PlannedTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog, headers?: Record<string, string>): void
+  attemptFinished(target: PlannedTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog, headers?: Record<string, string>, usage?: TokenUsage | null): void
   served(plan: RequestPlan, target: PlannedTarget, key: ProviderKey): void
   /** Applies a settlement made outside a request (a merge from a peer needs none; an operator clear does). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
@@ -284,7 +284,7 @@ export function createRouter(components: RouterComponents): Router {
       balancer.attemptStarted({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
     },
 
-    attemptFinished(target, key, startedAt, failure, log, headers) {
+    attemptFinished(target, key, startedAt, failure, log, headers, usage) {
       const at = now()
       const provider = target.provider.name
       metrics.attempts.inc({ provider, failure_class: failure === null ? 'none' : failure.failureClass })
@@ -299,7 +299,16 @@ export function createRouter(components: RouterComponents): Router {
           components.onRateLimited?.(signal)
         }
       }
-      balancer.attemptFinished({ provider, model: target.model, keyId: key.id, failureClass: failure?.failureClass ?? null, latencyMs: at - startedAt, now: at })
+      balancer.attemptFinished({
+        provider,
+        model: target.model,
+        keyId: key.id,
+        failureClass: failure === null ? null : failure.failureClass,
+        latencyMs: at - startedAt,
+        promptTokens: usage?.promptTokens,
+        completionTokens: usage?.completionTokens,
+        now: at,
+      })
       settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log, target.model)
     },
 
