@@ -104,6 +104,8 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
     SWITCHBOARD_FLEET_SECRET: init.fleetSecret,
     SWITCHBOARD_DATA_DIR: dataDir,
     SWITCHBOARD_DATABASE_URL: init.databaseUrl,
+    // A launcher killed too hard to stop its nodes does not leave them running.
+    SWITCHBOARD_EXIT_WITH_PARENT: '1',
   }
   const node: FleetNode = {
     nodeId: spec.nodeId,
@@ -162,7 +164,7 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
 /** The simulator in its own process; resolves with its URL. */
 export function startSimulatorProcess(port = 0): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolveStart, reject) => {
-    const child = spawn(process.execPath, [simulatorBin, '--port', String(port)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [simulatorBin, '--port', String(port)], { cwd: root, env: { ...process.env, SWITCHBOARD_EXIT_WITH_PARENT: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     const onData = (data: Buffer) => {
       output += data.toString()

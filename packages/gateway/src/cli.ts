@@ -112,5 +112,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   process.once('SIGTERM', () => shutdown('SIGTERM'))
   process.once('SIGINT', () => shutdown('SIGINT'))
+  if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => shutdown('parent exited'))
   return 0
+}
+
+/**
+ * For launchers (`npm start`, the chaos run): a node they started stops, draining as on
+ * SIGTERM, once the launcher is gone, even when it was killed too hard to stop its children.
+ * An orphan is re-parented, so its parent pid changes.
+ */
+function onParentExit(stop: () => void): void {
+  const parent = process.ppid
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(watch)
+    stop()
+  }, 1_000)
+  watch.unref()
 }

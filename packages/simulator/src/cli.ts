@@ -36,6 +36,16 @@ async function main(): Promise<void> {
   }
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
+  // Started by a launcher that asked for it: stop once the launcher is gone (an orphan is re-parented).
+  if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') {
+    const parent = process.ppid
+    const watch = setInterval(() => {
+      if (process.ppid === parent) return
+      clearInterval(watch)
+      stop()
+    }, 1_000)
+    watch.unref()
+  }
 }
 
 main().catch((error: unknown) => {
