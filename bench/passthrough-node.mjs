@@ -6,21 +6,12 @@
  *   node passthrough-node.mjs --port <p> --upstream http://127.0.0.1:<simport>
  */
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { passThroughArgs, stopOnSignals } from './lib/pass-through.mjs';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '0' },
-    upstream: { type: 'string' },
-  },
-});
-if (!values.upstream) {
-  console.error('usage: node passthrough-node.mjs --port <p> --upstream http://127.0.0.1:<port>');
-  process.exit(2);
-}
+const { port, upstream } = passThroughArgs('passthrough-node.mjs');
 
-const pool = new Pool(values.upstream, { connections: 128, keepAliveTimeout: 30_000 });
+const pool = new Pool(upstream, { connections: 128, keepAliveTimeout: 30_000 });
 
 async function forward(request, response) {
   const chunks = [];
@@ -58,14 +49,8 @@ const server = createServer((request, response) => {
     response.end(String(error?.message ?? error));
   });
 });
-server.listen(Number(values.port), '127.0.0.1', () => {
-  console.log(`passthrough-node listening on http://127.0.0.1:${server.address().port} -> ${values.upstream}`);
+server.listen(port, '127.0.0.1', () => {
+  console.log(`passthrough-node listening on http://127.0.0.1:${server.address().port} -> ${upstream}`);
 });
 
-function shutdown() {
-  server.close();
-  pool.close().finally(() => process.exit(0));
-  setTimeout(() => process.exit(0), 2_000).unref();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+stopOnSignals(server, pool);

@@ -7,23 +7,14 @@
  *
  *   node passthrough.mjs --port <p> --upstream http://127.0.0.1:<simport>
  */
-import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Pool } from 'undici';
+import { passThroughArgs, stopOnSignals } from './lib/pass-through.mjs';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '0' },
-    upstream: { type: 'string' },
-  },
-});
-if (!values.upstream) {
-  console.error('usage: node passthrough.mjs --port <p> --upstream http://127.0.0.1:<port>');
-  process.exit(2);
-}
+const { port, upstream } = passThroughArgs('passthrough.mjs');
 
-const pool = new Pool(values.upstream, { connections: 128, keepAliveTimeout: 30_000 });
+const pool = new Pool(upstream, { connections: 128, keepAliveTimeout: 30_000 });
 const app = new Hono();
 
 app.get('/health', (c) => c.text('ok'));
@@ -45,14 +36,8 @@ app.post('/v1/chat/completions', async (c) => {
   return new Response(responseBody, { status: upstream.statusCode, headers: { 'content-type': contentType } });
 });
 
-const server = serve({ fetch: app.fetch, port: Number(values.port), hostname: '127.0.0.1' }, (info) => {
-  console.log(`passthrough listening on http://127.0.0.1:${info.port} -> ${values.upstream}`);
+const server = serve({ fetch: app.fetch, port: port, hostname: '127.0.0.1' }, (info) => {
+  console.log(`passthrough listening on http://127.0.0.1:${info.port} -> ${upstream}`);
 });
 
-function shutdown() {
-  server.close();
-  pool.close().finally(() => process.exit(0));
-  setTimeout(() => process.exit(0), 2_000).unref();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+stopOnSignals(server, pool);

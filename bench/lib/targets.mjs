@@ -118,50 +118,8 @@ export const targets = [
       };
     },
   },
-  {
-    id: 'passthrough',
-    label: 'bare Hono + undici pass-through',
-    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
-      const port = await freePort();
-      const service = startService({
-        name: 'passthrough',
-        args: [...nodeFlagsFor('passthrough'), join(benchDir, 'passthrough.mjs'), '--port', String(port), '--upstream', upstream.origin],
-        cwd: benchDir,
-        env: { NODE_ENV: 'production' },
-        logFile: join(resultsDir, 'passthrough.log'),
-      });
-      const origin = `http://127.0.0.1:${port}`;
-      await waitUntilReady(service, () => answers(`${origin}/health`));
-      return {
-        service,
-        url: `${origin}/v1/chat/completions`,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
-        body: chatBody('gpt-4o-mini', stream),
-      };
-    },
-  },
-  {
-    id: 'passthrough-node',
-    label: 'bare node:http + undici pass-through',
-    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
-      const port = await freePort();
-      const service = startService({
-        name: 'passthrough-node',
-        args: [...nodeFlagsFor('passthrough-node'), join(benchDir, 'passthrough-node.mjs'), '--port', String(port), '--upstream', upstream.origin],
-        cwd: benchDir,
-        env: { NODE_ENV: 'production' },
-        logFile: join(resultsDir, 'passthrough-node.log'),
-      });
-      const origin = `http://127.0.0.1:${port}`;
-      await waitUntilReady(service, () => answers(`${origin}/health`));
-      return {
-        service,
-        url: `${origin}/v1/chat/completions`,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
-        body: chatBody('gpt-4o-mini', stream),
-      };
-    },
-  },
+  passThrough('passthrough', 'bare Hono + undici pass-through', 'passthrough.mjs'),
+  passThrough('passthrough-node', 'bare node:http + undici pass-through', 'passthrough-node.mjs'),
   {
     id: 'portkey',
     label: '@portkey-ai/gateway',
@@ -195,3 +153,29 @@ export const targets = [
     },
   },
 ];
+
+/** A pass-through floor (`passthrough*.mjs`): forwards the body and Authorization to the simulator. */
+function passThrough(id, label, script) {
+  return {
+    id,
+    label,
+    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
+      const port = await freePort();
+      const service = startService({
+        name: id,
+        args: [...nodeFlagsFor(id), join(benchDir, script), '--port', String(port), '--upstream', upstream.origin],
+        cwd: benchDir,
+        env: { NODE_ENV: 'production' },
+        logFile: join(resultsDir, `${id}.log`),
+      });
+      const origin = `http://127.0.0.1:${port}`;
+      await waitUntilReady(service, () => answers(`${origin}/health`));
+      return {
+        service,
+        url: `${origin}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
+        body: chatBody('gpt-4o-mini', stream),
+      };
+    },
+  };
+}

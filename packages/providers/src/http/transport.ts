@@ -68,66 +68,7 @@ export interface BufferedResponse {
  * `request.signal` rejects with undici's RequestAbortedError.
  */
 export function postBuffered(dispatcher: Dispatcher, request: UpstreamRequest): Promise<BufferedResponse> {
-  return new Promise((resolve, reject) => {
-    const handler = new BufferingHandler(request.signal, resolve, reject)
-    if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
-    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
-  })
-}
-
-/** undici's handler interface (the callback style, which the dispatcher takes without a wrapper). */
-class BufferingHandler implements Dispatcher.DispatchHandler {
-  private abortUpstream: ((reason?: Error) => void) | null = null
-  private statusCode = 0
-  private headers: Record<string, string> = {}
-  private readonly chunks: Buffer[] = []
-  private size = 0
-  private settled = false
-  private readonly onCancel: () => void
-
-  constructor(
-    private readonly signal: Cancellation,
-    private readonly resolve: (response: BufferedResponse) => void,
-    private readonly reject: (error: Error) => void,
-  ) {
-    this.onCancel = () => this.abortUpstream?.(new errors.RequestAbortedError())
-    signal.once('abort', this.onCancel)
-  }
-
-  onConnect(abort: (reason?: Error) => void): void {
-    if (this.signal.aborted) abort(new errors.RequestAbortedError())
-    else this.abortUpstream = abort
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null): boolean {
-    // 1xx answers (100 Continue) come before the real one.
-    if (statusCode < 200) return true
-    this.statusCode = statusCode
-    // A success is read for its rate-limit headers only; a failure for all of them (wait hints).
-    this.headers = statusCode < 300 ? headerRecord(rawHeaders, true) : headerRecord(rawHeaders, false)
-    return true
-  }
-
-  onData(chunk: Buffer): boolean {
-    this.chunks.push(chunk)
-    this.size += chunk.length
-    return true
-  }
-
-  onComplete(): void {
-    if (this.settled) return
-    this.settled = true
-    this.signal.removeListener('abort', this.onCancel)
-    const chunks = this.chunks
-    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size) })
-  }
-
-  onError(error: Error): void {
-    if (this.settled) return
-    this.settled = true
-    this.signal.removeListener('abort', this.onCancel)
-    this.reject(error)
-  }
+  return dispatchPost(dispatcher, request, null) as Promise<BufferedResponse>
 }
 
 /** Where a streamed body goes: what the transport feeds, and the hooks it sets for flow control. */
@@ -154,25 +95,35 @@ export interface StreamingResponse {
  * failed answer is read whole instead. No Readable stream in between (see `postBuffered`).
  */
 export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink): Promise<StreamingResponse> {
+  return dispatchPost(dispatcher, request, sink)
+}
+
+function dispatchPost(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink | null): Promise<StreamingResponse> {
   return new Promise((resolve, reject) => {
-    const handler = new StreamingHandler(request.signal, sink, resolve, reject)
+    const handler = new PostHandler(request.signal, sink, resolve, reject)
     if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
     dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
   })
 }
 
-class StreamingHandler implements Dispatcher.DispatchHandler {
+/**
+ * undici's handler interface (the callback style, which the dispatcher takes without a
+ * wrapper). Without a sink it reads the whole answer; with one, a 2xx body goes to the sink
+ * and the promise resolves at the headers.
+ */
+class PostHandler implements Dispatcher.DispatchHandler {
   private abortUpstream: ((reason?: Error) => void) | null = null
   private statusCode = 0
   private headers: Record<string, string> = {}
   private streaming = false
   private readonly chunks: Buffer[] = []
+  private size = 0
   private finished = false
   private readonly onCancel: () => void
 
   constructor(
     private readonly signal: Cancellation,
-    private readonly sink: StreamSink,
+    private readonly sink: StreamSink | null,
     private readonly resolve: (response: StreamingResponse) => void,
     private readonly reject: (error: Error) => void,
   ) {
@@ -186,10 +137,13 @@ class StreamingHandler implements Dispatcher.DispatchHandler {
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
+    // 1xx answers (100 Continue) come before the real one.
     if (statusCode < 200) return true
     this.statusCode = statusCode
-    this.headers = headerRecord(rawHeaders, false)
-    if (statusCode >= 300) return true
+    const success = statusCode < 300
+    // A success read whole is read for its rate-limit headers only; a failure for all of them (wait hints).
+    this.headers = headerRecord(rawHeaders, success && this.sink === null)
+    if (!success || this.sink === null) return true
     this.streaming = true
     this.sink.resume = resume
     this.sink.cancel = this.onCancel
@@ -198,8 +152,9 @@ class StreamingHandler implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.streaming) return this.sink.push(chunk)
+    if (this.streaming) return this.sink!.push(chunk)
     this.chunks.push(chunk)
+    this.size += chunk.length
     return true
   }
 
@@ -207,16 +162,16 @@ class StreamingHandler implements Dispatcher.DispatchHandler {
     if (this.finished) return
     this.finished = true
     this.signal.removeListener('abort', this.onCancel)
-    if (this.streaming) return this.sink.end()
+    if (this.streaming) return this.sink!.end()
     const chunks = this.chunks
-    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size) })
   }
 
   onError(error: Error): void {
     if (this.finished) return
     this.finished = true
     this.signal.removeListener('abort', this.onCancel)
-    if (this.streaming) this.sink.fail(error)
+    if (this.streaming) this.sink!.fail(error)
     else this.reject(error)
   }
 }
