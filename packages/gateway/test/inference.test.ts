@@ -270,6 +270,8 @@ describe('bad input', () => {
     expect(response.status).toBe(status)
     expect(response.json.error).toMatchObject({ code, type: expect.any(String), message: expect.any(String) })
     expect(response.json.error.message.length).toBeGreaterThan(20)
+    // no upstream attempt was made, and the answer says so
+    expect(response.json.extra_fields).toMatchObject({ key_id: null, key_name: null, attempts: [] })
     expect(await simulator.requests()).toEqual([])
   })
 

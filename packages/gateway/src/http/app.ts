@@ -113,6 +113,8 @@ async function serveInference(components: AppComponents, init: AppInit, incoming
   else renderJson(outgoing, served)
 }
 
+const NO_ATTEMPTS = Object.freeze({ provider: null, model: null, key_id: null, key_name: null, attempts: Object.freeze([]) })
+
 /** The one place an inference error becomes an answer (the Hono app's onError does the same for its routes). */
 function writeError(components: AppComponents, outgoing: ServerResponse, error: unknown): void {
   let gatewayError: GatewayError
@@ -121,6 +123,8 @@ function writeError(components: AppComponents, outgoing: ServerResponse, error: 
     components.logger.error({ err: error }, 'unhandled error')
     gatewayError = new GatewayError('internal_error', 'The gateway failed to handle this request; see the node log.')
   }
+  // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
+  gatewayError.extraFields ??= NO_ATTEMPTS
   if (outgoing.headersSent) {
     // Too late for a status: end what was started.
     if (!outgoing.writableEnded) outgoing.destroy()
