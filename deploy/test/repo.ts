@@ -40,13 +40,15 @@ export function envNamesOfFlag(flag: string): string[] {
 }
 
 const ENV_PLACEHOLDERS = new Set(['VAR', 'NAME'])
+/** Set only by local launchers (npm start, the chaos run), never by a deployment. */
+const LAUNCHER_ONLY = new Set(['SWITCHBOARD_EXIT_WITH_PARENT'])
 
 /** Environment variables the gateway's (non-test) source reads by name, e.g. `env.LOG_LEVEL`. */
 export function gatewayEnvReads(): string[] {
   const names = new Set<string>()
   for (const file of sourceFiles('packages/gateway/src')) {
     for (const match of readText(file).matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) {
-      if (match[1] && !ENV_PLACEHOLDERS.has(match[1])) names.add(match[1])
+      if (match[1] && !ENV_PLACEHOLDERS.has(match[1]) && !LAUNCHER_ONLY.has(match[1])) names.add(match[1])
     }
   }
   return [...names].sort()
