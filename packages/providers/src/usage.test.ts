@@ -21,5 +21,7 @@ describe('readUsage', () => {
     expect(readUsage(bytes('{"usage":null}'))).toBeNull()
     expect(readUsage(bytes('{"usage":{"prompt_tokens":"many","completion_tokens":2}}'))).toBeNull()
     expect(readUsage(bytes('{"usage":{"prompt_tokens":1,'))).toBeNull()
+    // counts that belong to something after the usage object are not its counts
+    expect(readUsage(bytes('{"usage":{"total_tokens":3},"other":{"prompt_tokens":1,"completion_tokens":2}}'))).toBeNull()
   })
 })

@@ -12,15 +12,29 @@ export interface TokenUsage {
   completionTokens: number
 }
 
+const USAGE_KEY = Buffer.from('"usage"')
+const PROMPT_KEY = Buffer.from('"prompt_tokens":')
+const COMPLETION_KEY = Buffer.from('"completion_tokens":')
+
 /** Reads `usage.prompt_tokens` / `usage.completion_tokens`; null when the answer has none. */
 export function readUsage(success: JsonSuccess): TokenUsage | null {
   if (success.bytes === undefined) return usageOf(success.body.usage)
   const bytes = success.bytes
-  const key = bytes.lastIndexOf('"usage"')
+  const key = bytes.lastIndexOf(USAGE_KEY)
   if (key < 0) return null
-  let open = key + 7
-  while (open < bytes.length && bytes[open] !== 0x7b && (bytes[open] === 0x20 || bytes[open] === 0x3a || bytes[open] === 0x0a || bytes[open] === 0x0d || bytes[open] === 0x09)) open++
+  let open = key + USAGE_KEY.length
+  while (open < bytes.length && (bytes[open] === 0x20 || bytes[open] === 0x3a || bytes[open] === 0x0a || bytes[open] === 0x0d || bytes[open] === 0x09)) open++
   if (bytes[open] !== 0x7b) return null
+  // The usual shape, compact JSON with both counts: read the two integers where they stand.
+  const promptAt = bytes.indexOf(PROMPT_KEY, open)
+  const completionAt = bytes.indexOf(COMPLETION_KEY, open)
+  const promptTokens = integerAfter(bytes, promptAt, PROMPT_KEY.length)
+  const completionTokens = integerAfter(bytes, completionAt, COMPLETION_KEY.length)
+  // Both must stand inside this usage object (they come first in it, so the check is short).
+  if (promptTokens !== null && completionTokens !== null && matchingBrace(bytes, open, Math.max(promptAt, completionAt)) < 0) {
+    return { promptTokens, completionTokens }
+  }
+  // Anything else (spaces around colons, counts elsewhere): parse the usage object itself.
   const close = matchingBrace(bytes, open)
   if (close < 0) return null
   try {
@@ -30,11 +44,25 @@ export function readUsage(success: JsonSuccess): TokenUsage | null {
   }
 }
 
-/** The index of the `}` closing the object opened at `open`, skipping strings; -1 when it never closes. */
-function matchingBrace(bytes: Buffer, open: number): number {
+/** The non-negative integer right after the key found at `at`, ending at `,` or `}`; null otherwise. */
+function integerAfter(bytes: Buffer, at: number, keyLength: number): number | null {
+  if (at < 0) return null
+  let index = at + keyLength
+  let value = 0
+  let digits = 0
+  while (index < bytes.length && bytes[index]! >= 0x30 && bytes[index]! <= 0x39 && digits < 15) {
+    value = value * 10 + (bytes[index]! - 0x30)
+    index++
+    digits++
+  }
+  return digits > 0 && (bytes[index] === 0x2c || bytes[index] === 0x7d) ? value : null
+}
+
+/** The index of the `}` closing the object opened at `open`, skipping strings; -1 when it does not close before `until`. */
+function matchingBrace(bytes: Buffer, open: number, until = bytes.length): number {
   let depth = 0
   let inString = false
-  for (let index = open; index < bytes.length; index++) {
+  for (let index = open; index < until; index++) {
     const byte = bytes[index]!
     if (inString) {
       if (byte === 0x5c /* \ */) index++
