@@ -31,9 +31,10 @@ import {
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { keyNamesModel, type ProviderRegistry, type ProviderRuntime } from '../inference/registry.ts'
+import type { ProviderRegistry, ProviderRuntime } from '../inference/registry.ts'
 import type { ChatRequest } from '../inference/validate.ts'
 import { RoutingLog } from './log.ts'
+import { names, NO_DIRECTIONS, parseFallback, parseModel, preferNamingProviders } from './request-targets.ts'
 
 export interface RouterComponents {
   balancer: AdaptiveBalancer
@@ -340,20 +341,6 @@ export function createRouter(components: RouterComponents): Router {
   }
 }
 
-/** `provider/model` pins a configured provider; anything else is a bare model (which may contain slashes). */
-function parseModel(registry: ProviderRegistry, model: string): { pinned?: string; model: string } {
-  const slash = model.indexOf('/')
-  if (slash > 0) {
-    const provider = model.slice(0, slash)
-    if (registry.get(provider)) return { pinned: provider, model: model.slice(slash + 1) }
-    // A bare model with a slash must be named by some key: a mistyped provider prefix is not sent upstream.
-    const named = registry.list.some((runtime) => runtime.keysFor(model).some((key) => keyNamesModel(key, model)))
-    if (!named) throw new GatewayError('unknown_provider', `"${provider}" in model "${model}" is not a configured provider, and no key names a model of that name. Configured providers: ${names(registry)}.`, { param: 'model' })
-  }
-  return { model }
-}
-
-const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
 const NO_INDEXES: readonly number[] = Object.freeze([])
 
 /**
@@ -376,39 +363,4 @@ function alignWeights(keys: readonly ProviderKey[], table: RotationWeights | und
     const index = table === undefined ? -1 : table.keyIds.indexOf(key.id)
     return index < 0 ? key.weight : table!.weights[index]!
   })
-}
-
-/** A request's `fallbacks[index]` ("provider/model", shape checked by validation) as a direction. */
-function parseFallback(registry: ProviderRegistry, fallback: string, index: number): Direction {
-  const slash = fallback.indexOf('/')
-  const provider = fallback.slice(0, slash)
-  if (!registry.get(provider)) {
-    throw new GatewayError('unknown_provider', `fallbacks[${index}] names provider "${provider}", which is not configured. Configured providers: ${names(registry)}.`, { param: `fallbacks[${index}]` })
-  }
-  return { provider, model: fallback.slice(slash + 1) }
-}
-
-/** True when some key of the direction's provider names its model (not just `"*"`). */
-function namesModel(registry: ProviderRegistry, direction: Direction): boolean {
-  const keys = registry.get(direction.provider)?.keysFor(direction.model)
-  if (keys === undefined) return false
-  for (const key of keys) if (keyNamesModel(key, direction.model)) return true
-  return false
-}
-
-/**
- * Without a model catalog, a key with `models: ["*"]` cannot say which models its provider
- * really has: a provider whose keys name the model beats a wildcard-only one. The request's
- * own fallbacks are kept as given.
- */
-function preferNamingProviders(registry: ProviderRegistry, directions: Direction[], configured: readonly Direction[]): Direction[] {
-  let naming = 0
-  for (const direction of directions) if (namesModel(registry, direction)) naming++
-  if (naming === 0 || naming === directions.length) return directions
-  const kept = directions.filter((direction) => namesModel(registry, direction) || configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model))
-  return kept.length > 0 ? kept : directions
-}
-
-function names(registry: ProviderRegistry): string {
-  return registry.list.map((provider) => provider.name).join(', ') || '(none)'
 }
