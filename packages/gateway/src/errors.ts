@@ -1,6 +1,7 @@
 /**
  * Errors the gateway answers with. Each has a stable `code` (matched by code, never by
- * message), an HTTP status and an OpenAI-style `type`. One place renders them: http/app.ts.
+ * message), an HTTP status and an OpenAI-style `type`. Rendered by http/inference.ts (inference)
+ * and the Hono app's onError in http/app.ts (every other route).
  * The table of codes lives in README.md ("Error codes"); errors.test.ts keeps the two in step.
  */
 
@@ -58,4 +59,11 @@ export class GatewayError extends Error {
     if (this.extraFields) body.extra_fields = this.extraFields
     return body
   }
+}
+
+/** The error a caller gets: a GatewayError as it is; anything else logged and answered as a 500 that points at the log. */
+export function asGatewayError(error: unknown, logger: { error(details: object, message: string): void }): GatewayError {
+  if (error instanceof GatewayError) return error
+  logger.error({ err: error }, 'unhandled error')
+  return new GatewayError('internal_error', 'The gateway failed to handle this request; see the node log.')
 }
