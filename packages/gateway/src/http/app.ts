@@ -4,23 +4,27 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { createInferenceHandler, isInferencePath, type InferenceComponents } from './inference.ts'
-import { adminAuth, type AdminToken } from '../admin/auth.ts'
+import { adminAuth, originGuard, type AdminToken } from '../admin/auth.ts'
 import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { gatewayKeysApi, type GatewayKeysApiComponents } from '../admin/gateway-keys-api.ts'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   clusterView: () => Promise<ClusterView>
+  gatewayKeys: GatewayKeysApiComponents
 }
 
 export interface AppInit {
   maxRequestBodyBytes: number
   adminTokens: readonly AdminToken[]
+  /** Browser origins besides the node's own allowed on the admin API (`server.allowed_origins`). */
+  allowedOrigins?: readonly string[]
   env: NodeJS.ProcessEnv
 }
 
@@ -56,9 +60,14 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     const report = components.health.report()
     return context.json(report, report.status === 'draining' ? 503 : 200)
   })
-  app.use('/api/*', adminAuth(init.adminTokens))
+  const access = { tokens: init.adminTokens, allowedOrigins: init.allowedOrigins ?? [] }
+  app.use('/api/*', adminAuth(access))
+  // Pages a browser loads (the dashboard at /): the Origin rules; their data comes from /api.
+  const pages = originGuard(access)
+  app.use('*', (context, next) => (isOpenOrGuarded(context.req.path) ? next() : pages(context, next)))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.route('/api', gatewayKeysApi(components.gatewayKeys))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
@@ -66,4 +75,9 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     throw new GatewayError('method_not_allowed', 'Use POST for /v1/chat/completions.')
   })
   return app
+}
+
+/** Paths with their own rules: /api/* (admin auth), /v1/* (gateway keys), and the open /health and /metrics. */
+function isOpenOrGuarded(path: string): boolean {
+  return path.startsWith('/api/') || path.startsWith('/v1/') || path === '/health' || path === '/metrics'
 }

@@ -4,7 +4,8 @@
  * extra_fields. No Hono on this route (see `createListener` in app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Cancellation } from '@switchboard/providers'
+import { Cancellation, readUsage } from '@switchboard/providers'
+import { authenticateCaller, checkCallerTarget, GatewayKeyRateLimited, type CallerComponents } from '../access/callers.ts'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
@@ -12,12 +13,15 @@ import { renderJson, renderStream } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RoutingLog } from '../routing/log.ts'
-import { readBody } from './body.ts'
+import { parseJsonBody, readBody } from './body.ts'
+import { isJsonMediaType } from '../access/media.ts'
 
 /** What the inference route needs of the node. */
 export interface InferenceComponents extends EngineComponents {
   logger: Logger
   metrics: Metrics
+  /** Gateway keys and their limits: who may call (access/callers.ts). */
+  callers: CallerComponents
 }
 
 export interface InferenceInit {
@@ -48,21 +52,18 @@ export function createInferenceHandler(components: InferenceComponents, init: In
 async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
-  if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
-    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
+  if (!isJsonMediaType(contentType)) {
+    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got ${contentType === undefined ? 'none' : `"${contentType}"`}).`)
   }
+  const found = authenticateCaller(components.callers, incoming)
+  const caller = found instanceof Promise ? await found : found
   const text = await readBody(incoming, init.maxRequestBodyBytes)
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-  }
-  const request = validateChatRequest(json)
+  const request = validateChatRequest(parseJsonBody(text))
+  checkCallerTarget(caller, request.model, request.fallbacks)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
-  const caller = new Cancellation()
+  const cancellation = new Cancellation()
   outgoing.once('close', () => {
-    if (!outgoing.writableFinished) caller.abort()
+    if (!outgoing.writableFinished) cancellation.abort()
   })
   let sessionId: string | null = null
   for (const name of SESSION_HEADERS) {
@@ -77,13 +78,23 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   const log = new RoutingLog(wantsLog)
   let served
   try {
-    served = await serveChat(components, request, caller, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
+    served = await serveChat(components, request, cancellation, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
   } catch (error) {
-    if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+    if (error instanceof GatewayError) {
+      components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+      if (caller.keyName !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.keyName, status: String(error.status) })
+    }
     if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
+  if (caller.key !== null) {
+    components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.key.name, status: '200' })
+    if (caller.key.tokensPerMinute !== null && served.success.kind === 'json') {
+      const usage = readUsage(served.success)
+      if (usage !== null) components.callers.limiter.recordTokens(caller.key, usage.promptTokens + usage.completionTokens)
+    }
+  }
   if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (served.success.kind === 'stream') await renderStream(outgoing, served)
   else renderJson(outgoing, served)
@@ -102,7 +113,9 @@ function writeError(components: InferenceComponents, outgoing: ServerResponse, e
     return
   }
   const body = JSON.stringify(gatewayError.toJSON())
-  outgoing.writeHead(gatewayError.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+  if (gatewayError instanceof GatewayKeyRateLimited) headers['retry-after'] = gatewayError.retryAfterSeconds
+  outgoing.writeHead(gatewayError.status, headers)
   outgoing.end(body)
 }
 
