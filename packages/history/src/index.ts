@@ -6,4 +6,5 @@
  * events in, incidents out, time injected); the queries behind the history and
  * request-log APIs. Tables live in the config store's database, partitioned by day.
  */
-export {}
+
+export * from './request-log/index.ts'
