@@ -13,3 +13,4 @@ export { createBatchWriter, type BatchWriter, type BatchWriterInit, type BatchWr
 export { insertRows, type Column } from './writer/insert.ts'
 /** Day partitions: create upcoming days ahead, drop whole days past retention. */
 export { createDayPartitions, dropDayPartitionsBefore, listPartitionNames, retentionCutoff, dayName, dayStart } from './partitions/day-partitions.ts'
+export * from './request-log/index.ts'
