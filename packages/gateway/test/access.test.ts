@@ -70,7 +70,8 @@ describe('no admin tokens, no gateway keys (npm start\'s defaults)', () => {
 
   it('refuses a rebinding Host and requests through a proxy, on the admin API and on inference', async () => {
     const port = new URL(gateway.url).port
-    for (const headers of [{ host: `evil.example:${port}` }, { 'x-forwarded-for': '203.0.113.7' }, { forwarded: 'for=203.0.113.7;proto=https' }]) {
+    const cases: Record<string, string>[] = [{ host: `evil.example:${port}` }, { 'x-forwarded-for': '203.0.113.7' }, { forwarded: 'for=203.0.113.7;proto=https' }]
+    for (const headers of cases) {
       const admin = await raw(gateway.url, { path: '/api/providers', headers })
       expect(admin.status, JSON.stringify(headers)).toBe(403)
       expect(admin.text).toContain('SWITCHBOARD_ADMIN_TOKENS')

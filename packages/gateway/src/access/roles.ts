@@ -19,11 +19,12 @@ export type Permission = `${Area}.${Level}`
 export interface RouteRole {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
   path: string
-  area: Area
+  /** `any`: every valid token (the dashboard asking what its token may do). */
+  area: Area | 'any'
   level: Level
 }
 
-const route = (method: RouteRole['method'], path: string, area: Area, level: Level): RouteRole => ({ method, path, area, level })
+const route = (method: RouteRole['method'], path: string, area: Area | 'any', level: Level): RouteRole => ({ method, path, area, level })
 
 /** Every admin route and the role it needs (design.md, "Admin roles"). */
 export const ROUTE_ROLES: readonly RouteRole[] = [
@@ -43,6 +44,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   route('GET', '/api/logs', 'logs', 'view'),
   route('GET', '/api/logs/*', 'logs', 'view'),
   route('GET', '/api/cluster', 'settings', 'view'),
+  route('GET', '/api/session', 'any', 'view'),
   route('GET', '/api/gateway-keys', 'settings', 'view'),
   route('POST', '/api/gateway-keys', 'settings', 'update'),
   route('GET', '/api/gateway-keys/:id', 'settings', 'view'),
@@ -81,8 +83,9 @@ export function requiredRole(method: string, path: string): RouteRole | null {
   return null
 }
 
-/** True when `granted` allows `level` on `area` (Update implies View). */
-export function allows(granted: ReadonlySet<Permission>, area: Area, level: Level): boolean {
+/** True when `granted` allows `level` on `area` (Update implies View); any permission allows `any`. */
+export function allows(granted: ReadonlySet<Permission>, area: Area | 'any', level: Level): boolean {
+  if (area === 'any') return granted.size > 0
   return granted.has(`${area}.update`) || (level === 'view' && granted.has(`${area}.view`))
 }
 

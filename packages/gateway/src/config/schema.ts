@@ -85,6 +85,13 @@ export const gatewayKeySchema = z.strictObject({
   tokens_per_minute: z.number().int().positive().optional(),
 })
 
+/** The request log (issue 15; design.md "History, incidents, request log"). */
+export const requestLogSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  retention_days: z.number().int().min(1).max(365).optional(),
+  content: z.boolean().optional(),
+})
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   providers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'provider names use letters, digits, "_", "-" and "."'), providerSchema),
@@ -92,6 +99,7 @@ export const configSchema = z.strictObject({
   server: serverSchema.optional(),
   admin: adminSchema.optional(),
   gateway_keys: z.array(gatewayKeySchema).optional(),
+  request_log: requestLogSchema.optional(),
 })
 
 /** config.json as written (after `env.VAR` resolution). */

@@ -11,6 +11,7 @@ import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
 import { gatewayKeysApi, type GatewayKeysApiComponents } from '../admin/gateway-keys-api.ts'
+import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
@@ -69,6 +70,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', adaptiveApi(components.adaptive))
   app.route('/api', gatewayKeysApi(components.gatewayKeys))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
+  serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {

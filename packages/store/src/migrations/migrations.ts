@@ -3,6 +3,8 @@
  * shipped: add a new one. Versions sort as strings, so keep them zero-padded.
  */
 
+import { historyMigration } from './0014-history.ts'
+
 /** One schema change, applied once per database. */
 export interface Migration {
   version: string
@@ -97,4 +99,5 @@ export const migrations: readonly Migration[] = [
       CREATE UNIQUE INDEX gateway_keys_active_name ON gateway_keys (name) WHERE revoked_at IS NULL;
     `,
   },
+  historyMigration,
 ]

@@ -1,0 +1,55 @@
+/**
+ * Serves the web UI (packages/dashboard) at `/` and its modules under `/ui/`, on the same
+ * origin as the admin API, so the page calls the API with the same bearer tokens and
+ * same-origin rules as any script. The page itself is public (it holds no data); every
+ * number on it comes from the admin API, which checks the token.
+ */
+import type { Hono } from 'hono'
+import type { HttpBindings } from '@hono/node-server'
+import { createDashboard } from '@switchboard/dashboard'
+import type { AdminToken } from '../admin/auth.ts'
+import { AREAS, allows, everyArea, type Permission } from '../access/roles.ts'
+import { TokenMatcher } from '../access/tokens.ts'
+
+export interface DashboardInit {
+  adminTokens: readonly AdminToken[]
+}
+
+/**
+ * Adds `GET /`, `GET /ui/*` and `GET /api/session` to the app. The session route sits behind
+ * the admin API's guard like every /api route: it tells the page what the caller's token may
+ * do, so the page can hide or disable what it cannot (the API refuses it anyway).
+ */
+export function serveDashboard(app: Hono<{ Bindings: HttpBindings }>, init: DashboardInit): void {
+  const dashboard = createDashboard()
+  const known = new TokenMatcher(init.adminTokens)
+  app.get('/api/session', (context) => {
+    // The guard already let this caller in: with no tokens configured only loopback callers
+    // get here, and they may do everything. `role` is `update` for a token with Update on
+    // every area; `permissions` lists what it may do per area (access/roles.ts).
+    let permissions: ReadonlySet<Permission> = new Set(everyArea('update'))
+    if (known.size > 0) permissions = known.match((/^Bearer\s+(.+)$/i.exec(context.req.header('authorization') ?? '')?.[1] ?? '').trim()) ?? new Set()
+    const role = AREAS.every((area) => allows(permissions, area, 'update')) ? 'update' : 'view'
+    return context.json({ role, permissions: [...permissions].sort(), tokens_required: known.size > 0 })
+  })
+  const serve = (path: string, ifNoneMatch: string | undefined) => {
+    const asset = dashboard.asset(path)
+    if (!asset) return undefined
+    const headers: Record<string, string> = {
+      'content-type': asset.contentType,
+      etag: asset.etag,
+      // Revalidate every load (cheap on the same node): a new release is picked up at once.
+      'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    }
+    if (path === '/') {
+      headers['content-security-policy'] = dashboard.contentSecurityPolicy
+      headers['x-frame-options'] = 'DENY'
+    }
+    if (ifNoneMatch === asset.etag) return new Response(null, { status: 304, headers })
+    return new Response(new Uint8Array(asset.body), { status: 200, headers })
+  }
+  app.get('/', (context) => serve('/', context.req.header('if-none-match')) ?? context.notFound())
+  app.get('/ui/*', (context) => serve(context.req.path, context.req.header('if-none-match')) ?? context.notFound())
+}
