@@ -67,6 +67,13 @@ const clientSchema = z.strictObject({
   allow_direct_keys: z.boolean().optional(),
 })
 
+/** The request log (issue 15; design.md "History, incidents, request log"). */
+export const requestLogSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  retention_days: z.number().int().min(1).max(365).optional(),
+  content: z.boolean().optional(),
+})
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   providers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'provider names use letters, digits, "_", "-" and "."'), providerSchema),
@@ -74,6 +81,7 @@ export const configSchema = z.strictObject({
   server: serverSchema.optional(),
   admin: adminSchema.optional(),
   client: clientSchema.optional(),
+  request_log: requestLogSchema.optional(),
 })
 
 /** config.json as written (after `env.VAR` resolution). */

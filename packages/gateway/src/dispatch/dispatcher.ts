@@ -51,6 +51,8 @@ export interface DispatcherComponents {
 
 /** What a request brings besides its body, whatever surface it came in on. */
 export interface RequestContext {
+  /** The request's id (`x-request-id`, `extra_fields.request_id`). */
+  requestId: string
   sessionId: string | null
   directKey: string | null
   log: RoutingLog

@@ -3,7 +3,7 @@
  * Spec: reference/adaptive-load-balancing.txt; reference/retries-and-fallbacks.txt.
  */
 export { RateLimitBackoffs, type RateLimitBackoff } from './backoffs.ts'
-export { RoutingLog, describeEntry, keyChosenLine, type AttemptWhy } from './log.ts'
+export { RoutingLog, describeEntry, keyChosenLine, type AttemptWhy, type CheckFact, type SkippedKeyFact } from './log.ts'
 export {
   planKeys,
   planRequest,

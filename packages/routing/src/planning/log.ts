@@ -3,19 +3,54 @@
  * someone reads them (`enabled`: the request asked with `x-bf-routing-log`, or the node logs
  * at debug); the plan itself carries the same facts as data for recorders.
  */
+import type { DirectionDecision } from '../adaptive/directions.ts'
 import type { RoutingLogEntry } from '../adaptive/routing-log.ts'
-import type { KeyPlan } from './plan.ts'
+import type { AffinityOutcome } from '../adaptive/session.ts'
+import type { KeyPlan, RequestPlan } from './plan.ts'
 
-/** Collects the lines of one request; `enabled` false makes every call free. */
+/** A key the router left out of a request's picks (for the request log). */
+export interface SkippedKeyFact {
+  provider: string
+  model: string
+  keyId: string
+  keyName: string
+  /** The hold's reason, or `rate_limit_window` for a key backed off until its window resets. */
+  reason: string
+}
+
+/** The check of a held key a request carries; `keyId` null when every key was held and the one sent counts. */
+export interface CheckFact {
+  provider: string
+  model: string
+  keyId: string | null
+}
+
+/**
+ * Collects the lines of one request; `enabled` false makes every call free. With `recording`
+ * (the request log is on) the lines the router builds anyway are kept too, and the router
+ * leaves the facts of its decision here (plain assignments; the request log turns them into
+ * its routing summary after the answer is sent).
+ */
 export class RoutingLog {
   readonly lines: string[] = []
-  constructor(readonly enabled: boolean) {}
+  /** The provider decision of the request. */
+  decision: DirectionDecision | null = null
+  /** What session affinity did, when the request has a session. */
+  session: AffinityOutcome | null = null
+  check: CheckFact | null = null
+  skipped: SkippedKeyFact[] | null = null
+  /** The request's plan (targets in order, primary, picked by, moved off, check, session), once planned. */
+  plan: RequestPlan | null = null
+  constructor(
+    readonly enabled: boolean,
+    readonly recording = false,
+  ) {}
 
   /** An empty log that records nothing. */
   static readonly off: RoutingLog = new RoutingLog(false)
 
   add(line: string): void {
-    if (this.enabled) this.lines.push(`[loadbalancing] ${line}`)
+    if (this.enabled || this.recording) this.lines.push(`[loadbalancing] ${line}`)
   }
 
   /** Adds the balancer's structured entries as sentences. */

@@ -130,6 +130,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   let directions: Direction[] = [chosen]
   for (const fallback of decision.fallbacks) directions.push(fallback)
   if (pinnedProvider === undefined) directions = preferNamingProviders(components, directions, configured)
+  log.decision = decision
   if (log.enabled) log.addEntries(directionLog(decision))
 
   // Check-a-held-provider-first (reference: "When every key is held"). Only when provider selection is
@@ -145,6 +146,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
       const due = claimProviderCheck(components, candidate, now)
       if (due === undefined) continue
       check = { provider: candidate.provider, model: candidate.model, keyId: due.id }
+      log.check = check
       directions = [candidate, ...directions.filter((direction) => direction.provider !== candidate.provider || direction.model !== candidate.model)]
       log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
       break
@@ -158,6 +160,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const last = components.sessions.recall(input.sessionId, model, now)
     const affinity = applySessionAffinity(withDirections(decision, directions[0]!, directions.slice(1)), last, (route) => balancer.isRouteOffered(route))
     session = affinity.outcome
+    log.session = affinity.outcome
     if (affinity.outcome === 'kept') {
       directions = [affinity.decision.primary!, ...affinity.decision.fallbacks]
       sessionKeyId = affinity.preferKeyId
@@ -195,7 +198,9 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   }
   const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
   const movedOff = rerouted && check === null ? { provider: pinnedProvider!, reason: decision.skipped.some((skipped) => skipped.provider === pinnedProvider) ? ('held' as const) : ('failed' as const) } : null
-  return { targets, primary, pickedBy, reason: decision.reason, movedOff, check, session }
+  const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, session }
+  log.plan = plan
+  return plan
 }
 
 /** The due key of a provider held on every key for the model, claimed as this node's check; undefined when none. */
@@ -245,6 +250,7 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
     if (held && check < 0 && holds.claimCheck(provider, key.id, model, session ? now - SESSION_CHECK_GRACE_MS : now)) {
       first = index
       check = index
+      log.check = { provider, model, keyId: key.id }
       log.add(checkLine({ provider, model, key: key.name }))
       continue
     }
@@ -259,10 +265,21 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
     for (const candidate of leftOut) if (candidate.until < soonest.until) soonest = candidate
     log.add(everyKeyHeldLine({ provider, model, key: soonest.keyName }))
     const others = leftOut.filter((candidate) => candidate !== soonest)
+    if (log.recording) noteSkipped(components, log, provider, model, others)
+    if (holds.isHeld(provider, soonest.keyId, model)) log.check ??= { provider, model, keyId: soonest.keyId }
     return { weights, leftOut: others, first: soonest.index, check: holds.isHeld(provider, soonest.keyId, model) ? soonest.index : -1, everyKeyHeld: true }
   }
   log.add(skipLine({ provider, model, skipped: leftOut.length, total: keys.length }))
+  if (log.recording) noteSkipped(components, log, provider, model, leftOut)
   return { weights, leftOut, first, check, everyKeyHeld: false }
+}
+
+/** Leaves the keys left out in the request's log, for the request log's routing summary. */
+function noteSkipped(components: PlannerComponents, log: RoutingLog, provider: string, model: string, leftOut: readonly KeyLeftOut[]): void {
+  for (const key of leftOut) {
+    const reason = key.reason === 'backed_off' ? 'rate_limit_window' : (components.holds.holdsOn(provider, key.keyId, model)[0]?.entry.reason ?? 'held')
+    ;(log.skipped ??= []).push({ provider, model, keyId: key.keyId, keyName: key.keyName, reason })
+  }
 }
 
 function leftOutKey(components: PlannerComponents, provider: string, model: string, key: BalancerKey, index: number, held: boolean, backedOffUntil: number): KeyLeftOut {
