@@ -10,6 +10,7 @@ import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
@@ -20,6 +21,8 @@ export interface AppComponents extends InferenceComponents {
 
 export interface AppInit {
   maxRequestBodyBytes: number
+  /** `client.allow_direct_keys`. */
+  allowDirectKeys: boolean
   adminTokens: readonly AdminToken[]
   env: NodeJS.ProcessEnv
 }
@@ -45,6 +48,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
 
   app.onError((error, context) => {
     const answered = asGatewayError(error, components.logger)
+    if (answered.retryAfterSeconds !== null) context.header('retry-after', String(answered.retryAfterSeconds))
     return context.json(answered.toJSON(), answered.status as 400)
   })
   app.notFound((context) => {
@@ -60,6 +64,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
+  serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {
