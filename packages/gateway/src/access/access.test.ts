@@ -27,7 +27,7 @@ interface Call {
 }
 
 function node(tokens: readonly AdminToken[], allowedOrigins: string[] = []) {
-  const app = createApp(components, { maxRequestBodyBytes: 1024, adminTokens: tokens, allowedOrigins, env: {} })
+  const app = createApp(components, { maxRequestBodyBytes: 1024, allowDirectKeys: false, adminTokens: tokens, allowedOrigins, env: {} })
   const call = async ({ method = 'GET', path = '/api/providers', headers = {}, body, remoteAddress = '127.0.0.1', localPort = PORT }: Call) => {
     const all: Record<string, string> = { host: `127.0.0.1:${PORT}`, ...headers }
     if (body !== undefined) all['content-length'] = String(Buffer.byteLength(body))

@@ -79,19 +79,10 @@ export function authenticateCaller(components: CallerComponents, incoming: Incom
   throw rateLimited(key, admitted)
 }
 
-/** The 429 of a key over its limit; `retryAfterSeconds` is for the retry-after header. */
-export class GatewayKeyRateLimited extends GatewayError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super('gateway_key_rate_limited', message)
-  }
-}
-
-function rateLimited(key: GatewayKey, refusal: Refusal): GatewayKeyRateLimited {
+/** The 429 of a key over its limit, with retry-after at the window's end. */
+function rateLimited(key: GatewayKey, refusal: Refusal): GatewayError {
   const what = refusal.reason === 'requests' ? 'requests' : 'tokens'
-  return new GatewayKeyRateLimited(`Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, refusal.retryAfterSeconds)
+  return new GatewayError('gateway_key_rate_limited', `Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, { retryAfterSeconds: refusal.retryAfterSeconds })
 }
 
 /**

@@ -46,6 +46,8 @@ export interface GatewayConfig {
   allowedOrigins: string[]
   /** Gateway keys declared in config.json, values resolved (hashed at import, never stored). */
   gatewayKeys: GatewayKeySource[]
+  /** `client.allow_direct_keys`: a request may bring its own provider key (`x-bf-direct-key`). Default false. */
+  allowDirectKeys: boolean
   /** `request_log` of config.json with defaults: on, 7 days, no bodies. */
   requestLog: { enabled: boolean; retentionDays: number; content: boolean }
 }
@@ -109,6 +111,7 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
     adminTokens: (resolved.data.admin?.tokens ?? []).map((entry) => ({ token: entry.token, permissions: parseRoles(entry.roles ?? [entry.role!])! })),
     allowedOrigins: resolved.data.server?.allowed_origins ?? [],
     gatewayKeys: resolved.data.gateway_keys ?? [],
+    allowDirectKeys: resolved.data.client?.allow_direct_keys ?? false,
     requestLog: {
       enabled: resolved.data.request_log?.enabled ?? true,
       retentionDays: resolved.data.request_log?.retention_days ?? 7,

@@ -85,6 +85,12 @@ export const gatewayKeySchema = z.strictObject({
   tokens_per_minute: z.number().int().positive().optional(),
 })
 
+/** How callers may use the gateway (reference: `client` config). */
+const clientSchema = z.strictObject({
+  /** Let a request bring its own provider key in `x-bf-direct-key` (default false). */
+  allow_direct_keys: z.boolean().optional(),
+})
+
 /** The request log (issue 15; design.md "History, incidents, request log"). */
 export const requestLogSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -99,6 +105,7 @@ export const configSchema = z.strictObject({
   server: serverSchema.optional(),
   admin: adminSchema.optional(),
   gateway_keys: z.array(gatewayKeySchema).optional(),
+  client: clientSchema.optional(),
   request_log: requestLogSchema.optional(),
 })
 
