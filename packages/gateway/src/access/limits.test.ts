@@ -42,7 +42,7 @@ describe('KeyLimiter', () => {
     expect(served).toBe(60)
   })
 
-  it('falls back to its own share when the owner cannot be asked', async () => {
+  it('asks again when a lease request fails, and falls back to its own share only when the owner keeps failing', async () => {
     const { limiters } = fleet(3, { ownerDown: true })
     let served = 0
     for (let index = 0; index < 100; index++) if (await admitted(limiters[1]!, key(60))) served++

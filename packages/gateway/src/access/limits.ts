@@ -6,8 +6,8 @@
  * a time (a quarter of what is left, split by the number of nodes, at least one). Every
  * request admitted anywhere was granted by the owner, so the fleet admits at most the limit
  * in a window, and exactly the limit within one node. A lease left unused when the window
- * closes is lost. If the owner cannot be asked, a node admits up to its own share
- * (limit / nodes) for that window rather than refusing everyone.
+ * closes is lost. If the owner does not answer three lease requests in a row, a node admits
+ * up to its own share (limit / nodes) for that window rather than refusing everyone.
  *
  * Tokens: known only once an answer is in, so each node counts its own and gossips the count;
  * a key is refused once the fleet's count for the window reaches its limit.
@@ -50,8 +50,13 @@ interface Lease {
   exhausted: boolean
   /** Requests admitted from this node's own share while the owner could not be asked. */
   alone: number
+  /** Lease requests in a row that failed. */
+  failures: number
   pending: Promise<void> | null
 }
+
+/** Lease requests that must fail in a row before the owner counts as unreachable. */
+const LEASE_TRIES = 3
 
 export class KeyLimiter {
   private peers: LimitPeers | null = null
@@ -135,7 +140,7 @@ export class KeyLimiter {
       const current = this.windowOf()
       if (current !== window) window = current
       if (lease === undefined || lease.window !== window) {
-        lease = { window, allowance: 0, exhausted: false, alone: 0, pending: null }
+        lease = { window, allowance: 0, exhausted: false, alone: 0, failures: 0, pending: null }
         this.leases.set(keyId, lease)
       }
       if (lease.allowance > 0) {
@@ -147,12 +152,15 @@ export class KeyLimiter {
         const asked = lease
         asked.pending = this.peers!.lease(owner, { key_id: keyId, window, limit }).then(
           (granted) => {
+            asked.failures = 0
             if (granted > 0) asked.allowance += granted
             else asked.exhausted = true
           },
           (error: unknown) => {
+            // A slow answer is asked again; only an owner that failed LEASE_TRIES times in a row
+            // counts as gone, and then this node admits its own share of the window, no more.
+            if (++asked.failures < LEASE_TRIES) return
             this.init.onLeaseError?.(error)
-            // The owner cannot be asked: this node's own share of the window, then no more.
             const share = Math.ceil(limit / Math.max(1, this.peers?.nodes() ?? 1))
             const left = share - asked.alone
             if (left > 0) {

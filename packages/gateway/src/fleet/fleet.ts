@@ -149,7 +149,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
         return owner === undefined || owner.self ? null : owner.peerId
       },
       nodes: () => Math.max(1, fleet.members().length),
-      lease: async (owner, request) => (await fleet.request(owner, PROTOCOLS.lease, request, leaseResponse, { timeoutMs: 1_000 })).granted,
+      lease: async (owner, request) => (await fleet.request(owner, PROTOCOLS.lease, request, leaseResponse, { timeoutMs: 2_000 })).granted,
       publishTokens: (usage) => {
         usageTopic.publish(usage).catch((error: unknown) => logger.debug({ err: error }, 'could not publish gateway key usage'))
       },
