@@ -11,6 +11,7 @@ import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
 import { logsApi, type LogsApiComponents } from '../admin/logs-api.ts'
+import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
@@ -22,6 +23,8 @@ export interface AppComponents extends InferenceComponents {
 
 export interface AppInit {
   maxRequestBodyBytes: number
+  /** `client.allow_direct_keys`. */
+  allowDirectKeys: boolean
   adminTokens: readonly AdminToken[]
   env: NodeJS.ProcessEnv
 }
@@ -47,6 +50,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
 
   app.onError((error, context) => {
     const answered = asGatewayError(error, components.logger)
+    if (answered.retryAfterSeconds !== null) context.header('retry-after', String(answered.retryAfterSeconds))
     return context.json(answered.toJSON(), answered.status as 400)
   })
   app.notFound((context) => {
@@ -63,6 +67,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', adaptiveApi(components.adaptive))
   app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
+  serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {
