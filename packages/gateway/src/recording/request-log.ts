@@ -46,7 +46,8 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
       },
       { retentionDays: init.retentionDays },
     )
-    await requestLog.start()
+    // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
+    void requestLog.start()
     off = components.recorder.on(requestLog.listener)
     const reported = { overflow: 0, refused: 0, timed_out: 0, closed: 0 }
     const writer = requestLog

@@ -37,7 +37,7 @@ export interface RequestLogInit {
 export interface RequestLog {
   /** Hand this to the gateway's request recorder. Never blocks, never throws. */
   listener: RequestRecordListener
-  /** Makes today's and the next days' partitions; call once at start (errors are logged, not thrown). */
+  /** Starts the upkeep: today's and the next days' partitions at once, then hourly; resolves when the first round is done (errors are logged, not thrown). */
   start(): Promise<void>
   stats(): BatchWriterStats
   /** Writes what is buffered; resolves when done or given up. */
