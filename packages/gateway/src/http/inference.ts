@@ -4,15 +4,14 @@
  * extra_fields. No Hono on this route (see `createListener` in app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
 import { renderJson, renderStream } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { RoutingLog } from '../routing/log.ts'
 import { readBody } from './body.ts'
+import { callerCancellation, requestContext, requestIdOf, routingHeaders } from './surface.ts'
 
 /** What the inference route needs of the node. */
 export interface InferenceComponents extends EngineComponents {
@@ -24,9 +23,6 @@ export interface InferenceInit {
   maxRequestBodyBytes: number
 }
 
-/** Session headers that coding agents already send, after our own (reference: "How adaptive routing works"). */
-const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'x-session-id', 'session_id', 'conversation_id'] as const
-
 const INFERENCE_PATH = '/v1/chat/completions'
 
 export function isInferencePath(url: string | undefined): boolean {
@@ -37,15 +33,16 @@ export function isInferencePath(url: string | undefined): boolean {
 /** POST /v1/chat/completions on Node's own request and response; never rejects. */
 export function createInferenceHandler(components: InferenceComponents, init: InferenceInit): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
   return async (incoming, outgoing) => {
+    const requestId = requestIdOf(incoming.headers)
     try {
-      await serveInference(components, init, incoming, outgoing)
+      await serveInference(components, init, incoming, outgoing, requestId)
     } catch (error) {
-      writeError(components, outgoing, error)
+      writeError(components, outgoing, error, requestId)
     }
   }
 }
 
-async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
   if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
@@ -60,24 +57,12 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   }
   const request = validateChatRequest(json)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
-  const caller = new Cancellation()
-  outgoing.once('close', () => {
-    if (!outgoing.writableFinished) caller.abort()
-  })
-  let sessionId: string | null = null
-  for (const name of SESSION_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string' && value !== '') {
-      sessionId = value
-      break
-    }
-  }
-  const directKey = headers['x-bf-direct-key']
-  const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
-  const log = new RoutingLog(wantsLog)
+  const caller = callerCancellation(outgoing)
+  const context = requestContext(headers, components.logger)
+  const log = context.log
   let served
   try {
-    served = await serveChat(components, request, caller, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
+    served = await serveChat(components, request, caller, context)
   } catch (error) {
     if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
     if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
@@ -85,14 +70,15 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
   if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
-  if (served.success.kind === 'stream') await renderStream(outgoing, served)
-  else renderJson(outgoing, served)
+  const answerHeaders = routingHeaders(requestId, served.extraFields)
+  if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders)
+  else renderJson(outgoing, served, answerHeaders)
 }
 
 const NO_ATTEMPTS = Object.freeze({ provider: null, model: null, key_id: null, key_name: null, attempts: Object.freeze([]) })
 
 /** Where an inference error becomes an answer (the Hono app's onError answers for its routes). */
-function writeError(components: InferenceComponents, outgoing: ServerResponse, error: unknown): void {
+function writeError(components: InferenceComponents, outgoing: ServerResponse, error: unknown, requestId: string): void {
   const gatewayError = asGatewayError(error, components.logger)
   // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
   gatewayError.extraFields ??= NO_ATTEMPTS
@@ -102,7 +88,10 @@ function writeError(components: InferenceComponents, outgoing: ServerResponse, e
     return
   }
   const body = JSON.stringify(gatewayError.toJSON())
-  outgoing.writeHead(gatewayError.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  const headers = routingHeaders(requestId, gatewayError.extraFields)
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(Buffer.byteLength(body))
+  outgoing.writeHead(gatewayError.status, headers)
   outgoing.end(body)
 }
 

@@ -5,7 +5,7 @@
  * attempt is recorded for `extra_fields.attempts` and reported back to the router.
  */
 import { createKeyRotation, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
-import { readUsage, type Cancellation, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
+import { canServe, readUsage, speaksNatively, type Cancellation, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { RequestContext, PlannedTarget, Router, RequestPlan } from '../routing/router.ts'
 import { runAttempt } from './attempt.ts'
@@ -58,12 +58,17 @@ interface TargetFailure {
   key: ProviderKey | null
 }
 
+const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
+
 /** Serves a validated request or throws a GatewayError carrying extra_fields. */
 export async function serveChat(components: EngineComponents, request: ChatRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
   const plan = components.router.plan(request, context)
   const attempts: AttemptRecord[] = []
   let primaryFailure: TargetFailure | null = null
   for (const target of plan.targets) {
+    // A surface some providers cannot serve (embeddings at Anthropic) skips them, as if unoffered.
+    const surface = request.surface
+    if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(target.provider.adapter, surface.surface) : canServe(target.provider.adapter, surface.surface))) continue
     const outcome = await serveTarget(components, plan, target, request, caller, attempts)
     if ('success' in outcome) return outcome
     primaryFailure ??= outcome
@@ -71,7 +76,13 @@ export async function serveChat(components: EngineComponents, request: ChatReque
     if (outcome.reason === 'caller_fault') throw toGatewayError(outcome, attempts, context)
     if (outcome.reason === 'cancelled') break
   }
-  if (primaryFailure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
+  if (primaryFailure === null) {
+    if (request.surface !== undefined && plan.targets.length > 0) {
+      const names = plan.targets.map((target) => target.provider.name).join(', ')
+      throw new GatewayError('surface_not_served', `None of the providers of model "${request.model}" (${names}) serves ${SURFACE_NAMES[request.surface.surface]}. Name a model that an OpenAI, Azure or OpenAI-compatible provider serves.`, { param: 'model' })
+    }
+    throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
+  }
   throw toGatewayError(primaryFailure, attempts, context)
 }
 
@@ -104,7 +115,7 @@ async function serveTarget(
     router.attemptStarted(target, key)
     let run
     try {
-      run = await runAttempt(target.provider, request.body, target.model, key, caller)
+      run = await runAttempt(target.provider, request.body, target.model, key, caller, request.surface)
     } catch (error) {
       // Never sent (the body cannot be said in this provider's format): nothing to report.
       router.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)

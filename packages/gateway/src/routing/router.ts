@@ -73,6 +73,8 @@ export interface PlannedTarget {
 /** What a request brings besides its body. */
 export interface RequestContext {
   sessionId: string | null
+  /** The session's own idle limit (`x-bf-session-ttl`), when it set one. */
+  sessionTtlMs?: number
   directKey: string | null
   log: RoutingLog
 }
@@ -315,7 +317,7 @@ export function createRouter(components: RouterComponents): Router {
 
     served(plan, target, key) {
       if (plan.context.sessionId === null || target.directKey) return
-      sessions.remember(plan.context.sessionId, target.model, { provider: target.provider.name, keyId: key.id }, now())
+      sessions.remember(plan.context.sessionId, target.model, { provider: target.provider.name, keyId: key.id }, now(), plan.context.sessionTtlMs)
     },
 
     settle,
