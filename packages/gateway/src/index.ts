@@ -24,6 +24,7 @@ import {
 } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
+import { createRequestRecorder } from './recording/request-record.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
@@ -116,6 +117,17 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     }),
   ]
   const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
+  const region = init.fleet?.region ?? 'default'
+  // The per-request record: the request log and the per-minute counts listen to it.
+  const recorder = createRequestRecorder(
+    {
+      now,
+      secrets: () => providers.registry.list.flatMap((runtime) => runtime.config.keys.map((key) => key.value)),
+      recordContent: () => init.config.requestLog.content,
+      onListenerError: (error) => logger.error({ err: error }, 'a request record listener failed'),
+    },
+    { nodeId, region },
+  )
 
   // The 5-second recompute, off the hot path; expired tombstones are collected once a minute.
   let cycles = 0
@@ -129,7 +141,6 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   }, RECOMPUTE_INTERVAL_MS)
   recompute.unref()
 
-  const region = init.fleet?.region ?? 'default'
   fleet = await startFleet(
     {
       holds,
@@ -159,6 +170,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       clusterView: () => joined.view(),
       metrics,
       logger,
+      recorder,
       now,
       random,
       sleep: cancellableSleep,

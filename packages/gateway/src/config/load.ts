@@ -40,6 +40,8 @@ export interface GatewayConfig {
   loadBalancer: NonNullable<RawConfig['load_balancer_config']>
   maxRequestBodyBytes: number
   adminTokens: { token: string; role: 'view' | 'update' }[]
+  /** `request_log` of config.json with defaults: on, 7 days, no bodies. */
+  requestLog: { enabled: boolean; retentionDays: number; content: boolean }
 }
 
 /** A provider as written in config.json or stored: its name plus the `providers.<name>` object. */
@@ -90,6 +92,11 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
     loadBalancer: resolved.data.load_balancer_config ?? {},
     maxRequestBodyBytes: resolved.data.server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
     adminTokens: resolved.data.admin?.tokens ?? [],
+    requestLog: {
+      enabled: resolved.data.request_log?.enabled ?? true,
+      retentionDays: resolved.data.request_log?.retention_days ?? 7,
+      content: resolved.data.request_log?.content ?? false,
+    },
   }
 }
 

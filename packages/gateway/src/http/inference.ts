@@ -10,13 +10,17 @@ import { serveChat, type EngineComponents } from '../inference/engine.ts'
 import { renderJson, renderStream } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import { newRequestId } from '@switchboard/history'
+import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
-import { callerCancellation, requestContext, requestIdOf, routingHeaders } from './surface.ts'
+import { callerCancellation, requestContext, routingHeaders } from './surface.ts'
 
 /** What the inference route needs of the node. */
 export interface InferenceComponents extends EngineComponents {
   logger: Logger
   metrics: Metrics
+  /** The per-request record's listeners (the request log); tracks nothing while nobody listens. */
+  recorder: RequestRecorder
 }
 
 export interface InferenceInit {
@@ -32,17 +36,21 @@ export function isInferencePath(url: string | undefined): boolean {
 
 /** POST /v1/chat/completions on Node's own request and response; never rejects. */
 export function createInferenceHandler(components: InferenceComponents, init: InferenceInit): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
+  const { recorder } = components
   return async (incoming, outgoing) => {
-    const requestId = requestIdOf(incoming.headers)
+    const startedAt = components.now()
+    const requestId = newRequestId(startedAt)
+    outgoing.setHeader('x-request-id', requestId)
+    const track = recorder.active ? recorder.track(outgoing, 'chat_completions', startedAt, requestId) : null
     try {
-      await serveInference(components, init, incoming, outgoing, requestId)
+      await serveInference(components, init, incoming, outgoing, requestId, track)
     } catch (error) {
-      writeError(components, outgoing, error, requestId)
+      writeError(components, outgoing, error, requestId, track)
     }
   }
 }
 
-async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string): Promise<void> {
+async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
   if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
@@ -58,30 +66,40 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   const request = validateChatRequest(json)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
   const caller = callerCancellation(outgoing)
-  const context = requestContext(headers, components.logger)
+  const context = requestContext(headers, components.logger, requestId, track !== null)
   const log = context.log
+  const wantsLog = log.enabled
+  if (track !== null) {
+    track.asked = { model: request.model, fallbacks: request.fallbacks, stream: request.stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? text : undefined }
+    track.log = log
+  }
   let served
   try {
     served = await serveChat(components, request, caller, context)
   } catch (error) {
     if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
-    if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
+    if (wantsLog && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
-  if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
+  if (wantsLog && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
+  if (track !== null) {
+    track.succeeded(served)
+    if (served.success.kind === 'stream') served.observer = track
+  }
   const answerHeaders = routingHeaders(requestId, served.extraFields)
   if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders)
   else renderJson(outgoing, served, answerHeaders)
 }
 
-const NO_ATTEMPTS = Object.freeze({ provider: null, model: null, key_id: null, key_name: null, attempts: Object.freeze([]) })
+const NO_ATTEMPTS = Object.freeze([])
 
 /** Where an inference error becomes an answer (the Hono app's onError answers for its routes). */
-function writeError(components: InferenceComponents, outgoing: ServerResponse, error: unknown, requestId: string): void {
+function writeError(components: InferenceComponents, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null): void {
   const gatewayError = asGatewayError(error, components.logger)
   // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
-  gatewayError.extraFields ??= NO_ATTEMPTS
+  gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
+  track?.failed(gatewayError)
   if (outgoing.headersSent) {
     // Too late for a status: end what was started.
     if (!outgoing.writableEnded) outgoing.destroy()

@@ -5,7 +5,7 @@
  * model discovery). A model whose every route is failed or held stays listed, marked
  * `available: false`, so a picker can say why rather than lose it.
  */
-import { randomUUID } from 'node:crypto'
+import { newRequestId } from '@switchboard/history'
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import type { ProviderRegistry } from '../inference/registry.ts'
@@ -47,7 +47,7 @@ export function listModels(components: ModelsComponents): ServedModel[] {
 export function modelsApi(components: ModelsComponents): Hono<{ Bindings: HttpBindings }> {
   const api = new Hono<{ Bindings: HttpBindings }>()
   api.get('/models', (context) => {
-    context.header('x-request-id', context.req.header('x-request-id') ?? randomUUID())
+    context.header('x-request-id', newRequestId(Date.now()))
     const models = listModels(components)
     if (context.req.header('anthropic-version') !== undefined) {
       // Anthropic's list: newest first there; ours keeps config order. One page holds them all.

@@ -9,10 +9,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Surface } from '@switchboard/providers'
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError, asGatewayError } from '../errors.ts'
-import { serveChat, type Served } from '../inference/engine.ts'
+import { serveChat, type Served, type StreamObserver } from '../inference/engine.ts'
+import type { RecordedUsage } from '@switchboard/history'
 import { renderJson, renderStream, type StreamFraming } from '../inference/render.ts'
 import type { InferenceComponents, InferenceInit } from './inference.ts'
-import { callerCancellation, readFallbacks, readJsonObject, readModel, readStream, requestContext, requestIdOf, routingHeaders, upstreamFields } from './surface.ts'
+import { newRequestId } from '@switchboard/history'
+import type { RequestTrack } from '../recording/request-record.ts'
+import { callerCancellation, readFallbacks, readJsonObject, readModel, readStream, requestContext, routingHeaders, upstreamFields } from './surface.ts'
 
 /** What a surface adds to the shared handler. */
 export interface SurfaceSpec {
@@ -33,21 +36,25 @@ export interface SurfaceSpec {
   nativeOnly?(input: Record<string, unknown>): boolean
 }
 
-const NO_ATTEMPTS = Object.freeze({ provider: null, model: null, key_id: null, key_name: null, attempts: Object.freeze([]) })
+const NO_ATTEMPTS = Object.freeze([])
 
 /** A handler for one surface's POST route; never rejects. */
 export function createSurfaceHandler(components: InferenceComponents, init: InferenceInit, spec: SurfaceSpec): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
+  const { recorder } = components
   return async (incoming, outgoing) => {
-    const requestId = requestIdOf(incoming.headers)
+    const startedAt = components.now()
+    const requestId = newRequestId(startedAt)
+    outgoing.setHeader('x-request-id', requestId)
+    const track = recorder.active ? recorder.track(outgoing, spec.surface === 'count_tokens' ? 'messages_count_tokens' : spec.surface, startedAt, requestId) : null
     try {
-      await serve(components, init, spec, incoming, outgoing, requestId)
+      await serve(components, init, spec, incoming, outgoing, requestId, track)
     } catch (error) {
-      writeSurfaceError(components, spec, outgoing, error, requestId)
+      writeSurfaceError(components, spec, outgoing, error, requestId, track)
     }
   }
 }
 
-async function serve(components: InferenceComponents, init: InferenceInit, spec: SurfaceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string): Promise<void> {
+async function serve(components: InferenceComponents, init: InferenceInit, spec: SurfaceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null): Promise<void> {
   const headers = incoming.headers
   const input = await readJsonObject(incoming, init.maxRequestBodyBytes)
   const model = readModel(input)
@@ -61,7 +68,11 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     if (typeof value === 'string') forwarded[name] = value
   }
   const caller = callerCancellation(outgoing)
-  const context = requestContext(headers, components.logger)
+  const context = requestContext(headers, components.logger, requestId, track !== null)
+  if (track !== null) {
+    track.asked = { model, fallbacks, stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? JSON.stringify(input) : undefined }
+    track.log = context.log
+  }
   let served: Served
   try {
     served = await serveChat(components, {
@@ -73,18 +84,68 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
       surface: { surface: spec.surface, stream, bodyFor: () => ({ ...body }), headers: forwarded, nativeOnly: spec.nativeOnly?.(body) === true },
     }, caller, context)
   } catch (error) {
-    if (context.log.lines.length > 0) components.logger.debug({ routing: context.log.lines }, 'routing log')
+    if (context.log.enabled && context.log.lines.length > 0) components.logger.debug({ routing: context.log.lines }, 'routing log')
     if (error instanceof GatewayError && error.code === 'surface_not_served' && spec.whenNotServed !== undefined) {
-      return writeJson(outgoing, 200, spec.whenNotServed(body, model, error), routingHeaders(requestId, { model }))
+      const answer = spec.whenNotServed(body, model, error)
+      const extra = answer.extra_fields as Record<string, unknown> | undefined
+      if (extra !== undefined) extra.request_id = requestId
+      if (track !== null) track.usage = { prompt_tokens: Number(answer.input_tokens) || 0, completion_tokens: 0, total_tokens: Number(answer.input_tokens) || 0 }
+      return writeJson(outgoing, 200, answer, routingHeaders(requestId, { model }))
     }
     if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
-  if (context.log.lines.length > 0) components.logger.debug({ routing: context.log.lines }, 'routing log')
+  if (context.log.enabled && context.log.lines.length > 0) components.logger.debug({ routing: context.log.lines }, 'routing log')
+  if (track !== null) {
+    track.succeeded(served)
+    const success = served.success
+    if (success.kind === 'stream') served.observer = new UsageReadingObserver(track)
+    else track.usage = usageOf(success.body ?? JSON.parse(success.bytes.toString('utf8')))
+  }
   const answerHeaders = routingHeaders(requestId, served.extraFields)
   if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders, spec.framing)
   else renderJson(outgoing, served, answerHeaders)
+}
+
+/**
+ * Token counts in the surfaces' own words: `input_tokens`/`output_tokens` (Messages,
+ * Responses), `prompt_tokens` (embeddings); null when the answer has none.
+ */
+function usageOf(body: unknown): RecordedUsage | null {
+  const record = body as { usage?: Record<string, unknown>; response?: { usage?: Record<string, unknown> } } | null
+  const usage = record?.usage ?? record?.response?.usage
+  if (usage === undefined || usage === null) return null
+  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
+  const prompt = number(usage.input_tokens ?? usage.prompt_tokens) + number(usage.cache_read_input_tokens) + number(usage.cache_creation_input_tokens)
+  const completion = number(usage.output_tokens ?? usage.completion_tokens)
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+/** Passes stream events to the request's track and reads the usage of the events that carry it (message_start/delta, response.completed). */
+class UsageReadingObserver implements StreamObserver {
+  private prompt = 0
+  constructor(private readonly track: RequestTrack) {}
+
+  chunk(data: string): void {
+    this.track.chunk(data)
+    if (!data.includes('"usage"')) return
+    let usage
+    try {
+      const event = JSON.parse(data) as { message?: unknown }
+      usage = usageOf(event.message ?? event)
+    } catch {
+      return
+    }
+    if (usage === null) return
+    // Anthropic states input tokens at message_start and output tokens at message_delta.
+    this.prompt = Math.max(this.prompt, usage.prompt_tokens)
+    this.track.usage = { prompt_tokens: this.prompt, completion_tokens: usage.completion_tokens, total_tokens: this.prompt + usage.completion_tokens }
+  }
+
+  broke(message: string): void {
+    this.track.broke(message)
+  }
 }
 
 function writeJson(outgoing: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string>): void {
@@ -95,9 +156,10 @@ function writeJson(outgoing: ServerResponse, status: number, body: Record<string
   outgoing.end(text)
 }
 
-function writeSurfaceError(components: InferenceComponents, spec: SurfaceSpec, outgoing: ServerResponse, error: unknown, requestId: string): void {
+function writeSurfaceError(components: InferenceComponents, spec: SurfaceSpec, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null): void {
   const gatewayError = asGatewayError(error, components.logger)
-  gatewayError.extraFields ??= NO_ATTEMPTS
+  gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
+  track?.failed(gatewayError)
   if (outgoing.headersSent) {
     if (!outgoing.writableEnded) outgoing.destroy()
     return

@@ -3,7 +3,6 @@
  * and routing-log headers, the request id, and the routing facts every answer carries as
  * headers (`x-request-id`, `x-bf-provider`, `x-bf-model`, `x-bf-key-name`).
  */
-import { randomUUID } from 'node:crypto'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import { readSessionHeaders } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'
@@ -30,19 +29,12 @@ export async function readJsonObject(incoming: IncomingMessage, limit: number): 
   return json as Record<string, unknown>
 }
 
-/** The caller's `x-request-id` when it is a plain token, else a new one. */
-export function requestIdOf(headers: IncomingHttpHeaders): string {
-  const given = headers['x-request-id']
-  if (typeof given === 'string' && given.length > 0 && given.length <= 128 && /^[\w.:-]+$/.test(given)) return given
-  return randomUUID()
-}
-
-/** The routing context of a request: its session, direct key and routing log. */
-export function requestContext(headers: IncomingHttpHeaders, logger: Logger): RequestContext {
+/** The routing context of a request: its id, session, direct key and routing log (`recording`: the request log is on). */
+export function requestContext(headers: IncomingHttpHeaders, logger: Logger, requestId: string, recording: boolean): RequestContext {
   const session = readSessionHeaders(headers)
   const directKey = headers['x-bf-direct-key']
   const wantsLog = headers['x-bf-routing-log'] === 'true' || logger.isLevelEnabled('debug')
-  const context: RequestContext = { sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog) }
+  const context: RequestContext = { requestId, sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording) }
   if (session.ttlMs !== null) context.sessionTtlMs = session.ttlMs
   return context
 }

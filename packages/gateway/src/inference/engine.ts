@@ -30,6 +30,8 @@ export interface ExtraFields {
   key_id: string | null
   key_name: string | null
   attempts: AttemptRecord[]
+  /** The request's id (also the `x-request-id` header): find it in the request log with `GET /api/logs/:id`. */
+  request_id: string
   /** The routing log, when the request asked for it (`x-bf-routing-log: true`). */
   routing_log?: string[]
 }
@@ -40,6 +42,14 @@ export interface Served {
   extraFields: ExtraFields
   /** The upstream call; `abort()` ends it (streams: when the caller goes away). */
   upstream: { abort(): void }
+  /** Told of each stream event sent and of a stream that broke (the request log's track), when someone records. */
+  observer?: StreamObserver
+}
+
+/** Watches a stream as it goes to the caller. */
+export interface StreamObserver {
+  chunk(data: string): void
+  broke(message: string): void
 }
 
 export interface EngineComponents {
@@ -137,7 +147,7 @@ async function serveTarget(
     })
     if (result.ok) {
       router.served(plan, target, key)
-      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts }
+      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: plan.context.requestId }
       if (log.enabled) extraFields.routing_log = log.lines
       return { success: result, extraFields, upstream: run }
     }
@@ -152,7 +162,7 @@ function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[], conte
   const { target, last, key } = failure
   const provider = target.provider.name
   const where = `${provider}/${target.model}`
-  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts }
+  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts, request_id: context.requestId }
   if (context.log.enabled) extraFields.routing_log = context.log.lines
   const tries = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`
   const said = last ? ` The provider said: ${last.message}` : ''

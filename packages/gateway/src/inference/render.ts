@@ -88,17 +88,20 @@ export async function renderStream(outgoing: ServerResponse, served: Served, hea
     if (!outgoing.write(text)) await waitForDrain(outgoing)
   }
   let pending: string | null = null
+  const observer = served.observer
   try {
     for await (const data of events) {
       if (outgoing.destroyed) break
       if (pending !== null) await write(framing.frame(pending))
       pending = data
+      observer?.chunk(data)
     }
     if (!outgoing.destroyed) await write(framing.last(pending, served))
   } catch (error) {
     if (!outgoing.destroyed) {
       if (pending !== null) await write(framing.frame(pending))
       const message = error instanceof Error ? error.message : String(error)
+      observer?.broke(message)
       const code = (error as { code?: unknown }).code
       await write(framing.error(`The upstream stream broke: ${message}`, typeof code === 'string' ? code : 'upstream_stream_error', served))
     }

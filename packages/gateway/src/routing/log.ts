@@ -4,15 +4,46 @@
  * the node logs at debug. Hold, check and release lines always reach the node log: they are
  * rare, and an operator needs them.
  */
-import type { RoutingLogEntry } from '@switchboard/routing'
+import type { AffinityOutcome, DirectionDecision, RoutingLogEntry } from '@switchboard/routing'
 
-/** Collects the lines of one request; `enabled` false makes every call free. */
+/** A key the router left out of a request's picks (for the request log). */
+export interface SkippedKeyFact {
+  provider: string
+  model: string
+  keyId: string
+  keyName: string
+  /** The hold's reason, or `rate_limit_window` for a key backed off until its window resets. */
+  reason: string
+}
+
+/** The check of a held key a request carries; `keyId` null when every key was held and the one sent counts. */
+export interface CheckFact {
+  provider: string
+  model: string
+  keyId: string | null
+}
+
+/**
+ * Collects the lines of one request; `enabled` false makes every call free. With `recording`
+ * (the request log is on) the lines the router builds anyway are kept too, and the router
+ * leaves the facts of its decision here (plain assignments; the request log turns them into
+ * its routing summary after the answer is sent).
+ */
 export class RoutingLog {
   readonly lines: string[] = []
-  constructor(readonly enabled: boolean) {}
+  /** The provider decision of the request. */
+  decision: DirectionDecision | null = null
+  /** What session affinity did, when the request has a session. */
+  session: AffinityOutcome | null = null
+  check: CheckFact | null = null
+  skipped: SkippedKeyFact[] | null = null
+  constructor(
+    readonly enabled: boolean,
+    readonly recording = false,
+  ) {}
 
   add(line: string): void {
-    if (this.enabled) this.lines.push(`[loadbalancing] ${line}`)
+    if (this.enabled || this.recording) this.lines.push(`[loadbalancing] ${line}`)
   }
 
   /** Adds the balancer's structured entries as sentences. */
@@ -44,7 +75,8 @@ const KEY_REASONS: Record<string, string> = {
   no_keys: 'no key serves the model',
 }
 
-function describe(entry: RoutingLogEntry): string {
+/** One structured entry as a sentence. */
+export function describe(entry: RoutingLogEntry): string {
   switch (entry.kind) {
     case 'provider_chosen':
       return `Provider ${entry.provider} for ${entry.model}: ${DIRECTION_REASONS[entry.reason] ?? entry.reason}${entry.score !== null ? ` (score ${entry.score.toFixed(0)})` : ''}`

@@ -72,6 +72,8 @@ export interface PlannedTarget {
 
 /** What a request brings besides its body. */
 export interface RequestContext {
+  /** The request's id (`x-request-id`, `extra_fields.request_id`). */
+  requestId: string
   sessionId: string | null
   /** The session's own idle limit (`x-bf-session-ttl`), when it set one. */
   sessionTtlMs?: number
@@ -196,6 +198,7 @@ export function createRouter(components: RouterComponents): Router {
       let directions: Direction[] = [decision.primary!]
       for (const fallback of decision.fallbacks) directions.push(fallback)
       if (pinned === undefined) directions = preferNamingProviders(registry, directions, configured)
+      context.log.decision = decision
       if (context.log.enabled) context.log.addEntries(directionLog(decision))
 
       // A provider held on every key whose key is due gets this request first, healthy ones behind it.
@@ -210,6 +213,7 @@ export function createRouter(components: RouterComponents): Router {
           const due = coverage.allHeld ? coverage.dueKeyIds.find((keyId) => holds.claimCheck(candidate.provider, keyId, candidate.model, at)) : undefined
           if (due === undefined) continue
           firstKeyId = due
+          context.log.check = { provider: candidate.provider, model: candidate.model, keyId: due }
           directions = [candidate, ...directions.filter((direction) => direction.provider !== candidate.provider || direction.model !== candidate.model)]
           context.log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: keyName(candidate.provider, due) }))
           break
@@ -223,6 +227,7 @@ export function createRouter(components: RouterComponents): Router {
         const affinity = applySessionAffinity(withDirections(decision, directions[0]!, directions.slice(1)), last, (route) => balancer.isRouteOffered(route))
         if (affinity.outcome === 'kept') directions = [affinity.decision.primary!, ...affinity.decision.fallbacks]
         preferKeyId = affinity.preferKeyId
+        context.log.session = affinity.outcome
         if (affinity.outcome !== 'none') context.log.addEntries(directionLog(affinity.decision, affinity.outcome).filter((entry) => entry.kind === 'session'))
       }
 
@@ -254,22 +259,28 @@ export function createRouter(components: RouterComponents): Router {
         const key = keys[index]!
         if (isBackedOff(provider, key.id, model) && first !== index) {
           ;(held ??= []).push(index)
+          if (log.recording) skipped(log, provider, model, key, 'rate_limit_window')
           continue
         }
         if (!holds.isHeld(provider, key.id, model)) continue
         if (first === index) continue
         if (first < 0 && holds.claimCheck(provider, key.id, model, at)) {
           first = index
+          log.check = { provider, model, keyId: key.id }
           log.add(checkLine({ provider, model, key: key.name }))
           continue
         }
         ;(held ??= []).push(index)
+        if (log.recording) skipped(log, provider, model, key, holds.holdsOn(provider, key.id, model)[0]?.entry.reason ?? 'held')
       }
       if (held !== null) {
         metrics.heldKeySkips.inc({ provider })
         if (held.length === keys.length) {
           // Every key is held and none is due: the request goes anyway, and its answer counts as a check.
           log.add(everyKeyHeldLine({ provider, model, key: 'one of them' }))
+          // Nothing is left out after all: the request goes to one of them.
+          if (log.skipped !== null) log.skipped = log.skipped.filter((key) => key.provider !== provider || key.model !== model)
+          log.check ??= { provider, model, keyId: null }
           return { keys, weights, unavailable: NO_INDEXES }
         }
         log.add(skipLine({ provider, model, skipped: held.length, total: keys.length }))
@@ -344,6 +355,11 @@ export function createRouter(components: RouterComponents): Router {
 }
 
 const NO_INDEXES: readonly number[] = Object.freeze([])
+
+/** Notes a key left out of the request's picks, for the request log. */
+function skipped(log: RoutingLog, provider: string, model: string, key: ProviderKey, reason: string): void {
+  ;(log.skipped ??= []).push({ provider, model, keyId: key.id, keyName: key.name, reason })
+}
 
 /**
  * The rotation weights of `keys`: the balancer's shared array when it lists the same keys in

@@ -3,6 +3,8 @@
  * shipped: add a new one. Versions sort as strings, so keep them zero-padded.
  */
 
+import { historyMigration } from './0014-history.ts'
+
 /** One schema change, applied once per database. */
 export interface Migration {
   version: string
@@ -75,4 +77,5 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  historyMigration,
 ]
