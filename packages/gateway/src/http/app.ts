@@ -15,6 +15,7 @@ import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
@@ -81,6 +82,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
+  serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.route('/v1', modelsApi({ registry: () => components.directory.registry, isRouteOffered: (route) => components.adaptive.balancer.isRouteOffered(route) }))
