@@ -8,15 +8,15 @@
 import type { Pool } from 'pg'
 import type { Logger } from 'pino'
 import { createCluster, type Cluster, type Topic } from '@switchboard/cluster'
-import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
+import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff } from '@switchboard/routing'
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
-import type { RateLimitSignal, Router } from '../routing/router.ts'
+import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { bucketsRequest, configChange, digestRequest, digestResponse, holdBatch, PROTOCOLS, rateLimitSignal, type ConfigChange } from './messages.ts'
 
 export interface FleetComponents {
   holds: Holds
-  router: Router
+  dispatcher: Dispatcher
   pool: Pool
   logger: Logger
   metrics: Metrics
@@ -57,7 +57,7 @@ export interface Fleet {
   /** Shares hold entries this node changed. */
   publishHolds(entries: readonly HoldEntry[]): void
   /** Shares a rate-limit backoff with the region. */
-  publishRateLimit(signal: RateLimitSignal): void
+  publishRateLimit(backoff: RateLimitBackoff): void
   /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
   view(): Promise<ClusterView>
@@ -67,7 +67,7 @@ export interface Fleet {
 
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
-  const { holds, router, pool, logger, metrics, now } = components
+  const { holds, dispatcher, pool, logger, metrics, now } = components
   const started = now()
   /** Set once snapshots are scheduled: asks for one soon after holds change. */
   let changedHolds = () => {}
@@ -83,7 +83,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     const changed = holds.merge(entries, now())
     if (changed.length > 0) {
       changedHolds()
-      router.merged(changed)
+      dispatcher.merged(changed)
       logger.debug({ source, changed: changed.length }, 'merged holds')
     }
     return changed.length
@@ -123,7 +123,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     })
     rateTopic.subscribe((message, _from, meta) => {
       if (meta.peerId === fleet.peerId) return
-      router.backOff({ provider: message.provider, keyId: message.key_id, model: message.model, untilMs: message.until_ms })
+      dispatcher.backOff({ provider: message.provider, keyId: message.key_id, model: message.model, untilMs: message.until_ms })
     })
     configTopic.subscribe((message, _from, meta) => {
       if (meta.peerId === fleet.peerId) return

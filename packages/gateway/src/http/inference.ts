@@ -25,6 +25,8 @@ export interface InferenceComponents extends EngineComponents {
 
 export interface InferenceInit {
   maxRequestBodyBytes: number
+  /** `client.allow_direct_keys`: honour `x-bf-direct-key`. */
+  allowDirectKeys: boolean
 }
 
 const INFERENCE_PATH = '/v1/chat/completions'
@@ -66,7 +68,7 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   const request = validateChatRequest(json)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
   const caller = callerCancellation(outgoing)
-  const context = requestContext(headers, components.logger, requestId, track !== null)
+  const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
   const log = context.log
   const wantsLog = log.enabled
   if (track !== null) {
@@ -109,6 +111,7 @@ function writeError(components: InferenceComponents, outgoing: ServerResponse, e
   const headers = routingHeaders(requestId, gatewayError.extraFields)
   headers['content-type'] = 'application/json'
   headers['content-length'] = String(Buffer.byteLength(body))
+  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = String(gatewayError.retryAfterSeconds)
   outgoing.writeHead(gatewayError.status, headers)
   outgoing.end(body)
 }

@@ -68,7 +68,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     if (typeof value === 'string') forwarded[name] = value
   }
   const caller = callerCancellation(outgoing)
-  const context = requestContext(headers, components.logger, requestId, track !== null)
+  const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
   if (track !== null) {
     track.asked = { model, fallbacks, stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? JSON.stringify(input) : undefined }
     track.log = context.log
@@ -79,7 +79,6 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
       body: body as ChatRequestBody,
       model,
       fallbacks,
-      stream,
       // A shallow copy per attempt: an adapter sets `model` on it, translations only read.
       surface: { surface: spec.surface, stream, bodyFor: () => ({ ...body }), headers: forwarded, nativeOnly: spec.nativeOnly?.(body) === true },
     }, caller, context)
@@ -164,7 +163,9 @@ function writeSurfaceError(components: InferenceComponents, spec: SurfaceSpec, o
     if (!outgoing.writableEnded) outgoing.destroy()
     return
   }
-  writeJson(outgoing, gatewayError.status, spec.errorBody(gatewayError, requestId), routingHeaders(requestId, gatewayError.extraFields))
+  const headers = routingHeaders(requestId, gatewayError.extraFields)
+  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = String(gatewayError.retryAfterSeconds)
+  writeJson(outgoing, gatewayError.status, spec.errorBody(gatewayError, requestId), headers)
 }
 
 /** The OpenAI error body (Responses and embeddings callers read this shape). */

@@ -8,8 +8,8 @@ import { readSessionHeaders } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
-import { RoutingLog } from '../routing/log.ts'
-import type { RequestContext } from '../routing/router.ts'
+import { RoutingLog } from '@switchboard/routing'
+import type { RequestContext } from '../dispatch/dispatcher.ts'
 import { readBody } from './body.ts'
 
 /** The request's JSON object body; 415, 400 or 413 errors that say what to fix. */
@@ -30,9 +30,12 @@ export async function readJsonObject(incoming: IncomingMessage, limit: number): 
 }
 
 /** The routing context of a request: its id, session, direct key and routing log (`recording`: the request log is on). */
-export function requestContext(headers: IncomingHttpHeaders, logger: Logger, requestId: string, recording: boolean): RequestContext {
+export function requestContext(headers: IncomingHttpHeaders, logger: Logger, requestId: string, recording: boolean, allowDirectKeys: boolean): RequestContext {
   const session = readSessionHeaders(headers)
   const directKey = headers['x-bf-direct-key']
+  if (directKey !== undefined && !allowDirectKeys) {
+    throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
+  }
   const wantsLog = headers['x-bf-routing-log'] === 'true' || logger.isLevelEnabled('debug')
   const context: RequestContext = { requestId, sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording) }
   if (session.ttlMs !== null) context.sessionTtlMs = session.ttlMs
