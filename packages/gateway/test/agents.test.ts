@@ -190,3 +190,114 @@ describe('GET /v1/models', () => {
     expect(byId.get('gpt-4o')).toMatchObject({ type: 'model', available: false })
   })
 })
+
+describe('POST /v1/messages/count_tokens', () => {
+  it('countTokens: Anthropic counts natively; a model without an Anthropic provider gets a local estimate', async () => {
+    const native = await anthropic.messages.countTokens({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hello there, how many tokens is this?' }] })
+    expect(native.input_tokens).toBeGreaterThan(0)
+    expect(extraFieldsOf(native).provider).toBe('anthropic')
+    const estimated = await anthropic.messages.countTokens({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello there, how many tokens is this?' }] })
+    expect(estimated.input_tokens).toBe(native.input_tokens)
+    expect((estimated as unknown as { extra_fields: { estimated: boolean } }).extra_fields.estimated).toBe(true)
+  })
+})
+
+describe('POST /v1/responses with openai', () => {
+  it('responses.create is served natively by OpenAI and Azure, skipping the held key', async () => {
+    for (const [model, provider, suffix] of [['openai/gpt-4o-mini', 'openai', 'oked'], ['azure/gpt-4o', 'azure', 'oked']] as const) {
+      await simulator.resetRequests()
+      await expectHeldKeySkipped(provider, suffix, async () => {
+        const response = await openai.responses.create({ model, input: 'Hello', instructions: 'Be brief.' })
+        expect(response.object).toBe('response')
+        expect(response.status).toBe('completed')
+        expect(response.output_text).toContain('Hello from the simulator')
+        expect(response.usage?.output_tokens).toBeGreaterThan(0)
+        return extraFieldsOf(response)
+      })
+      const upstream = (await simulator.requests()).filter((request) => request.provider === provider)
+      expect(upstream.length).toBeGreaterThan(0)
+    }
+  })
+
+  it('responses.create is translated for Anthropic and chat-only OpenAI-compatible upstreams', async () => {
+    for (const [model, provider] of [['anthropic/claude-sonnet-4-5', 'anthropic'], ['groq/llama-3.3-70b', 'groq']] as const) {
+      const response = await openai.responses.create({ model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], max_output_tokens: 64 })
+      expect(response.object).toBe('response')
+      expect(response.output[0]).toMatchObject({ type: 'message', role: 'assistant' })
+      expect(response.output_text).toContain('Hello from the simulator')
+      expect(response.usage?.input_tokens).toBeGreaterThan(0)
+      expect(extraFieldsOf(response).provider).toBe(provider)
+    }
+  })
+
+  it('responses.stream with a function call, native and translated', async () => {
+    for (const model of ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'groq/llama-3.3-70b']) {
+      const stream = openai.responses.stream({
+        model,
+        input: [
+          { role: 'user', content: 'Weather in Paris?' },
+          { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+          { role: 'user', content: 'And in Rome?' },
+        ],
+        tools: [{ type: 'function', name: 'get_weather', description: 'Weather for a city', strict: false, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+        tool_choice: { type: 'function', name: 'get_weather' },
+      })
+      const types: string[] = []
+      stream.on('event', (event) => types.push(event.type))
+      const response = await stream.finalResponse()
+      const call = response.output.find((item) => item.type === 'function_call')
+      expect(call, model).toMatchObject({ type: 'function_call', name: 'get_weather' })
+      expect(JSON.parse((call as { arguments: string }).arguments)).toEqual({ city: 'simulated' })
+      expect(types[0]).toBe('response.created')
+      expect(types).toContain('response.function_call_arguments.delta')
+      expect(types[types.length - 1]).toBe('response.completed')
+    }
+  })
+
+  it('a failing provider: the fallback serves; errors are OpenAI-shaped', async () => {
+    await simulator.setRules([{ provider: 'openai', fault: 'server_error' }])
+    const response = await openai.responses.create({ model: 'openai/gpt-4o-mini', input: 'Hello', fallbacks: ['anthropic/claude-haiku-4-5'] } as OpenAI.Responses.ResponseCreateParamsNonStreaming)
+    expect(extraFieldsOf(response).provider).toBe('anthropic')
+    expect(extraFieldsOf(response).attempts[0]).toMatchObject({ provider: 'openai', failure_class: 'transient' })
+
+    const refused = await openai.responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'Hello', previous_response_id: 'resp_123' }).catch((caught: unknown) => caught)
+    expect(refused).toBeInstanceOf(OpenAI.APIError)
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(400)
+    expect((refused as InstanceType<typeof OpenAI.APIError>).message).toContain('previous_response_id')
+
+    const bad = await openai.responses.create({ model: 'openai/gpt-4o-mini', input: 42 as unknown as string }).catch((caught: unknown) => caught)
+    expect((bad as InstanceType<typeof OpenAI.APIError>).status).toBe(400)
+    expect((bad as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ type: 'invalid_request_error', param: 'input' })
+  })
+
+  it('a session stays on its provider and key (Codex session_id)', async () => {
+    const headers = { session_id: 'codex-session-1' }
+    const first = await openai.responses.create({ model: 'gpt-4o-mini', input: 'hi' }, { headers })
+    for (let index = 0; index < 5; index++) {
+      const next = await openai.responses.create({ model: 'gpt-4o-mini', input: 'hi' }, { headers })
+      expect(extraFieldsOf(next).key_name).toBe(extraFieldsOf(first).key_name)
+    }
+  })
+})
+
+describe('POST /v1/embeddings with openai', () => {
+  it('embeddings.create at OpenAI and Azure, skipping the held key', async () => {
+    for (const [model, provider] of [['openai/text-embedding-3-small', 'openai'], ['azure/text-embedding-3-large', 'azure']] as const) {
+      await simulator.resetRequests()
+      await expectHeldKeySkipped(provider, 'oked', async () => {
+        const response = await openai.embeddings.create({ model, input: ['alpha', 'beta'] }).withResponse()
+        expect(response.data.data).toHaveLength(2)
+        expect(response.data.data[0]!.embedding.length).toBeGreaterThan(0)
+        expect(response.response.headers.get('x-bf-provider')).toBe(provider)
+        return extraFieldsOf(response.data)
+      }, 4)
+    }
+  })
+
+  it('a model only Anthropic serves is a clear 404', async () => {
+    const error = await openai.embeddings.create({ model: 'claude-sonnet-4-5', input: 'x' }).catch((caught: unknown) => caught)
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(404)
+    expect((error as InstanceType<typeof OpenAI.APIError>).message).toContain('embeddings')
+  })
+})
