@@ -65,3 +65,10 @@ export function count(value) {
   if (value >= 1e3) return `${(value / 1e3).toFixed(1)}K`
   return String(value)
 }
+
+/** An instant as a datetime-local input's value (local time, to the minute). */
+export function localInput(at) {
+  const date = new Date(toMs(at))
+  const pad = (value) => String(value).padStart(2, '0')
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`
+}
