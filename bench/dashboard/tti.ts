@@ -65,6 +65,7 @@ const browser = await playwright.launchPersistentContext(await mkdtemp(join(tmpd
   executablePath: await chromium.executablePath(),
   headless: true,
   viewport: { width: 1400, height: 900 },
+  locale: 'en-GB',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
 })
 interface Load { drawn: number; interactive: number; click: number; longTasks: number; api: Record<string, number>; timelineRows: number; incidents: number }

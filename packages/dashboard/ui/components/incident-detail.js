@@ -10,6 +10,7 @@ import { Sheet } from './sheet.js'
 import { Card, ErrorNotice } from './notice.js'
 import { EventList } from './events.js'
 import { SWITCHES } from '../pages/settings.js'
+import { can } from '../lib/session.js'
 
 export const STATUS_LABELS = { attention: 'Needs attention', recovering: 'Recovering', mitigated: 'Mitigated', waiting: 'Waiting for traffic', resolved: 'Resolved', unobserved: 'No longer observed' }
 const HOLD_REASONS = ['credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit']
@@ -20,7 +21,7 @@ export function IncidentDetail({ id, context, onClose, onPrevious, onNext }) {
   const conditions = useApi('/api/adaptive-routing/conditions', [id, context.tick, context.version])
   const [message, setMessage] = useState(null)
   const data = detail.data
-  const canRelease = context.session.role === 'update'
+  const canRelease = can(context.session, 'adaptive_routing')
   const keyName = (keyId) => data?.key_names?.[keyId] ?? keyId
   const holds = data ? (conditions.data?.conditions ?? []).filter((hold) => hold.provider === data.provider && data.key_ids.includes(hold.key_id)) : []
   const release = async () => {

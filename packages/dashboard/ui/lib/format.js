@@ -45,11 +45,20 @@ export function relative(at, now = Date.now()) {
   return delta > 0 ? `in ${duration(delta)}` : `${duration(-delta)} ago`
 }
 
+const STAMP_OPTIONS = { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }
+// The browser's own locale, unless it names one Intl cannot use (a POSIX "en-US@posix" does that).
+const stampFormat = (() => {
+  try {
+    return new Intl.DateTimeFormat(undefined, STAMP_OPTIONS)
+  } catch {
+    return new Intl.DateTimeFormat('en-US', STAMP_OPTIONS)
+  }
+})()
+
 /** Local date and time, to the second. */
 export function stamp(at) {
   if (at === null || at === undefined) return '—'
-  const date = new Date(toMs(at))
-  return date.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  return stampFormat.format(new Date(toMs(at)))
 }
 
 export function percent(share, digits = 1) {
