@@ -21,6 +21,8 @@ export interface AppComponents extends InferenceComponents {
 
 export interface AppInit {
   maxRequestBodyBytes: number
+  /** `client.allow_direct_keys`. */
+  allowDirectKeys: boolean
   adminTokens: readonly AdminToken[]
   env: NodeJS.ProcessEnv
 }
@@ -46,6 +48,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
 
   app.onError((error, context) => {
     const answered = asGatewayError(error, components.logger)
+    if (answered.retryAfterSeconds !== null) context.header('retry-after', String(answered.retryAfterSeconds))
     return context.json(answered.toJSON(), answered.status as 400)
   })
   app.notFound((context) => {

@@ -5,13 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Cancellation } from '@switchboard/providers'
+import { RoutingLog } from '@switchboard/routing'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
 import { renderJson, renderStream } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { RoutingLog } from '../routing/log.ts'
 import { newRequestId } from '@switchboard/history'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
@@ -26,6 +26,8 @@ export interface InferenceComponents extends EngineComponents {
 
 export interface InferenceInit {
   maxRequestBodyBytes: number
+  /** `client.allow_direct_keys`: honour `x-bf-direct-key`. */
+  allowDirectKeys: boolean
 }
 
 /** Session headers that coding agents already send, after our own (reference: "How adaptive routing works"). */
@@ -82,6 +84,9 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     }
   }
   const directKey = headers['x-bf-direct-key']
+  if (directKey !== undefined && !init.allowDirectKeys) {
+    throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
+  }
   const hasDirectKey = typeof directKey === 'string' && directKey !== ''
   const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
   const log = new RoutingLog(wantsLog, track !== null)
@@ -121,7 +126,9 @@ function writeError(components: InferenceComponents, outgoing: ServerResponse, e
     return
   }
   const body = JSON.stringify(gatewayError.toJSON())
-  outgoing.writeHead(gatewayError.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = gatewayError.retryAfterSeconds
+  outgoing.writeHead(gatewayError.status, headers)
   outgoing.end(body)
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { DirectionDecision } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Served } from '../inference/engine.ts'
-import { RoutingLog } from '../routing/log.ts'
+import { RoutingLog } from '@switchboard/routing'
 import { buildRequestRecord, RequestTrack } from './request-record.ts'
 import { scrubSecrets } from './scrub.ts'
 

@@ -14,7 +14,7 @@ import { readUsage } from '@switchboard/providers'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
 import type { AttemptRecord, Served } from '../inference/engine.ts'
-import { RoutingLog } from '../routing/log.ts'
+import { RoutingLog } from '@switchboard/routing'
 import { scrubSecrets } from './scrub.ts'
 
 /** Bodies kept with `request_log.content: true` are cut at this many characters each. */

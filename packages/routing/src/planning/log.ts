@@ -1,10 +1,12 @@
 /**
- * The routing log of one request, as sentences for a person (issue 4 item 8, issue 5 item 6).
- * Lines are only built when someone reads them: the request asked (`x-bf-routing-log`), or
- * the node logs at debug. Hold, check and release lines always reach the node log: they are
- * rare, and an operator needs them.
+ * The routing log of one request, as sentences for a person. Lines are only built when
+ * someone reads them (`enabled`: the request asked with `x-bf-routing-log`, or the node logs
+ * at debug); the plan itself carries the same facts as data for recorders.
  */
-import type { AffinityOutcome, DirectionDecision, RoutingLogEntry } from '@switchboard/routing'
+import type { DirectionDecision } from '../adaptive/directions.ts'
+import type { RoutingLogEntry } from '../adaptive/routing-log.ts'
+import type { AffinityOutcome } from '../adaptive/session.ts'
+import type { KeyPlan, RequestPlan } from './plan.ts'
 
 /** A key the router left out of a request's picks (for the request log). */
 export interface SkippedKeyFact {
@@ -37,10 +39,15 @@ export class RoutingLog {
   session: AffinityOutcome | null = null
   check: CheckFact | null = null
   skipped: SkippedKeyFact[] | null = null
+  /** The request's plan (targets in order, primary, picked by, moved off, check, session), once planned. */
+  plan: RequestPlan | null = null
   constructor(
     readonly enabled: boolean,
     readonly recording = false,
   ) {}
+
+  /** An empty log that records nothing. */
+  static readonly off: RoutingLog = new RoutingLog(false)
 
   add(line: string): void {
     if (this.enabled || this.recording) this.lines.push(`[loadbalancing] ${line}`)
@@ -49,7 +56,7 @@ export class RoutingLog {
   /** Adds the balancer's structured entries as sentences. */
   addEntries(entries: readonly RoutingLogEntry[]): void {
     if (!this.enabled) return
-    for (const entry of entries) this.add(describe(entry))
+    for (const entry of entries) this.add(describeEntry(entry))
   }
 }
 
@@ -76,7 +83,7 @@ const KEY_REASONS: Record<string, string> = {
 }
 
 /** One structured entry as a sentence. */
-export function describe(entry: RoutingLogEntry): string {
+export function describeEntry(entry: RoutingLogEntry): string {
   switch (entry.kind) {
     case 'provider_chosen':
       return `Provider ${entry.provider} for ${entry.model}: ${DIRECTION_REASONS[entry.reason] ?? entry.reason}${entry.score !== null ? ` (score ${entry.score.toFixed(0)})` : ''}`
@@ -95,4 +102,26 @@ export function describe(entry: RoutingLogEntry): string {
     case 'key_skipped':
       return `Skipping key ${entry.keyName} for ${entry.provider}/${entry.model}: ${entry.reason}`
   }
+}
+
+/** Why an attempt uses the key it uses, as the routing log says it. */
+export type AttemptWhy = 'first' | 'retry' | 'rotate'
+
+/**
+ * The line for the key an attempt actually uses: the check, the session's key, or a draw by
+ * weight with its share among the keys this request may use.
+ */
+export function keyChosenLine(route: { provider: string; model: string; key: string }, plan: KeyPlan, index: number, why: AttemptWhy, direct: boolean): string {
+  const where = `${route.provider}/${route.model}`
+  if (direct) return `Key ${route.key} for ${where}: the caller's own key`
+  if (why === 'retry') return `Retrying key ${route.key} for ${where}`
+  if (index === plan.check) return `Key ${route.key} for ${where}: this request is its check`
+  if (why === 'first' && index === plan.first) return `Key ${route.key} for ${where}: the session's key`
+  let total = 0
+  for (let other = 0; other < plan.weights.length; other++) {
+    if (plan.leftOut.some((left) => left.index === other)) continue
+    total += Math.max(0, plan.weights[other]!)
+  }
+  const share = total > 0 ? Math.max(0, plan.weights[index]!) / total : 0
+  return `Key ${route.key} for ${where}: ${why === 'rotate' ? 'moving to another key, ' : ''}drawn by weight (share ${(share * 100).toFixed(0)}%)`
 }
