@@ -180,15 +180,20 @@ describe('gateway keys', () => {
     expect((await admin('DELETE', `/api/gateway-keys/${created.json.id}`)).status).toBe(404)
   })
 
-  it('authenticates the official Anthropic client by its x-api-key header', async () => {
-    // Against /v1/chat/completions: the x-api-key the SDK sends is what is checked. (/v1/messages
-    // is not on main yet; its route must call the same authenticateCaller.)
+  it('serves the official Anthropic client on /v1/messages by its x-api-key, and refuses a stranger in Anthropic\'s shape', async () => {
     const client = new Anthropic({ baseURL: gateway.url, apiKey: CONFIG_KEY, maxRetries: 0 })
-    const response = await client.post('/v1/chat/completions', { body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }).catch((error: unknown) => error)
-    expect(response).toMatchObject({ choices: expect.any(Array) })
+    const message = await client.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })
+    expect(message.content.length).toBeGreaterThan(0)
     const stranger = new Anthropic({ baseURL: gateway.url, apiKey: 'sk-ant-not-a-gateway-key-0000', maxRetries: 0 })
-    const refused = await stranger.post('/v1/chat/completions', { body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } }).catch((error: unknown) => error)
+    const refused = await stranger.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] }).catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(Anthropic.AuthenticationError)
+    expect((refused as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } })
+    // Every inference surface runs the same check.
+    for (const [method, path] of [['POST', '/v1/responses'], ['POST', '/v1/embeddings'], ['POST', '/v1/messages/count_tokens'], ['GET', '/v1/models']] as const) {
+      const answer = await raw(gateway.url, { method, path, headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{"model":"openai/gpt-4o-mini","input":"hi"}' } : {}) })
+      expect(answer.status, path).toBe(401)
+    }
+    expect((await raw(gateway.url, { path: '/v1/models', headers: { authorization: `Bearer ${CONFIG_KEY}` } })).status).toBe(200)
   })
 })
 

@@ -4,8 +4,7 @@
  * extra_fields. No Hono on this route (see `createListener` in app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Cancellation, readUsage } from '@switchboard/providers'
-import { RoutingLog } from '@switchboard/routing'
+import { readUsage } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
@@ -17,6 +16,7 @@ import type { RequestRecorder, RequestTrack } from '../recording/request-record.
 import { parseJsonBody, readBody } from './body.ts'
 import { isJsonMediaType } from '../access/media.ts'
 import { authenticateCaller, checkCallerTarget, type CallerComponents } from '../access/callers.ts'
+import { callerCancellation, requestContext, routingHeaders } from './surface.ts'
 
 /** What the inference route needs of the node. */
 export interface InferenceComponents extends EngineComponents {
@@ -33,9 +33,6 @@ export interface InferenceInit {
   /** `client.allow_direct_keys`: honour `x-bf-direct-key`. */
   allowDirectKeys: boolean
 }
-
-/** Session headers that coding agents already send, after our own (reference: "How adaptive routing works"). */
-const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'x-session-id', 'session_id', 'conversation_id'] as const
 
 const INFERENCE_PATH = '/v1/chat/completions'
 
@@ -69,36 +66,22 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   // Who is calling, before anything else is read (access/callers.ts; every inference surface calls it).
   const found = authenticateCaller(components.callers, incoming)
   const caller = found instanceof Promise ? await found : found
+  if (track !== null) track.gatewayKey = caller.keyName
   const text = await readBody(incoming, init.maxRequestBodyBytes)
   const request = validateChatRequest(parseJsonBody(text))
   checkCallerTarget(caller, request.model, request.fallbacks)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
-  const cancellation = new Cancellation()
-  outgoing.once('close', () => {
-    if (!outgoing.writableFinished) cancellation.abort()
-  })
-  let sessionId: string | null = null
-  for (const name of SESSION_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string' && value !== '') {
-      sessionId = value
-      break
-    }
-  }
-  const directKey = headers['x-bf-direct-key']
-  if (directKey !== undefined && !init.allowDirectKeys) {
-    throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
-  }
-  const hasDirectKey = typeof directKey === 'string' && directKey !== ''
-  const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
-  const log = new RoutingLog(wantsLog, track !== null)
+  const cancellation = callerCancellation(outgoing)
+  const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
+  const log = context.log
+  const wantsLog = log.enabled
   if (track !== null) {
-    track.asked = { model: request.model, fallbacks: request.fallbacks, stream: request.stream, sessionId, directKey: hasDirectKey, body: track.content ? text : undefined }
+    track.asked = { model: request.model, fallbacks: request.fallbacks, stream: request.stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? text : undefined }
     track.log = log
   }
   let served
   try {
-    served = await serveChat(components, request, cancellation, { requestId, sessionId, directKey: hasDirectKey ? (directKey as string) : null, log })
+    served = await serveChat(components, request, cancellation, context)
   } catch (error) {
     if (error instanceof GatewayError) {
       components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
@@ -120,8 +103,9 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     track.succeeded(served)
     if (served.success.kind === 'stream') served.observer = track
   }
-  if (served.success.kind === 'stream') await renderStream(outgoing, served)
-  else renderJson(outgoing, served)
+  const answerHeaders = routingHeaders(requestId, served.extraFields)
+  if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders)
+  else renderJson(outgoing, served, answerHeaders)
 }
 
 const NO_ATTEMPTS = Object.freeze([])
@@ -138,8 +122,10 @@ function writeError(components: InferenceComponents, outgoing: ServerResponse, e
     return
   }
   const body = JSON.stringify(gatewayError.toJSON())
-  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = gatewayError.retryAfterSeconds
+  const headers = routingHeaders(requestId, gatewayError.extraFields)
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(Buffer.byteLength(body))
+  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = String(gatewayError.retryAfterSeconds)
   outgoing.writeHead(gatewayError.status, headers)
   outgoing.end(body)
 }
