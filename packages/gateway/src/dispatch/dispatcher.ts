@@ -98,7 +98,7 @@ export interface Dispatcher {
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
   released(entries: readonly HoldEntry[]): void
-  /** Entries came from elsewhere (a peer, Postgres); `wasHeld` are the ones that were active here before. */
+  /** Entries came from elsewhere (a peer, Postgres) and changed this node's set: their routes fail or recover. */
   merged(entries: readonly HoldEntry[]): void
   /** Backs a key off until its window resets (our own headers, or a signal from the region). */
   backOff(backoff: RateLimitBackoff): void
@@ -252,6 +252,9 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     released: releaseAll,
     merged(entries) {
       if (entries.length === 0) return
+      // A hold learned from a peer or Postgres fails its routes here too, so its release sends them to recovering.
+      const at = now()
+      for (const entry of entries) if (entry.state === 'held') for (const route of routesOf(entry)) balancer.failRoute(route, at)
       releaseAll(entries)
       balancer.holdsChanged()
     },
