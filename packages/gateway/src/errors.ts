@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
   unknown_provider: { status: 400, type: 'invalid_request_error' },
   model_not_served: { status: 404, type: 'not_found_error' },
+  surface_not_served: { status: 404, type: 'not_found_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'not_found_error' },

@@ -208,32 +208,39 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     listening.listen(init.port, host, () => resolve(listening))
   })
   const port = (server.address() as AddressInfo).port
+  let closing: Promise<void> | undefined
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
-    async close(options = {}) {
-      // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
-      // in-flight requests finish within the bound, then whatever is left is cut.
-      health.setDraining()
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()))
-      const idle = setInterval(() => server.closeIdleConnections(), 100)
-      const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), options.drainMs ?? 20_000).unref())
-      if ((await Promise.race([drained, bound])) === 'timeout') {
-        logger.warn('drain bound reached: closing the connections still open')
-        server.closeAllConnections()
-        await drained
-      }
-      clearInterval(idle)
-      await joined.stop()
-      health.close()
-      clearInterval(recompute)
-      for (const off of unsubscribes) off()
-      await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
-      queue.close()
-      await providers.close()
-      await pool.end().catch(() => {})
-      await database.release()
+    // Once: a second call (a second signal) waits for the first instead of ending the pool under it.
+    close(options = {}) {
+      closing ??= shutDown(options)
+      return closing
     },
+  }
+
+  async function shutDown(options: { drainMs?: number }): Promise<void> {
+    // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
+    // in-flight requests finish within the bound, then whatever is left is cut.
+    health.setDraining()
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()))
+    const idle = setInterval(() => server.closeIdleConnections(), 100)
+    const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), options.drainMs ?? 20_000).unref())
+    if ((await Promise.race([drained, bound])) === 'timeout') {
+      logger.warn('drain bound reached: closing the connections still open')
+      server.closeAllConnections()
+      await drained
+    }
+    clearInterval(idle)
+    await joined.stop()
+    health.close()
+    clearInterval(recompute)
+    for (const off of unsubscribes) off()
+    await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
+    queue.close()
+    await providers.close()
+    await pool.end().catch(() => {})
+    await database.release()
   }
 }
 

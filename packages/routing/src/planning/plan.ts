@@ -193,7 +193,10 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
     targets = built.targets
     primary = built.primary
-    if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) planned.set(decision.fallbacks, Object.freeze(built.targets.map((target) => Object.freeze({ ...target }))))
+    if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      planned.set(decision.fallbacks, targets)
+    }
   }
   if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
     // The first target carries what is this request's own: its check, its session's key, the caller's key.
