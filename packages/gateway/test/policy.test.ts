@@ -300,7 +300,7 @@ describe('m. a due key is checked when every request carries a session', () => {
 
   it('checks it within seconds of its due time, though sessions keep their keys', async () => {
     await simulator.setRules([rateLimited('sk-policy-m-s1-1111')])
-    const held = await holdKey(gateway, 'openai/gpt-4o', 's1', { headers: { 'x-bf-session-id': 'warm-up' } })
+    const held = await holdKey(gateway, 'openai/gpt-4o', 's1')
     await simulator.setRules([])
     const sessions = ['agent-1', 'agent-2', 'agent-3']
     // Warm every session on the key that is not held.
