@@ -15,6 +15,8 @@ export interface Metrics {
   checks: Counter<'provider' | 'outcome'>
   heldKeySkips: Counter<'provider'>
   clusterDropped: Counter<'reason'>
+  /** Client connections closed to make room under `server.max_connections`. */
+  connectionsEvicted: Counter
 }
 
 /** Creates the node's registry and its metrics. */
@@ -32,5 +34,6 @@ export function createMetrics(): Metrics {
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
+    connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
   }
 }
