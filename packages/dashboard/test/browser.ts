@@ -18,6 +18,8 @@ export const SCREENSHOTS = join(root, 'docs/screenshots')
 export interface TestBrowser {
   /** A fresh tab (own storage) on `url`; with `token`, the tab is already signed in. */
   open(url: string, options?: { token?: string }): Promise<Page>
+  /** Script errors any page raised so far (uncaught exceptions, with the page's URL). */
+  errors(): string[]
   close(): Promise<void>
 }
 
@@ -29,23 +31,22 @@ export async function launchBrowser(): Promise<TestBrowser> {
     executablePath,
     headless: true,
     viewport: { width: 1400, height: 900 },
+    locale: 'en-GB',
+    timezoneId: 'UTC',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   })
   await mkdir(SCREENSHOTS, { recursive: true })
+  const errors: string[] = []
   return {
+    errors: () => [...errors],
     async open(url, options = {}) {
       const page = await context.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (error) => errors.push(error.message))
+      page.on('pageerror', (error) => errors.push(`${page.url()}: ${error.message}`))
       if (options.token !== undefined) {
         const token = options.token
         await page.addInitScript((value) => sessionStorage.setItem('switchboard.admin-token', value), token)
       }
       await page.goto(url)
-      // A script error on the page fails the test that made it, with the page's own words.
-      page.on('close', () => {
-        if (errors.length > 0) console.error(`page errors on ${url}:\n${errors.join('\n')}`)
-      })
       return page
     },
     async close() {

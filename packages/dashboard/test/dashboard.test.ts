@@ -28,8 +28,11 @@ beforeAll(async () => {
 }, 150_000)
 
 afterAll(async () => {
+  const errors = browser?.errors() ?? []
   await browser?.close()
   await fleet?.stop()
+  // A script error on any page fails the file, in the page's own words.
+  expect(errors).toEqual([])
 }, 60_000)
 
 const heldRow = (page: Page, key: string) => page.locator(`[data-testid="held-key"][data-key="${key}"]`)

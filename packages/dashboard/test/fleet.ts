@@ -3,11 +3,12 @@
  * libp2p and one real Postgres, in front of the simulator playing `npm start`'s rough day,
  * with a View and an Update admin token.
  */
-import { mkdtemp } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from '../../gateway/test/harness.ts'
+import { startSimulator, type SimulatorProcess } from '../../gateway/test/harness.ts'
+import { launchFleet, type FleetNode } from '../../../scripts/fleet/launch.ts'
 import { ROUGH_DAY_RULES, roughDayConfig } from '../../../scripts/fleet/rough-day.ts'
 
 export const UPDATE_TOKEN = 'dashboard-test-update-token-0123456789'
@@ -16,7 +17,7 @@ const SECRET = 'dashboard-test-fleet-secret-0123456789abcdef'
 
 export interface TestFleet {
   simulator: SimulatorProcess
-  nodes: { id: string; region: string; url: string; process: GatewayProcess }[]
+  nodes: { id: string; region: string; url: string; process: FleetNode }[]
   /** Calls the admin API of one node with the Update token. Answers are JSON of many shapes, read loosely by the tests: hence any. */
   admin(node: number, method: string, path: string, body?: unknown): Promise<any>
   /** One chat completion through `node` (the body as any, for the same reason). */
@@ -28,28 +29,23 @@ export async function startFleet(): Promise<TestFleet> {
   const simulator = await startSimulator()
   await simulator.setRules(ROUGH_DAY_RULES)
   const database: TestDatabase = await createTestDatabase()
-  const config = roughDayConfig(simulator.url)
-  const layout = [
-    ['node-a', 'eu'],
-    ['node-b', 'eu'],
-    ['node-c', 'us'],
-  ] as const
-  const ports = await Promise.all(layout.map(() => freePort()))
-  const nodes = await Promise.all(
-    layout.map(async ([id, region], index) => {
-      const process = await startGateway(config, {
-        SWITCHBOARD_NODE_ID: id,
-        SWITCHBOARD_REGION: region,
-        SWITCHBOARD_P2P_PORT: String(ports[index]),
-        SWITCHBOARD_PEERS: ports.filter((_, other) => other !== index).map((port) => `127.0.0.1:${port}`).join(','),
-        SWITCHBOARD_FLEET_SECRET: SECRET,
-        SWITCHBOARD_DATA_DIR: await mkdtemp(join(tmpdir(), `sb-dash-${id}-`)),
-        SWITCHBOARD_DATABASE_URL: database.url,
-        SWITCHBOARD_ADMIN_TOKENS: `${UPDATE_TOKEN}:update,${VIEW_TOKEN}:view`,
-      })
-      return { id, region, url: process.url, process }
-    }),
-  )
+  const stateDir = await mkdtemp(join(tmpdir(), 'sb-dashboard-fleet-'))
+  const configFile = join(stateDir, 'config.json')
+  await writeFile(configFile, JSON.stringify(roughDayConfig(simulator.url), null, 2))
+  // npm start's launcher: real `switchboard serve` processes, each with its own p2p port and data dir.
+  const fleet = await launchFleet({
+    nodes: [
+      { nodeId: 'node-a', region: 'eu' },
+      { nodeId: 'node-b', region: 'eu' },
+      { nodeId: 'node-c', region: 'us' },
+    ],
+    configFile,
+    databaseUrl: database.url,
+    fleetSecret: SECRET,
+    stateDir,
+    env: { LOG_LEVEL: 'warn', SWITCHBOARD_ADMIN_TOKENS: `${UPDATE_TOKEN}:update,${VIEW_TOKEN}:view` },
+  })
+  const nodes = fleet.nodes.map((node) => ({ id: node.nodeId, region: node.region, url: node.url, process: node }))
   const admin = async (node: number, method: string, path: string, body?: unknown) => {
     const response = await fetch(`${nodes[node]!.url}${path}`, {
       method,
@@ -74,9 +70,10 @@ export async function startFleet(): Promise<TestFleet> {
     admin,
     chat,
     async stop() {
-      await Promise.all(nodes.map((node) => node.process.stop()))
+      await fleet.stop()
       await simulator.stop()
       await database.drop()
+      await rm(stateDir, { recursive: true, force: true })
     },
   }
 }

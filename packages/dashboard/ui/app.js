@@ -27,7 +27,7 @@ function useSession() {
   const [session, setSession] = useState({ role: null, checked: false, needsToken: false })
   const check = useCallback(() => {
     api('GET', '/api/session').then(
-      (answer) => setSession({ role: answer.role, checked: true, needsToken: false, tokensRequired: answer.tokens_required }),
+      (answer) => setSession({ role: answer.role, permissions: answer.permissions, checked: true, needsToken: false, tokensRequired: answer.tokens_required }),
       (error) => setSession({ role: null, checked: true, needsToken: error.status === 401, error }),
     )
   }, [])

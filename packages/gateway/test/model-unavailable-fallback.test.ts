@@ -87,6 +87,12 @@ beforeEach(async () => {
   expect(cleared.status).toBe(200)
 })
 
+/** Sends a chat request to the gateway and reads its JSON answer (`any`: an arbitrary JSON document, checked field by field by each test). */
+async function chat(body: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  return { status: response.status, json: await response.json() }
+}
+
 interface Attempt {
   provider: string
   model: string
@@ -100,17 +106,12 @@ describe('a primary whose model is not available is served by the fallback', () 
     const { key, model } = PRIMARIES[primary]
     await simulator.setRules([{ key, fault: { status: fixture.status, headers: fixture.headers, body: fixture.body } }])
 
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: `${primary}/${model}`, messages, fallbacks: [FALLBACK] }),
-    })
-    const json = (await response.json()) as { choices?: unknown[]; extra_fields: { provider: string; model: string; attempts: Attempt[] } }
+    const { status, json } = await chat({ model: `${primary}/${model}`, messages, fallbacks: [FALLBACK] })
 
-    expect(response.status, JSON.stringify(json)).toBe(200)
+    expect(status, JSON.stringify(json)).toBe(200)
     expect(json.choices).toHaveLength(1)
     expect(json.extra_fields).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' })
-    const attempts = json.extra_fields.attempts
+    const attempts: Attempt[] = json.extra_fields.attempts
     const refused = attempts.slice(0, -1)
     expect(refused.length).toBeGreaterThan(0)
     for (const attempt of refused) expect(attempt).toMatchObject({ provider: primary, model, status: fixture.status, failure_class: failureClass })
@@ -125,13 +126,8 @@ describe('a primary whose model is not available is served by the fallback', () 
   it('still answers a request the provider calls malformed at once, with no fallback', async () => {
     const fixture = fixtureNamed('mistral 422 validation detail object as the message')
     await simulator.setRules([{ key: PRIMARIES.mistral.key, fault: { status: fixture.status, headers: fixture.headers, body: fixture.body } }])
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: `mistral/${PRIMARIES.mistral.model}`, messages, fallbacks: [FALLBACK] }),
-    })
-    const json = (await response.json()) as { error: { code: string }; extra_fields: { attempts: Attempt[] } }
-    expect(response.status).toBe(422)
+    const { status, json } = await chat({ model: `mistral/${PRIMARIES.mistral.model}`, messages, fallbacks: [FALLBACK] })
+    expect(status).toBe(422)
     expect(json.error.code).toBe('upstream_rejected_request')
     expect(json.extra_fields.attempts).toEqual([expect.objectContaining({ provider: 'mistral', failure_class: 'caller_fault' })])
     expect((await simulator.requests()).map((request) => request.status)).toEqual([422])

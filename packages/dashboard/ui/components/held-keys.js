@@ -6,11 +6,12 @@ import { html } from '../lib/html.js'
 import { api } from '../lib/api.js'
 import { reasonLabel, relative, stamp } from '../lib/format.js'
 import { Card } from './notice.js'
+import { can } from '../lib/session.js'
 
 export function HeldKeysCard({ conditions, session, now, onReleased }) {
   const [busy, setBusy] = useState(null)
   const [message, setMessage] = useState(null)
-  const canRelease = session.role === 'update'
+  const canRelease = can(session, 'adaptive_routing')
   const release = async (label, body) => {
     setBusy(label)
     setMessage(null)

@@ -45,11 +45,20 @@ export function relative(at, now = Date.now()) {
   return delta > 0 ? `in ${duration(delta)}` : `${duration(-delta)} ago`
 }
 
+const STAMP_OPTIONS = { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }
+// The browser's own locale, unless it names one Intl cannot use (a POSIX "en-US@posix" does that).
+const stampFormat = (() => {
+  try {
+    return new Intl.DateTimeFormat(undefined, STAMP_OPTIONS)
+  } catch {
+    return new Intl.DateTimeFormat('en-US', STAMP_OPTIONS)
+  }
+})()
+
 /** Local date and time, to the second. */
 export function stamp(at) {
   if (at === null || at === undefined) return '—'
-  const date = new Date(toMs(at))
-  return date.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  return stampFormat.format(new Date(toMs(at)))
 }
 
 export function percent(share, digits = 1) {
@@ -64,4 +73,11 @@ export function count(value) {
   if (value >= 1e4) return `${Math.round(value / 1e3)}K`
   if (value >= 1e3) return `${(value / 1e3).toFixed(1)}K`
   return String(value)
+}
+
+/** An instant as a datetime-local input's value (local time, to the minute). */
+export function localInput(at) {
+  const date = new Date(toMs(at))
+  const pad = (value) => String(value).padStart(2, '0')
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`
 }

@@ -6,13 +6,14 @@ import { html } from '../lib/html.js'
 import { api, useApi } from '../lib/api.js'
 import { Card, ErrorNotice } from '../components/notice.js'
 import { ProviderForm } from '../components/provider-form.js'
+import { can } from '../lib/session.js'
 
 export function ProvidersPage({ context }) {
   const list = useApi('/api/providers', [context.version])
   const [editing, setEditing] = useState(null)
   const [confirming, setConfirming] = useState(null)
   const [message, setMessage] = useState(null)
-  const canChange = context.session.role === 'update'
+  const canChange = can(context.session, 'providers')
   const denied = canChange ? undefined : 'Changing providers needs an Update token'
   const remove = async (name) => {
     setConfirming(null)

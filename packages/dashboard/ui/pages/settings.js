@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { api, useApi } from '../lib/api.js'
 import { Card, ErrorNotice } from '../components/notice.js'
+import { can } from '../lib/session.js'
 
 export const SWITCHES = [
   ['direction_selection_enabled', 'Provider selection', 'Routing picks the provider for each model by score. Off: a request keeps the provider and fallbacks it came with.'],
@@ -20,7 +21,7 @@ export function SettingsPage({ context }) {
   const config = useApi('/api/adaptive-routing/config', [context.version])
   const [saving, setSaving] = useState(null)
   const [message, setMessage] = useState(null)
-  const canChange = context.session.role === 'update'
+  const canChange = can(context.session, 'adaptive_routing')
   const flip = async (field, value) => {
     setSaving(field)
     setMessage(null)
