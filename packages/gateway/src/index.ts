@@ -20,6 +20,7 @@ import { createAdaptiveBalancer, createHolds, createSessionAffinity, RateLimitBa
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
+import { startRequestLog } from './recording/request-log.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
@@ -170,6 +171,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   if (imported.changes.some((change) => change.type !== 'settings:changed')) joined.publishConfig({ kind: 'providers' })
   if (imported.changes.some((change) => change.type === 'settings:changed')) joined.publishConfig({ kind: 'settings', settings: settings.get() })
 
+  const requestLog = await startRequestLog(
+    { pool, recorder, metrics, now, isLeader: async () => (await joined.view()).node.leader, log: (line) => logger.warn(line) },
+    { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays },
+  )
+
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
@@ -179,6 +185,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       directory: providers,
       health,
       clusterView: () => joined.view(),
+      logs: requestLog.api,
       metrics,
       logger,
       recorder,
@@ -233,6 +240,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       await drained
     }
     clearInterval(idle)
+    await requestLog.close()
     await joined.stop()
     health.close()
     clearInterval(recompute)

@@ -54,6 +54,8 @@ export interface RequestContext {
   /** The request's id (`x-request-id`, `extra_fields.request_id`). */
   requestId: string
   sessionId: string | null
+  /** The session's own idle limit (`x-bf-session-ttl`), when it set one. */
+  sessionTtlMs?: number
   directKey: string | null
   log: RoutingLog
 }
@@ -243,7 +245,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
 
     served(dispatch, target, key) {
       if (dispatch.context.sessionId === null || target.directKey) return
-      sessions.remember(dispatch.context.sessionId, target.model, { provider: target.provider.name, keyId: key.id }, now())
+      sessions.remember(dispatch.context.sessionId, target.model, { provider: target.provider.name, keyId: key.id }, now(), dispatch.context.sessionTtlMs)
     },
 
     settle,
