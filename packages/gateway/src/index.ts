@@ -5,11 +5,12 @@
  */
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
-import { createServer, type Server as HttpServer } from 'node:http'
+import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
+import { createGuardedServer } from './http/connections.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -210,7 +211,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
   const host = init.host ?? '127.0.0.1'
   const server = await new Promise<HttpServer>((resolve, reject) => {
-    const listening = createServer(listener)
+    const { server: listening } = createGuardedServer(listener, init.config.connections, () => metrics.connectionsEvicted.inc())
     listening.once('error', reject)
     listening.listen(init.port, host, () => resolve(listening))
   })
