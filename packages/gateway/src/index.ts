@@ -5,13 +5,14 @@
  */
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
-import { createServer, type Server as HttpServer } from 'node:http'
+import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, importGatewayKeys, listGatewayKeys, migrate } from '@switchboard/store'
 import { GatewayKeyRing, hashSecret, redactSecret } from './access/gateway-keys.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
+import { createGuardedServer } from './http/connections.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -248,7 +249,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
   const server = await new Promise<HttpServer>((resolve, reject) => {
-    const listening = createServer(listener)
+    const { server: listening } = createGuardedServer(listener, init.config.connections, () => metrics.connectionsEvicted.inc())
     listening.once('error', reject)
     listening.listen(init.port, host, () => resolve(listening))
   })

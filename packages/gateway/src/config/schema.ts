@@ -56,6 +56,12 @@ const serverSchema = z.strictObject({
   max_request_body_bytes: z.number().int().positive().optional(),
   /** Browser origins besides the node's own that may call the admin API (`https://dash.example.com`). */
   allowed_origins: z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin is scheme://host[:port], e.g. "https://dash.example.com"')).optional(),
+  /** A client has this long to send a request's headers (slow-client protection). */
+  headers_timeout_ms: z.number().int().min(1_000).max(600_000).optional(),
+  /** ...and this long to send the whole request, body included. */
+  request_timeout_ms: z.number().int().min(1_000).max(3_600_000).optional(),
+  /** Open client connections at most; past it, the oldest connection with no request in progress is closed. */
+  max_connections: z.number().int().min(16).max(1_000_000).optional(),
 })
 
 const permission = z.string().regex(/^(view|update|(adaptive_routing|providers|logs|settings)\.(view|update))$/, 'a role is view, update, or <area>.<view|update> with area adaptive_routing, providers, logs or settings')
