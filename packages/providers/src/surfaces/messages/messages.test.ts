@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { chunksOf as from, collectEvents as collect } from '../stream-testing.ts'
 import { TranslationError } from '../../anthropic/errors.ts'
 import { messagesToChat } from './request.ts'
 import { chatToMessage } from './response.ts'
 import { chatStreamToMessageEvents } from './stream.ts'
 
-async function* from(chunks: unknown[]): AsyncGenerator<string> {
-  for (const chunk of chunks) yield JSON.stringify(chunk)
-}
-
-async function collect(events: AsyncIterable<string>): Promise<Record<string, any>[]> {
-  const out: Record<string, any>[] = []
-  for await (const event of events) out.push(JSON.parse(event))
-  return out
-}
 
 describe('messagesToChat', () => {
   it('puts system first, tool results as tool messages before the rest of the user turn, images as data URLs', () => {

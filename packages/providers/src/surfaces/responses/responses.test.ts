@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { chunksOf as from, collectEvents as collect } from '../stream-testing.ts'
 import { responsesToChat } from './request.ts'
 import { chatToResponse } from './response.ts'
 import { chatStreamToResponseEvents } from './stream.ts'
 
-async function* from(chunks: unknown[]): AsyncGenerator<string> {
-  for (const chunk of chunks) yield JSON.stringify(chunk)
-}
-
-async function collect(events: AsyncIterable<string>): Promise<Record<string, any>[]> {
-  const out: Record<string, any>[] = []
-  for await (const event of events) out.push(JSON.parse(event))
-  return out
-}
 
 describe('responsesToChat', () => {
   it('turns instructions and input items into chat messages; function calls join the assistant turn', () => {
