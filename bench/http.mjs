@@ -113,6 +113,7 @@ async function runTarget(target, options, shared) {
     console.log(`  check request: ${check.status}${check.stream ? ' (stream)' : ''} ${check.sample.slice(0, 100)}...`);
     if (options.quietWait > 0) await waitForQuiet(options.quietWait);
     const measurement = await measure(started, upstream.service, options);
+    if (started.after) measurement.requestLog = await started.after();
     return { measurement, cpuNote: started.cpuNote };
   } catch (error) {
     return { skipped: `failed: ${String(error.message ?? error).split('\n')[0]}`, error };
@@ -157,6 +158,7 @@ async function main() {
         if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
       } else {
         const result = outcome.measurement;
+        if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
         console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
       }
       await sleep(500);

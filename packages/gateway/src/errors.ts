@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'not_found_error' },
   provider_not_found: { status: 404, type: 'not_found_error' },
+  log_not_found: { status: 404, type: 'not_found_error' },
   provider_exists: { status: 409, type: 'invalid_request_error' },
   admin_unauthorized: { status: 401, type: 'authentication_error' },
   admin_forbidden: { status: 403, type: 'permission_error' },

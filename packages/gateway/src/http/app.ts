@@ -15,6 +15,7 @@ import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { logsApi, type LogsApiComponents } from '../admin/logs-api.ts'
 import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
@@ -22,6 +23,7 @@ export interface AppComponents extends InferenceComponents {
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   clusterView: () => Promise<ClusterView>
+  logs: LogsApiComponents
 }
 
 export interface AppInit {
@@ -84,6 +86,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.use('/api/*', adminAuth(init.adminTokens))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
