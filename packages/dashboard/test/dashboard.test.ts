@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { launchBrowser, screenshot, type TestBrowser } from './browser.ts'
+import { ROUGH_DAY_RULES } from '../../../scripts/fleet/rough-day.ts'
 import { startFleet, until, UPDATE_TOKEN, VIEW_TOKEN, type TestFleet } from './fleet.ts'
 
 let fleet: TestFleet
@@ -53,6 +54,30 @@ describe('the dashboard on a rough day', () => {
     await page.close()
   })
 
+  it('shows the revoked key as the incident that needs attention, with its events and what would help', async () => {
+    const page = await browser.open(`${fleet.nodes[1]!.url}/#/incidents?window=1h`, { token: UPDATE_TOKEN })
+    const row = page.locator('[data-testid="incident-row"][data-status="attention"]').filter({ hasText: REVOKED })
+    await row.waitFor({ timeout: 20_000 })
+    expect(await row.textContent()).toContain('key rejected')
+    expect(Number(await page.getByTestId('figure-attention').locator('.value').textContent())).toBeGreaterThanOrEqual(1)
+    await screenshot(page, 'incidents')
+    await row.click()
+    const sheet = page.getByTestId('incident-detail')
+    await sheet.getByTestId('incident-events').waitFor()
+    expect(await sheet.getByTestId('incident-status').textContent()).toBe('Needs attention')
+    expect(await sheet.getByTestId('incident-events').textContent()).toContain('held')
+    expect(await sheet.getByTestId('held-key-card').textContent()).toContain('Incorrect API key')
+    expect((await sheet.getByTestId('what-would-help').textContent())!.length).toBeGreaterThan(20)
+    await screenshot(page, 'incident-detail')
+
+    // The dashboard of the same window: the figure counts it, the timeline has the key's row.
+    await page.goto(`${fleet.nodes[1]!.url}/#/dashboard?window=1h`)
+    await page.getByTestId('figure-incidents').waitFor()
+    expect(await page.getByTestId('figure-incidents').textContent()).toMatch(/need(s)? attention/)
+    await page.getByTestId('timeline-row').first().waitFor()
+    await page.close()
+  })
+
   it('does not let a View token release, and the API refuses it too', async () => {
     const page = await browser.open(`${fleet.nodes[1]!.url}/`, { token: VIEW_TOKEN })
     await expect.poll(() => page.getByTestId('session').textContent()).toContain('View')
@@ -93,6 +118,43 @@ describe('the dashboard on a rough day', () => {
     expect({ ...after, reroute_failed_directions: false }).toMatchObject({ ...before })
     expect(await toggle.isChecked()).toBe(true)
     await screenshot(page, 'settings')
+    await page.close()
+  })
+
+  it('finds the request routing moved off OpenAI with the "moved off" filter, and says why in words', async () => {
+    // OpenAI's gpt-4o fails on every key; re-routing is on (the previous test), so a request
+    // that names openai/gpt-4o goes to Azure once the direction is failed.
+    await fleet.simulator.setRules([...ROUGH_DAY_RULES, { provider: 'openai', model: 'gpt-4o', fault: 'server_error' }])
+    let moved: string | null = null
+    const deadline = Date.now() + 40_000
+    while (moved === null && Date.now() < deadline) {
+      const answer = await fleet.chat(0, 'openai/gpt-4o')
+      if (answer.status === 200 && answer.body.extra_fields.attempts[0].provider === 'azure') moved = answer.body.extra_fields.request_id as string
+      else await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    await fleet.simulator.setRules(ROUGH_DAY_RULES)
+    expect(moved).not.toBeNull()
+    const page = await browser.open(`${fleet.nodes[2]!.url}/#/logs?window=1h`, { token: VIEW_TOKEN })
+    await page.getByTestId('logs').waitFor()
+    await page.getByRole('checkbox', { name: /Moved off/ }).check()
+    const row = page.locator(`[data-testid="log-row"][data-id="${moved}"]`)
+    await until(async () => {
+      if (await row.count() > 0) return true
+      await page.getByRole('checkbox', { name: /Moved off/ }).uncheck()
+      await page.getByRole('checkbox', { name: /Moved off/ }).check()
+      return false
+    }, Boolean, 'the moved request in the log', 20_000)
+    // Every row the filter shows was moved off a provider.
+    const rows = page.getByTestId('log-row')
+    for (let index = 0; index < (await rows.count()); index++) expect(await rows.nth(index).textContent()).toContain('moved off openai')
+    await screenshot(page, 'logs')
+    await row.click()
+    const summary = page.getByTestId('routing-summary')
+    await summary.waitFor()
+    expect(await summary.textContent()).toMatch(/The request named openai\/gpt-4o\..*openai was failing for this model.*routing sent it to azure\/gpt-4o instead/)
+    await summary.getByRole('button', { name: 'View in routing history' }).click()
+    await page.getByTestId('timeline').waitFor()
+    expect(page.url()).toContain('window=custom')
     await page.close()
   })
 
