@@ -50,7 +50,6 @@ describe('the dashboard on a rough day', () => {
     expect(await row.textContent()).toContain('Incorrect API key')
     const badge = page.locator(`[data-testid="route"][data-key="${REVOKED}"] .badge`).first()
     expect(await badge.getAttribute('title')).toMatch(/^Held: key rejected\. openai said: “Incorrect API key/)
-    await screenshot(page, 'dashboard')
     await page.close()
   })
 
@@ -70,13 +69,31 @@ describe('the dashboard on a rough day', () => {
     expect((await sheet.getByTestId('what-would-help').textContent())!.length).toBeGreaterThan(20)
     await screenshot(page, 'incident-detail')
 
-    // The dashboard of the same window: the figure counts it, the timeline has the key's row.
-    await page.goto(`${fleet.nodes[1]!.url}/#/dashboard?window=1h`)
-    await page.getByTestId('figure-incidents').waitFor()
-    expect(await page.getByTestId('figure-incidents').textContent()).toMatch(/need(s)? attention/)
-    await page.getByTestId('timeline-row').first().waitFor()
     await page.close()
   })
+
+  it('draws the held key hatched on the timeline, and a key\'s routing score per node', async () => {
+    const page = await browser.open(`${fleet.nodes[0]!.url}/#/dashboard?window=1h`, { token: UPDATE_TOKEN })
+    expect(await page.getByTestId('figure-incidents').textContent()).toMatch(/need(s)? attention/)
+    // Snapshots come every few seconds in this fleet (SWITCHBOARD_HISTORY_SNAPSHOT_MS); Live mode redraws.
+    const direction = page.locator('[data-testid="timeline-row"][data-entity="direction:openai:gpt-4o-mini"]')
+    await direction.waitFor({ timeout: 30_000 })
+    await direction.getByRole('button', { expanded: false }).click()
+    const revoked = page.locator(`[data-testid="timeline-key"][data-key="${REVOKED}"]`)
+    await revoked.locator('.tl-dot[data-held="true"]').first().waitFor({ timeout: 20_000 })
+    expect(await revoked.locator('.tl-dot[data-held="true"]').first().getAttribute('data-state')).toBe('failed')
+    await page.getByTestId('incidents-lane').getByTestId('incident-bar').first().waitFor()
+    await screenshot(page, 'dashboard')
+
+    await page.getByRole('button', { name: 'Score of prod-1' }).click()
+    const chart = page.getByTestId('score-chart')
+    await chart.locator('canvas').first().waitFor({ timeout: 10_000 })
+    const box = (await chart.locator('.u-over').boundingBox())!
+    await page.mouse.move(box.x + box.width - 5, box.y + box.height / 2)
+    await expect.poll(() => chart.getByTestId('score-breakdown').textContent()).toMatch(/node-a.*Error penalty|Error penalty.*node-a/s)
+    await screenshot(page, 'score-chart')
+    await page.close()
+  }, 60_000)
 
   it('does not let a View token release, and the API refuses it too', async () => {
     const page = await browser.open(`${fleet.nodes[1]!.url}/`, { token: VIEW_TOKEN })
