@@ -24,6 +24,7 @@ import {
 } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
+import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
@@ -78,6 +79,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   let settings: LoadBalancerSettings = { ...defaultLoadBalancerSettings, ...(await store.getSettings()).load_balancer_config }
   let directory: ProviderDirectory | undefined
   let fleet: Fleet | undefined
+  let history: HistoryRecording | undefined
   const router = createRouter({
     balancer,
     holds,
@@ -88,7 +90,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     settings: () => settings,
     now,
     random,
-    onHoldsChanged: (entries) => fleet?.publishHolds(entries),
+    onHoldsChanged: (entries) => {
+      fleet?.publishHolds(entries)
+      history?.holds(entries, 'local')
+    },
     onRateLimited: (signal) => fleet?.publishRateLimit(signal),
   })
   directory = await createProviderDirectory(
@@ -123,6 +128,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     const at = now()
     if (router.expireBackoffs()) balancer.holdsChanged()
     balancer.recompute(at)
+    history?.recomputed()
     if (++cycles % 12 === 0) holds.collect(at)
     metrics.holdsActive.reset()
     for (const condition of holds.conditions()) metrics.holdsActive.inc({ reason: condition.reason })
@@ -130,10 +136,25 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   recompute.unref()
 
   const region = init.fleet?.region ?? 'default'
+  // History (issue 14): records what routing saw and did; never on the request path.
+  const configuredHistory = init.config.loadBalancer
+  history = await startHistoryRecording(
+    { pool, store, balancer, registry: () => providers.registry, settings: () => settings, metrics, logger, now, isLeader: async () => (fleet === undefined ? false : (await fleet.view()).node.leader) },
+    {
+      nodeId,
+      region,
+      env,
+      configured: {
+        ...(configuredHistory.history_enabled !== undefined ? { history_enabled: configuredHistory.history_enabled } : {}),
+        ...(configuredHistory.history_retention_days !== undefined ? { history_retention_days: configuredHistory.history_retention_days } : {}),
+      },
+    },
+  )
+  const recording = history
   fleet = await startFleet(
     {
       holds,
-      router,
+      router: recording.observeMerges(router),
       pool,
       logger,
       metrics,
@@ -162,6 +183,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       now,
       random,
       sleep: cancellableSleep,
+      recordRequest: (request, served, error) => recording.request(request, served, error),
+      history: () => recording.queries,
       adaptive: {
         balancer,
         holds,
@@ -176,6 +199,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         },
         keyName,
         now,
+        history: { settings: () => ({ ...recording.settings() }), saveSettings: async (values) => ({ ...(await recording.saveSettings(values)) }) },
       },
     },
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, adminTokens, env },
@@ -207,6 +231,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       health.close()
       clearInterval(recompute)
       for (const off of unsubscribes) off()
+      await recording.close()
       await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
       queue.close()
       await providers.close()

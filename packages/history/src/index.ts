@@ -33,3 +33,5 @@ export { answerIssues, parseIssueFilters, summarise, type IssueFilters, type Iss
 export { createHistoryQueries, type HistoryQueries, type IssueDetail } from './queries/service.ts'
 /** A query parameter the history API refuses (400). */
 export { HistoryQueryError } from './queries/params.ts'
+/** `history_enabled` and `history_retention_days`: read, checked, saved (API wins over config.json). */
+export { readHistorySettings, writeHistorySettings, checkHistorySettings, defaultHistorySettings, MAX_RETENTION_DAYS, type HistorySettings } from './settings.ts'

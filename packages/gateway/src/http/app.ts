@@ -10,12 +10,16 @@ import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { historyApi } from '../admin/history-api.ts'
+import type { HistoryQueries } from '@switchboard/history'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   clusterView: () => Promise<ClusterView>
+  /** The history queries (issue 14); null when history is not running. */
+  history?: () => HistoryQueries | null
 }
 
 export interface AppInit {
@@ -59,6 +63,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.use('/api/*', adminAuth(init.adminTokens))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.route('/api', historyApi(components.history ?? (() => null)))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 

@@ -7,9 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
-import { serveChat, type EngineComponents } from '../inference/engine.ts'
+import { serveChat, type EngineComponents, type ExtraFields } from '../inference/engine.ts'
 import { renderJson, renderStream } from '../inference/render.ts'
-import { validateChatRequest } from '../inference/validate.ts'
+import { validateChatRequest, type ChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RoutingLog } from '../routing/log.ts'
 import { readBody } from './body.ts'
@@ -18,6 +18,8 @@ import { readBody } from './body.ts'
 export interface InferenceComponents extends EngineComponents {
   logger: Logger
   metrics: Metrics
+  /** History's per-request counts (issue 14): called once per request, returns at once. */
+  recordRequest?: (request: ChatRequest, served: ExtraFields | null, error: GatewayError | null) => void
 }
 
 export interface InferenceInit {
@@ -80,10 +82,12 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     served = await serveChat(components, request, caller, { sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log })
   } catch (error) {
     if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+    components.recordRequest?.(request, null, error instanceof GatewayError ? error : null)
     if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
+  components.recordRequest?.(request, served.extraFields, null)
   if (log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (served.success.kind === 'stream') await renderStream(outgoing, served)
   else renderJson(outgoing, served)

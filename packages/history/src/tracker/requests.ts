@@ -38,15 +38,20 @@ export interface RequestCounting {
   add: Partial<DirectionCounts>
   /** Pinned to a failing provider, kept there because re-routing was off, and failed. */
   pinnedKeptFailed: boolean
-  /** Failed after every healthy key and provider was tried (none left). */
+  /** Failed while every provider of the model was failed on this node: none left to send it to. */
   noAlternative: boolean
 }
 
 /**
  * Classifies a request. `failing(model)` gives the providers this node saw failed for that
- * model when the request arrived. Returns null for an excluded failure.
+ * model when the request arrived; `everyFailing(model)` whether no provider of it was left.
+ * Returns null for an excluded failure.
  */
-export function countRequest(outcome: RequestOutcome, failing: (model: string) => ReadonlySet<string> | undefined): RequestCounting | null {
+export function countRequest(
+  outcome: RequestOutcome,
+  failing: (model: string) => ReadonlySet<string> | undefined,
+  everyFailing: (model: string) => boolean = () => false,
+): RequestCounting | null {
   if (outcome.failure === 'excluded') return null
   const first = outcome.attempts[0]
   const named = outcome.namedProvider
@@ -79,5 +84,5 @@ export function countRequest(outcome: RequestOutcome, failing: (model: string) =
       pinnedKeptFailed = true
     }
   }
-  return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null }
+  return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null && everyFailing(model) }
 }

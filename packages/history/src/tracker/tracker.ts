@@ -49,6 +49,8 @@ export class NodeTracker {
   private readonly open = new Map<string, Episode>()
   /** Providers failing per model, for the request classifier. */
   private readonly failing = new Map<string, Set<string>>()
+  /** How many providers serve each model here (from the last recompute). */
+  private readonly providersPerModel = new Map<string, number>()
   private counts = new Map<string, DirectionCounts & { provider: string; model: string }>()
   /** Requests and errors per route since the last snapshot. */
   private routeTraffic = new Map<string, { requests: number; errors: number }>()
@@ -140,7 +142,9 @@ export class NodeTracker {
       this.followRoute(view, at, out)
     }
     this.failing.clear()
+    this.providersPerModel.clear()
     for (const [entity, direction] of directions) {
+      this.providersPerModel.set(direction.model, (this.providersPerModel.get(direction.model) ?? 0) + 1)
       const state = directionState(direction.states)
       const previous = this.directionStates.get(entity) ?? 'healthy'
       if (previous !== state) out.events.push({ at, kind: 'direction:state', entity, provider: direction.provider, model: direction.model, keyId: null, detail: { from: previous, to: state } })
@@ -184,7 +188,11 @@ export class NodeTracker {
         if (changed && !out.episodes.includes(episode)) out.episodes.push(episode)
       }
     }
-    const counting = countRequest(outcome, (model) => this.failing.get(model))
+    const counting = countRequest(
+      outcome,
+      (model) => this.failing.get(model),
+      (model) => (this.failing.get(model)?.size ?? 0) >= (this.providersPerModel.get(model) ?? Infinity),
+    )
     if (counting === null) return out
     const countKey = `${counting.provider}\u0000${counting.model}`
     let counts = this.counts.get(countKey)

@@ -1,0 +1,228 @@
+/**
+ * Feeds the history recorder (issue 14) from what the gateway already sees: hold entries this
+ * node changed or merged from peers, the balancer's routes after each recompute and once a
+ * minute, finished requests, config-store edits, deletes and settings changes. It records; it
+ * decides nothing. Also the leader's daily retention and /metrics counters of the writers.
+ */
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import { Counter, Gauge } from 'prom-client'
+import type { AdaptiveBalancer, HoldEntry, LoadBalancerSettings } from '@switchboard/routing'
+import type { ConfigStore } from '@switchboard/store'
+import {
+  createHistoryQueries,
+  defaultHistorySettings,
+  keyEntity,
+  readHistorySettings,
+  runRetention,
+  startHistoryRecorder,
+  writeHistorySettings,
+  type HistoryQueries,
+  type HistoryRecorder,
+  type HistorySettings,
+  type RequestOutcome,
+  type RouteView,
+} from '@switchboard/history'
+import type { GatewayError } from '../errors.ts'
+import type { ExtraFields } from '../inference/engine.ts'
+import type { ChatRequest } from '../inference/validate.ts'
+import type { ProviderRegistry } from '../inference/registry.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import type { Router } from '../routing/router.ts'
+
+export interface HistoryRecordingComponents {
+  pool: pg.Pool
+  store: ConfigStore
+  balancer: AdaptiveBalancer
+  registry: () => ProviderRegistry
+  settings: () => LoadBalancerSettings
+  metrics: Metrics
+  logger: Logger
+  now: () => number
+  /** True on the node that runs the daily retention (a regional leader; Postgres keeps it to once a day). */
+  isLeader: () => Promise<boolean>
+}
+
+export interface HistoryRecordingInit {
+  nodeId: string
+  region: string
+  /** config.json's `load_balancer_config.history_*` values (API-saved values win). */
+  configured: Partial<HistorySettings>
+  env: NodeJS.ProcessEnv
+}
+
+/** Gateway codes of failures that count against nothing: the caller's fault, or a cancel. */
+const EXCLUDED = new Set(['upstream_rejected_request', 'client_closed_request', 'invalid_request', 'invalid_json', 'model_not_served', 'unknown_provider'])
+
+/** History wiring of one node. */
+export interface HistoryRecording {
+  queries: HistoryQueries
+  settings(): HistorySettings
+  saveSettings(values: Partial<HistorySettings>): Promise<HistorySettings>
+  holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
+  /** After each recompute. */
+  recomputed(): void
+  /** A finished chat request: served (extra fields) or failed (the error). */
+  request(request: ChatRequest, served: ExtraFields | null, error: GatewayError | null): void
+  /** The router as the fleet should see it: merges from peers are recorded too. */
+  observeMerges(router: Router): Router
+  close(): Promise<void>
+}
+
+/** Starts recording history on this node. */
+export async function startHistoryRecording(components: HistoryRecordingComponents, init: HistoryRecordingInit): Promise<HistoryRecording> {
+  const { pool, store, balancer, logger, now } = components
+  let settings: HistorySettings = { ...defaultHistorySettings }
+  try {
+    if (Object.keys(init.configured).length > 0) await writeHistorySettings(pool, init.configured, 'config')
+    settings = await readHistorySettings(pool)
+  } catch (error) {
+    logger.warn({ err: error }, 'could not read the history settings; using the defaults')
+  }
+  const envMs = (name: string) => {
+    const value = Number(init.env[name])
+    return Number.isFinite(value) && value > 0 ? value : undefined
+  }
+  const snapshotMs = envMs('SWITCHBOARD_HISTORY_SNAPSHOT_MS') ?? 60_000
+  const keyName = (provider: string, keyId: string) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name
+  const routeViews = (): RouteView[] =>
+    balancer.routes().map((route) => ({ provider: route.provider, model: route.model, keyId: route.keyId, keyName: route.keyName, state: route.state, held: route.held, weight: route.weight, errorRate: route.errorRate, latencyMs: route.latencyMs, parts: route.parts }))
+
+  const recorder = await startHistoryRecorder(
+    { pool, now, enabled: () => settings.history_enabled, log: (line) => logger.warn(line) },
+    { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
+  )
+  const queries = createHistoryQueries(
+    { pool, now, keyName, settings: () => ({ ...components.settings(), ...settings }) },
+    { lostAfterMs: envMs('SWITCHBOARD_HISTORY_LOST_MS') ?? 3 * snapshotMs, waitingAfterMs: envMs('SWITCHBOARD_HISTORY_WAITING_MS') ?? 120_000 },
+  )
+
+  // Config-store changes made on this node (each change is recorded once, where it was made).
+  let lastSettings: LoadBalancerSettings = { ...components.settings() }
+  const unsubscribes = [
+    store.on('key:changed', (detail) => recorder.record({ kind: 'key:edited', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, created: detail.created, fields: detail.fields } })),
+    store.on('key:deleted', (detail) => recorder.record({ kind: 'key:deleted', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name } })),
+    store.on('provider:changed', (detail) => recorder.record({ kind: 'provider:edited', entity: `provider:${detail.provider}`, provider: detail.provider, model: null, keyId: null, detail: { created: detail.created, fields: detail.fields } })),
+    store.on('provider:deleted', (detail) => recorder.record({ kind: 'provider:deleted', entity: `provider:${detail.provider}`, provider: detail.provider, model: null, keyId: null, detail: {} })),
+    store.on('settings:changed', (detail) => {
+      const after = { ...detail.load_balancer_config, ...settings }
+      recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before: { ...lastSettings, ...settings }, after, fields: detail.fields, origin: detail.origin } })
+      lastSettings = { ...detail.load_balancer_config }
+    }),
+  ]
+
+  // Settings saved on another node reach this one through Postgres.
+  const settingsTimer = setInterval(() => {
+    readHistorySettings(pool).then(
+      (read) => (settings = read),
+      () => {},
+    )
+  }, 15_000)
+  settingsTimer.unref()
+
+  // The daily retention: every hour the leader asks; Postgres lets it run once a day.
+  const retention = async () => {
+    if (!(await components.isLeader())) return
+    const ran = await runRetention(pool, { now: now(), retentionDays: settings.history_retention_days })
+    if (ran !== null && ran.dropped.length > 0) logger.info({ dropped: ran.dropped, episodes: ran.episodes }, `history retention: dropped ${ran.dropped.length} day partitions`)
+  }
+  const retentionTimer = setInterval(() => void retention().catch((error: unknown) => logger.warn({ err: error }, 'history retention failed')), envMs('SWITCHBOARD_HISTORY_RETENTION_CHECK_MS') ?? 3_600_000)
+  retentionTimer.unref()
+
+  registerMetrics(components.metrics, recorder)
+
+  return {
+    queries,
+    settings: () => ({ ...settings }),
+    async saveSettings(values) {
+      const before = { ...lastSettings, ...settings }
+      settings = await writeHistorySettings(pool, values, 'api')
+      const after = { ...lastSettings, ...settings }
+      if (before.history_enabled !== after.history_enabled || before.history_retention_days !== after.history_retention_days) {
+        recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before, after, fields: Object.keys(values), origin: 'api' } })
+      }
+      return { ...settings }
+    },
+    holds: (entries, origin) => recorder.holds(entries, origin),
+    recomputed: () => recorder.routes(routeViews()),
+    request(request, served, error) {
+      if (!settings.history_enabled) return
+      recorder.request(toOutcome(request, served, error, components.registry(), components.settings(), now()))
+    },
+    observeMerges(router) {
+      return {
+        ...router,
+        merged(entries) {
+          router.merged(entries)
+          recorder.holds(entries, 'peer')
+        },
+      }
+    },
+    async close() {
+      clearInterval(settingsTimer)
+      clearInterval(retentionTimer)
+      for (const off of unsubscribes) off()
+      await recorder.close()
+    },
+  }
+}
+
+/**
+ * How a request went, from what the engine returned. Points at the request log's record
+ * (issue 15) once that is on main; until then derived here from the attempts.
+ */
+function toOutcome(request: ChatRequest, served: ExtraFields | null, error: GatewayError | null, registry: ProviderRegistry, lb: LoadBalancerSettings, at: number): RequestOutcome {
+  const slash = request.model.indexOf('/')
+  const named = slash > 0 && registry.get(request.model.slice(0, slash)) !== undefined ? request.model.slice(0, slash) : null
+  const model = named === null ? request.model : request.model.slice(slash + 1)
+  const extra = served ?? (error?.extraFields as ExtraFields | undefined)
+  const attempts = (extra?.attempts ?? []).map((attempt) => ({ provider: attempt.provider, model: attempt.model, keyId: attempt.key_id, failureClass: attempt.failure_class }))
+  const callerFallbacks = request.fallbacks.map((fallback) => {
+    const at = fallback.indexOf('/')
+    return at > 0 ? { provider: fallback.slice(0, at), model: fallback.slice(at + 1) } : { provider: '', model: fallback }
+  })
+  return {
+    at,
+    namedProvider: named,
+    model,
+    callerFallbacks,
+    attempts,
+    served: served === null ? null : { provider: served.provider, model: served.model, keyId: served.key_id ?? '' },
+    failure: served !== null ? null : error !== null && EXCLUDED.has(error.code) ? 'excluded' : 'upstream',
+    rerouteEnabled: lb.reroute_failed_directions,
+  }
+}
+
+/** /metrics: what the history writers wrote, buffered and dropped (and why). */
+function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {
+  const registers = [metrics.registry]
+  new Gauge({
+    name: 'switchboard_history_buffered',
+    help: 'History rows waiting to be written, by writer',
+    labelNames: ['writer'],
+    registers,
+    collect() {
+      for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
+    },
+  })
+  new Counter({
+    name: 'switchboard_history_written_total',
+    help: 'History rows written to Postgres, by writer',
+    labelNames: ['writer'],
+    registers,
+    collect() {
+      this.reset()
+      for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
+    },
+  })
+  new Counter({
+    name: 'switchboard_history_dropped_total',
+    help: 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)',
+    labelNames: ['writer', 'reason'],
+    registers,
+    collect() {
+      this.reset()
+      for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
+    },
+  })
+}
