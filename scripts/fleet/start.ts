@@ -85,6 +85,8 @@ Switchboard fleet is running: ${count} node${count === 1 ? '' : 's'} on the embe
 ${running.nodes.map((node) => `  ${node.nodeId} (${node.region})  ${node.url}`).join('\n')}
   simulator        ${simulator.url}   (rules at ${simulator.url}/_sim/rules)
 
+Dashboard: ${first.url}/  (held keys, routes, settings, providers, cluster; every node serves it)
+
 The simulator plays a rough day: OpenAI key prod-2-revoked is revoked, prod-3-busy is on a
 30 requests/minute limit, Azure is slow, and Anthropic's backup-no-credit is out of credit.
 

@@ -200,6 +200,10 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
       if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
       return rpc.request(target, protocol, request, responseSchema, options)
     },
+    dialed: async () => {
+      await dialer.dialedOnce
+      return node.getPeers().length
+    },
     stats: () => counters.snapshot({ queued: queue.length, connections: node.getConnections().length, members: membership.members().length }),
     stop: () => {
       stopping ??= stop()

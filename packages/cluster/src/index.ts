@@ -114,6 +114,11 @@ export interface Cluster {
   handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void>
   /** Sends one request to a peer; rejects with a `ClusterError` (`peer_unreachable`, `request_timeout`, `remote_error`, ...). */
   request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options?: RequestOptions): Promise<R>
+  /**
+   * Resolves once every configured peer was dialled once, with how many peers are connected
+   * then: 0 means none answered, so a starting node need not wait to hear one.
+   */
+  dialed(): Promise<number>
   /** Counters and gauges for `/metrics`. */
   stats(): ClusterStats
   /** Tells peers this node leaves, then closes every connection. Idempotent. */

@@ -112,6 +112,9 @@ export class Dialer {
   private resolvedAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  private firstRoundDone: () => void = () => {}
+  /** Settles once every configured peer was dialled once (connected or failed), or the dialer stopped. */
+  readonly dialedOnce: Promise<void> = new Promise((resolve) => (this.firstRoundDone = resolve))
 
   constructor(components: DialerComponents, targets: PeerTarget[], options: DialerOptions) {
     this.components = components
@@ -125,6 +128,7 @@ export class Dialer {
     const loop = (): void => {
       if (this.stopped) return
       void this.round().catch((error: unknown) => this.components.log('warn', 'dial round failed', { error: String(error) })).finally(() => {
+        this.firstRoundDone()
         if (!this.stopped) this.timer = setTimeout(loop, tickMs)
       })
     }
@@ -134,6 +138,7 @@ export class Dialer {
   /** Stops the loop; dials in flight end with the node. */
   stop(): void {
     this.stopped = true
+    this.firstRoundDone()
     if (this.timer !== undefined) clearTimeout(this.timer)
   }
 

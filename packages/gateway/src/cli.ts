@@ -98,7 +98,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   // Printed whatever the log level: launchers and people wait for this line.
   logger.child({}, { level: 'info' }).info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
+  // One shutdown whatever arrives: Ctrl-C in a terminal sends SIGINT to the process group and a
+  // launcher then sends SIGTERM; a second shutdown would end the pool under the first one's
+  // last snapshot. Later signals are noted and ignored (the hard bound below still applies).
+  let shuttingDown = false
   const shutdown = (signal: string) => {
+    if (shuttingDown) {
+      logger.info({ signal }, 'already shutting down; ignoring the signal')
+      return
+    }
+    shuttingDown = true
     logger.info({ signal }, 'shutting down: draining in-flight requests')
     void gateway.close({ drainMs: 20_000 }).then(
       () => process.exit(0),
@@ -110,8 +119,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     // Inside Kubernetes' 30 s grace period (minus the preStop sleep), whatever happens.
     setTimeout(() => process.exit(0), 24_000).unref()
   }
-  process.once('SIGTERM', () => shutdown('SIGTERM'))
-  process.once('SIGINT', () => shutdown('SIGINT'))
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
   if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => shutdown('parent exited'))
   return 0
 }

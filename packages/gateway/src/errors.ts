@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   upstream_unavailable: { status: 502, type: 'upstream_error' },
   upstream_error: { status: 502, type: 'upstream_error' },
   upstream_rejected_request: { status: 400, type: 'invalid_request_error' },
+  direct_key_rejected: { status: 401, type: 'authentication_error' },
+  direct_keys_disabled: { status: 400, type: 'invalid_request_error' },
   client_closed_request: { status: 499, type: 'invalid_request_error' },
   internal_error: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, { status: number; type: ErrorType }>
@@ -41,7 +43,7 @@ export class GatewayError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { status?: number; param?: string | null; extraFields?: object } = {},
+    options: { status?: number; param?: string | null; extraFields?: object; retryAfterSeconds?: number } = {},
   ) {
     super(message)
     this.name = 'GatewayError'
@@ -49,7 +51,10 @@ export class GatewayError extends Error {
     this.type = ERROR_CODES[code].type
     this.param = options.param ?? null
     this.extraFields = options.extraFields
+    this.retryAfterSeconds = options.retryAfterSeconds ?? null
   }
+  /** Seconds for a `retry-after` header (a rate limit the caller should wait out), or null. */
+  readonly retryAfterSeconds: number | null
   readonly param: string | null
   extraFields: object | undefined
 

@@ -12,18 +12,13 @@ import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
-import { createRouter } from './routing/router.ts'
+import { createDispatcher } from './dispatch/dispatcher.ts'
 import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
-import {
-  createAdaptiveBalancer,
-  createHolds,
-  createSessionAffinity,
-  defaultLoadBalancerSettings,
-  RECOMPUTE_INTERVAL_MS,
-  type LoadBalancerSettings,
-} from '@switchboard/routing'
+import { createSettings } from './settings/settings.ts'
+import { createAdaptiveBalancer, createHolds, createSessionAffinity, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
+import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
@@ -71,30 +66,31 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const random = Math.random
   const nodeId = init.nodeId ?? `node-${process.pid}`
 
-  // Routing state: held keys first (the balancer asks them), then the balancer and sessions.
+  // Routing state: held keys and rate-limit backoffs first (the balancer asks them), then the balancer and sessions.
   const holds = createHolds({ nodeId, random })
-  // Held keys and rate-limit backoffs both keep a key out of the selection tables.
-  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || router.isBackedOff(provider, keyId, model) })
+  const backoffs = new RateLimitBackoffs()
+  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()) })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
-  let settings: LoadBalancerSettings = { ...defaultLoadBalancerSettings, ...(await store.getSettings()).load_balancer_config }
+  const settings = createSettings((await store.getSettings()).load_balancer_config)
   let directory: ProviderDirectory | undefined
   let fleet: Fleet | undefined
   let history: HistoryRecording | undefined
-  const router = createRouter({
+  const dispatcher = createDispatcher({
     balancer,
     holds,
     sessions,
+    backoffs,
     metrics,
     logger,
     registry: () => directory!.registry,
-    settings: () => settings,
+    settings: settings.get,
     now,
     random,
     onHoldsChanged: (entries) => {
       fleet?.publishHolds(entries)
       history?.holds(entries, 'local')
     },
-    onRateLimited: (signal) => fleet?.publishRateLimit(signal),
+    onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
   })
   directory = await createProviderDirectory(
     { store, queue, logger, env },
@@ -102,31 +98,45 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
   const providers = directory
   // A key edit releases its holds; a key or provider delete removes them (reference: "Releasing held keys").
+  const keyEdited = (provider: string, keyId: string) => {
+    const changed = holds.keyEdited(provider, keyId, now())
+    if (backoffs.forgetKey(provider, keyId)) balancer.holdsChanged()
+    dispatcher.released(changed)
+    dispatcher.settle({ changed, events: [] })
+  }
   const unsubscribes = [
     store.on('key:changed', (detail) => {
-      if (detail.created) return
-      const changed = holds.keyEdited(detail.provider, detail.id, now())
-      router.released(changed)
-      router.settle({ changed, events: [] })
+      if (!detail.created) keyEdited(detail.provider, detail.id)
     }),
-    store.on('key:deleted', (detail) => router.settle({ changed: holds.keyDeleted(detail.provider, detail.id, now()), events: [] })),
-    store.on('provider:deleted', (detail) => router.settle({ changed: holds.providerDeleted(detail.provider, now()), events: [] })),
+    store.on('key:deleted', (detail) => dispatcher.settle({ changed: holds.keyDeleted(detail.provider, detail.id, now()), events: [] })),
+    store.on('provider:deleted', (detail) => dispatcher.settle({ changed: holds.providerDeleted(detail.provider, now()), events: [] })),
     // Providers or keys changed here: every node re-reads them from the store.
     ...(['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, () => fleet?.publishConfig({ kind: 'providers' }))),
     store.on('settings:changed', () => {
       store.getSettings().then(
-        (saved) => (settings = { ...defaultLoadBalancerSettings, ...saved.load_balancer_config }),
+        (saved) => settings.set(saved.load_balancer_config, 'store'),
         (error: unknown) => logger.warn({ err: error }, 'could not read the saved settings'),
       )
     }),
   ]
   const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
+  const region = init.fleet?.region ?? 'default'
+  // The per-request record: the request log and the per-minute counts listen to it.
+  const recorder = createRequestRecorder(
+    {
+      now,
+      secrets: () => providers.registry.list.flatMap((runtime) => runtime.config.keys.map((key) => key.value)),
+      recordContent: () => init.config.requestLog.content,
+      onListenerError: (error) => logger.error({ err: error }, 'a request record listener failed'),
+    },
+    { nodeId, region },
+  )
 
   // The 5-second recompute, off the hot path; expired tombstones are collected once a minute.
   let cycles = 0
   const recompute = setInterval(() => {
     const at = now()
-    if (router.expireBackoffs()) balancer.holdsChanged()
+    if (dispatcher.expireBackoffs()) balancer.holdsChanged()
     balancer.recompute(at)
     history?.recomputed()
     if (++cycles % 12 === 0) holds.collect(at)
@@ -135,11 +145,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   }, RECOMPUTE_INTERVAL_MS)
   recompute.unref()
 
-  const region = init.fleet?.region ?? 'default'
-  // History (issue 14): records what routing saw and did; never on the request path.
+  // History (issue 14): records what routing saw and did, off the request path.
   const configuredHistory = init.config.loadBalancer
   history = await startHistoryRecording(
-    { pool, store, balancer, registry: () => providers.registry, settings: () => settings, metrics, logger, now, isLeader: async () => (fleet === undefined ? false : (await fleet.view()).node.leader) },
+    { pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now, isLeader: async () => (fleet === undefined ? false : (await fleet.view()).node.leader) },
     {
       nodeId,
       region,
@@ -154,7 +163,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   fleet = await startFleet(
     {
       holds,
-      router: recording.observeMerges(router),
+      dispatcher: recording.observeMerges(dispatcher),
       pool,
       logger,
       metrics,
@@ -162,37 +171,48 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       random,
       reloadProviders: () => providers.reload(),
       applySettings: (next) => {
-        settings = next
+        settings.set(next, 'peer')
       },
     },
     { nodeId, host: init.host ?? '127.0.0.1', region, p2pPort: init.fleet?.p2pPort ?? 9000, peers: init.fleet?.peers ?? [], dataDir: init.fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`, ...(init.fleet?.fleetSecret ? { fleetSecret: init.fleet.fleetSecret } : {}) },
   )
   const joined = fleet
+  // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
+  unsubscribes.push(settings.onChange((next, origin) => {
+    if (origin !== 'peer') joined.publishConfig({ kind: 'settings', settings: next })
+  }))
+  // config.json read at this boot may have edited keys and switches: the same as any other edit, on every node.
+  for (const change of imported.changes) {
+    if (change.type === 'key:changed' && !change.detail.created) keyEdited(change.detail.provider, change.detail.id)
+    else if (change.type === 'key:deleted') dispatcher.settle({ changed: holds.keyDeleted(change.detail.provider, change.detail.id, now()), events: [] })
+    else if (change.type === 'provider:deleted') dispatcher.settle({ changed: holds.providerDeleted(change.detail.provider, now()), events: [] })
+  }
+  if (imported.changes.some((change) => change.type !== 'settings:changed')) joined.publishConfig({ kind: 'providers' })
+  if (imported.changes.some((change) => change.type === 'settings:changed')) joined.publishConfig({ kind: 'settings', settings: settings.get() })
 
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   const listener = createListener(
     {
-      router,
+      dispatcher,
       directory: providers,
       health,
       clusterView: () => joined.view(),
       metrics,
       logger,
+      recorder,
+      history: () => recording.queries,
       now,
       random,
       sleep: cancellableSleep,
-      recordRequest: (request, served, error) => recording.request(request, served, error),
-      history: () => recording.queries,
       adaptive: {
         balancer,
         holds,
-        router,
-        settings: () => settings,
+        dispatcher,
+        settings: settings.get,
         async saveSettings(next) {
-          settings = next
-          joined.publishConfig({ kind: 'settings', settings: next })
+          settings.set(next, 'api')
           const landed = queue.enqueue('save load balancer settings', () => store.saveSettings(next, 'api'))
           const waited = await Promise.race([landed.then(() => 'landed' as const), new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 2_000).unref())])
           return { pending: waited === 'waiting' }
@@ -202,7 +222,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         history: { settings: () => ({ ...recording.settings() }), saveSettings: async (values) => ({ ...(await recording.saveSettings(values)) }) },
       },
     },
-    { maxRequestBodyBytes: init.config.maxRequestBodyBytes, adminTokens, env },
+    { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, env },
   )
   const host = init.host ?? '127.0.0.1'
   const server = await new Promise<HttpServer>((resolve, reject) => {
@@ -211,33 +231,40 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     listening.listen(init.port, host, () => resolve(listening))
   })
   const port = (server.address() as AddressInfo).port
+  let closing: Promise<void> | undefined
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
-    async close(options = {}) {
-      // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
-      // in-flight requests finish within the bound, then whatever is left is cut.
-      health.setDraining()
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()))
-      const idle = setInterval(() => server.closeIdleConnections(), 100)
-      const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), options.drainMs ?? 20_000).unref())
-      if ((await Promise.race([drained, bound])) === 'timeout') {
-        logger.warn('drain bound reached: closing the connections still open')
-        server.closeAllConnections()
-        await drained
-      }
-      clearInterval(idle)
-      await joined.stop()
-      health.close()
-      clearInterval(recompute)
-      for (const off of unsubscribes) off()
-      await recording.close()
-      await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
-      queue.close()
-      await providers.close()
-      await pool.end().catch(() => {})
-      await database.release()
+    // Once: a second call (a second signal) waits for the first instead of ending the pool under it.
+    close(options = {}) {
+      closing ??= shutDown(options)
+      return closing
     },
+  }
+
+  async function shutDown(options: { drainMs?: number }): Promise<void> {
+    // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
+    // in-flight requests finish within the bound, then whatever is left is cut.
+    health.setDraining()
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()))
+    const idle = setInterval(() => server.closeIdleConnections(), 100)
+    const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), options.drainMs ?? 20_000).unref())
+    if ((await Promise.race([drained, bound])) === 'timeout') {
+      logger.warn('drain bound reached: closing the connections still open')
+      server.closeAllConnections()
+      await drained
+    }
+    clearInterval(idle)
+    await joined.stop()
+    health.close()
+    clearInterval(recompute)
+    for (const off of unsubscribes) off()
+    await recording.close()
+    await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
+    queue.close()
+    await providers.close()
+    await pool.end().catch(() => {})
+    await database.release()
   }
 }
 

@@ -34,6 +34,7 @@ beforeAll(async () => {
         custom_provider_config: { base_provider_type: 'openai' },
       },
     },
+    client: { allow_direct_keys: true },
   })
 })
 

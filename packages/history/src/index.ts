@@ -35,3 +35,4 @@ export { createHistoryQueries, type HistoryQueries, type IssueDetail } from './q
 export { HistoryQueryError } from './queries/params.ts'
 /** `history_enabled` and `history_retention_days`: read, checked, saved (API wins over config.json). */
 export { readHistorySettings, writeHistorySettings, checkHistorySettings, defaultHistorySettings, MAX_RETENTION_DAYS, type HistorySettings } from './settings.ts'
+export * from './request-log/index.ts'

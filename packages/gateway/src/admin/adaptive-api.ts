@@ -11,14 +11,14 @@ import { HoldClearError, type AdaptiveBalancer, type Holds, type LoadBalancerSet
 import { GatewayError } from '../errors.ts'
 import { describeIssue } from '../config/problems.ts'
 import { loadBalancerSchema } from '../config/schema.ts'
-import type { Router } from '../routing/router.ts'
+import type { Dispatcher } from '../dispatch/dispatcher.ts'
 
 type Env = { Bindings: HttpBindings }
 
 export interface AdaptiveApiComponents {
   balancer: AdaptiveBalancer
   holds: Holds
-  router: Router
+  dispatcher: Dispatcher
   settings(): LoadBalancerSettings
   /** Saves and applies the switches; `pending` when Postgres did not answer in time. */
   saveSettings(settings: LoadBalancerSettings): Promise<{ pending: boolean }>
@@ -118,8 +118,8 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
       throw error
     }
     // An operator release sends the routes to recovering, on every node (the tombstones carry it).
-    components.router.released(outcome.changed)
-    components.router.settle({ changed: outcome.changed, events: [] })
+    components.dispatcher.released(outcome.changed)
+    components.dispatcher.settle({ changed: outcome.changed, events: [] })
     return context.json({ cleared: outcome.cleared, count: outcome.count })
   })
 

@@ -40,6 +40,10 @@ export interface GatewayConfig {
   loadBalancer: NonNullable<RawConfig['load_balancer_config']>
   maxRequestBodyBytes: number
   adminTokens: { token: string; role: 'view' | 'update' }[]
+  /** `client.allow_direct_keys`: a request may bring its own provider key (`x-bf-direct-key`). Default false. */
+  allowDirectKeys: boolean
+  /** `request_log` of config.json with defaults: on, 7 days, no bodies. */
+  requestLog: { enabled: boolean; retentionDays: number; content: boolean }
 }
 
 /** A provider as written in config.json or stored: its name plus the `providers.<name>` object. */
@@ -90,6 +94,12 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
     loadBalancer: resolved.data.load_balancer_config ?? {},
     maxRequestBodyBytes: resolved.data.server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
     adminTokens: resolved.data.admin?.tokens ?? [],
+    allowDirectKeys: resolved.data.client?.allow_direct_keys ?? false,
+    requestLog: {
+      enabled: resolved.data.request_log?.enabled ?? true,
+      retentionDays: resolved.data.request_log?.retention_days ?? 7,
+      content: resolved.data.request_log?.content ?? false,
+    },
   }
 }
 

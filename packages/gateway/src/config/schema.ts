@@ -64,12 +64,27 @@ const adminSchema = z.strictObject({
   tokens: z.array(z.strictObject({ token: z.string().min(16, 'use a token of at least 16 characters'), role: z.enum(['view', 'update']) })).optional(),
 })
 
+/** How callers may use the gateway (reference: `client` config). */
+const clientSchema = z.strictObject({
+  /** Let a request bring its own provider key in `x-bf-direct-key` (default false). */
+  allow_direct_keys: z.boolean().optional(),
+})
+
+/** The request log (issue 15; design.md "History, incidents, request log"). */
+export const requestLogSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  retention_days: z.number().int().min(1).max(365).optional(),
+  content: z.boolean().optional(),
+})
+
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   providers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'provider names use letters, digits, "_", "-" and "."'), providerSchema),
   load_balancer_config: loadBalancerSchema.optional(),
   server: serverSchema.optional(),
   admin: adminSchema.optional(),
+  client: clientSchema.optional(),
+  request_log: requestLogSchema.optional(),
 })
 
 /** config.json as written (after `env.VAR` resolution). */

@@ -8,15 +8,15 @@
 import type { Pool } from 'pg'
 import type { Logger } from 'pino'
 import { createCluster, type Cluster, type Topic } from '@switchboard/cluster'
-import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
+import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff } from '@switchboard/routing'
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
-import type { RateLimitSignal, Router } from '../routing/router.ts'
+import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { bucketsRequest, configChange, digestRequest, digestResponse, holdBatch, PROTOCOLS, rateLimitSignal, type ConfigChange } from './messages.ts'
 
 export interface FleetComponents {
   holds: Holds
-  router: Router
+  dispatcher: Dispatcher
   pool: Pool
   logger: Logger
   metrics: Metrics
@@ -57,7 +57,7 @@ export interface Fleet {
   /** Shares hold entries this node changed. */
   publishHolds(entries: readonly HoldEntry[]): void
   /** Shares a rate-limit backoff with the region. */
-  publishRateLimit(signal: RateLimitSignal): void
+  publishRateLimit(backoff: RateLimitBackoff): void
   /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
   view(): Promise<ClusterView>
@@ -67,7 +67,7 @@ export interface Fleet {
 
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
-  const { holds, router, pool, logger, metrics, now } = components
+  const { holds, dispatcher, pool, logger, metrics, now } = components
   const started = now()
   /** Set once snapshots are scheduled: asks for one soon after holds change. */
   let changedHolds = () => {}
@@ -83,7 +83,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     const changed = holds.merge(entries, now())
     if (changed.length > 0) {
       changedHolds()
-      router.merged(changed)
+      dispatcher.merged(changed)
       logger.debug({ source, changed: changed.length }, 'merged holds')
     }
     return changed.length
@@ -123,7 +123,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     })
     rateTopic.subscribe((message, _from, meta) => {
       if (meta.peerId === fleet.peerId) return
-      router.backOff({ provider: message.provider, keyId: message.key_id, model: message.model, untilMs: message.until_ms })
+      dispatcher.backOff({ provider: message.provider, keyId: message.key_id, model: message.model, untilMs: message.until_ms })
     })
     configTopic.subscribe((message, _from, meta) => {
       if (meta.peerId === fleet.peerId) return
@@ -138,8 +138,32 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     await fleet.handle(PROTOCOLS.buckets, bucketsRequest, holdBatch, async (request) => ({ entries: holds.entriesInBuckets(request.buckets) }))
     fleet.on('leader:change', (change) => logger.info({ region: change.region, leader: change.leader?.nodeId ?? null }, `leader of region ${change.region}: ${change.leader?.nodeId ?? 'none'}`))
 
-    // Join: pull the full set from one peer as soon as one is there (bounded wait).
+    // Catch up with a peer: compare digests, pull the buckets that differ (anti-entropy's round).
+    const syncWith = async (peer: { peerId: string; nodeId: string }, why: string): Promise<number> => {
+      holds.collect(now())
+      const theirs = await fleet.request(peer.peerId, PROTOCOLS.digest, {}, digestResponse)
+      const differing = differingBuckets(holds.digest(), theirs)
+      if (differing.length === 0) return 0
+      const pulled = await fleet.request(peer.peerId, PROTOCOLS.buckets, { buckets: differing }, holdBatch)
+      const merged = takeIn(pulled.entries, `${why} with ${peer.nodeId}`)
+      if (merged > 0) logger.info({ peer: peer.nodeId, merged }, `${why} brought ${merged} hold entries`)
+      return merged
+    }
+    // A peer that appears (a late start, a restart, the end of a partition) is synced with at
+    // once, both ways (it does the same on its side), rather than at the next anti-entropy round.
+    fleet.on('member:join', (member) => {
+      if (member.self) return
+      syncWith(member, 'sync on join').catch((error: unknown) => logger.debug({ err: error, peer: member.nodeId }, 'sync on join failed; anti-entropy will repair'))
+    })
+
+    // Join: pull the full set from one peer before serving, but only when a peer answers:
+    // with none connected after the first dial of every configured peer, serve at once.
     const join = async () => {
+      const connected = await Promise.race([fleet.dialed(), new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5_000).unref())])
+      if (connected === 0) {
+        if (init.peers.length > 0) logger.info('no peer answered yet: serving now; holds sync when peers appear')
+        return
+      }
       for (let tries = 0; tries < 50; tries++) {
         const peer = fleet.members().find((member) => !member.self)
         if (peer) {
@@ -159,15 +183,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
         const others = fleet.members().filter((member) => !member.self)
         const peer = others[Math.floor(components.random() * others.length)]
         if (!peer) return
-        void (async () => {
-          holds.collect(now())
-          const theirs = await fleet.request(peer.peerId, PROTOCOLS.digest, {}, digestResponse)
-          const differing = differingBuckets(holds.digest(), theirs)
-          if (differing.length === 0) return
-          const pulled = await fleet.request(peer.peerId, PROTOCOLS.buckets, { buckets: differing }, holdBatch)
-          const merged = takeIn(pulled.entries, `anti-entropy with ${peer.nodeId}`)
-          if (merged > 0) logger.info({ peer: peer.nodeId, merged }, 'anti-entropy repaired the hold set')
-        })().catch((error: unknown) => logger.debug({ err: error }, 'anti-entropy round failed'))
+        syncWith(peer, 'anti-entropy').catch((error: unknown) => logger.debug({ err: error }, 'anti-entropy round failed'))
       }, init.antiEntropyEveryMs ?? 10_000),
     )
   } else if (init.peers.length > 0) {

@@ -12,6 +12,7 @@ import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.t
 import type { ClusterView } from '../fleet/fleet.ts'
 import { historyApi } from '../admin/history-api.ts'
 import type { HistoryQueries } from '@switchboard/history'
+import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
   directory: ProviderDirectory
@@ -24,6 +25,8 @@ export interface AppComponents extends InferenceComponents {
 
 export interface AppInit {
   maxRequestBodyBytes: number
+  /** `client.allow_direct_keys`. */
+  allowDirectKeys: boolean
   adminTokens: readonly AdminToken[]
   env: NodeJS.ProcessEnv
 }
@@ -49,6 +52,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
 
   app.onError((error, context) => {
     const answered = asGatewayError(error, components.logger)
+    if (answered.retryAfterSeconds !== null) context.header('retry-after', String(answered.retryAfterSeconds))
     return context.json(answered.toJSON(), answered.status as 400)
   })
   app.notFound((context) => {
@@ -65,6 +69,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', adaptiveApi(components.adaptive))
   app.route('/api', historyApi(components.history ?? (() => null)))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
+  serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
   app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {

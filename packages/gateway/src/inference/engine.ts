@@ -1,15 +1,16 @@
 /**
- * The request path: the primary target with its full retry budget, then each fallback with
- * its own. Spec: reference/retries-and-fallbacks.txt ("The fallback logic follows a
- * predictable sequence"). Which targets and keys comes from the router; every upstream
- * attempt is recorded for `extra_fields.attempts` and reported back to the router.
+ * The request path: the targets routing planned, each with its own retry budget, in order.
+ * Spec: reference/retries-and-fallbacks.txt ("The fallback logic follows a predictable
+ * sequence"). Which targets and keys comes from the plan (@switchboard/routing); every
+ * upstream attempt is recorded for `extra_fields.attempts` and reported to the dispatcher.
+ * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
+ * the adapter renders in, a served answer or a GatewayError out.
  */
-import { createKeyRotation, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
-import { readUsage, type Cancellation, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
+import { createKeyRotation, keyChosenLine, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
+import { readUsage, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
-import type { RequestContext, PlannedTarget, Router, RequestPlan } from '../routing/router.ts'
+import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt } from './attempt.ts'
-import type { ChatRequest } from './validate.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 export interface AttemptRecord {
@@ -30,6 +31,8 @@ export interface ExtraFields {
   key_id: string | null
   key_name: string | null
   attempts: AttemptRecord[]
+  /** The request's id (also the `x-request-id` header): find it in the request log with `GET /api/logs/:id`. */
+  request_id: string
   /** The routing log, when the request asked for it (`x-bf-routing-log: true`). */
   routing_log?: string[]
 }
@@ -40,54 +43,73 @@ export interface Served {
   extraFields: ExtraFields
   /** The upstream call; `abort()` ends it (streams: when the caller goes away). */
   upstream: { abort(): void }
+  /** Told of each stream event sent and of a stream that broke (the request log's track), when someone records. */
+  observer?: StreamObserver
+}
+
+/** Watches a stream as it goes to the caller. */
+export interface StreamObserver {
+  chunk(data: string): void
+  broke(message: string): void
 }
 
 export interface EngineComponents {
-  router: Router
+  dispatcher: Dispatcher
   now: () => number
   random: () => number
   /** Waits `ms`; rejects early when `cancellation` aborts. */
   sleep: (ms: number, cancellation: Cancellation) => Promise<void>
 }
 
+/** A request as the engine serves it, whatever surface it came in on. */
+export interface EngineRequest extends RoutedRequest {
+  /** The body in OpenAI chat shape; each adapter renders it for its provider. */
+  body: ChatRequestBody
+}
+
 /** What one target ended in when it did not serve. */
 interface TargetFailure {
   reason: RotationStopReason
   last: AttemptFailure | null
-  target: PlannedTarget
+  target: DispatchTarget
   key: ProviderKey | null
+  /** Keys left waiting (rate limited, backed off) rather than dead: the earliest is due this many ms from now. */
+  retryAfterMs: number | null
 }
 
-/** Serves a validated request or throws a GatewayError carrying extra_fields. */
-export async function serveChat(components: EngineComponents, request: ChatRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
-  const plan = components.router.plan(request, context)
+/** Serves a request or throws a GatewayError carrying extra_fields. */
+export async function serveChat(components: EngineComponents, request: EngineRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
+  const dispatch = components.dispatcher.plan(request, context)
   const attempts: AttemptRecord[] = []
+  const targets = dispatch.targets
   let primaryFailure: TargetFailure | null = null
-  for (const target of plan.targets) {
-    const outcome = await serveTarget(components, plan, target, request, caller, attempts)
+  let firstFailure: TargetFailure | null = null
+  for (let index = 0; index < targets.length; index++) {
+    const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts)
     if ('success' in outcome) return outcome
-    primaryFailure ??= outcome
-    // A caller fault is about the request, not the provider: no fallback can fix it.
-    if (outcome.reason === 'caller_fault') throw toGatewayError(outcome, attempts, context)
+    firstFailure ??= outcome
+    if (index === dispatch.plan.primary) primaryFailure = outcome
     if (outcome.reason === 'cancelled') break
+    // A caller fault on the primary is about the request: no fallback can fix it. On a fallback it ends that fallback only.
+    if (outcome.reason === 'caller_fault' && index === dispatch.plan.primary) break
   }
-  if (primaryFailure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
-  throw toGatewayError(primaryFailure, attempts, context)
+  const failure = primaryFailure ?? firstFailure
+  if (failure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
+  throw toGatewayError(failure, attempts, context)
 }
 
 async function serveTarget(
   components: EngineComponents,
-  plan: RequestPlan,
-  target: PlannedTarget,
-  request: ChatRequest,
+  dispatch: Dispatch,
+  target: DispatchTarget,
+  request: EngineRequest,
   caller: Cancellation,
   attempts: AttemptRecord[],
 ): Promise<Served | TargetFailure> {
-  const { router } = components
-  const log = plan.context.log
-  const keyPlan = router.keyPlan(target, log)
-  const keys = keyPlan.keys
-  const rotation = createKeyRotation({ weights: keyPlan.weights, policy: target.provider.policy, random: components.random, unavailable: keyPlan.unavailable, first: keyPlan.first })
+  const { dispatcher } = components
+  const log = dispatch.context.log
+  const { keys, plan } = dispatcher.keyPlan(target, log)
+  const rotation = createKeyRotation({ weights: plan.weights, policy: target.provider.policy, random: components.random, ...leftOutOf(plan), first: plan.first, once: plan.check })
   let step = rotation.first()
   let last: AttemptFailure | null = null
   let key: ProviderKey | null = null
@@ -96,24 +118,26 @@ async function serveTarget(
       try {
         await components.sleep(step.delayMs, caller)
       } catch {
-        return { reason: 'cancelled', last, target, key }
+        return { reason: 'cancelled', last, target, key, retryAfterMs: null }
       }
     }
     key = keys[step.keyIndex]!
+    // The routing log names the key actually tried, and why.
+    if (log.enabled) log.add(keyChosenLine({ provider: target.provider.name, model: target.model, key: key.name }, plan, step.keyIndex, step.why, target.directKey !== undefined))
     const started = components.now()
-    router.attemptStarted(target, key)
+    dispatcher.attemptStarted(target, key)
     let run
     try {
       run = await runAttempt(target.provider, request.body, target.model, key, caller)
     } catch (error) {
       // Never sent (the body cannot be said in this provider's format): nothing to report.
-      router.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)
+      dispatcher.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)
       throw error
     }
     const result = run.result
     const failure = result.ok ? null : result.failure
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-    router.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
+    dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
     attempts.push({
       provider: target.provider.name,
       model: target.model,
@@ -125,26 +149,50 @@ async function serveTarget(
       wait_hint_ms: failure?.waitHintMs ?? null,
     })
     if (result.ok) {
-      router.served(plan, target, key)
-      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts }
+      dispatcher.served(dispatch, target, key)
+      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
       if (log.enabled) extraFields.routing_log = log.lines
       return { success: result, extraFields, upstream: run }
     }
     last = result.failure
     step = rotation.next(result.failure)
   }
-  return { reason: step.reason, last, target, key }
+  return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
 }
 
-/** Maps how the primary (or a caller fault) ended to the error the caller gets. */
+const NO_INDEXES: readonly number[] = Object.freeze([])
+
+/** The plan's left-out keys as the rotation takes them: dead ones, and ones only waiting. */
+function leftOutOf(plan: KeyPlan): { unavailable: readonly number[]; waiting: readonly number[] } {
+  if (plan.leftOut.length === 0) return { unavailable: NO_INDEXES, waiting: NO_INDEXES }
+  const unavailable: number[] = []
+  const waiting: number[] = []
+  for (const key of plan.leftOut) (key.dead ? unavailable : waiting).push(key.index)
+  return { unavailable, waiting }
+}
+
+/** How long until a key of the target may serve again: the earliest left-out key's due time, or the provider's hint. */
+function retryAfter(plan: KeyPlan, last: AttemptFailure | null, now: number): number | null {
+  let earliest: number | null = null
+  for (const key of plan.leftOut) if (!key.dead && (earliest === null || key.until - now < earliest)) earliest = Math.max(0, key.until - now)
+  const hint = last?.failureClass === 'rate_limit' ? last.waitHintMs : null
+  if (hint !== null && (earliest === null || hint < earliest)) earliest = hint
+  return earliest
+}
+
+/** Maps how the primary (or the first failed target) ended to the error the caller gets. */
 function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[], context: RequestContext): GatewayError {
   const { target, last, key } = failure
   const provider = target.provider.name
   const where = `${provider}/${target.model}`
-  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts }
+  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts, request_id: context.requestId }
   if (context.log.enabled) extraFields.routing_log = context.log.lines
   const tries = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`
   const said = last ? ` The provider said: ${last.message}` : ''
+  // The caller's own key: a refusal is about the caller's key, not the gateway's credentials.
+  if (target.directKey !== undefined && last !== null && (failure.reason === 'credentials_exhausted' || last.failureClass === 'credential')) {
+    return new GatewayError('direct_key_rejected', `${provider} refused the key sent in x-bf-direct-key (${last.failureClass}).${said}`, { extraFields })
+  }
   switch (failure.reason) {
     case 'no_keys':
       return new GatewayError('model_not_served', `Provider "${provider}" has no key that serves model "${target.model}". Add the model to a key's "models", or use another provider.`, { param: 'model', extraFields })
@@ -157,8 +205,15 @@ function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[], conte
     case 'retries_exhausted':
       break
   }
+  if (failure.retryAfterMs !== null) {
+    const seconds = Math.max(1, Math.ceil(failure.retryAfterMs / 1000))
+    return new GatewayError('upstream_rate_limited', `${where}: every key that is not refused is rate limited or backing off (${tries}); the earliest is due in ${seconds}s.${said}`, { extraFields, retryAfterSeconds: seconds })
+  }
   const failureClass = last?.failureClass
-  if (failureClass === 'rate_limit') return new GatewayError('upstream_rate_limited', `${where} is rate limiting every key tried (${tries}).${said}`, { extraFields })
+  if (failureClass === 'rate_limit') {
+    const seconds = last!.waitHintMs !== null ? Math.max(1, Math.ceil(last!.waitHintMs / 1000)) : undefined
+    return new GatewayError('upstream_rate_limited', `${where} is rate limiting every key tried (${tries}).${said}`, { extraFields, ...(seconds !== undefined ? { retryAfterSeconds: seconds } : {}) })
+  }
   if (failureClass === 'timeout') return new GatewayError('upstream_timeout', `${where} did not answer in time (${tries}).${said}`, { extraFields })
   if (last && last.status === 0) return new GatewayError('upstream_unavailable', `${where} could not be reached (${tries}).${said}`, { extraFields })
   const status = last && last.status >= 500 && last.status < 600 ? last.status : 502

@@ -1,6 +1,6 @@
 /** The providers a node runs: adapters plus the per-model key lists the hot path reads. */
 import { createProvider, type ProviderAdapter, type ProviderKey } from '@switchboard/providers'
-import type { RetryPolicy } from '@switchboard/routing'
+import { keyServesModel, type RetryPolicy } from '@switchboard/routing'
 import type { ProviderConfig } from '../config/load.ts'
 
 /** One provider as the engine uses it. */
@@ -21,15 +21,6 @@ export interface ProviderRegistry {
   close(): Promise<void>
 }
 
-/** True when the key names the model itself: in its models, or as one of its aliases. */
-export function keyNamesModel(key: ProviderKey, model: string): boolean {
-  return key.models.includes(model) || (key.aliases !== undefined && model in key.aliases)
-}
-
-/** True when the key serves the model: named, or a wildcard ("*") key. */
-export function keyServes(key: ProviderKey, model: string): boolean {
-  return key.models.includes('*') || keyNamesModel(key, model)
-}
 
 /** How long a replaced adapter keeps its pool for requests still using it. */
 const RETIRE_AFTER_MS = 30_000
@@ -60,7 +51,7 @@ export function createRegistry(providers: readonly ProviderConfig[], previous?: 
       keysFor(model) {
         let keys = byModel.get(model)
         if (keys === undefined) {
-          keys = config.keys.filter((key) => keyServes(key, model))
+          keys = config.keys.filter((key) => keyServesModel(key, model))
           // Bounded: unknown model names from callers must not grow the cache without limit.
           if (byModel.size < 1000) byModel.set(model, keys)
         }

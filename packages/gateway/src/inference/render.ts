@@ -57,17 +57,20 @@ export async function renderStream(outgoing: ServerResponse, served: Served): Pr
     if (!outgoing.write(text)) await waitForDrain(outgoing)
   }
   let pending: string | null = null
+  const observer = served.observer
   try {
     for await (const data of events) {
       if (outgoing.destroyed) break
       if (pending !== null) await write(`data: ${pending}\n\n`)
       pending = data
+      observer?.chunk(data)
     }
     if (!outgoing.destroyed) await write(`data: ${withExtraFields(pending, served)}\n\n`)
   } catch (error) {
     if (!outgoing.destroyed) {
       if (pending !== null) await write(`data: ${pending}\n\n`)
       const message = error instanceof Error ? error.message : String(error)
+      observer?.broke(message)
       const code = (error as { code?: unknown }).code
       await write(`data: ${JSON.stringify({ error: { message: `The upstream stream broke: ${message}`, type: 'upstream_error', code: typeof code === 'string' ? code : 'upstream_stream_error', param: null }, extra_fields: served.extraFields })}\n\n`)
     }

@@ -20,7 +20,7 @@ export interface Metrics {
 /** Creates the node's registry and its metrics. */
 export function createMetrics(): Metrics {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' })
+  collectDefaultMetrics({ register: registry, prefix: 'switchboard_' })
   const registers = [registry]
   return {
     registry,

@@ -23,17 +23,18 @@ import {
   type RequestOutcome,
   type RouteView,
 } from '@switchboard/history'
-import type { GatewayError } from '../errors.ts'
-import type { ExtraFields } from '../inference/engine.ts'
-import type { ChatRequest } from '../inference/validate.ts'
+import type { RequestRecord } from '@switchboard/history'
 import type { ProviderRegistry } from '../inference/registry.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import type { Router } from '../routing/router.ts'
+import type { Dispatcher } from '../dispatch/dispatcher.ts'
+import type { RequestRecorder } from './request-record.ts'
 
 export interface HistoryRecordingComponents {
   pool: pg.Pool
   store: ConfigStore
   balancer: AdaptiveBalancer
+  /** The per-request record (issue 15): history's per-minute counts listen to it. */
+  recorder: RequestRecorder
   registry: () => ProviderRegistry
   settings: () => LoadBalancerSettings
   metrics: Metrics
@@ -51,8 +52,8 @@ export interface HistoryRecordingInit {
   env: NodeJS.ProcessEnv
 }
 
-/** Gateway codes of failures that count against nothing: the caller's fault, or a cancel. */
-const EXCLUDED = new Set(['upstream_rejected_request', 'client_closed_request', 'invalid_request', 'invalid_json', 'model_not_served', 'unknown_provider'])
+/** Failure classes that count against nothing: the caller's fault, or a cancel. */
+const EXCLUDED = new Set(['caller_fault', 'cancelled'])
 
 /** History wiring of one node. */
 export interface HistoryRecording {
@@ -62,10 +63,8 @@ export interface HistoryRecording {
   holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
   /** After each recompute. */
   recomputed(): void
-  /** A finished chat request: served (extra fields) or failed (the error). */
-  request(request: ChatRequest, served: ExtraFields | null, error: GatewayError | null): void
-  /** The router as the fleet should see it: merges from peers are recorded too. */
-  observeMerges(router: Router): Router
+  /** The dispatcher as the fleet should see it: merges from peers are recorded too. */
+  observeMerges(dispatcher: Dispatcher): Dispatcher
   close(): Promise<void>
 }
 
@@ -130,6 +129,10 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   retentionTimer.unref()
 
   registerMetrics(components.metrics, recorder)
+  // Each request's record arrives after its answer was sent (never on the request path).
+  const offRecords = components.recorder.on((record) => {
+    if (settings.history_enabled) recorder.request(toOutcome(record, components.settings()))
+  })
 
   return {
     queries,
@@ -145,20 +148,17 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     },
     holds: (entries, origin) => recorder.holds(entries, origin),
     recomputed: () => recorder.routes(routeViews()),
-    request(request, served, error) {
-      if (!settings.history_enabled) return
-      recorder.request(toOutcome(request, served, error, components.registry(), components.settings(), now()))
-    },
-    observeMerges(router) {
+    observeMerges(dispatcher) {
       return {
-        ...router,
+        ...dispatcher,
         merged(entries) {
-          router.merged(entries)
+          dispatcher.merged(entries)
           recorder.holds(entries, 'peer')
         },
       }
     },
     async close() {
+      offRecords()
       clearInterval(settingsTimer)
       clearInterval(retentionTimer)
       for (const off of unsubscribes) off()
@@ -167,29 +167,24 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   }
 }
 
-/**
- * How a request went, from what the engine returned. Points at the request log's record
- * (issue 15) once that is on main; until then derived here from the attempts.
- */
-function toOutcome(request: ChatRequest, served: ExtraFields | null, error: GatewayError | null, registry: ProviderRegistry, lb: LoadBalancerSettings, at: number): RequestOutcome {
-  const slash = request.model.indexOf('/')
-  const named = slash > 0 && registry.get(request.model.slice(0, slash)) !== undefined ? request.model.slice(0, slash) : null
-  const model = named === null ? request.model : request.model.slice(slash + 1)
-  const extra = served ?? (error?.extraFields as ExtraFields | undefined)
-  const attempts = (extra?.attempts ?? []).map((attempt) => ({ provider: attempt.provider, model: attempt.model, keyId: attempt.key_id, failureClass: attempt.failure_class }))
-  const callerFallbacks = request.fallbacks.map((fallback) => {
-    const at = fallback.indexOf('/')
-    return at > 0 ? { provider: fallback.slice(0, at), model: fallback.slice(at + 1) } : { provider: '', model: fallback }
+/** How a request went, for the per-minute counts: from the request record (issue 15). */
+function toOutcome(record: RequestRecord, lb: LoadBalancerSettings): RequestOutcome {
+  const named = record.routing.picked_by === 'caller' ? record.requested.provider : null
+  const callerFallbacks = record.requested.fallbacks.map((fallback) => {
+    const slash = fallback.indexOf('/')
+    return slash > 0 ? { provider: fallback.slice(0, slash), model: fallback.slice(slash + 1) } : { provider: '', model: fallback }
   })
+  const ok = record.failure_class === null && record.served.provider !== null
   return {
-    at,
+    at: Date.parse(record.at) + record.latency_ms,
     namedProvider: named,
-    model,
+    model: record.requested.model,
     callerFallbacks,
-    attempts,
-    served: served === null ? null : { provider: served.provider, model: served.model, keyId: served.key_id ?? '' },
-    failure: served !== null ? null : error !== null && EXCLUDED.has(error.code) ? 'excluded' : 'upstream',
+    attempts: record.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, keyId: attempt.key_id, failureClass: attempt.failure_class })),
+    served: ok ? { provider: record.served.provider!, model: record.served.model ?? record.requested.model, keyId: record.served.key_id ?? '' } : null,
+    failure: ok ? null : record.failure_class !== null && EXCLUDED.has(record.failure_class) ? 'excluded' : 'upstream',
     rerouteEnabled: lb.reroute_failed_directions,
+    routing: { movedOff: record.routing.moved_off !== null, addedFallbackServed: record.routing.added_fallback_served, pinnedKeptFailed: record.routing.pinned_kept_failed },
   }
 }
 

@@ -29,6 +29,8 @@ export interface RequestOutcome {
   failure: null | 'excluded' | 'upstream'
   /** `reroute_failed_directions` when the request arrived. */
   rerouteEnabled: boolean
+  /** What routing itself said it did (the request record's routing summary), when known: it wins over what is derived here. */
+  routing?: { movedOff: boolean; addedFallbackServed: boolean; pinnedKeptFailed: boolean }
 }
 
 /** What the request adds to the counts of one direction. */
@@ -74,12 +76,16 @@ export function countRequest(
       if (named !== null) redirected = served.provider !== named && failingNow.has(named) && !outcome.attempts.some((attempt) => attempt.provider === named)
       else redirected = !failingNow.has(served.provider) && !outcome.attempts.some((attempt) => failingNow.has(attempt.provider))
     }
+    if (outcome.routing?.movedOff === true) redirected = true
     if (redirected) add.redirected = 1
+    else if (outcome.routing !== undefined) {
+      if (outcome.routing.addedFallbackServed) add.fallbackServed = 1
+    }
     // A fallback routing added served it: not the first target, and not one the caller listed.
     else if (first !== undefined && (first.provider !== served.provider || first.model !== served.model) && !isCallers(served.provider, served.model)) add.fallbackServed = 1
   } else {
     add.failed = 1
-    if (named !== null && !outcome.rerouteEnabled && failingNow?.has(named) === true) {
+    if (outcome.routing !== undefined ? outcome.routing.pinnedKeptFailed : named !== null && !outcome.rerouteEnabled && failingNow?.has(named) === true) {
       add.keptFailing = 1
       pinnedKeptFailed = true
     }

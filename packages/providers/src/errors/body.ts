@@ -27,6 +27,8 @@ export interface ErrorReport {
   retryDelays: unknown[]
   /** True when the body carries moderation metadata (OpenRouter's `flagged_input`). */
   flagged: boolean
+  /** The request field the provider names as the one it could not accept (OpenAI's `error.param`), null when none. */
+  param: string | null
 }
 
 type Fields = Record<string, unknown>
@@ -118,6 +120,7 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     quotaViolations: [],
     retryDelays: [],
     flagged: false,
+    param: null,
   }
   const headerType = awsErrorType(headers['x-amzn-errortype'])
   const parsed = typeof body === 'string' ? jsonInText(body) : body
@@ -147,6 +150,7 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     const googleStatus = textOf(error.status)
     const google = readGoogleDetails(error.details)
     report.quotaViolations = google.quotaViolations
+    report.param = textOf(error.param)
     report.retryDelays = google.retryDelays
 
     // Most specific first: Anthropic's details.error_code and Azure's innererror refine the

@@ -27,11 +27,49 @@ describe('classifyFailure on recorded provider errors', () => {
     expect(answerClasses.filter((failureClass) => !covered.has(failureClass))).toEqual([])
   })
 
+  it('says why each fixture gets its class, and marks a Bifrost class only where it differs', () => {
+    for (const fixture of ERROR_FIXTURES) {
+      expect(fixture.why.trim(), fixture.name).not.toBe('')
+      if (fixture.bifrostClass !== undefined) expect(fixture.bifrostClass, fixture.name).not.toBe(fixture.expected.failureClass)
+    }
+  })
+
   it('covers both scopes of quota: account-level money and a per-model quota', () => {
     const quotaScopes = new Set(
       ERROR_FIXTURES.filter((fixture) => fixture.expected.failureClass === 'quota').map((fixture) => fixture.expected.scope),
     )
     expect(quotaScopes).toEqual(new Set(['key', 'model']))
+  })
+})
+
+describe('caller_fault only when the provider says what is wrong with the request', () => {
+  const now = FIXTURE_NOW
+
+  it('never classes a wordless 4xx, an HTML page or a wrong-path answer as caller_fault', () => {
+    for (const status of [400, 404, 405, 409, 414, 415, 422]) {
+      for (const body of ['', null, { error: {} }, '<html><body>Not Found</body></html>']) {
+        const failure = classifyFailure({ status, headers: {}, body, now })
+        expect(failure.failureClass, `${status} ${JSON.stringify(body)}`).toBe('unknown')
+      }
+    }
+  })
+
+  it('classes a 400 or 422 that names the problem as caller_fault', () => {
+    const worded = { error: { message: "Invalid value for 'temperature': must be at most 2.", type: 'invalid_request_error', param: 'temperature', code: null } }
+    expect(classifyFailure({ status: 400, headers: {}, body: worded, now }).failureClass).toBe('caller_fault')
+    expect(classifyFailure({ status: 422, headers: {}, body: { detail: [{ loc: ['body', 'messages'], msg: 'field required' }] }, now }).failureClass).toBe(
+      'caller_fault',
+    )
+  })
+
+  it('never classes a missing or unusable model as caller_fault, whatever the status', () => {
+    const words = ['Invalid model: placeholder-model', 'The model `x` does not exist', 'Unknown model: x', 'Publisher Model is not servable in region r.']
+    for (const status of [400, 404, 422]) {
+      for (const message of words) {
+        const failure = classifyFailure({ status, headers: {}, body: { error: { message, type: 'invalid_request_error' } }, now })
+        expect(failure.failureClass, `${status} ${message}`).toBe('model_access')
+      }
+    }
   })
 })
 

@@ -3,14 +3,13 @@
  * Spec: reference/adaptive-load-balancing.txt; reference/adaptive-routing-overview.txt, "How
  * adaptive routing works". Time and randomness come in as arguments; nothing here reads a clock.
  */
-import { holdsKey } from '../failures/failure-class.ts'
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
 import { decideKey, type KeyDecision, type KeyOptions } from './keys.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { rescoreModel, routeWeight } from './scoring.ts'
-import { buildModelTable, routeKey, servesModel, type ModelTable, type RotationWeights } from './tables.ts'
+import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
 import { MAX_CACHED_TABLES, TABLE_IDLE_CYCLES } from './tuning.ts'
-import type { AttemptOutcome, BalancerKey, BalancerProvider, HeldPredicate, RouteRef, RouteSnapshot, RouteState } from './types.ts'
+import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
 /** A key's weight for the rotation module, in configured order. */
 export interface KeyWeight {
@@ -33,7 +32,7 @@ export interface AdaptiveBalancer {
   holdsChanged(): void
   /** An attempt was sent on a route (in-flight + 1). Pair each with one `attemptFinished`. */
   attemptStarted(route: RouteRef, now: number): void
-  /** An attempt ended (in-flight - 1) with this outcome. A refusal that holds the key fails its route at once. */
+  /** An attempt ended (in-flight - 1) with this outcome. A refusal's hold fails its routes through `failRoute`. */
   attemptFinished(outcome: AttemptOutcome): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
@@ -141,8 +140,8 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       const tracked = track(outcome, outcome.now)
       if (tracked === undefined) return
       tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+      // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
       recordAttempt(tracked, outcome)
-      if (outcome.failureClass !== null && holdsKey(outcome.failureClass)) failRoute(outcome, outcome.now)
     },
     recompute(now) {
       cycle++
@@ -221,7 +220,12 @@ function snapshotRoutes(
 ): RouteSnapshot[] {
   const models = new Set<string>(tables.keys())
   for (const route of metrics.values()) models.add(route.model)
-  for (const entry of providers) for (const key of entry.keys) for (const model of key.models) if (model !== '*') models.add(model)
+  for (const entry of providers) {
+    for (const key of entry.keys) {
+      for (const model of key.models) if (model !== '*') models.add(model)
+      if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
+    }
+  }
   const snapshots: RouteSnapshot[] = []
   for (const model of models) {
     for (const direction of tableFor(model).directions) {

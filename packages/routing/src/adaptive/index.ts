@@ -20,6 +20,8 @@ export {
 export { RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 export {
   defaultLoadBalancerSettings,
+  keyNamesModel,
+  keyServesModel,
   type AttemptOutcome,
   type BalancerKey,
   type BalancerProvider,

@@ -91,9 +91,12 @@ describe('route states', () => {
     expect(snapshot('k1').state).toBe('healthy')
   })
 
-  it('fails a route at once on a refusal of the key, without waiting for a recompute', () => {
+  it('fails a route at once when its key is refused, without waiting for a recompute', () => {
     const { balancer, feed } = setup()
     feed('k2', 0, 'credential')
+    // The refusal alone does not: the hold it places fails the route (a stale refusal places none).
+    expect(balancer.routeState(route('k2'))).toBe('healthy')
+    balancer.failRoute(route('k2'), 0)
     expect(balancer.routeState(route('k2'))).toBe('failed')
     for (let draw = 0; draw < 100; draw++) expect(balancer.selectKey('openai', MODEL, () => draw / 100).keyId).not.toBe('k2')
   })

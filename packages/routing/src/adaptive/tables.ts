@@ -4,7 +4,7 @@
  * change of holds; the hot path only reads them (reference: "Zero-overhead design").
  */
 import type { RouteMetrics } from './metrics.ts'
-import type { BalancerKey, BalancerProvider, HeldPredicate, Direction } from './types.ts'
+import { keyServesModel, type BalancerKey, type BalancerProvider, type HeldPredicate, type Direction } from './types.ts'
 import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_MAX } from './tuning.ts'
 
 /** Keys eligible for one kind of pick, with their cumulative weights for a binary-search draw. */
@@ -82,15 +82,6 @@ export interface ModelTable {
   holdsVersion: number
 }
 
-/** True when the key serves the model (`*` serves every model). */
-export function servesModel(key: BalancerKey, model: string): boolean {
-  const models = key.models
-  for (let index = 0; index < models.length; index++) {
-    const served = models[index]
-    if (served === model || served === '*') return true
-  }
-  return false
-}
 
 /** The map key of a route. NUL cannot appear in a provider, model or key id from JSON config. */
 export function routeKey(provider: string, model: string, keyId: string): string {
@@ -184,7 +175,7 @@ export function buildModelTable(
   const directions: DirectionTable[] = []
   const byProvider = new Map<string, DirectionTable>()
   for (const entry of providers) {
-    const keys = entry.keys.filter((key) => servesModel(key, model))
+    const keys = entry.keys.filter((key) => keyServesModel(key, model))
     if (keys.length === 0) continue
     const table = buildDirectionTable(entry.provider, model, keys, (keyId) => metricsOf(entry.provider, keyId), isHeld)
     directions.push(table)

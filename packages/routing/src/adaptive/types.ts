@@ -14,6 +14,25 @@ export interface BalancerKey {
   models: readonly string[]
   /** The static weight, used when key selection is not adaptive. */
   weight: number
+  /** Model name as callers say it -> the name this key's upstream knows; a key serves its aliases' models too. */
+  aliases?: Readonly<Record<string, string>>
+}
+
+/** True when the key names the model itself: in its `models`, or as one of its `aliases`. */
+export function keyNamesModel(key: BalancerKey, model: string): boolean {
+  const models = key.models
+  for (let index = 0; index < models.length; index++) if (models[index] === model) return true
+  return key.aliases !== undefined && Object.hasOwn(key.aliases, model)
+}
+
+/** True when the key serves the model: it names it (models or aliases), or it is a wildcard (`"*"`) key. */
+export function keyServesModel(key: BalancerKey, model: string): boolean {
+  const models = key.models
+  for (let index = 0; index < models.length; index++) {
+    const served = models[index]
+    if (served === model || served === '*') return true
+  }
+  return key.aliases !== undefined && Object.hasOwn(key.aliases, model)
 }
 
 /** One provider and its keys, in the configured order. */

@@ -9,7 +9,7 @@
 import { killsKeyForRequest, type FailureClass } from '../failures/failure-class.ts'
 import { backoffDelay, type RetryPolicy } from './backoff.ts'
 
-/** Why rotation stopped trying this provider. */
+/** Why rotation stopped trying this provider. `retries_exhausted` with keys only waiting is a rate limit for the caller. */
 export type RotationStopReason =
   /** The caller's request is at fault: answer at once, no retry, no fallback. */
   | 'caller_fault'
@@ -40,6 +40,8 @@ export interface KeyRotation {
   next(failure: RotationFailure): RotationStep
   /** Index of the key of the current attempt (-1 before first()). */
   readonly current: number
+  /** True when some key is left waiting (rate limited, backed off), not dead, for this request. */
+  readonly waiting: boolean
 }
 
 export interface KeyRotationInit {
@@ -48,18 +50,24 @@ export interface KeyRotationInit {
   policy: RetryPolicy
   /** Uniform in [0, 1); injected so tests are exact. */
   random: () => number
-  /** Keys this request must not use (held keys it is not checking): treated as already dead. */
+  /** Keys this request must not use, dead for it (held for a refusal that kills the key). */
   unavailable?: readonly number[]
-  /** The key of the first attempt (a held key's check, or a session's key), instead of a weighted draw. */
+  /** Keys this request must not use that are not dead (held for a rate limit, or backed off): they make the end a 429, not a 502. */
+  waiting?: readonly number[]
+  /** The key of the first attempt (a held key's check, or a session's key), instead of a weighted draw; -1 or undefined for a draw. */
   first?: number | undefined
+  /** A key this request checks: one attempt only, then it is done for the request (reference: "Checking a held key again"). */
+  once?: number | undefined
 }
 
 const enum KeyStatus {
   Untried = 0,
   Tried = 1,
-  /** The provider asked for a wait longer than our backoff: leave it for this request. */
+  /** The provider asked for a wait longer than our backoff, or the key is held for a rate limit / backed off. */
   Waiting = 2,
   Dead = 3,
+  /** A check that failed without killing the key: not tried again within the request. */
+  Done = 4,
 }
 
 /**
@@ -77,6 +85,7 @@ class RotationPlan implements KeyRotation {
   private readonly policy: RetryPolicy
   private readonly random: () => number
   private readonly firstKey: number | undefined
+  private readonly once: number
   private readonly status: Uint8Array
   private retriesUsed = 0
   private backoffs = 0
@@ -85,10 +94,19 @@ class RotationPlan implements KeyRotation {
     this.weights = init.weights
     this.policy = init.policy
     this.random = init.random
-    this.firstKey = init.first
+    this.firstKey = init.first !== undefined && init.first >= 0 ? init.first : undefined
+    this.once = init.once ?? -1
     this.status = new Uint8Array(init.weights.length)
     const unavailable = init.unavailable
     if (unavailable !== undefined) for (let index = 0; index < unavailable.length; index++) this.status[unavailable[index]!] = KeyStatus.Dead
+    const waiting = init.waiting
+    if (waiting !== undefined) for (let index = 0; index < waiting.length; index++) this.status[waiting[index]!] = KeyStatus.Waiting
+  }
+
+  /** True when some key is left waiting (not dead) for this request: the end is a rate limit, not dead credentials. */
+  get waiting(): boolean {
+    for (let index = 0; index < this.status.length; index++) if (this.status[index] === KeyStatus.Waiting) return true
+    return false
   }
 
   first(): RotationStep {
@@ -106,6 +124,11 @@ class RotationPlan implements KeyRotation {
     if (killsKeyForRequest(failureClass)) {
       this.status[this.current] = KeyStatus.Dead
       return this.rotate(0, false)
+    }
+    if (this.current === this.once) {
+      // A check is one attempt: whatever it said, the key is not tried again in this request.
+      this.status[this.current] = failureClass === 'rate_limit' ? KeyStatus.Waiting : KeyStatus.Done
+      return this.rotate(backoffDelay(this.backoffs++, this.policy, this.random), false)
     }
     const delayMs = backoffDelay(this.backoffs, this.policy, this.random)
     const hintTooLong = failure.waitHintMs !== null && failure.waitHintMs > delayMs

@@ -3,8 +3,10 @@
  *
  * It holds `{ pid, port, phase }`: while a node initialises and starts the
  * server, `pid` is that node and `phase` is `starting`; once the server is up,
- * `pid` is the postmaster's and `phase` is `running`. A lock whose pid is dead
- * is stale (a node died mid-start, or the server crashed) and is broken.
+ * `pid` is the postmaster's and `phase` is `running`; while its last user stops
+ * it, `phase` is `stopping` and `owner` is that user's pid. A lock whose pid (or
+ * owner) no longer runs is stale (a node died mid-start or mid-stop, or the
+ * server crashed) and is broken.
  */
 import { link, open, readFile, rename, unlink } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
@@ -13,7 +15,9 @@ import { randomBytes } from 'node:crypto'
 export interface LockState {
   pid: number
   port: number
-  phase: 'starting' | 'running'
+  phase: 'starting' | 'running' | 'stopping'
+  /** While `stopping`: the process stopping the server. */
+  owner?: number
 }
 
 /** The lock as read: its parsed state and the exact text (to compare before breaking it). */
@@ -93,22 +97,12 @@ export async function removeLock(path: string, pid?: number): Promise<void> {
   await breakLock(path, current.text)
 }
 
-/** True when a process with this pid exists (EPERM means it exists but is not ours). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return isCode(error, 'EPERM')
-  }
-}
-
 function parseLock(text: string): LockState | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockState>
     if (typeof value.pid !== 'number' || typeof value.port !== 'number') return undefined
-    if (value.phase !== 'starting' && value.phase !== 'running') return undefined
-    return { pid: value.pid, port: value.port, phase: value.phase }
+    if (value.phase !== 'starting' && value.phase !== 'running' && value.phase !== 'stopping') return undefined
+    return { pid: value.pid, port: value.port, phase: value.phase, ...(typeof value.owner === 'number' ? { owner: value.owner } : {}) }
   } catch {
     return undefined
   }

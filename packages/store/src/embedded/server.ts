@@ -4,19 +4,24 @@
  *
  * Lifecycle: the first node to find no server starts one (initialising the
  * data directory when it is empty) under the lock file; later nodes see the
- * lock, wait for `running`, and connect. The server runs detached (pg_ctl
- * daemonises it in its own session), so it outlives the node that started it:
- * killing any node loses nothing. It is stopped only on purpose, by
- * `release()` on the handle that started it (a fleet launcher, a test run) or
- * by `stopEmbeddedDatabase()`.
+ * lock, wait for `running`, check the server answers, and register as users.
+ * The server runs detached (pg_ctl daemonises it in its own session), so it
+ * outlives the node that started it: killing any node loses nothing. It is
+ * stopped when its last live user calls `release()` (the lock says `stopping`
+ * meanwhile, and a node arriving then waits and starts a fresh one), or by
+ * `stopEmbeddedDatabase()`. A server that is starting, stopping or dead (a
+ * zombie included) is never taken for a running one: a node waits for it to
+ * go, and for its last backends to exit, before starting another.
  */
 import { randomBytes } from 'node:crypto'
 import { chown, mkdir, readFile, readdir, rename, rm, stat, writeFile, appendFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createServer } from 'node:net'
 import { describeFailure, ensureTraversable, locateBinaries, postgresIdentity, runProgram, type PostgresIdentity } from './binaries.ts'
-import { breakLock, isAlive, readLock, removeLock, rewriteLock, tryCreateLock } from './lock.ts'
+import { breakLock, readLock, removeLock, rewriteLock, tryCreateLock, type LockState } from './lock.ts'
+import { answers, anyFreePort, clearStalePidFile, livePostmaster, mayBePostgres, portFree } from './postmaster.ts'
+import { isRunning, processesIn } from './processes.ts'
+import { liveUsers, registerUser, unregisterUser } from './users.ts'
 
 /** Default port of the embedded server: off 5432 so it never meets a system Postgres. */
 export const defaultEmbeddedPort = 54329
@@ -29,7 +34,7 @@ export interface EnsureDatabaseInit {
   dataDir?: string
   /** Port the embedded server listens on (127.0.0.1 only); default 54329. */
   port?: number
-  /** How long to wait for another node's server to come up; default 60 s. */
+  /** How long to wait for another node's server to come up (or an old one to go); default 60 s. */
   startTimeoutMs?: number
   log?: (line: string) => void
 }
@@ -41,7 +46,10 @@ export interface DatabaseHandle {
   embedded: boolean
   /** True when this call started the embedded server (it was not running). */
   started: boolean
-  /** Stops the embedded server if this call started it; otherwise does nothing. */
+  /**
+   * Done with the embedded server: stops it when no other live process uses it; otherwise
+   * (and for a server given by URL) does nothing. Idempotent.
+   */
   release(): Promise<void>
 }
 
@@ -57,77 +65,155 @@ export async function ensureDatabase(init: EnsureDatabaseInit): Promise<Database
   const log = init.log ?? (() => {})
   const deadline = Date.now() + (init.startTimeoutMs ?? 60_000)
   await mkdir(dirname(paths.dataDir), { recursive: true })
+  let waitingSaid = ''
 
   for (;;) {
     const lock = await readLock(paths.lock)
     if (!lock) {
       if (await tryCreateLock(paths.lock, { pid: process.pid, port, phase: 'starting' })) {
-        return startAsOwner(paths, port, log)
+        return startAsOwner(paths, port, log, deadline)
       }
       continue
     }
     const state = lock.state
-    if (state && (!isAlive(state.pid) || (state.phase === 'running' && !(await mayBePostgres(state.pid))))) {
-      log(`embedded postgres: breaking stale lock of pid ${state.pid}`)
-      await breakLock(paths.lock, lock.text)
-      continue
-    }
-    if (!state && (await ageMs(paths.lock)) > 5_000) {
+    if (!state) {
       // A node died between creating the lock and writing it.
+      if ((await ageMs(paths.lock)) > 5_000) await breakLock(paths.lock, lock.text)
+      else await sleep(50)
+      continue
+    }
+    if (stale(state) || (state.phase === 'running' && !(await mayBePostgres(state.pid)))) {
+      log(`embedded postgres: breaking stale lock of pid ${state.phase === 'stopping' ? (state.owner ?? state.pid) : state.pid} (${state.phase})`)
       await breakLock(paths.lock, lock.text)
       continue
     }
-    if (state?.phase === 'running') {
-      if (state.port !== port) log(`embedded postgres: already running on port ${state.port}; using it`)
-      return joined(paths, state.port)
+    if (state.phase === 'running') {
+      // Register first, then check the lock still says running: a last user stopping the
+      // server writes `stopping` first, then counts users, so one of us sees the other.
+      const user = await registerUser(paths.users)
+      const url = await serverUrl(paths, state.port)
+      const again = await readLock(paths.lock)
+      if (again?.text === lock.text && (await answers(url))) {
+        if (state.port !== port) log(`embedded postgres: already running on port ${state.port}; using it`)
+        return handle(paths, url, user, false, log)
+      }
+      await unregisterUser(user)
     }
     if (Date.now() > deadline) {
-      throw new Error(`embedded postgres: gave up waiting for pid ${state?.pid ?? '?'} to start the server (lock ${paths.lock})`)
+      throw new Error(`embedded postgres: gave up waiting for the server of ${paths.dataDir} (lock: ${lock.text}; pid ${state.pid} ${state.phase})`)
     }
-    await sleep(50)
+    const waiting = `${state.phase} ${state.pid}`
+    if (waiting !== waitingSaid && state.phase !== 'starting') log(`embedded postgres: waiting for the server (pid ${state.pid}) that is ${state.phase === 'running' ? 'not answering yet' : state.phase}`)
+    waitingSaid = waiting
+    await sleep(100)
   }
 }
 
-/** Stops the embedded server of `dataDir` if it runs, whoever started it. */
+/** Stops the embedded server of `dataDir` if it runs, whoever started it and whoever uses it. */
 export async function stopEmbeddedDatabase(init: { dataDir?: string; log?: (line: string) => void } = {}): Promise<void> {
   const paths = embeddedPaths(init.dataDir)
-  const binaries = await locateBinaries()
-  const identity = await postgresIdentity()
-  if (await isServerRunning(paths.dataDir, binaries.pgControl, identity)) {
-    await runProgram(binaries.pgControl, ['stop', '-D', paths.dataDir, '-m', 'fast', '-w', '-t', '60'], {
-      identity,
-      cwd: paths.dataDir,
-    }).catch((error: unknown) => {
-      throw new Error(`embedded postgres: pg_ctl stop failed: ${describeFailure(error)}`)
-    })
-    init.log?.(`embedded postgres: stopped (${paths.dataDir})`)
-  }
+  await stopServer(paths, init.log ?? (() => {}))
   await removeLock(paths.lock)
+  await rm(paths.users, { recursive: true, force: true })
 }
 
 /** Where the embedded server keeps its files. */
-export function embeddedPaths(dataDir?: string): { dataDir: string; lock: string; password: string } {
+export function embeddedPaths(dataDir?: string): { dataDir: string; lock: string; password: string; users: string } {
   const resolved = resolve(dataDir ?? join(process.cwd(), '.switchboard', 'postgres'))
-  return { dataDir: resolved, lock: `${resolved}.lock`, password: `${resolved}.password` }
+  return { dataDir: resolved, lock: `${resolved}.lock`, password: `${resolved}.password`, users: `${resolved}.users` }
 }
 
 type Paths = ReturnType<typeof embeddedPaths>
 
-async function startAsOwner(paths: Paths, port: number, log: (line: string) => void): Promise<DatabaseHandle> {
+/** A lock whose process is gone: the starter died mid-start, the server died, or the stopper died mid-stop. */
+function stale(state: LockState): boolean {
+  if (state.phase === 'stopping') return !isRunning(state.owner ?? state.pid)
+  return !isRunning(state.pid)
+}
+
+async function stopServer(paths: Paths, log: (line: string) => void): Promise<void> {
+  const postmaster = await livePostmaster(paths.dataDir)
+  if (postmaster === undefined) {
+    await clearStalePidFile(paths.dataDir)
+    return
+  }
+  const binaries = await locateBinaries()
+  const identity = await postgresIdentity()
+  await runProgram(binaries.pgControl, ['stop', '-D', paths.dataDir, '-m', 'fast', '-w', '-t', '60'], { identity, cwd: paths.dataDir }).catch(async (error: unknown) => {
+    // Gone meanwhile (another stopper, or it died): nothing left to stop.
+    if ((await livePostmaster(paths.dataDir)) === undefined) return
+    throw new Error(`embedded postgres: pg_ctl stop failed: ${describeFailure(error)}`)
+  })
+  log(`embedded postgres: stopped (${paths.dataDir})`)
+}
+
+/** The handle of a registered user; its release stops the server when it was the last live user. */
+function handle(paths: Paths, url: string, user: string, started: boolean, log: (line: string) => void): DatabaseHandle {
+  let released: Promise<void> | undefined
+  return {
+    url,
+    embedded: true,
+    started,
+    release: () => (released ??= releaseUser(paths, user, log)),
+  }
+}
+
+async function releaseUser(paths: Paths, user: string, log: (line: string) => void): Promise<void> {
+  await unregisterUser(user)
+  if ((await liveUsers(paths.users)).length > 0) return
+  const lock = await readLock(paths.lock)
+  const state = lock?.state
+  if (state?.phase !== 'running') return
+  await rewriteLock(paths.lock, { ...state, phase: 'stopping', owner: process.pid })
+  // Someone registered between our count and the lock change: they keep it running.
+  if ((await liveUsers(paths.users)).length > 0) {
+    await rewriteLock(paths.lock, state)
+    return
+  }
+  try {
+    await stopServer(paths, log)
+    log('embedded postgres: stopped, its last user is gone')
+  } finally {
+    await removeLock(paths.lock)
+  }
+}
+
+async function startAsOwner(paths: Paths, port: number, log: (line: string) => void, deadline: number): Promise<DatabaseHandle> {
+  let user: string | undefined
   try {
     const binaries = await locateBinaries()
     const identity = await postgresIdentity()
     await mkdir(dirname(paths.dataDir), { recursive: true })
     const opened = await ensureTraversable([dirname(binaries.initdb), dirname(paths.dataDir)], identity)
     if (opened.length > 0) log(`embedded postgres: let the postgres user pass through ${opened.join(', ')} (o+x) to reach its files`)
-    let serverPid = await runningPostmasterPid(paths.dataDir)
+    // Registered before the lock says running, so no last user can stop the server under us.
+    user = await registerUser(paths.users)
     let actualPort = port
     let started = false
-    if (serverPid !== undefined && (await isServerRunning(paths.dataDir, binaries.pgControl, identity))) {
-      // A server outlived its lock (its starter died before recording it): adopt it.
-      actualPort = (await postmasterPort(paths.dataDir)) ?? port
-      log(`embedded postgres: adopting running server pid ${serverPid} on port ${actualPort}`)
-    } else {
+    let serverPid: number | undefined
+    let said = ''
+    for (;;) {
+      const postmaster = await livePostmaster(paths.dataDir)
+      if (postmaster) {
+        if (postmaster.status === 'ready' && postmaster.port !== undefined && (await answers(await serverUrl(paths, postmaster.port)))) {
+          // A server outlived its lock (its starter died before recording it): adopt it.
+          actualPort = postmaster.port
+          serverPid = postmaster.pid
+          log(`embedded postgres: adopting running server pid ${serverPid} on port ${actualPort}`)
+          break
+        }
+        await waitOrGiveUp(deadline, `the old server pid ${postmaster.pid} (${postmaster.status}) to go`, said, log)
+        said = `${postmaster.pid}`
+        continue
+      }
+      // The postmaster is gone; its backends may still be exiting (they hold its shared memory).
+      const lingering = await processesIn(paths.dataDir)
+      if (lingering.length > 0) {
+        await waitOrGiveUp(deadline, `the old server's processes ${lingering.join(', ')} to exit`, said, log)
+        said = 'lingering'
+        continue
+      }
+      if (await clearStalePidFile(paths.dataDir)) log('embedded postgres: removed the postmaster.pid of a server that is gone')
       if (!(await isInitialised(paths.dataDir))) {
         const began = performance.now()
         await initialise(paths, binaries.initdb, identity)
@@ -146,29 +232,30 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
       ).catch((error: unknown) => {
         throw new Error(`embedded postgres: could not start on port ${actualPort}: ${describeFailure(error)} (see ${join(paths.dataDir, 'server.log')})`)
       })
-      serverPid = await runningPostmasterPid(paths.dataDir)
+      serverPid = (await livePostmaster(paths.dataDir))?.pid
       if (serverPid === undefined) throw new Error('embedded postgres: started but wrote no postmaster.pid')
       started = true
       log(`embedded postgres: started on 127.0.0.1:${actualPort} in ${Math.round(performance.now() - began)} ms`)
+      break
     }
     await rewriteLock(paths.lock, { pid: serverPid, port: actualPort, phase: 'running' })
-    const handle = await joined(paths, actualPort)
-    if (!started) return handle
-    return {
-      ...handle,
-      started: true,
-      release: () => stopEmbeddedDatabase({ dataDir: paths.dataDir, log }),
-    }
+    return handle(paths, await serverUrl(paths, actualPort), user, started, log)
   } catch (error) {
+    if (user !== undefined) await unregisterUser(user)
     await removeLock(paths.lock, process.pid)
     throw error
   }
 }
 
-async function joined(paths: Paths, port: number): Promise<DatabaseHandle> {
+async function waitOrGiveUp(deadline: number, what: string, said: string, log: (line: string) => void): Promise<void> {
+  if (Date.now() > deadline) throw new Error(`embedded postgres: gave up waiting for ${what}`)
+  if (said === '') log(`embedded postgres: waiting for ${what}`)
+  await sleep(100)
+}
+
+async function serverUrl(paths: Paths, port: number): Promise<string> {
   const password = (await readFile(paths.password, 'utf8')).trim()
-  const url = `postgres://${databaseUser}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`
-  return { url, embedded: true, started: false, release: async () => {} }
+  return `postgres://${databaseUser}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`
 }
 
 /** initdb into a scratch directory, then rename: a crash mid-init never leaves a half-made data dir. */
@@ -221,69 +308,10 @@ async function isInitialised(dataDir: string): Promise<boolean> {
   }
 }
 
-async function isServerRunning(dataDir: string, pgControl: string, identity: PostgresIdentity | undefined): Promise<boolean> {
-  if (!(await isInitialised(dataDir))) return false
-  try {
-    await runProgram(pgControl, ['status', '-D', dataDir], { identity, cwd: dataDir })
-    return true
-  } catch {
-    return false
-  }
-}
-
-async function postmasterLines(dataDir: string): Promise<string[] | undefined> {
-  try {
-    return (await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')
-  } catch {
-    return undefined
-  }
-}
-
-async function runningPostmasterPid(dataDir: string): Promise<number | undefined> {
-  const pid = Number((await postmasterLines(dataDir))?.[0])
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined
-}
-
-async function postmasterPort(dataDir: string): Promise<number | undefined> {
-  // Line 4 of postmaster.pid is the port (PostgreSQL's documented layout).
-  const port = Number((await postmasterLines(dataDir))?.[3])
-  return Number.isInteger(port) && port > 0 ? port : undefined
-}
-
-/** False when the pid surely is not a postgres (reused after a reboot); true when unsure (no /proc). */
-async function mayBePostgres(pid: number): Promise<boolean> {
-  try {
-    return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).includes('postgres')
-  } catch {
-    return true
-  }
-}
-
 async function ageMs(path: string): Promise<number> {
   try {
     return Date.now() - (await stat(path)).mtimeMs
   } catch {
     return 0
   }
-}
-
-/** True when nothing listens on 127.0.0.1:port. */
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePort) => {
-    const server = createServer()
-    server.once('error', () => resolvePort(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)))
-  })
-}
-
-/** Some port free on loopback right now. */
-function anyFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolvePort(port))
-    })
-  })
 }

@@ -1,11 +1,10 @@
 import pino from 'pino'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createAdaptiveBalancer, createHolds, createSessionAffinity, defaultLoadBalancerSettings } from '@switchboard/routing'
+import { createAdaptiveBalancer, createHolds, createSessionAffinity, defaultLoadBalancerSettings, RateLimitBackoffs, RoutingLog } from '@switchboard/routing'
 import { parseConfig } from '../config/load.ts'
 import { createRegistry } from '../inference/registry.ts'
 import { createMetrics } from '../observability/metrics.ts'
-import { createRouter } from './router.ts'
-import { RoutingLog } from './log.ts'
+import { createDispatcher, type DispatchTarget } from './dispatcher.ts'
 
 const config = parseConfig(
   {
@@ -26,13 +25,14 @@ const config = parseConfig(
 const registry = createRegistry(config.providers)
 afterAll(() => registry.close())
 
-describe('the router', () => {
+describe('the dispatcher', () => {
   it('hands the answer\'s token counts to the balancer: a long completion is not a slow key', () => {
     let clock = 1_000_000
     const holds = createHolds({ nodeId: 'test', random: () => 0.5 })
     const balancer = createAdaptiveBalancer({ providers: registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys })), isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) })
     const metrics = createMetrics()
-    const router = createRouter({
+    const router = createDispatcher({
+      backoffs: new RateLimitBackoffs(),
       balancer,
       holds,
       sessions: createSessionAffinity({ capacity: 10, idleMs: 60_000 }),
@@ -43,8 +43,9 @@ describe('the router', () => {
       now: () => clock,
       random: () => 0.5,
     })
-    const target = { provider: registry.get('openai')!, model: 'gpt-4o' }
-    const [long, short] = target.provider.config.keys
+    const provider = registry.get('openai')!
+    const target: DispatchTarget = { provider, model: 'gpt-4o', planned: { provider: 'openai', model: 'gpt-4o', source: 'primary', direct: false, firstKeyId: undefined, firstIsCheck: false } }
+    const [long, short] = provider.config.keys
     const log = new RoutingLog(false)
     // Both keys take 4 s per answer; one writes 4,000 tokens each time, the other 10.
     for (let round = 0; round < 40; round++) {

@@ -1,11 +1,11 @@
 /**
- * A request's model and fallbacks as directions (provider + model): which provider a
- * `provider/model` names, and which providers a bare model should prefer. The router's
- * first step; errors name what to fix.
+ * A request's model and fallbacks read as directions (provider + model): which provider a
+ * `provider/model` names. Parsing only, with errors that name what to fix; which providers
+ * serve and in which order is planned in @switchboard/routing.
  */
-import type { Direction } from '@switchboard/routing'
+import { keyNamesModel, type Direction } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
-import { keyNamesModel, type ProviderRegistry } from '../inference/registry.ts'
+import type { ProviderRegistry } from '../inference/registry.ts'
 
 /** `provider/model` pins a configured provider; anything else is a bare model (which may contain slashes). */
 export function parseModel(registry: ProviderRegistry, model: string): { pinned?: string; model: string } {
@@ -31,27 +31,6 @@ export function parseFallback(registry: ProviderRegistry, fallback: string, inde
     throw new GatewayError('unknown_provider', `fallbacks[${index}] names provider "${provider}", which is not configured. Configured providers: ${names(registry)}.`, { param: `fallbacks[${index}]` })
   }
   return { provider, model: fallback.slice(slash + 1) }
-}
-
-/** True when some key of the direction's provider names its model (not just `"*"`). */
-function namesModel(registry: ProviderRegistry, direction: Direction): boolean {
-  const keys = registry.get(direction.provider)?.keysFor(direction.model)
-  if (keys === undefined) return false
-  for (const key of keys) if (keyNamesModel(key, direction.model)) return true
-  return false
-}
-
-/**
- * Without a model catalog, a key with `models: ["*"]` cannot say which models its provider
- * really has: a provider whose keys name the model beats a wildcard-only one. The request's
- * own fallbacks are kept as given.
- */
-export function preferNamingProviders(registry: ProviderRegistry, directions: Direction[], configured: readonly Direction[]): Direction[] {
-  let naming = 0
-  for (const direction of directions) if (namesModel(registry, direction)) naming++
-  if (naming === 0 || naming === directions.length) return directions
-  const kept = directions.filter((direction) => namesModel(registry, direction) || configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model))
-  return kept.length > 0 ? kept : directions
 }
 
 export function names(registry: ProviderRegistry): string {

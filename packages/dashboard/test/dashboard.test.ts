@@ -1,0 +1,144 @@
+/**
+ * The dashboard in a real Chromium against a real three-node fleet on the simulator's rough
+ * day (issue 16): the revoked key shows as held, Release on the card releases it on every
+ * node, a switch flipped on one node's settings page changes the config another node
+ * answers, providers can be added, edited and deleted with their values redacted, and a View
+ * token cannot release. The tests write the README's screenshots.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { launchBrowser, screenshot, type TestBrowser } from './browser.ts'
+import { startFleet, until, UPDATE_TOKEN, VIEW_TOKEN, type TestFleet } from './fleet.ts'
+
+let fleet: TestFleet
+let browser: TestBrowser
+
+const REVOKED = 'prod-2-revoked'
+const heldKeys = async (node: number): Promise<string[]> =>
+  ((await fleet.admin(node, 'GET', '/api/adaptive-routing/conditions')).conditions as { key_name?: string }[]).map((hold) => hold.key_name ?? '')
+
+beforeAll(async () => {
+  ;[fleet, browser] = await Promise.all([startFleet(), launchBrowser()])
+  for (const node of [0, 1, 2]) await until(async () => (await fleet.admin(node, 'GET', '/api/cluster')).members.length, (members) => members === 3, `${fleet.nodes[node]!.id} to see 3 members`)
+  // The rough day's revoked key: requests through node-a until OpenAI refuses it once.
+  for (let index = 0; index < 40 && !(await heldKeys(0)).includes(REVOKED); index++) {
+    expect((await fleet.chat(0, 'openai/gpt-4o-mini')).status).toBe(200)
+  }
+  for (const node of [0, 1, 2]) await until(() => heldKeys(node), (keys) => keys.includes(REVOKED), `${fleet.nodes[node]!.id} to hold ${REVOKED}`)
+}, 150_000)
+
+afterAll(async () => {
+  const errors = browser?.errors() ?? []
+  await browser?.close()
+  await fleet?.stop()
+  // A script error on any page fails the file, in the page's own words.
+  expect(errors).toEqual([])
+}, 60_000)
+
+const heldRow = (page: Page, key: string) => page.locator(`[data-testid="held-key"][data-key="${key}"]`)
+
+describe('the dashboard on a rough day', () => {
+  it('asks for a token, then shows the revoked key as held, with the reason on the route badge', async () => {
+    const page = await browser.open(`${fleet.nodes[0]!.url}/`)
+    await page.getByLabel('Admin token').fill(UPDATE_TOKEN)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expect.poll(() => page.getByTestId('session').textContent()).toContain('Update')
+    const row = heldRow(page, REVOKED)
+    await row.waitFor()
+    expect(await row.textContent()).toContain('key rejected')
+    expect(await row.textContent()).toContain('Incorrect API key')
+    const badge = page.locator(`[data-testid="route"][data-key="${REVOKED}"] .badge`).first()
+    expect(await badge.getAttribute('title')).toMatch(/^Held: key rejected\. openai said: “Incorrect API key/)
+    await screenshot(page, 'dashboard')
+    await page.close()
+  })
+
+  it('does not let a View token release, and the API refuses it too', async () => {
+    const page = await browser.open(`${fleet.nodes[1]!.url}/`, { token: VIEW_TOKEN })
+    await expect.poll(() => page.getByTestId('session').textContent()).toContain('View')
+    const row = heldRow(page, REVOKED)
+    await row.waitFor()
+    expect(await row.getByRole('button', { name: 'Release' }).isDisabled()).toBe(true)
+    expect(await page.getByRole('button', { name: 'Release all' }).isDisabled()).toBe(true)
+    // The same release the card would send, from the page with the View token.
+    const status = await page.evaluate(async (token) => {
+      const response = await fetch('/api/adaptive-routing/conditions/clear', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })
+      return response.status
+    }, VIEW_TOKEN)
+    expect(status).toBe(403)
+    expect(await heldKeys(1)).toContain(REVOKED)
+    await page.close()
+  })
+
+  it('releases the revoked key on every node from the card', async () => {
+    const page = await browser.open(`${fleet.nodes[2]!.url}/`, { token: UPDATE_TOKEN })
+    const row = heldRow(page, REVOKED)
+    await row.getByRole('button', { name: 'Release' }).click()
+    await page.getByRole('status').filter({ hasText: 'on every node' }).waitFor()
+    for (const node of [0, 1, 2]) await expect.poll(() => heldKeys(node), { timeout: 10_000 }).not.toContain(REVOKED)
+    await row.waitFor({ state: 'detached' })
+    await page.close()
+  })
+
+  it('flips a switch on one node and another node answers the new settings', async () => {
+    const before = await fleet.admin(2, 'GET', '/api/adaptive-routing/config')
+    expect(before.reroute_failed_directions).toBe(false)
+    const page = await browser.open(`${fleet.nodes[0]!.url}/#/settings`, { token: UPDATE_TOKEN })
+    const toggle = page.getByRole('switch', { name: /Re-route failed providers/ })
+    await toggle.click()
+    await page.getByRole('status').filter({ hasText: 'every node' }).waitFor()
+    await expect.poll(async () => (await fleet.admin(2, 'GET', '/api/adaptive-routing/config')).reroute_failed_directions, { timeout: 10_000 }).toBe(true)
+    // A PUT replaces all five: the others kept their values.
+    const after = await fleet.admin(2, 'GET', '/api/adaptive-routing/config')
+    expect({ ...after, reroute_failed_directions: false }).toMatchObject({ ...before })
+    expect(await toggle.isChecked()).toBe(true)
+    await screenshot(page, 'settings')
+    await page.close()
+  })
+
+  it('adds, edits and deletes a provider; key values stay redacted', async () => {
+    const page = await browser.open(`${fleet.nodes[0]!.url}/#/providers`, { token: UPDATE_TOKEN })
+    await page.getByRole('button', { name: 'Add provider' }).click()
+    const form = page.getByTestId('provider-form')
+    await form.locator('input[name="name"]').fill('groq')
+    await form.locator('input[name="base_url"]').fill(fleet.simulator.url)
+    await form.locator('input[name="key-name"]').fill('g1')
+    await form.locator('input[name="key-value"]').fill('gsk-dashboard-secret-7777')
+    await form.locator('input[name="key-models"]').fill('llama-3.3-70b-versatile')
+    await form.getByRole('button', { name: 'Add provider' }).click()
+    await page.getByRole('status').filter({ hasText: 'Added groq' }).waitFor()
+    const added = await fleet.admin(1, 'GET', '/api/providers/groq').catch(() => null)
+    await expect.poll(async () => (await fleet.admin(1, 'GET', '/api/providers')).providers.map((provider: { name: string }) => provider.name), { timeout: 10_000 }).toContain('groq')
+    const stored = added ?? (await fleet.admin(1, 'GET', '/api/providers/groq'))
+    expect(stored.custom_provider_config).toEqual({ base_provider_type: 'openai' })
+    const card = page.locator('[data-testid="provider"][data-name="groq"]')
+    expect(await card.textContent()).not.toContain('gsk-dashboard-secret-7777')
+    expect(await card.textContent()).toContain(stored.keys[0].value)
+    await screenshot(page, 'providers')
+
+    // Edit the weight only: the redacted value in the form keeps the stored key.
+    await card.getByRole('button', { name: 'Edit' }).click()
+    expect(await form.locator('input[name="key-value"]').inputValue()).toBe(stored.keys[0].value)
+    await form.locator('input[name="key-weight"]').fill('3')
+    await form.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved groq' }).waitFor()
+    await expect.poll(async () => (await fleet.admin(2, 'GET', '/api/providers/groq').catch(() => null))?.keys[0].weight, { timeout: 10_000 }).toBe(3)
+    expect((await fleet.chat(2, 'groq/llama-3.3-70b-versatile')).status).toBe(200)
+
+    await card.getByRole('button', { name: 'Delete' }).click()
+    await card.getByRole('button', { name: 'Delete groq and its keys' }).click()
+    await page.getByRole('status').filter({ hasText: 'Deleted groq' }).waitFor()
+    await expect.poll(async () => (await fleet.admin(1, 'GET', '/api/providers')).providers.map((provider: { name: string }) => provider.name), { timeout: 10_000 }).not.toContain('groq')
+    await page.close()
+  })
+
+  it('shows every node of the fleet, its regions and leaders', async () => {
+    const page = await browser.open(`${fleet.nodes[1]!.url}/#/cluster`, { token: VIEW_TOKEN })
+    await expect.poll(() => page.getByTestId('member').count()).toBe(3)
+    const text = await page.getByTestId('members').textContent()
+    for (const node of fleet.nodes) expect(text).toContain(node.id)
+    expect(await page.getByTestId('regions').textContent()).toMatch(/eu.*node-a, node-b.*leader node-a/)
+    await screenshot(page, 'cluster')
+    await page.close()
+  })
+})

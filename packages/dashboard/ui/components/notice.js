@@ -1,0 +1,22 @@
+import { html } from '../lib/html.js'
+
+/** An API failure, in the API's own words. */
+export function ErrorNotice({ error, what }) {
+  if (!error) return null
+  return html`<div class="notice error" role="alert">${what ? `${what}: ` : ''}${error.message}</div>`
+}
+
+/** What the page would show, and why it cannot yet: an API this node does not serve. */
+export function MissingApi({ path, what }) {
+  return html`<div class="notice missing">
+    ${what} is not available on this node: <code>${path}</code> is not served by this version of the gateway.
+  </div>`
+}
+
+/** A card with a title line and optional actions on the right. */
+export function Card({ title, actions = null, children, className = '', testid }) {
+  return html`<section class=${`card ${className}`} data-testid=${testid}>
+    <header class="card-head"><h2>${title}</h2><div class="card-actions">${actions}</div></header>
+    ${children}
+  </section>`
+}

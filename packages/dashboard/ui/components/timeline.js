@@ -1,0 +1,91 @@
+// The timeline (reference: "The Dashboard"): a row per provider + model, expanding to its keys;
+// each dot a stretch of time coloured by the worst state any node saw, filled part way when
+// only some nodes saw it, hatched when the key was held; above them the incidents lane.
+// Clicking a dot asks the issues API what happened on that row in that stretch.
+import { useState } from 'preact/hooks'
+import { html } from '../lib/html.js'
+import { useApi, withQuery } from '../lib/api.js'
+import { navigate } from '../lib/route.js'
+import { STATE_LABELS, duration, stamp, reasonLabel } from '../lib/format.js'
+import { Card } from './notice.js'
+import { ScoreChart } from './score-chart.js'
+
+const ISSUES = '/api/adaptive-routing/history/issues'
+
+export function Timeline({ timeline, context }) {
+  const [expanded, setExpanded] = useState(() => new Set())
+  const [stretch, setStretch] = useState(null)
+  const [chart, setChart] = useState(null)
+  const from = Date.parse(timeline.from)
+  const to = Date.parse(timeline.to)
+  const bucketMs = timeline.bucket_seconds * 1000
+  const slots = Math.max(1, Math.ceil((to - from) / bucketMs))
+  const slotOf = (at) => Math.min(slots - 1, Math.max(0, Math.floor((Date.parse(at) - from) / bucketMs)))
+  const toggle = (entity) => {
+    const next = new Set(expanded)
+    if (next.has(entity)) next.delete(entity)
+    else next.add(entity)
+    setExpanded(next)
+  }
+  const dots = (row, label, entities) => {
+    const cells = new Array(slots).fill(null)
+    for (const bucket of row.buckets) cells[slotOf(bucket.at)] = bucket
+    return html`<div class="tl-dots" style=${`grid-template-columns: repeat(${slots}, 1fr)`}>
+      ${cells.map((bucket, index) => bucket === null
+        ? html`<span key=${index}></span>`
+        : html`<button key=${index} class=${`tl-dot s-${bucket.state}${bucket.held ? ' held' : ''}`} data-state=${bucket.state} data-held=${bucket.held}
+            title=${`${stamp(bucket.at)}: ${STATE_LABELS[bucket.state]}${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of ${bucket.nodes} nodes` : ` on ${bucket.nodes === 1 ? 'the only node reporting' : `all ${bucket.nodes} nodes`}`}${bucket.held ? ', held' : ''}`}
+            onClick=${() => setStretch({ label, entities, bucket })}>
+            <span class="fill" style=${`height: ${Math.max(15, Math.round(bucket.share * 100))}%`}></span>
+          </button>`)}
+    </div>`
+  }
+  const lane = html`<div class="tl-row lane"><div class="tl-label muted">Incidents</div>
+    <div class="tl-lane" data-testid="incidents-lane">
+      ${timeline.incidents.map((incident) => {
+        const start = Math.max(from, Date.parse(incident.opened_at))
+        const end = incident.closed_at === null ? to : Math.min(to, Date.parse(incident.closed_at))
+        const left = ((start - from) / (to - from)) * 100
+        const width = Math.max(0.4, ((end - start) / (to - from)) * 100)
+        return html`<button key=${incident.id} class=${`tl-bar ${incident.status}`} style=${`left: ${left}%; width: ${width}%`} data-testid="incident-bar"
+          title=${`${incident.entity}: ${incident.status}, opened ${stamp(incident.opened_at)}`} onClick=${() => navigate('incidents', {}, incident.id)}></button>`
+      })}
+    </div><span></span></div>`
+  return html`<${Card} title="Timeline" testid="timeline">
+    ${timeline.rows.length === 0 ? html`<p class="empty">Nothing was routed in this window.</p>` : html`<div class="timeline">
+      ${lane}
+      ${timeline.rows.map((row) => html`
+        <div class="tl-row" key=${row.entity} data-testid="timeline-row" data-entity=${row.entity}>
+          <div class="tl-label"><button class="link" aria-expanded=${expanded.has(row.entity)} onClick=${() => toggle(row.entity)}>${expanded.has(row.entity) ? '▾' : '▸'} ${row.provider} · ${row.model}</button></div>
+          ${dots(row, `${row.provider} · ${row.model}`, [row.entity, ...row.keys.map((key) => key.entity)])}
+          <span></span>
+        </div>
+        ${expanded.has(row.entity) ? row.keys.map((key) => html`<div class="tl-row key" key=${key.entity} data-testid="timeline-key" data-entity=${key.entity} data-key=${key.key_name}>
+          <div class="tl-label">${key.key_name}</div>
+          ${dots(key, `${row.provider} · ${row.model} · ${key.key_name}`, [key.entity, `key:${row.provider}:${key.key_id}`])}
+          <button class="secondary" title="Routing score per node" aria-label=${`Score of ${key.key_name}`} onClick=${() => setChart({ entity: key.entity, label: `${row.provider} · ${row.model} · ${key.key_name}` })}>📈</button>
+        </div>`) : null}`)}
+      <div class="tl-row"><span></span><div class="tl-axis"><span>${stamp(timeline.from)}</span><span>${stamp(timeline.to)}</span></div><span></span></div>
+    </div>`}
+    ${stretch ? html`<${Stretch} stretch=${stretch} bucketMs=${bucketMs} onClose=${() => setStretch(null)} />` : null}
+    ${chart ? html`<${ScoreChart} entity=${chart.entity} label=${chart.label} window=${context.window} onClose=${() => setChart(null)} />` : null}
+  </${Card}>`
+}
+
+/** What happened on one row in one stretch: the bucket as the timeline has it, and the incidents the issues API finds there. */
+function Stretch({ stretch, bucketMs, onClose }) {
+  const start = Date.parse(stretch.bucket.at)
+  const issues = useApi(withQuery(ISSUES, { from: Math.floor(start / 1000), to: Math.ceil((start + bucketMs) / 1000), entities: stretch.entities }), [stretch])
+  const { bucket } = stretch
+  return html`<div class="card stretch" data-testid="stretch">
+    <header class="card-head"><h2>${stretch.label}, ${stamp(start)} – ${stamp(start + bucketMs)}</h2><div class="card-actions"><button class="secondary" onClick=${onClose}>Close</button></div></header>
+    <p>Worst state: <span class=${`badge state-${bucket.state}${bucket.held ? ' held' : ''}`}>${STATE_LABELS[bucket.state]}</span>
+      ${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of the ${bucket.nodes} nodes reporting` : ` on every node reporting (${bucket.nodes})`}${bucket.held ? '; the key was held' : ''}.</p>
+    ${issues.data?.issues?.length ? html`<ul class="events">${issues.data.issues.map((incident) => html`<li key=${incident.id}>
+        <span>${incident.status}</span>
+        <span><button class="link" onClick=${() => navigate('incidents', {}, incident.id)}>${incident.reasons.map(reasonLabel).join(', ') || incident.worst_state} on ${incident.provider} ${incident.models.join(', ')}</button>
+          — opened ${stamp(incident.opened_at)}, ${incident.closed_at ? `lasted ${duration(incident.duration_seconds)}` : 'still open'}</span>
+      </li>`)}</ul>`
+      : html`<p class="muted">${issues.loading ? 'Looking…' : 'No incident on this row in this stretch.'}</p>`}
+  </div>`
+}

@@ -1,0 +1,43 @@
+// Cluster: this node, every member the node sees (so: who is up), regions, their leaders, the
+// last snapshot of the held keys, and what gossip dropped. All from GET /api/cluster.
+import { html } from '../lib/html.js'
+import { useApi } from '../lib/api.js'
+import { relative, stamp } from '../lib/format.js'
+import { Card, ErrorNotice } from '../components/notice.js'
+
+export function ClusterPage({ context }) {
+  const cluster = useApi('/api/cluster', [context.tick, context.version])
+  const view = cluster.data
+  const leaders = view ? new Set(Object.values(view.leaders)) : new Set()
+  return html`<div class="page cluster">
+    <${ErrorNotice} error=${cluster.error} what="Cluster" />
+    ${view
+      ? html`
+        <${Card} title=${`${view.mode === 'fleet' ? 'Fleet' : 'Standalone'}: ${view.members.length} node${view.members.length === 1 ? '' : 's'} up, ${Object.keys(view.regions).length} region${Object.keys(view.regions).length === 1 ? '' : 's'}`} testid="members">
+          <table class="table">
+            <thead><tr><th>Node</th><th>Region</th><th>Role</th><th>Up since</th><th>Last seen</th><th>Addresses</th></tr></thead>
+            <tbody>${view.members.map((member) => html`<tr key=${member.node_id} data-testid="member">
+              <td><span class="dot up" title="up"></span><strong>${member.node_id}</strong>${member.node_id === view.node.node_id ? html` <span class="tag">this node</span>` : null}</td>
+              <td>${member.region}</td>
+              <td>${leaders.has(member.node_id) ? html`<span class="tag leader">leader of ${member.region}</span>` : 'member'}</td>
+              <td title=${stamp(member.since)}>${relative(member.since, context.now)}</td>
+              <td title=${stamp(member.last_seen)}>${relative(member.last_seen, context.now)}</td>
+              <td class="mono muted small">${member.addresses.join(' ')}</td>
+            </tr>`)}</tbody>
+          </table>
+        </${Card}>
+        <div class="grid two">
+          <${Card} title="Regions and leaders" testid="regions">
+            <dl class="facts">${Object.entries(view.regions).map(([region, nodes]) => html`<dt>${region}</dt><dd>${nodes.join(', ')} · leader <strong>${view.leaders[region] ?? 'none'}</strong></dd>`)}</dl>
+          </${Card}>
+          <${Card} title="Held keys snapshot" testid="snapshot">
+            <dl class="facts">
+              <dt>Holds in the fleet</dt><dd>${view.holds}</dd>
+              <dt>Last snapshot</dt><dd>${view.last_snapshot ? html`${relative(view.last_snapshot.taken_at, context.now)} by ${view.last_snapshot.node_id} (${view.last_snapshot.entries} entries)` : 'none yet'}</dd>
+              <dt>Gossip dropped</dt><dd>${Object.keys(view.dropped).length === 0 ? 'nothing' : Object.entries(view.dropped).map(([reason, n]) => `${reason}: ${n}`).join(', ')}</dd>
+            </dl>
+          </${Card}>
+        </div>`
+      : null}
+  </div>`
+}

@@ -1,0 +1,21 @@
+// Adaptive Routing > Dashboard: is anything broken, do I need to act? The figures and the
+// timeline of the window (routing history), the held keys, and the routes as this node sees them.
+import { html } from '../lib/html.js'
+import { useApi } from '../lib/api.js'
+import { HeldKeysCard } from '../components/held-keys.js'
+import { RoutesCard } from '../components/routes.js'
+import { ErrorNotice } from '../components/notice.js'
+import { HistoryPanels } from '../components/history.js'
+
+export function DashboardPage({ context }) {
+  const deps = [context.tick, context.version]
+  const conditions = useApi('/api/adaptive-routing/conditions', deps)
+  const routes = useApi('/api/adaptive-routing/routes', deps)
+  return html`<div class="page dashboard">
+    <${HistoryPanels} context=${context} />
+    <${ErrorNotice} error=${conditions.error} what="Held keys" />
+    <${HeldKeysCard} conditions=${conditions.data} session=${context.session} now=${context.now} onReleased=${context.reload} />
+    <${ErrorNotice} error=${routes.error} what="Routes" />
+    <${RoutesCard} routes=${routes.data} conditions=${conditions.data} />
+  </div>`
+}

@@ -1,0 +1,39 @@
+/**
+ * The load-balancer settings of one node have one owner: everything that changes them (the
+ * admin API, the config store's listener, a peer's gossip) calls `set`, and everything that
+ * reacts (the fleet publishing, the dispatcher reading) goes through `get` and `onChange`.
+ */
+import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchboard/routing'
+
+/** Where a change of settings came from: this node's API, the config store (config.json, another node's write), or a peer's gossip. */
+export type SettingsOrigin = 'api' | 'store' | 'peer'
+
+/** The settings of one node. */
+export interface SettingsOwner {
+  get(): LoadBalancerSettings
+  /** Replaces the settings (missing switches take the reference defaults); listeners hear of a real change only. */
+  set(next: Partial<LoadBalancerSettings>, origin: SettingsOrigin): LoadBalancerSettings
+  /** Calls `listener` after each change; returns the unsubscribe function. */
+  onChange(listener: (settings: LoadBalancerSettings, origin: SettingsOrigin) => void): () => void
+}
+
+/** Creates the owner of one node's settings. */
+export function createSettings(initial: Partial<LoadBalancerSettings>): SettingsOwner {
+  let current: LoadBalancerSettings = Object.freeze({ ...defaultLoadBalancerSettings, ...initial })
+  const listeners = new Set<(settings: LoadBalancerSettings, origin: SettingsOrigin) => void>()
+  return {
+    get: () => current,
+    set(next, origin) {
+      const merged: LoadBalancerSettings = Object.freeze({ ...defaultLoadBalancerSettings, ...next })
+      const same = (Object.keys(merged) as (keyof LoadBalancerSettings)[]).every((name) => merged[name] === current[name])
+      if (same) return current
+      current = merged
+      for (const listener of listeners) listener(current, origin)
+      return current
+    },
+    onChange(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+}
