@@ -38,6 +38,8 @@ const KEYS = {
   healthy: 'sk-hist-healthy-eeee',
   groq1: 'gsk-hist-groq-one-ffff',
   groq2: 'gsk-hist-groq-two-gggg',
+  mistral: 'msk-hist-mistral-hhhh',
+  cohere: 'csk-hist-cohere-iiii',
 }
 const MODEL = 'gpt-4o-mini'
 
@@ -99,10 +101,10 @@ beforeAll(async () => {
     providers: {
       openai: {
         keys: [
-          { name: 'prod-key-2', value: KEYS.revoked, models: ['*'], weight: 1 },
-          { name: 'backup-key', value: KEYS.credit, models: ['*'], weight: 1 },
-          { name: 'eu-key-1', value: KEYS.limited, models: ['*'], weight: 1 },
-          { name: 'main-key', value: KEYS.healthy, models: ['*'], weight: 1 },
+          { name: 'prod-key-2', value: KEYS.revoked, models: [MODEL], weight: 1 },
+          { name: 'backup-key', value: KEYS.credit, models: [MODEL], weight: 1 },
+          { name: 'eu-key-1', value: KEYS.limited, models: [MODEL], weight: 1 },
+          { name: 'main-key', value: KEYS.healthy, models: [MODEL], weight: 1 },
         ],
         network_config: network,
       },
@@ -114,6 +116,9 @@ beforeAll(async () => {
         network_config: network,
         custom_provider_config: { base_provider_type: 'openai' },
       },
+      // Quiet until the last test: one key each, one model each.
+      mistral: { keys: [{ name: 'mistral-1', value: KEYS.mistral, models: ['mistral-large'], weight: 1 }], network_config: network, custom_provider_config: { base_provider_type: 'openai' } },
+      cohere: { keys: [{ name: 'cohere-1', value: KEYS.cohere, models: ['command-r'], weight: 1 }], network_config: network, custom_provider_config: { base_provider_type: 'openai' } },
     },
   }
   const regions = { 'node-a': 'eu', 'node-b': 'eu', 'node-c': 'us' } as const
@@ -164,11 +169,22 @@ describe('the rough day, as history tells it', () => {
       (found) => found.length >= 4 && found.some((issue) => issue.scope === 'direction') && found.some((issue) => issue.reasons.includes('rate_limit')),
       { between: () => traffic(6) },
     )
-    const revoked = list.find((issue) => issue.reasons.includes('credential'))
-    const credit = list.find((issue) => issue.reasons.includes('quota'))
-    const limited = list.find((issue) => issue.reasons.includes('rate_limit'))
-    const failing = list.find((issue) => issue.scope === 'direction')
-    expect(list).toHaveLength(4)
+    // Exactly one incident per problem: nothing else names the problem's key or provider.
+    const keyIds = Object.fromEntries(((await call('node-a', 'GET', '/api/providers/openai')).json.keys as any[]).map((key) => [key.name, key.id]))
+    const about = (provider: string, keyId?: string) => list.filter((issue) => issue.provider === provider && (keyId === undefined || issue.key_ids.includes(keyId)))
+    const one = (found: any[], what: string) => {
+      expect(found, `${what}: ${JSON.stringify(list.map((issue) => [issue.entity, issue.status, issue.reasons]))}`).toHaveLength(1)
+      return found[0]
+    }
+    const revoked = one(about('openai', keyIds['prod-key-2']), 'the revoked key')
+    const credit = one(about('openai', keyIds['backup-key']), 'the account out of credit')
+    const limited = one(about('openai', keyIds['eu-key-1']), 'the rate-limited key')
+    const failing = one(about('groq'), 'the failing provider')
+    expect(revoked.reasons).toEqual(['credential'])
+    expect(credit.reasons).toEqual(['quota'])
+    expect(limited.reasons).toEqual(['rate_limit'])
+    // The healthy key had no incident of its own (it only took the traffic).
+    expect(list.filter((issue) => issue.status === 'attention')).toHaveLength(2)
     expect(revoked).toMatchObject({ scope: 'key', provider: 'openai', status: 'attention', action: 'held', worst_state: 'failed' })
     expect(revoked.what_would_help).toMatch(/Replace the key/)
     expect(credit).toMatchObject({ scope: 'key', provider: 'openai', status: 'attention', action: 'held' })
@@ -261,4 +277,41 @@ describe('the rough day, as history tells it', () => {
     expect(scores.series.length).toBeGreaterThan(0)
     expect(scores.series[0].points[0]).toHaveProperty('error_penalty')
   }, 60_000)
+
+  it('kills a node mid-incident: waiting where the nodes left see a recovery no request confirms, unobserved where only the dead node saw it', async () => {
+    await simulator.setRules([
+      { key: KEYS.credit, fault: 'insufficient_quota' },
+      { key: KEYS.mistral, fault: 'server_error' },
+      { key: KEYS.cohere, fault: 'server_error' },
+    ])
+    const since = new Date(Date.now() - 1000).toISOString()
+    // mistral fails on every node; cohere only ever gets traffic on node-c.
+    const failures = async () => Promise.all([traffic(12, names, 'mistral-large'), traffic(6, ['node-c'], 'command-r')])
+    const opened = await until(
+      'both problems open',
+      async () => (await issues('node-a', `?from=${encodeURIComponent(since)}`)).issues as any[],
+      (found) => found.some((issue) => issue.provider === 'mistral' && issue.nodes.length === 3 && issue.status === 'attention') && found.some((issue) => issue.provider === 'cohere'),
+      { tries: 30, between: failures },
+    )
+    const mistral = opened.find((issue) => issue.provider === 'mistral')
+    const cohere = opened.find((issue) => issue.provider === 'cohere')
+    expect(mistral).toMatchObject({ scope: 'direction', models: ['mistral-large'], nodes: [...names], closed_at: null })
+    expect(cohere).toMatchObject({ scope: 'direction', models: ['command-r'], nodes: ['node-c'], closed_at: null })
+    // Both failed with no provider left for their model: someone has to act.
+    expect(mistral.status).toBe('attention')
+    expect(mistral.what_would_help).toMatch(/no healthy key or provider left/)
+
+    // node-c dies mid-incident; the upstreams recover; nobody sends a request.
+    nodes.get('node-c')!.kill()
+    await simulator.setRules([{ key: KEYS.credit, fault: 'insufficient_quota' }])
+    const read = async () => (await issues('node-b', `?from=${encodeURIComponent(since)}&ids=${mistral.id},${cohere.id}`)).issues as any[]
+    const settled = await until('waiting and unobserved', read, (found) => found.find((issue) => issue.id === cohere.id)?.status === 'unobserved' && found.find((issue) => issue.id === mistral.id)?.status === 'waiting', { tries: 120 })
+    // The cohere incident ended where node-c went quiet; the mistral one is still open, unconfirmed.
+    expect(settled.find((issue) => issue.id === cohere.id).closed_at).not.toBeNull()
+    expect(settled.find((issue) => issue.id === mistral.id).closed_at).toBeNull()
+    // Neither counts towards the median time to resolve.
+    const page = await issues('node-a', `?from=${encodeURIComponent(since)}&ids=${mistral.id},${cohere.id}&limit=10`)
+    expect(page.matched_summary).toMatchObject({ resolved: 0, median_resolve_seconds: null, ongoing: 1 })
+    expect(page.facets.statuses).toMatchObject({ unobserved: 1, waiting: 1 })
+  }, 120_000)
 })

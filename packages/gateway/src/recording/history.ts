@@ -113,7 +113,10 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   // Settings saved on another node reach this one through Postgres.
   const settingsTimer = setInterval(() => {
     readHistorySettings(pool).then(
-      (read) => (settings = read),
+      (read) => {
+        settings = read
+        listen()
+      },
       () => {},
     )
   }, 15_000)
@@ -129,10 +132,17 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   retentionTimer.unref()
 
   registerMetrics(components.metrics, recorder)
-  // Each request's record arrives after its answer was sent (never on the request path).
-  const offRecords = components.recorder.on((record) => {
-    if (settings.history_enabled) recorder.request(toOutcome(record, components.settings()))
-  })
+  // Each request's record arrives after its answer was sent (never on the request path). The
+  // listener is attached only while history is on: with nobody listening, requests track nothing.
+  let offRecords: (() => void) | null = null
+  const listen = () => {
+    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.on((record) => recorder.request(toOutcome(record, components.settings())))
+    else if (!settings.history_enabled && offRecords !== null) {
+      offRecords()
+      offRecords = null
+    }
+  }
+  listen()
 
   return {
     queries,
@@ -140,6 +150,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     async saveSettings(values) {
       const before = { ...lastSettings, ...settings }
       settings = await writeHistorySettings(pool, values, 'api')
+      listen()
       const after = { ...lastSettings, ...settings }
       if (before.history_enabled !== after.history_enabled || before.history_retention_days !== after.history_retention_days) {
         recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before, after, fields: Object.keys(values), origin: 'api' } })
@@ -158,7 +169,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
       }
     },
     async close() {
-      offRecords()
+      offRecords?.()
       clearInterval(settingsTimer)
       clearInterval(retentionTimer)
       for (const off of unsubscribes) off()

@@ -65,11 +65,15 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
   const capacity = init.capacity ?? 20_000
 
   const ensurePartitions = () => createDayPartitions(pool, PARTITIONED_TABLES, { fromMs: now(), daysAhead: 2 })
-  await ensurePartitions().catch((error: unknown) => log(`history: could not create the day partitions yet: ${String(error)}`))
-  // Episodes this node left open in an earlier run: nobody saw them close.
-  await pool
+  // Off the boot path: the writers make a missing partition themselves.
+  void ensurePartitions().catch((error: unknown) => log(`history: could not create the day partitions yet: ${String(error)}`))
+  // Episodes this node left open in an earlier run: nobody saw them close. Done before this run writes its own.
+  const earlierRunClosed = pool
     .query(`UPDATE history_episodes SET detail = detail || '{"lost": true}', closed_at = COALESCE((SELECT last_seen_at FROM history_nodes WHERE node_id = $1), updated_at) WHERE node_id = $1 AND closed_at IS NULL`, [init.nodeId])
-    .catch((error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`))
+    .then(
+      () => {},
+      (error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`),
+    )
 
   /** A missing partition (the clock passed the days made ahead) is made, then the write retried once. */
   const withPartitions = (write: () => Promise<void>) => async () => {
@@ -85,7 +89,10 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
   const events = writer<Stamped<HistoryEvent>>('events', (rows) => withPartitions(() => insertRows(pool, 'history_events', eventColumns, rows))())
   const snapshots = writer<Stamped<SnapshotRow>>('snapshots', (rows) => withPartitions(() => insertRows(pool, 'history_snapshots', snapshotColumns, rows))())
   const counts = writer<Stamped<CountRow>>('counts', (rows) => withPartitions(() => insertRows(pool, 'history_counts', countColumns, rows))())
-  const episodes = writer<Stamped<Episode>>('episodes', (rows) => upsertEpisodes(pool, rows))
+  const episodes = writer<Stamped<Episode>>('episodes', async (rows) => {
+    await earlierRunClosed
+    await upsertEpisodes(pool, rows)
+  })
   const heartbeat = writer<{ at: number; stopped: boolean }>('nodes', async (rows) => {
     const last = rows[rows.length - 1]!
     await pool.query(
