@@ -44,6 +44,8 @@ export interface GatewayConfig {
   allowDirectKeys: boolean
   /** `request_log` of config.json with defaults: on, 7 days, no bodies. */
   requestLog: { enabled: boolean; retentionDays: number; content: boolean }
+  /** Slow-client protection (`server.*` of config.json with defaults: 10 s, 60 s, 4096). */
+  connections: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number }
 }
 
 /** A provider as written in config.json or stored: its name plus the `providers.<name>` object. */
@@ -99,6 +101,11 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
       enabled: resolved.data.request_log?.enabled ?? true,
       retentionDays: resolved.data.request_log?.retention_days ?? 7,
       content: resolved.data.request_log?.content ?? false,
+    },
+    connections: {
+      headersTimeoutMs: resolved.data.server?.headers_timeout_ms ?? 10_000,
+      requestTimeoutMs: resolved.data.server?.request_timeout_ms ?? 60_000,
+      maxConnections: resolved.data.server?.max_connections ?? 4_096,
     },
   }
 }

@@ -6,11 +6,11 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import { createKeyRotation, keyChosenLine, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
-import { readUsage, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
+import { createKeyRotation, keyChosenLine, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
+import { canServe, readUsage, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
-import { runAttempt } from './attempt.ts'
+import { runAttempt, type SurfaceCall } from './attempt.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 export interface AttemptRecord {
@@ -65,7 +65,11 @@ export interface EngineComponents {
 export interface EngineRequest extends RoutedRequest {
   /** The body in OpenAI chat shape; each adapter renders it for its provider. */
   body: ChatRequestBody
+  /** Set on the other surfaces (Messages, Responses, embeddings): each attempt sends this instead of `body`. */
+  surface?: SurfaceCall
 }
+
+const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
 
 /** What one target ended in when it did not serve. */
 interface TargetFailure {
@@ -84,7 +88,14 @@ export async function serveChat(components: EngineComponents, request: EngineReq
   const targets = dispatch.targets
   let primaryFailure: TargetFailure | null = null
   let firstFailure: TargetFailure | null = null
+  const surface = request.surface
+  let skipped = 0
   for (let index = 0; index < targets.length; index++) {
+    // A surface some providers cannot serve (embeddings at Anthropic) skips them, as if not offered.
+    if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(targets[index]!.provider.adapter, surface.surface) : canServe(targets[index]!.provider.adapter, surface.surface))) {
+      skipped++
+      continue
+    }
     const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts)
     if ('success' in outcome) return outcome
     firstFailure ??= outcome
@@ -94,6 +105,10 @@ export async function serveChat(components: EngineComponents, request: EngineReq
     if (outcome.reason === 'caller_fault' && index === dispatch.plan.primary) break
   }
   const failure = primaryFailure ?? firstFailure
+  if (failure === null && surface !== undefined && skipped > 0) {
+    const names = targets.map((target) => target.provider.name).join(', ')
+    throw new GatewayError('surface_not_served', `None of the providers of model "${request.model}" (${names}) serves ${SURFACE_NAMES[surface.surface]}${surface.nativeOnly === true ? ' natively' : ''}.`, { param: 'model' })
+  }
   if (failure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
   throw toGatewayError(failure, attempts, context)
 }
@@ -128,14 +143,15 @@ async function serveTarget(
     dispatcher.attemptStarted(target, key)
     let run
     try {
-      run = await runAttempt(target.provider, request.body, target.model, key, caller)
+      run = await runAttempt(target.provider, request.body, target.model, key, caller, request.surface)
     } catch (error) {
       // Never sent (the body cannot be said in this provider's format): nothing to report.
       dispatcher.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)
       throw error
     }
     const result = run.result
-    const failure = result.ok ? null : result.failure
+    // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
+    const failure = result.ok ? null : routingFailure(result.failure)
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
     dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
     attempts.push({
@@ -154,8 +170,8 @@ async function serveTarget(
       if (log.enabled) extraFields.routing_log = log.lines
       return { success: result, extraFields, upstream: run }
     }
-    last = result.failure
-    step = rotation.next(result.failure)
+    last = failure
+    step = rotation.next(failure!)
   }
   return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
 }

@@ -184,6 +184,14 @@ const DECISIVE_CODES: ReadonlyMap<string, Verdict | ((facts: Facts) => Verdict)>
 ])
 
 /**
+ * A permission refusal that names a model or resource: this key may not use it. One that names
+ * neither (Google's "Access denied by organization restriction") refuses the key, like a bare 403.
+ */
+function permissionDenied(facts: Facts): Verdict {
+  return MENTIONS_MODEL.test(facts.text) || /\bresource\b/.test(facts.text) ? MODEL_ACCESS : byStatus(facts)
+}
+
+/**
  * Codes that name a kind of refusal without saying what was refused: they decide only when
  * the wording said nothing more specific. Anthropic `permission_error`, Groq
  * `permissions_error`, Google `PERMISSION_DENIED` on a model: this key may not use the model.
@@ -191,7 +199,7 @@ const DECISIVE_CODES: ReadonlyMap<string, Verdict | ((facts: Facts) => Verdict)>
  * servable in the region), never the request's form.
  */
 const GENERIC_CODES: ReadonlyMap<string, (facts: Facts) => Verdict> = new Map<string, (facts: Facts) => Verdict>([
-  ...['permission_error', 'permissions_error', 'permission_denied'].map((code) => [code, () => MODEL_ACCESS] as const),
+  ...['permission_error', 'permissions_error', 'permission_denied'].map((code) => [code, permissionDenied] as const),
   ['failed_precondition', (facts: Facts) => (MENTIONS_MODEL.test(facts.text) ? MODEL_ACCESS : UNKNOWN)],
 ])
 
