@@ -36,7 +36,7 @@ async function main() {
   const simPort = await freePort()
   const simulator = startService({ name: 'simulator', args: [join(repoDir, 'packages/simulator/bin/simulator.js'), '--port', String(simPort)], logFile: join(resultsDir, 'simulator.log') })
   await waitUntilReady(simulator, async () => (await fetch(`http://127.0.0.1:${simPort}/_sim/rules`)).ok)
-  const config = { providers: { openai: { keys: [{ name: 'bench-1', value: 'sk-bench-key-1111', models: ['*'], weight: 1 }, { name: 'bench-2', value: 'sk-bench-key-2222', models: ['*'], weight: 1 }], network_config: { base_url: `http://127.0.0.1:${simPort}` } } } }
+  const config = { request_log: { enabled: false }, providers: { openai: { keys: [{ name: 'bench-1', value: 'sk-bench-key-1111', models: ['*'], weight: 1 }, { name: 'bench-2', value: 'sk-bench-key-2222', models: ['*'], weight: 1 }], network_config: { base_url: `http://127.0.0.1:${simPort}` } } } }
   const configFile = join(resultsDir, 'config.json')
   writeFileSync(configFile, JSON.stringify(config))
   const port = await freePort()

