@@ -23,6 +23,7 @@ import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
 import { isLoopback } from './access/network.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
+import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
@@ -100,6 +101,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const settings = createSettings((await store.getSettings()).load_balancer_config)
   let directory: ProviderDirectory | undefined
   let fleet: Fleet | undefined
+  let history: HistoryRecording | undefined
   const dispatcher = createDispatcher({
     balancer,
     holds,
@@ -111,7 +113,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     settings: settings.get,
     now,
     random,
-    onHoldsChanged: (entries) => fleet?.publishHolds(entries),
+    onHoldsChanged: (entries) => {
+      fleet?.publishHolds(entries)
+      history?.holds(entries, 'local')
+    },
     onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
   })
   directory = await createProviderDirectory(
@@ -160,16 +165,32 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     const at = now()
     if (dispatcher.expireBackoffs()) balancer.holdsChanged()
     balancer.recompute(at)
+    history?.recomputed()
     if (++cycles % 12 === 0) holds.collect(at)
     metrics.holdsActive.reset()
     for (const condition of holds.conditions()) metrics.holdsActive.inc({ reason: condition.reason })
   }, RECOMPUTE_INTERVAL_MS)
   recompute.unref()
 
+  // History (issue 14): records what routing saw and did, off the request path.
+  const configuredHistory = init.config.loadBalancer
+  history = await startHistoryRecording(
+    { pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now, isLeader: async () => (fleet === undefined ? false : (await fleet.view()).node.leader) },
+    {
+      nodeId,
+      region,
+      env,
+      configured: {
+        ...(configuredHistory.history_enabled !== undefined ? { history_enabled: configuredHistory.history_enabled } : {}),
+        ...(configuredHistory.history_retention_days !== undefined ? { history_retention_days: configuredHistory.history_retention_days } : {}),
+      },
+    },
+  )
+  const recording = history
   fleet = await startFleet(
     {
       holds,
-      dispatcher,
+      dispatcher: recording.observeMerges(dispatcher),
       pool,
       logger,
       metrics,
@@ -219,6 +240,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       metrics,
       logger,
       recorder,
+      history: () => recording.queries,
       now,
       random,
       sleep: cancellableSleep,
@@ -244,6 +266,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         },
         keyName,
         now,
+        history: { settings: () => ({ ...recording.settings() }), saveSettings: async (values) => ({ ...(await recording.saveSettings(values)) }) },
       },
     },
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
@@ -284,6 +307,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     clearInterval(recompute)
     clearInterval(keysReload)
     for (const off of unsubscribes) off()
+    await recording.close()
     await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
     queue.close()
     await providers.close()

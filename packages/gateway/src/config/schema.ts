@@ -49,6 +49,9 @@ export const loadBalancerSchema = z.strictObject({
   append_fallbacks_to_pinned: z.boolean().optional(),
   reroute_failed_directions: z.boolean().optional(),
   prune_failed_fallbacks: z.boolean().optional(),
+  // History (issue 14): kept beside the switches; a PUT of the config changes them only when sent.
+  history_enabled: z.boolean().optional(),
+  history_retention_days: z.number().int('use a whole number of days').min(1).max(365).optional(),
 })
 
 /** Gateway-level limits (our addition to the reference schema). */

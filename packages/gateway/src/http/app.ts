@@ -16,6 +16,8 @@ import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { historyApi } from '../admin/history-api.ts'
+import type { HistoryQueries } from '@switchboard/history'
 import { gatewayKeysApi, type GatewayKeysApiComponents } from '../admin/gateway-keys-api.ts'
 import { logsApi, type LogsApiComponents } from '../admin/logs-api.ts'
 import { serveDashboard } from './dashboard.ts'
@@ -25,6 +27,8 @@ export interface AppComponents extends InferenceComponents {
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   clusterView: () => Promise<ClusterView>
+  /** The history queries (issue 14); null when history is not running. */
+  history?: () => HistoryQueries | null
   gatewayKeys: GatewayKeysApiComponents
   logs: LogsApiComponents
 }
@@ -95,6 +99,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.use('*', (context, next) => (isOpenOrGuarded(context.req.path) ? next() : pages(context, next)))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.route('/api', historyApi(components.history ?? (() => null)))
   app.route('/api', gatewayKeysApi(components.gatewayKeys))
   app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
