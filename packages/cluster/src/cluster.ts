@@ -63,11 +63,16 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const timing = { ...defaultTiming, ...init.timing }
   const targets = init.peers.map((entry) => parsePeer(entry, init.listen.port))
   const privateKey = await loadOrCreatePrivateKey(init.dataDir)
+  const counters = new Counters()
   const node = await createNode({
     privateKey,
     listen: init.listen,
     swarmKey: swarmKeyFromSecret(init.fleetSecret),
     maxGossipFrameBytes,
+    onGossipFrame: (bytes) => {
+      counters.gossip.frames++
+      counters.gossip.bytes += bytes
+    },
   })
   try {
     await node.start()
@@ -84,7 +89,6 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
     { events, isConnected: (id) => node.getPeers().some((peer) => peer.toString() === id) },
   )
-  const counters = new Counters()
   const queue = new PublishQueue(
     {
       send: async (topic, data) => {
