@@ -69,6 +69,16 @@ const ticksPerSecond = 100 // USER_HZ on Linux
 const running = new Set()
 const dataRoot = mkdtempSync(join(tmpdir(), 'switchboard-fleet-scale-'))
 const preciseNow = () => performance.timeOrigin + performance.now()
+/** `Promise.withResolvers`, which Node 20 lacks. */
+function deferred() {
+  let resolve
+  let reject
+  const promise = new Promise((yes, no) => {
+    resolve = yes
+    reject = no
+  })
+  return { promise, resolve, reject }
+}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function freePort() {
@@ -121,7 +131,7 @@ function startNode(config, onLine, extraArgs = []) {
   })
   node.command = (command, timeoutMs = 30_000) => {
     const id = node.nextId++
-    const { promise, resolve, reject } = Promise.withResolvers()
+    const { promise, resolve, reject } = deferred()
     const timer = setTimeout(() => reject(new Error(`${config.nodeId} did not answer ${command.command} in ${timeoutMs} ms`)), timeoutMs)
     node.replies.set(id, (line) => {
       clearTimeout(timer)
@@ -207,7 +217,10 @@ async function runFleet(size) {
   for (let index = 0; index < size; index++) start(index, profileIndex === index ? ['--cpu-prof', '--cpu-prof-dir', join(benchDir, 'results', 'profiles')] : [])
   const fleetNames = names.slice(0, size)
   await until(() => [...live.values()].every((node) => node.ready), 120_000, 'every node ready')
-  await until(() => [...live.values()].every((node) => joinedAll(node, fleetNames)), 120_000, 'every node seeing every member')
+  await until(() => [...live.values()].every((node) => joinedAll(node, fleetNames)), 90_000, 'every node seeing every member').catch((error) => {
+    const counts = [...live.values()].filter((node) => !joinedAll(node, fleetNames)).map((node) => `${node.config.nodeId} lacks ${fleetNames.filter((name) => name !== node.config.nodeId && seen.get(node.config.nodeId)?.get(name)?.event !== 'member:join').map((name) => `${name} (${JSON.stringify(seen.get(node.config.nodeId)?.get(name))})`).join(', ')}`)
+    throw new Error(`${error.message} (members seen: ${counts.join(' ')})`)
+  })
   result.formedMs = preciseNow() - spawnAt
 
   // 2. idle CPU
@@ -263,7 +276,7 @@ async function runFleet(size) {
   if (syncHolds > 0) {
     await Promise.all(nodes().map((node) => node.command({ command: 'seed', count: syncHolds }, 60_000)))
     await sleep(2_000)
-    const { promise, resolve } = Promise.withResolvers()
+    const { promise, resolve } = deferred()
     syncDone = (node, line) => {
       if (node.config.nodeId === names[size] && line.size >= syncHolds) resolve(line.at)
     }
