@@ -284,8 +284,9 @@ async function runFleet(size) {
     const syncedAt = await Promise.race([promise, sleep(60_000).then(() => Number.NaN)])
     syncDone = undefined
     result.joinSyncMs = syncedAt - joiner.spawnedAt
-    await until(() => joiner.ready, 30_000, 'the joiner ready')
-    result.joinReadyMs = undefined
+    await until(() => joiner.ready, 30_000, 'the joiner ready').catch((error) => {
+      console.log(`join: ${error.message}; result so far ${JSON.stringify(result)}; joiner stderr: ${joiner.stderr}`)
+    })
     await kill(joiner, 'SIGTERM')
     live.delete(names[size])
     await sleep(3_000)
