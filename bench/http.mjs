@@ -40,15 +40,16 @@ function readOptions() {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       stream: { type: 'boolean', default: false },
-      targets: { type: 'string', default: targets.map((target) => target.id).join(',') },
+      targets: { type: 'string', default: targets.filter((target) => !target.notByDefault).map((target) => target.id).join(',') },
       'no-readme': { type: 'boolean', default: false },
       profile: { type: 'string', default: '' },
       'quiet-wait': { type: 'string', default: '60' },
+      section: { type: 'string', default: '' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s]');
+    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name]');
     process.exit(0);
   }
   // every load loop stays bounded in time: refuse silly windows
@@ -72,6 +73,8 @@ function readOptions() {
     quietWait: bounded('quiet-wait', values['quiet-wait'], 0, 1800),
     profile: values.profile.split(',').map((id) => id.trim()).filter(Boolean),
     writeReadme: !values['no-readme'],
+    // the README section to write (default http / http-stream); e.g. http-request-log for the log on/off pair
+    section: values.section,
   };
 }
 
@@ -113,6 +116,7 @@ async function runTarget(target, options, shared) {
     console.log(`  check request: ${check.status}${check.stream ? ' (stream)' : ''} ${check.sample.slice(0, 100)}...`);
     if (options.quietWait > 0) await waitForQuiet(options.quietWait);
     const measurement = await measure(started, upstream.service, options);
+    if (started.after) measurement.requestLog = await started.after();
     return { measurement, cpuNote: started.cpuNote };
   } catch (error) {
     return { skipped: `failed: ${String(error.message ?? error).split('\n')[0]}`, error };
@@ -157,6 +161,7 @@ async function main() {
         if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
       } else {
         const result = outcome.measurement;
+        if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
         console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
       }
       await sleep(500);
@@ -172,7 +177,7 @@ async function main() {
   } else if (entries.some((entry) => entry.skipped && !entry.external)) {
     console.log('README.md left as it is: a target of ours was not measured, and the table there is better than this one');
   } else if (options.writeReadme) {
-    const name = options.stream ? 'http-stream' : 'http';
+    const name = options.section || (options.stream ? 'http-stream' : 'http');
     replaceSection(join(benchDir, 'README.md'), name, section);
     console.log(`wrote the ${name} section of bench/README.md`);
   }

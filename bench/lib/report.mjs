@@ -63,6 +63,17 @@ function verdicts(entries) {
     const value = ratio(switchboard.cpuMsPerRequest, byId['passthrough-node'].cpuMsPerRequest);
     lines.push(`- Switchboard CPU per request / node:http pass-through CPU per request: ${number(value, 2)}x (no target: the floor without Hono, which Switchboard's inference route also does without${skewed(switchboard, byId['passthrough-node'])})`);
   }
+  const logged = byId['switchboard-log'];
+  if (switchboard && logged) {
+    const cpu = ratio(logged.cpuMsPerRequest, switchboard.cpuMsPerRequest);
+    const rps = ratio(logged.rps, switchboard.rps);
+    lines.push(`- Request log on / off, CPU per request: ${number(cpu, 2)}x (target within 15 %: ${cpu <= 1.15 ? 'met' : 'not met'}${skewed(switchboard, logged)})`);
+    lines.push(`- Request log on / off, RPS: ${number(rps, 2)}x (target within 15 %: ${rps >= 0.85 ? 'met' : 'not met'})`);
+    if (logged.requestLog) {
+      const counts = logged.requestLog;
+      lines.push(`- Request log rows: ${counts.written} written of ${counts.answered} requests answered (check, warm-up and window), ${counts.dropped} dropped, ${counts.buffered} still buffered 3 s after the load (target: none dropped: ${counts.dropped === 0 && counts.written === counts.answered ? 'met' : 'not met'})`);
+    }
+  }
   for (const [id, result] of Object.entries(byId)) {
     if (result.foreignCpuShare > 0.1) lines.push(`- ${id}: other work on the machine took ${number(100 * result.foreignCpuShare, 0)}% of its CPU during the window: these numbers are skewed`);
     // a helper process (tsx's esbuild, the embedded PostgreSQL) worth mentioning

@@ -65,59 +65,11 @@ export const targets = [
       };
     },
   },
-  {
-    id: 'switchboard',
-    label: 'Switchboard',
-    available: () => (existsSync(SWITCHBOARD_BIN) ? null : `${SWITCHBOARD_BIN} does not exist yet`),
-    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
-      const port = await freePort();
-      const configFile = join(resultsDir, 'switchboard.config.json');
-      const config = {
-        providers: {
-          openai: {
-            keys: [{ name: 'k1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }],
-            network_config: { base_url: upstream.origin },
-          },
-        },
-      };
-      writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
-      const origin = `http://127.0.0.1:${port}`;
-      let service;
-      for (let attempt = 1; ; attempt += 1) {
-        service = startService({
-          name: 'switchboard',
-          args: [...nodeFlagsFor('switchboard'), SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1'],
-          cwd: benchDir,
-          env: { NODE_ENV: 'production' },
-          logFile: join(resultsDir, 'switchboard.log'),
-          // it stops its embedded PostgreSQL on SIGTERM and gives itself 10 s
-          graceMs: 15_000,
-          // that server runs as a daemon (out of the process tree) on the data
-          // directory under the working directory: count its CPU as the gateway's helper
-          helperCommandLine: join(benchDir, '.switchboard', 'postgres'),
-        });
-        try {
-          // the first start may create an embedded PostgreSQL: give it time
-          await waitUntilReady(service, () => answers(`${origin}/health`), { timeoutMs: 180_000, intervalMs: 250 });
-          break;
-        } catch (error) {
-          // the embedded server's port is fixed (54329): while another
-          // checkout's server (npm start, a test run) holds it, wait and retry
-          const portTaken = /could not start on port|already in use/i.test(logTail(service));
-          await stopService(service);
-          if (!portTaken || attempt >= EMBEDDED_PORT_ATTEMPTS) throw error;
-          console.log(`  switchboard: its embedded PostgreSQL port is taken by another server; retrying in 15 s (${attempt}/${EMBEDDED_PORT_ATTEMPTS})`);
-          await sleep(15_000);
-        }
-      }
-      return {
-        service,
-        url: `${origin}/v1/chat/completions`,
-        headers: { 'content-type': 'application/json' },
-        body: chatBody('openai/gpt-4o-mini', stream),
-      };
-    },
-  },
+  // The request log off (the gateway alone) and on (every request written to Postgres): issue 15.
+  switchboardTarget('switchboard', 'Switchboard', { enabled: false }),
+  switchboardTarget('switchboard-log', 'Switchboard, request log on', { enabled: true }),
+  // The outage run's node: a smaller buffer, so a short window with Postgres stopped fills it.
+  { ...switchboardTarget('switchboard-log-small-buffer', 'Switchboard, request log on, 2,000-row buffer', { enabled: true, max_buffered_rows: 2_000 }), notByDefault: true },
   passThrough('passthrough', 'bare Hono + undici pass-through', 'passthrough.mjs'),
   passThrough('passthrough-node', 'bare node:http + undici pass-through', 'passthrough-node.mjs'),
   {
@@ -175,6 +127,96 @@ function passThrough(id, label, script) {
         url: `${origin}/v1/chat/completions`,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` },
         body: chatBody('gpt-4o-mini', stream),
+      };
+    },
+  };
+}
+
+/** Reads a counter (summed over its labels) from Prometheus text. */
+export function metricValue(text, name) {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== ' ' && rest[0] !== '{') continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** The request log's counters of a running Switchboard, after its buffer had time to drain. */
+async function requestLogCounters(origin, settleMs) {
+  await sleep(settleMs);
+  const response = await request(`${origin}/metrics`);
+  const text = await response.body.text();
+  return {
+    written: metricValue(text, 'switchboard_request_log_rows_written_total'),
+    dropped: metricValue(text, 'switchboard_request_log_rows_dropped_total'),
+    buffered: metricValue(text, 'switchboard_request_log_rows_buffered'),
+    answered: metricValue(text, 'switchboard_requests_total'),
+  };
+}
+
+/**
+ * Switchboard itself: `packages/gateway/bin/switchboard.js serve`, one openai key on the
+ * simulator, its embedded PostgreSQL under bench/.switchboard, `request_log` as given.
+ */
+function switchboardTarget(id, label, requestLog) {
+  return {
+    id,
+    label,
+    available: () => (existsSync(SWITCHBOARD_BIN) ? null : `${SWITCHBOARD_BIN} does not exist yet`),
+    async start({ upstream, stream, resultsDir, nodeFlagsFor, providers }) {
+      const port = await freePort();
+      const configFile = join(resultsDir, `${id}.config.json`);
+      // `providers` (surfaces.mjs) replaces the one openai key of the HTTP run
+      const config = {
+        providers: providers ?? {
+          openai: {
+            keys: [{ name: 'k1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }],
+            network_config: { base_url: upstream.origin },
+          },
+        },
+        request_log: requestLog,
+      };
+      writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+      const origin = `http://127.0.0.1:${port}`;
+      let service;
+      for (let attempt = 1; ; attempt += 1) {
+        service = startService({
+          name: id,
+          args: [...nodeFlagsFor(id), SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1'],
+          cwd: benchDir,
+          env: { NODE_ENV: 'production' },
+          logFile: join(resultsDir, `${id}.log`),
+          // it stops its embedded PostgreSQL on SIGTERM and gives itself 10 s
+          graceMs: 15_000,
+          // that server runs as a daemon (out of the process tree) on the data
+          // directory under the working directory: count its CPU as the gateway's helper
+          helperCommandLine: join(benchDir, '.switchboard', 'postgres'),
+        });
+        try {
+          // the first start may create an embedded PostgreSQL: give it time
+          await waitUntilReady(service, () => answers(`${origin}/health`), { timeoutMs: 180_000, intervalMs: 250 });
+          break;
+        } catch (error) {
+          // the embedded server's port is fixed (54329): while another
+          // checkout's server (npm start, a test run) holds it, wait and retry
+          const portTaken = /could not start on port|already in use/i.test(logTail(service));
+          await stopService(service);
+          if (!portTaken || attempt >= EMBEDDED_PORT_ATTEMPTS) throw error;
+          console.log(`  ${id}: its embedded PostgreSQL port is taken by another server; retrying in 15 s (${attempt}/${EMBEDDED_PORT_ATTEMPTS})`);
+          await sleep(15_000);
+        }
+      }
+      return {
+        service,
+        origin,
+        url: `${origin}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json' },
+        body: chatBody('openai/gpt-4o-mini', stream),
+        // After the window: did every answered request reach Postgres?
+        after: requestLog.enabled ? () => requestLogCounters(origin, 3_000) : undefined,
       };
     },
   };

@@ -24,6 +24,8 @@ export interface ChaosNode {
   start(): Promise<void>
   /** Called when the node exits without being killed by the run. */
   onCrash(listener: (detail: string) => void): void
+  /** The process id of a local node while it runs (the soak run samples it); undefined for a compose node. */
+  pid?(): number | undefined
 }
 
 /** A fleet under test. */
@@ -48,6 +50,8 @@ export interface LocalFleetInit {
   stateDir: string
   /** Where the embedded Postgres lives when no server URL is given. */
   embeddedDir: string
+  /** HTTP port of the first node, the others counting up; default free ports. */
+  basePort?: number
 }
 
 /** Starts the simulator with the rough day's rules and a local fleet on a fresh database. */
@@ -83,6 +87,7 @@ export async function startLocalFleet(init: LocalFleetInit): Promise<FleetUnderT
       databaseUrl,
       fleetSecret: randomBytes(24).toString('hex'),
       stateDir: init.stateDir,
+      ...(init.basePort ? { basePort: init.basePort } : {}),
       env: { LOG_LEVEL: 'info' },
       onLine: (nodeId, line) => appendFileSync(join(init.stateDir, 'logs', `${nodeId}.log`), `${line}\n`),
     })
@@ -121,6 +126,7 @@ function localNode(node: FleetNode, quiet: { stopping: boolean }): ChaosNode {
       watch()
     },
     onCrash: (listener) => listeners.push(listener),
+    pid: () => (node.running ? node.child?.pid : undefined),
   }
 }
 

@@ -31,6 +31,8 @@ export interface LaunchInit {
   env?: NodeJS.ProcessEnv
   /** Called with each line a node prints (for logs). */
   onLine?: (nodeId: string, line: string) => void
+  /** Called when a running node exits without `kill` asking it to (a crash, an outside SIGKILL). */
+  onExit?: (node: FleetNode, detail: { code: number | null; signal: NodeJS.Signals | null }) => void
 }
 
 /** One running node of the fleet. */
@@ -93,6 +95,8 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
   const dataDir = join(init.stateDir, 'nodes', spec.nodeId)
   mkdirSync(dataDir, { recursive: true })
   let child: ChildProcess | null = null
+  /** Set while `kill` stops the process on purpose: that exit is not reported. */
+  let stopping = false
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     LOG_LEVEL: 'info',
@@ -123,12 +127,14 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
       const current = child
       if (current === null || current.exitCode !== null || current.signalCode !== null) return
       const exited = new Promise<void>((resolveExit) => current.once('exit', () => resolveExit()))
+      stopping = true
       current.kill(signal)
       const force = setTimeout(() => current.kill('SIGKILL'), 25_000)
       await exited
       clearTimeout(force)
     },
     start() {
+      stopping = false
       return new Promise<void>((resolveStart, reject) => {
         const started = spawn(process.execPath, [gatewayBin, 'serve', '--config', init.configFile, '--port', String(own.http)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
         child = started
@@ -149,11 +155,11 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
         }
         started.stdout!.on('data', onData)
         started.stderr!.on('data', onData)
-        started.once('exit', (code) => {
+        started.once('exit', (code, signal) => {
           if (!ready) {
             clearTimeout(timer)
             reject(new Error(`${spec.nodeId} exited with ${code} before it was ready:\n${output.slice(-4000)}`))
-          }
+          } else if (!stopping && child === started) init.onExit?.(node, { code, signal })
         })
       })
     },

@@ -82,3 +82,31 @@ export function startLoad(init: LoadInit): LoadRun {
     },
   }
 }
+
+/** A node as the load line shows it. */
+export interface LoadLineNode {
+  nodeId: string
+  url: string
+  running: boolean
+}
+
+/**
+ * The launcher's periodic load line: what each node did since the last line (not since the
+ * start, so a node that died stops showing counts it no longer earns), and `down` for a node
+ * that is not running. Returns the line and the totals to pass as `previous` next time.
+ */
+export function loadLine(nodes: readonly LoadLineNode[], tallies: ReadonlyMap<string, LoadTally>, previous: ReadonlyMap<string, LoadTally>): { line: string; seen: Map<string, LoadTally> } {
+  const seen = new Map<string, LoadTally>()
+  const parts = nodes.map((node) => {
+    const now = tallies.get(node.url) ?? { sent: 0, served: 0, failed: {}, unreachable: 0 }
+    seen.set(node.url, { ...now, failed: { ...now.failed } })
+    if (!node.running) return `${node.nodeId}: down`
+    const before = previous.get(node.url) ?? { sent: 0, served: 0, failed: {}, unreachable: 0 }
+    const failed = Object.entries(now.failed)
+      .map(([status, count]) => [status, count - (before.failed[status] ?? 0)] as const)
+      .filter(([, count]) => count > 0)
+    const unreachable = now.unreachable - before.unreachable
+    return `${node.nodeId}: ${now.sent - before.sent} sent, ${now.served - before.served} served${failed.length ? `, failed ${failed.map(([status, count]) => `${count} x ${status}`).join(', ')}` : ''}${unreachable ? `, ${unreachable} unreachable` : ''}`
+  })
+  return { line: parts.join(' | '), seen }
+}

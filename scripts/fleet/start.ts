@@ -1,7 +1,8 @@
 /**
  * `npm start`: a local fleet (three nodes in two regions by default; `--nodes N`) on the
  * embedded Postgres, the simulator playing a rough day, and a light load generator; prints
- * each node's URL. Ctrl-C stops everything it started.
+ * each node's URL. A node that dies is reported and started again. Ctrl-C stops everything
+ * it started (once, however many signals arrive); starting again at once works.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -9,9 +10,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import { ensureDatabase } from '@switchboard/store'
-import { freshDatabase, launchFleet, startSimulatorProcess, type LocalFleet } from './launch.ts'
+import { freshDatabase, launchFleet, startSimulatorProcess, type FleetNode, type LocalFleet } from './launch.ts'
 import { DEMO_MODELS, ROUGH_DAY_RULES, roughDayConfig } from './rough-day.ts'
-import { startLoad } from './load.ts'
+import { loadLine, startLoad, type LoadTally } from './load.ts'
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const { values } = parseArgs({
@@ -27,22 +28,49 @@ if (!Number.isInteger(count) || count < 1 || count > 20) {
   console.error(`--nodes must be a whole number from 1 to 20 (got "${values.nodes}")`)
   process.exit(2)
 }
-const stateDir = join(root, '.switchboard')
+// SWITCHBOARD_STATE_DIR moves the fleet's files (embedded Postgres, node dirs) elsewhere; tests use it.
+const stateDir = resolve(process.env.SWITCHBOARD_STATE_DIR ?? join(root, '.switchboard'))
 mkdirSync(stateDir, { recursive: true })
 
 let fleet: LocalFleet | undefined
 let stopping = false
 const cleanups: (() => Promise<void> | void)[] = []
-async function stop(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true
-    console.log('\nStopping the fleet...')
-    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch((error: unknown) => console.error(error))
+async function stop(code: number): Promise<void> {
+  // Ctrl-C sends SIGINT to the whole group; a second Ctrl-C or a SIGTERM while stopping must
+  // not cut the cleanup short (the nodes' last snapshots, the embedded Postgres and its lock).
+  if (stopping) {
+    console.log('Still stopping the fleet...')
+    return
   }
+  stopping = true
+  console.log('\nStopping the fleet...')
+  for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch((error: unknown) => console.error(error))
   process.exit(code)
 }
-process.once('SIGINT', () => void stop(0))
-process.once('SIGTERM', () => void stop(0))
+process.on('SIGINT', () => void stop(0))
+process.on('SIGTERM', () => void stop(0))
+
+/** A node that died is started again: after 1 s, doubling to 30 s while it keeps dying within a minute. */
+const restartDelays = new Map<string, { delayMs: number; lastStart: number }>()
+function restart(node: FleetNode, detail: { code: number | null; signal: NodeJS.Signals | null }): void {
+  if (stopping) return
+  const previous = restartDelays.get(node.nodeId)
+  const delayMs = previous && Date.now() - previous.lastStart < 60_000 ? Math.min(previous.delayMs * 2, 30_000) : 1_000
+  console.log(`[${node.nodeId}] exited unexpectedly (${detail.signal ? `signal ${detail.signal}` : `code ${detail.code}`}); starting it again in ${delayMs / 1000} s`)
+  const timer = setTimeout(() => {
+    if (stopping) return
+    const began = Date.now()
+    restartDelays.set(node.nodeId, { delayMs, lastStart: began })
+    node.start().then(
+      () => console.log(`[${node.nodeId}] is back on ${node.url} (started in ${((Date.now() - began) / 1000).toFixed(1)} s)`),
+      (error: unknown) => {
+        console.log(`[${node.nodeId}] did not start again: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`)
+        restart(node, { code: null, signal: null })
+      },
+    )
+  }, delayMs)
+  timer.unref()
+}
 
 try {
   const server = await ensureDatabase({ databaseUrl: process.env.SWITCHBOARD_DATABASE_URL ?? process.env.DATABASE_URL, dataDir: join(stateDir, 'postgres') })
@@ -66,6 +94,7 @@ try {
     basePort: Number(values.port),
     stateDir,
     env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    onExit: restart,
     onLine: (nodeId, line) => {
       if (line.includes('"level":40') || line.includes('"level":50')) {
         try {
@@ -104,9 +133,11 @@ Any OpenAI SDK works with base URL ${first.url}/v1. Ctrl-C stops everything.`)
     const load = startLoad({ targets: () => running.nodes.filter((node) => node.running).map((node) => node.url), models: DEMO_MODELS, ratePerSecond: 3, durationMs: minutes * 60_000, maxRequests: minutes * 60 * 3, streamEvery: 5 })
     cleanups.unshift(() => load.stop())
     console.log(`\nA light load (3 requests/s over all nodes) runs for ${minutes} minutes; a summary every 30 s.`)
+    let previous = new Map<string, LoadTally>()
     const report = setInterval(() => {
-      const lines = [...load.tallies.entries()].map(([url, tally]) => `${url}: ${tally.sent} sent, ${tally.served} served${Object.keys(tally.failed).length ? `, failed ${JSON.stringify(tally.failed)}` : ''}`)
-      console.log(`[load] ${lines.join(' | ')}`)
+      const { line, seen } = loadLine(running.nodes, load.tallies, previous)
+      previous = seen
+      console.log(`[load, last 30 s] ${line}`)
     }, 30_000)
     report.unref()
     void load.done.then(() => {

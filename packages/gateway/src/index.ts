@@ -5,11 +5,12 @@
  */
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
-import { createServer, type Server as HttpServer } from 'node:http'
+import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
+import { createGuardedServer } from './http/connections.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -19,6 +20,7 @@ import { createAdaptiveBalancer, createHolds, createSessionAffinity, RateLimitBa
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
+import { startRequestLog } from './recording/request-log.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
@@ -169,6 +171,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   if (imported.changes.some((change) => change.type !== 'settings:changed')) joined.publishConfig({ kind: 'providers' })
   if (imported.changes.some((change) => change.type === 'settings:changed')) joined.publishConfig({ kind: 'settings', settings: settings.get() })
 
+  const requestLog = await startRequestLog(
+    { pool, recorder, metrics, now, isLeader: async () => (await joined.view()).node.leader, log: (line) => logger.warn(line) },
+    { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
+  )
+
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
@@ -178,6 +185,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       directory: providers,
       health,
       clusterView: () => joined.view(),
+      logs: requestLog.api,
       metrics,
       logger,
       recorder,
@@ -203,7 +211,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
   const host = init.host ?? '127.0.0.1'
   const server = await new Promise<HttpServer>((resolve, reject) => {
-    const listening = createServer(listener)
+    const { server: listening } = createGuardedServer(listener, init.config.connections, () => metrics.connectionsEvicted.inc())
     listening.once('error', reject)
     listening.listen(init.port, host, () => resolve(listening))
   })
@@ -232,6 +240,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       await drained
     }
     clearInterval(idle)
+    await requestLog.close()
     await joined.stop()
     health.close()
     clearInterval(recompute)

@@ -2,7 +2,7 @@
 import type { AttemptRequest, ChatRequestBody } from './types.ts'
 
 /** The model name the key's upstream knows: the key's alias for the requested model, else the model itself. */
-export function upstreamModel(request: AttemptRequest): string {
+export function upstreamModel(request: Pick<AttemptRequest, 'key' | 'model'>): string {
   return request.key.aliases?.[request.model] ?? request.model
 }
 

@@ -31,3 +31,4 @@ export function createProvider(init: ProviderInit, now: () => number = Date.now)
       return createAnthropicAdapter(init, now)
   }
 }
+export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'

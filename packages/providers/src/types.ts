@@ -104,10 +104,34 @@ export interface AttemptFailed {
 
 export type AttemptResult = JsonSuccess | StreamSuccess | AttemptFailed
 
+/** The inference surfaces besides chat completions (issue 17). */
+export type Surface = 'messages' | 'count_tokens' | 'responses' | 'embeddings'
+
+/**
+ * One attempt on a surface other than chat: the caller's body in that surface's own format.
+ * Sent natively when the adapter speaks the surface, else translated (surfaces/index.ts).
+ */
+export interface SurfaceRequest {
+  surface: Surface
+  /** The body as the caller sent it (the adapter sets `model` to the upstream's model name). */
+  body: Record<string, unknown>
+  /** Model name as the caller asked for it (before the key's aliases). */
+  model: string
+  key: ProviderKey
+  signal: Cancellation
+  stream: boolean
+  /** Caller headers forwarded unchanged to a native upstream (`anthropic-version`, `anthropic-beta`). */
+  headers: Record<string, string>
+}
+
 /** An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. */
 export interface ProviderAdapter {
   readonly name: string
   readonly type: ProviderType
   send(request: AttemptRequest): Promise<AttemptResult>
+  /** True when the upstream speaks `surface` itself (no translation). */
+  speaks?(surface: Surface): boolean
+  /** Sends a surface request natively; success bodies and stream events are in that surface's format. */
+  sendNative?(request: SurfaceRequest): Promise<AttemptResult>
   close(): Promise<void>
 }

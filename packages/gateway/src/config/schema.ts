@@ -54,6 +54,12 @@ export const loadBalancerSchema = z.strictObject({
 /** Gateway-level limits (our addition to the reference schema). */
 const serverSchema = z.strictObject({
   max_request_body_bytes: z.number().int().positive().optional(),
+  /** A client has this long to send a request's headers (slow-client protection). */
+  headers_timeout_ms: z.number().int().min(1_000).max(600_000).optional(),
+  /** ...and this long to send the whole request, body included. */
+  request_timeout_ms: z.number().int().min(1_000).max(3_600_000).optional(),
+  /** Open client connections at most; past it, the oldest connection with no request in progress is closed. */
+  max_connections: z.number().int().min(16).max(1_000_000).optional(),
 })
 
 /** Admin API bearer tokens (also from SWITCHBOARD_ADMIN_TOKENS): `view` reads, `update` does everything. */
@@ -72,6 +78,8 @@ export const requestLogSchema = z.strictObject({
   enabled: z.boolean().optional(),
   retention_days: z.number().int().min(1).max(365).optional(),
   content: z.boolean().optional(),
+  /** Rows waiting for Postgres at most; past it the oldest are dropped and counted. */
+  max_buffered_rows: z.number().int().min(100).max(10_000_000).optional(),
 })
 
 export const configSchema = z.strictObject({

@@ -4,12 +4,18 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { createInferenceHandler, isInferencePath, type InferenceComponents } from './inference.ts'
+import { createSurfaceHandler } from './surface-route.ts'
+import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
+import { RESPONSES_SPEC } from './responses.ts'
+import { EMBEDDINGS_SPEC } from './embeddings.ts'
+import { modelsApi } from './models.ts'
 import { adminAuth, type AdminToken } from '../admin/auth.ts'
 import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { logsApi, type LogsApiComponents } from '../admin/logs-api.ts'
 import { serveDashboard } from './dashboard.ts'
 
 export interface AppComponents extends InferenceComponents {
@@ -17,6 +23,7 @@ export interface AppComponents extends InferenceComponents {
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   clusterView: () => Promise<ClusterView>
+  logs: LogsApiComponents
 }
 
 export interface AppInit {
@@ -36,10 +43,26 @@ export interface AppInit {
 export function createListener(components: AppComponents, init: AppInit): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   const hono = getRequestListener(createApp(components, init).fetch)
   const inference = createInferenceHandler(components, init)
+  const surfaces = new Map([
+    ['/v1/messages', createSurfaceHandler(components, init, MESSAGES_SPEC)],
+    ['/v1/messages/count_tokens', createSurfaceHandler(components, init, COUNT_TOKENS_SPEC)],
+    ['/v1/responses', createSurfaceHandler(components, init, RESPONSES_SPEC)],
+    ['/v1/embeddings', createSurfaceHandler(components, init, EMBEDDINGS_SPEC)],
+  ])
   return (incoming, outgoing) => {
-    if (incoming.method === 'POST' && isInferencePath(incoming.url)) void inference(incoming, outgoing)
-    else void hono(incoming, outgoing)
+    if (incoming.method === 'POST') {
+      if (isInferencePath(incoming.url)) return void inference(incoming, outgoing)
+      const surface = surfaces.get(pathOf(incoming.url))
+      if (surface !== undefined) return void surface(incoming, outgoing)
+    }
+    void hono(incoming, outgoing)
   }
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return ''
+  const query = url.indexOf('?')
+  return query < 0 ? url : url.slice(0, query)
 }
 
 /** Builds the Hono app of one gateway node: every route but the inference one (see `createListener`). */
@@ -52,7 +75,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     return context.json(answered.toJSON(), answered.status as 400)
   })
   app.notFound((context) => {
-    const error = new GatewayError('not_found', `No route ${context.req.method} ${context.req.path}. Inference is POST /v1/chat/completions.`)
+    const error = new GatewayError('not_found', `No route ${context.req.method} ${context.req.path}. Inference is POST /v1/chat/completions, /v1/messages, /v1/responses or /v1/embeddings; models are GET /v1/models.`)
     return context.json(error.toJSON(), 404)
   })
 
@@ -63,12 +86,16 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.use('/api/*', adminAuth(init.adminTokens))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
-  app.on(['GET', 'PUT', 'DELETE', 'PATCH'], '/v1/chat/completions', () => {
-    throw new GatewayError('method_not_allowed', 'Use POST for /v1/chat/completions.')
-  })
+  app.route('/v1', modelsApi({ registry: () => components.directory.registry, isRouteOffered: (route) => components.adaptive.balancer.isRouteOffered(route) }))
+  for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens', '/v1/responses', '/v1/embeddings']) {
+    app.on(['GET', 'PUT', 'DELETE', 'PATCH'], path, () => {
+      throw new GatewayError('method_not_allowed', `Use POST for ${path}.`)
+    })
+  }
   return app
 }

@@ -4,8 +4,6 @@
  * extra_fields. No Hono on this route (see `createListener` in app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Cancellation } from '@switchboard/providers'
-import { RoutingLog } from '@switchboard/routing'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
@@ -15,6 +13,7 @@ import type { Metrics } from '../observability/metrics.ts'
 import { newRequestId } from '@switchboard/history'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
+import { callerCancellation, requestContext, routingHeaders } from './surface.ts'
 
 /** What the inference route needs of the node. */
 export interface InferenceComponents extends EngineComponents {
@@ -29,9 +28,6 @@ export interface InferenceInit {
   /** `client.allow_direct_keys`: honour `x-bf-direct-key`. */
   allowDirectKeys: boolean
 }
-
-/** Session headers that coding agents already send, after our own (reference: "How adaptive routing works"). */
-const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'x-session-id', 'session_id', 'conversation_id'] as const
 
 const INFERENCE_PATH = '/v1/chat/completions'
 
@@ -71,32 +67,17 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   }
   const request = validateChatRequest(json)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
-  const caller = new Cancellation()
-  outgoing.once('close', () => {
-    if (!outgoing.writableFinished) caller.abort()
-  })
-  let sessionId: string | null = null
-  for (const name of SESSION_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string' && value !== '') {
-      sessionId = value
-      break
-    }
-  }
-  const directKey = headers['x-bf-direct-key']
-  if (directKey !== undefined && !init.allowDirectKeys) {
-    throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
-  }
-  const hasDirectKey = typeof directKey === 'string' && directKey !== ''
-  const wantsLog = headers['x-bf-routing-log'] === 'true' || components.logger.isLevelEnabled('debug')
-  const log = new RoutingLog(wantsLog, track !== null)
+  const caller = callerCancellation(outgoing)
+  const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
+  const log = context.log
+  const wantsLog = log.enabled
   if (track !== null) {
-    track.asked = { model: request.model, fallbacks: request.fallbacks, stream: request.stream, sessionId, directKey: hasDirectKey, body: track.content ? text : undefined }
+    track.asked = { model: request.model, fallbacks: request.fallbacks, stream: request.stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? text : undefined }
     track.log = log
   }
   let served
   try {
-    served = await serveChat(components, request, caller, { requestId, sessionId, directKey: hasDirectKey ? (directKey as string) : null, log })
+    served = await serveChat(components, request, caller, context)
   } catch (error) {
     if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
     if (wantsLog && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
@@ -108,8 +89,9 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     track.succeeded(served)
     if (served.success.kind === 'stream') served.observer = track
   }
-  if (served.success.kind === 'stream') await renderStream(outgoing, served)
-  else renderJson(outgoing, served)
+  const answerHeaders = routingHeaders(requestId, served.extraFields)
+  if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders)
+  else renderJson(outgoing, served, answerHeaders)
 }
 
 const NO_ATTEMPTS = Object.freeze([])
@@ -126,8 +108,10 @@ function writeError(components: InferenceComponents, outgoing: ServerResponse, e
     return
   }
   const body = JSON.stringify(gatewayError.toJSON())
-  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = gatewayError.retryAfterSeconds
+  const headers = routingHeaders(requestId, gatewayError.extraFields)
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(Buffer.byteLength(body))
+  if (gatewayError.retryAfterSeconds !== null) headers['retry-after'] = String(gatewayError.retryAfterSeconds)
   outgoing.writeHead(gatewayError.status, headers)
   outgoing.end(body)
 }

@@ -1,7 +1,19 @@
 /** One upstream attempt with its deadline, telling a timeout and a caller's cancel apart. */
-import { Cancellation, cancelledFailure, timeoutFailure, TranslationError, type AttemptResult, type ChatRequestBody, type ProviderKey } from '@switchboard/providers'
+import { Cancellation, cancelledFailure, sendSurface, timeoutFailure, TranslationError, type AttemptResult, type ChatRequestBody, type ProviderKey, type Surface } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { ProviderRuntime } from './registry.ts'
+
+/** A request on a surface other than chat completions (http/messages.ts, responses.ts, ...). */
+export interface SurfaceCall {
+  surface: Surface
+  stream: boolean
+  /** A fresh copy of the caller's body per attempt: adapters set its `model`. */
+  bodyFor(): Record<string, unknown>
+  /** Caller headers a native upstream gets unchanged. */
+  headers: Record<string, string>
+  /** Only upstreams that speak the surface natively may serve it (a stored conversation). */
+  nativeOnly?: boolean
+}
 
 /** An attempt's result plus the way to abort its upstream call (streams keep it open). */
 export class AttemptRun {
@@ -33,6 +45,7 @@ export async function runAttempt(
   model: string,
   key: ProviderKey,
   caller: Cancellation,
+  surface?: SurfaceCall,
 ): Promise<AttemptRun> {
   const cancellation = new Cancellation()
   cancellation.follow(caller)
@@ -40,7 +53,9 @@ export async function runAttempt(
   const timer = setTimeout(expire, provider.timeoutMs, cancellation)
   let result: AttemptResult
   try {
-    result = await provider.adapter.send({ body, model, key, signal: cancellation })
+    result = surface === undefined
+      ? await provider.adapter.send({ body, model, key, signal: cancellation })
+      : await sendSurface(provider.adapter, { surface: surface.surface, body: surface.bodyFor(), model, key, signal: cancellation, stream: surface.stream, headers: surface.headers })
   } catch (error) {
     clearTimeout(timer)
     cancellation.unfollow(caller)

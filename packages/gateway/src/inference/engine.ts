@@ -6,11 +6,11 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import { createKeyRotation, keyChosenLine, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
-import { readUsage, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
+import { createKeyRotation, keyChosenLine, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
+import { canServe, readUsage, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
-import { runAttempt } from './attempt.ts'
+import { runAttempt, type SurfaceCall } from './attempt.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 export interface AttemptRecord {
@@ -65,7 +65,11 @@ export interface EngineComponents {
 export interface EngineRequest extends RoutedRequest {
   /** The body in OpenAI chat shape; each adapter renders it for its provider. */
   body: ChatRequestBody
+  /** Set on the other surfaces (Messages, Responses, embeddings): each attempt sends this instead of `body`. */
+  surface?: SurfaceCall
 }
+
+const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
 
 /** What one target ended in when it did not serve. */
 interface TargetFailure {
@@ -84,7 +88,14 @@ export async function serveChat(components: EngineComponents, request: EngineReq
   const targets = dispatch.targets
   let primaryFailure: TargetFailure | null = null
   let firstFailure: TargetFailure | null = null
+  const surface = request.surface
+  let skipped = 0
   for (let index = 0; index < targets.length; index++) {
+    // A surface some providers cannot serve (embeddings at Anthropic) skips them, as if not offered.
+    if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(targets[index]!.provider.adapter, surface.surface) : canServe(targets[index]!.provider.adapter, surface.surface))) {
+      skipped++
+      continue
+    }
     const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts)
     if ('success' in outcome) return outcome
     firstFailure ??= outcome
@@ -94,6 +105,10 @@ export async function serveChat(components: EngineComponents, request: EngineReq
     if (outcome.reason === 'caller_fault' && index === dispatch.plan.primary) break
   }
   const failure = primaryFailure ?? firstFailure
+  if (failure === null && surface !== undefined && skipped > 0) {
+    const names = targets.map((target) => target.provider.name).join(', ')
+    throw new GatewayError('surface_not_served', `None of the providers of model "${request.model}" (${names}) serves ${SURFACE_NAMES[surface.surface]}${surface.nativeOnly === true ? ' natively' : ''}.`, { param: 'model' })
+  }
   if (failure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
   throw toGatewayError(failure, attempts, context)
 }
@@ -128,16 +143,19 @@ async function serveTarget(
     dispatcher.attemptStarted(target, key)
     let run
     try {
-      run = await runAttempt(target.provider, request.body, target.model, key, caller)
+      run = await runAttempt(target.provider, request.body, target.model, key, caller, request.surface)
     } catch (error) {
       // Never sent (the body cannot be said in this provider's format): nothing to report.
       dispatcher.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)
       throw error
     }
     const result = run.result
-    const failure = result.ok ? null : result.failure
+    // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
+    const failure = result.ok ? null : routingFailure(result.failure)
+    // A stream is in flight until it ends, and only its end says how it went: reported then.
+    const streaming = result.ok && result.kind === 'stream'
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-    dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
+    if (!streaming) dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
     attempts.push({
       provider: target.provider.name,
       model: target.model,
@@ -152,15 +170,68 @@ async function serveTarget(
       dispatcher.served(dispatch, target, key)
       const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
       if (log.enabled) extraFields.routing_log = log.lines
+      if (result.kind === 'stream') {
+        const streamed = target
+        const streamKey = key
+        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, events: reportEnd(result.events, (ending) => dispatcher.attemptFinished(streamed, streamKey, started, ending, log, result.headers, null)) }
+        return { success, extraFields, upstream: run }
+      }
       return { success: result, extraFields, upstream: run }
     }
-    last = result.failure
-    step = rotation.next(result.failure)
+    last = failure
+    step = rotation.next(failure!)
   }
   return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
 }
 
 const NO_INDEXES: readonly number[] = Object.freeze([])
+
+/**
+ * The events of a stream, reporting how it ended exactly once: served (null), broken mid-way
+ * (counts against the route), or left by the caller (cancelled, which counts against nothing).
+ */
+function reportEnd(events: AsyncIterable<string>, ended: (failure: AttemptFailure | null) => void): AsyncIterable<string> {
+  return {
+    [Symbol.asyncIterator]() {
+      const inner = events[Symbol.asyncIterator]()
+      let done = false
+      const finish = (failure: AttemptFailure | null) => {
+        if (done) return
+        done = true
+        ended(failure)
+      }
+      return {
+        next() {
+          return inner.next().then(
+            (step) => {
+              if (step.done === true) finish(null)
+              return step
+            },
+            (error: unknown) => {
+              finish(brokenStream(error))
+              throw error
+            },
+          )
+        },
+        return(value?: unknown) {
+          finish(CALLER_LEFT)
+          return inner.return ? inner.return(value) : Promise.resolve({ done: true as const, value: undefined })
+        },
+      }
+    },
+  }
+}
+
+const CALLER_LEFT: AttemptFailure = Object.freeze({ failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'the caller left during the stream', code: null })
+
+/** A stream that broke after it started: a rate limit or an overload the provider said in-band, a malformed stream, or a transient cut. */
+function brokenStream(error: unknown): AttemptFailure {
+  const providerCode = (error as { providerCode?: unknown; type?: unknown }).providerCode ?? (error as { type?: unknown }).type
+  const code = typeof providerCode === 'string' ? providerCode : typeof (error as { code?: unknown }).code === 'string' ? ((error as { code: string }).code) : null
+  const message = error instanceof Error ? error.message : String(error)
+  const failureClass = code !== null && /rate_limit/.test(code) ? 'rate_limit' : code === 'upstream_malformed' ? 'unknown' : 'transient'
+  return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${message}`, code }
+}
 
 /** The plan's left-out keys as the rotation takes them: dead ones, and ones only waiting. */
 function leftOutOf(plan: KeyPlan): { unavailable: readonly number[]; waiting: readonly number[] } {

@@ -7,8 +7,8 @@
 import type { ServerResponse } from 'node:http'
 import type { Served } from './engine.ts'
 
-/** The JSON answer: the upstream's chat.completion with `extra_fields` added. */
-export function renderJson(outgoing: ServerResponse, served: Served): void {
+/** The JSON answer: the upstream's body (chat.completion, message, response, ...) with `extra_fields` added. */
+export function renderJson(outgoing: ServerResponse, served: Served, headers?: Record<string, string>): void {
   const success = served.success
   if (success.kind !== 'json') throw new Error('renderJson needs a JSON success')
   const extra = JSON.stringify(served.extraFields)
@@ -28,8 +28,33 @@ export function renderJson(outgoing: ServerResponse, served: Served): void {
     const text = JSON.stringify(success.body)
     body = Buffer.from(`${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`)
   }
-  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
+  if (headers === undefined) outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
+  else {
+    headers['content-type'] = 'application/json'
+    headers['content-length'] = String(body.length)
+    outgoing.writeHead(200, headers)
+  }
   outgoing.end(body)
+}
+
+/** How a stream is framed on the wire: chat's bare `data:` lines and `[DONE]`, or named events. */
+export interface StreamFraming {
+  /** One event of the upstream (its JSON data). */
+  frame(data: string): string
+  /** The last event, carrying `extra_fields`. */
+  last(pending: string | null, served: Served): string
+  /** The event that ends a stream which broke after it started. */
+  error(message: string, code: string, served: Served): string
+  /** What ends the stream (`data: [DONE]` for chat). */
+  end: string
+}
+
+/** chat.completions framing: `data: {chunk}` lines, the last chunk carrying extra_fields, then `[DONE]`. */
+export const CHAT_FRAMING: StreamFraming = {
+  frame: (data) => `data: ${data}\n\n`,
+  last: (pending, served) => `data: ${withExtraFields(pending, served)}\n\n`,
+  error: (message, code, served) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code, param: null }, extra_fields: served.extraFields })}\n\n`,
+  end: 'data: [DONE]\n\n',
 }
 
 /**
@@ -38,10 +63,16 @@ export function renderJson(outgoing: ServerResponse, served: Served): void {
  * the status line is already sent and a retry would duplicate output. Writes made in the
  * same tick (the events of one upstream packet) go out in one syscall.
  */
-export async function renderStream(outgoing: ServerResponse, served: Served): Promise<void> {
+export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<void> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
   const events = served.success.events
-  outgoing.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
+  if (headers === undefined) outgoing.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
+  else {
+    headers['content-type'] = 'text/event-stream; charset=utf-8'
+    headers['cache-control'] = 'no-cache'
+    headers['x-accel-buffering'] = 'no'
+    outgoing.writeHead(200, headers)
+  }
   let corked = false
   const uncork = () => {
     corked = false
@@ -61,23 +92,23 @@ export async function renderStream(outgoing: ServerResponse, served: Served): Pr
   try {
     for await (const data of events) {
       if (outgoing.destroyed) break
-      if (pending !== null) await write(`data: ${pending}\n\n`)
+      if (pending !== null) await write(framing.frame(pending))
       pending = data
       observer?.chunk(data)
     }
-    if (!outgoing.destroyed) await write(`data: ${withExtraFields(pending, served)}\n\n`)
+    if (!outgoing.destroyed) await write(framing.last(pending, served))
   } catch (error) {
     if (!outgoing.destroyed) {
-      if (pending !== null) await write(`data: ${pending}\n\n`)
+      if (pending !== null) await write(framing.frame(pending))
       const message = error instanceof Error ? error.message : String(error)
       observer?.broke(message)
       const code = (error as { code?: unknown }).code
-      await write(`data: ${JSON.stringify({ error: { message: `The upstream stream broke: ${message}`, type: 'upstream_error', code: typeof code === 'string' ? code : 'upstream_stream_error', param: null }, extra_fields: served.extraFields })}\n\n`)
+      await write(framing.error(`The upstream stream broke: ${message}`, typeof code === 'string' ? code : 'upstream_stream_error', served))
     }
   } finally {
     served.upstream.abort()
   }
-  if (!outgoing.destroyed) outgoing.end('data: [DONE]\n\n')
+  if (!outgoing.destroyed) outgoing.end(framing.end)
 }
 
 function waitForDrain(outgoing: ServerResponse): Promise<void> {
@@ -95,6 +126,11 @@ function waitForDrain(outgoing: ServerResponse): Promise<void> {
 function withExtraFields(pending: string | null, served: Served): string {
   const extra = JSON.stringify(served.extraFields)
   if (pending === null) return `{"object":"chat.completion.chunk","choices":[],"extra_fields":${extra}}`
+  return spliceExtraFields(pending, extra) ?? `${pending}\n\ndata: {"object":"chat.completion.chunk","choices":[],"extra_fields":${extra}}`
+}
+
+/** The JSON object text with `"extra_fields":extra` added as its last field; null when it is not an object. */
+export function spliceExtraFields(pending: string, extra: string): string | null {
   // Splice into the chunk's own text, as for a JSON answer, rather than parse and re-serialize it.
   let last = pending.length - 1
   while (last >= 0 && isSpace(pending.charCodeAt(last))) last--
@@ -103,8 +139,7 @@ function withExtraFields(pending: string | null, served: Served): string {
     while (before >= 0 && isSpace(pending.charCodeAt(before))) before--
     return `${pending.slice(0, last)}${before === 0 ? '' : ','}"extra_fields":${extra}}`
   }
-  // Not a JSON object: send it as is, then a chunk of our own with the fields.
-  return `${pending}\n\ndata: {"object":"chat.completion.chunk","choices":[],"extra_fields":${extra}}`
+  return null
 }
 
 function isSpace(code: number): boolean {

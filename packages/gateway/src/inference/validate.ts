@@ -4,6 +4,7 @@
  */
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
+import type { SurfaceCall } from './attempt.ts'
 
 /** A validated request: the upstream body (without gateway-only fields) and the gateway's own fields. */
 export interface ChatRequest {
@@ -11,6 +12,8 @@ export interface ChatRequest {
   model: string
   fallbacks: string[]
   stream: boolean
+  /** Set on the other surfaces: each attempt sends this instead of `body` (inference/attempt.ts). */
+  surface?: SurfaceCall
 }
 
 const fail = (message: string, param: string): never => {

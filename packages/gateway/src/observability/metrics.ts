@@ -15,6 +15,13 @@ export interface Metrics {
   checks: Counter<'provider' | 'outcome'>
   heldKeySkips: Counter<'provider'>
   clusterDropped: Counter<'reason'>
+  /** Client connections closed to make room under `server.max_connections`. */
+  connectionsEvicted: Counter
+  /** The request log's own (issue 15): rows written, dropped by reason, batch write latency, rows waiting. */
+  requestLogWritten: Counter
+  requestLogDropped: Counter<'reason'>
+  requestLogWriteSeconds: Histogram
+  requestLogBuffered: Gauge
 }
 
 /** Creates the node's registry and its metrics. */
@@ -32,5 +39,10 @@ export function createMetrics(): Metrics {
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
+    connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
+    requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),
+    requestLogDropped: new Counter({ name: 'switchboard_request_log_rows_dropped_total', help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)', labelNames: ['reason'], registers }),
+    requestLogWriteSeconds: new Histogram({ name: 'switchboard_request_log_write_seconds', help: 'Time to write one batch of request log rows', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5], registers }),
+    requestLogBuffered: new Gauge({ name: 'switchboard_request_log_rows_buffered', help: 'Request log rows waiting to be written', registers }),
   }
 }

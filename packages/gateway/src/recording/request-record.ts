@@ -236,16 +236,21 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[], ex
   const log = track.log
   const decision = log?.decision ?? null
   const asked = track.asked
-  // Without a decision (the request failed before routing), a `provider/model` counts as the caller's pick.
-  const pickedByCaller = asked?.directKey === true || (decision === null ? (asked?.model.includes('/') ?? false) : CALLER_PICKED.has(decision.reason))
-  const moved = decision !== null && decision.reason === 'pinned_rerouted' && decision.pinned !== null
+  const plan = log?.plan ?? null
+  // The plan says who picked the provider and whether routing moved it off the named one; without
+  // one (the request failed before routing), a `provider/model` counts as the caller's pick.
+  const pickedByCaller = asked?.directKey === true || (plan !== null ? plan.pickedBy === 'request' : decision !== null ? CALLER_PICKED.has(decision.reason) : (asked?.model.includes('/') ?? false))
+  const movedOff = plan !== null ? plan.movedOff : decision !== null && decision.reason === 'pinned_rerouted' && decision.pinned !== null ? { provider: decision.pinned.provider, reason: 'failed' } : null
   const servedProvider = ok ? (extra?.provider ?? null) : null
   const servedModel = ok ? (extra?.model ?? null) : null
   let addedFallbackServed = false
-  if (decision !== null && servedProvider !== null) {
-    const primary = decision.primary
-    const isPrimary = primary !== null && primary.provider === servedProvider && primary.model === servedModel
-    if (!isPrimary) addedFallbackServed = decision.appended.some((direction) => direction.provider === servedProvider && direction.model === servedModel)
+  if (servedProvider !== null) {
+    if (plan !== null) addedFallbackServed = plan.targets.some((target) => target.source === 'added' && target.provider === servedProvider && target.model === servedModel)
+    else if (decision !== null) {
+      const primary = decision.primary
+      const isPrimary = primary !== null && primary.provider === servedProvider && primary.model === servedModel
+      if (!isPrimary) addedFallbackServed = decision.appended.some((direction) => direction.provider === servedProvider && direction.model === servedModel)
+    }
   }
   let check: RoutingSummary['check'] = null
   if (log?.check) {
@@ -266,7 +271,8 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[], ex
   }
   return {
     picked_by: pickedByCaller ? 'caller' : 'routing',
-    moved_off: moved ? { provider: decision.pinned!.provider, reason: 'failed' } : null,
+    // The plan's 'held' means "left out: every key failed or held", which cannot tell the two apart: both read as failed here.
+    moved_off: movedOff === null ? null : { provider: movedOff.provider, reason: 'failed' },
     skipped_keys: (log?.skipped ?? []).map((key) => ({ provider: key.provider, model: key.model, key_id: key.keyId, key_name: key.keyName, reason: key.reason })),
     check,
     added_fallback_served: addedFallbackServed,

@@ -3,7 +3,8 @@ import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFa
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
-import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
+import { sendOpenAiShaped } from '../openai/adapter.ts'
+import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
 /** The Messages API version we speak. */
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -12,6 +13,7 @@ export const ANTHROPIC_VERSION = '2023-06-01'
 export function createAnthropicAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   const dispatcher = createDispatcher()
   const target = splitBaseUrl(init.network.base_url, '/v1/messages')
+  const countTarget = splitBaseUrl(init.network.base_url, '/v1/messages/count_tokens')
   return {
     name: init.name,
     type: 'anthropic',
@@ -49,6 +51,21 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       } catch (error) {
         return thrownFailure(error)
       }
+    },
+    speaks: (surface: Surface) => surface === 'messages' || surface === 'count_tokens',
+    /**
+     * The caller's Messages body as it came, with the upstream's model name; the caller's
+     * `anthropic-version` and `anthropic-beta` go along unchanged (Claude Code's gateway
+     * requirements), ours only when the caller sent none.
+     */
+    sendNative(request: SurfaceRequest): Promise<AttemptResult> {
+      const where = request.surface === 'count_tokens' ? countTarget : target
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': request.key.value, 'anthropic-version': request.headers['anthropic-version'] ?? ANTHROPIC_VERSION }
+      const beta = request.headers['anthropic-beta']
+      if (beta !== undefined) headers['anthropic-beta'] = beta
+      request.body.model = upstreamModel(request)
+      // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
     },
     close: () => dispatcher.close(),
   }

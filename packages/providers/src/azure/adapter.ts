@@ -2,7 +2,7 @@
 import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
-import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
+import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
 /** The api-version used when a key does not name one (Azure OpenAI's GA version). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21'
@@ -39,6 +39,27 @@ export function createAzureAdapter(init: ProviderInit, now: () => number = Date.
         request.body.stream === true,
         now,
       )
+    },
+    speaks: (surface: Surface) => surface === 'embeddings' || surface === 'responses',
+    /**
+     * Embeddings go to the deployment's `/embeddings` with the key's api-version; Responses to
+     * the resource's v1 API (`/openai/v1/responses`), where `model` names the deployment.
+     */
+    sendNative(request: SurfaceRequest): Promise<AttemptResult> {
+      const config = request.key.azure_key_config ?? {}
+      const model = upstreamModel(request)
+      const deployment = config.deployments?.[request.model] ?? config.deployments?.[model] ?? model
+      const endpoint = config.endpoint ?? init.network.base_url
+      let where
+      if (request.surface === 'embeddings') {
+        const base = splitBaseUrl(endpoint, `/openai/deployments/${encodeURIComponent(deployment)}/embeddings`)
+        where = { origin: base.origin, path: `${base.path}${base.path.includes('?') ? '&' : '?'}api-version=${encodeURIComponent(config.api_version ?? DEFAULT_AZURE_API_VERSION)}` }
+      } else {
+        where = splitBaseUrl(endpoint, '/openai/v1/responses')
+      }
+      request.body.model = deployment
+      const headers = withExtraHeaders({ 'content-type': 'application/json', 'api-key': request.key.value }, init.network.extra_headers)
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
     },
     close: () => dispatcher.close(),
   }

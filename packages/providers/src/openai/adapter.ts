@@ -5,13 +5,17 @@
 import type { Agent } from 'undici'
 import { createDispatcher, failureOf, postBuffered, postStreaming, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
 import { OpenAiChunkQueue } from '../http/openai-stream.ts'
-import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit } from '../types.ts'
+import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
 
 /** Creates an adapter for an upstream speaking OpenAI's chat.completions. */
 export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   const dispatcher: Agent = createDispatcher()
   const target = splitBaseUrl(init.network.base_url, '/v1/chat/completions')
+  const responsesTarget = splitBaseUrl(init.network.base_url, '/v1/responses')
+  const embeddingsTarget = splitBaseUrl(init.network.base_url, '/v1/embeddings')
+  // OpenAI itself has the Responses API; an OpenAI-compatible upstream (groq, vLLM, ...) is taken to speak chat only.
+  const speaksResponses = init.name === 'openai'
   return {
     name: init.name,
     type: init.type,
@@ -19,6 +23,13 @@ export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date
       const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${request.key.value}` }, init.network.extra_headers)
       const body = upstreamBody(request.body, upstreamModel(request))
       return sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body, signal: request.signal }, request.body.stream === true, now)
+    },
+    speaks: (surface: Surface) => surface === 'embeddings' || (surface === 'responses' && speaksResponses),
+    sendNative(request: SurfaceRequest): Promise<AttemptResult> {
+      const where = request.surface === 'embeddings' ? embeddingsTarget : responsesTarget
+      const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${request.key.value}` }, init.network.extra_headers)
+      request.body.model = upstreamModel(request)
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
     },
     close: () => dispatcher.close(),
   }

@@ -11,6 +11,10 @@ export { directionLog, keyLog, type RoutingLogEntry } from './routing-log.ts'
 export {
   applySessionAffinity,
   createSessionAffinity,
+  readSessionHeaders,
+  SESSION_HEADERS,
+  MAX_SESSION_TTL_MS,
+  type SessionRequest,
   type AffinityOutcome,
   type AffinityResult,
   type SessionAffinity,

@@ -24,8 +24,8 @@ export interface SessionAffinityInit {
 export interface SessionAffinity {
   /** The session's last route for the model, if remembered and not idle for too long. */
   recall(sessionId: string, model: string, now: number): SessionRoute | undefined
-  /** Remembers the route that served the session's request for the model. */
-  remember(sessionId: string, model: string, route: SessionRoute, now: number): void
+  /** Remembers the route that served the session's request for the model; `ttlMs` overrides the idle limit for this session. */
+  remember(sessionId: string, model: string, route: SessionRoute, now: number, ttlMs?: number): void
   /** How many sessions are remembered. */
   readonly size: number
 }
@@ -33,6 +33,7 @@ export interface SessionAffinity {
 interface Entry {
   route: SessionRoute
   seenAt: number
+  idleMs: number
 }
 
 /** Creates the session memory of one node. */
@@ -47,15 +48,15 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
       const entry = entries.get(key)
       if (entry === undefined) return undefined
       entries.delete(key)
-      if (now - entry.seenAt > init.idleMs) return undefined
+      if (now - entry.seenAt > entry.idleMs) return undefined
       entry.seenAt = now
       entries.set(key, entry)
       return entry.route
     },
-    remember(sessionId, model, route, now) {
+    remember(sessionId, model, route, now, ttlMs) {
       const key = id(sessionId, model)
       entries.delete(key)
-      entries.set(key, { route: { provider: route.provider, keyId: route.keyId }, seenAt: now })
+      entries.set(key, { route: { provider: route.provider, keyId: route.keyId }, seenAt: now, idleMs: ttlMs ?? init.idleMs })
       while (entries.size > Math.max(0, init.capacity)) {
         const oldest = entries.keys().next()
         if (oldest.done === true) break
@@ -66,6 +67,40 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
       return entries.size
     },
   }
+}
+
+/**
+ * Session headers, strongest first: our own, then what coding agents already send (Claude
+ * Code, Codex CLI, OpenCode), then older Codex builds' `conversation_id`.
+ */
+export const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'session_id', 'x-session-affinity', 'x-session-id', 'conversation_id'] as const
+
+/** The longest `x-bf-session-ttl` honoured: one day. */
+export const MAX_SESSION_TTL_MS = 24 * 60 * 60_000
+
+/** What a request says about its session. */
+export interface SessionRequest {
+  /** Null when the request has no session or turned affinity off (`x-bf-session-affinity: off`). */
+  sessionId: string | null
+  /** `x-bf-session-ttl` in ms (seconds on the wire, capped at a day); null for the default. */
+  ttlMs: number | null
+}
+
+/** Reads the session headers of a request (names lower-cased, as Node gives them). */
+export function readSessionHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): SessionRequest {
+  if (headers['x-bf-session-affinity'] === 'off') return { sessionId: null, ttlMs: null }
+  let sessionId: string | null = null
+  for (const name of SESSION_HEADERS) {
+    const value = headers[name]
+    if (typeof value === 'string' && value !== '') {
+      sessionId = value
+      break
+    }
+  }
+  if (sessionId === null) return { sessionId, ttlMs: null }
+  const ttl = headers['x-bf-session-ttl']
+  const seconds = typeof ttl === 'string' && /^\d+$/.test(ttl) ? Number(ttl) : NaN
+  return { sessionId, ttlMs: seconds > 0 ? Math.min(seconds * 1000, MAX_SESSION_TTL_MS) : null }
 }
 
 /** What session affinity did to a decision. */

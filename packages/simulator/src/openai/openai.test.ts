@@ -86,9 +86,9 @@ describe('OpenAI chat completions', () => {
   })
 
   it('answers 404 for unknown paths', async () => {
-    const response = await fetch(`${simulator.url}/v1/embeddings`, { method: 'POST', body: '{}' })
+    const response = await fetch(`${simulator.url}/v1/images/generations`, { method: 'POST', body: '{}' })
     expect(response.status).toBe(404)
-    expect(((await response.json()) as WireBody).error.message).toBe('Invalid URL (POST /v1/embeddings)')
+    expect(((await response.json()) as WireBody).error.message).toBe('Invalid URL (POST /v1/images/generations)')
   })
 
   it('is read correctly by the official OpenAI SDK, streaming and not', async () => {

@@ -13,11 +13,20 @@ import { seededRandom } from '../rules/random.ts'
 import { RateWindows } from '../rules/rate-window.ts'
 import { handleControl } from './control.ts'
 import { Exchange } from './exchange.ts'
+import { anthropicCountDialect } from '../anthropic/count.ts'
+import { responsesDialect } from '../responses/dialect.ts'
+import { embeddingsDialect } from '../embeddings/dialect.ts'
+
+const openaiResponses = responsesDialect(openaiDialect)
+const azureResponses = responsesDialect(azureDialect)
+const openaiEmbeddings = embeddingsDialect(openaiDialect)
+const azureEmbeddings = embeddingsDialect(azureDialect)
 import { RequestLog } from './records.ts'
 import type { SimulatorState } from './state.ts'
 
 const azurePrefix = '/openai/deployments/'
 const azureSuffix = '/chat/completions'
+const azureEmbeddingsSuffix = '/embeddings'
 
 function send(response: ServerResponse, answer: Answer): void {
   response.writeHead(answer.status, answer.headers)
@@ -33,13 +42,19 @@ function route(state: SimulatorState, request: IncomingMessage, response: Server
   if (method === 'POST') {
     if (path === '/v1/chat/completions') return void new Exchange(state, openaiDialect, request, response, undefined, undefined)
     if (path === '/v1/messages') return void new Exchange(state, anthropicDialect, request, response, undefined, undefined)
-    if (path.startsWith(azurePrefix) && path.endsWith(azureSuffix)) {
-      const deployment = decodeURIComponent(path.slice(azurePrefix.length, path.length - azureSuffix.length))
+    if (path === '/v1/messages/count_tokens') return void new Exchange(state, anthropicCountDialect, request, response, undefined, undefined)
+    if (path === '/v1/responses') return void new Exchange(state, openaiResponses, request, response, undefined, undefined)
+    if (path === '/v1/embeddings') return void new Exchange(state, openaiEmbeddings, request, response, undefined, undefined)
+    // Azure's v1 API: no api-version, the deployment is the body's `model`.
+    if (path === '/openai/v1/responses') return void new Exchange(state, azureResponses, request, response, undefined, undefined)
+    const suffix = path.endsWith(azureSuffix) ? azureSuffix : path.endsWith(azureEmbeddingsSuffix) ? azureEmbeddingsSuffix : undefined
+    if (path.startsWith(azurePrefix) && suffix !== undefined) {
+      const deployment = decodeURIComponent(path.slice(azurePrefix.length, path.length - suffix.length))
       const apiVersion = queryAt === -1 ? null : new URLSearchParams(url.slice(queryAt + 1)).get('api-version')
       if (deployment.length > 0 && !deployment.includes('/')) {
         // Azure answers a missing api-version as an unknown resource, before looking at the key.
         if (apiVersion === null || apiVersion === '') return send(response, azureNotFound(state.ids.next('req_')))
-        return void new Exchange(state, azureDialect, request, response, deployment, apiVersion)
+        return void new Exchange(state, suffix === azureSuffix ? azureDialect : azureEmbeddings, request, response, deployment, apiVersion)
       }
     }
   }

@@ -4,6 +4,7 @@
  */
 
 import { historyMigration } from './0014-history.ts'
+import { requestLogMigration } from './0015-request-log.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -78,4 +79,5 @@ export const migrations: readonly Migration[] = [
     `,
   },
   historyMigration,
+  requestLogMigration,
 ]

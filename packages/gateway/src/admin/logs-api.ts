@@ -1,0 +1,48 @@
+/**
+ * The request log API (issue 15): `GET /api/logs` (filters, sort, paging; `{logs, total,
+ * facets}`) and `GET /api/logs/:id` (one request whole, with its moment in routing history).
+ * Reads Postgres, so every node answers for every node's requests. Both need View.
+ */
+import { Hono } from 'hono'
+import type { HttpBindings } from '@hono/node-server'
+import { historyLink, parseLogQuery, RequestLogQueryError, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'
+import { GatewayError } from '../errors.ts'
+
+type Env = { Bindings: HttpBindings }
+
+export interface LogsApiComponents {
+  /** The fleet's request log in Postgres (`searchLogs`, `readLog` of @switchboard/history on the node's pool). */
+  logs: { search(query: LogQuery): Promise<LogPage>; read(id: string): Promise<RequestRecord | null> }
+  now(): number
+  /** False when `request_log.enabled` is off on this node (its answers then say so). */
+  enabled(): boolean
+}
+
+/** The routes, mounted under /api. */
+export function logsApi(components: LogsApiComponents): Hono<Env> {
+  const api = new Hono<Env>()
+
+  api.get('/logs', async (context) => {
+    const query = await checked(async () => parseLogQuery(context.req.query(), components.now()))
+    const page = await components.logs.search(query)
+    return context.json(components.enabled() ? page : { ...page, request_log_enabled: false })
+  })
+
+  api.get('/logs/:id', async (context) => {
+    const id = context.req.param('id')
+    const entry = await checked(() => components.logs.read(id))
+    if (entry === null) throw new GatewayError('log_not_found', `No request ${id} in the request log: it is older than the retention, was dropped while Postgres lagged, or its node has not written it yet (within a second or two).`)
+    return context.json({ ...entry, history: historyLink(entry) })
+  })
+
+  return api
+}
+
+/** Runs `work`, answering a parameter it refuses as a 400 naming that parameter. */
+async function checked<Result>(work: () => Promise<Result>): Promise<Result> {
+  try {
+    return await work()
+  } catch (error) {
+    throw error instanceof RequestLogQueryError ? new GatewayError('invalid_request', error.message, { param: error.param }) : error
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * What every inference surface shares around the engine: reading a JSON body, the session
+ * and routing-log headers, the request id, and the routing facts every answer carries as
+ * headers (`x-request-id`, `x-bf-provider`, `x-bf-model`, `x-bf-key-name`).
+ */
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
+import { readSessionHeaders } from '@switchboard/routing'
+import { Cancellation } from '@switchboard/providers'
+import type { Logger } from 'pino'
+import { GatewayError } from '../errors.ts'
+import { RoutingLog } from '@switchboard/routing'
+import type { RequestContext } from '../dispatch/dispatcher.ts'
+import { readBody } from './body.ts'
+
+/** The request's JSON object body; 415, 400 or 413 errors that say what to fix. */
+export async function readJsonObject(incoming: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  const contentType = incoming.headers['content-type']
+  if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
+    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
+  }
+  const text = await readBody(incoming, limit)
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.', { param: '' })
+  return json as Record<string, unknown>
+}
+
+/** The routing context of a request: its id, session, direct key and routing log (`recording`: the request log is on). */
+export function requestContext(headers: IncomingHttpHeaders, logger: Logger, requestId: string, recording: boolean, allowDirectKeys: boolean): RequestContext {
+  const session = readSessionHeaders(headers)
+  const directKey = headers['x-bf-direct-key']
+  if (directKey !== undefined && !allowDirectKeys) {
+    throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
+  }
+  const wantsLog = headers['x-bf-routing-log'] === 'true' || logger.isLevelEnabled('debug')
+  const context: RequestContext = { requestId, sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording) }
+  if (session.ttlMs !== null) context.sessionTtlMs = session.ttlMs
+  return context
+}
+
+/** A Cancellation that aborts when the caller goes away before the answer is complete. */
+export function callerCancellation(outgoing: ServerResponse): Cancellation {
+  const caller = new Cancellation()
+  outgoing.once('close', () => {
+    if (!outgoing.writableFinished) caller.abort()
+  })
+  return caller
+}
+
+/** A header value safe for writeHead: non-ASCII names (a key called "clé") are percent-encoded. */
+function headerValue(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value)
+}
+
+/** The routing facts as response headers; `none` where nothing was chosen (an error before any attempt). */
+export function routingHeaders(requestId: string, extra: { provider?: unknown; model?: unknown; key_name?: unknown } | undefined): Record<string, string> {
+  const headers: Record<string, string> = { 'x-request-id': requestId }
+  headers['x-bf-provider'] = typeof extra?.provider === 'string' ? headerValue(extra.provider) : 'none'
+  headers['x-bf-model'] = typeof extra?.model === 'string' ? headerValue(extra.model) : 'none'
+  headers['x-bf-key-name'] = typeof extra?.key_name === 'string' ? headerValue(extra.key_name) : 'none'
+  return headers
+}
+
+/** `fallbacks` (a Switchboard field) checked as on chat completions. */
+export function readFallbacks(input: Record<string, unknown>): string[] {
+  const fallbacks = input.fallbacks
+  if (fallbacks === undefined || fallbacks === null) return []
+  if (!Array.isArray(fallbacks)) throw new GatewayError('invalid_request', '"fallbacks" must be an array of "provider/model" strings.', { param: 'fallbacks' })
+  fallbacks.forEach((fallback, index) => {
+    if (typeof fallback !== 'string' || !/^[^/\s]+\/\S+$/.test(fallback)) {
+      throw new GatewayError('invalid_request', `fallbacks[${index}] must be a "provider/model" string, e.g. "anthropic/claude-3-5-haiku-latest".`, { param: `fallbacks[${index}]` })
+    }
+  })
+  return fallbacks as string[]
+}
+
+/** The caller's body without the gateway's own fields, for the upstream. */
+export function upstreamFields(input: Record<string, unknown>): Record<string, unknown> {
+  if (!('fallbacks' in input)) return input
+  const { fallbacks: _omitted, ...rest } = input
+  return rest
+}
+
+/** `model` as a non-empty string, or a 400 naming it. */
+export function readModel(input: Record<string, unknown>): string {
+  const model = input.model
+  if (typeof model !== 'string' || model.trim() === '') {
+    throw new GatewayError('invalid_request', model === undefined ? '"model" is required: name a model, e.g. "anthropic/claude-sonnet-4-5" or "claude-sonnet-4-5".' : '"model" must be a non-empty string.', { param: 'model' })
+  }
+  return model
+}
+
+/** `stream` as a boolean, or a 400. */
+export function readStream(input: Record<string, unknown>): boolean {
+  const stream = input.stream
+  if (stream !== undefined && stream !== null && typeof stream !== 'boolean') throw new GatewayError('invalid_request', '"stream" must be true or false.', { param: 'stream' })
+  return stream === true
+}

@@ -1,0 +1,50 @@
+/**
+ * Stream framing of the surfaces whose events are named (Anthropic Messages, OpenAI
+ * Responses): `event: <type>` then `data: <json>`, no `[DONE]`; the last event carries
+ * `extra_fields`. Each event's name is the `type` inside its data, where both formats put it.
+ */
+import { spliceExtraFields, type StreamFraming } from './render.ts'
+import type { Served } from './engine.ts'
+
+const TYPE_PREFIX = '{"type":"'
+
+/** The event name of a data line: its `type` field (read in place when it comes first, as providers send it). */
+export function eventName(data: string): string {
+  if (data.startsWith(TYPE_PREFIX)) {
+    const end = data.indexOf('"', TYPE_PREFIX.length)
+    if (end > TYPE_PREFIX.length) return data.slice(TYPE_PREFIX.length, end)
+  }
+  try {
+    const type = (JSON.parse(data) as { type?: unknown }).type
+    return typeof type === 'string' ? type : 'message'
+  } catch {
+    return 'message'
+  }
+}
+
+function named(data: string): string {
+  return `event: ${eventName(data)}\ndata: ${data}\n\n`
+}
+
+function lastWithFields(pending: string | null, served: Served, empty: string): string {
+  const extra = JSON.stringify(served.extraFields)
+  if (pending === null) return named(spliceExtraFields(empty, extra)!)
+  const spliced = spliceExtraFields(pending, extra)
+  return spliced === null ? `${named(pending)}${named(spliceExtraFields(empty, extra)!)}` : named(spliced)
+}
+
+/** Anthropic Messages streams; a break after the start ends with Anthropic's `error` event. */
+export const ANTHROPIC_FRAMING: StreamFraming = {
+  frame: named,
+  last: (pending, served) => lastWithFields(pending, served, '{"type":"message_stop"}'),
+  error: (message, _code, served) => named(JSON.stringify({ type: 'error', error: { type: 'api_error', message }, extra_fields: served.extraFields })),
+  end: '',
+}
+
+/** OpenAI Responses streams; a break after the start ends with the Responses `error` event. */
+export const RESPONSES_FRAMING: StreamFraming = {
+  frame: named,
+  last: (pending, served) => lastWithFields(pending, served, '{"type":"response.completed"}'),
+  error: (message, code, served) => named(JSON.stringify({ type: 'error', code, message, param: null, extra_fields: served.extraFields })),
+  end: '',
+}

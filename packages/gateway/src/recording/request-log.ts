@@ -1,0 +1,87 @@
+/**
+ * Wires the request log of one node: the history package's writer listens to the request
+ * recorder, its counters feed /metrics, and the API reads the fleet's log from Postgres.
+ */
+import { createRequestLog, readLog, searchLogs, type RequestLog, type RequestLogComponents } from '@switchboard/history'
+import type { Metrics } from '../observability/metrics.ts'
+import type { LogsApiComponents } from '../admin/logs-api.ts'
+import type { RequestRecorder } from './request-record.ts'
+
+export interface NodeRequestLogComponents {
+  pool: RequestLogComponents['pool']
+  recorder: RequestRecorder
+  metrics: Metrics
+  now: () => number
+  isLeader: () => Promise<boolean>
+  log: (line: string) => void
+}
+
+export interface NodeRequestLogInit {
+  enabled: boolean
+  retentionDays: number
+  /** Rows buffered at most (`request_log.max_buffered_rows`). */
+  capacity: number
+}
+
+/** The request log of a node, and what the logs API reads. */
+export interface NodeRequestLog {
+  api: LogsApiComponents
+  close(): Promise<void>
+}
+
+/** Starts the request log (when enabled) and returns the API's components. */
+export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<NodeRequestLog> {
+  const { pool, metrics } = components
+  let requestLog: RequestLog | undefined
+  let off = () => {}
+  if (init.enabled) {
+    requestLog = createRequestLog(
+      {
+        pool,
+        now: components.now,
+        isLeader: components.isLeader,
+        log: components.log,
+        onWritten: (rows, seconds) => {
+          metrics.requestLogWritten.inc(rows)
+          metrics.requestLogWriteSeconds.observe(seconds)
+        },
+      },
+      { retentionDays: init.retentionDays, capacity: init.capacity },
+    )
+    // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
+    void requestLog.start()
+    off = components.recorder.on(requestLog.listener)
+    const reported = { overflow: 0, refused: 0, timed_out: 0, closed: 0 }
+    const writer = requestLog
+    // Dropped rows are counted by the writer; /metrics reads them when scraped.
+    const collect = () => {
+      const stats = writer.stats()
+      metrics.requestLogBuffered.set(stats.buffered)
+      for (const reason of Object.keys(reported) as (keyof typeof reported)[]) {
+        const delta = stats.dropped[reason] - reported[reason]
+        if (delta > 0) metrics.requestLogDropped.inc({ reason }, delta)
+        reported[reason] = stats.dropped[reason]
+      }
+    }
+    for (const reason of Object.keys(reported)) metrics.requestLogDropped.inc({ reason }, 0)
+    const timer = setInterval(collect, 1_000)
+    timer.unref()
+    const stop = off
+    off = () => {
+      stop()
+      clearInterval(timer)
+      collect()
+    }
+  }
+  return {
+    api: {
+      logs: { search: (query) => searchLogs(pool, query), read: (id) => readLog(pool, id) },
+      now: components.now,
+      enabled: () => init.enabled,
+    },
+    async close() {
+      off()
+      await requestLog?.close({ timeoutMs: 2_000 })
+    },
+  }
+}

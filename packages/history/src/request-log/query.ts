@@ -1,0 +1,332 @@
+/**
+ * The queries behind `GET /api/logs` and `GET /api/logs/:id`: parameters checked (a bad one is
+ * a `RequestLogQueryError` naming it), then one page, its total and the window's facets.
+ * Spec: design.md "History, incidents, request log"; reference/adaptive-routing-overview.txt,
+ * "The request log" (moved-off and check filters).
+ */
+import type pg from 'pg'
+import { isRequestId, requestIdTime } from './id.ts'
+import type { RequestRecord } from './record.ts'
+import { REQUEST_LOG_TABLE } from './rows.ts'
+
+/** A parameter the log API cannot use; `param` names it. Answered as a 400. */
+export class RequestLogQueryError extends Error {
+  readonly code = 'invalid_request'
+  constructor(
+    readonly param: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'RequestLogQueryError'
+  }
+}
+
+/** How a page is ordered. */
+export const LOG_SORTS = ['newest', 'oldest', 'slowest', 'fastest', 'most_tokens'] as const
+export type LogSort = (typeof LOG_SORTS)[number]
+
+/** Failure classes a log entry can carry, plus `none` for a success. */
+export const LOG_FAILURE_CLASSES = ['none', 'credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit', 'transient', 'caller_fault', 'unknown', 'timeout', 'cancelled'] as const
+
+/** A checked request-log query. */
+export interface LogQuery {
+  from: number
+  to: number
+  providers: string[]
+  models: string[]
+  /** Exact statuses and status classes (`4` for `4xx`). */
+  statuses: number[]
+  statusClasses: number[]
+  failureClasses: string[]
+  keyIds: string[]
+  sessionId: string | null
+  requestId: string | null
+  nodes: string[]
+  movedOff: boolean | null
+  check: boolean | null
+  addedFallback: boolean | null
+  pickedBy: 'routing' | 'caller' | null
+  minLatencyMs: number | null
+  maxLatencyMs: number | null
+  minTokens: number | null
+  maxTokens: number | null
+  search: string | null
+  sort: LogSort
+  limit: number
+  offset: number
+}
+
+export const DEFAULT_LOG_LIMIT = 50
+export const MAX_LOG_LIMIT = 500
+/** Without `from`, the window is the last 24 hours. */
+export const DEFAULT_LOG_WINDOW_MS = 24 * 3_600_000
+
+const PARAMS = new Set([
+  'from', 'to', 'providers', 'models', 'status', 'failure_classes', 'key_ids', 'session_id', 'request_id', 'nodes',
+  'moved_off', 'check', 'added_fallback', 'picked_by', 'min_latency_ms', 'max_latency_ms', 'min_tokens', 'max_tokens',
+  'search', 'sort', 'limit', 'offset',
+])
+
+/** Reads `from`/`to`: RFC 3339, or unix seconds. */
+export function parseTime(param: string, text: string): number {
+  const trimmed = text.trim()
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
+  const ms = /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? Date.parse(trimmed) : Number.NaN
+  if (Number.isNaN(ms)) throw new RequestLogQueryError(param, `${param} must be RFC 3339 (2026-12-01T14:00:00Z) or unix seconds, got "${text}".`)
+  return ms
+}
+
+function list(param: string, text: string | undefined): string[] {
+  if (text === undefined) return []
+  const values = text.split(',').map((value) => value.trim()).filter((value) => value !== '')
+  if (values.length === 0) throw new RequestLogQueryError(param, `${param} is empty: give comma-separated values, or leave it out.`)
+  return values
+}
+
+function flag(param: string, text: string | undefined): boolean | null {
+  if (text === undefined) return null
+  if (text === 'true') return true
+  if (text === 'false') return false
+  throw new RequestLogQueryError(param, `${param} must be true or false, got "${text}".`)
+}
+
+function number(param: string, text: string | undefined, options: { integer?: boolean; min: number; max?: number }): number | null {
+  if (text === undefined) return null
+  const value = Number(text)
+  const whole = options.integer ? Number.isInteger(value) : Number.isFinite(value)
+  if (text.trim() === '' || !whole || value < options.min || (options.max !== undefined && value > options.max)) {
+    const kind = options.integer ? 'an integer' : 'a number'
+    const range = options.max === undefined ? `at least ${options.min}` : `from ${options.min} to ${options.max}`
+    throw new RequestLogQueryError(param, `${param} must be ${kind} ${range}, got "${text}".`)
+  }
+  return value
+}
+
+function range(minParam: string, min: number | null, maxParam: string, max: number | null): void {
+  if (min !== null && max !== null && min > max) throw new RequestLogQueryError(minParam, `${minParam} (${min}) is above ${maxParam} (${max}).`)
+}
+
+/** Checks the parameters of `GET /api/logs`; throws `RequestLogQueryError` for the first bad one. */
+export function parseLogQuery(params: Record<string, string>, now: number): LogQuery {
+  for (const name of Object.keys(params)) {
+    if (!PARAMS.has(name)) throw new RequestLogQueryError(name, `Unknown parameter "${name}". The log takes: ${[...PARAMS].join(', ')}.`)
+  }
+  const to = params.to === undefined ? now : parseTime('to', params.to)
+  const from = params.from === undefined ? to - DEFAULT_LOG_WINDOW_MS : parseTime('from', params.from)
+  if (from > to) throw new RequestLogQueryError('from', 'from is after to: the window must start before it ends.')
+
+  const statuses: number[] = []
+  const statusClasses: number[] = []
+  for (const value of list('status', params.status)) {
+    const status = /^([1-5])xx$/i.exec(value)
+    if (status) statusClasses.push(Number(status[1]))
+    else if (/^[1-5]\d\d$/.test(value)) statuses.push(Number(value))
+    else throw new RequestLogQueryError('status', `status takes HTTP statuses (200, 429) or classes (2xx, 5xx), got "${value}".`)
+  }
+  const failureClasses = list('failure_classes', params.failure_classes)
+  for (const value of failureClasses) {
+    if (!(LOG_FAILURE_CLASSES as readonly string[]).includes(value)) throw new RequestLogQueryError('failure_classes', `Unknown failure class "${value}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
+  }
+  const requestId = params.request_id === undefined ? null : params.request_id.trim().toLowerCase()
+  if (requestId !== null && !isRequestId(requestId)) throw new RequestLogQueryError('request_id', `request_id must be a request id as x-request-id gives it (a UUIDv7), got "${params.request_id}".`)
+  const pickedBy = params.picked_by
+  if (pickedBy !== undefined && pickedBy !== 'routing' && pickedBy !== 'caller') throw new RequestLogQueryError('picked_by', `picked_by must be routing or caller, got "${pickedBy}".`)
+  const sort = params.sort ?? 'newest'
+  if (!(LOG_SORTS as readonly string[]).includes(sort)) throw new RequestLogQueryError('sort', `sort must be one of ${LOG_SORTS.join(', ')}, got "${sort}".`)
+
+  const minLatencyMs = number('min_latency_ms', params.min_latency_ms, { min: 0 })
+  const maxLatencyMs = number('max_latency_ms', params.max_latency_ms, { min: 0 })
+  range('min_latency_ms', minLatencyMs, 'max_latency_ms', maxLatencyMs)
+  const minTokens = number('min_tokens', params.min_tokens, { integer: true, min: 0 })
+  const maxTokens = number('max_tokens', params.max_tokens, { integer: true, min: 0 })
+  range('min_tokens', minTokens, 'max_tokens', maxTokens)
+  const search = params.search === undefined || params.search.trim() === '' ? null : params.search.trim()
+  const sessionId = params.session_id === undefined || params.session_id === '' ? null : params.session_id
+
+  return {
+    from,
+    to,
+    providers: list('providers', params.providers),
+    models: list('models', params.models),
+    statuses,
+    statusClasses,
+    failureClasses,
+    keyIds: list('key_ids', params.key_ids),
+    sessionId,
+    requestId,
+    nodes: list('nodes', params.nodes),
+    movedOff: flag('moved_off', params.moved_off),
+    check: flag('check', params.check),
+    addedFallback: flag('added_fallback', params.added_fallback),
+    pickedBy: pickedBy ?? null,
+    minLatencyMs,
+    maxLatencyMs,
+    minTokens,
+    maxTokens,
+    search,
+    sort: sort as LogSort,
+    limit: number('limit', params.limit, { integer: true, min: 1, max: MAX_LOG_LIMIT }) ?? DEFAULT_LOG_LIMIT,
+    offset: number('offset', params.offset, { integer: true, min: 0 }) ?? 0,
+  }
+}
+
+/** Counts per filter value over the whole window (other filters not applied), as the history API's facets. */
+export interface LogFacets {
+  providers: Record<string, number>
+  models: Record<string, number>
+  status: Record<string, number>
+  failure_classes: Record<string, number>
+  key_ids: Record<string, number>
+  nodes: Record<string, number>
+  picked_by: Record<string, number>
+  moved_off: Record<string, number>
+  check: Record<string, number>
+  added_fallback: Record<string, number>
+}
+
+/** One page of the log. */
+export interface LogPage {
+  logs: RequestRecord[]
+  total: number
+  facets: LogFacets
+  from: string
+  to: string
+  limit: number
+  offset: number
+  /** The key names seen in this page, by key id (for the filters' labels). */
+  key_names: Record<string, string>
+}
+
+const MODEL = 'coalesce(served_model, requested_model)'
+
+/** The WHERE clause of a query and its parameters. */
+function where(query: LogQuery): { sql: string; values: unknown[] } {
+  const values: unknown[] = []
+  const add = (value: unknown) => {
+    values.push(value)
+    return `$${values.length}`
+  }
+  const clauses = [`at >= ${add(new Date(query.from).toISOString())}`, `at <= ${add(new Date(query.to).toISOString())}`]
+  if (query.providers.length > 0) clauses.push(`served_provider = ANY(${add(query.providers)}::text[])`)
+  if (query.models.length > 0) clauses.push(`${MODEL} = ANY(${add(query.models)}::text[])`)
+  if (query.statuses.length > 0 || query.statusClasses.length > 0) {
+    const either: string[] = []
+    if (query.statuses.length > 0) either.push(`status = ANY(${add(query.statuses)}::int[])`)
+    if (query.statusClasses.length > 0) either.push(`(status / 100) = ANY(${add(query.statusClasses)}::int[])`)
+    clauses.push(`(${either.join(' OR ')})`)
+  }
+  if (query.failureClasses.length > 0) clauses.push(`coalesce(failure_class, 'none') = ANY(${add(query.failureClasses)}::text[])`)
+  if (query.keyIds.length > 0) clauses.push(`key_ids && ${add(query.keyIds)}::text[]`)
+  if (query.sessionId !== null) clauses.push(`session_id = ${add(query.sessionId)}`)
+  if (query.requestId !== null) {
+    // The id carries its time: the partition is found without scanning the window.
+    clauses.push(`id = ${add(query.requestId)}::uuid`, `at = ${add(new Date(requestIdTime(query.requestId)).toISOString())}`)
+  }
+  if (query.nodes.length > 0) clauses.push(`node_id = ANY(${add(query.nodes)}::text[])`)
+  if (query.movedOff !== null) clauses.push(`moved_off = ${add(query.movedOff)}`)
+  if (query.check !== null) clauses.push(`is_check = ${add(query.check)}`)
+  if (query.addedFallback !== null) clauses.push(`added_fallback_served = ${add(query.addedFallback)}`)
+  if (query.pickedBy !== null) clauses.push(`picked_by = ${add(query.pickedBy)}`)
+  if (query.minLatencyMs !== null) clauses.push(`latency_ms >= ${add(query.minLatencyMs)}`)
+  if (query.maxLatencyMs !== null) clauses.push(`latency_ms <= ${add(query.maxLatencyMs)}`)
+  if (query.minTokens !== null) clauses.push(`total_tokens >= ${add(query.minTokens)}`)
+  if (query.maxTokens !== null) clauses.push(`total_tokens <= ${add(query.maxTokens)}`)
+  if (query.search !== null) clauses.push(`search LIKE ${add(`%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`)}`)
+  return { sql: clauses.join(' AND '), values }
+}
+
+const ORDER: Record<LogSort, string> = {
+  newest: 'at DESC, id DESC',
+  oldest: 'at ASC, id ASC',
+  slowest: 'latency_ms DESC, at DESC',
+  fastest: 'latency_ms ASC, at DESC',
+  most_tokens: 'total_tokens DESC NULLS LAST, at DESC',
+}
+
+/** One page of the log, its total and the window's facets. */
+export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
+  const filter = where(query)
+  const page = pool.query<{ entry: RequestRecord }>(
+    `SELECT entry FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql} ORDER BY ${ORDER[query.sort]} LIMIT ${query.limit} OFFSET ${query.offset}`,
+    filter.values,
+  )
+  const total = pool.query<{ total: string }>(`SELECT count(*) AS total FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql}`, filter.values)
+  const facets = readFacets(pool, query.from, query.to)
+  const [rows, count, counted] = await Promise.all([page, total, facets])
+  const logs = rows.rows.map((row) => row.entry)
+  const keyNames: Record<string, string> = {}
+  for (const entry of logs) {
+    if (entry.served.key_id !== null && entry.served.key_name !== null) keyNames[entry.served.key_id] = entry.served.key_name
+    for (const attempt of entry.attempts) keyNames[attempt.key_id] = attempt.key_name
+  }
+  return { logs, total: Number(count.rows[0]?.total ?? 0), facets: counted, from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString(), limit: query.limit, offset: query.offset, key_names: keyNames }
+}
+
+async function readFacets(pool: pg.Pool, from: number, to: number): Promise<LogFacets> {
+  const window = [new Date(from).toISOString(), new Date(to).toISOString()]
+  const grouped = pool.query<{ facet: string; value: string | null; count: string }>(
+    `WITH windowed AS (
+       SELECT served_provider, ${MODEL} AS model, status::text AS status, coalesce(failure_class, 'none') AS failure_class,
+              node_id, picked_by, moved_off::text AS moved_off, is_check::text AS is_check, added_fallback_served::text AS added_fallback
+         FROM ${REQUEST_LOG_TABLE} WHERE at >= $1 AND at <= $2)
+     SELECT 'providers' AS facet, served_provider AS value, count(*) FROM windowed WHERE served_provider IS NOT NULL GROUP BY 2
+     UNION ALL SELECT 'models', model, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'status', status, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'failure_classes', failure_class, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'nodes', node_id, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'picked_by', picked_by, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'moved_off', moved_off, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'check', is_check, count(*) FROM windowed GROUP BY 2
+     UNION ALL SELECT 'added_fallback', added_fallback, count(*) FROM windowed GROUP BY 2`,
+    window,
+  )
+  const keys = pool.query<{ value: string; count: string }>(
+    `SELECT key_id AS value, count(*) FROM ${REQUEST_LOG_TABLE}, unnest(key_ids) AS key_id WHERE at >= $1 AND at <= $2 GROUP BY 1`,
+    window,
+  )
+  const facets: LogFacets = { providers: {}, models: {}, status: {}, failure_classes: {}, key_ids: {}, nodes: {}, picked_by: {}, moved_off: {}, check: {}, added_fallback: {} }
+  const [groupedRows, keyRows] = await Promise.all([grouped, keys])
+  for (const row of groupedRows.rows) {
+    if (row.value === null) continue
+    facets[row.facet as keyof LogFacets][row.value] = Number(row.count)
+  }
+  for (const row of keyRows.rows) facets.key_ids[row.value] = Number(row.count)
+  return facets
+}
+
+/** One request whole, found by its id (the id's time finds its partition); null when not logged. */
+export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord | null> {
+  const normal = id.trim().toLowerCase()
+  if (!isRequestId(normal)) throw new RequestLogQueryError('id', `"${id}" is not a request id: use the x-request-id (or extra_fields.request_id) of an answer.`)
+  const result = await pool.query<{ entry: RequestRecord }>(`SELECT entry FROM ${REQUEST_LOG_TABLE} WHERE at = $1 AND id = $2::uuid`, [new Date(requestIdTime(normal)).toISOString(), normal])
+  return result.rows[0]?.entry ?? null
+}
+
+/** Where a request sits in routing history: a window around it and the entities it touched. */
+export interface HistoryLink {
+  from: string
+  to: string
+  entities: string[]
+  /** The incidents of that moment: `GET /api/adaptive-routing/history/issues` with the window and entities. */
+  issues: string
+}
+
+/** The window (5 minutes either side) and entities (`route:`, `direction:`) of one request, for its moment in routing history. */
+export function historyLink(entry: RequestRecord): HistoryLink {
+  const at = Date.parse(entry.at)
+  const entities = new Set<string>()
+  const { served, routing } = entry
+  if (served.provider !== null && served.model !== null) {
+    if (served.key_id !== null) entities.add(`route:${served.provider}:${served.model}:${served.key_id}`)
+    entities.add(`direction:${served.provider}:${served.model}`)
+  }
+  if (routing.moved_off !== null) entities.add(`direction:${routing.moved_off.provider}:${entry.requested.model}`)
+  if (routing.check !== null) entities.add(`route:${routing.check.provider}:${routing.check.model}:${routing.check.key_id}`)
+  for (const key of routing.skipped_keys) entities.add(`route:${key.provider}:${key.model}:${key.key_id}`)
+  for (const attempt of entry.attempts) if (attempt.failure_class !== null) entities.add(`route:${attempt.provider}:${attempt.model}:${attempt.key_id}`)
+  const from = new Date(at - 5 * 60_000).toISOString()
+  const to = new Date(at + 5 * 60_000).toISOString()
+  const list = [...entities]
+  const issues = `/api/adaptive-routing/history/issues?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}${list.length > 0 ? `&entities=${encodeURIComponent(list.join(','))}` : ''}`
+  return { from, to, entities: list, issues }
+}

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrate } from '@switchboard/store'
+import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
+import { newRequestId } from './id.ts'
+import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
+import type { RequestRecord } from './record.ts'
+import { createRequestLog, type RequestLog } from './request-log.ts'
+
+const NOW = Date.parse('2026-12-01T13:00:00Z')
+
+function record(at: number, changes: Partial<Omit<RequestRecord, 'routing'>> & { routing?: Partial<RequestRecord['routing']> } = {}): RequestRecord {
+  const { routing, ...rest } = changes
+  return {
+    id: newRequestId(at),
+    at: new Date(at).toISOString(),
+    node_id: 'node-1',
+    region: 'eu',
+    surface: 'chat_completions',
+    gateway_key: null,
+    requested: { provider: null, model: 'gpt-4o', fallbacks: [], session_id: null },
+    served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'prod-1' },
+    status: 200,
+    failure_class: null,
+    message: null,
+    latency_ms: 100,
+    ttft_ms: null,
+    usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 },
+    stream: false,
+    attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'prod-1', status: 200, failure_class: null, latency_ms: 90, wait_hint_ms: null }],
+    routing: { picked_by: 'routing', moved_off: null, skipped_keys: [], check: null, added_fallback_served: false, session_kept: null, pinned_kept_failed: false, log: [], ...routing },
+    content: null,
+    ...rest,
+  }
+}
+
+describe('the request log in Postgres', () => {
+  let database: TestDatabase
+  let requestLog: RequestLog
+  const moved = record(NOW - 60_000, {
+    node_id: 'node-2',
+    requested: { provider: 'openai', model: 'gpt-4o', fallbacks: [], session_id: 'sess-42' },
+    served: { provider: 'azure', model: 'gpt-4o', key_id: 'az-2', key_name: 'eu-key-2' },
+    latency_ms: 900,
+    usage: { prompt_tokens: 100, completion_tokens: 400, total_tokens: 500 },
+    attempts: [{ provider: 'azure', model: 'gpt-4o', key_id: 'az-2', key_name: 'eu-key-2', status: 200, failure_class: null, latency_ms: 880, wait_hint_ms: null }],
+    routing: { moved_off: { provider: 'openai', reason: 'failed' }, skipped_keys: [{ provider: 'azure', model: 'gpt-4o', key_id: 'az-1', key_name: 'eu-key-1', reason: 'rate_limit' }], log: ['[loadbalancing] Skipping 1 of 2 keys'] },
+  })
+  const check = record(NOW - 50_000, {
+    served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-2', key_name: 'prod-2' },
+    attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'oa-2', key_name: 'prod-2', status: 200, failure_class: null, latency_ms: 50, wait_hint_ms: null }],
+    routing: { check: { key_id: 'oa-2', key_name: 'prod-2', provider: 'openai', model: 'gpt-4o', outcome: 'served' } },
+  })
+  const failed = record(NOW - 40_000, {
+    requested: { provider: 'anthropic', model: 'claude-sonnet-4-5', fallbacks: ['openai/gpt-4o'], session_id: null },
+    served: { provider: 'anthropic', model: 'claude-sonnet-4-5', key_id: 'an-1', key_name: 'main' },
+    status: 429,
+    failure_class: 'rate_limit',
+    message: 'anthropic/claude-sonnet-4-5 is rate limiting every key tried (1 attempt).',
+    usage: null,
+    latency_ms: 20,
+    attempts: [{ provider: 'anthropic', model: 'claude-sonnet-4-5', key_id: 'an-1', key_name: 'main', status: 429, failure_class: 'rate_limit', latency_ms: 15, wait_hint_ms: 1000 }],
+    routing: { picked_by: 'caller' },
+  })
+  const fallback = record(NOW - 30_000, { served: { provider: 'azure', model: 'gpt-4o', key_id: 'az-1', key_name: 'eu-key-1' }, routing: { added_fallback_served: true }, stream: true, ttft_ms: 40 })
+  const old = record(NOW - 3 * 86_400_000)
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    await migrate(database.pool)
+    requestLog = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true}, { flushIntervalMs: 10, retentionDays: 7 })
+    await requestLog.start()
+    for (const entry of [moved, check, failed, fallback]) requestLog.listener(entry)
+    // A day outside today's partitions: made on demand for this test, as a node three days ago would have.
+    const earlier = createRequestLog({ pool: database.pool, now: () => NOW - 3 * 86_400_000, isLeader: () => false }, { flushIntervalMs: 10 })
+    await earlier.start()
+    earlier.listener(old)
+    await Promise.all([requestLog.flush(), earlier.close()])
+  })
+  afterAll(async () => {
+    await requestLog.close()
+    await database.drop()
+  })
+
+  const search = (params: Record<string, string>) => searchLogs(database.pool, parseLogQuery(params, NOW))
+  const ids = async (params: Record<string, string>) => (await search(params)).logs.map((entry) => entry.id)
+
+  it('writes every record and reads it back whole, newest first, with total and facets of the window', async () => {
+    expect(requestLog.stats()).toMatchObject({ written: 4, dropped: { overflow: 0, refused: 0, timed_out: 0, closed: 0 } })
+    const page = await search({})
+    expect(page.total).toBe(4)
+    expect(page.logs.map((entry) => entry.id)).toEqual([fallback.id, failed.id, check.id, moved.id])
+    expect(page.logs[3]).toEqual(moved)
+    expect(page.facets.providers).toEqual({ openai: 1, azure: 2, anthropic: 1 })
+    expect(page.facets.status).toEqual({ '200': 3, '429': 1 })
+    expect(page.facets.failure_classes).toEqual({ none: 3, rate_limit: 1 })
+    expect(page.facets.moved_off).toEqual({ true: 1, false: 3 })
+    expect(page.facets.check).toEqual({ true: 1, false: 3 })
+    expect(page.facets.key_ids).toEqual({ 'az-2': 1, 'oa-2': 1, 'an-1': 1, 'az-1': 1, 'oa-1': 1 })
+    expect(page.facets.nodes).toEqual({ 'node-1': 3, 'node-2': 1 })
+    expect(page.key_names['az-2']).toBe('eu-key-2')
+  })
+
+  it('filters by every parameter', async () => {
+    expect(await ids({ moved_off: 'true' })).toEqual([moved.id])
+    expect(await ids({ check: 'true' })).toEqual([check.id])
+    expect(await ids({ check: 'false', moved_off: 'false' })).toEqual([fallback.id, failed.id])
+    expect(await ids({ added_fallback: 'true' })).toEqual([fallback.id])
+    expect(await ids({ picked_by: 'caller' })).toEqual([failed.id])
+    expect(await ids({ providers: 'azure' })).toEqual([fallback.id, moved.id])
+    expect(await ids({ providers: 'anthropic,openai' })).toEqual([failed.id, check.id])
+    expect(await ids({ models: 'claude-sonnet-4-5' })).toEqual([failed.id])
+    expect(await ids({ status: '429' })).toEqual([failed.id])
+    expect(await ids({ status: '4xx,5xx' })).toEqual([failed.id])
+    expect(await ids({ status: '2xx' })).toHaveLength(3)
+    expect(await ids({ failure_classes: 'rate_limit' })).toEqual([failed.id])
+    expect(await ids({ failure_classes: 'none' })).toHaveLength(3)
+    expect(await ids({ key_ids: 'az-1' })).toEqual([fallback.id])
+    expect(await ids({ key_ids: 'an-1,oa-2' })).toEqual([failed.id, check.id])
+    expect(await ids({ session_id: 'sess-42' })).toEqual([moved.id])
+    expect(await ids({ request_id: check.id })).toEqual([check.id])
+    expect(await ids({ nodes: 'node-2' })).toEqual([moved.id])
+    expect(await ids({ min_latency_ms: '500' })).toEqual([moved.id])
+    expect(await ids({ max_latency_ms: '50' })).toEqual([failed.id])
+    expect(await ids({ min_tokens: '100', max_tokens: '1000' })).toEqual([moved.id])
+    expect(await ids({ search: 'EU-KEY-2' })).toEqual([moved.id])
+    expect(await ids({ search: 'rate limiting' })).toEqual([failed.id])
+    expect(await ids({ search: '100%' })).toEqual([])
+    expect(await ids({ from: String((NOW - 45_000) / 1000) })).toEqual([fallback.id, failed.id])
+    expect(await ids({ from: new Date(NOW - 4 * 86_400_000).toISOString(), to: new Date(NOW - 2 * 86_400_000).toISOString() })).toEqual([old.id])
+  })
+
+  it('sorts and pages', async () => {
+    expect(await ids({ sort: 'oldest' })).toEqual([moved.id, check.id, failed.id, fallback.id])
+    expect((await ids({ sort: 'slowest' }))[0]).toBe(moved.id)
+    expect((await ids({ sort: 'fastest' }))[0]).toBe(failed.id)
+    expect((await ids({ sort: 'most_tokens' }))[0]).toBe(moved.id)
+    const page = await search({ limit: '2', offset: '1' })
+    expect(page.logs.map((entry) => entry.id)).toEqual([failed.id, check.id])
+    expect(page).toMatchObject({ total: 4, limit: 2, offset: 1 })
+  })
+
+  it('answers a bad parameter with an error naming it', () => {
+    const bad: [Record<string, string>, string][] = [
+      [{ from: 'yesterday' }, 'from'],
+      [{ to: '2026-13-45' }, 'to'],
+      [{ from: String(NOW / 1000), to: String(NOW / 1000 - 60) }, 'from'],
+      [{ status: 'ok' }, 'status'],
+      [{ status: '' }, 'status'],
+      [{ failure_classes: 'exploded' }, 'failure_classes'],
+      [{ request_id: 'abc' }, 'request_id'],
+      [{ moved_off: 'yes' }, 'moved_off'],
+      [{ check: '1' }, 'check'],
+      [{ added_fallback: 'maybe' }, 'added_fallback'],
+      [{ picked_by: 'pin' }, 'picked_by'],
+      [{ min_latency_ms: '-1' }, 'min_latency_ms'],
+      [{ max_latency_ms: 'fast' }, 'max_latency_ms'],
+      [{ min_latency_ms: '10', max_latency_ms: '5' }, 'min_latency_ms'],
+      [{ min_tokens: '1.5' }, 'min_tokens'],
+      [{ min_tokens: '10', max_tokens: '5' }, 'min_tokens'],
+      [{ max_tokens: '-3' }, 'max_tokens'],
+      [{ sort: 'priority' }, 'sort'],
+      [{ limit: '0' }, 'limit'],
+      [{ limit: '501' }, 'limit'],
+      [{ limit: 'ten' }, 'limit'],
+      [{ offset: '-1' }, 'offset'],
+      [{ provider: 'openai' }, 'provider'],
+    ]
+    for (const [params, param] of bad) {
+      let thrown: unknown
+      try {
+        parseLogQuery(params, NOW)
+      } catch (error) {
+        thrown = error
+      }
+      expect(thrown, JSON.stringify(params)).toBeInstanceOf(RequestLogQueryError)
+      expect((thrown as RequestLogQueryError).param).toBe(param)
+    }
+  })
+
+  it('reads one request by its id, with its moment in routing history', async () => {
+    const entry = await readLog(database.pool, moved.id.toUpperCase())
+    expect(entry).toEqual(moved)
+    expect(await readLog(database.pool, newRequestId(NOW))).toBeNull()
+    await expect(readLog(database.pool, 'nope')).rejects.toBeInstanceOf(RequestLogQueryError)
+    const link = historyLink(moved)
+    expect(link.entities).toEqual(['route:azure:gpt-4o:az-2', 'direction:azure:gpt-4o', 'direction:openai:gpt-4o', 'route:azure:gpt-4o:az-1'])
+    expect(link.from).toBe(new Date(NOW - 60_000 - 300_000).toISOString())
+    expect(link.issues).toContain('/api/adaptive-routing/history/issues?from=')
+  })
+
+  it('drops the days past retention', async () => {
+    const sameDay = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true }, { retentionDays: 7 })
+    expect(await sameDay.applyRetention()).toEqual([])
+    const later = createRequestLog({ pool: database.pool, now: () => NOW + 5 * 86_400_000, isLeader: () => true }, { retentionDays: 7 })
+    expect(await later.applyRetention()).toEqual(['request_log_p20261127', 'request_log_p20261128'])
+    expect((await search({ from: new Date(NOW - 4 * 86_400_000).toISOString() })).total).toBe(4)
+    await Promise.all([sameDay.close(), later.close()])
+  })
+})

@@ -1,0 +1,122 @@
+/**
+ * The request log of one node: records in, batched multi-row inserts out (the shared batch
+ * writer: bounded, oldest dropped and counted), day partitions made ahead, and once a day the
+ * partitions past retention dropped by the region's leader. Never on the request path: the
+ * listener only adds to the writer's buffer.
+ */
+import type pg from 'pg'
+import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
+import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
+import type { RequestRecordListener } from './record.ts'
+import { insertRows, REQUEST_LOG_TABLE, rowText } from './rows.ts'
+
+export interface RequestLogComponents {
+  pool: pg.Pool
+  now: () => number
+  /** True on the node that drops old partitions (the region's leader); asked once a day. */
+  isLeader: () => boolean | Promise<boolean>
+  log?: (line: string) => void
+  /** Each batch written: its rows and how long the insert took (for /metrics). */
+  onWritten?: (rows: number, seconds: number) => void
+}
+
+export interface RequestLogInit {
+  /** Days kept; older day partitions are dropped. Default 7. */
+  retentionDays?: number
+  /** Rows buffered at most before the oldest are dropped; default 50 000. */
+  capacity?: number
+  /** Rows per insert; default 1 000. */
+  batchSize?: number
+  /** How often a partly filled buffer is written; default 250 ms. */
+  flushIntervalMs?: number
+  /** How often partitions are made ahead and retention is applied; default 1 h (drops happen once a day). */
+  maintenanceEveryMs?: number
+}
+
+/** The request log of one node. */
+export interface RequestLog {
+  /** Hand this to the gateway's request recorder. Never blocks, never throws. */
+  listener: RequestRecordListener
+  /** Starts the upkeep: today's and the next days' partitions at once, then hourly; resolves when the first round is done (errors are logged, not thrown). */
+  start(): Promise<void>
+  stats(): BatchWriterStats
+  /** Writes what is buffered; resolves when done or given up. */
+  flush(): Promise<void>
+  /** Applies retention now (the leader's daily job); returns the partitions dropped. */
+  applyRetention(): Promise<string[]>
+  /** Flushes within `timeoutMs` (default 5 s) and stops. */
+  close(options?: { timeoutMs?: number }): Promise<void>
+}
+
+const DAY_MS = 86_400_000
+
+/** Creates the request log of one node. */
+export function createRequestLog(components: RequestLogComponents, init: RequestLogInit = {}): RequestLog {
+  const { pool, now } = components
+  const log = components.log ?? (() => {})
+  const retentionDays = init.retentionDays ?? 7
+  const writer = createBatchWriter<string>({
+    name: 'request_log',
+    capacity: init.capacity ?? 50_000,
+    batchSize: init.batchSize ?? 1_000,
+    flushIntervalMs: init.flushIntervalMs ?? 250,
+    log,
+    write: async (rows) => {
+      const started = performance.now()
+      await insertRows(pool, rows)
+      components.onWritten?.(rows.length, (performance.now() - started) / 1000)
+    },
+  })
+  let lastRetention = 0
+  let timer: NodeJS.Timeout | undefined
+
+  const makePartitions = async () => {
+    // Yesterday too: a node whose clock lags a little still has somewhere to write.
+    await createDayPartitions(pool, [REQUEST_LOG_TABLE], { fromMs: now(), daysAhead: 2, daysBehind: 1 })
+  }
+  const applyRetention = async () => {
+    const dropped = await dropDayPartitionsBefore(pool, [REQUEST_LOG_TABLE], retentionCutoff(now(), retentionDays))
+    if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)
+    return dropped
+  }
+  const maintain = async () => {
+    try {
+      await makePartitions()
+      if (now() - lastRetention >= DAY_MS && (await components.isLeader())) {
+        lastRetention = now()
+        await applyRetention()
+      }
+    } catch (error) {
+      log(`request log: partition upkeep failed (retried within the hour): ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  return {
+    // Serialized at once: the record's many small objects die young, the buffer keeps one string per request.
+    listener: (record) => {
+      let row: string
+      try {
+        row = rowText(record)
+      } catch (error) {
+        log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
+        return
+      }
+      writer.add(row)
+    },
+    async start() {
+      await maintain()
+      if (timer === undefined) {
+        timer = setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000)
+        timer.unref()
+      }
+    },
+    stats: () => writer.stats(),
+    flush: () => writer.flush(),
+    applyRetention,
+    async close(options) {
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+      await writer.close(options)
+    },
+  }
+}

@@ -1,0 +1,45 @@
+/** OpenAI chat.completion -> Anthropic Messages `message` (non-streaming). Pure. */
+import { asRecord, chatUsage, newId, parseArguments } from '../shared.ts'
+
+/** Anthropic's stop reason for a chat finish reason. */
+export function stopReasonOf(finish: unknown): string {
+  switch (finish) {
+    case 'length':
+      return 'max_tokens'
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use'
+    case 'content_filter':
+      return 'refusal'
+    default:
+      return 'end_turn'
+  }
+}
+
+/** Translates a chat completion body into a Messages `message`; `model` is what the caller asked for. */
+export function chatToMessage(chat: Record<string, unknown>, model: string): Record<string, unknown> {
+  const choices = Array.isArray(chat.choices) ? chat.choices : []
+  const choice = asRecord(choices[0])
+  const message = asRecord(choice?.message)
+  const content: Record<string, unknown>[] = []
+  const reasoning = message?.reasoning_content ?? message?.reasoning
+  if (typeof reasoning === 'string' && reasoning !== '') content.push({ type: 'thinking', thinking: reasoning, signature: '' })
+  if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content })
+  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : []
+  for (const call of calls) {
+    const record = asRecord(call)
+    const fn = asRecord(record?.function)
+    content.push({ type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: parseArguments(String(fn?.arguments ?? '')) })
+  }
+  const usage = chatUsage(chat.usage)
+  return {
+    id: typeof chat.id === 'string' ? `msg_${chat.id.replace(/^chatcmpl-/, '')}` : newId('msg_'),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: calls.length > 0 ? 'tool_use' : stopReasonOf(choice?.finish_reason),
+    stop_sequence: null,
+    usage: { input_tokens: usage.prompt - usage.cached, output_tokens: usage.completion, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cached },
+  }
+}

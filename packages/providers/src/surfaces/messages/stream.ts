@@ -1,0 +1,93 @@
+/**
+ * OpenAI chat.completion.chunk stream -> Anthropic Messages stream events (the JSON `data`
+ * of each; the event name is its `type`). Pure apart from the iteration. Order, as Anthropic
+ * sends it: message_start, ping, then per content block content_block_start, deltas,
+ * content_block_stop; message_delta with the stop reason and usage; message_stop.
+ */
+import { TranslationError } from '../../anthropic/errors.ts'
+import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
+import { stopReasonOf } from './response.ts'
+
+type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; callIndex: number }
+
+/** Translates the chunks of one chat stream; `model` is what the caller asked for. */
+export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, model: string): AsyncGenerator<string> {
+  const id = newId('msg_')
+  let started = false
+  let open: Block | null = null
+  let index = -1
+  let finish: unknown = null
+  let sawToolCall = false
+  let usage: ReturnType<typeof chatUsage> | null = null
+  const close = (): string | null => {
+    if (open === null) return null
+    open = null
+    return JSON.stringify({ type: 'content_block_stop', index })
+  }
+  for await (const text of chunks) {
+    const chunk = parseChunk(text)
+    if (chunk === undefined) continue
+    if (!started) {
+      started = true
+      yield JSON.stringify({
+        type: 'message_start',
+        message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+      })
+      yield '{"type":"ping"}'
+    }
+    if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : []
+    const choice = asRecord(choices[0])
+    if (choice === undefined) continue
+    const delta = asRecord(choice.delta)
+    const reasoning = delta?.reasoning_content ?? delta?.reasoning
+    if (typeof reasoning === 'string' && reasoning !== '') {
+      if (open?.kind !== 'thinking') {
+        const stop = close()
+        if (stop !== null) yield stop
+        open = { kind: 'thinking' }
+        index++
+        yield JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } })
+      }
+      yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: reasoning } })
+    }
+    const content = delta?.content
+    if (typeof content === 'string' && content !== '') {
+      if (open?.kind !== 'text') {
+        const stop = close()
+        if (stop !== null) yield stop
+        open = { kind: 'text' }
+        index++
+        yield JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } })
+      }
+      yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: content } })
+    }
+    const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
+    for (const call of calls) {
+      const record = asRecord(call)
+      const callIndex = typeof record?.index === 'number' ? record.index : 0
+      const fn = asRecord(record?.function)
+      if (open?.kind !== 'tool' || open.callIndex !== callIndex) {
+        const stop = close()
+        if (stop !== null) yield stop
+        open = { kind: 'tool', callIndex }
+        index++
+        sawToolCall = true
+        yield JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: {} } })
+      }
+      const piece = fn?.arguments
+      if (typeof piece === 'string' && piece !== '') yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } })
+    }
+    if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
+  }
+  if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
+  const stop = close()
+  if (stop !== null) yield stop
+  const counts = usage ?? { prompt: 0, completion: 0, cached: 0, reasoning: 0 }
+  yield JSON.stringify({
+    type: 'message_delta',
+    delta: { stop_reason: sawToolCall && (finish === 'tool_calls' || finish === 'stop' || finish === null) ? 'tool_use' : stopReasonOf(finish), stop_sequence: null },
+    usage: { input_tokens: counts.prompt - counts.cached, output_tokens: counts.completion, cache_creation_input_tokens: 0, cache_read_input_tokens: counts.cached },
+  })
+  yield '{"type":"message_stop"}'
+}

@@ -1,0 +1,63 @@
+/** OpenAI chat.completion -> Responses `response` object (non-streaming). Pure. */
+import { asRecord, chatUsage, newId } from '../shared.ts'
+
+/** The request fields a `response` object echoes back. */
+export function responseEcho(request: Record<string, unknown>): Record<string, unknown> {
+  return {
+    instructions: typeof request.instructions === 'string' ? request.instructions : null,
+    max_output_tokens: typeof request.max_output_tokens === 'number' ? request.max_output_tokens : null,
+    parallel_tool_calls: request.parallel_tool_calls !== false,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: false,
+    temperature: typeof request.temperature === 'number' ? request.temperature : 1,
+    text: { format: { type: 'text' } },
+    tool_choice: request.tool_choice ?? 'auto',
+    tools: Array.isArray(request.tools) ? request.tools : [],
+    top_p: typeof request.top_p === 'number' ? request.top_p : 1,
+    truncation: 'disabled',
+    user: typeof request.user === 'string' ? request.user : null,
+    metadata: asRecord(request.metadata) ?? {},
+  }
+}
+
+/** Responses `usage` from chat usage counts. */
+export function responseUsage(usage: ReturnType<typeof chatUsage>): Record<string, unknown> {
+  return {
+    input_tokens: usage.prompt,
+    input_tokens_details: { cached_tokens: usage.cached },
+    output_tokens: usage.completion,
+    output_tokens_details: { reasoning_tokens: usage.reasoning },
+    total_tokens: usage.prompt + usage.completion,
+  }
+}
+
+/** Translates a chat completion into a `response`; `model` is what the caller asked for. */
+export function chatToResponse(chat: Record<string, unknown>, model: string, request: Record<string, unknown>): Record<string, unknown> {
+  const choices = Array.isArray(chat.choices) ? chat.choices : []
+  const choice = asRecord(choices[0])
+  const message = asRecord(choice?.message)
+  const output: Record<string, unknown>[] = []
+  if (typeof message?.content === 'string' && message.content !== '') {
+    output.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: message.content, annotations: [], logprobs: [] }] })
+  }
+  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : []
+  for (const call of calls) {
+    const record = asRecord(call)
+    const fn = asRecord(record?.function)
+    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(record?.id ?? newId('call_')), name: String(fn?.name ?? ''), arguments: String(fn?.arguments ?? ''), status: 'completed' })
+  }
+  const truncated = choice?.finish_reason === 'length'
+  return {
+    id: newId('resp_'),
+    object: 'response',
+    created_at: typeof chat.created === 'number' ? chat.created : Math.floor(Date.now() / 1000),
+    status: truncated ? 'incomplete' : 'completed',
+    error: null,
+    incomplete_details: truncated ? { reason: 'max_output_tokens' } : null,
+    model,
+    output,
+    ...responseEcho(request),
+    usage: responseUsage(chatUsage(chat.usage)),
+  }
+}

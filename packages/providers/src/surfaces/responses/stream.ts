@@ -1,0 +1,106 @@
+/**
+ * OpenAI chat.completion.chunk stream -> Responses stream events (the JSON `data` of each;
+ * the event name is its `type`), numbered by `sequence_number`: response.created,
+ * response.in_progress, then per output item output_item.added, its content or argument
+ * deltas and their .done events, output_item.done; last response.completed (or
+ * response.incomplete when the token limit cut it) with the whole response and usage.
+ */
+import { TranslationError } from '../../anthropic/errors.ts'
+import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
+import { responseEcho, responseUsage } from './response.ts'
+
+interface OpenItem {
+  kind: 'message' | 'function_call'
+  item: Record<string, unknown>
+  outputIndex: number
+  callIndex: number
+  text: string
+}
+
+/** Translates the chunks of one chat stream; `request` is the caller's Responses body. */
+export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>, model: string, request: Record<string, unknown>): AsyncGenerator<string> {
+  let sequence = 0
+  const event = (type: string, fields: Record<string, unknown>) => JSON.stringify({ type, sequence_number: sequence++, ...fields })
+  const response: Record<string, unknown> = {
+    id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', error: null, incomplete_details: null,
+    model, output: [], ...responseEcho(request), usage: null,
+  }
+  const output: Record<string, unknown>[] = []
+  let open: OpenItem | null = null
+  let started = false
+  let finish: unknown = null
+  let usage: ReturnType<typeof chatUsage> | null = null
+
+  const closeOpen = (): string[] => {
+    const item = open
+    if (item === null) return []
+    open = null
+    const events: string[] = []
+    if (item.kind === 'message') {
+      const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] }
+      events.push(event('response.output_text.done', { item_id: item.item.id, output_index: item.outputIndex, content_index: 0, text: item.text, logprobs: [] }))
+      events.push(event('response.content_part.done', { item_id: item.item.id, output_index: item.outputIndex, content_index: 0, part }))
+      item.item.content = [part]
+    } else {
+      events.push(event('response.function_call_arguments.done', { item_id: item.item.id, output_index: item.outputIndex, arguments: item.text }))
+      item.item.arguments = item.text
+    }
+    item.item.status = 'completed'
+    events.push(event('response.output_item.done', { output_index: item.outputIndex, item: item.item }))
+    return events
+  }
+
+  for await (const text of chunks) {
+    const chunk = parseChunk(text)
+    if (chunk === undefined) continue
+    if (!started) {
+      started = true
+      yield event('response.created', { response: { ...response, output: [] } })
+      yield event('response.in_progress', { response: { ...response, output: [] } })
+    }
+    if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
+    const choice = asRecord((Array.isArray(chunk.choices) ? chunk.choices : [])[0])
+    if (choice === undefined) continue
+    const delta = asRecord(choice.delta)
+    const content = delta?.content
+    if (typeof content === 'string' && content !== '') {
+      if (open?.kind !== 'message') {
+        yield* closeOpen()
+        const item = { id: newId('msg_'), type: 'message', status: 'in_progress', role: 'assistant', content: [] as unknown[] }
+        output.push(item)
+        open = { kind: 'message', item, outputIndex: output.length - 1, callIndex: -1, text: '' }
+        yield event('response.output_item.added', { output_index: open.outputIndex, item: { ...item, content: [] } })
+        yield event('response.content_part.added', { item_id: item.id, output_index: open.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })
+      }
+      open.text += content
+      yield event('response.output_text.delta', { item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta: content, logprobs: [] })
+    }
+    const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
+    for (const call of calls) {
+      const record = asRecord(call)
+      const callIndex = typeof record?.index === 'number' ? record.index : 0
+      const fn = asRecord(record?.function)
+      if (open?.kind !== 'function_call' || open.callIndex !== callIndex) {
+        yield* closeOpen()
+        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(record?.id ?? newId('call_')), name: String(fn?.name ?? ''), arguments: '' }
+        output.push(item)
+        open = { kind: 'function_call', item, outputIndex: output.length - 1, callIndex, text: '' }
+        yield event('response.output_item.added', { output_index: open.outputIndex, item: { ...item } })
+      }
+      const piece = fn?.arguments
+      if (typeof piece === 'string' && piece !== '') {
+        open.text += piece
+        yield event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.outputIndex, delta: piece })
+      }
+    }
+    if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
+  }
+  if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
+  yield* closeOpen()
+  const truncated = finish === 'length'
+  response.status = truncated ? 'incomplete' : 'completed'
+  if (truncated) response.incomplete_details = { reason: 'max_output_tokens' }
+  response.output = output
+  response.usage = responseUsage(usage ?? { prompt: 0, completion: 0, cached: 0, reasoning: 0 })
+  yield event(truncated ? 'response.incomplete' : 'response.completed', { response })
+}

@@ -1,0 +1,63 @@
+/** Small helpers the surface translations share. */
+import { TranslationError } from '../anthropic/errors.ts'
+
+/** The value as a plain object, or undefined. */
+export function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+}
+
+/** The text of a text-like block (`text`, `input_text`, `output_text`); anything else is refused. */
+export function textOf(block: unknown, at: string): string {
+  if (typeof block === 'string') return block
+  const record = asRecord(block)
+  if (record !== undefined && typeof record.text === 'string' && (record.type === 'text' || record.type === 'input_text' || record.type === 'output_text')) return record.text
+  throw new TranslationError('translation_unsupported', `${at}: only text can go here when the upstream speaks another format (got "${String(record?.type)}").`, at)
+}
+
+/** The parsed JSON object of a chat completion success (bytes passed through, or a built body). */
+export function chatBodyOf(success: { bytes?: Buffer | undefined; body?: Record<string, unknown> | undefined }): Record<string, unknown> {
+  if (success.body !== undefined) return success.body
+  const parsed: unknown = JSON.parse(success.bytes!.toString('utf8'))
+  const record = asRecord(parsed)
+  if (record === undefined) throw new TranslationError('upstream_malformed', 'The upstream answered with JSON that is not an object.')
+  return record
+}
+
+/** Chat `usage` read as numbers (0 when absent). */
+export function chatUsage(usage: unknown): { prompt: number; completion: number; cached: number; reasoning: number } {
+  const record = asRecord(usage)
+  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
+  return {
+    prompt: number(record?.prompt_tokens),
+    completion: number(record?.completion_tokens),
+    cached: number(asRecord(record?.prompt_tokens_details)?.cached_tokens),
+    reasoning: number(asRecord(record?.completion_tokens_details)?.reasoning_tokens),
+  }
+}
+
+/** Parses a tool call's argument text; text that is not a JSON object is kept under `_raw` rather than lost. */
+export function parseArguments(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {}
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return asRecord(parsed) ?? { _raw: text }
+  } catch {
+    return { _raw: text }
+  }
+}
+
+let counter = 0
+/** An id with a provider-like prefix (`msg_`, `resp_`, `fc_`), unique within the process. */
+export function newId(prefix: string): string {
+  counter = (counter + 1) % 0x7fffffff
+  return `${prefix}${Date.now().toString(36)}${counter.toString(36).padStart(6, '0')}${Math.floor(Math.random() * 0xffffff).toString(36)}`
+}
+
+/** One chat stream chunk's JSON object (undefined for a non-object); text that is not JSON is the upstream's fault. */
+export function parseChunk(text: string): Record<string, unknown> | undefined {
+  try {
+    return asRecord(JSON.parse(text))
+  } catch {
+    throw new TranslationError('upstream_malformed', 'The upstream stream sent a chunk that is not JSON.')
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * What the soak run samples every 10 s on each live node: resident memory and open file
+ * descriptors (from /proc) and the event-loop delay (p99 and max over the last 10 s, from the
+ * node's own /metrics, which prom-client resets at each scrape); and the summary of it, in
+ * 5-minute windows, with the flatness verdict (growth under 10 % after warm-up).
+ */
+import { readFile, readdir } from 'node:fs/promises'
+
+/** One node at one moment. */
+export interface ResourceSample {
+  at: number
+  nodeId: string
+  pid: number
+  rssMb: number
+  fds: number
+  /** Event-loop delay over the last scrape interval (ms); null when /metrics did not answer. */
+  loopP99Ms: number | null
+  loopMaxMs: number | null
+}
+
+/** Reads one node's sample; undefined when the process is gone. */
+export async function sampleNode(nodeId: string, pid: number, url: string, at: number): Promise<ResourceSample | undefined> {
+  let status: string
+  let fds: number
+  try {
+    status = await readFile(`/proc/${pid}/status`, 'utf8')
+    fds = (await readdir(`/proc/${pid}/fd`)).length
+  } catch {
+    return undefined
+  }
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN)
+  let loopP99Ms: number | null = null
+  let loopMaxMs: number | null = null
+  try {
+    const metrics = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()
+    loopP99Ms = gauge(metrics, 'switchboard_nodejs_eventloop_lag_p99_seconds')
+    loopMaxMs = gauge(metrics, 'switchboard_nodejs_eventloop_lag_max_seconds')
+  } catch {
+    // A node that does not answer /metrics now is sampled without its loop delay.
+  }
+  return { at, nodeId, pid, rssMb: rssKb / 1024, fds, loopP99Ms, loopMaxMs }
+}
+
+function gauge(text: string, name: string): number | null {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text)
+  return match ? Number(match[1]) * 1000 : null
+}
+
+/** One window of the summary. */
+export interface SampleWindow {
+  fromMin: number
+  toMin: number
+  samples: number
+  rssMedianMb: number
+  rssMaxMb: number
+  fdsMedian: number
+  fdsMax: number
+  loopP99MedianMs: number | null
+  loopMaxMs: number | null
+}
+
+/** The flatness verdict: medians of the first window after warm-up against the last window. */
+export interface Flatness {
+  warmupMin: number
+  rssGrowthPercent: number
+  fdsGrowthPercent: number
+  passed: boolean
+}
+
+const median = (values: number[]) => {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+/** Groups samples in windows of `windowMin` minutes from `startedAt`. */
+export function windows(samples: readonly ResourceSample[], startedAt: number, windowMin = 5): SampleWindow[] {
+  const groups = new Map<number, ResourceSample[]>()
+  for (const sample of samples) {
+    const index = Math.floor((sample.at - startedAt) / (windowMin * 60_000))
+    const group = groups.get(index) ?? []
+    group.push(sample)
+    groups.set(index, group)
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, group]) => {
+      const loops = group.map((sample) => sample.loopP99Ms).filter((value): value is number => value !== null)
+      const maxes = group.map((sample) => sample.loopMaxMs).filter((value): value is number => value !== null)
+      return {
+        fromMin: index * windowMin,
+        toMin: (index + 1) * windowMin,
+        samples: group.length,
+        rssMedianMb: median(group.map((sample) => sample.rssMb)),
+        rssMaxMb: Math.max(...group.map((sample) => sample.rssMb)),
+        fdsMedian: median(group.map((sample) => sample.fds)),
+        fdsMax: Math.max(...group.map((sample) => sample.fds)),
+        loopP99MedianMs: loops.length > 0 ? median(loops) : null,
+        loopMaxMs: maxes.length > 0 ? Math.max(...maxes) : null,
+      }
+    })
+}
+
+/**
+ * Growth of the median RSS and descriptor count from the `spanMin` minutes after warm-up to
+ * the last `spanMin` minutes of the run; flat when both grew under 10 %.
+ */
+export function flatness(samples: readonly ResourceSample[], startedAt: number, finishedAt: number, warmupMin = 2, spanMin = 5): Flatness {
+  const early = samples.filter((sample) => sample.at >= startedAt + warmupMin * 60_000 && sample.at < startedAt + (warmupMin + spanMin) * 60_000)
+  const late = samples.filter((sample) => sample.at >= finishedAt - spanMin * 60_000)
+  const growth = (pick: (sample: ResourceSample) => number) => (median(late.map(pick)) / median(early.map(pick)) - 1) * 100
+  const rssGrowthPercent = growth((sample) => sample.rssMb)
+  const fdsGrowthPercent = growth((sample) => sample.fds)
+  return { warmupMin, rssGrowthPercent, fdsGrowthPercent, passed: rssGrowthPercent < 10 && fdsGrowthPercent < 10 }
+}
+
+/** The windows as a markdown table. */
+export function renderWindows(rows: readonly SampleWindow[]): string {
+  const cell = (value: number | null, digits = 0) => (value === null || !Number.isFinite(value) ? '-' : value.toFixed(digits))
+  const lines = [
+    '| minutes | samples | RSS median (MB) | RSS max (MB) | fds median | fds max | event-loop delay p99, median (ms) | event-loop delay max (ms) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((row) => `| ${row.fromMin}-${row.toMin} | ${row.samples} | ${cell(row.rssMedianMb)} | ${cell(row.rssMaxMb)} | ${cell(row.fdsMedian)} | ${cell(row.fdsMax)} | ${cell(row.loopP99MedianMs, 1)} | ${cell(row.loopMaxMs)} |`),
+  ]
+  return lines.join('\n')
+}
