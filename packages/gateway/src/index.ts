@@ -7,10 +7,11 @@ import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
-import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
+import { createConfigStore, createPool, createWriteQueue, ensureDatabase } from '@switchboard/store'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
 import { createGuardedServer } from './http/connections.ts'
+import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -57,10 +58,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
-  await migrate(pool)
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
-  const imported = await store.importConfig(init.config.source)
-  logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
+  // Postgres down at boot does not stop the node: it serves config.json and its peers' holds until the store answers.
+  const prepared = await prepareStore(pool, store, init.config.source, logger)
+  const imported = prepared ?? { firstBoot: false, changes: [] }
+  if (prepared) logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
   const queue = createWriteQueue({ log: (line) => logger.warn(line) })
   const metrics = createMetrics()
   const now = Date.now
@@ -72,7 +74,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const backoffs = new RateLimitBackoffs()
   const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()) })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
-  const settings = createSettings((await store.getSettings()).load_balancer_config)
+  const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
   let directory: ProviderDirectory | undefined
   let fleet: Fleet | undefined
   const dispatcher = createDispatcher({
@@ -91,7 +93,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   })
   directory = await createProviderDirectory(
     { store, queue, logger, env },
-    { onChange: (registry) => balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys }))) },
+    {
+      onChange: (registry) => balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys }))),
+      fallback: Object.entries(init.config.source.providers).map(([name, raw]) => ({ ...raw, name })),
+    },
   )
   const providers = directory
   // A key edit releases its holds; a key or provider delete removes them (reference: "Releasing held keys").
@@ -151,6 +156,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       now,
       random,
       reloadProviders: () => providers.reload(),
+      knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => {
         settings.set(next, 'peer')
       },
@@ -177,6 +183,17 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
 
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
+  // Started without Postgres: once it answers, migrate, apply config.json and read the store as a boot would.
+  const stopStoreRetry = prepared
+    ? () => {}
+    : retryPrepareStore(
+        () => prepareStore(pool, store, init.config.source, logger, { quiet: true }),
+        async () => {
+          await providers.reload()
+          settings.set((await store.getSettings()).load_balancer_config, 'store')
+        },
+        logger,
+      )
   if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   const listener = createListener(
@@ -240,6 +257,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       await drained
     }
     clearInterval(idle)
+    stopStoreRetry()
     await requestLog.close()
     await joined.stop()
     health.close()
