@@ -44,11 +44,12 @@ function readOptions() {
       'no-readme': { type: 'boolean', default: false },
       profile: { type: 'string', default: '' },
       'quiet-wait': { type: 'string', default: '60' },
+      section: { type: 'string', default: '' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s]');
+    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name]');
     process.exit(0);
   }
   // every load loop stays bounded in time: refuse silly windows
@@ -72,6 +73,8 @@ function readOptions() {
     quietWait: bounded('quiet-wait', values['quiet-wait'], 0, 1800),
     profile: values.profile.split(',').map((id) => id.trim()).filter(Boolean),
     writeReadme: !values['no-readme'],
+    // the README section to write (default http / http-stream); e.g. http-request-log for the log on/off pair
+    section: values.section,
   };
 }
 
@@ -174,7 +177,7 @@ async function main() {
   } else if (entries.some((entry) => entry.skipped && !entry.external)) {
     console.log('README.md left as it is: a target of ours was not measured, and the table there is better than this one');
   } else if (options.writeReadme) {
-    const name = options.stream ? 'http-stream' : 'http';
+    const name = options.section || (options.stream ? 'http-stream' : 'http');
     replaceSection(join(benchDir, 'README.md'), name, section);
     console.log(`wrote the ${name} section of bench/README.md`);
   }

@@ -164,11 +164,12 @@ function switchboardTarget(id, label, requestLog) {
     id,
     label,
     available: () => (existsSync(SWITCHBOARD_BIN) ? null : `${SWITCHBOARD_BIN} does not exist yet`),
-    async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
+    async start({ upstream, stream, resultsDir, nodeFlagsFor, providers }) {
       const port = await freePort();
       const configFile = join(resultsDir, `${id}.config.json`);
+      // `providers` (surfaces.mjs) replaces the one openai key of the HTTP run
       const config = {
-        providers: {
+        providers: providers ?? {
           openai: {
             keys: [{ name: 'k1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }],
             network_config: { base_url: upstream.origin },

@@ -301,3 +301,177 @@ describe('POST /v1/embeddings with openai', () => {
     expect((error as InstanceType<typeof OpenAI.APIError>).message).toContain('embeddings')
   })
 })
+
+interface RecordedUpstream { provider: string; key_suffix: string; status: number; path?: string; anthropic_version?: string; anthropic_beta?: string; stream: boolean }
+const upstreamRequests = async () => (await simulator.requests()) as unknown as RecordedUpstream[]
+
+/** Reads an SSE body into its events (name and parsed data). */
+async function readEvents(response: Response): Promise<{ event: string; data: Record<string, any> }[]> {
+  const text = await response.text()
+  const events: { event: string; data: Record<string, any> }[] = []
+  for (const block of text.split('\n\n')) {
+    const event = /^event: (.+)$/m.exec(block)?.[1]
+    const data = /^data: (.+)$/m.exec(block)?.[1]
+    if (event !== undefined && data !== undefined) events.push({ event, data: JSON.parse(data) })
+  }
+  return events
+}
+
+describe('requests shaped as the coding agents send them', () => {
+  // Claude Code's LLM-gateway protocol (code.claude.com/docs/en/llm-gateway): /v1/messages with
+  // anthropic-version and anthropic-beta to forward, X-Claude-Code-Session-Id on every request,
+  // ANTHROPIC_AUTH_TOKEN as a bearer token; the body is what its CLI sends in a turn.
+  const claudeCodeHeaders = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    authorization: 'Bearer gateway-token-of-the-caller',
+    'anthropic-version': '2023-06-01',
+    'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14',
+    'anthropic-dangerous-direct-browser-access': 'true',
+    'x-app': 'cli',
+    'user-agent': 'claude-cli/2.0.14 (external, cli)',
+    'x-claude-code-session-id': '5f0c8a52-8f0e-4f7e-9d3c-6b1f6c2f1a01',
+    'x-stainless-lang': 'js',
+    'x-stainless-retry-count': '0',
+    'x-stainless-timeout': '600',
+  }
+  const claudeCodeBody = (model: string) => ({
+    model,
+    max_tokens: 32000,
+    temperature: 1,
+    stream: true,
+    thinking: { type: 'enabled', budget_tokens: 31999 },
+    metadata: { user_id: 'user_2f9c_account__session_5f0c8a52-8f0e-4f7e-9d3c-6b1f6c2f1a01' },
+    system: [
+      { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude.", cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'You are an interactive CLI tool that helps users with software engineering tasks.', cache_control: { type: 'ephemeral' } },
+    ],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: '<system-reminder>As you answer, use the tools available.</system-reminder>' }, { type: 'text', text: 'List the files here.', cache_control: { type: 'ephemeral' } }] },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'I should run ls.', signature: 'EqQBCkYIBxgCKkA' }, { type: 'tool_use', id: 'toolu_01A', name: 'Bash', input: { command: 'ls', description: 'List files' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: 'README.md\npackage.json' }] },
+    ],
+    tools: [
+      {
+        name: 'Bash',
+        description: 'Executes a given bash command in a persistent shell session.',
+        input_schema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', additionalProperties: false, properties: { command: { type: 'string' }, description: { type: 'string' }, timeout: { type: 'number' } }, required: ['command'] },
+      },
+      {
+        name: 'Read',
+        description: 'Reads a file from the local filesystem.',
+        input_schema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', additionalProperties: false, properties: { file_path: { type: 'string' } }, required: ['file_path'] },
+      },
+    ],
+  })
+
+  it('Claude Code: served natively with anthropic-version and anthropic-beta forwarded unchanged, and translated to OpenAI', async () => {
+    for (const model of ['claude-sonnet-4-5', 'openai/gpt-4o-mini']) {
+      await simulator.resetRequests()
+      const response = await fetch(`${gateway.url}/v1/messages`, { method: 'POST', headers: claudeCodeHeaders, body: JSON.stringify(claudeCodeBody(model)) })
+      expect(response.status, model).toBe(200)
+      expect(response.headers.get('content-type')).toContain('text/event-stream')
+      expect(response.headers.get('x-request-id')).toBeTruthy()
+      const events = await readEvents(response)
+      expect(events[0]!.event).toBe('message_start')
+      expect(events.map((event) => event.event)).toContain('content_block_delta')
+      expect(events.at(-1)!.event).toBe('message_stop')
+      expect(events.at(-1)!.data.extra_fields.provider).toBe(model.startsWith('openai/') ? 'openai' : 'anthropic')
+      const upstream = (await upstreamRequests()).filter((request) => request.status === 200)
+      expect(upstream.length).toBe(1)
+      if (model.startsWith('openai/')) {
+        expect(upstream[0]).toMatchObject({ provider: 'openai', path: '/v1/chat/completions' })
+      } else {
+        expect(upstream[0]).toMatchObject({ provider: 'anthropic', path: '/v1/messages', anthropic_version: '2023-06-01', anthropic_beta: claudeCodeHeaders['anthropic-beta'] })
+      }
+      // The caller's own credentials are the gateway's business: upstreams get the configured keys only.
+      for (const request of await upstreamRequests()) expect(['good', 'oked']).toContain(request.key_suffix)
+    }
+    // The same session, next turn: kept on its provider and key.
+    const again = await fetch(`${gateway.url}/v1/messages`, { method: 'POST', headers: claudeCodeHeaders, body: JSON.stringify({ ...claudeCodeBody('claude-sonnet-4-5'), stream: false }) })
+    expect(again.status).toBe(200)
+    expect(again.headers.get('x-bf-provider')).toBe('anthropic')
+    expect(again.headers.get('x-bf-key-name')).toBe('ant-good')
+  })
+
+  it('Claude Code: count_tokens with its headers', async () => {
+    const { stream: _stream, max_tokens: _max, temperature: _temperature, metadata: _metadata, ...count } = claudeCodeBody('claude-sonnet-4-5')
+    const response = await fetch(`${gateway.url}/v1/messages/count_tokens`, { method: 'POST', headers: claudeCodeHeaders, body: JSON.stringify(count) })
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0)
+    const upstream = (await upstreamRequests()).at(-1)!
+    expect(upstream).toMatchObject({ path: '/v1/messages/count_tokens', anthropic_beta: claudeCodeHeaders['anthropic-beta'] })
+  })
+
+  // Codex CLI (openai/codex, codex-rs/codex-api): POST {base}/responses, streamed, store false,
+  // the conversation id as `session_id`, originator and OpenAI-Beta headers, a bearer token.
+  const codexHeaders = {
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    authorization: 'Bearer gateway-token-of-the-caller',
+    'openai-beta': 'responses=experimental',
+    originator: 'codex_cli_rs',
+    version: '0.46.0',
+    'user-agent': 'codex_cli_rs/0.46.0 (Debian 12; x86_64) xterm-256color',
+    session_id: '0199a3c4-7d2e-7c11-9a7e-2b6f1c9d4e55',
+    conversation_id: '0199a3c4-7d2e-7c11-9a7e-2b6f1c9d4e55',
+  }
+  const codexBody = (model: string) => ({
+    model,
+    instructions: 'You are Codex, based on GPT-5. You are running as a coding agent in the Codex CLI on a user\'s computer.',
+    input: [
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/work/project</cwd>\n  <approval_policy>on-request</approval_policy>\n</environment_context>' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Run the tests.' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [], content: null, encrypted_content: 'gAAAAABo-encrypted' },
+      { type: 'function_call', name: 'shell', arguments: '{"command":["npm","test"]}', call_id: 'call_a1' },
+      { type: 'function_call_output', call_id: 'call_a1', output: '{"output":"3 passed","metadata":{"exit_code":0,"duration_seconds":1.2}}' },
+    ],
+    tools: [
+      { type: 'function', name: 'shell', description: 'Runs a shell command and returns its output.', strict: false, parameters: { type: 'object', properties: { command: { type: 'array', items: { type: 'string' } }, workdir: { type: 'string' }, timeout_ms: { type: 'number' } }, required: ['command'], additionalProperties: false } },
+      { type: 'function', name: 'update_plan', description: 'Updates the task plan.', strict: false, parameters: { type: 'object', properties: { plan: { type: 'array', items: { type: 'object' } } }, required: ['plan'], additionalProperties: false } },
+    ],
+    tool_choice: 'auto',
+    parallel_tool_calls: false,
+    reasoning: { effort: 'medium', summary: 'auto' },
+    store: false,
+    stream: true,
+    include: ['reasoning.encrypted_content'],
+    prompt_cache_key: '0199a3c4-7d2e-7c11-9a7e-2b6f1c9d4e55',
+  })
+
+  it('Codex CLI: served natively by OpenAI and translated for Anthropic, with its session kept', async () => {
+    for (const [model, provider, path] of [['openai/gpt-4o-mini', 'openai', '/v1/responses'], ['anthropic/claude-sonnet-4-5', 'anthropic', '/v1/messages']] as const) {
+      await simulator.resetRequests()
+      const response = await fetch(`${gateway.url}/v1/responses`, { method: 'POST', headers: codexHeaders, body: JSON.stringify(codexBody(model)) })
+      expect(response.status, model).toBe(200)
+      const events = await readEvents(response)
+      expect(events[0]!.event).toBe('response.created')
+      expect(events.map((event) => event.event)).toContain('response.output_text.delta')
+      const last = events.at(-1)!
+      expect(last.event).toBe('response.completed')
+      expect(last.data.response.status).toBe('completed')
+      expect(last.data.response.usage.output_tokens).toBeGreaterThan(0)
+      expect(last.data.extra_fields.provider).toBe(provider)
+      const upstream = (await upstreamRequests()).filter((request) => request.status === 200)
+      expect(upstream[0]).toMatchObject({ provider, path })
+      for (const request of await upstreamRequests()) expect(['good', 'oked']).toContain(request.key_suffix)
+    }
+    const keys = new Set<string | null>()
+    for (let index = 0; index < 4; index++) {
+      const response = await fetch(`${gateway.url}/v1/responses`, { method: 'POST', headers: codexHeaders, body: JSON.stringify({ ...codexBody('gpt-4o-mini'), stream: false }) })
+      expect(response.status).toBe(200)
+      keys.add(response.headers.get('x-bf-key-name'))
+    }
+    expect(keys.size).toBe(1)
+  })
+
+  it('a stream cut mid-way ends with the format\'s own error event', async () => {
+    await simulator.setRules([{ provider: 'anthropic', fault: 'stream_cut' }])
+    const stream = anthropic.messages.stream({ model: 'anthropic/claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })
+    await expect(stream.finalMessage()).rejects.toThrow(/stream broke|terminated|error/i)
+    await simulator.setRules([{ provider: 'openai', fault: 'stream_cut' }])
+    const response = await fetch(`${gateway.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', input: 'Hello', stream: true }) })
+    const events = await readEvents(response)
+    expect(events.at(-1)).toMatchObject({ event: 'error', data: { type: 'error', message: expect.stringContaining('stream broke') } })
+  })
+})

@@ -78,7 +78,8 @@ export interface DispatchTarget {
 /** The plan of one request with its targets bound to this node's providers. */
 export interface Dispatch {
   plan: RequestPlan
-  targets: DispatchTarget[]
+  /** Shared with other requests when the plan's targets are: read only. */
+  targets: readonly DispatchTarget[]
   context: RequestContext
 }
 
@@ -100,7 +101,7 @@ export interface Dispatcher {
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
   released(entries: readonly HoldEntry[]): void
-  /** Entries came from elsewhere (a peer, Postgres); `wasHeld` are the ones that were active here before. */
+  /** Entries came from elsewhere (a peer, Postgres) and changed this node's set: their routes fail or recover. */
   merged(entries: readonly HoldEntry[]): void
   /** Backs a key off until its window resets (our own headers, or a signal from the region). */
   backOff(backoff: RateLimitBackoff): void
@@ -114,6 +115,7 @@ const DIRECT_KEY_NAME = 'caller key (x-bf-direct-key)'
 export function createDispatcher(components: DispatcherComponents): Dispatcher {
   const { balancer, holds, sessions, backoffs, metrics, logger, now } = components
 
+  const bound = new WeakMap<readonly PlannedTarget[], { registry: ProviderRegistry; targets: DispatchTarget[] }>()
   const planner: PlannerComponents = {
     balancer,
     holds,
@@ -192,6 +194,9 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       if (plan === null) {
         throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
       }
+      // Targets planned once per selection table are bound once per table and registry too.
+      const known = bound.get(plan.targets)
+      if (known !== undefined && known.registry === registry) return { plan, targets: known.targets, context }
       const targets: DispatchTarget[] = []
       for (const planned of plan.targets) {
         const provider = registry.get(planned.provider)!
@@ -199,6 +204,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
         if (planned.direct && context.directKey !== null) target.directKey = { id: 'direct', name: DIRECT_KEY_NAME, value: context.directKey, models: ['*'], weight: 1 }
         targets.push(target)
       }
+      if (Object.isFrozen(plan.targets)) bound.set(plan.targets, { registry, targets: Object.freeze(targets) as DispatchTarget[] })
       return { plan, targets, context }
     },
 
@@ -254,6 +260,9 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     released: releaseAll,
     merged(entries) {
       if (entries.length === 0) return
+      // A hold learned from a peer or Postgres fails its routes here too, so its release sends them to recovering.
+      const at = now()
+      for (const entry of entries) if (entry.state === 'held') for (const route of routesOf(entry)) balancer.failRoute(route, at)
       releaseAll(entries)
       balancer.holdsChanged()
     },

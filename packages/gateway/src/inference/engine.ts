@@ -6,7 +6,7 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import { createKeyRotation, keyChosenLine, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
+import { createKeyRotation, keyChosenLine, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
 import { canServe, readUsage, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
@@ -150,7 +150,8 @@ async function serveTarget(
       throw error
     }
     const result = run.result
-    const failure = result.ok ? null : result.failure
+    // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
+    const failure = result.ok ? null : routingFailure(result.failure)
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
     dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
     attempts.push({
@@ -169,8 +170,8 @@ async function serveTarget(
       if (log.enabled) extraFields.routing_log = log.lines
       return { success: result, extraFields, upstream: run }
     }
-    last = result.failure
-    step = rotation.next(result.failure)
+    last = failure
+    step = rotation.next(failure!)
   }
   return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
 }

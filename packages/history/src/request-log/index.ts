@@ -5,7 +5,7 @@
 export type { CheckOutcome, RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary, SkippedKeyRecord } from './record.ts'
 export { isRequestId, newRequestId, requestIdTime } from './id.ts'
 export { createRequestLog, type RequestLog, type RequestLogComponents, type RequestLogInit } from './request-log.ts'
-export { REQUEST_LOG_COLUMNS, REQUEST_LOG_TABLE } from './rows.ts'
+export { REQUEST_LOG_TABLE } from './rows.ts'
 export {
   DEFAULT_LOG_LIMIT,
   DEFAULT_LOG_WINDOW_MS,

@@ -52,3 +52,12 @@ export function newId(prefix: string): string {
   counter = (counter + 1) % 0x7fffffff
   return `${prefix}${Date.now().toString(36)}${counter.toString(36).padStart(6, '0')}${Math.floor(Math.random() * 0xffffff).toString(36)}`
 }
+
+/** One chat stream chunk's JSON object (undefined for a non-object); text that is not JSON is the upstream's fault. */
+export function parseChunk(text: string): Record<string, unknown> | undefined {
+  try {
+    return asRecord(JSON.parse(text))
+  } catch {
+    throw new TranslationError('upstream_malformed', 'The upstream stream sent a chunk that is not JSON.')
+  }
+}

@@ -39,7 +39,7 @@ export interface RouteMetrics {
   inFlight: number
   state: RouteState
   stateSince: number
-  /** Clean attempts in a row, and failures, since the route began recovering. */
+  /** Clean attempts in a row since the route began recovering (or degraded), and failures since it began recovering. */
   recoveryClean: number
   recoveryFailures: number
   weight: number
@@ -124,12 +124,13 @@ export function recordAttempt(metrics: RouteMetrics, outcome: AttemptOutcome): v
     metrics.baselineSum += latency
     metrics.baselineWeight += 1
     metrics.rawLatencySum += Math.max(0, outcome.latencyMs)
-    if (metrics.state === 'recovering') metrics.recoveryClean += 1
+    if (metrics.state === 'recovering' || metrics.state === 'degraded') metrics.recoveryClean += 1
     return
   }
   if (!countsAgainstKey(failureClass)) return
   metrics.failures += 1
   metrics.cycleFailures += 1
+  if (metrics.state === 'degraded') metrics.recoveryClean = 0
   if (metrics.state === 'recovering') {
     metrics.recoveryClean = 0
     metrics.recoveryFailures += 1

@@ -91,6 +91,20 @@ describe('route states', () => {
     expect(snapshot('k1').state).toBe('healthy')
   })
 
+  it('k. stays degraded while idle: it goes back to healthy only after serving live traffic cleanly', () => {
+    const { balancer, feed, snapshot } = setup()
+    for (let step = 0; step < 4; step++) feed('k1', 0, null)
+    feed('k1', 0, 'transient')
+    balancer.recompute(0)
+    expect(snapshot('k1').state).toBe('degraded')
+    // A minute with no traffic: the errors decay, but nothing shows the route serves again.
+    for (let cycle = 1; cycle <= 12; cycle++) balancer.recompute(cycle * 5_000)
+    expect(snapshot('k1').state).toBe('degraded')
+    for (let step = 0; step < 5; step++) feed('k1', 65_000, null)
+    balancer.recompute(65_000)
+    expect(snapshot('k1').state).toBe('healthy')
+  })
+
   it('fails a route at once when its key is refused, without waiting for a recompute', () => {
     const { balancer, feed } = setup()
     feed('k2', 0, 'credential')

@@ -114,7 +114,9 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
       else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
         metrics.state = 'degraded'
         metrics.stateSince = now
-      } else if (metrics.state === 'degraded' && rate < HEALTHY_ERROR_RATE && latencyPenalty < HEALTHY_LATENCY_PENALTY) {
+        metrics.recoveryClean = 0
+      } else if (metrics.state === 'degraded' && rate < HEALTHY_ERROR_RATE && latencyPenalty < HEALTHY_LATENCY_PENALTY && metrics.recoveryClean >= RECOVERY_CLEAN_REQUESTS) {
+        // Back to healthy only after serving live traffic cleanly, not because its errors decayed while idle.
         metrics.state = 'healthy'
         metrics.stateSince = now
       }

@@ -29,6 +29,8 @@ export interface SkippedKey {
 export interface RotationWeights {
   keyIds: readonly string[]
   weights: readonly number[]
+  /** How many of the keys were held (or backed off) when the table was built: 0 lets a request skip asking per key. */
+  heldCount: number
 }
 
 /** One direction (provider + model) and its keys that serve the model, in configured order. */
@@ -138,9 +140,11 @@ export function buildDirectionTable(
   })
   const adaptive = pool(adaptiveIndexes, adaptiveWeights)
   const keyIds = keys.map((key) => key.id)
+  let heldCount = 0
+  for (const flag of held) if (flag) heldCount++
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights },
-    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)) },
+    adaptive: { keyIds, weights: adaptiveWeights, heldCount },
+    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount },
   }
   let squares = 0
   for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!

@@ -60,3 +60,19 @@ export function holdsKey(failureClass: FailureClass): boolean {
 export function countsAgainstKey(failureClass: FailureClass): boolean {
   return failureClass !== 'caller_fault' && failureClass !== 'cancelled'
 }
+
+/**
+ * A failure as routing acts on it (reference: "What holds a key"). A 5xx that does not report a
+ * rate limit says nothing about the key, whatever its words: transient. A 402 is the provider
+ * stating the quota at the account level: the whole key, whatever its words.
+ */
+export function routingFailure(failure: AttemptFailure): AttemptFailure {
+  const status = failure.status
+  if (status >= 500 && status < 600 && failure.failureClass !== 'rate_limit' && holdsKey(failure.failureClass)) {
+    return { ...failure, failureClass: 'transient', scope: 'model' }
+  }
+  if (status === 402 && failure.failureClass !== 'credential' && (failure.failureClass !== 'quota' || failure.scope !== 'key')) {
+    return { ...failure, failureClass: 'quota', scope: 'key' }
+  }
+  return failure
+}

@@ -7,10 +7,11 @@
  * is held") and reference/retries-and-fallbacks.txt.
  */
 import type { AdaptiveBalancer } from '../adaptive/balancer.ts'
-import { withDirections, type DirectionReason } from '../adaptive/directions.ts'
+import { withDirections, type DirectionDecision, type DirectionReason } from '../adaptive/directions.ts'
 import { directionLog } from '../adaptive/routing-log.ts'
 import type { AffinityOutcome, SessionAffinity } from '../adaptive/session.ts'
 import { applySessionAffinity } from '../adaptive/session.ts'
+import type { RotationWeights } from '../adaptive/tables.ts'
 import { keyNamesModel, type BalancerKey, type Direction, type LoadBalancerSettings } from '../adaptive/types.ts'
 import { killsKeyForRequest } from '../failures/failure-class.ts'
 import type { Holds } from '../holds/holds.ts'
@@ -72,7 +73,8 @@ export type PickedBy = 'request' | 'routing' | 'session'
 
 /** The providers of a request, in order, with the facts a recorder needs. */
 export interface RequestPlan {
-  targets: PlannedTarget[]
+  /** Shared with other requests: read only. */
+  targets: readonly PlannedTarget[]
   /** Index in `targets` of the primary: when every target fails, the caller gets its error. */
   primary: number
   pickedBy: PickedBy
@@ -114,11 +116,19 @@ export interface KeyPlan {
 }
 
 const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+
+/**
+ * Plans that depend only on a selection table's shared, frozen fallback lists (a bare model with no
+ * fallbacks of its own), kept per list: a table is rebuilt every 5 s and on every change of keys or
+ * holds, so an entry lives as long as the table that made it, and goes with it.
+ */
+const preferred = new WeakMap<readonly Direction[], readonly Direction[]>()
+const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
 
 /** Plans the providers of one request. Returns null when no configured provider serves the model. */
 export function planRequest(components: PlannerComponents, input: PlanInput): RequestPlan | null {
-  const { balancer, holds } = components
+  const { balancer } = components
   const { model, pinnedProvider, settings, log, now } = input
   const configured = input.fallbacks.length === 0 ? NO_DIRECTIONS : input.fallbacks
   let decision = balancer.selectDirection(model, { pinnedProvider, configuredFallbacks: configured, settings, random: input.random })
@@ -127,16 +137,16 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     decision = withDirections(decision, { provider: pinnedProvider, model }, decision.fallbacks, 'pinned')
   }
   const chosen = decision.primary!
-  let directions: Direction[] = [chosen]
-  for (const fallback of decision.fallbacks) directions.push(fallback)
-  if (pinnedProvider === undefined) directions = preferNamingProviders(components, directions, configured)
   log.decision = decision
   if (log.enabled) log.addEntries(directionLog(decision))
+  // A bare model with no fallbacks of its own: its targets depend only on the table's shared fallback list.
+  const scored = pinnedProvider === undefined && configured.length === 0 && (decision.reason === 'scored' || decision.reason === 'scored_lower')
 
   // Check-a-held-provider-first (reference: "When every key is held"). Only when provider selection is
   // on, never with the caller's own key, and for a pinned request only its own provider, only when
   // re-routing is on: a request pinned to a healthy provider is never sent elsewhere first.
   let check: RequestPlan['check'] = null
+  let checked: Direction | null = null
   const rerouted = decision.reason === 'pinned_rerouted' && decision.pinned !== null
   if (settings.direction_selection_enabled && !input.directKey) {
     let candidates: readonly Direction[] = NO_DIRECTIONS
@@ -146,8 +156,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
       const due = claimProviderCheck(components, candidate, now)
       if (due === undefined) continue
       check = { provider: candidate.provider, model: candidate.model, keyId: due.id }
+      checked = candidate
       log.check = check
-      directions = [candidate, ...directions.filter((direction) => direction.provider !== candidate.provider || direction.model !== candidate.model)]
       log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
       break
     }
@@ -156,19 +166,78 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   // Session affinity: keep the session on its provider and key while they are offered.
   let session: AffinityOutcome = 'none'
   let sessionKeyId: string | undefined
-  if (input.sessionId !== null && check === null) {
-    const last = components.sessions.recall(input.sessionId, model, now)
-    const affinity = applySessionAffinity(withDirections(decision, directions[0]!, directions.slice(1)), last, (route) => balancer.isRouteOffered(route))
+  let directions: readonly Direction[] | null = null
+  const last = input.sessionId !== null && check === null ? components.sessions.recall(input.sessionId, model, now) : undefined
+  if (last !== undefined) {
+    const ordered = orderedDirections(components, decision, configured, scored)
+    const affinity = applySessionAffinity(withDirections(decision, ordered[0]!, ordered.slice(1)), last, (route) => balancer.isRouteOffered(route))
     session = affinity.outcome
     log.session = affinity.outcome
     if (affinity.outcome === 'kept') {
       directions = [affinity.decision.primary!, ...affinity.decision.fallbacks]
       sessionKeyId = affinity.preferKeyId
     }
-    if (affinity.outcome !== 'none' && log.enabled) log.addEntries(directionLog(affinity.decision, affinity.outcome).filter((entry) => entry.kind === 'session'))
+    if (log.enabled) log.addEntries(directionLog(affinity.decision, affinity.outcome).filter((entry) => entry.kind === 'session'))
   }
 
-  const primaryProvider = pinnedProvider ?? chosen.provider
+  let targets: readonly PlannedTarget[]
+  let primary = 0
+  const reusable = scored && check === null && session !== 'kept'
+  const known = reusable ? planned.get(decision.fallbacks) : undefined
+  if (known !== undefined && known[0]!.provider === chosen.provider) {
+    // The hot path: planned once per table, shared (read only) by every request until the next build.
+    targets = known
+  } else {
+    directions ??= orderedDirections(components, decision, configured, scored)
+    if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
+    const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
+    targets = built.targets
+    primary = built.primary
+    if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      planned.set(decision.fallbacks, targets)
+    }
+  }
+  if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
+    // The first target carries what is this request's own: its check, its session's key, the caller's key.
+    const first: PlannedTarget = { ...targets[0]! }
+    if (check !== null) {
+      first.firstKeyId = check.keyId
+      first.firstIsCheck = true
+    } else if (sessionKeyId !== undefined) first.firstKeyId = sessionKeyId
+    // The caller's key goes where the request is first routed, never to a check: with a direct key no check is planned.
+    if (input.directKey) first.direct = true
+    const copy = targets.slice()
+    copy[0] = first
+    targets = copy
+  }
+  const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
+  const movedOff = rerouted && check === null ? { provider: pinnedProvider!, reason: decision.skipped.some((skipped) => skipped.provider === pinnedProvider) ? ('held' as const) : ('failed' as const) } : null
+  const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, session }
+  log.plan = plan
+  return plan
+}
+
+/** The decision's primary then fallbacks; for a bare model, providers whose keys name the model first (remembered per table). */
+function orderedDirections(components: PlannerComponents, decision: DirectionDecision, configured: readonly Direction[], scored: boolean): readonly Direction[] {
+  const chosen = decision.primary!
+  if (decision.pinned !== null) return [chosen, ...decision.fallbacks]
+  const known = scored ? preferred.get(decision.fallbacks) : undefined
+  if (known !== undefined && known[0]!.provider === chosen.provider) return known
+  const directions = preferNamingProviders(components, [chosen, ...decision.fallbacks], configured)
+  if (scored && directions[0] === chosen) preferred.set(decision.fallbacks, Object.freeze(directions))
+  return directions
+}
+
+/** The targets of `directions` the node has a provider for, each with where it came from, and the primary's index. */
+function buildTargets(
+  components: PlannerComponents,
+  directions: readonly Direction[],
+  primaryProvider: string,
+  model: string,
+  configured: readonly Direction[],
+  check: RequestPlan['check'],
+): { targets: PlannedTarget[]; primary: number } {
   const targets: PlannedTarget[] = []
   let primary = -1
   for (const direction of directions) {
@@ -176,7 +245,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     let source: TargetSource
     if (check !== null && targets.length === 0 && direction.provider === check.provider && direction.model === check.model && direction.provider !== primaryProvider) source = 'check'
     else if (primary < 0 && direction.provider === primaryProvider && direction.model === model) source = 'primary'
-    else if (configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model)) source = 'fallback'
+    else if (configured.length > 0 && configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model)) source = 'fallback'
     else source = 'added'
     if (source === 'primary') primary = targets.length
     targets.push({ provider: direction.provider, model: direction.model, source, direct: false, firstKeyId: undefined, firstIsCheck: false })
@@ -187,20 +256,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     if (primary >= 0) targets[primary]!.source = 'primary'
     else primary = 0
   }
-  const first = targets[0]
-  if (first !== undefined) {
-    if (check !== null) {
-      first.firstKeyId = check.keyId
-      first.firstIsCheck = true
-    } else if (sessionKeyId !== undefined) first.firstKeyId = sessionKeyId
-    // The caller's key goes where the request is first routed, never to a check: with a direct key no check is planned.
-    if (input.directKey) first.direct = true
-  }
-  const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
-  const movedOff = rerouted && check === null ? { provider: pinnedProvider!, reason: decision.skipped.some((skipped) => skipped.provider === pinnedProvider) ? ('held' as const) : ('failed' as const) } : null
-  const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, session }
-  log.plan = plan
-  return plan
+  return { targets, primary }
 }
 
 /** The due key of a provider held on every key for the model, claimed as this node's check; undefined when none. */
@@ -235,7 +291,13 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
   const { balancer, holds, backoffs } = components
   const { provider, model } = target
   const { now, log } = input
-  const weights = alignWeights(keys, balancer.rotationWeights(provider, model, input.settings.route_selection_enabled))
+  const table = balancer.rotationWeights(provider, model, input.settings.route_selection_enabled)
+  const weights = alignWeights(keys, table)
+  // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
+  if (table !== undefined && table.heldCount === 0 && weights === table.weights) {
+    const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
+    return { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, everyKeyHeld: false }
+  }
   let leftOut: KeyLeftOut[] | null = null
   let first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
   let check = target.firstIsCheck ? first : -1
@@ -303,7 +365,7 @@ function indexOfKey(keys: readonly BalancerKey[], keyId: string): number {
  * same order (the usual case: both keep configured order), else looked up by key id, with the
  * configured weight for a key the balancer does not know yet.
  */
-function alignWeights(keys: readonly BalancerKey[], table: { keyIds: readonly string[]; weights: readonly number[] } | undefined): readonly number[] {
+function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | undefined): readonly number[] {
   if (table !== undefined && table.keyIds.length === keys.length) {
     let same = true
     for (let index = 0; index < keys.length; index++) {

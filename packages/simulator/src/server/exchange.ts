@@ -24,6 +24,21 @@ type Plan =
 
 const ignore = (): void => {}
 
+function pathOf(url: string | undefined): string {
+  const value = url ?? '/'
+  const query = value.indexOf('?')
+  return query < 0 ? value : value.slice(0, query)
+}
+
+function anthropicHeaders(request: IncomingMessage): { anthropic_version?: string; anthropic_beta?: string } {
+  const version = request.headers['anthropic-version']
+  const beta = request.headers['anthropic-beta']
+  const found: { anthropic_version?: string; anthropic_beta?: string } = {}
+  if (typeof version === 'string') found.anthropic_version = version
+  if (typeof beta === 'string') found.anthropic_beta = beta
+  return found
+}
+
 /**
  * One provider request from arrival to record: read, validate, apply the
  * rules, wait, answer (or misbehave), and note how it ended. Every timer it
@@ -233,6 +248,8 @@ export class Exchange {
       status: response.headersSent ? response.statusCode : 0,
       aborted: !response.writableFinished && !this.destroyedOnPurpose,
       ...(this.fault === undefined ? {} : { fault: this.fault }),
+      path: pathOf(this.request.url),
+      ...anthropicHeaders(this.request),
     }
     this.state.log.add(record)
   }

@@ -5,7 +5,7 @@
  * content_block_stop; message_delta with the stop reason and usage; message_stop.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
-import { asRecord, chatUsage, newId } from '../shared.ts'
+import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
 import { stopReasonOf } from './response.ts'
 
 type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; callIndex: number }
@@ -25,12 +25,7 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
     return JSON.stringify({ type: 'content_block_stop', index })
   }
   for await (const text of chunks) {
-    let chunk: Record<string, unknown> | undefined
-    try {
-      chunk = asRecord(JSON.parse(text))
-    } catch {
-      throw new TranslationError('upstream_malformed', 'The upstream stream sent a chunk that is not JSON.')
-    }
+    const chunk = parseChunk(text)
     if (chunk === undefined) continue
     if (!started) {
       started = true

@@ -6,7 +6,7 @@
  * response.incomplete when the token limit cut it) with the whole response and usage.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
-import { asRecord, chatUsage, newId } from '../shared.ts'
+import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
 import { responseEcho, responseUsage } from './response.ts'
 
 interface OpenItem {
@@ -51,12 +51,7 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
   }
 
   for await (const text of chunks) {
-    let chunk: Record<string, unknown> | undefined
-    try {
-      chunk = asRecord(JSON.parse(text))
-    } catch {
-      throw new TranslationError('upstream_malformed', 'The upstream stream sent a chunk that is not JSON.')
-    }
+    const chunk = parseChunk(text)
     if (chunk === undefined) continue
     if (!started) {
       started = true
