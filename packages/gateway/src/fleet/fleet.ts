@@ -218,10 +218,18 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     if (snapshotting) return
     snapshotting = true
     try {
-      holds.collect(now())
-      const entries = holds.entries()
-      await saveHoldSnapshot(pool, entries.map((entry) => ({ id: holdId(entry), entry })), { nodeId: init.nodeId, region: init.region })
-      logger.debug({ entries: entries.length }, 'wrote the hold set to Postgres')
+      // Merged with what is stored, under the snapshot lock: another leader (the other side of a
+      // partition, another region) may have written newer entries this node has not heard of.
+      const written = await saveHoldSnapshot(
+        pool,
+        (stored) => {
+          takeIn(stored.map((row) => row.entry), 'the stored snapshot')
+          holds.collect(now())
+          return holds.entries().map((entry) => ({ id: holdId(entry), entry }))
+        },
+        { nodeId: init.nodeId, region: init.region },
+      )
+      logger.debug({ entries: written }, 'wrote the hold set to Postgres')
     } finally {
       snapshotting = false
     }
