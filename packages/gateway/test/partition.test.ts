@@ -35,11 +35,13 @@ const nodes: { id: string; region: string; namespace: Namespace; child?: ChildPr
 
 // The test talks to the nodes from outside their namespaces, so not from loopback: admin needs a token.
 const TOKEN = 'partition-admin-token'
+// ...and inference a gateway key (callers off loopback need one).
+const CALLER_KEY = 'sb-partition-caller-key-0123456789'
 const json = async (node: number, path: string, init?: RequestInit) =>
   (await (await fetch(`${nodes[node]!.url}${path}`, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${TOKEN}` }, signal: AbortSignal.timeout(10_000) })).json()) as Record<string, any>
 const heldNames = async (node: number) => ((await json(node, '/api/adaptive-routing/conditions')).conditions as { key_name: string }[]).map((hold) => hold.key_name).sort()
 const chat = async (node: number, model: string) => {
-  const response = await fetch(`${nodes[node]!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: `openai/${model}`, messages: [{ role: 'user', content: 'hi' }] }), signal: AbortSignal.timeout(20_000) })
+  const response = await fetch(`${nodes[node]!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` }, body: JSON.stringify({ model: `openai/${model}`, messages: [{ role: 'user', content: 'hi' }] }), signal: AbortSignal.timeout(20_000) })
   await response.arrayBuffer()
   return response.status
 }
@@ -66,6 +68,7 @@ describe.skipIf(unsupported !== null)('a partition of the fleet, then the heal',
     databaseUrl.hostname = host
     databaseUrl.port = String(await network.forward(Number(new URL(database.url).port)))
     const config = {
+      gateway_keys: [{ name: 'partition-test', value: CALLER_KEY }],
       providers: {
         openai: {
           keys: [
