@@ -204,7 +204,7 @@ describe('POST /v1/messages/count_tokens', () => {
 
 describe('POST /v1/responses with openai', () => {
   it('responses.create is served natively by OpenAI and Azure, skipping the held key', async () => {
-    for (const [model, provider, suffix] of [['openai/gpt-4o-mini', 'openai', 'oked'], ['azure/gpt-4o', 'azure', 'oked']] as const) {
+    for (const [model, provider, suffix, path] of [['openai/gpt-4o-mini', 'openai', 'oked', '/v1/responses'], ['azure/gpt-4o', 'azure', 'oked', '/openai/v1/responses']] as const) {
       await simulator.resetRequests()
       await expectHeldKeySkipped(provider, suffix, async () => {
         const response = await openai.responses.create({ model, input: 'Hello', instructions: 'Be brief.' })
@@ -214,8 +214,9 @@ describe('POST /v1/responses with openai', () => {
         expect(response.usage?.output_tokens).toBeGreaterThan(0)
         return extraFieldsOf(response)
       })
-      const upstream = (await simulator.requests()).filter((request) => request.provider === provider)
+      const upstream = (await upstreamRequests()).filter((request) => request.provider === provider)
       expect(upstream.length).toBeGreaterThan(0)
+      for (const request of upstream) expect(request.path).toBe(path)
     }
   })
 
@@ -227,6 +228,8 @@ describe('POST /v1/responses with openai', () => {
       expect(response.output_text).toContain('Hello from the simulator')
       expect(response.usage?.input_tokens).toBeGreaterThan(0)
       expect(extraFieldsOf(response).provider).toBe(provider)
+      const upstream = (await upstreamRequests()).filter((request) => request.provider === (provider === 'groq' ? 'openai' : provider) && request.status === 200).at(-1)
+      expect(upstream?.path).toBe(provider === 'groq' ? '/v1/chat/completions' : '/v1/messages')
     }
   })
 
