@@ -40,7 +40,7 @@ function readOptions() {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       stream: { type: 'boolean', default: false },
-      targets: { type: 'string', default: targets.map((target) => target.id).join(',') },
+      targets: { type: 'string', default: targets.filter((target) => !target.notByDefault).map((target) => target.id).join(',') },
       'no-readme': { type: 'boolean', default: false },
       profile: { type: 'string', default: '' },
       'quiet-wait': { type: 'string', default: '60' },

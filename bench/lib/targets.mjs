@@ -68,6 +68,8 @@ export const targets = [
   // The request log off (the gateway alone) and on (every request written to Postgres): issue 15.
   switchboardTarget('switchboard', 'Switchboard', { enabled: false }),
   switchboardTarget('switchboard-log', 'Switchboard, request log on', { enabled: true }),
+  // The outage run's node: a smaller buffer, so a short window with Postgres stopped fills it.
+  { ...switchboardTarget('switchboard-log-small-buffer', 'Switchboard, request log on, 2,000-row buffer', { enabled: true, max_buffered_rows: 2_000 }), notByDefault: true },
   passThrough('passthrough', 'bare Hono + undici pass-through', 'passthrough.mjs'),
   passThrough('passthrough-node', 'bare node:http + undici pass-through', 'passthrough-node.mjs'),
   {

@@ -29,6 +29,13 @@ describe('the dashboard assets', () => {
     }
   })
 
+  it('preloads every module of the page (no import waterfall), and uPlot only when a chart opens', () => {
+    const preloaded = new Set([...page.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((match) => match[1]))
+    const modules = dashboard.paths().filter((path) => path.startsWith('/ui/') && path.endsWith('.js') && path !== '/ui/app.js' && path !== '/ui/vendor/uplot.js')
+    for (const path of modules) expect(preloaded.has(path), path).toBe(true)
+    expect(preloaded.has('/ui/vendor/uplot.js')).toBe(false)
+  })
+
   it('allows the inline import map by its hash and nothing else inline', () => {
     const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(page)![1]!
     const hash = createHash('sha256').update(map).digest('base64')

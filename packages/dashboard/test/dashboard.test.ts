@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { launchBrowser, screenshot, type TestBrowser } from './browser.ts'
+import { ROUGH_DAY_RULES } from '../../../scripts/fleet/rough-day.ts'
 import { startFleet, until, UPDATE_TOKEN, VIEW_TOKEN, type TestFleet } from './fleet.ts'
 
 let fleet: TestFleet
@@ -49,7 +50,6 @@ describe('the dashboard on a rough day', () => {
     expect(await row.textContent()).toContain('Incorrect API key')
     const badge = page.locator(`[data-testid="route"][data-key="${REVOKED}"] .badge`).first()
     expect(await badge.getAttribute('title')).toMatch(/^Held: key rejected\. openai said: “Incorrect API key/)
-    await screenshot(page, 'dashboard')
     await page.close()
   })
 
@@ -93,6 +93,43 @@ describe('the dashboard on a rough day', () => {
     expect({ ...after, reroute_failed_directions: false }).toMatchObject({ ...before })
     expect(await toggle.isChecked()).toBe(true)
     await screenshot(page, 'settings')
+    await page.close()
+  })
+
+  it('finds the request routing moved off OpenAI with the "moved off" filter, and says why in words', async () => {
+    // OpenAI's gpt-4o fails on every key; re-routing is on (the previous test), so a request
+    // that names openai/gpt-4o goes to Azure once the direction is failed.
+    await fleet.simulator.setRules([...ROUGH_DAY_RULES, { provider: 'openai', model: 'gpt-4o', fault: 'server_error' }])
+    let moved: string | null = null
+    const deadline = Date.now() + 40_000
+    while (moved === null && Date.now() < deadline) {
+      const answer = await fleet.chat(0, 'openai/gpt-4o')
+      if (answer.status === 200 && answer.body.extra_fields.attempts[0].provider === 'azure') moved = answer.body.extra_fields.request_id as string
+      else await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    await fleet.simulator.setRules(ROUGH_DAY_RULES)
+    expect(moved).not.toBeNull()
+    const page = await browser.open(`${fleet.nodes[2]!.url}/#/logs?window=1h`, { token: VIEW_TOKEN })
+    await page.getByTestId('logs').waitFor()
+    await page.getByRole('checkbox', { name: /Moved off/ }).check()
+    const row = page.locator(`[data-testid="log-row"][data-id="${moved}"]`)
+    await until(async () => {
+      if (await row.count() > 0) return true
+      await page.getByRole('checkbox', { name: /Moved off/ }).uncheck()
+      await page.getByRole('checkbox', { name: /Moved off/ }).check()
+      return false
+    }, Boolean, 'the moved request in the log', 20_000)
+    // Every row the filter shows was moved off a provider.
+    const rows = page.getByTestId('log-row')
+    for (let index = 0; index < (await rows.count()); index++) expect(await rows.nth(index).textContent()).toContain('moved off openai')
+    await screenshot(page, 'logs')
+    await row.click()
+    const summary = page.getByTestId('routing-summary')
+    await summary.waitFor()
+    expect(await summary.textContent()).toMatch(/The request named openai\/gpt-4o\..*openai was failing for this model.*routing sent it to azure\/gpt-4o instead/)
+    await summary.getByRole('button', { name: 'View in routing history' }).click()
+    await expect.poll(() => page.url()).toContain('#/dashboard?')
+    expect(page.url()).toContain('window=custom')
     await page.close()
   })
 

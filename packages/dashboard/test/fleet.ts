@@ -43,7 +43,7 @@ export async function startFleet(): Promise<TestFleet> {
     databaseUrl: database.url,
     fleetSecret: SECRET,
     stateDir,
-    env: { LOG_LEVEL: 'warn', SWITCHBOARD_ADMIN_TOKENS: `${UPDATE_TOKEN}:update,${VIEW_TOKEN}:view` },
+    env: { LOG_LEVEL: 'warn', SWITCHBOARD_HISTORY_SNAPSHOT_MS: '3000', SWITCHBOARD_ADMIN_TOKENS: `${UPDATE_TOKEN}:update,${VIEW_TOKEN}:view` },
   })
   const nodes = fleet.nodes.map((node) => ({ id: node.nodeId, region: node.region, url: node.url, process: node }))
   const admin = async (node: number, method: string, path: string, body?: unknown) => {

@@ -22,7 +22,11 @@ const NAV = [
 ]
 const LIVE_MS = 5000
 
-/** Who this tab is to the API: GET /api/session answers the role of the token (or of loopback). */
+/**
+ * Who this tab is to the API: GET /api/session answers the role of the token (or of loopback).
+ * Pages load their data at the same time (not after it): until the answer is in, nothing that
+ * changes the fleet is enabled.
+ */
 function useSession() {
   const [session, setSession] = useState({ role: null, checked: false, needsToken: false })
   const check = useCallback(() => {
@@ -114,7 +118,7 @@ function App() {
     </header>
     <main>
       <h1>${NAV.find(([page]) => page === route.page)[1]}</h1>
-      ${session.checked && session.role ? html`<${Page} context=${context} key=${route.page} />` : null}
+      ${session.needsToken || (session.checked && !session.role) ? null : html`<${Page} context=${context} key=${route.page} />`}
       ${session.checked && !session.role && !session.needsToken ? html`<div class="notice error" role="alert">${session.error?.message ?? 'This node did not answer.'}</div>` : null}
     </main>
     ${session.needsToken ? html`<${SignIn} session=${session} />` : null}

@@ -173,7 +173,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
   const requestLog = await startRequestLog(
     { pool, recorder, metrics, now, isLeader: async () => (await joined.view()).node.leader, log: (line) => logger.warn(line) },
-    { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays },
+    { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
   )
 
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })

@@ -211,6 +211,28 @@ describe('errors and checks on one provider set', () => {
     expect((await routes(gateway)).find((route) => route.model === 'gpt-4o-alias')?.state).toBe('failed')
   })
 
+  it('a stream is in flight until it ends, and a stream cut mid-way counts against its route', async () => {
+    const stream = (model: string) => fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }) })
+    const inFlight = async () => (await routes(gateway)).find((route) => route.provider === 'anthropic' && route.model === 'gpt-4o')?.in_flight
+    await simulator.setRules([{ key: keys.an1, chunk_delay_ms: 200, completion_tokens: 12 }])
+    const answer = await stream('anthropic/gpt-4o')
+    expect(answer.status).toBe(200)
+    await sleep(300)
+    expect(await inFlight()).toBe(1)
+    await answer.text()
+    expect(await inFlight()).toBe(0)
+
+    const transient = async () => {
+      const text = await (await fetch(`${gateway.url}/metrics`)).text()
+      const line = text.split('\n').find((candidate) => candidate.startsWith('switchboard_upstream_attempts_total{') && candidate.includes('provider="anthropic"') && candidate.includes('failure_class="transient"'))
+      return line === undefined ? 0 : Number(line.split(' ').pop())
+    }
+    const before = await transient()
+    await simulator.setRules([{ key: keys.an1, fault: 'stream_cut' }])
+    await (await stream('anthropic/gpt-4o')).text()
+    expect(await transient()).toBe(before + 1)
+  })
+
   it('f. a refusal from a request sent before its key was edited neither fails the route nor holds the key', async () => {
     const provider = (await admin(gateway, 'GET', '/api/providers/azure')).json
     await simulator.setRules([{ key: keys.a1, fault: 'invalid_api_key', latency_ms: 1_500 }])

@@ -12,7 +12,7 @@
 export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, defaultEmbeddedPort } from './embedded/server.ts'
 export type { EnsureDatabaseInit, DatabaseHandle } from './embedded/server.ts'
 export { createPool } from './pool.ts'
-export type { PoolInit } from './pool.ts'
+export type { DatabasePool, PoolInit } from './pool.ts'
 export { migrate } from './migrations/migrate.ts'
 export { migrations } from './migrations/migrations.ts'
 export type { Migration } from './migrations/migrations.ts'

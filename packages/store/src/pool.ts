@@ -1,6 +1,9 @@
 /** A `pg` pool set up the way every node needs it. */
 import pg from 'pg'
 
+/** A node's database pool, as the packages above the store see it (they import no `pg`). */
+export type DatabasePool = pg.Pool
+
 /** Options of `createPool`. */
 export interface PoolInit {
   url: string

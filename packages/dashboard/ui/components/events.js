@@ -21,16 +21,24 @@ export function describeEvent(event, keyName = (id) => id) {
       return `${what}: ${STATE_LABELS[event.from] ?? event.from} → ${STATE_LABELS[event.to] ?? event.to}`
     case 'request:failed':
       return `A request failed on ${what}${event.failure_class ? ` (${reasonLabel(event.failure_class)})` : ''}${event.pinned ? `; it named ${event.named_provider ?? 'its provider'}, so routing could not move it` : ''}${event.kept_on_failing ? ', kept there because re-routing was off' : ''}`
-    case 'settings':
-      return `Settings changed${event.changes ? `: ${JSON.stringify(event.changes)}` : ''}`
-    case 'providers':
-      return `${event.action ?? 'Changed'} ${what || 'a provider'}`
+    case 'settings:changed':
+      return `Settings changed${event.origin ? ` (${event.origin})` : ''}: ${(event.fields ?? []).map((field) => `${field} ${onOff(event.before?.[field])} → ${onOff(event.after?.[field])}`).join(', ') || 'no switch'}`
+    case 'key:edited':
+      return `${event.created ? 'Added' : 'Edited'} key ${event.key_name ?? key ?? ''} of ${event.provider}${event.fields?.length ? ` (${event.fields.join(', ')})` : ''}`
+    case 'key:deleted':
+      return `Deleted key ${event.key_name ?? key ?? ''} of ${event.provider}`
+    case 'provider:edited':
+      return `Edited provider ${event.provider}${event.fields?.length ? ` (${event.fields.join(', ')})` : ''}`
+    case 'provider:deleted':
+      return `Deleted provider ${event.provider}`
     default: {
       const { at: _at, node_id: _node, region: _region, kind, entity: _entity, provider: _provider, model: _model, key_id: _key, ...rest } = event
       return `${kind} ${what} ${Object.keys(rest).length ? JSON.stringify(rest) : ''}`
     }
   }
 }
+
+const onOff = (value) => (value === true ? 'on' : value === false ? 'off' : value === undefined ? '—' : String(value))
 
 export function EventList({ events, keyName, testid }) {
   if (!events || events.length === 0) return html`<p class="empty">None.</p>`

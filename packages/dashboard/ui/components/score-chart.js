@@ -1,7 +1,8 @@
 // A route's routing score out of 100, per node, over the window (GET .../history/scores), drawn
-// with uPlot; hovering a moment lists each node's score and its parts.
+// with uPlot; hovering a moment lists each node's score and its parts. uPlot is imported when a
+// chart opens, not with the page: the dashboard does not wait for it, and a browser whose
+// locale uPlot cannot read (it formats numbers at import) keeps every other page.
 import { useEffect, useRef, useState } from 'preact/hooks'
-import uPlot from 'uplot'
 import { html } from '../lib/html.js'
 import { useApi, withQuery } from '../lib/api.js'
 import { STATE_LABELS, stamp } from '../lib/format.js'
@@ -33,27 +34,37 @@ export function ScoreChart({ entity, label, window, onClose }) {
   const scores = useApi(withQuery(SCORES, { entity, from: window.from, to: window.to }), [entity])
   const target = useRef(null)
   const [hover, setHover] = useState(null)
+  const [failure, setFailure] = useState(null)
   useEffect(() => {
     if (!scores.data || !target.current || scores.data.series.length === 0) return undefined
-    const { xs, byNode } = aligned(scores.data.series)
-    const plot = new uPlot(
-      {
-        width: Math.min(660, target.current.clientWidth || 660),
-        height: 260,
-        scales: { y: { range: [0, 100] } },
-        series: [{}, ...scores.data.series.map((node, at) => ({ label: node.node_id, stroke: COLOURS[at % COLOURS.length], width: 2, spanGaps: false }))],
-        axes: [{}, { label: 'score' }],
-        hooks: { setCursor: [(chart) => setHover(chart.cursor.idx ?? null)] },
-      },
-      [xs, ...byNode.map((node) => node.values)],
-      target.current,
-    )
-    target.current.points = byNode
-    return () => plot.destroy()
+    let plot = null
+    let cancelled = false
+    import('uplot').then(({ default: uPlot }) => {
+      if (cancelled) return
+      const { xs, byNode } = aligned(scores.data.series)
+      plot = new uPlot(
+        {
+          width: Math.min(660, target.current.clientWidth || 660),
+          height: 260,
+          scales: { y: { range: [0, 100] } },
+          series: [{}, ...scores.data.series.map((node, at) => ({ label: node.node_id, stroke: COLOURS[at % COLOURS.length], width: 2, spanGaps: false }))],
+          axes: [{}, { label: 'score' }],
+          hooks: { setCursor: [(chart) => setHover(chart.cursor.idx ?? null)] },
+        },
+        [xs, ...byNode.map((node) => node.values)],
+        target.current,
+      )
+      target.current.points = byNode
+    }, (error) => setFailure(error))
+    return () => {
+      cancelled = true
+      plot?.destroy()
+    }
   }, [scores.data])
   const points = hover === null || !target.current?.points ? [] : target.current.points.map((node, at) => ({ node: scores.data.series[at], point: node.points[hover] }))
   return html`<${Sheet} title=${`Routing score: ${label}`} testid="score-chart" onClose=${onClose}>
     <${ErrorNotice} error=${scores.error} what="Scores" />
+    <${ErrorNotice} error=${failure} what="The chart could not be drawn" />
     ${scores.data?.series.length === 0 ? html`<p class="empty">No snapshot of this route in the window.</p>` : null}
     <div class="chart card" ref=${target}></div>
     <div class="card" data-testid="score-breakdown">

@@ -13,7 +13,9 @@ import { ScoreChart } from './score-chart.js'
 const ISSUES = '/api/adaptive-routing/history/issues'
 
 export function Timeline({ timeline, context }) {
-  const [expanded, setExpanded] = useState(() => new Set())
+  // Entities named in the URL (a request's "View in routing history") are marked, and their rows open.
+  const highlighted = new Set((context.route.params.entities ?? '').split(',').filter(Boolean))
+  const [expanded, setExpanded] = useState(() => new Set(timeline.rows.filter((row) => highlighted.has(row.entity) || row.keys.some((key) => highlighted.has(key.entity))).map((row) => row.entity)))
   const [stretch, setStretch] = useState(null)
   const [chart, setChart] = useState(null)
   const from = Date.parse(timeline.from)
@@ -55,12 +57,12 @@ export function Timeline({ timeline, context }) {
     ${timeline.rows.length === 0 ? html`<p class="empty">Nothing was routed in this window.</p>` : html`<div class="timeline">
       ${lane}
       ${timeline.rows.map((row) => html`
-        <div class="tl-row" key=${row.entity} data-testid="timeline-row" data-entity=${row.entity}>
+        <div class=${`tl-row${highlighted.has(row.entity) ? ' highlight' : ''}`} key=${row.entity} data-testid="timeline-row" data-entity=${row.entity}>
           <div class="tl-label"><button class="link" aria-expanded=${expanded.has(row.entity)} onClick=${() => toggle(row.entity)}>${expanded.has(row.entity) ? '▾' : '▸'} ${row.provider} · ${row.model}</button></div>
           ${dots(row, `${row.provider} · ${row.model}`, [row.entity, ...row.keys.map((key) => key.entity)])}
           <span></span>
         </div>
-        ${expanded.has(row.entity) ? row.keys.map((key) => html`<div class="tl-row key" key=${key.entity} data-testid="timeline-key" data-entity=${key.entity} data-key=${key.key_name}>
+        ${expanded.has(row.entity) ? row.keys.map((key) => html`<div class=${`tl-row key${highlighted.has(key.entity) ? ' highlight' : ''}`} key=${key.entity} data-testid="timeline-key" data-entity=${key.entity} data-key=${key.key_name}>
           <div class="tl-label">${key.key_name}</div>
           ${dots(key, `${row.provider} · ${row.model} · ${key.key_name}`, [key.entity, `key:${row.provider}:${key.key_id}`])}
           <button class="secondary" title="Routing score per node" aria-label=${`Score of ${key.key_name}`} onClick=${() => setChart({ entity: key.entity, label: `${row.provider} · ${row.model} · ${key.key_name}` })}>📈</button>

@@ -17,15 +17,23 @@ export const SWITCHES = [
 
 const FIVE = SWITCHES.map(([field]) => field)
 
+/** The settings beside the five that the config API may report (history, request log). */
+const EXTRA = {
+  history_enabled: ['Record routing history', 'Every node records what routing saw and did (states, holds, checks, releases, snapshots, request counts) for the dashboard and incidents.'],
+  history_retention_days: ['History kept for (days)', 'The cluster’s leader drops whole days of history older than this, once a day.'],
+}
+
 export function SettingsPage({ context }) {
   const config = useApi('/api/adaptive-routing/config', [context.version])
   const [saving, setSaving] = useState(null)
   const [message, setMessage] = useState(null)
   const canChange = can(context.session, 'adaptive_routing')
-  const flip = async (field, value) => {
+  // A PUT replaces the five switches, so it always sends all five as they are, plus the one changed
+  // (a setting beyond the five is changed only when it is sent).
+  const save = async (field, value) => {
     setSaving(field)
     setMessage(null)
-    const body = Object.fromEntries(FIVE.map((name) => [name, name === field ? value : config.data[name] === true]))
+    const body = { ...Object.fromEntries(FIVE.map((name) => [name, config.data[name] === true])), [field]: value }
     try {
       const answer = await api('PUT', '/api/adaptive-routing/config', body)
       setMessage({ kind: 'ok', text: answer.pending ? 'Applied on every node; saving to Postgres is still under way.' : 'Saved. It applies on every node now.' })
@@ -48,7 +56,7 @@ export function SettingsPage({ context }) {
               <label class="switch">
                 <input type="checkbox" role="switch" name=${field} checked=${config.data[field] === true}
                   disabled=${!canChange || saving !== null} title=${canChange ? undefined : 'Changing settings needs an Update token'}
-                  onChange=${(event) => flip(field, event.currentTarget.checked)} />
+                  onChange=${(event) => save(field, event.currentTarget.checked)} />
                 <span class="switch-label">${label}</span>
                 <code class="muted">${field}</code>
               </label>
@@ -60,7 +68,16 @@ export function SettingsPage({ context }) {
     <${Card} title="History and request log" testid="recording">
       ${extra.length === 0
         ? html`<p class="muted">This node reports no history or request-log settings (<code>GET /api/adaptive-routing/config</code> has only the five switches).</p>`
-        : html`<dl class="facts">${extra.map(([name, value]) => html`<dt>${name}</dt><dd><code>${JSON.stringify(value)}</code></dd>`)}</dl>`}
+        : html`<ul class="switches">${extra.map(([name, value]) => html`<li key=${name}>
+            ${typeof value === 'boolean'
+              ? html`<label class="switch"><input type="checkbox" role="switch" name=${name} checked=${value} disabled=${!canChange || saving !== null}
+                  onChange=${(event) => save(name, event.currentTarget.checked)} /><span class="switch-label">${EXTRA[name]?.[0] ?? name}</span><code class="muted">${name}</code></label>`
+              : typeof value === 'number'
+                ? html`<label class="switch"><input type="number" name=${name} value=${value} min="1" max="365" disabled=${!canChange || saving !== null} style="width: 80px"
+                    onChange=${(event) => save(name, Number(event.currentTarget.value))} /><span class="switch-label">${EXTRA[name]?.[0] ?? name}</span><code class="muted">${name}</code></label>`
+                : html`<label class="switch"><span class="switch-label">${EXTRA[name]?.[0] ?? name}</span><code>${JSON.stringify(value)}</code></label>`}
+            ${EXTRA[name] ? html`<p class="explain">${EXTRA[name][1]}</p>` : null}
+          </li>`)}</ul>`}
     </${Card}>
   </div>`
 }

@@ -23,14 +23,14 @@ export function logsApi(components: LogsApiComponents): Hono<Env> {
   const api = new Hono<Env>()
 
   api.get('/logs', async (context) => {
-    const query = checked(() => parseLogQuery(context.req.query(), components.now()))
+    const query = await checked(async () => parseLogQuery(context.req.query(), components.now()))
     const page = await components.logs.search(query)
     return context.json(components.enabled() ? page : { ...page, request_log_enabled: false })
   })
 
   api.get('/logs/:id', async (context) => {
     const id = context.req.param('id')
-    const entry = await checkedAsync(() => components.logs.read(id))
+    const entry = await checked(() => components.logs.read(id))
     if (entry === null) throw new GatewayError('log_not_found', `No request ${id} in the request log: it is older than the retention, was dropped while Postgres lagged, or its node has not written it yet (within a second or two).`)
     return context.json({ ...entry, history: historyLink(entry) })
   })
@@ -38,22 +38,11 @@ export function logsApi(components: LogsApiComponents): Hono<Env> {
   return api
 }
 
-function checked<Result>(parse: () => Result): Result {
+/** Runs `work`, answering a parameter it refuses as a 400 naming that parameter. */
+async function checked<Result>(work: () => Promise<Result>): Promise<Result> {
   try {
-    return parse()
+    return await work()
   } catch (error) {
-    throw asRequestError(error)
+    throw error instanceof RequestLogQueryError ? new GatewayError('invalid_request', error.message, { param: error.param }) : error
   }
-}
-
-async function checkedAsync<Result>(read: () => Promise<Result>): Promise<Result> {
-  try {
-    return await read()
-  } catch (error) {
-    throw asRequestError(error)
-  }
-}
-
-function asRequestError(error: unknown): unknown {
-  return error instanceof RequestLogQueryError ? new GatewayError('invalid_request', error.message, { param: error.param }) : error
 }

@@ -43,7 +43,7 @@ export interface GatewayConfig {
   /** `client.allow_direct_keys`: a request may bring its own provider key (`x-bf-direct-key`). Default false. */
   allowDirectKeys: boolean
   /** `request_log` of config.json with defaults: on, 7 days, no bodies. */
-  requestLog: { enabled: boolean; retentionDays: number; content: boolean }
+  requestLog: { enabled: boolean; retentionDays: number; content: boolean; maxBufferedRows: number }
   /** Slow-client protection (`server.*` of config.json with defaults: 10 s, 60 s, 4096). */
   connections: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number }
 }
@@ -101,6 +101,7 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
       enabled: resolved.data.request_log?.enabled ?? true,
       retentionDays: resolved.data.request_log?.retention_days ?? 7,
       content: resolved.data.request_log?.content ?? false,
+      maxBufferedRows: resolved.data.request_log?.max_buffered_rows ?? 50_000,
     },
     connections: {
       headersTimeoutMs: resolved.data.server?.headers_timeout_ms ?? 10_000,

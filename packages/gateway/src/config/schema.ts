@@ -78,6 +78,8 @@ export const requestLogSchema = z.strictObject({
   enabled: z.boolean().optional(),
   retention_days: z.number().int().min(1).max(365).optional(),
   content: z.boolean().optional(),
+  /** Rows waiting for Postgres at most; past it the oldest are dropped and counted. */
+  max_buffered_rows: z.number().int().min(100).max(10_000_000).optional(),
 })
 
 export const configSchema = z.strictObject({

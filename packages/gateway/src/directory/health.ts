@@ -2,7 +2,7 @@
  * Is Postgres answering? A ping every few seconds, plus the write queue's view. The node
  * keeps serving from memory either way; /health says `degraded` and why.
  */
-import type { Pool } from 'pg'
+import type { DatabasePool as Pool } from '@switchboard/store'
 import type { WriteQueue } from '@switchboard/store'
 
 export interface HealthReport {

@@ -5,7 +5,7 @@
  * set to Postgres every 30 s. Without a fleet secret the node runs alone, and still snapshots
  * and restores its holds.
  */
-import type { Pool } from 'pg'
+import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
 import { createCluster, type Cluster, type Topic } from '@switchboard/cluster'
 import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff } from '@switchboard/routing'

@@ -152,8 +152,10 @@ async function serveTarget(
     const result = run.result
     // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
     const failure = result.ok ? null : routingFailure(result.failure)
+    // A stream is in flight until it ends, and only its end says how it went: reported then.
+    const streaming = result.ok && result.kind === 'stream'
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-    dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
+    if (!streaming) dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
     attempts.push({
       provider: target.provider.name,
       model: target.model,
@@ -168,6 +170,12 @@ async function serveTarget(
       dispatcher.served(dispatch, target, key)
       const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
       if (log.enabled) extraFields.routing_log = log.lines
+      if (result.kind === 'stream') {
+        const streamed = target
+        const streamKey = key
+        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, events: reportEnd(result.events, (ending) => dispatcher.attemptFinished(streamed, streamKey, started, ending, log, result.headers, null)) }
+        return { success, extraFields, upstream: run }
+      }
       return { success: result, extraFields, upstream: run }
     }
     last = failure
@@ -177,6 +185,53 @@ async function serveTarget(
 }
 
 const NO_INDEXES: readonly number[] = Object.freeze([])
+
+/**
+ * The events of a stream, reporting how it ended exactly once: served (null), broken mid-way
+ * (counts against the route), or left by the caller (cancelled, which counts against nothing).
+ */
+function reportEnd(events: AsyncIterable<string>, ended: (failure: AttemptFailure | null) => void): AsyncIterable<string> {
+  return {
+    [Symbol.asyncIterator]() {
+      const inner = events[Symbol.asyncIterator]()
+      let done = false
+      const finish = (failure: AttemptFailure | null) => {
+        if (done) return
+        done = true
+        ended(failure)
+      }
+      return {
+        next() {
+          return inner.next().then(
+            (step) => {
+              if (step.done === true) finish(null)
+              return step
+            },
+            (error: unknown) => {
+              finish(brokenStream(error))
+              throw error
+            },
+          )
+        },
+        return(value?: unknown) {
+          finish(CALLER_LEFT)
+          return inner.return ? inner.return(value) : Promise.resolve({ done: true as const, value: undefined })
+        },
+      }
+    },
+  }
+}
+
+const CALLER_LEFT: AttemptFailure = Object.freeze({ failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'the caller left during the stream', code: null })
+
+/** A stream that broke after it started: a rate limit or an overload the provider said in-band, a malformed stream, or a transient cut. */
+function brokenStream(error: unknown): AttemptFailure {
+  const providerCode = (error as { providerCode?: unknown; type?: unknown }).providerCode ?? (error as { type?: unknown }).type
+  const code = typeof providerCode === 'string' ? providerCode : typeof (error as { code?: unknown }).code === 'string' ? ((error as { code: string }).code) : null
+  const message = error instanceof Error ? error.message : String(error)
+  const failureClass = code !== null && /rate_limit/.test(code) ? 'rate_limit' : code === 'upstream_malformed' ? 'unknown' : 'transient'
+  return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${message}`, code }
+}
 
 /** The plan's left-out keys as the rotation takes them: dead ones, and ones only waiting. */
 function leftOutOf(plan: KeyPlan): { unavailable: readonly number[]; waiting: readonly number[] } {

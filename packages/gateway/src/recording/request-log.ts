@@ -19,6 +19,8 @@ export interface NodeRequestLogComponents {
 export interface NodeRequestLogInit {
   enabled: boolean
   retentionDays: number
+  /** Rows buffered at most (`request_log.max_buffered_rows`). */
+  capacity: number
 }
 
 /** The request log of a node, and what the logs API reads. */
@@ -44,7 +46,7 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
           metrics.requestLogWriteSeconds.observe(seconds)
         },
       },
-      { retentionDays: init.retentionDays },
+      { retentionDays: init.retentionDays, capacity: init.capacity },
     )
     // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
     void requestLog.start()

@@ -3,6 +3,7 @@
  * `config.json` schema in design.md ("External contract"). Field names keep
  * config.json's snake_case so a file or an API body maps over unchanged.
  */
+import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchboard/routing'
 
 /** One API key of a provider. `value` may be an `env.VAR` reference, stored as written. */
 export interface KeyConfig {
@@ -60,23 +61,11 @@ export interface StoredProvider {
   updated_at: Date
 }
 
-/** The five operator switches (reference: adaptive-load-balancing, Configuration). */
-export interface LoadBalancerConfig {
-  direction_selection_enabled: boolean
-  route_selection_enabled: boolean
-  append_fallbacks_to_pinned: boolean
-  reroute_failed_directions: boolean
-  prune_failed_fallbacks: boolean
-}
+/** The five operator switches: routing's vocabulary, stored as they are named in config.json. */
+export type LoadBalancerConfig = LoadBalancerSettings
 
 /** Defaults from the reference: selection on, the three pinned/failed behaviours opt-in. */
-export const defaultLoadBalancerConfig: Readonly<LoadBalancerConfig> = Object.freeze({
-  direction_selection_enabled: true,
-  route_selection_enabled: true,
-  append_fallbacks_to_pinned: false,
-  reroute_failed_directions: false,
-  prune_failed_fallbacks: false,
-})
+export const defaultLoadBalancerConfig: Readonly<LoadBalancerConfig> = defaultLoadBalancerSettings
 
 /** Names of the five switches, in the reference's order. */
 export const loadBalancerFields = Object.keys(defaultLoadBalancerConfig) as (keyof LoadBalancerConfig)[]
