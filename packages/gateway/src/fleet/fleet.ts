@@ -7,7 +7,7 @@
  */
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
-import { createCluster, type Cluster, type Topic } from '@switchboard/cluster'
+import { createCluster, type Cluster, type ClusterStats, type Topic } from '@switchboard/cluster'
 import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff } from '@switchboard/routing'
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
@@ -66,6 +66,8 @@ export interface Fleet {
   /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
   view(): Promise<ClusterView>
+  /** The cluster's counters (null when standalone). */
+  clusterStats(): ClusterStats | null
   /** Leaves the fleet; the leader writes a last snapshot first. */
   stop(): Promise<void>
 }
@@ -264,6 +266,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     publishConfig(change) {
       configTopic?.publish(change).catch((error: unknown) => logger.warn({ err: error }, 'could not publish a config change'))
     },
+    clusterStats: () => cluster?.stats() ?? null,
     async view() {
       const members = cluster?.members() ?? []
       const regions: Record<string, string[]> = {}
