@@ -169,13 +169,14 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   const type = providerType(name, raw)
   if (type === null) {
     problems.push(
-      `${path || 'name'}: unknown provider "${name}"; use openai, azure or anthropic, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
+      `${path || 'name'}: unknown provider "${name}"; use openai, azure, anthropic or bedrock, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
     )
   }
   const network = raw.network_config ?? {}
   // A custom provider never inherits its base type's public endpoint: it must say where it lives.
   const baseUrl = network.base_url ?? (raw.custom_provider_config ? '' : (DEFAULT_BASE_URLS[name] ?? ''))
-  if (baseUrl === '' && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
+  // Bedrock's endpoint follows each key's region (bedrock-runtime.<region>.amazonaws.com) unless base_url says otherwise.
+  if (baseUrl === '' && type !== 'bedrock' && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
     problems.push(`${at('network_config.base_url')}: required for this provider (no default upstream is known)`)
   }
   const initial = network.retry_backoff_initial ?? DEFAULT_BACKOFF_INITIAL_MS
@@ -192,7 +193,7 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
     name,
     type: type ?? 'openai',
     network: {
-      base_url: baseUrl || 'http://invalid.localhost',
+      base_url: baseUrl || (type === 'bedrock' ? '' : 'http://invalid.localhost'),
       default_request_timeout_in_seconds: network.default_request_timeout_in_seconds ?? DEFAULT_TIMEOUT_SECONDS,
       max_retries: network.max_retries ?? DEFAULT_MAX_RETRIES,
       retry_backoff_initial: initial,
@@ -205,6 +206,6 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
 
 function providerType(name: string, raw: RawProvider): ProviderType | null {
   if (raw.custom_provider_config) return raw.custom_provider_config.base_provider_type
-  if (name === 'openai' || name === 'azure' || name === 'anthropic') return name
+  if (name === 'openai' || name === 'azure' || name === 'anthropic' || name === 'bedrock') return name
   return null
 }

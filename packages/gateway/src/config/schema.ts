@@ -12,6 +12,15 @@ const azureKeyConfig = z.strictObject({
   api_version: z.string().min(1).optional(),
 })
 
+/** Amazon Bedrock (issue 20): SigV4 credentials, or none for a Bedrock API key in `value`. */
+const bedrockKeyConfig = z.strictObject({
+  access_key: z.string().min(1).optional(),
+  secret_key: z.string().min(1).optional(),
+  session_token: z.string().min(1).optional(),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region, e.g. "us-east-1"'),
+  deployments: z.record(z.string(), z.string().min(1)).optional(),
+}).refine((config) => (config.access_key === undefined) === (config.secret_key === undefined), 'give both access_key and secret_key (SigV4), or neither (the key\'s value is a Bedrock API key)')
+
 const keySchema = z.strictObject({
   id: z.string().min(1).optional(),
   name: z.string().min(1),
@@ -20,6 +29,7 @@ const keySchema = z.strictObject({
   weight: z.number().nonnegative().default(1),
   aliases: z.record(z.string(), z.string().min(1)).optional(),
   azure_key_config: azureKeyConfig.optional(),
+  bedrock_key_config: bedrockKeyConfig.optional(),
 })
 
 const networkSchema = z.strictObject({
@@ -37,7 +47,7 @@ export const providerSchema = z.strictObject({
   network_config: networkSchema.optional(),
   custom_provider_config: z
     .strictObject({
-      base_provider_type: z.enum(['openai', 'azure', 'anthropic']),
+      base_provider_type: z.enum(['openai', 'azure', 'anthropic', 'bedrock']),
     })
     .optional(),
 })

@@ -6,7 +6,7 @@
  * reload the mirror.
  */
 import type { Logger } from 'pino'
-import { deriveKeyId, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
+import { deriveKeyId, keepBedrockSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
 import { resolveProviders, type ProviderSource } from '../config/load.ts'
 import { createRegistry, type ProviderRegistry } from '../inference/registry.ts'
 
@@ -166,6 +166,7 @@ export function toSource(provider: StoredProvider): ProviderSource {
       weight: key.weight,
       ...(key.aliases ? { aliases: key.aliases } : {}),
       ...(key.azure_key_config ? { azure_key_config: key.azure_key_config } : {}),
+      ...(key.bedrock_key_config ? { bedrock_key_config: key.bedrock_key_config as ProviderSource['keys'][number]['bedrock_key_config'] } : {}),
     })),
     ...(provider.network_config ? { network_config: provider.network_config } : {}),
     ...(provider.custom_provider_config ? { custom_provider_config: provider.custom_provider_config as ProviderSource['custom_provider_config'] } : {}),
@@ -180,7 +181,8 @@ function withIds(source: ProviderSource, previous: ProviderSource | undefined): 
       const id = key.id ?? deriveKeyId(source.name, key.name)
       const before = previous?.keys.find((candidate) => candidate.id === id)
       const value = before && key.value === redactKey(before.value) ? before.value : key.value
-      return { ...key, id, value }
+      const bedrock = keepBedrockSecrets(key.bedrock_key_config, before?.bedrock_key_config)
+      return { ...key, id, value, ...(bedrock ? { bedrock_key_config: bedrock } : {}) }
     }),
   }
 }

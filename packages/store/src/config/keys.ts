@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 
-const builtInProviders = new Set(['openai', 'azure', 'anthropic'])
+const builtInProviders = new Set(['openai', 'azure', 'anthropic', 'bedrock'])
 
 /** Shortest value of which we show first 3 + last 4 characters; shorter ones would give too much away. */
 const shortestRevealed = 16
@@ -36,7 +36,35 @@ export function providerType(name: string, custom?: { base_provider_type?: strin
   throw new Error(`provider "${name}" is not built in (${[...builtInProviders].join(', ')}); set custom_provider_config.base_provider_type`)
 }
 
-/** A provider ready to show: every key value redacted. */
-export function redactProvider<Provider extends { keys: { value: string }[] }>(provider: Provider): Provider {
-  return { ...provider, keys: provider.keys.map((key) => ({ ...key, value: redactKey(key.value) })) }
+/** The secret fields of a `bedrock_key_config` (the access key id is an identifier, shown as written). */
+const bedrockSecrets = ['secret_key', 'session_token'] as const
+
+/** A `bedrock_key_config` ready to show: its secret key and session token redacted like key values. */
+export function redactBedrockKeyConfig<Config extends Record<string, unknown>>(config: Config): Config {
+  const out: Record<string, unknown> = { ...config }
+  for (const field of bedrockSecrets) if (typeof out[field] === 'string') out[field] = redactKey(out[field])
+  return out as Config
+}
+
+/** A `bedrock_key_config` sent back with its secrets still redacted keeps the stored secrets. */
+export function keepBedrockSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
+  if (sent === undefined || before === undefined) return sent
+  const out: Record<string, unknown> = { ...sent }
+  for (const field of bedrockSecrets) {
+    const stored = before[field]
+    if (typeof stored === 'string' && out[field] === redactKey(stored)) out[field] = stored
+  }
+  return out as Config
+}
+
+/** A provider ready to show: every key value (and Bedrock secret) redacted. */
+export function redactProvider<Provider extends { keys: { value: string; bedrock_key_config?: Record<string, unknown> }[] }>(provider: Provider): Provider {
+  return {
+    ...provider,
+    keys: provider.keys.map((key) => ({
+      ...key,
+      value: redactKey(key.value),
+      ...(key.bedrock_key_config ? { bedrock_key_config: redactBedrockKeyConfig(key.bedrock_key_config) } : {}),
+    })),
+  }
 }

@@ -22,6 +22,7 @@ interface KeyRow {
   weight: number
   aliases: Record<string, string> | null
   azure_key_config: Record<string, unknown> | null
+  bedrock_key_config: Record<string, unknown> | null
   updated_at: Date
 }
 
@@ -35,7 +36,7 @@ export async function loadProviders(database: Queryable, name?: string, lock = f
     parameters,
   )
   const keys = await database.query<KeyRow>(
-    `SELECT provider, id, name, value, models, weight, aliases, azure_key_config, updated_at
+    `SELECT provider, id, name, value, models, weight, aliases, azure_key_config, bedrock_key_config, updated_at
        FROM keys ${name === undefined ? '' : 'WHERE provider = $1'} ORDER BY provider, position, id`,
     parameters,
   )
@@ -65,6 +66,7 @@ function toKey(row: KeyRow): StoredKey {
     weight: row.weight,
     ...(row.aliases ? { aliases: row.aliases } : {}),
     ...(row.azure_key_config ? { azure_key_config: row.azure_key_config } : {}),
+    ...(row.bedrock_key_config ? { bedrock_key_config: row.bedrock_key_config } : {}),
     updated_at: row.updated_at,
   }
 }

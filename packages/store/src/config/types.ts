@@ -16,6 +16,8 @@ export interface KeyConfig {
   weight: number
   aliases?: Record<string, string>
   azure_key_config?: Record<string, unknown>
+  /** Amazon Bedrock: access_key, secret_key, session_token, region, deployments (issue 20). */
+  bedrock_key_config?: Record<string, unknown>
 }
 
 /** A key as the store holds it: with its id and provider always known. */

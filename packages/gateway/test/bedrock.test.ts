@@ -1,0 +1,103 @@
+/**
+ * Amazon Bedrock end to end (issue 20): config.json's `bedrock_key_config` through the store
+ * to a SigV4-signed Converse call on a simulator process, secrets redacted by the admin API,
+ * and a bare model moving off Bedrock while it fails.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import OpenAI from 'openai'
+import { simulatorSecretKey } from '@switchboard/simulator'
+import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+
+const ACCESS_KEY = 'AKIAGATEWAYTEST01'
+const MODEL_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
+
+let simulator: SimulatorProcess
+let gateway: GatewayProcess
+let client: OpenAI
+
+beforeAll(async () => {
+  simulator = await startSimulator()
+  const network = { base_url: simulator.url, retry_backoff_initial: 10, retry_backoff_max: 50 }
+  gateway = await startGateway({
+    providers: {
+      bedrock: {
+        keys: [{
+          name: 'aws-prod',
+          value: 'sigv4',
+          models: ['claude-sonnet-4-5'],
+          weight: 1,
+          bedrock_key_config: {
+            access_key: ACCESS_KEY,
+            secret_key: simulatorSecretKey(ACCESS_KEY),
+            session_token: 'FwoGZXIvYXdzEXAMPLEsessiontoken',
+            region: 'us-east-1',
+            deployments: { 'claude-sonnet-4-5': MODEL_ID },
+          },
+        }],
+        network_config: network,
+      },
+      anthropic: {
+        keys: [{ name: 'claude-1', value: 'sk-ant-5555', models: ['claude-sonnet-4-5'], weight: 1 }],
+        network_config: network,
+      },
+    },
+  })
+  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused-by-the-gateway', maxRetries: 0 })
+})
+
+afterAll(async () => {
+  await gateway?.stop()
+  await simulator?.stop()
+})
+
+beforeEach(async () => {
+  await simulator.setRules([])
+  await simulator.resetRequests()
+  const cleared = await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
+  expect(cleared.status).toBe(200)
+})
+
+describe('bedrock through the gateway', () => {
+  it('serves bedrock/<model> with a SigV4-signed Converse call to the key\'s model id', async () => {
+    const completion = await client.chat.completions.create({ model: 'bedrock/claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hello' }] })
+    expect(completion.choices[0]!.message.content).toBe(`Hello from the simulator (bedrock/${MODEL_ID}).`)
+    expect((completion as unknown as { extra_fields: { provider: string } }).extra_fields.provider).toBe('bedrock')
+    const recorded = (await simulator.requests()).filter((request) => request.provider === 'bedrock')
+    expect(recorded).toHaveLength(1)
+    expect(recorded[0]).toMatchObject({ key_suffix: ACCESS_KEY.slice(-4), model: MODEL_ID, status: 200 })
+  })
+
+  it('shows the secret key and session token redacted, and a redacted PUT back keeps them working', async () => {
+    const shown = await (await fetch(`${gateway.url}/api/providers/bedrock`)).json() as { keys: Array<Record<string, any>> }
+    const config = shown.keys[0]!.bedrock_key_config
+    expect(config.access_key).toBe(ACCESS_KEY)
+    expect(config.region).toBe('us-east-1')
+    expect(config.secret_key).not.toContain('simulator-secret')
+    expect(config.session_token).not.toContain('EXAMPLEsession')
+    expect(JSON.stringify(shown)).not.toContain(simulatorSecretKey(ACCESS_KEY))
+    const { name: _name, type: _type, ...body } = shown as Record<string, unknown>
+    const put = await fetch(`${gateway.url}/api/providers/bedrock`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    expect(put.status).toBeLessThan(300)
+    const completion = await client.chat.completions.create({ model: 'bedrock/claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hello again' }] })
+    expect(completion.choices[0]!.message.content).toMatch(/^Hello from the simulator \(bedrock\//)
+  })
+
+  it('moves a bare model off Bedrock while it answers ServiceUnavailableException', async () => {
+    await simulator.setRules([{ provider: 'bedrock', fault: 'unavailable' }])
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const completion = await client.chat.completions.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }] })
+      expect((completion as unknown as { extra_fields: { provider: string } }).extra_fields.provider).toBe('anthropic')
+    }
+    const bedrockStatuses = (await simulator.requests()).filter((request) => request.provider === 'bedrock').map((request) => request.status)
+    expect(bedrockStatuses.every((status) => status === 503)).toBe(true)
+  })
+
+  it('refuses a stream asked of Bedrock with a 400 that says what to do', async () => {
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'bedrock/claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+    })
+    expect(response.status).toBe(400)
+    expect(await response.text()).toMatch(/ConverseStream/)
+  })
+})
