@@ -97,7 +97,7 @@ async function main() {
     '',
     `Date: ${facts.date} · Node ${facts.node} · CPU: ${facts.cpu} · 1-min load average before the run: ${facts.loadBefore}`,
     '',
-    `${connections} connections, ${duration} s per window, Switchboard with the request log on and `request_log.max_buffered_rows: 2000` (so a short window fills it); between the windows the bench's embedded PostgreSQL is stopped (SIGINT to its postmaster, a fast shutdown). Rows counted from the node's /metrics at the end of each window (cumulative).`,
+    `${connections} connections, ${duration} s per window, Switchboard with the request log on and \`request_log.max_buffered_rows: 2000\` (so a short window fills it); between the windows the bench's embedded PostgreSQL is stopped (SIGINT to its postmaster, a fast shutdown). Rows counted from the node's /metrics at the end of each window (cumulative).`,
     '',
     '| window | RPS | p50 ms | p99 ms | errors / non-2xx | CPU ms / request | /health | rows written | rows dropped | rows buffered | requests answered |',
     '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |',
@@ -106,7 +106,7 @@ async function main() {
   if (rows.length === 2) {
     const [up, down] = rows;
     lines.push('', `- RPS with Postgres stopped / up: ${number(down.result.rps / up.result.rps, 2)}x; errors and non-2xx while stopped: ${down.result.errors} / ${down.result.non2xx}`);
-    lines.push(`- Rows dropped while stopped: ${down.counts.dropped - up.counts.dropped} (the buffer holds 2,000 rows here, `request_log.max_buffered_rows`; the oldest go first), every one counted in \`switchboard_request_log_rows_dropped_total\``);
+    lines.push(`- Rows dropped while stopped: ${down.counts.dropped - up.counts.dropped} (the buffer holds 2,000 rows here, \`request_log.max_buffered_rows\`; the oldest go first), every one counted in \`switchboard_request_log_rows_dropped_total\``);
   }
   const section = lines.join('\n');
   console.log(`\n${section}\n`);

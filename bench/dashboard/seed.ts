@@ -8,6 +8,7 @@
  */
 import type pg from 'pg'
 import { createDayPartitions } from '@switchboard/history'
+import { seededRandom } from '../../scripts/chaos/chaos.ts'
 
 export const NODES = [
   { id: 'node-1', region: 'eu' },
@@ -39,18 +40,6 @@ export function seededConfig(): unknown {
 const MINUTE = 60_000
 const TABLES = ['history_events', 'history_snapshots', 'history_counts']
 
-/** A small deterministic random source (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 interface Trouble {
   provider: string
   model: string | null
@@ -64,7 +53,7 @@ interface Trouble {
 
 /** Writes the day ending at `now`; returns the row counts. */
 export async function seedBusyDay(pool: pg.Pool, now: number): Promise<Record<string, number>> {
-  const rand = random(16)
+  const rand = seededRandom(16)
   const start = Math.floor((now - 24 * 3600_000) / MINUTE) * MINUTE
   await createDayPartitions(pool, TABLES, { fromMs: now, daysBehind: 2, daysAhead: 1 })
   // The troubles of the day: holds (with a reason) and metric failures, on some or all nodes.

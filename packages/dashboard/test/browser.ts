@@ -12,8 +12,12 @@ import { chromium as playwright, type BrowserContext, type Page } from 'playwrig
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 
-/** Where the tests write the README's screenshots. */
-export const SCREENSHOTS = join(root, 'docs/screenshots')
+/**
+ * Where the tests write their screenshots: the README's own (`docs/screenshots/`) with
+ * UPDATE_SCREENSHOTS=1, else a temp folder, so an ordinary `npm test` takes every picture but
+ * leaves the tracked ones alone (every run's differ by a pixel of time).
+ */
+export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(root, 'docs/screenshots') : join(tmpdir(), 'switchboard-screenshots')
 
 export interface TestBrowser {
   /** A fresh tab (own storage) on `url`; with `token`, the tab is already signed in. */

@@ -9,6 +9,10 @@ import { startGateway } from './index.ts'
 const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <addr>]
        [--node-id <id>] [--region <name>] [--p2p-port <n>] [--peers <list>]
        [--fleet-secret <secret>] [--database-url <url>] [--data-dir <dir>]
+       [--insecure]
+
+--insecure lets a node listen on a non-loopback --host with no admin tokens
+(it warns at every start); without it such a node refuses to start.
 
 Every flag can also be set as an environment variable SWITCHBOARD_<NAME>
 (e.g. SWITCHBOARD_PORT, SWITCHBOARD_DATABASE_URL; DATABASE_URL also works).`
@@ -22,7 +26,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' } },
+      options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' }, insecure: { type: 'boolean' } },
     })
   } catch (error) {
     process.stderr.write(`switchboard: ${(error as Error).message}\n\n${USAGE}\n`)
@@ -88,6 +92,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       nodeId,
       env,
       logger,
+      insecure: parsed.values.insecure === true || /^(1|true|yes)$/i.test(env.SWITCHBOARD_INSECURE ?? ''),
       fleet: { region: option('region') ?? 'default', p2pPort, peers, dataDir: option('data-dir') ?? join('.switchboard', 'nodes', nodeId), ...(option('fleet-secret') ? { fleetSecret: option('fleet-secret')! } : {}) },
     })
   } catch (error) {

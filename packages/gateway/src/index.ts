@@ -7,7 +7,9 @@ import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
-import { createConfigStore, createPool, createWriteQueue, ensureDatabase, migrate } from '@switchboard/store'
+import { createConfigStore, createPool, createWriteQueue, ensureDatabase, importGatewayKeys, listGatewayKeys, migrate } from '@switchboard/store'
+import { GatewayKeyRing, hashSecret, redactSecret } from './access/gateway-keys.ts'
+import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
 import { createGuardedServer } from './http/connections.ts'
@@ -19,7 +21,9 @@ import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
+import { isLoopback } from './access/network.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
+import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
@@ -39,6 +43,8 @@ export interface GatewayInit {
   nodeId?: string
   /** The fleet this node joins; without a fleet secret it runs standalone. */
   fleet?: Omit<FleetInit, 'nodeId' | 'host'>
+  /** Start on a non-loopback address without admin tokens (`--insecure`); warns at every start. */
+  insecure?: boolean
 }
 
 /** A running node. */
@@ -54,6 +60,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const env = init.env ?? process.env
   const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
   const adminTokens = [...init.config.adminTokens, ...parseAdminTokens(env.SWITCHBOARD_ADMIN_TOKENS)]
+  const host = init.host ?? '127.0.0.1'
+  checkExposure(host, adminTokens.length, init.insecure === true, logger)
 
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
@@ -62,6 +70,24 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const imported = await store.importConfig(init.config.source)
   logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
   const queue = createWriteQueue({ log: (line) => logger.warn(line) })
+  // Gateway keys: config.json's hashed into the store, then the fleet's active ones in memory.
+  const gatewayKeys = new GatewayKeyRing()
+  if (init.config.gatewayKeys.length > 0) {
+    const imported = await importGatewayKeys(pool, init.config.gatewayKeys.map((key) => ({
+      name: key.name,
+      secretHash: hashSecret(key.value),
+      redacted: redactSecret(key.value),
+      providers: key.providers ?? null,
+      models: key.models ?? null,
+      requestsPerMinute: key.requests_per_minute ?? null,
+      tokensPerMinute: key.tokens_per_minute ?? null,
+    })))
+    if (imported.skippedRevoked > 0) logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
+  }
+  const reloadGatewayKeys = async () => gatewayKeys.replace(await listGatewayKeys(pool))
+  await reloadGatewayKeys()
+  const windowMs = Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) > 0 ? Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) : LIMIT_WINDOW_MS
+  const limiter = new KeyLimiter({ now: Date.now, windowMs, onLeaseError: (error) => logger.warn({ err: error }, 'could not ask for a gateway key lease; using this node\'s share') })
   const metrics = createMetrics()
   const now = Date.now
   const random = Math.random
@@ -75,6 +101,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const settings = createSettings((await store.getSettings()).load_balancer_config)
   let directory: ProviderDirectory | undefined
   let fleet: Fleet | undefined
+  let history: HistoryRecording | undefined
   const dispatcher = createDispatcher({
     balancer,
     holds,
@@ -86,7 +113,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     settings: settings.get,
     now,
     random,
-    onHoldsChanged: (entries) => fleet?.publishHolds(entries),
+    onHoldsChanged: (entries) => {
+      fleet?.publishHolds(entries)
+      history?.holds(entries, 'local')
+    },
     onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
   })
   directory = await createProviderDirectory(
@@ -135,16 +165,32 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     const at = now()
     if (dispatcher.expireBackoffs()) balancer.holdsChanged()
     balancer.recompute(at)
+    history?.recomputed()
     if (++cycles % 12 === 0) holds.collect(at)
     metrics.holdsActive.reset()
     for (const condition of holds.conditions()) metrics.holdsActive.inc({ reason: condition.reason })
   }, RECOMPUTE_INTERVAL_MS)
   recompute.unref()
 
+  // History (issue 14): records what routing saw and did, off the request path.
+  const configuredHistory = init.config.loadBalancer
+  history = await startHistoryRecording(
+    { pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now, isLeader: async () => (fleet === undefined ? false : (await fleet.view()).node.leader) },
+    {
+      nodeId,
+      region,
+      env,
+      configured: {
+        ...(configuredHistory.history_enabled !== undefined ? { history_enabled: configuredHistory.history_enabled } : {}),
+        ...(configuredHistory.history_retention_days !== undefined ? { history_retention_days: configuredHistory.history_retention_days } : {}),
+      },
+    },
+  )
+  const recording = history
   fleet = await startFleet(
     {
       holds,
-      dispatcher,
+      dispatcher: recording.observeMerges(dispatcher),
       pool,
       logger,
       metrics,
@@ -154,10 +200,15 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       applySettings: (next) => {
         settings.set(next, 'peer')
       },
+      reloadGatewayKeys,
+      limiter,
     },
     { nodeId, host: init.host ?? '127.0.0.1', region, p2pPort: init.fleet?.p2pPort ?? 9000, peers: init.fleet?.peers ?? [], dataDir: init.fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`, ...(init.fleet?.fleetSecret ? { fleetSecret: init.fleet.fleetSecret } : {}) },
   )
   const joined = fleet
+  // Besides peers' announcements: re-read gateway keys every few seconds (a lost message, a key revoked by SQL).
+  const keysReload = setInterval(() => reloadGatewayKeys().catch((error: unknown) => logger.debug({ err: error }, 'could not reload gateway keys')), 5_000)
+  keysReload.unref()
   // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
   unsubscribes.push(settings.onChange((next, origin) => {
     if (origin !== 'peer') joined.publishConfig({ kind: 'settings', settings: next })
@@ -177,7 +228,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
 
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
-  if (adminTokens.length === 0) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
+  if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   const listener = createListener(
     {
@@ -189,9 +240,19 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       metrics,
       logger,
       recorder,
+      history: () => recording.queries,
       now,
       random,
       sleep: cancellableSleep,
+      callers: { keys: gatewayKeys, limiter },
+      gatewayKeys: {
+        pool,
+        keys: gatewayKeys,
+        async changed() {
+          await reloadGatewayKeys()
+          joined.publishConfig({ kind: 'gateway_keys' })
+        },
+      },
       adaptive: {
         balancer,
         holds,
@@ -205,11 +266,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         },
         keyName,
         now,
+        history: { settings: () => ({ ...recording.settings() }), saveSettings: async (values) => ({ ...(await recording.saveSettings(values)) }) },
       },
     },
-    { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, env },
+    { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
-  const host = init.host ?? '127.0.0.1'
   const server = await new Promise<HttpServer>((resolve, reject) => {
     const { server: listening } = createGuardedServer(listener, init.config.connections, () => metrics.connectionsEvicted.inc())
     listening.once('error', reject)
@@ -244,13 +305,39 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     await joined.stop()
     health.close()
     clearInterval(recompute)
+    clearInterval(keysReload)
     for (const off of unsubscribes) off()
+    await recording.close()
     await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
     queue.close()
     await providers.close()
     await pool.end().catch(() => {})
     await database.release()
   }
+}
+
+/** The error a node refuses to start with when it would be reachable from other hosts with no admin tokens. */
+export class ExposedError extends Error {
+  readonly code = 'exposed_without_tokens'
+}
+
+/** True for addresses only this host can reach (the default 127.0.0.1, ::1, localhost). */
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || isLoopback(host)
+}
+
+/**
+ * A node listening beyond loopback with no admin tokens would give its admin API to anyone
+ * who reaches it: it refuses to start unless `--insecure` says so, and then warns each start.
+ */
+function checkExposure(host: string, tokens: number, insecure: boolean, logger: Logger): void {
+  if (tokens > 0 || isLoopbackHost(host)) return
+  if (!insecure) {
+    throw new ExposedError(
+      `refusing to listen on ${host} with no admin tokens: anyone who reaches this address could change the fleet. Set SWITCHBOARD_ADMIN_TOKENS (<token>:update, tokens of at least 16 characters) or admin.tokens in config.json, or pass --insecure to start anyway.`,
+    )
+  }
+  logger.warn(`INSECURE: listening on ${host} with no admin tokens (--insecure). The admin API still answers loopback callers only; set SWITCHBOARD_ADMIN_TOKENS to manage this node remotely.`)
 }
 
 /** setTimeout as a promise that rejects when the cancellation fires first. */

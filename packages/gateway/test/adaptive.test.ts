@@ -59,10 +59,14 @@ const ALL_ON = { direction_selection_enabled: true, route_selection_enabled: tru
 
 describe('the five switches', () => {
   it('start at the reference defaults, and a PUT is a full replacement', async () => {
-    expect((await call('GET', '/api/adaptive-routing/config')).json).toEqual({ direction_selection_enabled: true, route_selection_enabled: true, append_fallbacks_to_pinned: false, reroute_failed_directions: false, prune_failed_fallbacks: false })
+    // Settings beyond the five (history's, issue 14) sit beside them.
+    expect((await call('GET', '/api/adaptive-routing/config')).json).toMatchObject({ direction_selection_enabled: true, route_selection_enabled: true, append_fallbacks_to_pinned: false, reroute_failed_directions: false, prune_failed_fallbacks: false, history_enabled: true, history_retention_days: 7 })
+    expect((await call('PUT', '/api/adaptive-routing/config', { ...ALL_ON, history_retention_days: 3 })).json).toMatchObject({ history_retention_days: 3, history_enabled: true })
+    expect((await call('PUT', '/api/adaptive-routing/config', { ...ALL_ON, history_retention_days: 0 })).status).toBe(400)
     const put = await call('PUT', '/api/adaptive-routing/config', { reroute_failed_directions: true })
     expect(put.status).toBe(200)
-    expect(put.json).toEqual({ direction_selection_enabled: false, route_selection_enabled: false, append_fallbacks_to_pinned: false, reroute_failed_directions: true, prune_failed_fallbacks: false })
+    // A PUT replaces only the five switches: history's settings it omits keep their values.
+    expect(put.json).toMatchObject({ direction_selection_enabled: false, route_selection_enabled: false, append_fallbacks_to_pinned: false, reroute_failed_directions: true, prune_failed_fallbacks: false, history_retention_days: 3 })
     expect((await call('PUT', '/api/adaptive-routing/config', { ...ALL_ON, route_selection_enabled: 'yes' })).status).toBe(400)
     expect((await call('PUT', '/api/adaptive-routing/config', { ...ALL_ON, prune_fallbacks: true })).status).toBe(400)
     // Persisted, as set through the API.

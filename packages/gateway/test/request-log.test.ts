@@ -178,6 +178,27 @@ describe('the request log', () => {
     expect(bad.json.error.param).toBe('id')
   })
 
+  it('names the gateway key the caller used, and never its secret', async () => {
+    // Last: once a gateway key exists, every inference call needs one.
+    const created = await call(nodeA, 'POST', '/api/gateway-keys', { name: 'support-app' })
+    expect(created.status).toBe(201)
+    const secret = created.json.key as string
+    const response = await fetch(`${nodeA.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` }, body: JSON.stringify({ model: 'azure/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }) })
+    expect(response.status).toBe(200)
+    const id = response.headers.get('x-request-id')!
+    await response.arrayBuffer()
+    let entry: Record<string, any> | undefined
+    for (let tries = 0; tries < 50 && entry === undefined; tries++) {
+      const read = await call(nodeB, 'GET', `/api/logs/${id}`)
+      if (read.status === 200) entry = read.json
+      else await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect(entry?.gateway_key).toBe('support-app')
+    expect(JSON.stringify(entry)).not.toContain(secret)
+    const found = await waitForLogs(nodeA, 'search=support-app', (json) => json.total > 0)
+    expect(found.logs.map((log: any) => log.id)).toEqual([id])
+  })
+
   it('counts its rows in /metrics', async () => {
     const text = await (await fetch(`${nodeA.url}/metrics`)).text()
     const written = Number(/^switchboard_request_log_rows_written_total (\d+)/m.exec(text)?.[1])

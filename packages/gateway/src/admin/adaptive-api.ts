@@ -24,6 +24,8 @@ export interface AdaptiveApiComponents {
   saveSettings(settings: LoadBalancerSettings): Promise<{ pending: boolean }>
   keyName(provider: string, keyId: string): string | undefined
   now(): number
+  /** `history_enabled` and `history_retention_days`, shown and saved beside the switches. */
+  history?: { settings(): Record<string, unknown>; saveSettings(values: { history_enabled?: boolean; history_retention_days?: number }): Promise<Record<string, unknown>> }
 }
 
 /** The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration). */
@@ -41,7 +43,7 @@ const DEPRECATION_WARNING = '299 - "/api/load-balancer-config is deprecated; use
 export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
   const api = new Hono<Env>()
 
-  const getConfig = (context: Context<Env>) => context.json(components.settings())
+  const getConfig = (context: Context<Env>) => context.json({ ...components.settings(), ...components.history?.settings() })
   const putConfig = async (context: Context<Env>) => {
     const parsed = settingsBody.safeParse(await readJson(context, true))
     if (!parsed.success) throw new GatewayError('invalid_request', `The settings are not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}. Send all five switches as true or false.`)
@@ -53,7 +55,14 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
       prune_failed_fallbacks: parsed.data.prune_failed_fallbacks ?? false,
     }
     const { pending } = await components.saveSettings(settings)
-    return context.json(pending ? { ...settings, pending: true } : settings, pending ? 202 : 200)
+    // Settings beyond the five keep their value unless sent (design.md).
+    const { history_enabled, history_retention_days } = parsed.data
+    const history =
+      history_enabled !== undefined || history_retention_days !== undefined
+        ? await components.history?.saveSettings({ ...(history_enabled !== undefined ? { history_enabled } : {}), ...(history_retention_days !== undefined ? { history_retention_days } : {}) })
+        : components.history?.settings()
+    const answer = { ...settings, ...history }
+    return context.json(pending ? { ...answer, pending: true } : answer, pending ? 202 : 200)
   }
   const deprecated = (handler: (context: Context<Env>) => Response | Promise<Response>) => async (context: Context<Env>) => {
     context.header('Deprecation', 'true')

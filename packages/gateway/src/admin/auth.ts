@@ -1,67 +1,107 @@
 /**
- * Admin API access (issue 3). With tokens configured, every admin route needs
- * `Authorization: Bearer <token>`: a `view` token reads, an `update` token does everything.
- * With none configured, the admin API answers loopback clients only.
+ * Admin API and dashboard access (issues 3 and 13). In order: a browser's Origin must be the
+ * node's own or listed in `server.allowed_origins` (else 403; allowed ones get CORS headers and
+ * their preflight answered); a body must be JSON (else 415); then, with admin tokens
+ * configured, `Authorization: Bearer <token>` with the role the route table asks for; with
+ * none, only loopback callers sent to a loopback Host, with no proxy headers, are served.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
+import { hasBody, isJsonMediaType } from '../access/media.ts'
 import { GatewayError } from '../errors.ts'
+import { checkOrigin, isLocalCaller, notLocalReason } from '../access/network.ts'
+import { allows, requiredRole, type Permission, AREAS } from '../access/roles.ts'
+import { TokenMatcher, type AdminToken } from '../access/tokens.ts'
 
-export type AdminRole = 'view' | 'update'
+export { isLoopback } from '../access/network.ts'
+export { parseAdminTokens, type AdminToken } from '../access/tokens.ts'
 
-export interface AdminToken {
-  token: string
-  role: AdminRole
+type Env = { Bindings: HttpBindings }
+
+export interface AdminAuthInit {
+  tokens: readonly AdminToken[]
+  /** Origins (`https://dash.example.com`) besides the node's own that browsers may call from. */
+  allowedOrigins?: readonly string[]
 }
 
-/**
- * Parses SWITCHBOARD_ADMIN_TOKENS: `token:role` pairs separated by commas, role `view` or
- * `update`. Throws with a sentence naming the bad entry (by position, never by its text).
- */
-export function parseAdminTokens(text: string | undefined): AdminToken[] {
-  if (text === undefined || text.trim() === '') return []
-  return text.split(',').map((entry, index) => {
-    const separator = entry.lastIndexOf(':')
-    const token = entry.slice(0, separator).trim()
-    const role = entry.slice(separator + 1).trim()
-    if (separator <= 0 || (role !== 'view' && role !== 'update')) {
-      throw new Error(`SWITCHBOARD_ADMIN_TOKENS entry ${index + 1} must look like <token>:view or <token>:update`)
-    }
-    if (token.length < 16) throw new Error(`SWITCHBOARD_ADMIN_TOKENS entry ${index + 1}: use a token of at least 16 characters`)
-    return { token, role }
-  })
-}
+const HOW_TO_TOKENS = 'Set SWITCHBOARD_ADMIN_TOKENS (<token>:update,<token>:view; tokens of at least 16 characters) or admin.tokens in config.json, then send "Authorization: Bearer <token>".'
+const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS'
 
-/** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false
-  const plain = address.startsWith('::ffff:') ? address.slice(7) : address
-  return plain === '::1' || plain.startsWith('127.')
-}
-
-const digest = (value: string) => createHash('sha256').update(value).digest()
-
-/** The middleware guarding /api/*. */
-export function adminAuth(tokens: readonly AdminToken[]): MiddlewareHandler<{ Bindings: HttpBindings }> {
-  // Compare digests in constant time, so a token's prefix cannot be found by timing.
-  const known = tokens.map((entry) => ({ digest: digest(entry.token), role: entry.role }))
+/** The Origin and Host rules alone, for pages a browser loads (the dashboard): no token needed to load them. */
+export function originGuard(init: AdminAuthInit): MiddlewareHandler<Env> {
+  const allowed = new Set(init.allowedOrigins ?? [])
   return async (context, next) => {
-    const method = context.req.method
-    const reading = method === 'GET' || method === 'HEAD'
-    if (known.length === 0) {
-      if (!isLoopback(context.env.incoming.socket.remoteAddress)) {
-        throw new GatewayError('admin_forbidden', 'The admin API answers loopback clients only while no admin tokens are configured. Set SWITCHBOARD_ADMIN_TOKENS (token:role,...) to use it remotely.')
-      }
-      return next()
-    }
-    const header = context.req.header('authorization') ?? ''
-    const match = /^Bearer\s+(.+)$/i.exec(header)
-    if (!match) throw new GatewayError('admin_unauthorized', 'The admin API needs "Authorization: Bearer <admin token>".')
-    const offered = digest(match[1]!.trim())
-    const entry = known.find((candidate) => timingSafeEqual(candidate.digest, offered))
-    if (!entry) throw new GatewayError('admin_unauthorized', 'That admin token is not known to this gateway.')
-    if (!reading && entry.role !== 'update') throw new GatewayError('admin_forbidden', `A view token can only read; ${method} needs an update token.`)
-    return next()
+    const headers = context.env.incoming.headers
+    const origin = checkOrigin(headers.origin, headers.host, allowed)
+    if (origin === 'refused') throw refusedOrigin(headers.origin)
+    if (context.req.method === 'OPTIONS') return preflight(origin === 'allowed' ? headers.origin : undefined)
+    await next()
+    if (origin === 'allowed') corsHeaders(context.res.headers, headers.origin!)
   }
+}
+
+/** The middleware guarding /api/* (and the dashboard's data). */
+export function adminAuth(init: AdminAuthInit | readonly AdminToken[]): MiddlewareHandler<Env> {
+  const options: AdminAuthInit = Array.isArray(init) ? { tokens: init } : (init as AdminAuthInit)
+  const matcher = new TokenMatcher(options.tokens)
+  const allowed = new Set(options.allowedOrigins ?? [])
+  return async (context, next) => {
+    const incoming = context.env.incoming
+    const headers = incoming.headers
+    const method = context.req.method
+    const origin = checkOrigin(headers.origin, headers.host, allowed)
+    if (origin === 'refused') throw refusedOrigin(headers.origin)
+    if (method === 'OPTIONS') return preflight(origin === 'allowed' ? headers.origin : undefined)
+    if (method !== 'GET' && method !== 'HEAD' && hasBody(headers) && !isJsonMediaType(headers['content-type'])) {
+      throw new GatewayError('unsupported_media_type', `The admin API takes JSON bodies: send "content-type: application/json" (got ${headers['content-type'] === undefined ? 'none' : `"${headers['content-type']}"`}).`)
+    }
+    if (matcher.size === 0) {
+      const localPort = incoming.socket.localPort
+      if (!isLocalCaller(incoming.socket.remoteAddress, localPort, headers)) {
+        throw new GatewayError('admin_forbidden', `No admin tokens are configured, so the admin API answers loopback callers only, and ${notLocalReason(incoming.socket.remoteAddress, localPort, headers)}. ${HOW_TO_TOKENS}`)
+      }
+    } else {
+      const header = headers.authorization ?? ''
+      const bearer = /^Bearer\s+(.+)$/i.exec(header)
+      if (!bearer) throw new GatewayError('admin_unauthorized', `The admin API needs "Authorization: Bearer <admin token>". ${HOW_TO_TOKENS}`)
+      const permissions = matcher.match(bearer[1]!.trim())
+      if (permissions === null) throw new GatewayError('admin_unauthorized', 'That admin token is not known to this gateway.')
+      checkRole(permissions, method, context.req.path)
+    }
+    await next()
+    if (origin === 'allowed') corsHeaders(context.res.headers, headers.origin!)
+  }
+}
+
+/** Throws admin_forbidden unless the token's permissions cover the route (route table in access/roles.ts). */
+function checkRole(permissions: ReadonlySet<Permission>, method: string, path: string): void {
+  const role = requiredRole(method, path)
+  if (role === null) {
+    // Not in the table: only a token with Update on every area gets through (to a 404, usually).
+    if (AREAS.every((area) => allows(permissions, area, 'update'))) return
+    throw new GatewayError('admin_forbidden', `${method} ${path} is not an admin route this token may use; it needs Update on every area.`)
+  }
+  if (!allows(permissions, role.area, role.level)) {
+    throw new GatewayError('admin_forbidden', `${method} ${role.path} needs the ${role.area}.${role.level} role${role.level === 'update' ? '' : ' (or update)'}; this token does not have it.`)
+  }
+}
+
+function refusedOrigin(origin: string | undefined): GatewayError {
+  return new GatewayError('origin_forbidden', `Requests from origin "${origin}" are refused: it is not this node's own origin. To call the admin API from that page, add it to server.allowed_origins in config.json.`)
+}
+
+function preflight(allowedOrigin: string | undefined): Response {
+  const headers = new Headers({ allow: ALLOWED_METHODS })
+  if (allowedOrigin !== undefined) {
+    corsHeaders(headers, allowedOrigin)
+    headers.set('access-control-allow-methods', ALLOWED_METHODS)
+    headers.set('access-control-allow-headers', 'authorization, content-type, x-api-key')
+    headers.set('access-control-max-age', '600')
+  }
+  return new Response(null, { status: 204, headers })
+}
+
+function corsHeaders(headers: Headers, origin: string): void {
+  headers.set('access-control-allow-origin', origin)
+  headers.append('vary', 'Origin')
 }

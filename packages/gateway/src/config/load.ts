@@ -7,7 +7,9 @@ import { readFile } from 'node:fs/promises'
 import type { NetworkConfig, ProviderKey, ProviderType } from '@switchboard/providers'
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '@switchboard/routing'
 import { deriveKeyId } from '@switchboard/store'
-import { configSchema, providerSchema, type RawConfig, type RawProvider } from './schema.ts'
+import type { z } from 'zod'
+import { parseRoles, type AdminToken } from '../access/tokens.ts'
+import { configSchema, gatewayKeySchema, providerSchema, type RawConfig, type RawProvider } from './schema.ts'
 import { describeIssue, resolveEnv } from './problems.ts'
 
 export { formatPath } from './problems.ts'
@@ -39,7 +41,11 @@ export interface GatewayConfig {
   providers: ProviderConfig[]
   loadBalancer: NonNullable<RawConfig['load_balancer_config']>
   maxRequestBodyBytes: number
-  adminTokens: { token: string; role: 'view' | 'update' }[]
+  adminTokens: AdminToken[]
+  /** Browser origins besides the node's own allowed on the admin API. */
+  allowedOrigins: string[]
+  /** Gateway keys declared in config.json, values resolved (hashed at import, never stored). */
+  gatewayKeys: GatewayKeySource[]
   /** `client.allow_direct_keys`: a request may bring its own provider key (`x-bf-direct-key`). Default false. */
   allowDirectKeys: boolean
   /** `request_log` of config.json with defaults: on, 7 days, no bodies. */
@@ -47,6 +53,9 @@ export interface GatewayConfig {
   /** Slow-client protection (`server.*` of config.json with defaults: 10 s, 60 s, 4096). */
   connections: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number }
 }
+
+/** A gateway key as config.json declares it, `value` resolved. */
+export type GatewayKeySource = z.infer<typeof gatewayKeySchema>
 
 /** A provider as written in config.json or stored: its name plus the `providers.<name>` object. */
 export interface ProviderSource extends RawProvider {
@@ -89,13 +98,21 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
   if (!resolved.success) problems.push(...resolved.error.issues.map((issue) => describeIssue(issue)))
   if (problems.length > 0 || !resolved.success || !source.success) throw new ConfigError(file, problems)
   const providers = Object.entries(resolved.data.providers).map(([name, raw]) => toProviderConfig({ ...raw, name }, `providers.${name}`, problems))
+  const names = new Set<string>()
+  for (const [index, key] of (resolved.data.gateway_keys ?? []).entries()) {
+    if (names.has(key.name)) problems.push(`gateway_keys[${index}].name: duplicate gateway key name "${key.name}"`)
+    if (key.value.length < 16) problems.push(`gateway_keys[${index}].value: use a key of at least 16 characters`)
+    names.add(key.name)
+  }
   if (problems.length > 0) throw new ConfigError(file, problems)
   return {
     source: source.data,
     providers,
     loadBalancer: resolved.data.load_balancer_config ?? {},
     maxRequestBodyBytes: resolved.data.server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
-    adminTokens: resolved.data.admin?.tokens ?? [],
+    adminTokens: (resolved.data.admin?.tokens ?? []).map((entry) => ({ token: entry.token, permissions: parseRoles(entry.roles ?? [entry.role!])! })),
+    allowedOrigins: resolved.data.server?.allowed_origins ?? [],
+    gatewayKeys: resolved.data.gateway_keys ?? [],
     allowDirectKeys: resolved.data.client?.allow_direct_keys ?? false,
     requestLog: {
       enabled: resolved.data.request_log?.enabled ?? true,

@@ -49,11 +49,16 @@ export const loadBalancerSchema = z.strictObject({
   append_fallbacks_to_pinned: z.boolean().optional(),
   reroute_failed_directions: z.boolean().optional(),
   prune_failed_fallbacks: z.boolean().optional(),
+  // History (issue 14): kept beside the switches; a PUT of the config changes them only when sent.
+  history_enabled: z.boolean().optional(),
+  history_retention_days: z.number().int('use a whole number of days').min(1).max(365).optional(),
 })
 
 /** Gateway-level limits (our addition to the reference schema). */
 const serverSchema = z.strictObject({
   max_request_body_bytes: z.number().int().positive().optional(),
+  /** Browser origins besides the node's own that may call the admin API (`https://dash.example.com`). */
+  allowed_origins: z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin is scheme://host[:port], e.g. "https://dash.example.com"')).optional(),
   /** A client has this long to send a request's headers (slow-client protection). */
   headers_timeout_ms: z.number().int().min(1_000).max(600_000).optional(),
   /** ...and this long to send the whole request, body included. */
@@ -62,9 +67,31 @@ const serverSchema = z.strictObject({
   max_connections: z.number().int().min(16).max(1_000_000).optional(),
 })
 
-/** Admin API bearer tokens (also from SWITCHBOARD_ADMIN_TOKENS): `view` reads, `update` does everything. */
+const permission = z.string().regex(/^(view|update|(adaptive_routing|providers|logs|settings)\.(view|update))$/, 'a role is view, update, or <area>.<view|update> with area adaptive_routing, providers, logs or settings')
+
+/**
+ * Admin API bearer tokens (also from SWITCHBOARD_ADMIN_TOKENS): `role` `view` reads every area,
+ * `update` does everything; `roles` lists area roles instead (`["providers.update", "logs.view"]`).
+ */
 const adminSchema = z.strictObject({
-  tokens: z.array(z.strictObject({ token: z.string().min(16, 'use a token of at least 16 characters'), role: z.enum(['view', 'update']) })).optional(),
+  tokens: z
+    .array(
+      z
+        .strictObject({ token: z.string().min(16, 'use a token of at least 16 characters'), role: z.enum(['view', 'update']).optional(), roles: z.array(permission).min(1).optional() })
+        .refine((token) => token.role !== undefined || token.roles !== undefined, 'give a token "role" (view or update) or "roles"'),
+    )
+    .optional(),
+})
+
+/** Keys callers of the inference API send (`Authorization: Bearer` or `x-api-key`); `value` usually `env.VAR`. */
+export const gatewayKeySchema = z.strictObject({
+  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9_.:@-]+$/, 'key names use letters, digits and "_", "-", ".", ":", "@"'),
+  /** At least 16 characters once `env.VAR` is resolved (checked in load.ts). */
+  value: z.string().min(1).max(500),
+  providers: z.array(z.string().min(1)).min(1).optional(),
+  models: z.array(z.string().min(1)).min(1).optional(),
+  requests_per_minute: z.number().int().positive().optional(),
+  tokens_per_minute: z.number().int().positive().optional(),
 })
 
 /** How callers may use the gateway (reference: `client` config). */
@@ -88,6 +115,7 @@ export const configSchema = z.strictObject({
   load_balancer_config: loadBalancerSchema.optional(),
   server: serverSchema.optional(),
   admin: adminSchema.optional(),
+  gateway_keys: z.array(gatewayKeySchema).optional(),
   client: clientSchema.optional(),
   request_log: requestLogSchema.optional(),
 })

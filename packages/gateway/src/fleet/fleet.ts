@@ -12,7 +12,8 @@ import { differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, t
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import { bucketsRequest, configChange, digestRequest, digestResponse, holdBatch, PROTOCOLS, rateLimitSignal, type ConfigChange } from './messages.ts'
+import { bucketsRequest, configChange, digestRequest, digestResponse, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, type ConfigChange } from './messages.ts'
+import type { KeyLimiter } from '../access/limits.ts'
 
 export interface FleetComponents {
   holds: Holds
@@ -26,6 +27,10 @@ export interface FleetComponents {
   reloadProviders(): Promise<void>
   /** Apply settings a peer saved. */
   applySettings(settings: LoadBalancerSettings): void
+  /** Re-read gateway keys from the store (a peer created or revoked one). */
+  reloadGatewayKeys(): Promise<void>
+  /** Per-key limits: leases asked of the owner, token counts gossiped. */
+  limiter: KeyLimiter
 }
 
 export interface FleetInit {
@@ -128,7 +133,26 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     configTopic.subscribe((message, _from, meta) => {
       if (meta.peerId === fleet.peerId) return
       if (message.kind === 'settings') components.applySettings(message.settings)
+      else if (message.kind === 'gateway_keys') components.reloadGatewayKeys().catch((error: unknown) => logger.warn({ err: error }, 'could not reload gateway keys a peer changed'))
       else components.reloadProviders().catch((error: unknown) => logger.warn({ err: error }, 'could not reload providers a peer changed'))
+    })
+    // Gateway key limits: the lowest node id alive owns every key's request count and leases it out.
+    const usageTopic = fleet.topic('gateway-key-usage', tokenUsage, { scope: 'fleet', coalesceKey: (message) => message.key_id })
+    usageTopic.subscribe((message, _from, meta) => {
+      if (meta.peerId !== fleet.peerId) components.limiter.peerUsage(meta.nodeId, message)
+    })
+    await fleet.handle(PROTOCOLS.lease, leaseRequest, leaseResponse, async (request) => ({ granted: components.limiter.grant(request.key_id, request.window, request.limit) }))
+    components.limiter.setPeers({
+      owner: () => {
+        let owner: { nodeId: string; peerId: string; self: boolean } | undefined
+        for (const member of fleet.members()) if (owner === undefined || member.nodeId < owner.nodeId) owner = member
+        return owner === undefined || owner.self ? null : owner.peerId
+      },
+      nodes: () => Math.max(1, fleet.members().length),
+      lease: async (owner, request) => (await fleet.request(owner, PROTOCOLS.lease, request, leaseResponse, { timeoutMs: 2_000 })).granted,
+      publishTokens: (usage) => {
+        usageTopic.publish(usage).catch((error: unknown) => logger.debug({ err: error }, 'could not publish gateway key usage'))
+      },
     })
     await fleet.handle(PROTOCOLS.snapshot, digestRequest, holdBatch, async () => ({ entries: holds.entries() }))
     await fleet.handle(PROTOCOLS.digest, digestRequest, digestResponse, async () => {

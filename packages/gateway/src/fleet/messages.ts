@@ -27,7 +27,12 @@ const settings = z.strictObject({
 })
 
 /** Providers or keys changed in the config store (peers re-read it), or new settings (applied as sent). */
-export const configChange = z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('providers') }), z.strictObject({ kind: z.literal('settings'), settings })])
+export const configChange = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('providers') }),
+  z.strictObject({ kind: z.literal('settings'), settings }),
+  // Gateway keys were created or revoked: peers re-read them (a revoked one stops within a second).
+  z.strictObject({ kind: z.literal('gateway_keys') }),
+])
 export type ConfigChange = z.infer<typeof configChange>
 
 /** Anti-entropy: a digest of the hold set, and a pull of the buckets that differ. */
@@ -35,7 +40,23 @@ export const digestRequest = z.strictObject({})
 export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(64)).max(64) })
 export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })
 
+/** A node's token count of one gateway key in one limit window (its own total, not a delta). */
+export const tokenUsage = z.strictObject({
+  key_id: z.string().min(1).max(200),
+  window: z.number().int().nonnegative(),
+  tokens: z.number().int().nonnegative(),
+})
+
+/** A lease of requests of a gateway key for one window, asked of the node that owns the counts. */
+export const leaseRequest = z.strictObject({
+  key_id: z.string().min(1).max(200),
+  window: z.number().int().nonnegative(),
+  limit: z.number().int().positive(),
+})
+export const leaseResponse = z.strictObject({ granted: z.number().int().nonnegative() })
+
 export const PROTOCOLS = {
+  lease: 'gateway-keys/lease/1',
   snapshot: 'holds/snapshot/1',
   digest: 'holds/digest/1',
   buckets: 'holds/buckets/1',

@@ -9,12 +9,16 @@ import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
 import { RESPONSES_SPEC } from './responses.ts'
 import { EMBEDDINGS_SPEC } from './embeddings.ts'
 import { modelsApi } from './models.ts'
-import { adminAuth, type AdminToken } from '../admin/auth.ts'
+import { adminAuth, originGuard, type AdminToken } from '../admin/auth.ts'
+import { authenticateCaller } from '../access/callers.ts'
 import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
 import type { DatabaseHealth } from '../directory/health.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
+import { historyApi } from '../admin/history-api.ts'
+import type { HistoryQueries } from '@switchboard/history'
+import { gatewayKeysApi, type GatewayKeysApiComponents } from '../admin/gateway-keys-api.ts'
 import { logsApi, type LogsApiComponents } from '../admin/logs-api.ts'
 import { serveDashboard } from './dashboard.ts'
 
@@ -23,6 +27,9 @@ export interface AppComponents extends InferenceComponents {
   health: DatabaseHealth
   adaptive: AdaptiveApiComponents
   clusterView: () => Promise<ClusterView>
+  /** The history queries (issue 14); null when history is not running. */
+  history?: () => HistoryQueries | null
+  gatewayKeys: GatewayKeysApiComponents
   logs: LogsApiComponents
 }
 
@@ -31,6 +38,8 @@ export interface AppInit {
   /** `client.allow_direct_keys`. */
   allowDirectKeys: boolean
   adminTokens: readonly AdminToken[]
+  /** Browser origins besides the node's own allowed on the admin API (`server.allowed_origins`). */
+  allowedOrigins?: readonly string[]
   env: NodeJS.ProcessEnv
 }
 
@@ -83,14 +92,26 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     const report = components.health.report()
     return context.json(report, report.status === 'draining' ? 503 : 200)
   })
-  app.use('/api/*', adminAuth(init.adminTokens))
+  const access = { tokens: init.adminTokens, allowedOrigins: init.allowedOrigins ?? [] }
+  app.use('/api/*', adminAuth(access))
+  // Pages a browser loads (the dashboard at /): the Origin rules; their data comes from /api.
+  const pages = originGuard(access)
+  app.use('*', (context, next) => (isOpenOrGuarded(context.req.path) ? next() : pages(context, next)))
   app.route('/api', providersApi(components.directory, init.env))
   app.route('/api', adaptiveApi(components.adaptive))
+  app.route('/api', historyApi(components.history ?? (() => null)))
+  app.route('/api', gatewayKeysApi(components.gatewayKeys))
   app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   serveDashboard(app, { adminTokens: init.adminTokens })
   app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
 
+  // Inference routes Hono serves (GET /v1/models, wrong methods) check the caller like the POST surfaces do.
+  app.use('/v1/*', async (context, next) => {
+    const found = authenticateCaller(components.callers, context.env.incoming)
+    if (found instanceof Promise) await found
+    await next()
+  })
   app.route('/v1', modelsApi({ registry: () => components.directory.registry, isRouteOffered: (route) => components.adaptive.balancer.isRouteOffered(route) }))
   for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens', '/v1/responses', '/v1/embeddings']) {
     app.on(['GET', 'PUT', 'DELETE', 'PATCH'], path, () => {
@@ -98,4 +119,9 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     })
   }
   return app
+}
+
+/** Paths with their own rules: /api/* (admin auth), /v1/* (gateway keys), and the open /health and /metrics. */
+function isOpenOrGuarded(path: string): boolean {
+  return path.startsWith('/api/') || path.startsWith('/v1/') || path === '/health' || path === '/metrics'
 }

@@ -28,3 +28,53 @@ export function readBody(incoming: IncomingMessage, limit: number): Promise<stri
 function tooLarge(limit: number): GatewayError {
   return new GatewayError('request_too_large', `The request body is larger than this gateway accepts (${limit} bytes). Send a smaller request, or raise server.max_request_body_bytes in config.json.`)
 }
+
+/** Deepest nesting of arrays and objects a JSON body may have (far beyond any real chat request). */
+export const MAX_JSON_DEPTH = 64
+
+/**
+ * JSON.parse after a linear scan for nesting depth: a body nested thousands deep is refused
+ * with a 400 before anything recursive (parse, validation, JSON.stringify to the upstream)
+ * can run out of stack.
+ */
+export function parseJsonBody(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  const depth = jsonDepth(text, maxDepth)
+  if (depth > maxDepth) {
+    throw new GatewayError('invalid_json', `The request body nests arrays and objects more than ${maxDepth} levels deep; flatten it.`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+/** The deepest nesting of `[` and `{` outside strings, stopping once past `limit`. Malformed text is left to JSON.parse. */
+export function jsonDepth(text: string, limit: number): number {
+  let depth = 0
+  let deepest = 0
+  const length = text.length
+  for (let index = 0; index < length; index++) {
+    const code = text.charCodeAt(index)
+    if (code === 0x22 /* " */) {
+      // Skip the string: find its closing quote, one not escaped by an odd run of backslashes.
+      let end = text.indexOf('"', index + 1)
+      while (end > 0) {
+        let slashes = 0
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
+        if (slashes % 2 === 0) break
+        end = text.indexOf('"', end + 1)
+      }
+      if (end < 0) return deepest
+      index = end
+    } else if (code === 0x7b /* { */ || code === 0x5b /* [ */) {
+      if (++depth > deepest) {
+        deepest = depth
+        if (deepest > limit) return deepest
+      }
+    } else if (code === 0x7d /* } */ || code === 0x5d /* ] */) {
+      depth--
+    }
+  }
+  return deepest
+}

@@ -6,15 +6,14 @@
  */
 import type { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { createDashboard } from '@switchboard/dashboard'
-import type { AdminRole, AdminToken } from '../admin/auth.ts'
+import type { AdminToken } from '../admin/auth.ts'
+import { AREAS, allows, everyArea, type Permission } from '../access/roles.ts'
+import { TokenMatcher } from '../access/tokens.ts'
 
 export interface DashboardInit {
   adminTokens: readonly AdminToken[]
 }
-
-const digest = (value: string) => createHash('sha256').update(value).digest()
 
 /**
  * Adds `GET /`, `GET /ui/*` and `GET /api/session` to the app. The session route sits behind
@@ -23,16 +22,15 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
  */
 export function serveDashboard(app: Hono<{ Bindings: HttpBindings }>, init: DashboardInit): void {
   const dashboard = createDashboard()
-  const known = init.adminTokens.map((entry) => ({ digest: digest(entry.token), role: entry.role }))
+  const known = new TokenMatcher(init.adminTokens)
   app.get('/api/session', (context) => {
     // The guard already let this caller in: with no tokens configured only loopback callers
-    // get here, and they may do everything.
-    let role: AdminRole = 'update'
-    if (known.length > 0) {
-      const offered = digest((/^Bearer\s+(.+)$/i.exec(context.req.header('authorization') ?? '')?.[1] ?? '').trim())
-      role = known.find((entry) => timingSafeEqual(entry.digest, offered))?.role ?? 'view'
-    }
-    return context.json({ role, tokens_required: known.length > 0 })
+    // get here, and they may do everything. `role` is `update` for a token with Update on
+    // every area; `permissions` lists what it may do per area (access/roles.ts).
+    let permissions: ReadonlySet<Permission> = new Set(everyArea('update'))
+    if (known.size > 0) permissions = known.match((/^Bearer\s+(.+)$/i.exec(context.req.header('authorization') ?? '')?.[1] ?? '').trim()) ?? new Set()
+    const role = AREAS.every((area) => allows(permissions, area, 'update')) ? 'update' : 'view'
+    return context.json({ role, permissions: [...permissions].sort(), tokens_required: known.size > 0 })
   })
   const serve = (path: string, ifNoneMatch: string | undefined) => {
     const asset = dashboard.asset(path)

@@ -4,6 +4,7 @@
  * extra_fields. No Hono on this route (see `createListener` in app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { readUsage } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
@@ -12,7 +13,9 @@ import { validateChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { newRequestId } from '@switchboard/history'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
-import { readBody } from './body.ts'
+import { parseJsonBody, readBody } from './body.ts'
+import { isJsonMediaType } from '../access/media.ts'
+import { authenticateCaller, checkCallerTarget, type CallerComponents } from '../access/callers.ts'
 import { callerCancellation, requestContext, routingHeaders } from './surface.ts'
 
 /** What the inference route needs of the node. */
@@ -21,6 +24,8 @@ export interface InferenceComponents extends EngineComponents {
   metrics: Metrics
   /** The per-request record's listeners (the request log); tracks nothing while nobody listens. */
   recorder: RequestRecorder
+  /** Gateway keys and their limits: who may call (access/callers.ts). */
+  callers: CallerComponents
 }
 
 export interface InferenceInit {
@@ -55,19 +60,18 @@ export function createInferenceHandler(components: InferenceComponents, init: In
 async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
-  if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
-    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
+  if (!isJsonMediaType(contentType)) {
+    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got ${contentType === undefined ? 'none' : `"${contentType}"`}).`)
   }
+  // Who is calling, before anything else is read (access/callers.ts; every inference surface calls it).
+  const found = authenticateCaller(components.callers, incoming)
+  const caller = found instanceof Promise ? await found : found
+  if (track !== null) track.gatewayKey = caller.keyName
   const text = await readBody(incoming, init.maxRequestBodyBytes)
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-  }
-  const request = validateChatRequest(json)
+  const request = validateChatRequest(parseJsonBody(text))
+  checkCallerTarget(caller, request.model, request.fallbacks)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
-  const caller = callerCancellation(outgoing)
+  const cancellation = callerCancellation(outgoing)
   const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
   const log = context.log
   const wantsLog = log.enabled
@@ -77,13 +81,23 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   }
   let served
   try {
-    served = await serveChat(components, request, caller, context)
+    served = await serveChat(components, request, cancellation, context)
   } catch (error) {
-    if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+    if (error instanceof GatewayError) {
+      components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+      if (caller.keyName !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.keyName, status: String(error.status) })
+    }
     if (wantsLog && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
+  if (caller.key !== null) {
+    components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.key.name, status: '200' })
+    if (caller.key.tokensPerMinute !== null && served.success.kind === 'json') {
+      const usage = readUsage(served.success)
+      if (usage !== null) components.callers.limiter.recordTokens(caller.key, usage.promptTokens + usage.completionTokens)
+    }
+  }
   if (wantsLog && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (track !== null) {
     track.succeeded(served)

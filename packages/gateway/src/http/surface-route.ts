@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Surface } from '@switchboard/providers'
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError, asGatewayError } from '../errors.ts'
+import { authenticateCaller, checkCallerTarget } from '../access/callers.ts'
 import { serveChat, type Served, type StreamObserver } from '../inference/engine.ts'
 import type { RecordedUsage } from '@switchboard/history'
 import { renderJson, renderStream, type StreamFraming } from '../inference/render.ts'
@@ -56,11 +57,16 @@ export function createSurfaceHandler(components: InferenceComponents, init: Infe
 
 async function serve(components: InferenceComponents, init: InferenceInit, spec: SurfaceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null): Promise<void> {
   const headers = incoming.headers
+  // Who is calling, before the body is read: the same check as chat completions (access/callers.ts).
+  const found = authenticateCaller(components.callers, incoming)
+  const identity = found instanceof Promise ? await found : found
+  if (track !== null) track.gatewayKey = identity.keyName
   const input = await readJsonObject(incoming, init.maxRequestBodyBytes)
   const model = readModel(input)
   const stream = spec.streams && readStream(input)
   const fallbacks = readFallbacks(input)
   spec.validate(input)
+  checkCallerTarget(identity, model, fallbacks)
   const body = upstreamFields(input)
   const forwarded: Record<string, string> = {}
   for (const name of spec.forwardHeaders ?? []) {
@@ -91,10 +97,21 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
       if (track !== null) track.usage = { prompt_tokens: Number(answer.input_tokens) || 0, completion_tokens: 0, total_tokens: Number(answer.input_tokens) || 0 }
       return writeJson(outgoing, 200, answer, routingHeaders(requestId, { model }))
     }
-    if (error instanceof GatewayError) components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+    if (error instanceof GatewayError) {
+      components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
+      if (identity.keyName !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: identity.keyName, status: String(error.status) })
+    }
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
+  if (identity.key !== null) {
+    components.metrics.gatewayKeyRequests.inc({ gateway_key: identity.key.name, status: '200' })
+    const success = served.success
+    if (identity.key.tokensPerMinute !== null && success.kind === 'json') {
+      const usage = usageOf(success.body ?? JSON.parse(success.bytes.toString('utf8')))
+      if (usage !== null) components.callers.limiter.recordTokens(identity.key, usage.total_tokens)
+    }
+  }
   if (context.log.enabled && context.log.lines.length > 0) components.logger.debug({ routing: context.log.lines }, 'routing log')
   if (track !== null) {
     track.succeeded(served)

@@ -10,21 +10,18 @@ import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
 import { RoutingLog } from '@switchboard/routing'
 import type { RequestContext } from '../dispatch/dispatcher.ts'
-import { readBody } from './body.ts'
+import { parseJsonBody, readBody } from './body.ts'
+import { isJsonMediaType } from '../access/media.ts'
+import { MAX_FALLBACKS } from '../inference/validate.ts'
 
 /** The request's JSON object body; 415, 400 or 413 errors that say what to fix. */
 export async function readJsonObject(incoming: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
   const contentType = incoming.headers['content-type']
-  if (contentType !== undefined && !contentType.toLowerCase().includes('json')) {
-    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got "${contentType}").`)
+  if (!isJsonMediaType(contentType)) {
+    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got ${contentType === undefined ? 'none' : `"${contentType}"`}).`)
   }
-  const text = await readBody(incoming, limit)
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-  }
+  // Depth checked before parsing (http/body.ts): a body nested thousands deep is a 400, not a stack overflow.
+  const json = parseJsonBody(await readBody(incoming, limit))
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.', { param: '' })
   return json as Record<string, unknown>
 }
@@ -70,6 +67,7 @@ export function readFallbacks(input: Record<string, unknown>): string[] {
   const fallbacks = input.fallbacks
   if (fallbacks === undefined || fallbacks === null) return []
   if (!Array.isArray(fallbacks)) throw new GatewayError('invalid_request', '"fallbacks" must be an array of "provider/model" strings.', { param: 'fallbacks' })
+  if (fallbacks.length > MAX_FALLBACKS) throw new GatewayError('invalid_request', `"fallbacks" may list at most ${MAX_FALLBACKS} entries (got ${fallbacks.length}).`, { param: 'fallbacks' })
   fallbacks.forEach((fallback, index) => {
     if (typeof fallback !== 'string' || !/^[^/\s]+\/\S+$/.test(fallback)) {
       throw new GatewayError('invalid_request', `fallbacks[${index}] must be a "provider/model" string, e.g. "anthropic/claude-3-5-haiku-latest".`, { param: `fallbacks[${index}]` })

@@ -15,6 +15,8 @@ export interface Metrics {
   checks: Counter<'provider' | 'outcome'>
   heldKeySkips: Counter<'provider'>
   clusterDropped: Counter<'reason'>
+  /** Inference requests by gateway key name (never its secret) and status. */
+  gatewayKeyRequests: Counter<'gateway_key' | 'status'>
   /** Client connections closed to make room under `server.max_connections`. */
   connectionsEvicted: Counter
   /** The request log's own (issue 15): rows written, dropped by reason, batch write latency, rows waiting. */
@@ -39,6 +41,7 @@ export function createMetrics(): Metrics {
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
+    gatewayKeyRequests: new Counter({ name: 'switchboard_gateway_key_requests_total', help: 'Inference requests by the gateway key that sent them (its name) and HTTP status', labelNames: ['gateway_key', 'status'], registers }),
     connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
     requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),
     requestLogDropped: new Counter({ name: 'switchboard_request_log_rows_dropped_total', help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)', labelNames: ['reason'], registers }),

@@ -37,49 +37,48 @@ export async function createDayPartitions(pool: pg.Pool, tables: readonly string
   const existing = new Set(await listPartitionNames(pool, tables))
   const missing = wanted.filter((partition) => !existing.has(partition.name))
   if (missing.length === 0) return []
-  const client = await pool.connect()
-  const created: string[] = []
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
+  return underPartitionLock(pool, async (client) => {
+    const created: string[] = []
     const now = new Set(await listPartitionNames(client, tables))
     for (const partition of missing) {
       if (now.has(partition.name)) continue
       await client.query(`CREATE TABLE ${partition.name} PARTITION OF ${partition.table} FOR VALUES FROM ('${partition.from}') TO ('${partition.to}')`)
       created.push(partition.name)
     }
-    await client.query('COMMIT')
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
-  return created
+    return created
+  })
 }
 
 /** Drops the partitions of `tables` whose whole UTC day ended at or before `beforeMs`. Returns the dropped names. */
 export async function dropDayPartitionsBefore(pool: pg.Pool, tables: readonly string[], beforeMs: number): Promise<string[]> {
   const cutoff = dayName(dayStart(beforeMs))
-  const dropped: string[] = []
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
+  return underPartitionLock(pool, async (client) => {
+    const dropped: string[] = []
     for (const name of await listPartitionNames(client, tables)) {
       const day = /_p(\d{8})$/.exec(name)?.[1]
       if (day === undefined || day >= cutoff) continue
       await client.query(`DROP TABLE IF EXISTS ${name}`)
       dropped.push(name)
     }
+    return dropped
+  })
+}
+
+/** Runs partition DDL in one transaction holding the partition lock. */
+async function underPartitionLock<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
+    const result = await work(client)
     await client.query('COMMIT')
+    return result
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {})
     throw error
   } finally {
     client.release()
   }
-  return dropped
 }
 
 /** The cutoff of a retention of `retentionDays` at `nowMs`: a day that ended before it is dropped. */

@@ -70,7 +70,7 @@ export interface RequestRecord {
   region: string
   /** Addition: the API surface (`chat_completions`, `messages`, `responses`, `embeddings`). */
   surface: RequestSurface
-  /** Addition: the name of the gateway key the caller authenticated with; null without one. */
+  /** Addition: the name of the gateway key the caller authenticated with; null for a loopback caller while no gateway key exists. */
   gateway_key: string | null
   requested: { provider: string | null; model: string; fallbacks: string[]; session_id: string | null }
   /** What served it; for a failed request, the provider and key whose error was returned (nulls before any attempt). */

@@ -78,6 +78,28 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: '0013',
+    name: 'gateway keys',
+    sql: `
+      -- Keys callers of the inference API send. Only a SHA-256 of the secret is kept; a
+      -- revoked key stays as a row (revoked_at set) so the same secret never comes back.
+      CREATE TABLE gateway_keys (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        secret_hash text NOT NULL UNIQUE,
+        redacted text NOT NULL,
+        providers text[],
+        models text[],
+        requests_per_minute integer CHECK (requests_per_minute > 0),
+        tokens_per_minute integer CHECK (tokens_per_minute > 0),
+        origin text NOT NULL CHECK (origin IN ('config', 'api')),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        revoked_at timestamptz
+      );
+      CREATE UNIQUE INDEX gateway_keys_active_name ON gateway_keys (name) WHERE revoked_at IS NULL;
+    `,
+  },
   historyMigration,
   requestLogMigration,
 ]

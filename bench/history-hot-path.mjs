@@ -1,0 +1,115 @@
+/**
+ * History on vs off on the hot path (issue 14): one Switchboard node, one simulator, the
+ * same small chat.completions request at fixed concurrency, in ONE run, alternating rounds
+ * with history off and on (toggled live through PUT /api/adaptive-routing/config) so both
+ * see the same warm process and the same machine. Reports the gateway process's CPU ms per
+ * request per round and the median of each setting; writes the table into README.md.
+ *
+ *   node bench/history-hot-path.mjs [--requests 6000] [--rounds 3] [--concurrency 32] [--no-readme]
+ *
+ * Needs nothing from bench/node_modules: the load comes from undici (root workspace).
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { Pool } from 'undici'
+import { cpuMs, freePort, killAllNow, machineBusyMs, startService, stopAll, waitUntilReady } from './lib/processes.mjs'
+import { replaceSection } from './lib/report.mjs'
+import { writeFileSync } from 'node:fs'
+
+const benchDir = dirname(fileURLToPath(import.meta.url))
+const repoDir = join(benchDir, '..')
+const resultsDir = join(benchDir, 'results', 'history-hot-path')
+mkdirSync(resultsDir, { recursive: true })
+process.on('exit', killAllNow)
+
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '6000' }, rounds: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '32' }, 'no-readme': { type: 'boolean', default: false } } })
+const requests = Math.min(100_000, Math.max(100, Number(values.requests)))
+const rounds = Math.min(10, Math.max(1, Number(values.rounds)))
+const concurrency = Math.min(256, Math.max(1, Number(values.concurrency)))
+
+const SWITCHES = { direction_selection_enabled: true, route_selection_enabled: true, append_fallbacks_to_pinned: false, reroute_failed_directions: false, prune_failed_fallbacks: false }
+const BODY = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+
+async function main() {
+  const simPort = await freePort()
+  const simulator = startService({ name: 'simulator', args: [join(repoDir, 'packages/simulator/bin/simulator.js'), '--port', String(simPort)], logFile: join(resultsDir, 'simulator.log') })
+  await waitUntilReady(simulator, async () => (await fetch(`http://127.0.0.1:${simPort}/_sim/rules`)).ok)
+  const config = { request_log: { enabled: false }, providers: { openai: { keys: [{ name: 'bench-1', value: 'sk-bench-key-1111', models: ['*'], weight: 1 }, { name: 'bench-2', value: 'sk-bench-key-2222', models: ['*'], weight: 1 }], network_config: { base_url: `http://127.0.0.1:${simPort}` } } } }
+  const configFile = join(resultsDir, 'config.json')
+  writeFileSync(configFile, JSON.stringify(config))
+  const port = await freePort()
+  const gateway = startService({
+    name: 'switchboard',
+    args: [join(repoDir, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1'],
+    cwd: resultsDir,
+    env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', SWITCHBOARD_P2P_PORT: String(await freePort()) },
+    logFile: join(resultsDir, 'switchboard.log'),
+    graceMs: 15_000,
+    helperCommandLine: 'postgres',
+  })
+  const base = `http://127.0.0.1:${port}`
+  await waitUntilReady(gateway, async () => (await fetch(`${base}/health`)).status === 200, { timeoutMs: 90_000 })
+  const pool = new Pool(base, { connections: concurrency, pipelining: 1 })
+  const setHistory = async (enabled) => {
+    const response = await fetch(`${base}/api/adaptive-routing/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...SWITCHES, history_enabled: enabled }) })
+    if (!response.ok) throw new Error(`could not set history_enabled=${enabled}: ${response.status} ${await response.text()}`)
+  }
+  const load = async (count) => {
+    let next = 0
+    let failed = 0
+    const worker = async () => {
+      while (next < count) {
+        next++
+        const { statusCode, body } = await pool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY })
+        await body.dump()
+        if (statusCode !== 200) failed++
+      }
+    }
+    await Promise.all(Array.from({ length: concurrency }, worker))
+    return failed
+  }
+  await load(2_000) // warm-up, history on (the default)
+  const rows = []
+  for (let round = 0; round < rounds; round++) {
+    for (const enabled of [false, true]) {
+      await setHistory(enabled)
+      await load(500)
+      const cpuBefore = cpuMs(gateway)
+      const machineBefore = machineBusyMs()
+      const started = performance.now()
+      const failed = await load(requests)
+      const elapsed = performance.now() - started
+      const cpu = cpuMs(gateway)
+      rows.push({ round: round + 1, enabled, cpuPerRequest: (cpu.node - cpuBefore.node) / requests, postgresPerRequest: (cpu.other - cpuBefore.other) / requests, rps: requests / (elapsed / 1000), failed, machineShare: (machineBusyMs() - machineBefore) / elapsed / 2 })
+      console.log(JSON.stringify(rows.at(-1)))
+    }
+  }
+  const metrics = await (await fetch(`${base}/metrics`)).text()
+  const dropped = [...metrics.matchAll(/^switchboard_history_dropped_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+  const written = [...metrics.matchAll(/^switchboard_history_written_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+  await pool.close()
+  await stopAll()
+  const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
+  const off = median(rows.filter((row) => !row.enabled).map((row) => row.cpuPerRequest))
+  const on = median(rows.filter((row) => row.enabled).map((row) => row.cpuPerRequest))
+  const fmt = (value, digits = 3) => value.toFixed(digits)
+  const table = [
+    `Run ${new Date().toISOString().slice(0, 16)}Z, \`node bench/history-hot-path.mjs --requests ${requests} --rounds ${rounds} --concurrency ${concurrency}\`, Node ${process.version}, 2 shared cores.`,
+    '',
+    '| round | history | gateway CPU ms / request | Postgres CPU ms / request | RPS | failed | machine busy |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${row.round} | ${row.enabled ? 'on' : 'off'} | ${fmt(row.cpuPerRequest)} | ${fmt(row.postgresPerRequest)} | ${Math.round(row.rps)} | ${row.failed} | ${Math.round(row.machineShare * 100)} % |`),
+    '',
+    `Median gateway CPU per request: off ${fmt(off)} ms, on ${fmt(on)} ms: **${on >= off ? '+' : ''}${fmt(((on - off) / off) * 100, 1)} %** (budget: within 5 %). History rows written in the run: ${written}, dropped: ${dropped}.`,
+  ].join('\n')
+  console.log(table)
+  if (!values['no-readme']) replaceSection(join(benchDir, 'README.md'), 'history-hot-path', table)
+}
+
+main().catch(async (error) => {
+  console.error(error)
+  await stopAll()
+  process.exit(1)
+})

@@ -1,0 +1,212 @@
+/**
+ * The issues API over 7 days of a busy fleet's history (issue 14): 10 nodes in 2 regions,
+ * 20 providers x 50 keys, a rough day every day (a revoked key held all day on every node, a
+ * key out of credit, a failing provider with all 50 of its keys failing, 30 short rate
+ * limits, 200 one-node blips), synthesized straight into Postgres (episodes, nodes, and the
+ * events the detail view reads), then the paged queries the Incidents page sends, timed
+ * through `createHistoryQueries` (what GET /api/adaptive-routing/history/issues runs).
+ *
+ *   node --import tsx bench/history-issues.ts [--iterations 30] [--no-readme]
+ *
+ * Uses its own embedded PostgreSQL under bench/results/history-issues/ (or DATABASE_URL).
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { createPool, ensureDatabase, migrate } from '@switchboard/store'
+import { createDayPartitions, createHistoryQueries, insertRows, type Episode, type HistoryEvent } from '@switchboard/history'
+import { upsertEpisodes } from '../packages/history/src/recorder/episodes-sql.ts'
+import { eventColumns, type Stamped } from '../packages/history/src/recorder/tables.ts'
+import { replaceSection } from './lib/report.mjs'
+
+const benchDir = dirname(fileURLToPath(import.meta.url))
+const { values } = parseArgs({ options: { iterations: { type: 'string', default: '30' }, 'no-readme': { type: 'boolean', default: false } } })
+const iterations = Math.min(500, Math.max(5, Number(values.iterations)))
+
+const DAY = 86_400_000
+const MINUTE = 60_000
+const NODES = Array.from({ length: 10 }, (_, index) => ({ id: `node-${index + 1}`, region: index < 5 ? 'eu' : 'us' }))
+const PROVIDERS = Array.from({ length: 20 }, (_, index) => `provider-${index + 1}`)
+const KEYS = Array.from({ length: 50 }, (_, index) => `key-${index + 1}`)
+const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-sonnet-4-5']
+
+/** A seeded PRNG (mulberry32), so every run draws the same week. */
+function prng(seed: number): () => number {
+  return () => {
+    seed |= 0
+    seed = (seed + 0x6d2b79f5) | 0
+    let value = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+let sequence = 0
+function episode(node: (typeof NODES)[number], fields: Partial<Episode> & Pick<Episode, 'entity' | 'scope' | 'provider' | 'openedAt' | 'closedAt'>): Stamped<Episode> {
+  return {
+    id: `${node.id}:${(sequence++).toString(36)}`,
+    models: [],
+    keyIds: [],
+    cause: 'state',
+    phase: fields.closedAt === null ? 'failed' : 'closed',
+    updatedAt: fields.closedAt ?? fields.openedAt,
+    worstState: 'failed',
+    reasons: [],
+    action: 'moved_traffic',
+    checks: 0,
+    checkOutcomes: {},
+    requestsFailed: 0,
+    pinnedKeptFailed: 0,
+    failedNoAlternative: 0,
+    sawRefusal: false,
+    message: null,
+    lastRequestAt: null,
+    recoveringSince: null,
+    releasedBy: null,
+    lost: false,
+    ...fields,
+    nodeId: node.id,
+    region: node.region,
+  }
+}
+
+async function seed(pool: import('pg').Pool, now: number): Promise<{ episodes: number; events: number }> {
+  const random = prng(14)
+  const start = now - 7 * DAY
+  await createDayPartitions(pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: now, daysBehind: 8, daysAhead: 1 })
+  const episodes: Stamped<Episode>[] = []
+  const events: Stamped<HistoryEvent>[] = []
+  const hold = (node: (typeof NODES)[number], at: number, entity: string, provider: string, model: string | null, keyId: string, kind: HistoryEvent['kind'], detail: Record<string, unknown>) =>
+    events.push({ at, kind, entity, provider, model, keyId, detail, nodeId: node.id, region: node.region })
+  for (let day = 0; day < 7; day++) {
+    const dayStart = start + day * DAY
+    const last = day === 6
+    // A revoked key, held all day on every node, checked every 15 minutes; edited at the end of the day (not on the last).
+    const revokedProvider = PROVIDERS[day % 20]!
+    const revokedKey = KEYS[day % 50]!
+    const revokedOpen = dayStart + 2 * 3_600_000
+    const revokedClose = last ? null : dayStart + 20 * 3_600_000
+    NODES.forEach((node, index) => {
+      const entity = `key:${revokedProvider}:${revokedKey}`
+      episodes.push(episode(node, { entity, scope: 'key', provider: revokedProvider, keyIds: [revokedKey], cause: 'hold', openedAt: revokedOpen + index * 50, closedAt: revokedClose, phase: revokedClose === null ? 'held' : 'closed', reasons: ['credential'], action: 'held', checks: 72, checkOutcomes: { refused_again: 72 }, sawRefusal: index === 0, message: 'Incorrect API key provided', releasedBy: revokedClose === null ? null : 'edit' }))
+      hold(node, revokedOpen, entity, revokedProvider, null, revokedKey, 'hold:placed', { reason: 'credential', origin: index === 0 ? 'local' : 'peer' })
+      for (let check = 0; check < 72; check++) hold(node, revokedOpen + check * 15 * MINUTE, entity, revokedProvider, null, revokedKey, 'hold:checked', { outcome: 'refused_again', rung: Math.min(5, check) })
+    })
+    // A key out of credit for an hour.
+    const creditProvider = PROVIDERS[(day + 3) % 20]!
+    const creditKey = KEYS[(day + 7) % 50]!
+    const creditOpen = dayStart + 9 * 3_600_000
+    NODES.forEach((node, index) => episodes.push(episode(node, { entity: `key:${creditProvider}:${creditKey}`, scope: 'key', provider: creditProvider, keyIds: [creditKey], cause: 'hold', openedAt: creditOpen + index * 40, closedAt: creditOpen + 3_600_000, reasons: ['quota'], action: 'held', checks: 4, sawRefusal: index === 0, releasedBy: 'check' })))
+    // A failing provider: every key of one model fails for 6 hours on every node.
+    const failingProvider = PROVIDERS[(day + 5) % 20]!
+    const failingOpen = dayStart + 12 * 3_600_000
+    for (const node of NODES) {
+      episodes.push(episode(node, { entity: `direction:${failingProvider}:gpt-4o`, scope: 'direction', provider: failingProvider, models: ['gpt-4o'], keyIds: KEYS, openedAt: failingOpen + 5_000, closedAt: failingOpen + 6 * 3_600_000, reasons: ['transient'] }))
+      for (const key of KEYS) {
+        const entity = `route:${failingProvider}:gpt-4o:${key}`
+        episodes.push(episode(node, { entity, scope: 'route', provider: failingProvider, models: ['gpt-4o'], keyIds: [key], openedAt: failingOpen + Math.floor(random() * 5_000), closedAt: failingOpen + 6 * 3_600_000 + Math.floor(random() * 20_000), reasons: ['transient'] }))
+        hold(node, failingOpen, entity, failingProvider, 'gpt-4o', key, 'route:state', { from: 'healthy', to: 'failed' })
+        hold(node, failingOpen + 6 * 3_600_000, entity, failingProvider, 'gpt-4o', key, 'route:state', { from: 'recovering', to: 'healthy' })
+      }
+    }
+    // 30 short rate limits, held on every node.
+    for (let limit = 0; limit < 30; limit++) {
+      const provider = PROVIDERS[Math.floor(random() * 20)]!
+      const key = KEYS[Math.floor(random() * 50)]!
+      const model = MODELS[Math.floor(random() * 3)]!
+      const opened = dayStart + Math.floor(random() * (DAY - 10 * MINUTE))
+      const length = MINUTE + Math.floor(random() * 2 * MINUTE)
+      NODES.forEach((node, index) => {
+        const entity = `route:${provider}:${model}:${key}`
+        episodes.push(episode(node, { entity, scope: 'route', provider, models: [model], keyIds: [key], cause: 'hold', openedAt: opened + index * 30, closedAt: opened + length, reasons: ['rate_limit'], action: 'held', checks: index === 0 ? 1 : 0, sawRefusal: index === 0, releasedBy: 'check' }))
+        hold(node, opened, entity, provider, model, key, 'hold:placed', { reason: 'rate_limit', origin: index === 0 ? 'local' : 'peer' })
+        hold(node, opened + length, entity, provider, model, key, 'hold:released', { by: 'check', origin: index === 0 ? 'local' : 'peer' })
+      })
+    }
+    // 200 one-node blips: a route degraded for a few minutes.
+    for (let blip = 0; blip < 200; blip++) {
+      const node = NODES[Math.floor(random() * 10)]!
+      const provider = PROVIDERS[Math.floor(random() * 20)]!
+      const key = KEYS[Math.floor(random() * 50)]!
+      const model = MODELS[Math.floor(random() * 3)]!
+      const opened = dayStart + Math.floor(random() * (DAY - 15 * MINUTE))
+      episodes.push(episode(node, { entity: `route:${provider}:${model}:${key}`, scope: 'route', provider, models: [model], keyIds: [key], openedAt: opened, closedAt: opened + 2 * MINUTE + Math.floor(random() * 8 * MINUTE), worstState: 'degraded', action: 'reduced_traffic', reasons: ['transient'] }))
+    }
+  }
+  for (let index = 0; index < episodes.length; index += 2_000) await upsertEpisodes(pool, episodes.slice(index, index + 2_000))
+  for (let index = 0; index < events.length; index += 5_000) await insertRows(pool, 'history_events', eventColumns, events.slice(index, index + 5_000))
+  for (const node of NODES) {
+    await pool.query('INSERT INTO history_nodes (node_id, region, started_at, last_seen_at) VALUES ($1, $2, $3, $4) ON CONFLICT (node_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at', [node.id, node.region, new Date(start), new Date(now)])
+  }
+  return { episodes: episodes.length, events: events.length }
+}
+
+async function main() {
+  const resultsDir = join(benchDir, 'results', 'history-issues')
+  mkdirSync(resultsDir, { recursive: true })
+  const database = await ensureDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: join(resultsDir, 'postgres'), port: 18420 })
+  const admin = createPool({ url: database.url })
+  const name = `history_issues_bench_${Date.now()}`
+  await admin.query(`CREATE DATABASE ${name}`)
+  const url = new URL(database.url)
+  url.pathname = `/${name}`
+  const pool = createPool({ url: url.toString() })
+  try {
+    await migrate(pool)
+    const now = Date.now()
+    const seeded = await seed(pool, now)
+    await pool.query('ANALYZE')
+    const queries = createHistoryQueries({ pool, now: () => now, keyName: (_provider, keyId) => `name-${keyId}`, settings: () => ({}) })
+    const from = `from=${Math.floor((now - 7 * DAY) / 1000)}&to=${Math.floor(now / 1000)}`
+    const cases: [string, string][] = [
+      ['first page, priority (the Incidents page)', `${from}&limit=25&offset=0`],
+      ['needs attention + recovering, longest', `${from}&statuses=attention,recovering&sort=longest&limit=25&offset=0`],
+      ['one provider, newest, page 3', `${from}&providers=provider-6&sort=newest&limit=25&offset=50`],
+      ['search a key name', `${from}&search=name-key-7&limit=25&offset=0`],
+      ['last 24 h, first page', `from=${Math.floor((now - DAY) / 1000)}&limit=25&offset=0`],
+    ]
+    const rows: string[] = []
+    let total = 0
+    for (const [label, query] of cases) {
+      const times: number[] = []
+      const cpu: number[] = []
+      for (let run = 0; run < iterations + 2; run++) {
+        const started = performance.now()
+        const cpuStarted = process.cpuUsage()
+        const answer = await queries.issues(new URLSearchParams(query))
+        const elapsed = performance.now() - started
+        const used = process.cpuUsage(cpuStarted)
+        if (run >= 2) {
+          times.push(elapsed)
+          cpu.push((used.user + used.system) / 1000)
+        }
+        total = Math.max(total, answer.total ?? 0)
+        if (run === 0) console.log(label, 'total', answer.total, 'page', answer.issues.length)
+      }
+      times.sort((a, b) => a - b)
+      cpu.sort((a, b) => a - b)
+      const at = (list: number[], share: number) => list[Math.min(list.length - 1, Math.floor(share * list.length))]!
+      rows.push(`| ${label} | \`${query.replace(/from=\d+&to=\d+&?/, '7 days, ').replace(/from=\d+&/, '')}\` | ${at(times, 0.5).toFixed(1)} | ${at(times, 0.95).toFixed(1)} | ${at(times, 1 - 1e-9).toFixed(1)} | ${at(cpu, 0.5).toFixed(1)} | ${at(cpu, 0.95).toFixed(1)} |`)
+    }
+    const table = [
+      `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/history-issues.ts --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL 18.`,
+      `Seeded: ${seeded.episodes} episodes and ${seeded.events} events over 7 days (10 nodes, 20 providers x 50 keys, a rough day every day); the week groups into ${total} incidents.`,
+      '',
+      `Machine load average while it ran: ${(await import('node:os')).loadavg()[0]!.toFixed(1)} (2 cores).`,
+      '',
+      '| query | parameters | p50 ms | p95 ms | max ms | bench CPU p50 ms | bench CPU p95 ms |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+      ...rows,
+    ].join('\n')
+    console.log(table)
+    if (!values['no-readme']) replaceSection(join(benchDir, 'README.md'), 'history-issues', table)
+  } finally {
+    await pool.end()
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
+    await admin.end()
+    await database.release()
+  }
+}
+
+await main()

@@ -1,0 +1,109 @@
+/**
+ * Who is calling the inference API (issue 13): the ONE check every inference surface runs
+ * before anything else. With no gateway key in the fleet, loopback callers (sent to a loopback
+ * Host, no proxy headers) are served and everyone else gets a 401 saying how to create a key;
+ * once one exists, every call needs one, as `Authorization: Bearer <key>` (OpenAI SDKs) or
+ * `x-api-key: <key>` (Anthropic SDKs). Then the key's requests-per-minute and tokens-per-minute.
+ *
+ * The caller is remembered per request (`callerOf(incoming)`) for the request log and metrics.
+ */
+import type { IncomingMessage } from 'node:http'
+import { GatewayError } from '../errors.ts'
+import type { GatewayKey, GatewayKeyRing } from './gateway-keys.ts'
+import type { KeyLimiter, Refusal } from './limits.ts'
+import { isLocalCaller } from './network.ts'
+
+/** The authenticated caller of one inference request. */
+export interface Caller {
+  /** The gateway key it sent; null for a loopback caller while no gateway key exists. */
+  key: GatewayKey | null
+  /** `key.id` and `key.name`, or null: what the request log records. */
+  keyId: string | null
+  keyName: string | null
+}
+
+/** A loopback caller while no gateway key exists. */
+export const LOCAL_CALLER: Caller = Object.freeze({ key: null, keyId: null, keyName: null })
+
+const callers = new WeakMap<IncomingMessage, Caller>()
+
+/** The caller `authenticateCaller` found for this request, if it ran. */
+export function callerOf(incoming: IncomingMessage): Caller | undefined {
+  return callers.get(incoming)
+}
+
+export interface CallerComponents {
+  keys: GatewayKeyRing
+  limiter: KeyLimiter
+}
+
+const HOW_TO_KEYS = 'Create a gateway key with POST /api/gateway-keys {"name": "my-app"} (a settings.update admin token), or gateway_keys in config.json, and send it as "Authorization: Bearer <key>" or "x-api-key: <key>".'
+
+/** The secret a caller sent: `Authorization: Bearer <key>`, else `x-api-key`. */
+export function offeredKey(incoming: IncomingMessage): string | null {
+  const authorization = incoming.headers.authorization
+  if (authorization !== undefined && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
+    const value = authorization.slice(7).trim()
+    if (value !== '') return value
+  }
+  const apiKey = incoming.headers['x-api-key']
+  return typeof apiKey === 'string' && apiKey !== '' ? apiKey : null
+}
+
+/**
+ * Authenticates an inference call and counts it against its key's limits; throws a
+ * GatewayError (401, 429) otherwise. Every inference surface calls this first.
+ */
+export function authenticateCaller(components: CallerComponents, incoming: IncomingMessage): Caller | Promise<Caller> {
+  if (components.keys.size === 0) {
+    if (!isLocalCaller(incoming.socket.remoteAddress, incoming.socket.localPort, incoming.headers)) {
+      throw new GatewayError('gateway_key_required', `No gateway key exists yet, so this gateway answers inference calls from loopback only. ${HOW_TO_KEYS}`)
+    }
+    callers.set(incoming, LOCAL_CALLER)
+    return LOCAL_CALLER
+  }
+  const secret = offeredKey(incoming)
+  if (secret === null) throw new GatewayError('gateway_key_required', `This gateway needs a gateway key: send "Authorization: Bearer <key>" or "x-api-key: <key>". ${HOW_TO_KEYS}`)
+  const key = components.keys.find(secret)
+  if (key === undefined) throw new GatewayError('gateway_key_invalid', 'That gateway key is not known to this gateway (or was revoked).')
+  const caller: Caller = { key, keyId: key.id, keyName: key.name }
+  callers.set(incoming, caller)
+  const admitted = components.limiter.admit(key)
+  if (admitted === null) return caller
+  if (admitted instanceof Promise) {
+    return admitted.then((refusal) => {
+      if (refusal !== null) throw rateLimited(key, refusal)
+      return caller
+    })
+  }
+  throw rateLimited(key, admitted)
+}
+
+/** The 429 of a key over its limit, with retry-after at the window's end. */
+function rateLimited(key: GatewayKey, refusal: Refusal): GatewayError {
+  const what = refusal.reason === 'requests' ? 'requests' : 'tokens'
+  return new GatewayError('gateway_key_rate_limited', `Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, { retryAfterSeconds: refusal.retryAfterSeconds })
+}
+
+/**
+ * Throws 403 when the key may not use the requested model or a fallback's provider: a key
+ * limited to providers must name one (`provider/model`), and a fallback must stay inside them.
+ */
+export function checkCallerTarget(caller: Caller, model: string, fallbacks: readonly string[]): void {
+  const key = caller.key
+  if (key === null || (key.providers === null && key.models === null)) return
+  checkOne(key, model, 'model')
+  fallbacks.forEach((fallback, index) => checkOne(key, fallback, `fallbacks[${index}]`))
+}
+
+function checkOne(key: GatewayKey, model: string, param: string): void {
+  const slash = model.indexOf('/')
+  const provider = slash > 0 ? model.slice(0, slash) : null
+  const bare = slash > 0 ? model.slice(slash + 1) : model
+  if (key.providers !== null && (provider === null || !key.providers.has(provider))) {
+    throw new GatewayError('gateway_key_forbidden', `Gateway key "${key.name}" may use providers ${[...key.providers].join(', ')} only; name one in ${param} as "provider/model".`, { param })
+  }
+  if (key.models !== null && !key.models.has(model) && !key.models.has(bare)) {
+    throw new GatewayError('gateway_key_forbidden', `Gateway key "${key.name}" may use models ${[...key.models].join(', ')} only.`, { param })
+  }
+}

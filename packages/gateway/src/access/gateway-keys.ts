@@ -1,0 +1,82 @@
+/**
+ * Gateway keys in memory: the active keys of the fleet, found by the SHA-256 of the secret a
+ * caller sends. Reloaded from Postgres at boot, when a peer says keys changed, and every few
+ * seconds; a key revoked here leaves the ring at once.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import type { StoredGatewayKey } from '@switchboard/store'
+
+/** A gateway key as the request path uses it. */
+export interface GatewayKey {
+  id: string
+  name: string
+  /** Providers it may use; null = any. */
+  providers: ReadonlySet<string> | null
+  /** Models it may use; null = any. */
+  models: ReadonlySet<string> | null
+  requestsPerMinute: number | null
+  tokensPerMinute: number | null
+}
+
+/** The hex SHA-256 of a secret: what the store keeps and the ring is keyed by. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/** A new secret for the API to show once: `sk-sb-` and 32 random URL-safe characters. */
+export function newSecret(): string {
+  return `sk-sb-${randomBytes(24).toString('base64url')}`
+}
+
+/** How a secret is shown after creation: its first 6 characters and its last 4. */
+export function redactSecret(secret: string): string {
+  return `${secret.slice(0, 6)}...${secret.slice(-4)}`
+}
+
+/** The active keys, by secret hash. */
+export class GatewayKeyRing {
+  private byHash = new Map<string, GatewayKey>()
+  private byId = new Map<string, GatewayKey>()
+
+  /** How many keys are active. */
+  get size(): number {
+    return this.byHash.size
+  }
+
+  /** Replaces every key with the stored active ones. */
+  replace(stored: readonly StoredGatewayKey[]): void {
+    const byHash = new Map<string, GatewayKey>()
+    const byId = new Map<string, GatewayKey>()
+    for (const row of stored) {
+      if (row.revokedAt !== null) continue
+      const key: GatewayKey = {
+        id: row.id,
+        name: row.name,
+        providers: row.providers ? new Set(row.providers) : null,
+        models: row.models ? new Set(row.models) : null,
+        requestsPerMinute: row.requestsPerMinute,
+        tokensPerMinute: row.tokensPerMinute,
+      }
+      byHash.set(row.secretHash, key)
+      byId.set(row.id, key)
+    }
+    this.byHash = byHash
+    this.byId = byId
+  }
+
+  /** Drops a key at once (revoked here, before the store is read again). */
+  remove(id: string): void {
+    if (!this.byId.delete(id)) return
+    for (const [hash, key] of this.byHash) if (key.id === id) this.byHash.delete(hash)
+  }
+
+  /** The key a caller's secret names, if active. A map lookup by digest: nothing to learn from its timing. */
+  find(secret: string): GatewayKey | undefined {
+    return this.byHash.get(hashSecret(secret))
+  }
+
+  /** A key by id. */
+  get(id: string): GatewayKey | undefined {
+    return this.byId.get(id)
+  }
+}

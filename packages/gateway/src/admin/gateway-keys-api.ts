@@ -1,0 +1,114 @@
+/**
+ * `GET|POST /api/gateway-keys`, `GET|DELETE /api/gateway-keys/:id` (issue 13): keys for
+ * callers of the inference API. The secret is generated here and shown once, in the answer
+ * to the POST; Postgres keeps its SHA-256. A DELETE revokes the key on every node (the node
+ * drops it at once and tells its peers, which re-read the store).
+ */
+import { Hono } from 'hono'
+import type { HttpBindings } from '@hono/node-server'
+import type { Pool } from 'pg'
+import { createGatewayKey, GatewayKeyConflict, isUnreachable, listGatewayKeys, revokeGatewayKey, type StoredGatewayKey } from '@switchboard/store'
+import { gatewayKeySchema } from '../config/schema.ts'
+import { describeIssue } from '../config/problems.ts'
+import { GatewayError } from '../errors.ts'
+import { hashSecret, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
+
+type Env = { Bindings: HttpBindings }
+
+export interface GatewayKeysApiComponents {
+  pool: Pool
+  keys: GatewayKeyRing
+  /** Re-reads the keys from the store and tells every node to. */
+  changed(): Promise<void>
+}
+
+const createSchema = gatewayKeySchema.omit({ value: true })
+
+/** A key as the API shows it: never the secret. */
+export function presentGatewayKey(key: StoredGatewayKey): Record<string, unknown> {
+  return {
+    id: key.id,
+    name: key.name,
+    redacted: key.redacted,
+    providers: key.providers,
+    models: key.models,
+    requests_per_minute: key.requestsPerMinute,
+    tokens_per_minute: key.tokensPerMinute,
+    origin: key.origin,
+    created_at: key.createdAt.toISOString(),
+  }
+}
+
+/** The gateway-keys routes, mounted under /api by the app. */
+export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> {
+  const api = new Hono<Env>()
+
+  api.get('/gateway-keys', async (context) => context.json({ gateway_keys: (await stored(() => listGatewayKeys(components.pool))).map(presentGatewayKey) }))
+
+  api.get('/gateway-keys/:id', async (context) => {
+    const id = context.req.param('id')
+    const key = (await stored(() => listGatewayKeys(components.pool))).find((candidate) => candidate.id === id)
+    if (!key) throw notFound(id)
+    return context.json(presentGatewayKey(key))
+  })
+
+  api.post('/gateway-keys', async (context) => {
+    let body: unknown
+    try {
+      body = JSON.parse(await context.req.text())
+    } catch (error) {
+      throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
+    }
+    const parsed = createSchema.safeParse(body)
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => describeIssue(issue))
+      throw new GatewayError('invalid_request', `The gateway key is not valid: ${problems.join('; ')}. Send {"name", "providers"?, "models"?, "requests_per_minute"?, "tokens_per_minute"?}.`, { param: problems[0]?.split(':')[0] || null })
+    }
+    const secret = newSecret()
+    let created: StoredGatewayKey
+    try {
+      created = await stored(() =>
+        createGatewayKey(components.pool, {
+          name: parsed.data.name,
+          secretHash: hashSecret(secret),
+          redacted: redactSecret(secret),
+          providers: parsed.data.providers ?? null,
+          models: parsed.data.models ?? null,
+          requestsPerMinute: parsed.data.requests_per_minute ?? null,
+          tokensPerMinute: parsed.data.tokens_per_minute ?? null,
+        }),
+      )
+    } catch (error) {
+      if (error instanceof GatewayKeyConflict) throw new GatewayError('gateway_key_exists', `A gateway key named "${parsed.data.name}" already exists; revoke it first or choose another name.`, { param: 'name' })
+      throw error
+    }
+    await components.changed()
+    // The only time the secret is shown.
+    return context.json({ ...presentGatewayKey(created), key: secret }, 201)
+  })
+
+  api.delete('/gateway-keys/:id', async (context) => {
+    const id = context.req.param('id')
+    const revoked = await stored(() => revokeGatewayKey(components.pool, id))
+    if (!revoked) throw notFound(id)
+    components.keys.remove(id)
+    await components.changed()
+    return context.json({ revoked: id })
+  })
+
+  return api
+}
+
+/** A store call; Postgres unreachable is a 503 that says to retry (a key change is never half applied). */
+async function stored<Result>(call: () => Promise<Result>): Promise<Result> {
+  try {
+    return await call()
+  } catch (error) {
+    if (isUnreachable(error)) throw new GatewayError('store_unavailable', 'PostgreSQL is not answering, so gateway keys cannot be changed or listed right now; retry shortly. Keys already known keep working.')
+    throw error
+  }
+}
+
+function notFound(id: string): GatewayError {
+  return new GatewayError('gateway_key_not_found', `No active gateway key with id "${id}". GET /api/gateway-keys lists them.`)
+}

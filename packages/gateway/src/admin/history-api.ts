@@ -1,0 +1,42 @@
+/**
+ * The history API (issue 14), mounted under /api: incidents as the reference lists them
+ * ("Listing incidents through the API"), one incident with its story, and what the dashboard
+ * draws (summary, timeline, score series). Shapes: docs/api.md. Every answer is read from
+ * Postgres, so every node gives the same one.
+ */
+import { Hono, type Context } from 'hono'
+import type { HttpBindings } from '@hono/node-server'
+import { HistoryQueryError, type HistoryQueries } from '@switchboard/history'
+import { GatewayError } from '../errors.ts'
+
+type Env = { Bindings: HttpBindings }
+
+/** The routes, mounted under /api. `queries` is null while history could not start (Postgres away at boot). */
+export function historyApi(queries: () => HistoryQueries | null): Hono<Env> {
+  const api = new Hono<Env>()
+  const answer = (read: (history: HistoryQueries, query: URLSearchParams, context: Context<Env>) => Promise<unknown>) => async (context: Context<Env>) => {
+    const history = queries()
+    if (history === null) throw new GatewayError('not_found', 'History is not recording on this node (history_enabled is off, or Postgres was away when it started).')
+    const query = new URL(context.req.url).searchParams
+    try {
+      return context.json((await read(history, query, context)) as object)
+    } catch (error) {
+      if (error instanceof HistoryQueryError) throw new GatewayError('invalid_request', error.message, { param: error.param })
+      throw error
+    }
+  }
+  api.get('/adaptive-routing/history/issues', answer((history, query) => history.issues(query)))
+  api.get(
+    '/adaptive-routing/history/issues/:id',
+    answer(async (history, query, context) => {
+      const id = context.req.param('id') ?? ''
+      const found = await history.issue(id, query)
+      if (found === null) throw new GatewayError('not_found', `No incident "${id}" in the window; list them with GET /api/adaptive-routing/history/issues (widen it with from and to).`)
+      return found
+    }),
+  )
+  api.get('/adaptive-routing/history/summary', answer((history, query) => history.summary(query)))
+  api.get('/adaptive-routing/history/timeline', answer((history, query) => history.timeline(query)))
+  api.get('/adaptive-routing/history/scores', answer((history, query) => history.scores(query)))
+  return api
+}

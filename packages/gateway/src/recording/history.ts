@@ -1,0 +1,234 @@
+/**
+ * Feeds the history recorder (issue 14) from what the gateway already sees: hold entries this
+ * node changed or merged from peers, the balancer's routes after each recompute and once a
+ * minute, finished requests, config-store edits, deletes and settings changes. It records; it
+ * decides nothing. Also the leader's daily retention and /metrics counters of the writers.
+ */
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import { Counter, Gauge } from 'prom-client'
+import type { AdaptiveBalancer, HoldEntry, LoadBalancerSettings } from '@switchboard/routing'
+import type { ConfigStore } from '@switchboard/store'
+import {
+  createHistoryQueries,
+  defaultHistorySettings,
+  keyEntity,
+  readHistorySettings,
+  runRetention,
+  startHistoryRecorder,
+  writeHistorySettings,
+  type HistoryQueries,
+  type HistoryRecorder,
+  type HistorySettings,
+  type RequestOutcome,
+  type RouteView,
+} from '@switchboard/history'
+import type { RequestRecord } from '@switchboard/history'
+import type { ProviderRegistry } from '../inference/registry.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import type { Dispatcher } from '../dispatch/dispatcher.ts'
+import type { RequestRecorder } from './request-record.ts'
+
+export interface HistoryRecordingComponents {
+  pool: pg.Pool
+  store: ConfigStore
+  balancer: AdaptiveBalancer
+  /** The per-request record (issue 15): history's per-minute counts listen to it. */
+  recorder: RequestRecorder
+  registry: () => ProviderRegistry
+  settings: () => LoadBalancerSettings
+  metrics: Metrics
+  logger: Logger
+  now: () => number
+  /** True on the node that runs the daily retention (a regional leader; Postgres keeps it to once a day). */
+  isLeader: () => Promise<boolean>
+}
+
+export interface HistoryRecordingInit {
+  nodeId: string
+  region: string
+  /** config.json's `load_balancer_config.history_*` values (API-saved values win). */
+  configured: Partial<HistorySettings>
+  env: NodeJS.ProcessEnv
+}
+
+/** Failure classes that count against nothing: the caller's fault, or a cancel. */
+const EXCLUDED = new Set(['caller_fault', 'cancelled'])
+
+/** History wiring of one node. */
+export interface HistoryRecording {
+  queries: HistoryQueries
+  settings(): HistorySettings
+  saveSettings(values: Partial<HistorySettings>): Promise<HistorySettings>
+  holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
+  /** After each recompute. */
+  recomputed(): void
+  /** The dispatcher as the fleet should see it: merges from peers are recorded too. */
+  observeMerges(dispatcher: Dispatcher): Dispatcher
+  close(): Promise<void>
+}
+
+/** Starts recording history on this node. */
+export async function startHistoryRecording(components: HistoryRecordingComponents, init: HistoryRecordingInit): Promise<HistoryRecording> {
+  const { pool, store, balancer, logger, now } = components
+  let settings: HistorySettings = { ...defaultHistorySettings }
+  try {
+    if (Object.keys(init.configured).length > 0) await writeHistorySettings(pool, init.configured, 'config')
+    settings = await readHistorySettings(pool)
+  } catch (error) {
+    logger.warn({ err: error }, 'could not read the history settings; using the defaults')
+  }
+  const envMs = (name: string) => {
+    const value = Number(init.env[name])
+    return Number.isFinite(value) && value > 0 ? value : undefined
+  }
+  const snapshotMs = envMs('SWITCHBOARD_HISTORY_SNAPSHOT_MS') ?? 60_000
+  const keyName = (provider: string, keyId: string) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name
+  const routeViews = (): RouteView[] =>
+    balancer.routes().map((route) => ({ provider: route.provider, model: route.model, keyId: route.keyId, keyName: route.keyName, state: route.state, held: route.held, weight: route.weight, errorRate: route.errorRate, latencyMs: route.latencyMs, parts: route.parts }))
+
+  const recorder = await startHistoryRecorder(
+    { pool, now, enabled: () => settings.history_enabled, log: (line) => logger.warn(line) },
+    { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
+  )
+  const queries = createHistoryQueries(
+    { pool, now, keyName, settings: () => ({ ...components.settings(), ...settings }) },
+    { lostAfterMs: envMs('SWITCHBOARD_HISTORY_LOST_MS') ?? 3 * snapshotMs, waitingAfterMs: envMs('SWITCHBOARD_HISTORY_WAITING_MS') ?? 120_000 },
+  )
+
+  // Config-store changes made on this node (each change is recorded once, where it was made).
+  let lastSettings: LoadBalancerSettings = { ...components.settings() }
+  const unsubscribes = [
+    store.on('key:changed', (detail) => recorder.record({ kind: 'key:edited', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, created: detail.created, fields: detail.fields } })),
+    store.on('key:deleted', (detail) => recorder.record({ kind: 'key:deleted', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name } })),
+    store.on('provider:changed', (detail) => recorder.record({ kind: 'provider:edited', entity: `provider:${detail.provider}`, provider: detail.provider, model: null, keyId: null, detail: { created: detail.created, fields: detail.fields } })),
+    store.on('provider:deleted', (detail) => recorder.record({ kind: 'provider:deleted', entity: `provider:${detail.provider}`, provider: detail.provider, model: null, keyId: null, detail: {} })),
+    store.on('settings:changed', (detail) => {
+      const after = { ...detail.load_balancer_config, ...settings }
+      recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before: { ...lastSettings, ...settings }, after, fields: detail.fields, origin: detail.origin } })
+      lastSettings = { ...detail.load_balancer_config }
+    }),
+  ]
+
+  // Settings saved on another node reach this one through Postgres.
+  const settingsTimer = setInterval(() => {
+    readHistorySettings(pool).then(
+      (read) => {
+        settings = read
+        listen()
+      },
+      () => {},
+    )
+  }, 15_000)
+  settingsTimer.unref()
+
+  // The daily retention: every hour the leader asks; Postgres lets it run once a day.
+  const retention = async () => {
+    if (!(await components.isLeader())) return
+    const ran = await runRetention(pool, { now: now(), retentionDays: settings.history_retention_days })
+    if (ran !== null && ran.dropped.length > 0) logger.info({ dropped: ran.dropped, episodes: ran.episodes }, `history retention: dropped ${ran.dropped.length} day partitions`)
+  }
+  const retentionTimer = setInterval(() => void retention().catch((error: unknown) => logger.warn({ err: error }, 'history retention failed')), envMs('SWITCHBOARD_HISTORY_RETENTION_CHECK_MS') ?? 3_600_000)
+  retentionTimer.unref()
+
+  registerMetrics(components.metrics, recorder)
+  // Each request's record arrives after its answer was sent (never on the request path). The
+  // listener is attached only while history is on: with nobody listening, requests track nothing.
+  let offRecords: (() => void) | null = null
+  const listen = () => {
+    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.on((record) => recorder.request(toOutcome(record, components.settings())))
+    else if (!settings.history_enabled && offRecords !== null) {
+      offRecords()
+      offRecords = null
+    }
+  }
+  listen()
+
+  return {
+    queries,
+    settings: () => ({ ...settings }),
+    async saveSettings(values) {
+      const before = { ...lastSettings, ...settings }
+      settings = await writeHistorySettings(pool, values, 'api')
+      listen()
+      const after = { ...lastSettings, ...settings }
+      if (before.history_enabled !== after.history_enabled || before.history_retention_days !== after.history_retention_days) {
+        recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before, after, fields: Object.keys(values), origin: 'api' } })
+      }
+      return { ...settings }
+    },
+    holds: (entries, origin) => recorder.holds(entries, origin),
+    recomputed: () => recorder.routes(routeViews()),
+    observeMerges(dispatcher) {
+      return {
+        ...dispatcher,
+        merged(entries) {
+          dispatcher.merged(entries)
+          recorder.holds(entries, 'peer')
+        },
+      }
+    },
+    async close() {
+      offRecords?.()
+      clearInterval(settingsTimer)
+      clearInterval(retentionTimer)
+      for (const off of unsubscribes) off()
+      await recorder.close()
+    },
+  }
+}
+
+/** How a request went, for the per-minute counts: from the request record (issue 15). */
+function toOutcome(record: RequestRecord, lb: LoadBalancerSettings): RequestOutcome {
+  const named = record.routing.picked_by === 'caller' ? record.requested.provider : null
+  const callerFallbacks = record.requested.fallbacks.map((fallback) => {
+    const slash = fallback.indexOf('/')
+    return slash > 0 ? { provider: fallback.slice(0, slash), model: fallback.slice(slash + 1) } : { provider: '', model: fallback }
+  })
+  const ok = record.failure_class === null && record.served.provider !== null
+  return {
+    at: Date.parse(record.at) + record.latency_ms,
+    namedProvider: named,
+    model: record.requested.model,
+    callerFallbacks,
+    attempts: record.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, keyId: attempt.key_id, failureClass: attempt.failure_class })),
+    served: ok ? { provider: record.served.provider!, model: record.served.model ?? record.requested.model, keyId: record.served.key_id ?? '' } : null,
+    failure: ok ? null : record.failure_class !== null && EXCLUDED.has(record.failure_class) ? 'excluded' : 'upstream',
+    rerouteEnabled: lb.reroute_failed_directions,
+    routing: { movedOff: record.routing.moved_off !== null, addedFallbackServed: record.routing.added_fallback_served, pinnedKeptFailed: record.routing.pinned_kept_failed },
+  }
+}
+
+/** /metrics: what the history writers wrote, buffered and dropped (and why). */
+function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {
+  const registers = [metrics.registry]
+  new Gauge({
+    name: 'switchboard_history_buffered',
+    help: 'History rows waiting to be written, by writer',
+    labelNames: ['writer'],
+    registers,
+    collect() {
+      for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
+    },
+  })
+  new Counter({
+    name: 'switchboard_history_written_total',
+    help: 'History rows written to Postgres, by writer',
+    labelNames: ['writer'],
+    registers,
+    collect() {
+      this.reset()
+      for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
+    },
+  })
+  new Counter({
+    name: 'switchboard_history_dropped_total',
+    help: 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)',
+    labelNames: ['writer', 'reason'],
+    registers,
+    collect() {
+      this.reset()
+      for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
+    },
+  })
+}

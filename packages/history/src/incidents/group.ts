@@ -1,0 +1,269 @@
+/**
+ * Incidents: every node's episodes grouped into one incident per problem, however many nodes
+ * saw it, each with the status of the reference ("Incidents"; adaptive-routing-overview.txt:
+ * "do you need to do anything?"). Pure: episodes and node liveness in, incidents out, `now`
+ * injected. Every node reads the same rows from Postgres, so every node answers the same.
+ */
+import { createHash } from 'node:crypto'
+import type { Scope } from '../entities.ts'
+import type { Action, Episode, State } from '../tracker/types.ts'
+
+/** Incident statuses (design.md). */
+export type IncidentStatus = 'attention' | 'recovering' | 'mitigated' | 'waiting' | 'resolved' | 'unobserved'
+
+/** An episode as stored: with the node that saw it. */
+export interface StoredEpisode extends Episode {
+  nodeId: string
+  region: string
+}
+
+/** What history knows of a node: when it last reported, and whether it stopped. */
+export interface NodeLiveness {
+  region: string
+  lastSeenAt: number
+  stoppedAt: number | null
+}
+
+/** An incident, exactly the fields of design.md, plus the episodes behind it. */
+export interface Incident {
+  id: string
+  entity: string
+  scope: Scope
+  provider: string
+  models: string[]
+  key_ids: string[]
+  status: IncidentStatus
+  worst_state: State
+  reasons: string[]
+  opened_at: string
+  closed_at: string | null
+  duration_seconds: number
+  nodes: string[]
+  regions: string[]
+  checks: number
+  requests_failed: number
+  pinned_kept_failed: number
+  action: Action
+  what_would_help?: string
+}
+
+/** Options of the grouping. */
+export interface GroupOptions {
+  now: number
+  /** A node that has not reported for this long lost sight of its open episodes; default 3 min. */
+  lostAfterMs?: number
+  /** A recovering incident no request reached for this long is waiting for traffic; default 2 min. */
+  waitingAfterMs?: number
+  /** Names of keys, for what_would_help. */
+  keyName?: (provider: string, keyId: string) => string | undefined
+}
+
+/** An incident with its episodes, for the detail view. */
+export interface GroupedIncident {
+  incident: Incident
+  episodes: StoredEpisode[]
+  /** Milliseconds of `opened_at` and `closed_at`, for sorting and windows. */
+  openedMs: number
+  closedMs: number | null
+}
+
+/** Episodes of one entity closer than this in time are one problem (a flap, or nodes seeing it seconds apart). */
+const JOIN_GAP_MS = 60_000
+
+/** Groups episodes into incidents. */
+export function groupIncidents(episodes: readonly StoredEpisode[], nodes: ReadonlyMap<string, NodeLiveness>, options: GroupOptions): GroupedIncident[] {
+  const now = options.now
+  const lostAfter = options.lostAfterMs ?? 180_000
+  // An open episode of a node that stopped reporting ends where the node went quiet, lost.
+  const effective = episodes.map((episode) => {
+    if (episode.closedAt !== null) return { episode, end: episode.closedAt, lost: episode.lost }
+    const node = nodes.get(episode.nodeId)
+    const quietSince = node === undefined ? episode.updatedAt : node.stoppedAt ?? (now - node.lastSeenAt > lostAfter ? node.lastSeenAt : null)
+    if (episode.lost || quietSince !== null) return { episode, end: Math.max(episode.updatedAt, quietSince ?? episode.updatedAt), lost: true }
+    return { episode, end: null as number | null, lost: false }
+  })
+  // Union-find over episodes: same entity and overlapping (within the gap); a route's state
+  // episode inside a direction or hold episode of its provider+model or key is part of that.
+  const parent = effective.map((_, index) => index)
+  const find = (index: number): number => {
+    while (parent[index] !== index) index = parent[index] = parent[parent[index]!]!
+    return index
+  }
+  const union = (a: number, b: number) => {
+    const rootA = find(a)
+    const rootB = find(b)
+    if (rootA === rootB) return
+    // The root is the episode whose entity names the incident: direction and hold episodes win over route state episodes.
+    if (rank(effective[rootB]!.episode) > rank(effective[rootA]!.episode)) parent[rootA] = rootB
+    else parent[rootB] = rootA
+  }
+  const overlaps = (a: (typeof effective)[number], b: (typeof effective)[number]) =>
+    a.episode.openedAt <= (b.end ?? now) + JOIN_GAP_MS && b.episode.openedAt <= (a.end ?? now) + JOIN_GAP_MS
+  const byEntity = new Map<string, number[]>()
+  effective.forEach((item, index) => {
+    const list = byEntity.get(item.episode.entity)
+    if (list === undefined) byEntity.set(item.episode.entity, [index])
+    else list.push(index)
+  })
+  for (const list of byEntity.values()) {
+    list.sort((a, b) => effective[a]!.episode.openedAt - effective[b]!.episode.openedAt)
+    // Sorted by opening: join each to the running group while it overlaps the group's extent.
+    let groupEnd: number | null = null
+    let groupStart = -1
+    for (const index of list) {
+      const item = effective[index]!
+      if (groupStart >= 0 && item.episode.openedAt <= (groupEnd ?? now) + JOIN_GAP_MS) {
+        union(groupStart, index)
+        groupEnd = groupEnd === null || item.end === null ? null : Math.max(groupEnd, item.end)
+      } else {
+        groupStart = index
+        groupEnd = item.end
+      }
+    }
+  }
+  // Route state episodes folded into a direction or hold problem covering them.
+  const covering = new Map<string, number[]>()
+  effective.forEach((item, index) => {
+    const episode = item.episode
+    if (episode.scope === 'direction') pushTo(covering, `d:${episode.provider}:${episode.models[0]}`, index)
+    if (episode.cause === 'hold') {
+      if (episode.scope === 'key') pushTo(covering, `k:${episode.provider}:${episode.keyIds[0]}`, index)
+      else pushTo(covering, `r:${episode.entity}`, index)
+    }
+  })
+  effective.forEach((item, index) => {
+    const episode = item.episode
+    if (episode.scope !== 'route') return
+    const model = episode.models[0]
+    const keyId = episode.keyIds[0]
+    const candidates = [...(covering.get(`k:${episode.provider}:${keyId}`) ?? []), ...(episode.cause === 'state' ? (covering.get(`d:${episode.provider}:${model}`) ?? []) : [])]
+    if (episode.cause === 'state') candidates.push(...(covering.get(`r:${episode.entity}`) ?? []))
+    for (const other of candidates) if (other !== index && overlaps(item, effective[other]!)) union(index, other)
+  })
+  const groups = new Map<number, number[]>()
+  effective.forEach((_, index) => pushTo(groups, find(index), index))
+  const incidents: GroupedIncident[] = []
+  for (const [root, members] of groups) incidents.push(buildIncident(effective[root]!.episode, members.map((index) => effective[index]!), options))
+  return incidents
+}
+
+function rank(episode: Episode): number {
+  if (episode.scope === 'key') return 3
+  if (episode.cause === 'hold') return 2
+  if (episode.scope === 'direction') return 2
+  return 1
+}
+
+function pushTo<K>(map: Map<K, number[]>, key: K, value: number): void {
+  const list = map.get(key)
+  if (list === undefined) map.set(key, [value])
+  else list.push(value)
+}
+
+const STATE_RANK: Record<State, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
+
+function buildIncident(
+  primary: StoredEpisode,
+  members: { episode: StoredEpisode; end: number | null; lost: boolean }[],
+  options: GroupOptions,
+): GroupedIncident {
+  const now = options.now
+  const waitingAfter = options.waitingAfterMs ?? 120_000
+  const episodes = members.map((member) => member.episode).sort((a, b) => a.openedAt - b.openedAt || a.nodeId.localeCompare(b.nodeId))
+  const openedMs = episodes[0]!.openedAt
+  const live = members.filter((member) => member.end === null)
+  const closedMs = live.length > 0 ? null : Math.max(...members.map((member) => member.end!))
+  const models = new Set<string>()
+  const keyIds = new Set<string>()
+  const reasons: string[] = []
+  const nodeIds = new Set<string>()
+  const regions = new Set<string>()
+  let worst: State = 'healthy'
+  let checks = 0
+  let requestsFailed = 0
+  let pinnedKeptFailed = 0
+  let actionRank = 0
+  for (const episode of episodes) {
+    for (const model of episode.models) models.add(model)
+    for (const keyId of episode.keyIds) keyIds.add(keyId)
+    for (const reason of episode.reasons) if (!reasons.includes(reason)) reasons.push(reason)
+    nodeIds.add(episode.nodeId)
+    regions.add(episode.region)
+    if (STATE_RANK[episode.worstState] > STATE_RANK[worst]) worst = episode.worstState
+    checks += episode.checks
+    requestsFailed += episode.requestsFailed
+    pinnedKeptFailed += episode.pinnedKeptFailed
+    actionRank = Math.max(actionRank, episode.action === 'held' ? 3 : episode.action === 'moved_traffic' ? 2 : 1)
+  }
+  const action: Action = actionRank === 3 ? 'held' : actionRank === 2 ? 'moved_traffic' : 'reduced_traffic'
+  const lost = members.some((member) => member.lost)
+  let status: Incident['status']
+  let help: string | undefined
+  // Closed: resolved when a node saw it close; unobserved when every node lost sight of it first.
+  if (live.length === 0) status = lost && !members.some((member) => !member.lost) ? 'unobserved' : 'resolved'
+  else {
+    help = whatWouldHelp(primary, live.map((member) => member.episode), reasons, options)
+    if (help !== undefined) status = 'attention'
+    else if (live.some((member) => member.episode.phase !== 'recovering')) status = 'mitigated'
+    else {
+      // Recovering on every node still watching it: unconfirmed when no request reached it lately.
+      const lastTraffic = Math.max(...live.map((member) => Math.max(member.episode.lastRequestAt ?? 0, member.episode.recoveringSince ?? member.episode.openedAt)))
+      status = now - lastTraffic >= waitingAfter ? 'waiting' : 'recovering'
+    }
+  }
+  const incident: Incident = {
+    id: incidentId(primary.entity, openedMs),
+    entity: primary.entity,
+    scope: primary.scope,
+    provider: primary.provider,
+    models: [...models].sort(),
+    key_ids: [...keyIds].sort(),
+    status,
+    worst_state: worst === 'healthy' ? 'degraded' : worst,
+    reasons,
+    opened_at: new Date(openedMs).toISOString(),
+    closed_at: closedMs === null ? null : new Date(closedMs).toISOString(),
+    duration_seconds: Math.max(0, Math.round(((closedMs ?? now) - openedMs) / 1000)),
+    nodes: [...nodeIds].sort(),
+    regions: [...regions].sort(),
+    checks,
+    requests_failed: requestsFailed,
+    pinned_kept_failed: pinnedKeptFailed,
+    action,
+  }
+  if (help !== undefined) incident.what_would_help = help
+  return { incident, episodes, openedMs, closedMs }
+}
+
+/**
+ * Why an open incident needs a person, in plain words, or undefined when routing has it
+ * (reference overview: a rejected key, a key out of quota, requests failing with no healthy
+ * key or provider left, requests kept on a failing provider because redirecting was off).
+ */
+function whatWouldHelp(primary: StoredEpisode, live: readonly StoredEpisode[], reasons: readonly string[], options: GroupOptions): string | undefined {
+  const held = live.filter((episode) => episode.cause === 'hold' && episode.phase !== 'recovering')
+  const keyId = primary.keyIds[0]
+  const name = keyId === undefined ? undefined : (options.keyName?.(primary.provider, keyId) ?? keyId)
+  const quoted = held.find((episode) => episode.message)?.message
+  const said = quoted ? ` (${primary.provider} said: "${quoted}")` : ''
+  const pinned = live.reduce((sum, episode) => sum + episode.pinnedKeptFailed, 0)
+  if (held.length > 0 && reasons.includes('credential')) {
+    return `Replace the key: ${primary.provider} rejects key ${name}${said}. Save the right value for it; the edit releases the hold on every node and routing checks the new key with live traffic. If requests or a routing rule name this key directly, stop pinning it so routing can move them next time.`
+  }
+  if (held.length > 0 && reasons.includes('quota')) {
+    return `Top up the account or raise the quota of key ${name} on ${primary.provider}${said}, or add another key that serves ${primary.models.join(', ') || 'its models'}. Routing checks the key again on its own; Release key checks it straight away.`
+  }
+  if (pinned > 0) {
+    return `Requests that name ${primary.provider} were kept on it while it failed, because re-routing failed providers is off. Turn on reroute_failed_directions (adaptive routing settings), or stop naming ${primary.provider} in the requests or routing rules that pin it.`
+  }
+  const noneLeft = live.reduce((sum, episode) => sum + (episode.scope === 'direction' || episode.cause === 'hold' ? episode.failedNoAlternative : 0), 0)
+  if (noneLeft > 0 && live.some((episode) => episode.phase === 'failed' || episode.phase === 'held')) {
+    return `Requests for ${primary.models.join(', ') || 'this model'} are failing with no healthy key or provider left to send them to. Add a fallback provider or another key that serves the model.`
+  }
+  return undefined
+}
+
+/** A stable id: the same for the same problem whichever node answers. */
+export function incidentId(entity: string, openedMs: number): string {
+  return 'inc_' + createHash('sha256').update(`${entity}\u0000${openedMs}`).digest('hex').slice(0, 16)
+}

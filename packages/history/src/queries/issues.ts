@@ -1,0 +1,206 @@
+/**
+ * `GET /api/adaptive-routing/history/issues`, pure: the window's incidents in, the answer out
+ * (reference: "Listing incidents through the API"; design.md for the field names). Without
+ * `limit` and `offset` every issue of the window; with either, a filtered, sorted page with
+ * `total, offset, limit, matched_summary, facets, key_names`.
+ */
+import type { GroupedIncident, Incident, IncidentStatus } from '../incidents/group.ts'
+import { HistoryQueryError, enumList, list } from './params.ts'
+
+export const STATUSES = ['attention', 'recovering', 'mitigated', 'waiting', 'resolved', 'unobserved'] as const satisfies readonly IncidentStatus[]
+export const STATES = ['degraded', 'failed', 'recovering', 'healthy'] as const
+export const SCOPES = ['route', 'direction', 'key'] as const
+export const SORTS = ['priority', 'newest', 'oldest', 'longest', 'shortest'] as const
+export type IssueSort = (typeof SORTS)[number]
+
+/** Default and fallback page size, and the largest (reference). */
+export const DEFAULT_LIMIT = 25
+export const MAX_LIMIT = 100
+
+/** The parsed filters of an issues query. */
+export interface IssueFilters {
+  ids?: string[]
+  statuses?: IncidentStatus[]
+  states?: string[]
+  scopes?: string[]
+  reasons?: string[]
+  providers?: string[]
+  models?: string[]
+  regions?: string[]
+  nodes?: string[]
+  entities?: string[]
+  search?: string
+  sort: IssueSort
+  /** Null without limit and offset: the whole list. */
+  page: { limit: number; offset: number } | null
+}
+
+/** Parses the filters, sort and page; throws `HistoryQueryError` for what the reference answers with 400. */
+export function parseIssueFilters(query: URLSearchParams): IssueFilters {
+  const sortValue = query.get('sort')
+  const sort = sortValue === null || sortValue === '' ? 'priority' : sortValue
+  if (!(SORTS as readonly string[]).includes(sort)) throw new HistoryQueryError('sort', `sort must be one of ${SORTS.join(', ')} (got "${sortValue}").`)
+  const limitValue = query.get('limit')
+  const offsetValue = query.get('offset')
+  let page: IssueFilters['page'] = null
+  if (limitValue !== null || offsetValue !== null) {
+    // Limit: default and fallback 25, at most 100 (reference).
+    const parsedLimit = limitValue === null ? NaN : Number(limitValue)
+    const limit = Number.isInteger(parsedLimit) && parsedLimit > 0 ? Math.min(parsedLimit, MAX_LIMIT) : DEFAULT_LIMIT
+    let offset = 0
+    if (offsetValue !== null && offsetValue !== '') {
+      const parsed = Number(offsetValue)
+      if (!Number.isInteger(parsed)) throw new HistoryQueryError('offset', `offset must be a whole number of issues to skip (got "${offsetValue}").`)
+      if (parsed < 0) throw new HistoryQueryError('offset', `offset must not be negative (got ${parsed}).`)
+      offset = parsed
+    }
+    page = { limit, offset }
+  }
+  const filters: IssueFilters = { sort: sort as IssueSort, page }
+  const assign = <K extends keyof IssueFilters>(key: K, value: IssueFilters[K] | undefined) => {
+    if (value !== undefined) filters[key] = value
+  }
+  assign('ids', list(query, 'ids'))
+  assign('statuses', enumList(query, 'statuses', STATUSES))
+  assign('states', enumList(query, 'states', STATES))
+  assign('scopes', enumList(query, 'scopes', SCOPES))
+  assign('reasons', list(query, 'reasons'))
+  assign('providers', list(query, 'providers'))
+  assign('models', list(query, 'models'))
+  assign('regions', list(query, 'regions'))
+  assign('nodes', list(query, 'nodes'))
+  assign('entities', list(query, 'entities'))
+  const search = query.get('search')?.trim()
+  if (search) filters.search = search.toLowerCase()
+  return filters
+}
+
+/** The summary of the matching issues (reference: `matched_summary`). */
+export interface MatchedSummary {
+  attention: number
+  ongoing: number
+  resolved: number
+  median_resolve_seconds: number | null
+  longest_ongoing_seconds: number | null
+  pinned_kept_failed: number
+}
+
+/** The answer: `issues`, plus the page fields when paged. */
+export interface IssuesAnswer {
+  from: string
+  to: string
+  issues: Incident[]
+  total?: number
+  offset?: number
+  limit?: number
+  matched_summary?: MatchedSummary
+  facets?: Record<string, Record<string, number>>
+  key_names?: Record<string, string>
+}
+
+/** Facets the sidebar shows, each a field of the incident. */
+const FACETS: Record<string, (incident: Incident) => readonly string[]> = {
+  statuses: (incident) => [incident.status],
+  states: (incident) => [incident.worst_state],
+  scopes: (incident) => [incident.scope],
+  reasons: (incident) => incident.reasons,
+  providers: (incident) => [incident.provider],
+  models: (incident) => incident.models,
+  regions: (incident) => incident.regions,
+  nodes: (incident) => incident.nodes,
+}
+
+/** Answers an issues query over the window's incidents. */
+export function answerIssues(
+  grouped: readonly GroupedIncident[],
+  filters: IssueFilters,
+  window: { from: number; to: number },
+  keyName: (provider: string, keyId: string) => string | undefined,
+): IssuesAnswer {
+  const inWindow = grouped.filter((item) => item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
+  const matched = inWindow.filter((item) => matches(item, filters, keyName))
+  sortIssues(matched, filters.sort)
+  const base = { from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString() }
+  if (filters.page === null) return { ...base, issues: matched.map((item) => item.incident) }
+  const { limit } = filters.page
+  const total = matched.length
+  // Past the end: the last page (reference).
+  const lastPageOffset = total === 0 ? 0 : Math.floor((total - 1) / limit) * limit
+  const offset = Math.min(filters.page.offset, lastPageOffset)
+  const page = matched.slice(offset, offset + limit).map((item) => item.incident)
+  const keyNames: Record<string, string> = {}
+  for (const incident of page) for (const keyId of incident.key_ids) keyNames[keyId] = keyName(incident.provider, keyId) ?? keyId
+  return {
+    ...base,
+    issues: page,
+    total,
+    offset,
+    limit,
+    matched_summary: summarise(matched.map((item) => item.incident)),
+    facets: facets(inWindow.map((item) => item.incident)),
+    key_names: keyNames,
+  }
+}
+
+function matches(item: GroupedIncident, filters: IssueFilters, keyName: (provider: string, keyId: string) => string | undefined): boolean {
+  const incident = item.incident
+  const anyOf = (wanted: readonly string[] | undefined, values: readonly string[]) => wanted === undefined || values.some((value) => wanted.includes(value))
+  if (!anyOf(filters.ids, [incident.id])) return false
+  if (!anyOf(filters.statuses, [incident.status])) return false
+  if (!anyOf(filters.states, [incident.worst_state])) return false
+  if (!anyOf(filters.scopes, [incident.scope])) return false
+  if (!anyOf(filters.reasons, incident.reasons)) return false
+  if (!anyOf(filters.providers, [incident.provider])) return false
+  if (!anyOf(filters.models, incident.models)) return false
+  if (!anyOf(filters.regions, incident.regions)) return false
+  if (!anyOf(filters.nodes, incident.nodes)) return false
+  if (filters.entities !== undefined && !anyOf(filters.entities, [incident.entity, ...item.episodes.map((episode) => episode.entity)])) return false
+  if (filters.search !== undefined) {
+    const needle = filters.search
+    const haystack = [incident.id, incident.provider, ...incident.models, ...incident.key_ids, ...incident.key_ids.map((keyId) => keyName(incident.provider, keyId) ?? '')]
+    if (!haystack.some((value) => value.toLowerCase().includes(needle))) return false
+  }
+  return true
+}
+
+function sortIssues(items: GroupedIncident[], sort: IssueSort): void {
+  const newest = (a: GroupedIncident, b: GroupedIncident) => b.openedMs - a.openedMs || a.incident.id.localeCompare(b.incident.id)
+  const compare: Record<IssueSort, (a: GroupedIncident, b: GroupedIncident) => number> = {
+    priority: (a, b) => Number(b.incident.status === 'attention') - Number(a.incident.status === 'attention') || newest(a, b),
+    newest,
+    oldest: (a, b) => -newest(a, b),
+    longest: (a, b) => b.incident.duration_seconds - a.incident.duration_seconds || newest(a, b),
+    shortest: (a, b) => a.incident.duration_seconds - b.incident.duration_seconds || newest(a, b),
+  }
+  items.sort(compare[sort])
+}
+
+/** Counts over every match; waiting and unobserved are not confirmed recovered, so not in the median. */
+export function summarise(incidents: readonly Incident[]): MatchedSummary {
+  const resolvedDurations = incidents.filter((incident) => incident.status === 'resolved').map((incident) => incident.duration_seconds).sort((a, b) => a - b)
+  const ongoing = incidents.filter((incident) => incident.closed_at === null)
+  return {
+    attention: incidents.filter((incident) => incident.status === 'attention').length,
+    ongoing: ongoing.length,
+    resolved: resolvedDurations.length,
+    median_resolve_seconds: median(resolvedDurations),
+    longest_ongoing_seconds: ongoing.length === 0 ? null : Math.max(...ongoing.map((incident) => incident.duration_seconds)),
+    pinned_kept_failed: incidents.reduce((sum, incident) => sum + incident.pinned_kept_failed, 0),
+  }
+}
+
+function median(sorted: readonly number[]): number | null {
+  if (sorted.length === 0) return null
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+function facets(incidents: readonly Incident[]): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {}
+  for (const [name, values] of Object.entries(FACETS)) {
+    const counts: Record<string, number> = {}
+    for (const incident of incidents) for (const value of new Set(values(incident))) counts[value] = (counts[value] ?? 0) + 1
+    out[name] = counts
+  }
+  return out
+}

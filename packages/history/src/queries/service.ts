@@ -1,0 +1,239 @@
+/**
+ * The history API's answers (mounted by the gateway under /api/adaptive-routing/history):
+ * issues and one issue (reference: "Listing incidents through the API"), and what the
+ * dashboard draws: a window's summary, the timeline, and a route's score series per node.
+ * Shapes are documented in docs/api.md.
+ */
+import type pg from 'pg'
+import { groupIncidents, type GroupedIncident, type Incident } from '../incidents/group.ts'
+import { answerIssues, parseIssueFilters, type IssuesAnswer } from './issues.ts'
+import { HistoryQueryError, list, parseWindow } from './params.ts'
+import { loadChanges, loadEpisodes, loadEvents, loadNodes, settingsAt, type EventView } from './read.ts'
+import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
+
+/** What the queries need. */
+export interface HistoryQueriesComponents {
+  pool: pg.Pool
+  now: () => number
+  keyName: (provider: string, keyId: string) => string | undefined
+  /** The settings in force now (the five switches and history's own). */
+  settings: () => Record<string, unknown>
+}
+
+/** Tuning of the statuses (tests shorten them). */
+export interface HistoryQueriesInit {
+  lostAfterMs?: number
+  waitingAfterMs?: number
+}
+
+/** The detail of one incident (design.md: `events`, `recent_changes`, `settings_in_effect`, `impacted_nodes`). */
+export interface IssueDetail extends Incident {
+  events: EventView[]
+  recent_changes: EventView[]
+  settings_in_effect: { at_open: Record<string, unknown>; now: Record<string, unknown> }
+  impacted_nodes: { node_id: string; region: string; saw_refusal: boolean }[]
+  checks_list: { at: string; node_id: string; outcome: string }[]
+  failed_requests: { at: string; node_id: string; pinned: boolean; kept_on_failing: boolean; failure_class: string | null }[]
+  key_names: Record<string, string>
+  provider_message: string | null
+}
+
+/** How far before an incident edits and settings changes count as recent changes. */
+const RECENT_BEFORE_MS = 30 * 60_000
+
+/** The history queries. Every method reads Postgres; none keeps state, so every node answers the same. */
+export function createHistoryQueries(components: HistoryQueriesComponents, init: HistoryQueriesInit = {}) {
+  const { pool, now, keyName } = components
+  const grouped = async (from: number, to: number, at: number): Promise<GroupedIncident[]> => {
+    const [episodes, nodes] = await Promise.all([loadEpisodes(pool, from, to), loadNodes(pool)])
+    return groupIncidents(episodes, nodes, { now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
+  }
+
+  return {
+    /** `GET .../history/issues`. */
+    async issues(query: URLSearchParams): Promise<IssuesAnswer> {
+      const at = now()
+      const window = parseWindow(query, at)
+      const filters = parseIssueFilters(query)
+      return answerIssues(await grouped(window.from, window.to, at), filters, window, keyName)
+    },
+
+    /** `GET .../history/issues/:id`; null when no incident of the window (default: 7 days) has that id. */
+    async issue(id: string, query: URLSearchParams): Promise<IssueDetail | null> {
+      const at = now()
+      const window = parseWindow(query, at, 7 * 86_400_000)
+      const found = (await grouped(window.from, window.to, at)).find((item) => item.incident.id === id)
+      if (found === undefined) return null
+      const incident = found.incident
+      const end = found.closedMs ?? at
+      const entities = new Set<string>(found.episodes.map((episode) => episode.entity))
+      for (const keyId of incident.key_ids) {
+        entities.add(keyEntity(incident.provider, keyId))
+        for (const model of incident.models) entities.add(routeEntity(incident.provider, model, keyId))
+      }
+      for (const model of incident.models) entities.add(directionEntity(incident.provider, model))
+      const [events, changes, atOpen] = await Promise.all([
+        loadEvents(pool, [...entities], found.openedMs - 60_000, end + 60_000),
+        loadChanges(pool, incident.provider, found.openedMs - RECENT_BEFORE_MS, end),
+        settingsAt(pool, found.openedMs),
+      ])
+      const nowSettings = components.settings()
+      const impacted = new Map<string, { node_id: string; region: string; saw_refusal: boolean }>()
+      for (const episode of found.episodes) {
+        const seen = impacted.get(episode.nodeId)
+        const sawIt = episode.cause === 'hold' ? episode.sawRefusal : true
+        if (seen === undefined) impacted.set(episode.nodeId, { node_id: episode.nodeId, region: episode.region, saw_refusal: sawIt })
+        else seen.saw_refusal ||= sawIt
+      }
+      const keyNames: Record<string, string> = {}
+      for (const keyId of incident.key_ids) keyNames[keyId] = keyName(incident.provider, keyId) ?? keyId
+      return {
+        ...incident,
+        events,
+        recent_changes: changes,
+        settings_in_effect: { at_open: atOpen ?? nowSettings, now: nowSettings },
+        impacted_nodes: [...impacted.values()].sort((a, b) => a.node_id.localeCompare(b.node_id)),
+        checks_list: events
+          .filter((event) => event.kind === 'hold:checked' || (event.kind === 'hold:released' && event.by === 'check' && event.origin === 'local'))
+          .map((event) => ({ at: event.at, node_id: event.node_id, outcome: event.kind === 'hold:checked' ? String(event.outcome) : 'served' })),
+        failed_requests: events
+          .filter((event) => event.kind === 'request:failed')
+          .map((event) => ({ at: event.at, node_id: event.node_id, pinned: event.pinned === true, kept_on_failing: event.kept_on_failing === true, failure_class: (event.failure_class as string | null) ?? null })),
+        key_names: keyNames,
+        provider_message: found.episodes.map((episode) => episode.message).filter((message) => message !== null).at(-1) ?? null,
+      }
+    },
+
+    /** `GET .../history/summary`: the dashboard's four figures for a window. */
+    async summary(query: URLSearchParams) {
+      const at = now()
+      const window = parseWindow(query, at)
+      const incidents = answerIssues(await grouped(window.from, window.to, at), { sort: 'priority', page: null }, window, keyName).issues
+      const result = await pool.query<Record<string, string | null>>(
+        `SELECT sum(served) AS served, sum(failed) AS failed, sum(redirected) AS redirected, sum(fallback_served) AS fallback_served,
+                sum(routing_picked) AS routing_picked, sum(caller_named) AS caller_named, sum(kept_failing) AS kept_failing, sum(checks) AS checks
+           FROM history_counts WHERE at >= $1 AND at <= $2`,
+        [new Date(window.from), new Date(window.to)],
+      )
+      const sums = Object.fromEntries(Object.entries(result.rows[0] ?? {}).map(([name, value]) => [name, Number(value ?? 0)])) as Record<string, number>
+      const picked = sums.routing_picked ?? 0
+      const named = sums.caller_named ?? 0
+      return {
+        from: new Date(window.from).toISOString(),
+        to: new Date(window.to).toISOString(),
+        incidents: { total: incidents.length, attention: incidents.filter((incident) => incident.status === 'attention').length, ongoing: incidents.filter((incident) => incident.closed_at === null).length },
+        requests: {
+          served: sums.served ?? 0,
+          failed: sums.failed ?? 0,
+          failed_avoidable: sums.kept_failing ?? 0,
+          saved: (sums.redirected ?? 0) + (sums.fallback_served ?? 0),
+          redirected: sums.redirected ?? 0,
+          fallback_served: sums.fallback_served ?? 0,
+          routing_picked: picked,
+          caller_named: named,
+          routing_picked_share: picked + named === 0 ? null : picked / (picked + named),
+          checks: sums.checks ?? 0,
+        },
+      }
+    },
+
+    /** `GET .../history/timeline`: per provider+model rows with key rows, bucketed worst states. */
+    async timeline(query: URLSearchParams) {
+      const at = now()
+      const window = parseWindow(query, at)
+      const bucketValue = query.get('bucket_seconds')
+      const span = window.to - window.from
+      let bucketSeconds = Math.max(60, Math.ceil(span / 60 / 60_000) * 60)
+      if (bucketValue !== null && bucketValue !== '') {
+        const parsed = Number(bucketValue)
+        if (!Number.isInteger(parsed) || parsed < 1) throw new HistoryQueryError('bucket_seconds', `bucket_seconds must be a positive whole number (got "${bucketValue}").`)
+        bucketSeconds = Math.max(parsed, Math.ceil(span / 1000 / 1000))
+      }
+      const providers = list(query, 'providers')
+      const models = list(query, 'models')
+      const result = await pool.query<{ bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }>(
+        `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket, entity, provider, model, key_id, node_id,
+                max(CASE state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END) AS rank, bool_or(held) AS held
+           FROM history_snapshots
+          WHERE at >= $1 AND at <= $2 AND ($4::text[] IS NULL OR provider = ANY($4)) AND ($5::text[] IS NULL OR model = ANY($5))
+          GROUP BY 1, 2, 3, 4, 5, 6`,
+        [new Date(window.from), new Date(window.to), bucketSeconds, providers ?? null, models ?? null],
+      )
+      const incidents = answerIssues(await grouped(window.from, window.to, at), { sort: 'oldest', page: null }, window, keyName).issues
+      return {
+        from: new Date(window.from).toISOString(),
+        to: new Date(window.to).toISOString(),
+        bucket_seconds: bucketSeconds,
+        rows: buildTimeline(result.rows, bucketSeconds, keyName),
+        incidents: incidents.map((incident) => ({ id: incident.id, entity: incident.entity, status: incident.status, opened_at: incident.opened_at, closed_at: incident.closed_at })),
+      }
+    },
+
+    /** `GET .../history/scores?entity=route:p:m:k`: the route's score and its parts, per node. */
+    async scores(query: URLSearchParams) {
+      const at = now()
+      const window = parseWindow(query, at)
+      const entity = query.get('entity')
+      if (entity === null || !/^(route|direction):/.test(entity)) throw new HistoryQueryError('entity', 'entity is required: a route (route:provider:model:key_id) or a direction (direction:provider:model).')
+      const result = await pool.query<{ at: Date; node_id: string; region: string; state: string; held: boolean; weight: number; score: number; error_penalty: number; latency_penalty: number; utilisation: number; recovery: number; requests: number; errors: number; latency_ms: number | null }>(
+        `SELECT at, node_id, region, state, held, weight, score, error_penalty, latency_penalty, utilisation, recovery, requests, errors, latency_ms
+           FROM history_snapshots WHERE entity = $1 AND at >= $2 AND at <= $3 ORDER BY node_id, at LIMIT 50000`,
+        [entity, new Date(window.from), new Date(window.to)],
+      )
+      const series = new Map<string, { node_id: string; region: string; points: Record<string, unknown>[] }>()
+      for (const row of result.rows) {
+        let node = series.get(row.node_id)
+        if (node === undefined) series.set(row.node_id, (node = { node_id: row.node_id, region: row.region, points: [] }))
+        node.points.push({ at: row.at.toISOString(), score: round(row.score), weight: round(row.weight), state: row.state, held: row.held, error_penalty: round(row.error_penalty), latency_penalty: round(row.latency_penalty), utilisation: round(row.utilisation), recovery: round(row.recovery), requests: row.requests, errors: row.errors, latency_ms: row.latency_ms === null ? null : Math.round(row.latency_ms) })
+      }
+      return { entity, from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString(), series: [...series.values()] }
+    },
+  }
+}
+
+/** The queries' type. */
+export type HistoryQueries = ReturnType<typeof createHistoryQueries>
+
+const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const
+
+/** Rows per direction with key rows; per bucket the worst state any node saw, the share of reporting nodes that saw it, and held. */
+function buildTimeline(
+  rows: readonly { bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }[],
+  bucketSeconds: number,
+  keyName: (provider: string, keyId: string) => string | undefined,
+) {
+  type Cell = { ranks: number[]; held: boolean }
+  const entities = new Map<string, { provider: string; model: string; keyId: string | null; cells: Map<string, Cell> }>()
+  for (const row of rows) {
+    let entity = entities.get(row.entity)
+    if (entity === undefined) entities.set(row.entity, (entity = { provider: row.provider, model: row.model, keyId: row.key_id, cells: new Map() }))
+    let cell = entity.cells.get(row.bucket)
+    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false }))
+    cell.ranks.push(row.rank)
+    cell.held ||= row.held
+  }
+  const buckets = (cells: Map<string, Cell>) =>
+    [...cells.entries()]
+      .sort((a, b) => Number(a[0]) - Number(b[0]))
+      .map(([bucket, cell]) => {
+        const worst = Math.max(...cell.ranks)
+        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: STATE_BY_RANK[worst]!, share: round(cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length), nodes: cell.ranks.length, held: cell.held }
+      })
+  const directions = new Map<string, { entity: string; provider: string; model: string; buckets: ReturnType<typeof buckets>; keys: { entity: string; key_id: string; key_name: string; buckets: ReturnType<typeof buckets> }[] }>()
+  const directionOf = (provider: string, model: string) => {
+    const entity = directionEntity(provider, model)
+    let direction = directions.get(entity)
+    if (direction === undefined) directions.set(entity, (direction = { entity, provider, model, buckets: [], keys: [] }))
+    return direction
+  }
+  for (const [entity, item] of entities) {
+    const direction = directionOf(item.provider, item.model)
+    if (item.keyId === null) direction.buckets = buckets(item.cells)
+    else direction.keys.push({ entity, key_id: item.keyId, key_name: keyName(item.provider, item.keyId) ?? item.keyId, buckets: buckets(item.cells) })
+  }
+  return [...directions.values()].sort((a, b) => a.entity.localeCompare(b.entity)).map((direction) => ({ ...direction, keys: direction.keys.sort((a, b) => a.key_name.localeCompare(b.key_name)) }))
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000
+}

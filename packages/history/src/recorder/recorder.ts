@@ -1,0 +1,159 @@
+/**
+ * The history recorder of one node: the pure tracker fed by the gateway, its output written
+ * by batch writers (never on the request path), day partitions kept ahead, the node's
+ * heartbeat, and a per-minute snapshot of every route and direction with the minute's
+ * request counts. Spec: issue 14, "What to build" 1 and 2.
+ */
+import type pg from 'pg'
+import { createBatchWriter, type BatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
+import { insertRows } from '../writer/insert.ts'
+import { createDayPartitions } from '../partitions/day-partitions.ts'
+import { NodeTracker, type HoldView, type TrackerOutput } from '../tracker/tracker.ts'
+import type { RequestOutcome } from '../tracker/requests.ts'
+import type { CountRow, Episode, HistoryEvent, RouteView, SnapshotRow } from '../tracker/types.ts'
+import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, type Stamped } from './tables.ts'
+import { upsertEpisodes } from './episodes-sql.ts'
+
+/** What the recorder needs. */
+export interface HistoryRecorderComponents {
+  pool: pg.Pool
+  now: () => number
+  log?: (line: string) => void
+  /** `history_enabled`: read at every input, so the setting applies live. */
+  enabled: () => boolean
+}
+
+/** Options of the recorder. */
+export interface HistoryRecorderInit {
+  nodeId: string
+  region: string
+  /** Snapshot, count and heartbeat period; default 60 s (tests shorten it). */
+  snapshotIntervalMs?: number
+  /** Per-writer buffer bound; default 20 000 rows. */
+  capacity?: number
+  /** Routes to snapshot (the balancer's routes); called once per snapshot period. */
+  routes?: () => readonly RouteView[]
+}
+
+/** The recorder of one node. Every method returns at once. */
+export interface HistoryRecorder {
+  /** Hold entries this node changed (`local`), or merged from a peer or Postgres (`peer`). */
+  holds(entries: readonly HoldView[], origin: 'local' | 'peer'): void
+  /** The routes after a recompute (every 5 s): state changes and episodes follow them. */
+  routes(views: readonly RouteView[]): void
+  /** One finished request. */
+  request(outcome: RequestOutcome): void
+  /** An event that is not routing's own: key/provider edits and deletes, settings changes. */
+  record(event: Omit<HistoryEvent, 'at'> & { at?: number }): void
+  /** The writers' counters, for /metrics. */
+  stats(): BatchWriterStats[]
+  /** Writes the snapshot now (tests, shutdown). */
+  snapshotNow(): void
+  /** Writes what is buffered. */
+  flush(): Promise<void>
+  /** Marks open episodes lost and the node stopped, flushes, stops the timers. */
+  close(): Promise<void>
+}
+
+/** Starts recording: partitions made, stale episodes of this node's previous run closed, heartbeat begun. */
+export async function startHistoryRecorder(components: HistoryRecorderComponents, init: HistoryRecorderInit): Promise<HistoryRecorder> {
+  const { pool, now } = components
+  const log = components.log ?? (() => {})
+  const stamp = { nodeId: init.nodeId, region: init.region }
+  const tracker = new NodeTracker(init.nodeId)
+  const interval = init.snapshotIntervalMs ?? 60_000
+  const capacity = init.capacity ?? 20_000
+
+  const ensurePartitions = () => createDayPartitions(pool, PARTITIONED_TABLES, { fromMs: now(), daysAhead: 2 })
+  // Off the boot path: the writers make a missing partition themselves.
+  void ensurePartitions().catch((error: unknown) => log(`history: could not create the day partitions yet: ${String(error)}`))
+  // Episodes this node left open in an earlier run: nobody saw them close. Done before this run writes its own.
+  const earlierRunClosed = pool
+    .query(`UPDATE history_episodes SET detail = detail || '{"lost": true}', closed_at = COALESCE((SELECT last_seen_at FROM history_nodes WHERE node_id = $1), updated_at) WHERE node_id = $1 AND closed_at IS NULL`, [init.nodeId])
+    .then(
+      () => {},
+      (error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`),
+    )
+
+  /** A missing partition (the clock passed the days made ahead) is made, then the write retried once. */
+  const withPartitions = (write: () => Promise<void>) => async () => {
+    try {
+      await write()
+    } catch (error) {
+      if ((error as { code?: string }).code !== '23514') throw error
+      await ensurePartitions()
+      await write()
+    }
+  }
+  const writer = <Row>(name: string, write: (rows: readonly Row[]) => Promise<void>): BatchWriter<Row> => createBatchWriter<Row>({ name, capacity, write, log })
+  const events = writer<Stamped<HistoryEvent>>('events', (rows) => withPartitions(() => insertRows(pool, 'history_events', eventColumns, rows))())
+  const snapshots = writer<Stamped<SnapshotRow>>('snapshots', (rows) => withPartitions(() => insertRows(pool, 'history_snapshots', snapshotColumns, rows))())
+  const counts = writer<Stamped<CountRow>>('counts', (rows) => withPartitions(() => insertRows(pool, 'history_counts', countColumns, rows))())
+  const episodes = writer<Stamped<Episode>>('episodes', async (rows) => {
+    await earlierRunClosed
+    await upsertEpisodes(pool, rows)
+  })
+  const heartbeat = writer<{ at: number; stopped: boolean }>('nodes', async (rows) => {
+    const last = rows[rows.length - 1]!
+    await pool.query(
+      `INSERT INTO history_nodes (node_id, region, started_at, last_seen_at, stopped_at) VALUES ($1, $2, $3, $3, $4)
+       ON CONFLICT (node_id) DO UPDATE SET region = EXCLUDED.region, last_seen_at = EXCLUDED.last_seen_at, stopped_at = EXCLUDED.stopped_at`,
+      [init.nodeId, init.region, new Date(last.at), last.stopped ? new Date(last.at) : null],
+    )
+  })
+  const writers = [events, snapshots, counts, episodes, heartbeat]
+
+  const emit = (out: TrackerOutput) => {
+    for (const event of out.events) events.add({ ...event, ...stamp })
+    // A copy: the tracker keeps changing its episodes after this.
+    for (const episode of out.episodes) episodes.add({ ...episode, reasons: [...episode.reasons], models: [...episode.models], keyIds: [...episode.keyIds], checkOutcomes: { ...episode.checkOutcomes }, ...stamp })
+  }
+
+  const snapshotNow = () => {
+    const at = now()
+    heartbeat.add({ at, stopped: false })
+    if (!components.enabled()) return
+    for (const row of tracker.takeCounts(at)) counts.add({ ...row, ...stamp })
+    if (init.routes !== undefined) for (const row of tracker.snapshot(init.routes(), at)) snapshots.add({ ...row, ...stamp })
+    // Open episodes are rewritten each period, so readers see their traffic and counters move.
+    emit({ events: [], episodes: tracker.openEpisodes() })
+  }
+  heartbeat.add({ at: now(), stopped: false })
+  const timer = setInterval(snapshotNow, interval)
+  timer.unref()
+  const partitionTimer = setInterval(() => void ensurePartitions().catch((error: unknown) => log(`history: could not create day partitions: ${String(error)}`)), 3_600_000)
+  partitionTimer.unref()
+
+  return {
+    holds(entries, origin) {
+      if (!components.enabled()) return
+      const at = now()
+      for (const entry of entries) emit(tracker.hold(entry, origin, at))
+    },
+    routes(views) {
+      if (!components.enabled()) return
+      emit(tracker.routes(views, now()))
+    },
+    request(outcome) {
+      if (!components.enabled()) return
+      emit(tracker.request(outcome))
+    },
+    record(event) {
+      if (!components.enabled()) return
+      emit(tracker.record({ ...event, at: event.at ?? now() }))
+    },
+    stats: () => writers.map((each) => each.stats()),
+    snapshotNow,
+    async flush() {
+      for (const each of writers) await each.flush()
+    },
+    async close() {
+      clearInterval(timer)
+      clearInterval(partitionTimer)
+      const at = now()
+      emit({ events: [], episodes: tracker.abandon(at) })
+      heartbeat.add({ at, stopped: true })
+      await Promise.all(writers.map((each) => each.close({ timeoutMs: 2_000 })))
+    },
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * One request's part in the per-minute counts (issue 14: served, failed without caller faults
+ * and cancels, redirected off a failing provider, served by a fallback routing added, picked
+ * by routing vs named by the caller, kept on a failing provider because re-routing was off).
+ * Derived from what the engine returns (the attempts and what served); it takes a plain
+ * record so the gateway can feed it the request log's record once that exists.
+ */
+import type { DirectionCounts } from './types.ts'
+
+/** One upstream attempt of a request. */
+export interface AttemptView {
+  provider: string
+  model: string
+  keyId: string
+  failureClass: string | null
+}
+
+/** How one request went, as the gateway saw it. */
+export interface RequestOutcome {
+  at: number
+  /** The provider the caller named (`provider/model`, a routing rule, a virtual key); null when routing picked it. */
+  namedProvider: string | null
+  model: string
+  /** The caller's own fallbacks. */
+  callerFallbacks: readonly { provider: string; model: string }[]
+  attempts: readonly AttemptView[]
+  served: { provider: string; model: string; keyId: string } | null
+  /** `excluded`: a caller fault or a cancel, which count against nothing. */
+  failure: null | 'excluded' | 'upstream'
+  /** `reroute_failed_directions` when the request arrived. */
+  rerouteEnabled: boolean
+  /** What routing itself said it did (the request record's routing summary), when known: it wins over what is derived here. */
+  routing?: { movedOff: boolean; addedFallbackServed: boolean; pinnedKeptFailed: boolean }
+}
+
+/** What the request adds to the counts of one direction. */
+export interface RequestCounting {
+  provider: string
+  model: string
+  add: Partial<DirectionCounts>
+  /** Pinned to a failing provider, kept there because re-routing was off, and failed. */
+  pinnedKeptFailed: boolean
+  /** Failed while every provider of the model was failed on this node: none left to send it to. */
+  noAlternative: boolean
+}
+
+/**
+ * Classifies a request. `failing(model)` gives the providers this node saw failed for that
+ * model when the request arrived; `everyFailing(model)` whether no provider of it was left.
+ * Returns null for an excluded failure.
+ */
+export function countRequest(
+  outcome: RequestOutcome,
+  failing: (model: string) => ReadonlySet<string> | undefined,
+  everyFailing: (model: string) => boolean = () => false,
+): RequestCounting | null {
+  if (outcome.failure === 'excluded') return null
+  const first = outcome.attempts[0]
+  const named = outcome.namedProvider
+  const model = outcome.model
+  const failingNow = failing(model)
+  // The direction a request counts on: where it was served, else where it was meant to go.
+  const where = outcome.served ?? first ?? { provider: named ?? 'unknown', model }
+  const add: Partial<DirectionCounts> = {}
+  if (named === null) add.routingPicked = 1
+  else add.callerNamed = 1
+  let pinnedKeptFailed = false
+  if (outcome.served !== null) {
+    add.served = 1
+    const served = outcome.served
+    const isCallers = (provider: string, servedModel: string) =>
+      (provider === named && servedModel === model) || outcome.callerFallbacks.some((fallback) => fallback.provider === provider && fallback.model === servedModel)
+    let redirected = false
+    if (failingNow !== undefined && failingNow.size > 0) {
+      // Routing moved the request off a failing provider: the one the caller named, or one it would otherwise share traffic with.
+      if (named !== null) redirected = served.provider !== named && failingNow.has(named) && !outcome.attempts.some((attempt) => attempt.provider === named)
+      else redirected = !failingNow.has(served.provider) && !outcome.attempts.some((attempt) => failingNow.has(attempt.provider))
+    }
+    if (outcome.routing?.movedOff === true) redirected = true
+    if (redirected) add.redirected = 1
+    else if (outcome.routing !== undefined) {
+      if (outcome.routing.addedFallbackServed) add.fallbackServed = 1
+    }
+    // A fallback routing added served it: not the first target, and not one the caller listed.
+    else if (first !== undefined && (first.provider !== served.provider || first.model !== served.model) && !isCallers(served.provider, served.model)) add.fallbackServed = 1
+  } else {
+    add.failed = 1
+    if (outcome.routing !== undefined ? outcome.routing.pinnedKeptFailed : named !== null && !outcome.rerouteEnabled && failingNow?.has(named) === true) {
+      add.keptFailing = 1
+      pinnedKeptFailed = true
+    }
+  }
+  return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null && everyFailing(model) }
+}

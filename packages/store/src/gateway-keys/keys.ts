@@ -1,0 +1,148 @@
+/**
+ * Gateway keys (issue 13): the keys callers of the inference API send. The store keeps a
+ * SHA-256 of each secret, never the secret; the gateway hashes before it calls in here.
+ * Revoking sets `revoked_at`, and a revoked secret is never made active again by an import.
+ */
+import type { Pool } from 'pg'
+import { randomBytes } from 'node:crypto'
+import { inTransaction } from '../transaction.ts'
+
+/** A gateway key as stored (no secret). */
+export interface StoredGatewayKey {
+  id: string
+  name: string
+  secretHash: string
+  /** The secret's first characters and last four, for people to tell keys apart. */
+  redacted: string
+  providers: string[] | null
+  models: string[] | null
+  requestsPerMinute: number | null
+  tokensPerMinute: number | null
+  origin: 'config' | 'api'
+  createdAt: Date
+  revokedAt: Date | null
+}
+
+/** What creating or importing a key needs. */
+export interface NewGatewayKey {
+  name: string
+  secretHash: string
+  redacted: string
+  providers?: string[] | null
+  models?: string[] | null
+  requestsPerMinute?: number | null
+  tokensPerMinute?: number | null
+}
+
+/** Thrown when a name or secret is taken by an active key. */
+export class GatewayKeyConflict extends Error {
+  readonly code = 'gateway_key_exists'
+}
+
+interface Row {
+  id: string
+  name: string
+  secret_hash: string
+  redacted: string
+  providers: string[] | null
+  models: string[] | null
+  requests_per_minute: number | null
+  tokens_per_minute: number | null
+  origin: 'config' | 'api'
+  created_at: Date
+  revoked_at: Date | null
+}
+
+const fromRow = (row: Row): StoredGatewayKey => ({
+  id: row.id,
+  name: row.name,
+  secretHash: row.secret_hash,
+  redacted: row.redacted,
+  providers: row.providers,
+  models: row.models,
+  requestsPerMinute: row.requests_per_minute,
+  tokensPerMinute: row.tokens_per_minute,
+  origin: row.origin,
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+})
+
+const newId = () => `gk_${randomBytes(9).toString('base64url')}`
+
+/** Active keys (revoked ones with `includeRevoked`), oldest first. */
+export async function listGatewayKeys(pool: Pool, options: { includeRevoked?: boolean } = {}): Promise<StoredGatewayKey[]> {
+  const rows = await pool.query<Row>(`SELECT * FROM gateway_keys ${options.includeRevoked ? '' : 'WHERE revoked_at IS NULL'} ORDER BY created_at, id`)
+  return rows.rows.map(fromRow)
+}
+
+/** Adds a key from the API; throws GatewayKeyConflict when an active key has the name (or anyone the secret). */
+export async function createGatewayKey(pool: Pool, key: NewGatewayKey): Promise<StoredGatewayKey> {
+  try {
+    const rows = await pool.query<Row>(
+      `INSERT INTO gateway_keys (id, name, secret_hash, redacted, providers, models, requests_per_minute, tokens_per_minute, origin)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'api') RETURNING *`,
+      [newId(), key.name, key.secretHash, key.redacted, key.providers ?? null, key.models ?? null, key.requestsPerMinute ?? null, key.tokensPerMinute ?? null],
+    )
+    return fromRow(rows.rows[0]!)
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') throw new GatewayKeyConflict(`a gateway key named "${key.name}" already exists`)
+    throw error
+  }
+}
+
+/** Revokes a key; false when there is no active key with that id. */
+export async function revokeGatewayKey(pool: Pool, id: string): Promise<boolean> {
+  const result = await pool.query('UPDATE gateway_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id])
+  return (result.rowCount ?? 0) > 0
+}
+
+/** Serialises imports of config.json's keys by nodes booting together. */
+const IMPORT_LOCK = 0x5357_474b // "SWGK"
+
+/**
+ * Applies config.json's `gateway_keys`: a name not stored yet is added, an active key of that
+ * name takes the file's secret and limits; a secret that was revoked stays revoked (change the
+ * value to issue a new one). Keys added through the API are left alone.
+ */
+export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey[]): Promise<{ added: number; updated: number; skippedRevoked: number }> {
+  if (keys.length === 0) return { added: 0, updated: 0, skippedRevoked: 0 }
+  return inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK])
+    let added = 0
+    let updated = 0
+    let skippedRevoked = 0
+    for (const key of keys) {
+      const same = await client.query<Row>('SELECT * FROM gateway_keys WHERE secret_hash = $1', [key.secretHash])
+      const existing = same.rows[0]
+      if (existing?.revoked_at) {
+        skippedRevoked++
+        continue
+      }
+      const active = await client.query<Row>('SELECT * FROM gateway_keys WHERE name = $1 AND revoked_at IS NULL', [key.name])
+      const current = active.rows[0]
+      const values = [key.name, key.secretHash, key.redacted, key.providers ?? null, key.models ?? null, key.requestsPerMinute ?? null, key.tokensPerMinute ?? null]
+      if (current) {
+        if (existing && existing.id !== current.id) {
+          skippedRevoked++
+          continue
+        }
+        await client.query(
+          `UPDATE gateway_keys SET name = $2, secret_hash = $3, redacted = $4, providers = $5, models = $6, requests_per_minute = $7, tokens_per_minute = $8 WHERE id = $1`,
+          [current.id, ...values],
+        )
+        updated++
+      } else if (existing) {
+        // Same secret under another (active) name: it moves to this name.
+        await client.query(`UPDATE gateway_keys SET name = $2, secret_hash = $3, redacted = $4, providers = $5, models = $6, requests_per_minute = $7, tokens_per_minute = $8 WHERE id = $1`, [existing.id, ...values])
+        updated++
+      } else {
+        await client.query(
+          `INSERT INTO gateway_keys (id, name, secret_hash, redacted, providers, models, requests_per_minute, tokens_per_minute, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'config')`,
+          [newId(), ...values],
+        )
+        added++
+      }
+    }
+    return { added, updated, skippedRevoked }
+  })
+}
