@@ -51,6 +51,9 @@ export async function startSimulator({ resultsDir, name, nodeFlags = [] }) {
 }
 
 /** Every target, in the order a run loads them. */
+/** The gateway key of the `switchboard-gateway-key` target. */
+const GATEWAY_KEY = 'sk-sb-bench-gateway-key-0123456789';
+
 export const targets = [
   {
     id: 'direct',
@@ -70,6 +73,8 @@ export const targets = [
   switchboardTarget('switchboard-log', 'Switchboard, request log on', { enabled: true }),
   // The outage run's node: a smaller buffer, so a short window with Postgres stopped fills it.
   { ...switchboardTarget('switchboard-log-small-buffer', 'Switchboard, request log on, 2,000-row buffer', { enabled: true, max_buffered_rows: 2_000 }), notByDefault: true },
+  // Issue 13: every request sends a gateway key (checked, counted under a requests-per-minute limit), beside `switchboard`.
+  { ...switchboardTarget('switchboard-gateway-key', 'Switchboard, gateway key checked', { enabled: false }, { gatewayKey: GATEWAY_KEY }), notByDefault: true },
   passThrough('passthrough', 'bare Hono + undici pass-through', 'passthrough.mjs'),
   passThrough('passthrough-node', 'bare node:http + undici pass-through', 'passthrough-node.mjs'),
   {
@@ -161,7 +166,7 @@ async function requestLogCounters(origin, settleMs) {
  * Switchboard itself: `packages/gateway/bin/switchboard.js serve`, one openai key on the
  * simulator, its embedded PostgreSQL under bench/.switchboard, `request_log` as given.
  */
-function switchboardTarget(id, label, requestLog) {
+function switchboardTarget(id, label, requestLog, { gatewayKey } = {}) {
   return {
     id,
     label,
@@ -178,6 +183,8 @@ function switchboardTarget(id, label, requestLog) {
           },
         },
         request_log: requestLog,
+        // a limit no run reaches, so the check and the count run on every request
+        ...(gatewayKey ? { gateway_keys: [{ name: 'bench', value: gatewayKey, requests_per_minute: 100_000_000 }] } : {}),
       };
       writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
       const origin = `http://127.0.0.1:${port}`;
@@ -213,7 +220,7 @@ function switchboardTarget(id, label, requestLog) {
         service,
         origin,
         url: `${origin}/v1/chat/completions`,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(gatewayKey ? { authorization: `Bearer ${gatewayKey}` } : {}) },
         body: chatBody('openai/gpt-4o-mini', stream),
         // After the window: did every answered request reach Postgres?
         after: requestLog.enabled ? () => requestLogCounters(origin, 3_000) : undefined,

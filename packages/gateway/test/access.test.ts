@@ -180,6 +180,21 @@ describe('gateway keys', () => {
     expect((await admin('DELETE', `/api/gateway-keys/${created.json.id}`)).status).toBe(404)
   })
 
+  it('keeps a key limited to providers inside them, for pinned models, fallbacks and what routing picks', async () => {
+    const created = await admin('POST', '/api/gateway-keys', { name: 'anthropic-only', providers: ['anthropic'] })
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: created.json.key as string, maxRetries: 0 })
+    const pinned = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).catch((error: unknown) => error)
+    expect(pinned).toBeInstanceOf(OpenAI.PermissionDeniedError)
+    const fallback = await client.chat.completions.create({ model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }], fallbacks: ['openai/gpt-4o-mini'] } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((error: unknown) => error)
+    expect(fallback).toBeInstanceOf(OpenAI.PermissionDeniedError)
+    // A bare model both providers serve: only the key's provider is tried.
+    for (let index = 0; index < 6; index++) {
+      const reply = (await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })) as unknown as { extra_fields: { provider: string; attempts: { provider: string }[] } }
+      expect(reply.extra_fields.provider).toBe('anthropic')
+      expect(reply.extra_fields.attempts.every((attempt) => attempt.provider === 'anthropic')).toBe(true)
+    }
+  })
+
   it('serves the official Anthropic client on /v1/messages by its x-api-key, and refuses a stranger in Anthropic\'s shape', async () => {
     const client = new Anthropic({ baseURL: gateway.url, apiKey: CONFIG_KEY, maxRetries: 0 })
     const message = await client.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] })

@@ -86,8 +86,9 @@ function rateLimited(key: GatewayKey, refusal: Refusal): GatewayError {
 }
 
 /**
- * Throws 403 when the key may not use the requested model or a fallback's provider: a key
- * limited to providers must name one (`provider/model`), and a fallback must stay inside them.
+ * Throws 403 when the key may not use the requested model, or names a provider outside its
+ * own (`provider/model`, fallbacks included). Targets routing adds (a bare model's providers,
+ * appended fallbacks) are filtered by the engine through `RequestContext.allowedProviders`.
  */
 export function checkCallerTarget(caller: Caller, model: string, fallbacks: readonly string[]): void {
   const key = caller.key
@@ -100,8 +101,9 @@ function checkOne(key: GatewayKey, model: string, param: string): void {
   const slash = model.indexOf('/')
   const provider = slash > 0 ? model.slice(0, slash) : null
   const bare = slash > 0 ? model.slice(slash + 1) : model
-  if (key.providers !== null && (provider === null || !key.providers.has(provider))) {
-    throw new GatewayError('gateway_key_forbidden', `Gateway key "${key.name}" may use providers ${[...key.providers].join(', ')} only; name one in ${param} as "provider/model".`, { param })
+  // A bare model is left to routing, which never sends it to a provider outside the key's (the engine skips them).
+  if (key.providers !== null && provider !== null && !key.providers.has(provider)) {
+    throw new GatewayError('gateway_key_forbidden', `Gateway key "${key.name}" may use providers ${[...key.providers].join(', ')} only (${param} names ${provider}).`, { param })
   }
   if (key.models !== null && !key.models.has(model) && !key.models.has(bare)) {
     throw new GatewayError('gateway_key_forbidden', `Gateway key "${key.name}" may use models ${[...key.models].join(', ')} only.`, { param })

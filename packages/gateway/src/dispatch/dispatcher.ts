@@ -58,6 +58,8 @@ export interface RequestContext {
   sessionTtlMs?: number
   directKey: string | null
   log: RoutingLog
+  /** The caller's gateway key may use these providers only (issue 13): the engine skips any other target. */
+  allowedProviders?: ReadonlySet<string>
 }
 
 /** What routing needs of a request: the model as the caller named it and its fallbacks (`provider/model`). */

@@ -75,6 +75,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   }
   const caller = callerCancellation(outgoing)
   const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
+  if (identity.key?.providers) context.allowedProviders = identity.key.providers
   if (track !== null) {
     track.asked = { model, fallbacks, stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? JSON.stringify(input) : undefined }
     track.log = context.log

@@ -90,7 +90,14 @@ export async function serveChat(components: EngineComponents, request: EngineReq
   let firstFailure: TargetFailure | null = null
   const surface = request.surface
   let skipped = 0
+  const allowed = context.allowedProviders
+  let disallowed = 0
   for (let index = 0; index < targets.length; index++) {
+    // A gateway key limited to some providers never reaches another, appended fallbacks included.
+    if (allowed !== undefined && !allowed.has(targets[index]!.provider.name)) {
+      disallowed++
+      continue
+    }
     // A surface some providers cannot serve (embeddings at Anthropic) skips them, as if not offered.
     if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(targets[index]!.provider.adapter, surface.surface) : canServe(targets[index]!.provider.adapter, surface.surface))) {
       skipped++
@@ -109,6 +116,7 @@ export async function serveChat(components: EngineComponents, request: EngineReq
     const names = targets.map((target) => target.provider.name).join(', ')
     throw new GatewayError('surface_not_served', `None of the providers of model "${request.model}" (${names}) serves ${SURFACE_NAMES[surface.surface]}${surface.nativeOnly === true ? ' natively' : ''}.`, { param: 'model' })
   }
+  if (failure === null && disallowed > 0) throw new GatewayError('gateway_key_forbidden', `No provider this gateway key may use (${[...allowed!].join(', ')}) serves model "${request.model}".`, { param: 'model' })
   if (failure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
   throw toGatewayError(failure, attempts, context)
 }
