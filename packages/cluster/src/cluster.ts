@@ -11,7 +11,7 @@ import { ClusterError } from './errors.ts'
 import { Emitter } from './events.ts'
 import { loadOrCreatePrivateKey } from './identity.ts'
 import { heartbeatSchema, Membership } from './membership.ts'
-import type { Heartbeat, MembershipEvents } from './membership.ts'
+import type { Heartbeat, Member, MembershipEvents } from './membership.ts'
 import { createNode } from './node.ts'
 import type { Node } from './node.ts'
 import { Dialer, parsePeer } from './peers.ts'
@@ -24,8 +24,8 @@ import type { Cluster, ClusterInit, ClusterLog, ClusterTiming } from './index.ts
 
 /** Default timing; `init.timing` overrides any of it. */
 export const defaultTiming: ClusterTiming = {
-  heartbeatMs: 1_000,
-  memberTimeoutMs: 5_000,
+  heartbeatMs: 10_000,
+  memberTimeoutMs: 30_000,
   suspectMs: 2_500,
   redialMs: 2_000,
   resolveEveryMs: 5_000,
@@ -48,6 +48,19 @@ const initSchema = z.object({
 
 const noLog: ClusterLog = () => {}
 
+/** Internal request/response protocol of the first words on a new connection. */
+const helloProtocol = 'cluster/hello'
+/** Most members one hello lists (the rest are learnt from them in turn). */
+const maxHelloMembers = 256
+/** Between two sweeps for members not heard in time (disconnects have their own timer). */
+const sweepEveryMs = 1_000
+
+const helloSchema = z.object({
+  self: heartbeatSchema,
+  members: z.array(z.object({ peerId: z.string().min(1).max(128), addresses: z.array(z.string().max(512)).max(8) })).max(maxHelloMembers),
+})
+type Hello = z.infer<typeof helloSchema>
+
 /** Addresses worth announcing: loopback ones only when there is nothing else. */
 function announceable(node: Node): string[] {
   const all = node.getMultiaddrs().map((address) => address.toString())
@@ -63,11 +76,16 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const timing = { ...defaultTiming, ...init.timing }
   const targets = init.peers.map((entry) => parsePeer(entry, init.listen.port))
   const privateKey = await loadOrCreatePrivateKey(init.dataDir)
+  const counters = new Counters()
   const node = await createNode({
     privateKey,
     listen: init.listen,
     swarmKey: swarmKeyFromSecret(init.fleetSecret),
     maxGossipFrameBytes,
+    onGossipFrame: (bytes) => {
+      counters.gossip.frames++
+      counters.gossip.bytes += bytes
+    },
   })
   try {
     await node.start()
@@ -78,13 +96,15 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const peerId = node.peerId.toString()
   const pubsub = node.services.pubsub
 
+  let stopping: Promise<void> | undefined
+  /** Peers with an open connection, kept from libp2p's events (asked on every sweep and hello). */
+  const connectedPeers = new Set<string>(node.getPeers().map((peer) => peer.toString()))
   const events = new Emitter<MembershipEvents>((event, error) => log('warn', 'a cluster event listener threw', { event, error: String(error) }))
   const membership = new Membership(
     { nodeId: init.nodeId, peerId, region: init.region, addresses: announceable(node), since: Date.now() },
     { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
-    { events, isConnected: (id) => node.getPeers().some((peer) => peer.toString() === id) },
+    { events, isConnected: (id) => connectedPeers.has(id) },
   )
-  const counters = new Counters()
   const queue = new PublishQueue(
     {
       send: async (topic, data) => {
@@ -105,7 +125,12 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   })
   const rpc = new Rpc({ node, counters, log }, { ...defaultRpcLimits, ...init.requests })
 
-  // Membership: heartbeats on an internal fleet topic.
+  // Membership. A member is learnt from a direct hello when a connection opens (both sides say
+  // who they are and list the members they know, which the other then dials: the fleet becomes
+  // a full mesh in one round trip per pair). While a connection to it is open it is alive; its
+  // close starts the suspect countdown. Heartbeats on an internal fleet topic are rare (every
+  // `heartbeatMs`, default 10 s) and only keep alive members this node has no connection to,
+  // and carry address changes: an idle fleet costs next to nothing, at any size.
   const membersTopic = topics.create('_members', heartbeatSchema, { scope: 'fleet', maxBytes: 16 * 1024, coalesceKey: () => 'self' }, true)
   const heartbeat = (leaving = false): Heartbeat => {
     membership.setSelfAddresses(announceable(node))
@@ -115,22 +140,39 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     membersTopic.publish(heartbeat()).catch((error: unknown) => log('debug', 'heartbeat not sent', { error: String(error) }))
   }
   membersTopic.subscribe((message, _from, meta) => membership.heard(meta.peerId, message, Date.now()))
-  // A peer that just subscribed hears from us now, not a heartbeat later: joins settle faster.
-  // Its subscription can arrive before our own outbound gossip stream to it is
-  // open, and gossipsub silently skips a peer without one, so say it again shortly.
-  const followUps = new Set<NodeJS.Timeout>()
-  pubsub.addEventListener('subscription-change', (event) => {
-    if (!event.detail.subscriptions.some((entry) => entry.subscribe && entry.topic === membersTopic.name)) return
-    beat()
-    for (const delayMs of [100, 300]) {
-      const timer = setTimeout(() => {
-        followUps.delete(timer)
-        beat()
-      }, delayMs)
-      followUps.add(timer)
-    }
-  })
 
+  /** Members a peer told us of that we have not met yet: dialled, and admitted by their own hello. */
+  const candidates = new Map<string, { addresses: string[]; until: number }>()
+  const hello = (): Hello => ({
+    self: heartbeat(),
+    members: membership
+      .members()
+      .filter((member) => !member.self && member.addresses.length > 0)
+      .slice(0, maxHelloMembers)
+      .map((member) => ({ peerId: member.peerId, addresses: member.addresses.slice(0, 8) })),
+  })
+  const heardHello = (from: string, message: Hello): void => {
+    membership.heard(from, message.self, Date.now())
+    let learnt = false
+    for (const member of message.members) {
+      if (member.peerId === peerId || membership.member(member.peerId) !== undefined || connectedPeers.has(member.peerId)) continue
+      candidates.set(member.peerId, { addresses: member.addresses, until: Date.now() + 60_000 })
+      learnt = true
+    }
+    if (learnt) dialer.poke()
+  }
+  const sayHello = async (to: string): Promise<void> => {
+    // A peer that is still starting may not answer the protocol yet: a few tries, then the heartbeat covers it.
+    for (let attempt = 0; attempt < 4 && stopping === undefined && connectedPeers.has(to); attempt++) {
+      try {
+        heardHello(to, await rpc.request(to, helloProtocol, hello(), helloSchema, { timeoutMs: 5_000 }))
+        return
+      } catch (error) {
+        log('debug', 'hello not answered', { peer: to, attempt, error: String(error) })
+        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt))
+      }
+    }
+  }
   const tagKeepAlive = (peer: PeerId, keep: boolean): void => {
     node.peerStore
       .merge(peer, { tags: { [KEEP_ALIVE]: keep ? { value: 1 } : undefined } })
@@ -138,34 +180,69 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   }
   // Only fleet members get past pnet, so every connected peer is worth keeping.
   node.addEventListener('peer:connect', (event) => {
+    const id = event.detail.toString()
+    connectedPeers.add(id)
+    candidates.delete(id)
     tagKeepAlive(event.detail, true)
-    membership.connected(event.detail.toString())
+    membership.connected(id)
   })
-  node.addEventListener('peer:disconnect', (event) => membership.disconnected(event.detail.toString(), Date.now()))
+  // The side that dialled says hello: one round trip per new connection.
+  node.addEventListener('connection:open', (event) => {
+    if (event.detail.direction === 'outbound') void sayHello(event.detail.remotePeer.toString())
+  })
+  const suspectTimers = new Set<NodeJS.Timeout>()
+  node.addEventListener('peer:disconnect', (event) => {
+    const id = event.detail.toString()
+    connectedPeers.delete(id)
+    membership.disconnected(id, Date.now())
+    dialer.poke()
+    // Sweep right when the suspicion ends, not at the next periodic sweep.
+    const timer = setTimeout(() => {
+      suspectTimers.delete(timer)
+      membership.sweep(Date.now())
+    }, timing.suspectMs + 10)
+    suspectTimers.add(timer)
+  })
   events.on('member:join', (member) => log('info', `${member.nodeId} (${member.region}) joined the fleet`, { peerId: member.peerId }))
   events.on('member:leave', (member, reason) => {
     log('info', `${member.nodeId} (${member.region}) left the fleet: ${reason}`, { peerId: member.peerId })
     // Stop libp2p's own redials of a node gone for good; our dialer still finds it if it returns.
-    if (!node.getPeers().some((peer) => peer.toString() === member.peerId)) tagKeepAlive(peerIdFromString(member.peerId), false)
+    if (reason !== 'restarted' && !connectedPeers.has(member.peerId)) tagKeepAlive(peerIdFromString(member.peerId), false)
   })
   events.on('leader:change', (change) => log('info', `leader of ${change.region} is now ${change.leader?.nodeId ?? 'nobody'}`))
 
   const dialer = new Dialer(
-    { node, members: () => membership.members().filter((member) => !member.self), log },
+    {
+      node,
+      members: () => {
+        const now = Date.now()
+        const known = membership.members().filter((member) => !member.self)
+        for (const [id, candidate] of candidates) {
+          if (now > candidate.until || membership.member(id) !== undefined) candidates.delete(id)
+          else known.push({ peerId: id, addresses: candidate.addresses } as Member)
+        }
+        return known
+      },
+      log,
+    },
     targets,
     { intervalMs: timing.redialMs, resolveEveryMs: timing.resolveEveryMs, dialTimeoutMs: 5_000 },
   )
+  // Registered once everything it uses exists; a peer that asks earlier is refused and tries again.
+  await rpc.handle(helloProtocol, helloSchema, helloSchema, (message, from) => {
+    heardHello(from, message)
+    return hello()
+  })
   dialer.start()
   const heartbeatTimer = setInterval(beat, timing.heartbeatMs)
-  const sweepTimer = setInterval(() => membership.sweep(Date.now()), Math.max(100, Math.floor(timing.heartbeatMs / 2)))
+  const sweepTimer = setInterval(() => membership.sweep(Date.now()), sweepEveryMs)
   beat()
   log('info', `cluster node ${init.nodeId} (${init.region}) listening`, { peerId, addresses: membership.self.addresses })
 
-  let stopping: Promise<void> | undefined
   const stop = async (): Promise<void> => {
     clearInterval(heartbeatTimer)
     clearInterval(sweepTimer)
-    for (const timer of followUps) clearTimeout(timer)
+    for (const timer of suspectTimers) clearTimeout(timer)
     dialer.stop()
     queue.close()
     try {

@@ -82,14 +82,32 @@ describe('membership', () => {
     expect(seen).toEqual(['join node-a', 'leader eu node-b -> node-a'])
   })
 
-  it('clears the suspicion of a node that restarted before it was dropped', () => {
+  it('sees a node that restarted before it was dropped as restarted, without a leader change', () => {
     const { membership, seen } = setup()
     membership.heard('peer-node-a', beat('node-a', 'eu'), 0)
     membership.disconnected('peer-node-a', 100)
     membership.heard('peer-node-a', beat('node-a', 'eu', { startedAt: 1_000 }), 1_000)
     membership.sweep(3_000)
+    expect(membership.member('peer-node-a')).toMatchObject({ startedAt: 1_000, since: 1_000 })
+    expect(membership.leader('eu')).toMatchObject({ nodeId: 'node-a', startedAt: 1_000 })
+    expect(seen).toEqual(['join node-a', 'leader eu node-b -> node-a', 'leave node-a restarted', 'join node-a'])
+    // A late heartbeat of the old run changes nothing.
+    membership.heard('peer-node-a', beat('node-a', 'eu'), 3_100)
     expect(membership.member('peer-node-a')?.startedAt).toBe(1_000)
-    expect(seen).toEqual(['join node-a', 'leader eu node-b -> node-a'])
+    expect(seen).toHaveLength(4)
+  })
+
+  it('keeps a connected member alive without heartbeats, and times it out once unconnected', () => {
+    const { membership, seen, connected } = setup()
+    membership.heard('peer-node-a', beat('node-a', 'eu'), 0)
+    connected.add('peer-node-a')
+    membership.sweep(60_000)
+    expect(membership.member('peer-node-a')?.lastSeen).toBe(60_000)
+    connected.delete('peer-node-a')
+    membership.sweep(64_999)
+    expect(membership.members()).toHaveLength(2)
+    membership.sweep(65_000)
+    expect(seen.slice(-2)).toEqual(['leave node-a timeout', 'leader eu node-a -> node-b'])
   })
 
   it('lets a dropped node back after the timeout even if heard only through others', () => {

@@ -23,8 +23,12 @@ export interface Member {
   self: boolean
 }
 
-/** Why a member left the live view. */
-export type LeaveReason = 'left' | 'timeout' | 'disconnected'
+/**
+ * Why a member left the live view. `restarted`: a new run of the node (same peer id, another
+ * start time) was heard; a `member:join` of the new run follows at once, and leadership does
+ * not move for it (the same node leads), so the region sees no leader change.
+ */
+export type LeaveReason = 'left' | 'timeout' | 'disconnected' | 'restarted'
 
 /** A region's leader changed (`leader` undefined: the region has no live node). */
 export interface LeaderChange {
@@ -56,7 +60,12 @@ export type Heartbeat = z.infer<typeof heartbeatSchema>
 
 /** Timing of the membership view. */
 export interface MembershipOptions {
-  /** A member not heard for this long is dropped. */
+  /**
+   * A member with no open connection to this node, not heard for this long, is dropped. A
+   * member this node is connected to is alive while the connection is: its close (a dead
+   * process's kernel closes it at once) starts the `suspectMs` countdown instead, and a hung
+   * process is caught by the connection's pings.
+   */
   timeoutMs: number
   /** After its last connection closes, a member must be heard again within this long. */
   suspectMs: number
@@ -155,12 +164,26 @@ export class Membership {
       return
     }
     const changedIdentity = entry.member.nodeId !== heartbeat.nodeId || entry.member.region !== heartbeat.region
+    // Only a newer run counts as a restart: a late heartbeat of the previous run changes nothing.
+    const restarted = !changedIdentity && heartbeat.startedAt > entry.member.startedAt
+    if (!changedIdentity && heartbeat.startedAt < entry.member.startedAt) return
     entry.member.lastSeen = now
     entry.member.addresses = [...heartbeat.addresses]
     // A heartbeat relayed by others after the connection closed may predate
     // the death: only a connection back, or a new run of the node, clears the suspicion.
-    if (this.isConnected(peerId) || entry.member.startedAt !== heartbeat.startedAt) entry.suspectUntil = undefined
-    entry.member.startedAt = heartbeat.startedAt
+    if (this.isConnected(peerId) || restarted) entry.suspectUntil = undefined
+    if (restarted) {
+      // The old run is gone (with its in-memory state): listeners hear it leave and the new run
+      // join, so they sync with it again. The leader record is refreshed in place, without a
+      // change event: the same node leads, and a change would be two for one restart.
+      const previous = { ...entry.member }
+      entry.member.startedAt = heartbeat.startedAt
+      entry.member.since = now
+      this.events.emit('member:leave', previous, 'restarted')
+      this.events.emit('member:join', { ...entry.member })
+      if (this.leaders.get(entry.member.region)?.peerId === peerId) this.leaders.set(entry.member.region, entry.member)
+      return
+    }
     if (changedIdentity) {
       // A node restarted under the same key with another id or region: to
       // listeners that is one node leaving and another joining.
@@ -198,6 +221,9 @@ export class Membership {
       if (entry.suspectUntil !== undefined && now >= entry.suspectUntil) {
         this.remove(peerId, 'disconnected', now)
         dropped++
+      } else if (entry.suspectUntil === undefined && this.isConnected(peerId)) {
+        // An open connection is a sign of life: heartbeats may be rare (or late, on a busy host).
+        entry.member.lastSeen = now
       } else if (now - entry.member.lastSeen >= this.options.timeoutMs) {
         this.remove(peerId, 'timeout', now)
         dropped++

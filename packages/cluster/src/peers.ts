@@ -112,6 +112,8 @@ export class Dialer {
   private resolvedAt = Number.NEGATIVE_INFINITY
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  private running = false
+  private poked = false
   private firstRoundDone: () => void = () => {}
   /** Settles once every configured peer was dialled once (connected or failed), or the dialer stopped. */
   readonly dialedOnce: Promise<void> = new Promise((resolve) => (this.firstRoundDone = resolve))
@@ -122,17 +124,49 @@ export class Dialer {
     this.options = options
   }
 
-  /** Starts dialing now; then every target not connected is tried again when due. */
+  /**
+   * Starts dialing now. While some target is not connected the loop looks again every 250 ms
+   * (each target waits out its own backoff); once all are, only every `intervalMs`, and at once
+   * when `poke()` says something changed (a connection closed, a member was learnt).
+   */
   start(): void {
-    const tickMs = Math.min(retryBaseMs, this.options.intervalMs)
-    const loop = (): void => {
-      if (this.stopped) return
-      void this.round().catch((error: unknown) => this.components.log('warn', 'dial round failed', { error: String(error) })).finally(() => {
-        this.firstRoundDone()
-        if (!this.stopped) this.timer = setTimeout(loop, tickMs)
-      })
+    this.schedule(0)
+  }
+
+  /** Something changed: run a round soon instead of at the next idle look. */
+  poke(): void {
+    if (this.stopped || this.running) {
+      this.poked = true
+      return
     }
-    loop()
+    this.schedule(0)
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.running = true
+      this.poked = false
+      void this.round()
+        .catch((error: unknown) => {
+          this.components.log('warn', 'dial round failed', { error: String(error) })
+          return 1
+        })
+        .then((pending) => {
+          this.running = false
+          this.firstRoundDone()
+          this.schedule(this.poked ? 0 : pending > 0 ? this.untilNextDue() : this.options.intervalMs)
+        })
+    }, delayMs)
+  }
+
+  /** How long until the first target waiting out its backoff is due (at least 250 ms). */
+  private untilNextDue(): number {
+    let next = Number.POSITIVE_INFINITY
+    for (const waiting of this.backoff.values()) next = Math.min(next, waiting.nextAt)
+    return Math.min(this.options.intervalMs, Math.max(retryBaseMs, next - Date.now()))
   }
 
   /** Stops the loop; dials in flight end with the node. */
@@ -142,8 +176,8 @@ export class Dialer {
     if (this.timer !== undefined) clearTimeout(this.timer)
   }
 
-  /** One round: resolve names when due, then dial everything not connected. */
-  async round(): Promise<void> {
+  /** One round: resolve names when due, then dial everything not connected; returns how many were not. */
+  async round(): Promise<number> {
     const { node } = this.components
     const connected = new Set(node.getPeers().map((peer) => peer.toString()))
     const own = new Set(node.getMultiaddrs().map((address) => address.decapsulateCode(421).toString()))
@@ -166,6 +200,7 @@ export class Dialer {
       }
     }
     await Promise.allSettled(dials)
+    return dials.length
   }
 
   private async staticAddresses(): Promise<string[]> {

@@ -21,6 +21,12 @@ export interface ClusterStats {
   }
   published: number
   received: number
+  /**
+   * Gossip messages that reached this node from peers, duplicates included (a message forwarded
+   * by several peers counts once per copy), and their payload bytes: the cost of gossip per
+   * message, where `received` counts each message once.
+   */
+  gossip: { frames: number; bytes: number }
   /** Requests this node answered / sent, and those that failed either way. */
   requests: { served: number; sent: number; failed: number }
   /** Messages waiting in the publish queue now. */
@@ -38,6 +44,7 @@ export class Counters {
   readonly requests = { served: 0, sent: 0, failed: 0 }
   published = 0
   received = 0
+  readonly gossip = { frames: 0, bytes: 0 }
   readonly topics = new Map<string, TopicCounters>()
 
   /** The counters of `topic`, created at zero. */
@@ -58,6 +65,7 @@ export class Counters {
       dropped: { ...this.dropped },
       published: this.published,
       received: this.received,
+      gossip: { ...this.gossip },
       requests: { ...this.requests },
       ...gauges,
       topics,

@@ -1,0 +1,379 @@
+#!/usr/bin/env node
+/**
+ * A fleet at scale (issue 19): N fleet nodes on this machine, each the cluster and hold layers
+ * of a real gateway node (`packages/gateway/test/fixtures/fleet-node.ts`: `startFleet` with the
+ * real holds, cluster, schemas and sync protocols; no HTTP, providers or Postgres), for
+ * N = 3, 10, 30, 50. One run per N measures, in this order:
+ *
+ *  1. formation: spawn -> every node sees all N members;
+ *  2. idle CPU per node: user + system time from /proc/<pid>/stat over `--idle` seconds, after
+ *     `--settle` seconds of quiet, `--idle-repeats` windows (the lowest window is reported
+ *     beside the median: the machine is shared);
+ *  3. holds: `--holds` holds placed one by one on random nodes (`--rate` a second); for each,
+ *     the time until the last other node merged it (p50 / p99 over holds), then a release of
+ *     each, the same way; gossip frames and bytes each node received per hold (duplicates
+ *     included, from the cluster's own counters);
+ *  4. join sync: every node gets the same 10,000 holds (`--sync-holds`); a new node starts and
+ *     the time from its process start to holding all of them is measured;
+ *  5. failure detection: one node is SIGKILLed; the time until the last other node reported it
+ *     gone; then a node is SIGKILLed and restarted within 2 s: the time until every node saw it
+ *     back (`member:join` of the new run) and whether each region still has exactly one leader.
+ *
+ *   node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20]
+ *     [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--profile <node index>] [--no-readme]
+ *
+ * Every phase has a deadline and every process started here is killed at the end, also when
+ * the run fails.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const benchDir = dirname(fileURLToPath(import.meta.url))
+const gatewayDir = join(benchDir, '..', 'packages', 'gateway')
+const fixture = join(gatewayDir, 'test', 'fixtures', 'fleet-node.ts')
+
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '3,10,30,50' },
+    holds: { type: 'string', default: '40' },
+    rate: { type: 'string', default: '5' },
+    idle: { type: 'string', default: '20' },
+    'idle-repeats': { type: 'string', default: '2' },
+    settle: { type: 'string', default: '10' },
+    'sync-holds': { type: 'string', default: '10000' },
+    profile: { type: 'string' },
+    'no-readme': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (values.help) {
+  console.log('node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20] [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--profile <i>] [--no-readme]')
+  process.exit(0)
+}
+const sizes = values.nodes.split(',').map(Number).filter((n) => Number.isInteger(n) && n >= 2 && n <= 60)
+const holdCount = Math.min(Math.max(Number(values.holds), 1), 500)
+const rate = Math.min(Math.max(Number(values.rate), 0.5), 50)
+const idleMs = Math.min(Math.max(Number(values.idle), 1), 300) * 1000
+const idleRepeats = Math.min(Math.max(Number(values['idle-repeats']), 1), 10)
+const settleMs = Math.min(Math.max(Number(values.settle), 0), 120) * 1000
+const syncHolds = Math.min(Math.max(Number(values['sync-holds']), 0), 20_000)
+const profileIndex = values.profile === undefined ? undefined : Number(values.profile)
+const ticksPerSecond = 100 // USER_HZ on Linux
+
+const running = new Set()
+const dataRoot = mkdtempSync(join(tmpdir(), 'switchboard-fleet-scale-'))
+const preciseNow = () => performance.timeOrigin + performance.now()
+/** `Promise.withResolvers`, which Node 20 lacks. */
+function deferred() {
+  let resolve
+  let reject
+  const promise = new Promise((yes, no) => {
+    resolve = yes
+    reject = no
+  })
+  return { promise, resolve, reject }
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** CPU seconds (user + system) a process used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
+}
+
+/** Machine-wide busy seconds (all cores) from /proc/stat. */
+function machineBusySeconds() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const idle = fields[3] + fields[4]
+  return (fields.reduce((sum, value) => sum + value, 0) - idle) / ticksPerSecond
+}
+
+/** One node process; every JSON line it prints goes to `onLine` and to waiters. */
+function startNode(config, onLine, extraArgs = []) {
+  const child = spawn(process.execPath, [...extraArgs, '--import', 'tsx', fixture, JSON.stringify(config)], { cwd: gatewayDir, stdio: ['pipe', 'pipe', 'pipe'] })
+  const node = { config, child, pid: child.pid, spawnedAt: preciseNow(), ready: false, exited: new Promise((resolve) => child.once('exit', resolve)), nextId: 1, replies: new Map(), stderr: '' }
+  running.add(node)
+  child.once('exit', () => running.delete(node))
+  child.stderr.on('data', (chunk) => {
+    node.stderr = (node.stderr + chunk).slice(-4_000)
+  })
+  createInterface({ input: child.stdout }).on('line', (text) => {
+    let line
+    try {
+      line = JSON.parse(text)
+    } catch {
+      return
+    }
+    if (line.event === 'ready') node.ready = true
+    if (line.event === 'reply') {
+      node.replies.get(line.id)?.(line)
+      node.replies.delete(line.id)
+    }
+    onLine(node, line)
+  })
+  node.command = (command, timeoutMs = 30_000) => {
+    const id = node.nextId++
+    const { promise, resolve, reject } = deferred()
+    const timer = setTimeout(() => reject(new Error(`${config.nodeId} did not answer ${command.command} in ${timeoutMs} ms`)), timeoutMs)
+    node.replies.set(id, (line) => {
+      clearTimeout(timer)
+      resolve(line)
+    })
+    child.stdin.write(`${JSON.stringify({ ...command, id })}\n`)
+    return promise
+  }
+  return node
+}
+
+async function kill(node, signal = 'SIGKILL') {
+  if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill(signal)
+  await node.exited
+}
+
+async function until(check, timeoutMs, what) {
+  const deadline = performance.now() + timeoutMs
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(20)
+  }
+}
+
+function percentile(values, fraction) {
+  const sorted = [...values].sort((a, b) => a - b)
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]
+}
+const median = (values) => percentile(values, 0.5)
+const ms = (value) => (Number.isFinite(value) ? (value < 10 ? value.toFixed(1) : Math.round(value).toString()) : 'n/a')
+const pct = (value) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a')
+
+async function runFleet(size) {
+  const regions = ['eu', 'us', 'ap']
+  const ports = []
+  for (let index = 0; index <= size; index++) ports.push(await freePort())
+  const names = ports.map((_, index) => `node-${String(index).padStart(2, '0')}`)
+  // Like a headless Service that lists a few pods: three seeds; the rest is found through members.
+  const seeds = ports.slice(0, 3).map((port) => `127.0.0.1:${port}`)
+  const configFor = (index) => ({
+    nodeId: names[index],
+    region: regions[index % regions.length],
+    p2pPort: ports[index],
+    peers: seeds.filter((seed) => !seed.endsWith(`:${ports[index]}`)),
+    secret: 'bench-fleet-secret-0123456789',
+    dataDir: join(dataRoot, `${size}-${names[index]}`),
+  })
+
+  /** node id -> node id -> latest join/leave time, as that node reported it. */
+  const seen = new Map()
+  /** probe key:state -> node id -> when that node merged it. */
+  const merges = new Map()
+  let syncDone
+  const onLine = (node, line) => {
+    const self = node.config.nodeId
+    if (line.event === 'member:join' || line.event === 'member:leave') {
+      if (!seen.has(self)) seen.set(self, new Map())
+      seen.get(self).set(line.nodeId, { event: line.event, at: line.at, reason: line.reason })
+    } else if (line.event === 'merged') {
+      for (const probe of line.probes) {
+        if (!merges.has(probe)) merges.set(probe, new Map())
+        if (!merges.get(probe).has(self)) merges.get(probe).set(self, line.at)
+      }
+      if (syncDone !== undefined) syncDone(node, line)
+    }
+  }
+  const live = new Map()
+  const start = (index, extraArgs) => {
+    const node = startNode(configFor(index), onLine, extraArgs)
+    live.set(names[index], node)
+    return node
+  }
+  const joinedAll = (node, members) => {
+    const view = seen.get(node.config.nodeId)
+    if (view === undefined) return members.length <= 1
+    return members.every((name) => name === node.config.nodeId || view.get(name)?.event === 'member:join')
+  }
+
+  const result = { size }
+  // 1. formation
+  const spawnAt = preciseNow()
+  for (let index = 0; index < size; index++) start(index, profileIndex === index ? ['--cpu-prof', '--cpu-prof-dir', join(benchDir, 'results', 'profiles')] : [])
+  const fleetNames = names.slice(0, size)
+  await until(() => [...live.values()].every((node) => node.ready), 120_000, 'every node ready')
+  await until(() => [...live.values()].every((node) => joinedAll(node, fleetNames)), 90_000, 'every node seeing every member').catch((error) => {
+    const counts = [...live.values()].filter((node) => !joinedAll(node, fleetNames)).map((node) => `${node.config.nodeId} lacks ${fleetNames.filter((name) => name !== node.config.nodeId && seen.get(node.config.nodeId)?.get(name)?.event !== 'member:join').map((name) => `${name} (${JSON.stringify(seen.get(node.config.nodeId)?.get(name))})`).join(', ')}`)
+    throw new Error(`${error.message} (members seen: ${counts.join(' ')})`)
+  })
+  result.formedMs = preciseNow() - spawnAt
+
+  // 2. idle CPU
+  await sleep(settleMs)
+  const windows = []
+  for (let repeat = 0; repeat < idleRepeats; repeat++) {
+    const nodes = [...live.values()]
+    const before = nodes.map((node) => cpuSeconds(node.pid))
+    const machineBefore = machineBusySeconds()
+    const startedAt = performance.now()
+    await sleep(idleMs)
+    const seconds = (performance.now() - startedAt) / 1000
+    const perNode = nodes.map((node, index) => ((cpuSeconds(node.pid) - before[index]) / seconds) * 100)
+    const fleetShare = perNode.reduce((sum, value) => sum + value, 0)
+    windows.push({ median: median(perNode), max: Math.max(...perNode), mean: fleetShare / perNode.length, machine: ((machineBusySeconds() - machineBefore) / seconds) * 100, fleet: fleetShare })
+  }
+  result.idle = windows
+  result.loadavg = loadavg()[0]
+
+  // 3. holds and releases
+  const nodes = () => [...live.values()]
+  const statsOf = async () => Promise.all(nodes().map(async (node) => (await node.command({ command: 'stats' })).stats))
+  const statsBefore = await statsOf()
+  const visible = async (state) => {
+    const times = []
+    for (let index = 0; index < holdCount; index++) {
+      const key = `probe-${size}-${index}`
+      const origin = nodes()[Math.floor(Math.random() * size)]
+      const sentAt = preciseNow()
+      await origin.command({ command: state === 'held' ? 'hold' : 'release', key })
+      const others = nodes().filter((node) => node !== origin).map((node) => node.config.nodeId)
+      const probe = `${key}:${state}`
+      await until(() => others.every((name) => merges.get(probe)?.has(name)), 20_000, `${probe} on every node`)
+      times.push(Math.max(...others.map((name) => merges.get(probe).get(name))) - sentAt)
+      await sleep(1000 / rate)
+    }
+    return times
+  }
+  const held = await visible('held')
+  const released = await visible('released')
+  const statsAfter = await statsOf()
+  result.hold = { p50: percentile(held, 0.5), p99: percentile(held, 0.99) }
+  result.release = { p50: percentile(released, 0.5), p99: percentile(released, 0.99) }
+  // Per node, per change (holds + releases): gossip frames and bytes that node received on the holds topic.
+  const changes = holdCount * 2
+  const perNode = statsAfter.map((after, index) => {
+    const before = statsBefore[index]
+    return { frames: (after.gossip.frames - before.gossip.frames) / changes, bytes: (after.gossip.bytes - before.gossip.bytes) / changes, delivered: (after.topics['/switchboard/1/holds'].received - before.topics['/switchboard/1/holds'].received) / changes }
+  })
+  result.perHold = { frames: median(perNode.map((node) => node.frames)), bytes: median(perNode.map((node) => node.bytes)), delivered: median(perNode.map((node) => node.delivered)) }
+
+  // 4. join sync of `syncHolds` holds
+  if (syncHolds > 0) {
+    await Promise.all(nodes().map((node) => node.command({ command: 'seed', count: syncHolds }, 60_000)))
+    await sleep(2_000)
+    const { promise, resolve } = deferred()
+    syncDone = (node, line) => {
+      if (node.config.nodeId === names[size] && line.size >= syncHolds) resolve(line.at)
+    }
+    const joiner = start(size)
+    const syncedAt = await Promise.race([promise, sleep(60_000).then(() => Number.NaN)])
+    syncDone = undefined
+    result.joinSyncMs = syncedAt - joiner.spawnedAt
+    await until(() => joiner.ready, 30_000, 'the joiner ready').catch((error) => {
+      console.log(`join: ${error.message}; result so far ${JSON.stringify(result)}; joiner stderr: ${joiner.stderr}`)
+    })
+    await kill(joiner, 'SIGTERM')
+    live.delete(names[size])
+    await sleep(3_000)
+  }
+
+  // 5. failure detection, then a kill and a restart within 2 s
+  const victim = live.get(names[size - 1])
+  const watchers = nodes().filter((node) => node !== victim).map((node) => node.config.nodeId)
+  const killAt = preciseNow()
+  await kill(victim)
+  live.delete(victim.config.nodeId)
+  const gone = (name) => {
+    const entry = seen.get(name)?.get(victim.config.nodeId)
+    return entry?.event === 'member:leave' && entry.at > killAt
+  }
+  await until(() => watchers.every(gone), 60_000, 'every node seeing the kill').catch(() => {})
+  const detections = watchers.filter(gone).map((name) => seen.get(name).get(victim.config.nodeId).at - killAt)
+  result.detect = { p50: median(detections), max: detections.length === watchers.length ? Math.max(...detections) : Number.NaN, reasons: [...new Set(watchers.filter(gone).map((name) => seen.get(name).get(victim.config.nodeId).reason))] }
+
+  const bounced = live.get(names[1])
+  const bounceWatchers = nodes().filter((node) => node !== bounced).map((node) => node.config.nodeId)
+  const bounceAt = preciseNow()
+  await kill(bounced)
+  live.delete(bounced.config.nodeId)
+  await sleep(1_000)
+  const back = start(1)
+  const rejoined = (name) => {
+    const entry = seen.get(name)?.get(bounced.config.nodeId)
+    return entry?.event === 'member:join' && entry.at > bounceAt
+  }
+  await until(() => bounceWatchers.every(rejoined), 60_000, 'every node seeing the restart').catch(() => {})
+  result.restart = { seenMs: bounceWatchers.every(rejoined) ? Math.max(...bounceWatchers.map((name) => seen.get(name).get(bounced.config.nodeId).at)) - bounceAt : Number.NaN }
+  await until(() => back.ready, 30_000, 'the restarted node ready')
+  await sleep(3_000)
+  const views = await Promise.all(nodes().map((node) => node.command({ command: 'view' })))
+  const expected = {}
+  for (const name of fleetNames.filter((name) => name !== victim.config.nodeId)) {
+    const region = regions[names.indexOf(name) % regions.length]
+    if (expected[region] === undefined || name < expected[region]) expected[region] = name
+  }
+  result.leadersAgree = views.every((view) => JSON.stringify(Object.entries(view.leaders).sort()) === JSON.stringify(Object.entries(expected).sort()))
+
+  await Promise.all(nodes().map((node) => kill(node, profileIndex === undefined ? 'SIGKILL' : 'SIGTERM')))
+  return result
+}
+
+async function main() {
+  const results = []
+  for (const size of sizes) {
+    console.log(`fleet of ${size} ...`)
+    const result = await runFleet(size)
+    console.log(JSON.stringify(result))
+    results.push(result)
+  }
+  const header = [
+    '| nodes | formed (s) | idle CPU per node, % of a core: median (max) | machine busy during idle window | hold on every node p50 / p99 (ms) | release on every node p50 / p99 (ms) | gossip frames / bytes received per hold per node | join sync of ' + syncHolds + ' holds (s) | kill detected by every node (s) | restart seen by every node (s) | one leader per region after churn |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ]
+  const rows = results.map((result) => {
+    const best = result.idle.reduce((low, window) => (window.median < low.median ? window : low))
+    const idle = result.idle.map((window) => `${pct(window.median)} (${pct(window.max)})`).join(', ')
+    return `| ${result.size} | ${(result.formedMs / 1000).toFixed(1)} | ${idle} | ${Math.round(best.machine)} % of 200 % | ${ms(result.hold.p50)} / ${ms(result.hold.p99)} | ${ms(result.release.p50)} / ${ms(result.release.p99)} | ${result.perHold.frames.toFixed(2)} / ${Math.round(result.perHold.bytes)} | ${Number.isFinite(result.joinSyncMs) ? (result.joinSyncMs / 1000).toFixed(2) : 'n/a'} | ${Number.isFinite(result.detect.max) ? (result.detect.max / 1000).toFixed(2) : 'n/a'} (${result.detect.reasons.join(', ')}) | ${Number.isFinite(result.restart.seenMs) ? (result.restart.seenMs / 1000).toFixed(2) : 'n/a'} | ${result.leadersAgree ? 'yes' : 'NO'} |`
+  })
+  const conditions = `Run ${new Date().toISOString().slice(0, 16)} UTC on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; load average at the idle windows: ${results.map((result) => `${result.size} nodes ${result.loadavg.toFixed(1)}`).join(', ')}; ${holdCount} holds at ${rate}/s.`
+  const table = [...header, ...rows, '', conditions].join('\n')
+  console.log(`\n${table}`)
+  if (!values['no-readme']) {
+    const readme = join(benchDir, 'README.md')
+    const text = readFileSync(readme, 'utf8')
+    const begin = '<!-- fleet-scale:begin -->'
+    const end = '<!-- fleet-scale:end -->'
+    if (text.includes(begin) && text.includes(end)) {
+      writeFileSync(readme, `${text.slice(0, text.indexOf(begin) + begin.length)}\n${table}\n${text.slice(text.indexOf(end))}`)
+      console.log('bench/README.md updated')
+    }
+  }
+}
+
+const cleanup = async () => {
+  await Promise.all([...running].map((node) => kill(node)))
+  rmSync(dataRoot, { recursive: true, force: true })
+}
+process.on('SIGINT', () => {
+  void cleanup().finally(() => process.exit(130))
+})
+try {
+  await main()
+} finally {
+  await cleanup()
+}
