@@ -7,8 +7,9 @@
  * A fresh database on the embedded Postgres gets `seed.ts`'s day; one gateway node starts on
  * it (its own process, loopback, no admin tokens); then Chromium loads `/` (the dashboard,
  * last 24 h) `--loads` times, each in a new tab, after one warm-up load. Per load:
- * - drawn: navigation start until the four figures, every timeline row and the Held Keys
- *   card are on the page (their API answers arrived and were rendered);
+ * - figures: navigation start until the four figures and the Held Keys card are on the page
+ *   (each panel draws as its own API answer arrives; the timeline may still be loading);
+ * - drawn: until the timeline's rows are there too;
  * - interactive: the later of drawn and the end of the last long task (> 50 ms) the page ran
  *   (PerformanceObserver 'longtask'), i.e. when the main thread is free to answer input;
  * - click: a click on the Incidents figure until its breakdown is on the page.
@@ -68,7 +69,7 @@ const browser = await playwright.launchPersistentContext(await mkdtemp(join(tmpd
   locale: 'en-GB',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
 })
-interface Load { drawn: number; interactive: number; click: number; longTasks: number; api: Record<string, number>; apiSent: number; timelineRows: number; incidents: number }
+interface Load { firstDrawn: number; drawn: number; interactive: number; click: number; longTasks: number; api: Record<string, number>; apiSent: number; timelineRows: number; incidents: number }
 async function load(): Promise<Load> {
   const page = await browser.newPage()
   await page.addInitScript(() => {
@@ -79,10 +80,15 @@ async function load(): Promise<Load> {
     }).observe({ type: 'longtask', buffered: true })
   })
   await page.goto(`${base}/#/dashboard?window=24h&live=0`, { waitUntil: 'commit' })
-  await page.waitForSelector('[data-testid="figure-incidents"]', { timeout: 30_000 })
-  await page.waitForSelector('[data-testid="timeline-row"]', { timeout: 30_000 })
-  await page.waitForSelector('[data-testid="held-keys"]', { timeout: 30_000 })
-  const drawn = await page.evaluate(() => performance.now())
+  // Polled inside the page, so each time is the page's own clock when the element appeared.
+  // (A string, not a function: tsx would name the inner function with a helper the page lacks.)
+  const appeared = (selector: string) => page.evaluate(`new Promise((resolveTime) => {
+    const look = () => (document.querySelector(${JSON.stringify(selector)}) ? resolveTime(performance.now()) : requestAnimationFrame(look))
+    look()
+  })`) as Promise<number>
+  const [figures, held, timeline] = await Promise.all([appeared('[data-testid="figure-incidents"]'), appeared('[data-testid="held-keys"]'), appeared('[data-testid="timeline-row"]')])
+  const firstDrawn = Math.max(figures, held)
+  const drawn = Math.max(firstDrawn, timeline)
   // Let any work the render queued finish, then read the long tasks.
   await page.waitForTimeout(300)
   const measured = await page.evaluate(() => {
@@ -103,7 +109,7 @@ async function load(): Promise<Load> {
   await page.waitForSelector('[data-testid="breakdown"]', { timeout: 10_000 })
   const clickEnd = await page.evaluate(() => performance.now())
   await page.close()
-  return { drawn, interactive: Math.max(drawn, lastLongTask), click: clickEnd - clickStart, longTasks: measured.tasks.length, api: measured.api, apiSent: measured.apiSent, timelineRows: measured.rows, incidents: measured.incidents }
+  return { firstDrawn, drawn, interactive: Math.max(drawn, lastLongTask), click: clickEnd - clickStart, longTasks: measured.tasks.length, api: measured.api, apiSent: measured.apiSent, timelineRows: measured.rows, incidents: measured.incidents }
 }
 
 try {
@@ -122,6 +128,7 @@ try {
     '| measure (ms, from navigation start) | median | max |',
     '| --- | ---: | ---: |',
     `| first API request sent (page and modules loaded, first render) | ${median(pick('apiSent')).toFixed(0)} | ${max(pick('apiSent')).toFixed(0)} |`,
+    `| figures and Held Keys on the page (the timeline still loading) | ${median(pick('firstDrawn')).toFixed(0)} | ${max(pick('firstDrawn')).toFixed(0)} |`,
     `| drawn: figures, timeline and Held Keys on the page | ${median(pick('drawn')).toFixed(0)} | ${max(pick('drawn')).toFixed(0)} |`,
     `| interactive: drawn, and no long task after it | ${median(pick('interactive')).toFixed(0)} | ${max(pick('interactive')).toFixed(0)} |`,
     `| click on a figure until its breakdown shows | ${median(pick('click')).toFixed(0)} | ${max(pick('click')).toFixed(0)} |`,

@@ -29,6 +29,8 @@ export async function sampleNode(nodeId: string, pid: number, url: string, at: n
     return undefined
   }
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN)
+  // A process caught exiting (or a zombie) has no VmRSS: not a sample.
+  if (!Number.isFinite(rssKb)) return undefined
   let loopP99Ms: number | null = null
   let loopMaxMs: number | null = null
   try {

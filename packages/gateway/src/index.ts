@@ -7,12 +7,13 @@ import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { Cancellation } from '@switchboard/providers'
-import { createConfigStore, createPool, createWriteQueue, ensureDatabase, importGatewayKeys, listGatewayKeys, migrate } from '@switchboard/store'
+import { createConfigStore, createPool, createWriteQueue, ensureDatabase, importGatewayKeys, listGatewayKeys } from '@switchboard/store'
 import { GatewayKeyRing, hashSecret, redactSecret } from './access/gateway-keys.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
 import { createGuardedServer } from './http/connections.ts'
+import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -65,14 +66,16 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
-  await migrate(pool)
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
-  const imported = await store.importConfig(init.config.source)
-  logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
+  // Postgres down at boot does not stop the node: it serves config.json and its peers' holds until the store answers.
+  const prepared = await prepareStore(pool, store, init.config.source, logger)
+  const imported = prepared ?? { firstBoot: false, changes: [] }
+  if (prepared) logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
   const queue = createWriteQueue({ log: (line) => logger.warn(line) })
   // Gateway keys: config.json's hashed into the store, then the fleet's active ones in memory.
   const gatewayKeys = new GatewayKeyRing()
-  if (init.config.gatewayKeys.length > 0) {
+  const importConfiguredGatewayKeys = async () => {
+    if (init.config.gatewayKeys.length === 0) return
     const imported = await importGatewayKeys(pool, init.config.gatewayKeys.map((key) => ({
       name: key.name,
       secretHash: hashSecret(key.value),
@@ -85,7 +88,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     if (imported.skippedRevoked > 0) logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
   }
   const reloadGatewayKeys = async () => gatewayKeys.replace(await listGatewayKeys(pool))
-  await reloadGatewayKeys()
+  // Without Postgres at boot the ring stays empty (callers are refused, not let in unchecked) until the store answers.
+  if (prepared) {
+    await importConfiguredGatewayKeys()
+    await reloadGatewayKeys()
+  } else if (init.config.gatewayKeys.length > 0) logger.warn('gateway keys are read from Postgres: callers are refused until it answers')
   const windowMs = Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) > 0 ? Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) : LIMIT_WINDOW_MS
   const limiter = new KeyLimiter({ now: Date.now, windowMs, onLeaseError: (error) => logger.warn({ err: error }, 'could not ask for a gateway key lease; using this node\'s share') })
   const metrics = createMetrics()
@@ -98,7 +105,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const backoffs = new RateLimitBackoffs()
   const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()) })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
-  const settings = createSettings((await store.getSettings()).load_balancer_config)
+  const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
   let directory: ProviderDirectory | undefined
   let fleet: Fleet | undefined
   let history: HistoryRecording | undefined
@@ -121,7 +128,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   })
   directory = await createProviderDirectory(
     { store, queue, logger, env },
-    { onChange: (registry) => balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys }))) },
+    {
+      onChange: (registry) => balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys }))),
+      fallback: Object.entries(init.config.source.providers).map(([name, raw]) => ({ ...raw, name })),
+    },
   )
   const providers = directory
   // A key edit releases its holds; a key or provider delete removes them (reference: "Releasing held keys").
@@ -197,6 +207,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       now,
       random,
       reloadProviders: () => providers.reload(),
+      knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => {
         settings.set(next, 'peer')
       },
@@ -228,6 +239,19 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   )
 
   const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
+  // Started without Postgres: once it answers, migrate, apply config.json and read the store as a boot would.
+  const stopStoreRetry = prepared
+    ? () => {}
+    : retryPrepareStore(
+        () => prepareStore(pool, store, init.config.source, logger, { quiet: true }),
+        async () => {
+          await importConfiguredGatewayKeys()
+          await reloadGatewayKeys()
+          await providers.reload()
+          settings.set((await store.getSettings()).load_balancer_config, 'store')
+        },
+        logger,
+      )
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   const listener = createListener(
@@ -301,6 +325,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       await drained
     }
     clearInterval(idle)
+    stopStoreRetry()
     await requestLog.close()
     await joined.stop()
     health.close()

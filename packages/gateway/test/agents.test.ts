@@ -44,8 +44,8 @@ beforeAll(async () => {
       },
       groq: {
         keys: [
-          { name: 'groq-revoked', value: 'sk-groq-revoked', models: ['llama-3.3-70b'], weight: 1 },
-          { name: 'groq-good', value: 'sk-groq-good', models: ['llama-3.3-70b'], weight: 1 },
+          { name: 'groq-revoked', value: 'sk-groq-revoked', models: ['llama-3.3-70b', 'nomic-embed-text'], weight: 1 },
+          { name: 'groq-good', value: 'sk-groq-good', models: ['llama-3.3-70b', 'nomic-embed-text'], weight: 1 },
         ],
         network_config: network(url),
         custom_provider_config: { base_provider_type: 'openai' },
@@ -114,7 +114,7 @@ describe('POST /v1/messages with @anthropic-ai/sdk', () => {
   })
 
   it('messages.stream with a tool call: native and translated, the same events reach the SDK', async () => {
-    for (const model of ['anthropic/claude-sonnet-4-5', 'openai/gpt-4o-mini']) {
+    for (const model of ['anthropic/claude-sonnet-4-5', 'openai/gpt-4o-mini', 'azure/gpt-4o', 'groq/llama-3.3-70b']) {
       const stream = anthropic.messages.stream({
         model, max_tokens: 256, messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
         tools: [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
@@ -204,7 +204,7 @@ describe('POST /v1/messages/count_tokens', () => {
 
 describe('POST /v1/responses with openai', () => {
   it('responses.create is served natively by OpenAI and Azure, skipping the held key', async () => {
-    for (const [model, provider, suffix] of [['openai/gpt-4o-mini', 'openai', 'oked'], ['azure/gpt-4o', 'azure', 'oked']] as const) {
+    for (const [model, provider, suffix, path] of [['openai/gpt-4o-mini', 'openai', 'oked', '/v1/responses'], ['azure/gpt-4o', 'azure', 'oked', '/openai/v1/responses']] as const) {
       await simulator.resetRequests()
       await expectHeldKeySkipped(provider, suffix, async () => {
         const response = await openai.responses.create({ model, input: 'Hello', instructions: 'Be brief.' })
@@ -214,8 +214,9 @@ describe('POST /v1/responses with openai', () => {
         expect(response.usage?.output_tokens).toBeGreaterThan(0)
         return extraFieldsOf(response)
       })
-      const upstream = (await simulator.requests()).filter((request) => request.provider === provider)
+      const upstream = (await upstreamRequests()).filter((request) => request.provider === provider)
       expect(upstream.length).toBeGreaterThan(0)
+      for (const request of upstream) expect(request.path).toBe(path)
     }
   })
 
@@ -227,11 +228,13 @@ describe('POST /v1/responses with openai', () => {
       expect(response.output_text).toContain('Hello from the simulator')
       expect(response.usage?.input_tokens).toBeGreaterThan(0)
       expect(extraFieldsOf(response).provider).toBe(provider)
+      const upstream = (await upstreamRequests()).filter((request) => request.provider === (provider === 'groq' ? 'openai' : provider) && request.status === 200).at(-1)
+      expect(upstream?.path).toBe(provider === 'groq' ? '/v1/chat/completions' : '/v1/messages')
     }
   })
 
   it('responses.stream with a function call, native and translated', async () => {
-    for (const model of ['openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'groq/llama-3.3-70b']) {
+    for (const model of ['openai/gpt-4o-mini', 'azure/gpt-4o', 'anthropic/claude-sonnet-4-5', 'groq/llama-3.3-70b']) {
       const stream = openai.responses.stream({
         model,
         input: [
@@ -282,8 +285,8 @@ describe('POST /v1/responses with openai', () => {
 })
 
 describe('POST /v1/embeddings with openai', () => {
-  it('embeddings.create at OpenAI and Azure, skipping the held key', async () => {
-    for (const [model, provider] of [['openai/text-embedding-3-small', 'openai'], ['azure/text-embedding-3-large', 'azure']] as const) {
+  it('embeddings.create at OpenAI, Azure and an OpenAI-compatible provider, skipping the held key', async () => {
+    for (const [model, provider] of [['openai/text-embedding-3-small', 'openai'], ['azure/text-embedding-3-large', 'azure'], ['groq/nomic-embed-text', 'groq']] as const) {
       await simulator.resetRequests()
       await expectHeldKeySkipped(provider, 'oked', async () => {
         const response = await openai.embeddings.create({ model, input: ['alpha', 'beta'] }).withResponse()
@@ -473,5 +476,16 @@ describe('requests shaped as the coding agents send them', () => {
     const response = await fetch(`${gateway.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', input: 'Hello', stream: true }) })
     const events = await readEvents(response)
     expect(events.at(-1)).toMatchObject({ event: 'error', data: { type: 'error', message: expect.stringContaining('stream broke') } })
+  })
+})
+
+describe('wrong methods', () => {
+  it('answer 405 in each format\'s shape', async () => {
+    const messages = await fetch(`${gateway.url}/v1/messages`)
+    expect(messages.status).toBe(405)
+    expect(await messages.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'method_not_allowed' } })
+    const responses = await fetch(`${gateway.url}/v1/responses`, { method: 'PUT' })
+    expect(responses.status).toBe(405)
+    expect(await responses.json()).toMatchObject({ error: { code: 'method_not_allowed' } })
   })
 })

@@ -122,7 +122,7 @@ export interface GatewayProcess {
  * Writes `config` to a temp file and starts `switchboard serve` on a free port. Without a
  * database URL in `env`, the node gets a fresh database of its own on the run's Postgres.
  */
-export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {}, readyTimeoutMs = 20_000): Promise<GatewayProcess> {
+export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {}, readyTimeoutMs = 60_000): Promise<GatewayProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-gateway-'))
   const file = join(dir, 'config.json')
   await writeFile(file, JSON.stringify(config, null, 2))
@@ -163,7 +163,7 @@ export async function tempFile(name: string, text: string): Promise<string> {
 
 /** Starts `switchboard serve` again on an existing config file (a restart keeps its env: node id, data dir). */
 export async function restartGateway(configFile: string, env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
-  const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', configFile, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...env })
+  const { process: running, match } = await spawnNode([gatewayBin, 'serve', '--config', configFile, '--port', '0'], /switchboard listening on (http:\/\/[\d.:]+)/, { LOG_LEVEL: 'info', ...env }, 60_000)
   return {
     url: match[1]!,
     configFile,

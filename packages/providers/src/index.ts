@@ -8,6 +8,7 @@
  */
 import { createAnthropicAdapter } from './anthropic/adapter.ts'
 import { createAzureAdapter } from './azure/adapter.ts'
+import { createBedrockAdapter } from './bedrock/adapter.ts'
 import { createOpenAiAdapter } from './openai/adapter.ts'
 import type { ProviderAdapter, ProviderInit } from './types.ts'
 
@@ -18,6 +19,7 @@ export { Cancellation } from './http/cancellation.ts'
 export { readRateLimitExhaustion, type RateLimitExhaustion } from './http/rate-limit.ts'
 export { TranslationError, AnthropicStreamError } from './anthropic/index.ts'
 export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
+export { DEFAULT_BEDROCK_REGION, bedrockRuntimeUrl } from './bedrock/adapter.ts'
 export { readUsage, type TokenUsage } from './usage.ts'
 
 /** Creates the adapter for a provider's base wire format. */
@@ -29,6 +31,8 @@ export function createProvider(init: ProviderInit, now: () => number = Date.now)
       return createAzureAdapter(init, now)
     case 'anthropic':
       return createAnthropicAdapter(init, now)
+    case 'bedrock':
+      return createBedrockAdapter(init, now)
   }
 }
 export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'

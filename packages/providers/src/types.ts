@@ -2,7 +2,7 @@ import type { AttemptFailure } from '@switchboard/routing'
 import type { Cancellation } from './http/cancellation.ts'
 
 /** The base wire format an upstream speaks. */
-export type ProviderType = 'openai' | 'azure' | 'anthropic'
+export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock'
 
 /** Per-key Azure settings: which deployment serves which model, and the API version. */
 export interface AzureKeyConfig {
@@ -12,6 +12,21 @@ export interface AzureKeyConfig {
   deployments?: Record<string, string>
   /** `api-version` query parameter; defaults to DEFAULT_AZURE_API_VERSION. */
   api_version?: string
+}
+
+/**
+ * Per-key Amazon Bedrock settings. With `access_key` and `secret_key` requests are SigV4-signed
+ * (plus `session_token` for temporary credentials); without them the key's `value` is sent as a
+ * Bedrock API key (bearer token).
+ */
+export interface BedrockKeyConfig {
+  access_key?: string
+  secret_key?: string
+  session_token?: string
+  /** AWS region, e.g. us-east-1: picks the runtime endpoint and signs the request. */
+  region: string
+  /** Model name -> Bedrock model id or inference-profile ARN. A model without an entry is sent as named. */
+  deployments?: Record<string, string>
 }
 
 /** One API key of a provider, as config.json describes it (value already resolved from env). */
@@ -25,6 +40,7 @@ export interface ProviderKey {
   /** Model name as the caller says it -> model name as this key's upstream knows it. */
   aliases?: Record<string, string>
   azure_key_config?: AzureKeyConfig
+  bedrock_key_config?: BedrockKeyConfig
 }
 
 /** network_config of a provider, with defaults applied. */

@@ -16,8 +16,8 @@
  */
 import { startSimulator } from './server/server.ts'
 
-/** The three upstream dialects the simulator speaks. */
-export type ProviderName = 'openai' | 'azure' | 'anthropic'
+/** The upstream dialects the simulator speaks. */
+export type ProviderName = 'openai' | 'azure' | 'anthropic' | 'bedrock'
 
 /** Named faults; each produces that provider's real status, headers and body. */
 export type FaultPreset =
@@ -143,3 +143,4 @@ export { RuleError } from './rules/validate.ts'
 export function createSimulator(init: SimulatorInit = {}): Promise<Simulator> {
   return startSimulator(init)
 }
+export { simulatorSecretKey } from './bedrock/sigv4.ts'

@@ -22,6 +22,11 @@ export interface DirectoryInit {
   writeWaitMs?: number
   /** Called with every new registry (the balancer learns the providers and keys from it). */
   onChange?: (registry: ProviderRegistry) => void
+  /**
+   * What to serve when the store cannot be read at start (Postgres down at boot): config.json's
+   * providers. The store's rows replace them at the next successful `reload`.
+   */
+  fallback?: ProviderSource[]
 }
 
 /** What a write did: landed in Postgres, or applied here and still queued. */
@@ -107,7 +112,13 @@ export async function createProviderDirectory(components: DirectoryComponents, i
   }
   const unsubscribes = (['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, onChange))
 
-  await reload()
+  try {
+    await reload()
+  } catch (error) {
+    if (init.fallback === undefined) throw error
+    logger.warn({ err: error }, 'could not read providers from the store: serving the ones in config.json until it answers')
+    rebuild(new Map(init.fallback.map((source) => [source.name, withIds(source, undefined)])))
+  }
 
   return {
     get registry() {

@@ -25,6 +25,8 @@ export interface FleetComponents {
   random: () => number
   /** Re-read providers from the store (a peer changed them). */
   reloadProviders(): Promise<void>
+  /** True when this node knows the key: a hold on a key nobody configured is nonsense, dropped. */
+  knownKey?(provider: string, keyId: string): boolean
   /** Apply settings a peer saved. */
   applySettings(settings: LoadBalancerSettings): void
   /** Re-read gateway keys from the store (a peer created or revoked one). */
@@ -72,6 +74,22 @@ export interface Fleet {
   stop(): Promise<void>
 }
 
+/**
+ * How far ahead of this node's clock a peer's times may be. A version from further ahead
+ * would win every merge for as long (and drag this node's clock along): a peer that sends
+ * one is broken, whatever its secret.
+ */
+const MAX_CLOCK_SKEW_MS = 5 * 60_000
+/** The longest rate-limit backoff a peer may ask for (provider windows reset within minutes). */
+const MAX_RATE_LIMIT_MS = 60 * 60_000
+/** The longest wait a hold may carry (above the longest ladder cap, 30 min). */
+const MAX_HOLD_WAIT_MS = 24 * 60 * 60_000
+
+function plausible(entry: HoldEntry, at: number): boolean {
+  const latest = at + MAX_CLOCK_SKEW_MS
+  return entry.version.wallMs <= latest && entry.since <= latest && entry.waitStartedAt <= latest && (entry.releasedAt ?? 0) <= latest && entry.baseWaitMs <= MAX_HOLD_WAIT_MS
+}
+
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
   const { holds, dispatcher, pool, logger, metrics, now } = components
@@ -82,9 +100,12 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   /** Takes entries from Postgres or a peer: each checked, bad ones counted; released routes recover. */
   const takeIn = (raw: readonly unknown[], source: string): number => {
     const entries: HoldEntry[] = []
+    const at = now()
     for (const value of raw) {
       const entry = parseHoldEntry(value)
       if (entry === null) metrics.clusterDropped.inc({ reason: 'invalid_hold' })
+      else if (!plausible(entry, at)) metrics.clusterDropped.inc({ reason: 'implausible_hold' })
+      else if (entry.state === 'held' && components.knownKey && !components.knownKey(entry.provider, entry.keyId)) metrics.clusterDropped.inc({ reason: 'unknown_key' })
       else entries.push(entry)
     }
     const changed = holds.merge(entries, now())
@@ -130,6 +151,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     })
     rateTopic.subscribe((message, _from, meta) => {
       if (meta.peerId === fleet.peerId) return
+      if (message.until_ms > now() + MAX_RATE_LIMIT_MS) return void metrics.clusterDropped.inc({ reason: 'implausible_rate_limit' })
       dispatcher.backOff({ provider: message.provider, keyId: message.key_id, model: message.model, untilMs: message.until_ms })
     })
     configTopic.subscribe((message, _from, meta) => {
@@ -222,10 +244,18 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     if (snapshotting) return
     snapshotting = true
     try {
-      holds.collect(now())
-      const entries = holds.entries()
-      await saveHoldSnapshot(pool, entries.map((entry) => ({ id: holdId(entry), entry })), { nodeId: init.nodeId, region: init.region })
-      logger.debug({ entries: entries.length }, 'wrote the hold set to Postgres')
+      // Merged with what is stored, under the snapshot lock: another leader (the other side of a
+      // partition, another region) may have written newer entries this node has not heard of.
+      const written = await saveHoldSnapshot(
+        pool,
+        (stored) => {
+          takeIn(stored.map((row) => row.entry), 'the stored snapshot')
+          holds.collect(now())
+          return holds.entries().map((entry) => ({ id: holdId(entry), entry }))
+        },
+        { nodeId: init.nodeId, region: init.region },
+      )
+      logger.debug({ entries: written }, 'wrote the hold set to Postgres')
     } finally {
       snapshotting = false
     }

@@ -4,7 +4,8 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { createInferenceHandler, isInferencePath, type InferenceComponents } from './inference.ts'
-import { createSurfaceHandler } from './surface-route.ts'
+import { anthropicErrorBody, createSurfaceHandler } from './surface-route.ts'
+import { newRequestId } from '@switchboard/history'
 import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
 import { RESPONSES_SPEC } from './responses.ts'
 import { EMBEDDINGS_SPEC } from './embeddings.ts'
@@ -114,8 +115,11 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   })
   app.route('/v1', modelsApi({ registry: () => components.directory.registry, isRouteOffered: (route) => components.adaptive.balancer.isRouteOffered(route) }))
   for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens', '/v1/responses', '/v1/embeddings']) {
-    app.on(['GET', 'PUT', 'DELETE', 'PATCH'], path, () => {
-      throw new GatewayError('method_not_allowed', `Use POST for ${path}.`)
+    app.on(['GET', 'PUT', 'DELETE', 'PATCH'], path, (context) => {
+      const error = new GatewayError('method_not_allowed', `Use POST for ${path}.`)
+      // The Anthropic routes answer in Anthropic's error shape, as their callers read it.
+      if (path.startsWith('/v1/messages')) return context.json(anthropicErrorBody(error, newRequestId(Date.now())), 405)
+      throw error
     })
   }
   return app

@@ -3,6 +3,7 @@ import type pg from 'pg'
 import type { NodeLiveness, StoredEpisode } from '../incidents/group.ts'
 import type { Episode } from '../tracker/types.ts'
 
+/** Times as epoch ms (float8) and arrays and detail as JSON text: pg's date and array parsers cost more than the grouping. */
 interface EpisodeRow {
   node_id: string
   region: string
@@ -10,36 +11,41 @@ interface EpisodeRow {
   entity: string
   scope: Episode['scope']
   provider: string
-  models: string[]
-  key_ids: string[]
-  opened_at: Date
-  closed_at: Date | null
-  updated_at: Date
-  detail: Omit<Episode, 'id' | 'entity' | 'scope' | 'provider' | 'models' | 'keyIds' | 'openedAt' | 'closedAt' | 'updatedAt'>
+  models: string
+  key_ids: string
+  opened_ms: number
+  closed_ms: number | null
+  updated_ms: number
+  detail: string
 }
 
 /** Episodes that may belong to incidents overlapping [from, to] (a margin either side for grouping). */
 export async function loadEpisodes(pool: pg.Pool, from: number, to: number, marginMs = 120_000): Promise<StoredEpisode[]> {
   const result = await pool.query<EpisodeRow>(
-    `SELECT node_id, region, id, entity, scope, provider, models, key_ids, opened_at, closed_at, updated_at, detail
+    `SELECT node_id, region, id, entity, scope, provider, array_to_json(models)::text AS models, array_to_json(key_ids)::text AS key_ids,
+            (extract(epoch FROM opened_at) * 1000)::float8 AS opened_ms, (extract(epoch FROM closed_at) * 1000)::float8 AS closed_ms,
+            (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms, detail::text AS detail
        FROM history_episodes WHERE opened_at <= $2 AND (closed_at IS NULL OR closed_at >= $1)`,
     [new Date(from - marginMs), new Date(to + marginMs)],
   )
-  return result.rows.map((row) => ({
-    ...row.detail,
-    nodeId: row.node_id,
-    region: row.region,
-    id: row.id,
-    entity: row.entity,
-    scope: row.scope,
-    provider: row.provider,
-    models: row.models,
-    keyIds: row.key_ids,
-    openedAt: row.opened_at.getTime(),
-    closedAt: row.closed_at === null ? null : row.closed_at.getTime(),
-    updatedAt: row.updated_at.getTime(),
-    lost: row.detail.lost === true,
-  }))
+  return result.rows.map((row) => {
+    const detail = JSON.parse(row.detail) as Omit<Episode, 'id' | 'entity' | 'scope' | 'provider' | 'models' | 'keyIds' | 'openedAt' | 'closedAt' | 'updatedAt'>
+    return {
+      ...detail,
+      nodeId: row.node_id,
+      region: row.region,
+      id: row.id,
+      entity: row.entity,
+      scope: row.scope,
+      provider: row.provider,
+      models: JSON.parse(row.models) as string[],
+      keyIds: JSON.parse(row.key_ids) as string[],
+      openedAt: Math.round(Number(row.opened_ms)),
+      closedAt: row.closed_ms === null ? null : Math.round(Number(row.closed_ms)),
+      updatedAt: Math.round(Number(row.updated_ms)),
+      lost: detail.lost === true,
+    }
+  })
 }
 
 /** Every node history knows, with its heartbeat. */

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { FaultPreset, ProviderName } from '../index.ts'
 import type { Reply } from '../reply/content.ts'
 import type { IdMaker } from '../reply/format.ts'
@@ -61,6 +61,8 @@ export interface Dialect {
   missingKey(requestId: string): Answer
   /** A refusal the provider gives before reading the body (Anthropic's version header), if any. */
   checkHeaders(headers: IncomingHttpHeaders, requestId: string): Answer | undefined
+  /** A refusal that needs the whole request (Bedrock's SigV4 signature covers method, path and body), if any. */
+  authenticate?(request: IncomingMessage, body: string, requestId: string): Answer | undefined
   invalidJson(requestId: string): Answer
   /** Validates a parsed body; `model` is the Azure deployment when the path names one. */
   parse(body: Record<string, unknown>, deployment: string | undefined, apiVersion: string | undefined, requestId: string): ChatRequest | Answer

@@ -11,19 +11,19 @@ type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut'>
 
 /** Status per preset and provider, from each provider's documented errors. */
 const statuses: Record<AnswerPreset, Record<ProviderName, number>> = {
-  invalid_api_key: { openai: 401, azure: 401, anthropic: 401 },
-  insufficient_quota: { openai: 429, azure: 403, anthropic: 400 },
-  rate_limit: { openai: 429, azure: 429, anthropic: 429 },
-  model_not_found: { openai: 404, azure: 404, anthropic: 404 },
-  model_access: { openai: 403, azure: 403, anthropic: 403 },
-  model_deprecated: { openai: 404, azure: 410, anthropic: 404 },
-  region_blocked: { openai: 403, azure: 403, anthropic: 403 },
-  server_error: { openai: 500, azure: 500, anthropic: 500 },
-  bad_gateway: { openai: 502, azure: 502, anthropic: 502 },
-  unavailable: { openai: 503, azure: 503, anthropic: 503 },
-  overloaded: { openai: 503, azure: 503, anthropic: 529 },
-  context_length_exceeded: { openai: 400, azure: 400, anthropic: 400 },
-  bad_request: { openai: 400, azure: 400, anthropic: 400 },
+  invalid_api_key: { openai: 401, azure: 401, anthropic: 401, bedrock: 403 },
+  insufficient_quota: { openai: 429, azure: 403, anthropic: 400, bedrock: 400 },
+  rate_limit: { openai: 429, azure: 429, anthropic: 429, bedrock: 429 },
+  model_not_found: { openai: 404, azure: 404, anthropic: 404, bedrock: 400 },
+  model_access: { openai: 403, azure: 403, anthropic: 403, bedrock: 403 },
+  model_deprecated: { openai: 404, azure: 410, anthropic: 404, bedrock: 404 },
+  region_blocked: { openai: 403, azure: 403, anthropic: 403, bedrock: 400 },
+  server_error: { openai: 500, azure: 500, anthropic: 500, bedrock: 500 },
+  bad_gateway: { openai: 502, azure: 502, anthropic: 502, bedrock: 502 },
+  unavailable: { openai: 503, azure: 503, anthropic: 503, bedrock: 503 },
+  overloaded: { openai: 503, azure: 503, anthropic: 529, bedrock: 429 },
+  context_length_exceeded: { openai: 400, azure: 400, anthropic: 400, bedrock: 400 },
+  bad_request: { openai: 400, azure: 400, anthropic: 400, bedrock: 400 },
 }
 
 /** OpenAI's `error.code` where the preset has a documented one. */

@@ -80,7 +80,7 @@ export class Exchange {
     const key = dialect.readKey(headers)
     if (key === undefined) return this.send(dialect.missingKey(this.requestId))
     this.key = key
-    const refusal = dialect.checkHeaders(headers, this.requestId)
+    const refusal = dialect.checkHeaders(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
     let body: unknown
     try {

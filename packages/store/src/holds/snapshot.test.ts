@@ -27,4 +27,14 @@ describe('held keys snapshot', () => {
     await Promise.all([saveHoldSnapshot(database.pool, set, { nodeId: 'node-1', region: 'eu' }), saveHoldSnapshot(database.pool, set, { nodeId: 'node-3', region: 'us' })])
     expect((await loadHoldSnapshot(database.pool)).holds).toHaveLength(200)
   })
+
+  it('hands the stored set to a merging writer under the lock, so concurrent leaders each merge the other', async () => {
+    await saveHoldSnapshot(database.pool, [], { nodeId: 'node-1', region: 'eu' })
+    const merge = (mine: { id: string; entry: unknown }) => (stored: { id: string; entry: unknown }[]) => [...stored.filter((row) => row.id !== mine.id), mine]
+    await Promise.all([
+      saveHoldSnapshot(database.pool, merge({ id: 'left', entry: { side: 1 } }), { nodeId: 'node-1', region: 'eu' }),
+      saveHoldSnapshot(database.pool, merge({ id: 'right', entry: { side: 2 } }), { nodeId: 'node-2', region: 'eu' }),
+    ])
+    expect((await loadHoldSnapshot(database.pool)).holds.map((row) => row.id).sort()).toEqual(['left', 'right'])
+  })
 })

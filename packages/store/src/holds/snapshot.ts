@@ -24,11 +24,17 @@ export interface SnapshotInfo {
   entries: number
 }
 
-/** Replaces the stored hold set with `holds`. */
-export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[], by: { nodeId: string; region: string }): Promise<void> {
-  await inTransaction(pool, async (client) => {
+/**
+ * Replaces the stored hold set with `holds`, or, given a function, with what it returns for
+ * the stored set: read, merge and write happen under one lock, so a leader cut off from the
+ * fleet (but not from Postgres) merges what the other side's leader wrote instead of
+ * overwriting it with an older set.
+ */
+export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[] | ((stored: StoredHold[]) => readonly StoredHold[]), by: { nodeId: string; region: string }): Promise<number> {
+  return inTransaction(pool, async (client) => {
     // Leaders of two regions write at the same moment: one after the other, not interleaved.
     await client.query('SELECT pg_advisory_xact_lock($1)', [SNAPSHOT_LOCK])
+    if (typeof holds === 'function') holds = holds((await client.query<StoredHold>('SELECT id, entry FROM held_keys')).rows)
     await client.query('DELETE FROM held_keys')
     if (holds.length > 0) {
       await client.query('INSERT INTO held_keys (id, entry) SELECT * FROM unnest($1::text[], $2::jsonb[])', [holds.map((hold) => hold.id), holds.map((hold) => JSON.stringify(hold.entry))])
@@ -38,6 +44,7 @@ export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[],
        ON CONFLICT (singleton) DO UPDATE SET taken_at = EXCLUDED.taken_at, node_id = EXCLUDED.node_id, region = EXCLUDED.region, entries = EXCLUDED.entries`,
       [by.nodeId, by.region, holds.length],
     )
+    return holds.length
   })
 }
 

@@ -1,0 +1,54 @@
+/**
+ * Getting the config store ready at boot without making Postgres a condition of serving
+ * (issue 18): a node started while Postgres is down serves config.json's providers and the
+ * holds its peers hold, and keeps trying; once Postgres answers, it migrates, applies
+ * config.json (presence-aware, as at any boot) and reloads what the store says.
+ */
+import type { Logger } from 'pino'
+import type { Pool } from 'pg'
+import { migrate, type ConfigStore, type ImportResult } from '@switchboard/store'
+
+/** Migrates and imports config.json; null when Postgres did not answer within `timeoutMs`. */
+export async function prepareStore(pool: Pool, store: ConfigStore, source: Parameters<ConfigStore['importConfig']>[0], logger: Logger, options: { timeoutMs?: number; quiet?: boolean } = {}): Promise<ImportResult | null> {
+  const timeoutMs = options.timeoutMs ?? 10_000
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))
+  try {
+    return await Promise.race([
+      (async () => {
+        await migrate(pool)
+        return store.importConfig(source)
+      })(),
+      timeout,
+    ])
+  } catch (error) {
+    if (options.quiet) logger.debug({ err: error }, 'Postgres still not answering')
+    else logger.warn({ err: error }, 'Postgres is not answering at boot: serving config.json and what peers hold; the store catches up when it answers')
+    return null
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Retries `prepareStore` every `everyMs` until it works, then calls `onReady`; returns the stopper. */
+export function retryPrepareStore(attempt: () => Promise<ImportResult | null>, onReady: (imported: ImportResult) => Promise<void>, logger: Logger, everyMs = 5_000): () => void {
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  const round = async () => {
+    const imported = await attempt()
+    if (stopped) return
+    if (imported === null) {
+      timer = setTimeout(() => void round(), everyMs)
+      timer.unref()
+      return
+    }
+    await onReady(imported).catch((error: unknown) => logger.warn({ err: error }, 'could not pick up the store after Postgres came back'))
+    logger.info('Postgres answers: migrated, config.json applied, providers and settings read from the store')
+  }
+  timer = setTimeout(() => void round(), everyMs)
+  timer.unref()
+  return () => {
+    stopped = true
+    clearTimeout(timer)
+  }
+}

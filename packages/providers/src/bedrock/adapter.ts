@@ -1,0 +1,84 @@
+/**
+ * The Amazon Bedrock adapter: chat.completions in, the Converse API on the wire
+ * (`POST /model/{modelId}/converse`), chat.completions out. A key signs with SigV4 when its
+ * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
+ * API key sent as a bearer token.
+ */
+import { createDispatcher, failureOf, postBuffered, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { TranslationError } from '../anthropic/errors.ts'
+import { upstreamModel } from '../body.ts'
+import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
+import { fromConverseResponse, toConverseRequest } from './converse.ts'
+import { signedHeaders } from './sign.ts'
+
+/** The region used when a key names none. */
+export const DEFAULT_BEDROCK_REGION = 'us-east-1'
+
+/** Bedrock runtime's public endpoint for a region. */
+export function bedrockRuntimeUrl(region: string): string {
+  return `https://bedrock-runtime.${region}.amazonaws.com`
+}
+
+/** The model id (or inference-profile ARN) a key's deployments give a model; else the model name itself. */
+export function bedrockModelId(key: ProviderKey, requested: string, upstream: string): string {
+  const deployments = key.bedrock_key_config?.deployments
+  return deployments?.[requested] ?? deployments?.[upstream] ?? upstream
+}
+
+/** Creates an adapter for Amazon Bedrock's runtime (Converse). */
+export function createBedrockAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
+  const dispatcher = createDispatcher()
+  let responseIds = 0
+  return {
+    name: init.name,
+    type: 'bedrock',
+    async send(request: AttemptRequest): Promise<AttemptResult> {
+      if (request.body.stream === true) {
+        // ConverseStream (AWS event-stream framing) is not built yet; a stream asked of Bedrock is refused before any call.
+        throw new TranslationError('translation_unsupported', 'Streaming from Bedrock (ConverseStream) is not supported yet; send "stream": false or use another provider for this model.', 'stream')
+      }
+      const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
+      const model = upstreamModel(request)
+      const modelId = bedrockModelId(request.key, request.model, model)
+      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
+      const body = JSON.stringify(toConverseRequest(request.body, modelId))
+      const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
+      const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/converse`)
+      const own: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
+      let headers: Record<string, string>
+      if (config.access_key !== undefined && config.secret_key !== undefined) {
+        const credentials = { ...config, access_key: config.access_key, secret_key: config.secret_key }
+        headers = await signedHeaders(credentials, target.origin, target.path, own, body, new Date(now()))
+      } else {
+        headers = { ...own, authorization: `Bearer ${request.key.value}` }
+      }
+      let response
+      try {
+        response = await postBuffered(dispatcher, { origin: target.origin, path: target.path, headers: withExtraHeaders(headers, init.network.extra_headers), body, signal: request.signal })
+      } catch (error) {
+        return thrownFailure(error)
+      }
+      const text = response.body.toString('utf8')
+      if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
+      const createdSeconds = Math.floor(now() / 1000)
+      let answer: unknown
+      try {
+        answer = JSON.parse(text)
+      } catch {
+        return malformed(response.statusCode, response.headers, 'a body that is not JSON')
+      }
+      try {
+        const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
+        return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: fromConverseResponse(answer, request.model, createdSeconds, id) }
+      } catch (error) {
+        return malformed(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
+      }
+    },
+    close: () => dispatcher.close(),
+  }
+}
+
+/** A 2xx we cannot read is `unknown`, as for every adapter. */
+function malformed(status: number, headers: Record<string, string>, what: string): AttemptResult {
+  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `Bedrock answered ${status} with ${what}`, code: null }, headers }
+}

@@ -1,0 +1,63 @@
+/** SigV4 for Bedrock runtime calls: one signer per credential set, kept while the key is. */
+import { Sha256 } from '@aws-crypto/sha256-js'
+import { SignatureV4 } from '@smithy/signature-v4'
+import type { BedrockKeyConfig } from '../types.ts'
+
+/** The SigV4 service name of Bedrock's runtime endpoints. */
+export const BEDROCK_SERVICE = 'bedrock'
+
+/** Signers past this many (a config churning credentials) start the cache over. */
+const MAX_CACHED_SIGNERS = 256
+
+const signers = new Map<string, SignatureV4>()
+
+function signerFor(config: BedrockKeyConfig & { access_key: string; secret_key: string }): SignatureV4 {
+  const cacheKey = `${config.access_key}\u0000${config.secret_key}\u0000${config.session_token ?? ''}\u0000${config.region}`
+  let signer = signers.get(cacheKey)
+  if (signer === undefined) {
+    signer = new SignatureV4({
+      service: BEDROCK_SERVICE,
+      region: config.region,
+      sha256: Sha256,
+      credentials: {
+        accessKeyId: config.access_key,
+        secretAccessKey: config.secret_key,
+        ...(config.session_token !== undefined ? { sessionToken: config.session_token } : {}),
+      },
+    })
+    if (signers.size >= MAX_CACHED_SIGNERS) signers.clear()
+    signers.set(cacheKey, signer)
+  }
+  return signer
+}
+
+/**
+ * Signs a POST of `body` to `origin` + `path` and returns the headers to send: ours plus
+ * `authorization`, `x-amz-date`, `x-amz-content-sha256` and, with temporary credentials,
+ * `x-amz-security-token`. `host` is signed but left for the HTTP client to send.
+ */
+export async function signedHeaders(
+  config: BedrockKeyConfig & { access_key: string; secret_key: string },
+  origin: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+  date: Date,
+): Promise<Record<string, string>> {
+  const url = new URL(path, origin)
+  const query: Record<string, string> = {}
+  for (const [name, value] of url.searchParams) query[name] = value
+  const signed = await signerFor(config).sign({
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    ...(url.port !== '' ? { port: Number(url.port) } : {}),
+    path: url.pathname,
+    query,
+    headers: { ...headers, host: url.host },
+    body,
+  }, { signingDate: date })
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(signed.headers)) if (name !== 'host') out[name] = value
+  return out
+}

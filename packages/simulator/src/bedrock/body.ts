@@ -1,0 +1,85 @@
+/** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
+import type { ChatRequest } from '../dialects/dialect.ts'
+import type { Reply } from '../reply/content.ts'
+import { estimateTokens, toolArguments } from '../reply/content.ts'
+
+/** Why a validation failed, in Bedrock's ValidationException wording. */
+export type Refusal = { refusal: string }
+
+type Fields = Record<string, unknown>
+
+function isFields(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Characters of every text part (messages and system), for the token estimate. */
+function textCharacters(blocks: unknown): number {
+  if (!Array.isArray(blocks)) return 0
+  let total = 0
+  for (const block of blocks) {
+    if (!isFields(block)) continue
+    if (typeof block.text === 'string') total += block.text.length
+    if (isFields(block.toolResult)) total += textCharacters(block.toolResult.content)
+    if (isFields(block.toolUse)) total += JSON.stringify(block.toolUse.input ?? {}).length
+  }
+  return total
+}
+
+/** Validates a Converse body; `modelId` comes from the path. */
+export function parseConverseBody(body: Fields, modelId: string): ChatRequest | Refusal {
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
+  }
+  let characters = textCharacters(body.system)
+  for (const [index, message] of (body.messages as unknown[]).entries()) {
+    if (!isFields(message) || (message.role !== 'user' && message.role !== 'assistant') || !Array.isArray(message.content)) {
+      return { refusal: `1 validation error detected: Value at 'messages.${index + 1}.member' failed to satisfy constraint: Member must have role user or assistant and a content list` }
+    }
+    characters += textCharacters(message.content)
+  }
+  const first = (body.messages as Fields[])[0]!
+  if (first.role !== 'user') return { refusal: 'A conversation must start with a user message. Try again with a conversation that starts with a user message.' }
+  const inference = isFields(body.inferenceConfig) ? body.inferenceConfig : {}
+  const maxTokens = inference.maxTokens
+  if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
+    return { refusal: "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1" }
+  }
+  return {
+    model: modelId,
+    stream: false,
+    includeUsage: false,
+    promptTokens: estimateTokens(characters),
+    maxTokens: maxTokens as number | undefined,
+    tool: forcedTool(body.toolConfig),
+    apiVersion: undefined,
+  }
+}
+
+/** The tool a `toolConfig.toolChoice` of `{tool: {name}}` or `{any: {}}` forces. */
+function forcedTool(config: unknown): ChatRequest['tool'] {
+  if (!isFields(config) || !Array.isArray(config.tools) || !isFields(config.toolChoice)) return undefined
+  const specs = (config.tools as unknown[]).flatMap((tool) => (isFields(tool) && isFields(tool.toolSpec) && typeof tool.toolSpec.name === 'string'
+    ? [{ name: tool.toolSpec.name, schema: isFields(tool.toolSpec.inputSchema) ? tool.toolSpec.inputSchema.json : undefined }]
+    : []))
+  const choice = config.toolChoice
+  if (isFields(choice.any)) return specs[0]
+  if (isFields(choice.tool) && typeof choice.tool.name === 'string') {
+    const name = choice.tool.name
+    return { name, schema: specs.find((spec) => spec.name === name)?.schema }
+  }
+  return undefined
+}
+
+/** A Converse answer. */
+export function converseBody(chat: ChatRequest, reply: Reply, toolId: string, latencyMs: number): string {
+  const content = chat.tool === undefined
+    ? [{ text: reply.text }]
+    : [{ toolUse: { toolUseId: toolId, name: chat.tool.name, input: toolArguments(chat.tool.schema) } }]
+  const stopReason = chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
+  return JSON.stringify({
+    output: { message: { role: 'assistant', content } },
+    stopReason,
+    usage: { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens },
+    metrics: { latencyMs },
+  })
+}

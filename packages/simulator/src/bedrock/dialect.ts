@@ -1,0 +1,57 @@
+/**
+ * Amazon Bedrock's Converse API (`POST /model/{modelId}/converse`): SigV4 verified against
+ * the simulator's key pair (sigv4.ts) or a Bedrock API key as a bearer token, Converse
+ * bodies, and errors typed in `x-amzn-errortype`.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { Answer, Dialect } from '../dialects/dialect.ts'
+import { jsonAnswer } from '../dialects/dialect.ts'
+import { bearerKey } from '../openai/dialect.ts'
+import { converseBody, parseConverseBody } from './body.ts'
+import { bedrockError, bedrockFault } from './errors.ts'
+import { readSigV4, verifySigV4 } from './sigv4.ts'
+
+function answer(shape: { status: number; headers: string[]; body: string }, requestId: string): Answer {
+  return jsonAnswer(shape.status, ['x-amzn-requestid', requestId, ...shape.headers], shape.body)
+}
+
+/** Bedrock's Converse dialect. The key a request is recorded and matched by is its access key id (or its API key). */
+export const bedrockDialect: Dialect = {
+  provider: 'bedrock',
+  readKey(headers) {
+    const sigv4 = readSigV4(headers)
+    if (sigv4 !== undefined) return sigv4.accessKeyId
+    return bearerKey(headers)
+  },
+  missingKey: (requestId) => answer(bedrockError(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token'), requestId),
+  checkHeaders: () => undefined,
+  authenticate(request: IncomingMessage, body: string, requestId: string) {
+    const sigv4 = readSigV4(request.headers)
+    // A bearer token is a Bedrock API key: any is accepted (faults per key are scripted with rules).
+    if (sigv4 === undefined) return undefined
+    if (sigv4.service !== 'bedrock') {
+      return answer(bedrockError(403, 'InvalidSignatureException', `Credential should be scoped to correct service: 'bedrock'.`), requestId)
+    }
+    const verdict = verifySigV4(request.method ?? 'POST', request.url ?? '/', request.headers, body, sigv4, Date.now())
+    if (verdict === undefined) return undefined
+    return answer(bedrockError(verdict.kind === 'malformed' ? 400 : 403, verdict.kind === 'malformed' ? 'IncompleteSignatureException' : 'InvalidSignatureException', verdict.message), requestId)
+  },
+  invalidJson: (requestId) => answer(bedrockError(400, 'ValidationException', 'Malformed input request, please reformat your input and try again.'), requestId),
+  parse(body, modelId, _apiVersion, requestId) {
+    const parsed = parseConverseBody(body, modelId ?? '')
+    return 'refusal' in parsed ? answer(bedrockError(400, 'ValidationException', parsed.refusal), requestId) : parsed
+  },
+  complete(chat, reply, context) {
+    return jsonAnswer(200, ['x-amzn-requestid', context.requestId], converseBody(chat, reply, context.ids.next('tooluse_'), 1))
+  },
+  stream() {
+    // parseConverseBody never asks for a stream: ConverseStream (event-stream framing) is not simulated yet.
+    throw new Error('the Bedrock dialect does not stream (ConverseStream is not simulated)')
+  },
+  fault(preset, context) {
+    return answer(bedrockFault(preset, context), context.requestId)
+  },
+  rateLimited(_decision, context) {
+    return answer(bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'), context.requestId)
+  },
+}
