@@ -216,7 +216,9 @@ async function runFleet(size) {
   const spawnAt = preciseNow()
   for (let index = 0; index < size; index++) start(index, profileIndex === index ? ['--cpu-prof', '--cpu-prof-dir', join(benchDir, 'results', 'profiles')] : [])
   const fleetNames = names.slice(0, size)
-  await until(() => [...live.values()].every((node) => node.ready), 120_000, 'every node ready')
+  await until(() => [...live.values()].every((node) => node.ready), 120_000, 'every node ready').catch((error) => {
+    throw new Error(`${error.message}: ${[...live.values()].filter((node) => !node.ready).map((node) => `${node.config.nodeId}: ${node.stderr.slice(-600)}`).join('\n')}`)
+  })
   await until(() => [...live.values()].every((node) => joinedAll(node, fleetNames)), 90_000, 'every node seeing every member').catch((error) => {
     const counts = [...live.values()].filter((node) => !joinedAll(node, fleetNames)).map((node) => `${node.config.nodeId} lacks ${fleetNames.filter((name) => name !== node.config.nodeId && seen.get(node.config.nodeId)?.get(name)?.event !== 'member:join').map((name) => `${name} (${JSON.stringify(seen.get(node.config.nodeId)?.get(name))})`).join(', ')}`)
     throw new Error(`${error.message} (members seen: ${counts.join(' ')})`)
@@ -239,6 +241,7 @@ async function runFleet(size) {
   }
   result.idle = windows
   result.loadavg = loadavg()[0]
+  console.log(`  formed in ${Math.round(result.formedMs)} ms; idle CPU per node (% of a core), median/max per window: ${windows.map((window) => `${pct(window.median)}/${pct(window.max)}`).join(', ')}; machine busy ${windows.map((window) => Math.round(window.machine)).join(', ')} % of ${cpus().length * 100} %`)
 
   // 3. holds and releases
   const nodes = () => [...live.values()]
@@ -270,6 +273,7 @@ async function runFleet(size) {
     const before = statsBefore[index]
     return { frames: (after.gossip.frames - before.gossip.frames) / changes, bytes: (after.gossip.bytes - before.gossip.bytes) / changes, delivered: (after.topics['/switchboard/1/holds'].received - before.topics['/switchboard/1/holds'].received) / changes }
   })
+  console.log(`  hold on every node p50/p99 ${ms(result.hold.p50)}/${ms(result.hold.p99)} ms; release ${ms(result.release.p50)}/${ms(result.release.p99)} ms`)
   result.perHold = { frames: median(perNode.map((node) => node.frames)), bytes: median(perNode.map((node) => node.bytes)), delivered: median(perNode.map((node) => node.delivered)) }
 
   // 4. join sync of `syncHolds` holds
@@ -284,6 +288,7 @@ async function runFleet(size) {
     const syncedAt = await Promise.race([promise, sleep(60_000).then(() => Number.NaN)])
     syncDone = undefined
     result.joinSyncMs = syncedAt - joiner.spawnedAt
+    console.log(`  join sync of ${syncHolds} holds: ${ms(result.joinSyncMs)} ms from the joiner's spawn`)
     await until(() => joiner.ready, 30_000, 'the joiner ready').catch((error) => {
       console.log(`join: ${error.message}; result so far ${JSON.stringify(result)}; joiner stderr: ${joiner.stderr}`)
     })
@@ -306,6 +311,7 @@ async function runFleet(size) {
   const detections = watchers.filter(gone).map((name) => seen.get(name).get(victim.config.nodeId).at - killAt)
   result.detect = { p50: median(detections), max: detections.length === watchers.length ? Math.max(...detections) : Number.NaN, reasons: [...new Set(watchers.filter(gone).map((name) => seen.get(name).get(victim.config.nodeId).reason))] }
 
+  console.log(`  kill detected by every node: ${ms(result.detect.max)} ms (${result.detect.reasons.join(', ')})`)
   const bounced = live.get(names[1])
   const bounceWatchers = nodes().filter((node) => node !== bounced).map((node) => node.config.nodeId)
   const bounceAt = preciseNow()

@@ -63,7 +63,7 @@ export function authenticateCaller(components: CallerComponents, incoming: Incom
     return LOCAL_CALLER
   }
   const secret = offeredKey(incoming)
-  if (secret === null) throw new GatewayError('gateway_key_required', `This gateway needs a gateway key: send "Authorization: Bearer <key>" or "x-api-key: <key>". ${HOW_TO_KEYS}`)
+  if (secret === null) throw new GatewayError('gateway_key_required', 'This gateway needs a gateway key: send it as "Authorization: Bearer <key>" or "x-api-key: <key>" (an operator creates keys with POST /api/gateway-keys or gateway_keys in config.json).')
   const key = components.keys.find(secret)
   if (key === undefined) throw new GatewayError('gateway_key_invalid', 'That gateway key is not known to this gateway (or was revoked).')
   const caller: Caller = { key, keyId: key.id, keyName: key.name }

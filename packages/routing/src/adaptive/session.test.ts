@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createAdaptiveBalancer } from './balancer.ts'
-import { applySessionAffinity, createSessionAffinity } from './session.ts'
+import { applySessionAffinity, createSessionAffinity, MAX_SESSION_TTL_MS, readSessionHeaders } from './session.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
 
 const MODEL = 'gpt-4o'
@@ -22,6 +22,27 @@ describe('createSessionAffinity', () => {
     expect(sessions.recall('s2', MODEL, 600)).toBeUndefined()
     expect(sessions.recall('s1', MODEL, 1_400)).toEqual({ provider: 'openai', keyId: 'o1' })
     expect(sessions.recall('s3', MODEL, 1_700)).toBeUndefined()
+  })
+})
+
+describe('readSessionHeaders', () => {
+  it('reads the agents\' session headers, ours first, and the ttl and off switch', () => {
+    expect(readSessionHeaders({ 'x-claude-code-session-id': 'cc', session_id: 'codex', 'x-session-affinity': 'oc' })).toEqual({ sessionId: 'cc', ttlMs: null })
+    expect(readSessionHeaders({ session_id: 'codex', 'x-session-id': 'oc' })).toEqual({ sessionId: 'codex', ttlMs: null })
+    expect(readSessionHeaders({ 'x-session-affinity': 'oc', 'x-session-id': 'other' }).sessionId).toBe('oc')
+    expect(readSessionHeaders({ 'x-bf-session-id': 'ours', 'x-claude-code-session-id': 'cc', 'x-bf-session-ttl': '90' })).toEqual({ sessionId: 'ours', ttlMs: 90_000 })
+    expect(readSessionHeaders({ 'x-bf-session-id': 'ours', 'x-bf-session-ttl': '999999' }).ttlMs).toBe(MAX_SESSION_TTL_MS)
+    expect(readSessionHeaders({ 'x-bf-session-id': 'ours', 'x-bf-session-ttl': 'soon' }).ttlMs).toBeNull()
+    expect(readSessionHeaders({ 'x-bf-session-id': 'ours', 'x-bf-session-affinity': 'off' })).toEqual({ sessionId: null, ttlMs: null })
+    expect(readSessionHeaders({})).toEqual({ sessionId: null, ttlMs: null })
+  })
+
+  it('a session\'s own ttl replaces the idle limit for it', () => {
+    const sessions = createSessionAffinity({ capacity: 10, idleMs: 1_000 })
+    sessions.remember('short', MODEL, { provider: 'openai', keyId: 'o1' }, 0, 100)
+    sessions.remember('long', MODEL, { provider: 'openai', keyId: 'o2' }, 0, 5_000)
+    expect(sessions.recall('short', MODEL, 200)).toBeUndefined()
+    expect(sessions.recall('long', MODEL, 3_000)).toEqual({ provider: 'openai', keyId: 'o2' })
   })
 })
 
