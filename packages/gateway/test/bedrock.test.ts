@@ -92,12 +92,11 @@ describe('bedrock through the gateway', () => {
     expect(bedrockStatuses.every((status) => status === 503)).toBe(true)
   })
 
-  it('refuses a stream asked of Bedrock with a 400 that says what to do', async () => {
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'bedrock/claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
-    })
-    expect(response.status).toBe(400)
-    expect(await response.text()).toMatch(/ConverseStream/)
+  it('streams a bare model that Bedrock serves (served from one Converse call)', async () => {
+    await simulator.setRules([{ provider: 'anthropic', fault: 'unavailable' }])
+    const stream = await client.chat.completions.create({ model: 'claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'Hi' }] })
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe(`Hello from the simulator (bedrock/${MODEL_ID}).`)
   })
 })

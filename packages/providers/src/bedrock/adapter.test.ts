@@ -1,7 +1,6 @@
 import { createSimulator, simulatorSecretKey, type Simulator } from '@switchboard/simulator'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Cancellation } from '../http/cancellation.ts'
-import { TranslationError } from '../anthropic/errors.ts'
 import type { AttemptResult, BedrockKeyConfig, ChatRequestBody, ProviderAdapter, ProviderKey } from '../types.ts'
 import { createBedrockAdapter } from './adapter.ts'
 import { signedHeaders } from './sign.ts'
@@ -107,9 +106,16 @@ describe('bedrock adapter against the simulator (Converse)', () => {
     }
   })
 
-  it('refuses a stream before any call (ConverseStream is not built yet)', async () => {
-    await expect(send(key({}), { stream: true })).rejects.toBeInstanceOf(TranslationError)
-    expect(simulator.requests()).toHaveLength(0)
+  it('answers a stream from one Converse call as OpenAI chunks, usage last when asked for', async () => {
+    const result = await send(key({}), { stream: true, stream_options: { include_usage: true } })
+    if (!result.ok || result.kind !== 'stream') throw new Error(`expected a stream, got ${JSON.stringify(result)}`)
+    const chunks: Array<Record<string, any>> = []
+    for await (const event of result.events) chunks.push(JSON.parse(event))
+    expect(chunks.map((chunk) => chunk.object)).toEqual(['chat.completion.chunk', 'chat.completion.chunk', 'chat.completion.chunk'])
+    expect(chunks[0]!.choices[0].delta.content).toBe(`Hello from the simulator (bedrock/${PROFILE_ARN}).`)
+    expect(chunks[1]!.choices[0].finish_reason).toBe('stop')
+    expect(chunks[2]!.choices).toEqual([])
+    expect(chunks[2]!.usage.total_tokens).toBeGreaterThan(0)
   })
 })
 

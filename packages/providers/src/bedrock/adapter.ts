@@ -3,9 +3,12 @@
  * (`POST /model/{modelId}/converse`), chat.completions out. A key signs with SigV4 when its
  * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
  * API key sent as a bearer token.
+ *
+ * ConverseStream (AWS event-stream framing) is not built yet: a streaming request is answered
+ * from one Converse call, as OpenAI chunks once the whole answer is in (correct content, finish
+ * reason and usage; no token-by-token timing).
  */
 import { createDispatcher, failureOf, postBuffered, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
-import { TranslationError } from '../anthropic/errors.ts'
 import { upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
@@ -33,14 +36,11 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
     name: init.name,
     type: 'bedrock',
     async send(request: AttemptRequest): Promise<AttemptResult> {
-      if (request.body.stream === true) {
-        // ConverseStream (AWS event-stream framing) is not built yet; a stream asked of Bedrock is refused before any call.
-        throw new TranslationError('translation_unsupported', 'Streaming from Bedrock (ConverseStream) is not supported yet; send "stream": false or use another provider for this model.', 'stream')
-      }
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
       const model = upstreamModel(request)
       const modelId = bedrockModelId(request.key, request.model, model)
       // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
+      const stream = request.body.stream === true
       const body = JSON.stringify(toConverseRequest(request.body, modelId))
       const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
       const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/converse`)
@@ -69,7 +69,10 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       }
       try {
         const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
-        return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: fromConverseResponse(answer, request.model, createdSeconds, id) }
+        const completion = fromConverseResponse(answer, request.model, createdSeconds, id)
+        if (!stream) return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: completion }
+        const options = request.body.stream_options as { include_usage?: unknown } | undefined
+        return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers, events: chunksOf(completion, options?.include_usage === true) }
       } catch (error) {
         return malformed(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
       }
@@ -81,4 +84,17 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
 /** A 2xx we cannot read is `unknown`, as for every adapter. */
 function malformed(status: number, headers: Record<string, string>, what: string): AttemptResult {
   return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `Bedrock answered ${status} with ${what}`, code: null }, headers }
+}
+
+/** A whole chat.completion as OpenAI stream chunks: the message, the finish reason, and the usage chunk when asked for. */
+async function* chunksOf(completion: Record<string, unknown>, includeUsage: boolean): AsyncGenerator<string> {
+  const choice = (completion.choices as Array<{ message: { content: string | null; tool_calls?: unknown[] }; finish_reason: string }>)[0]!
+  const head = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model }
+  const delta: Record<string, unknown> = { role: 'assistant', content: choice.message.content ?? '' }
+  if (choice.message.tool_calls !== undefined) {
+    delta.tool_calls = choice.message.tool_calls.map((call, index) => ({ index, ...(call as Record<string, unknown>) }))
+  }
+  yield JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] })
+  yield JSON.stringify({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }] })
+  if (includeUsage) yield JSON.stringify({ ...head, choices: [], usage: completion.usage })
 }
