@@ -124,6 +124,8 @@ const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
  */
 const preferred = new WeakMap<readonly Direction[], readonly Direction[]>()
 const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
+/** The same for a session kept on its provider, by that provider. */
+const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
 
 /** Plans the providers of one request. Returns null when no configured provider serves the model. */
@@ -168,7 +170,14 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   let sessionKeyId: string | undefined
   let directions: readonly Direction[] | null = null
   const last = input.sessionId !== null && check === null ? components.sessions.recall(input.sessionId, model, now) : undefined
-  if (last !== undefined) {
+  const bySession = last !== undefined && scored ? sessionPlanned.get(decision.fallbacks)?.get(last.provider) : undefined
+  if (last !== undefined && bySession !== undefined && bySession[0]!.provider === last.provider && balancer.isRouteOffered({ provider: last.provider, model, keyId: last.keyId })) {
+    // The hot path of a session kept on its provider and key: the order was planned once per table.
+    session = 'kept'
+    log.session = 'kept'
+    sessionKeyId = last.keyId
+    if (log.enabled) log.addEntries([{ kind: 'session', outcome: 'kept' }])
+  } else if (last !== undefined) {
     const ordered = orderedDirections(components, decision, configured, scored)
     const affinity = applySessionAffinity(withDirections(decision, ordered[0]!, ordered.slice(1)), last, (route) => balancer.isRouteOffered(route))
     session = affinity.outcome
@@ -187,6 +196,9 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   if (known !== undefined && known[0]!.provider === chosen.provider) {
     // The hot path: planned once per table, shared (read only) by every request until the next build.
     targets = known
+  } else if (bySession !== undefined && session === 'kept') {
+    targets = bySession
+    primary = Math.max(0, bySession.findIndex((target) => target.source === 'primary'))
   } else {
     directions ??= orderedDirections(components, decision, configured, scored)
     if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
@@ -196,6 +208,11 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       planned.set(decision.fallbacks, targets)
+    } else if (scored && check === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      let byProvider = sessionPlanned.get(decision.fallbacks)
+      if (byProvider === undefined) sessionPlanned.set(decision.fallbacks, (byProvider = new Map()))
+      byProvider.set(last.provider, targets)
     }
   }
   if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
@@ -207,8 +224,9 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     } else if (sessionKeyId !== undefined) first.firstKeyId = sessionKeyId
     // The caller's key goes where the request is first routed, never to a check: with a direct key no check is planned.
     if (input.directKey) first.direct = true
-    const copy = targets.slice()
-    copy[0] = first
+    // Built element by element: a slice of a frozen array is slow to write into on V8.
+    const copy: PlannedTarget[] = [first]
+    for (let index = 1; index < targets.length; index++) copy.push(targets[index]!)
     targets = copy
   }
   const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest'
+import { createAdaptiveBalancer } from '../adaptive/balancer.ts'
+import { createSessionAffinity } from '../adaptive/session.ts'
+import { defaultLoadBalancerSettings, type BalancerProvider } from '../adaptive/types.ts'
+import { createHolds } from '../holds/holds.ts'
+import { RateLimitBackoffs } from './backoffs.ts'
+import { RoutingLog } from './log.ts'
+import { planKeys, planRequest, type PlannerComponents } from './plan.ts'
+
+const MODEL = 'gpt-4o'
+const providers: BalancerProvider[] = [
+  { provider: 'openai', keys: [{ id: 'o1', name: 'prod-1', models: [MODEL], weight: 1 }, { id: 'o2', name: 'prod-2', models: [MODEL], weight: 1 }] },
+  { provider: 'azure', keys: [{ id: 'a1', name: 'eu', models: [MODEL], weight: 1 }] },
+]
+
+function setup() {
+  const holds = createHolds({ nodeId: 'test', random: () => 0.5 })
+  const backoffs = new RateLimitBackoffs()
+  const balancer = createAdaptiveBalancer({ providers, isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) })
+  const components: PlannerComponents = { balancer, holds, sessions: createSessionAffinity({ capacity: 10, idleMs: 60_000 }), backoffs, keysFor: (provider) => providers.find((entry) => entry.provider === provider)?.keys }
+  const refuse = (keyId: string, now: number) => {
+    holds.recordAnswer({ provider: 'openai', keyId, model: MODEL, startedAt: now, now, failure: { failureClass: 'rate_limit', scope: 'model', status: 429, waitHintMs: 30_000, message: 'slow down', code: null } })
+    balancer.holdsChanged()
+  }
+  return { components, refuse }
+}
+
+describe('planning a request', () => {
+  it('n. with every key held and none due, says which key it sends the request to anyway, and plans one attempt', () => {
+    const { components, refuse } = setup()
+    refuse('o1', 1_000)
+    refuse('o2', 2_000)
+    const log = new RoutingLog(true)
+    const plan = planRequest(components, { model: MODEL, pinnedProvider: 'openai', fallbacks: [], sessionId: null, directKey: false, settings: defaultLoadBalancerSettings, now: 5_000, random: () => 0.5, log })!
+    const keys = planKeys(components, plan.targets[0]!, providers[0]!.keys, { settings: defaultLoadBalancerSettings, now: 5_000, log })
+    expect(keys.everyKeyHeld).toBe(true)
+    expect(keys.first).toBe(0)
+    expect(keys.check).toBe(0)
+    expect(keys.leftOut.map((key) => key.keyId)).toEqual(['o2'])
+    expect(log.lines.join('\n')).toContain('sending this request to key prod-1 anyway')
+    expect(log.lines.join('\n')).not.toContain('one of them')
+  })
+
+  it('plans the primary as the provider the request named, and its fallbacks behind it untouched with provider selection off', () => {
+    const { components } = setup()
+    const settings = { ...defaultLoadBalancerSettings, direction_selection_enabled: false, reroute_failed_directions: true }
+    const plan = planRequest(components, { model: MODEL, pinnedProvider: 'azure', fallbacks: [{ provider: 'openai', model: MODEL }], sessionId: null, directKey: true, settings, now: 1, random: () => 0.5, log: RoutingLog.off })!
+    expect(plan.targets.map((target) => `${target.provider}:${target.source}:${target.direct}`)).toEqual(['azure:primary:true', 'openai:fallback:false'])
+    expect(plan.primary).toBe(0)
+    expect(plan.pickedBy).toBe('request')
+    expect(plan.check).toBeNull()
+  })
+})
