@@ -26,5 +26,10 @@ export function createPool(init: PoolInit): pg.Pool {
     application_name: 'switchboard',
   })
   pool.on('error', (error) => init.log?.(`database connection lost: ${error.message}`))
+  // A connection checked out of the pool has no 'error' listener of pg's own, so a
+  // server that goes away mid-transaction (or mid-write of a recorder) would crash the
+  // node. Its queries already reject, and the pool discards it on release (it is no
+  // longer queryable), so the event itself carries nothing to act on.
+  pool.on('connect', (client) => client.on('error', () => {}))
   return pool
 }
