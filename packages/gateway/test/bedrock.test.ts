@@ -99,4 +99,27 @@ describe('bedrock through the gateway', () => {
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
     expect(text).toBe(`Hello from the simulator (bedrock/${MODEL_ID}).`)
   })
+
+  it('serves the Anthropic Messages surface from Bedrock through the chat translation', async () => {
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'bedrock/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }),
+    })
+    expect(response.status).toBe(200)
+    const message = await response.json() as { type: string; content: Array<{ type: string; text: string }> }
+    expect(message.type).toBe('message')
+    expect(message.content[0]).toEqual({ type: 'text', text: `Hello from the simulator (bedrock/${MODEL_ID}).` })
+  })
+
+  it('serves the Responses surface from Bedrock through the chat translation', async () => {
+    const response = await fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'bedrock/claude-sonnet-4-5', input: 'Hi' }),
+    })
+    expect(response.status).toBe(200)
+    const body = await response.json() as { object: string; output: Array<{ type: string; content: Array<{ type: string; text: string }> }> }
+    expect(body.object).toBe('response')
+    const message = body.output.find((item) => item.type === 'message')
+    expect(message?.content[0]?.text).toBe(`Hello from the simulator (bedrock/${MODEL_ID}).`)
+  })
 })
