@@ -75,22 +75,26 @@ async function traffic(count: number, targets: readonly string[] = names, model 
 const issues = async (node: string, query = '') => (await call(node, 'GET', `/api/adaptive-routing/history/issues${query}`)).json
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls until `check` passes (bounded), sending traffic in between when asked. */
+/**
+ * Polls until `check` passes, sending traffic in between when asked. Bounded by time, not
+ * only by tries: on a quiet machine 40 rounds of traffic take ~2 s, less than one balancer
+ * recompute (5 s), so a count of tries alone made the test pass only on a busy machine.
+ */
 async function until<T>(what: string, read: () => Promise<T>, check: (value: T) => boolean, options: { tries?: number; between?: () => Promise<unknown> } = {}): Promise<T> {
   let last: T | undefined
-  for (let attempt = 0; attempt < (options.tries ?? 40); attempt++) {
+  const deadline = Date.now() + 45_000
+  for (let attempt = 0; attempt < (options.tries ?? 40) || Date.now() < deadline; attempt++) {
     last = await read()
     if (check(last)) return last
+    if (Date.now() > deadline && attempt >= (options.tries ?? 40)) break
     await (options.between?.() ?? sleep(500))
+    if (options.between) await sleep(250)
   }
   throw new Error(`${what} did not happen; last: ${JSON.stringify(last, null, 1)?.slice(0, 3000)}`)
 }
 
 
-const unstable = !process.env.SWITCHBOARD_UNSTABLE_TESTS
-
 beforeAll(async () => {
-  if (unstable) return
   simulator = await startSimulator()
   database = await createTestDatabase()
   await simulator.setRules([
@@ -153,10 +157,7 @@ afterAll(async () => {
   await database?.drop()
 })
 
-// Unstable on main at the end of the session that wrote it (it failed on quiet and loaded
-// machines alike, also at the commit that landed it): kept out of `npm test` until fixed; run it
-// with SWITCHBOARD_UNSTABLE_TESTS=1. See the closing note of stop 10.
-describe.skipIf(unstable)('the rough day, as history tells it', () => {
+describe('the rough day, as history tells it', () => {
   it('turns each problem into exactly one incident, the same on every node, and an edit resolves the revoked key', async () => {
     // A burst of traffic finds every problem; then the rate limit starts.
     await traffic(60)
