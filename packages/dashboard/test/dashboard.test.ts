@@ -133,7 +133,8 @@ describe('the dashboard on a rough day', () => {
     // A PUT replaces all five: the others kept their values.
     const after = await fleet.admin(2, 'GET', '/api/adaptive-routing/config')
     expect({ ...after, reroute_failed_directions: false }).toMatchObject({ ...before })
-    expect(await toggle.isChecked()).toBe(true)
+    // The page reads the settings again after the change (and in Live mode): poll, not one read.
+    await expect.poll(() => toggle.isChecked(), { timeout: 10_000 }).toBe(true)
     await screenshot(page, 'settings')
     await page.close()
   })

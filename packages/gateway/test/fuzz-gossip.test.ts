@@ -93,10 +93,13 @@ describe('fuzzing every gossip message type from a peer with the fleet secret', 
     for (let round = 0; round < 20; round++) await rogue.command({ command: 'publish', topic: TOPICS.holds, text: `{"junk":${round}}`, repeat: 1 + round })
     await Promise.all(Array.from({ length: 200 }, (_, index) => rogue.command({ command: 'publish', topic: TOPICS.holds, envelope: { entries: [{ junk: index }] } })))
 
-    expect((await fetch(`${gateway.url}/health`)).status).toBe(200)
-    expect(await chat()).toBe(200)
+    // Read the holds before sending a request: the revoked key is still refused by the
+    // simulator, so a request that lands on it places a real (new) hold, which is not one the
+    // fuzzer created or resurrected.
     const conditions = await json('/api/adaptive-routing/conditions')
     expect(conditions.count, JSON.stringify(conditions)).toBe(0)
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200)
+    expect(await chat()).toBe(200)
     const view = await json('/api/cluster')
     expect(Object.values(view.dropped as Record<string, number>).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0)
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
