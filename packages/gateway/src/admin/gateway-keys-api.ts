@@ -6,8 +6,7 @@
  */
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
-import type { Pool } from 'pg'
-import { createGatewayKey, GatewayKeyConflict, isUnreachable, listGatewayKeys, revokeGatewayKey, type StoredGatewayKey } from '@switchboard/store'
+import { createGatewayKey, GatewayKeyConflict, isUnreachable, listGatewayKeys, revokeGatewayKey, type StoredGatewayKey, type DatabasePool } from '@switchboard/store'
 import { gatewayKeySchema } from '../config/schema.ts'
 import { describeIssue } from '../config/problems.ts'
 import { GatewayError } from '../errors.ts'
@@ -16,7 +15,7 @@ import { hashSecret, newSecret, redactSecret, type GatewayKeyRing } from '../acc
 type Env = { Bindings: HttpBindings }
 
 export interface GatewayKeysApiComponents {
-  pool: Pool
+  pool: DatabasePool
   keys: GatewayKeyRing
   /** Re-reads the keys from the store and tells every node to. */
   changed(): Promise<void>

@@ -5,11 +5,10 @@
  * config.json (presence-aware, as at any boot) and reloads what the store says.
  */
 import type { Logger } from 'pino'
-import type { Pool } from 'pg'
-import { migrate, type ConfigStore, type ImportResult } from '@switchboard/store'
+import { migrate, type ConfigStore, type ImportResult, type DatabasePool } from '@switchboard/store'
 
 /** Migrates and imports config.json; null when Postgres did not answer within `timeoutMs`. */
-export async function prepareStore(pool: Pool, store: ConfigStore, source: Parameters<ConfigStore['importConfig']>[0], logger: Logger, options: { timeoutMs?: number; quiet?: boolean } = {}): Promise<ImportResult | null> {
+export async function prepareStore(pool: DatabasePool, store: ConfigStore, source: Parameters<ConfigStore['importConfig']>[0], logger: Logger, options: { timeoutMs?: number; quiet?: boolean } = {}): Promise<ImportResult | null> {
   const timeoutMs = options.timeoutMs ?? 10_000
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))

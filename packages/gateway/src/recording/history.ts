@@ -4,11 +4,10 @@
  * minute, finished requests, config-store edits, deletes and settings changes. It records; it
  * decides nothing. Also the leader's daily retention and /metrics counters of the writers.
  */
-import type pg from 'pg'
 import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'
 import type { AdaptiveBalancer, HoldEntry, LoadBalancerSettings } from '@switchboard/routing'
-import type { ConfigStore } from '@switchboard/store'
+import type { ConfigStore, DatabasePool } from '@switchboard/store'
 import {
   createHistoryQueries,
   defaultHistorySettings,
@@ -30,7 +29,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import type { RequestRecorder } from './request-record.ts'
 
 export interface HistoryRecordingComponents {
-  pool: pg.Pool
+  pool: DatabasePool
   store: ConfigStore
   balancer: AdaptiveBalancer
   /** The per-request record (issue 15): history's per-minute counts listen to it. */
