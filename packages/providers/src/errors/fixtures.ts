@@ -4,10 +4,14 @@
  */
 import { ANTHROPIC_FIXTURES } from './fixtures/anthropic.ts'
 import { BEDROCK_FIXTURES } from './fixtures/bedrock.ts'
-import { GROQ_FIXTURES, MISTRAL_FIXTURES, OPENROUTER_FIXTURES, PLAIN_FIXTURES } from './fixtures/compatible.ts'
+import { GROQ_FIXTURES } from './fixtures/groq.ts'
+import { MISTRAL_FIXTURES } from './fixtures/mistral.ts'
+import { OPENROUTER_FIXTURES } from './fixtures/openrouter.ts'
+import { PLAIN_FIXTURES } from './fixtures/plain.ts'
 import type { ErrorFixture } from './fixtures/fixture.ts'
 import { GOOGLE_FIXTURES } from './fixtures/google.ts'
-import { AZURE_FIXTURES, OPENAI_FIXTURES } from './fixtures/openai.ts'
+import { AZURE_FIXTURES } from './fixtures/azure.ts'
+import { OPENAI_FIXTURES } from './fixtures/openai.ts'
 
 export { FIXTURE_NOW, type ErrorFixture } from './fixtures/fixture.ts'
 
