@@ -13,6 +13,7 @@ import { upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
 import { signedHeaders } from './sign.ts'
+import { isCallerTranslationError, jsonBody, malformedSuccess, notSent, streamOf } from '../outcome.ts'
 
 /** The region used when a key names none. */
 export const DEFAULT_BEDROCK_REGION = 'us-east-1'
@@ -39,9 +40,15 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
       const model = upstreamModel(request)
       const modelId = bedrockModelId(request.key, request.model, model)
-      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
       const stream = request.body.stream === true
-      const body = JSON.stringify(toConverseRequest(request.body, modelId))
+      let body: string
+      try {
+        body = JSON.stringify(toConverseRequest(request.body, modelId))
+      } catch (error) {
+        // A body Bedrock cannot be sent faithfully: the caller's 400, before any attempt.
+        if (isCallerTranslationError(error)) return notSent(error)
+        throw error
+      }
       const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
       const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/converse`)
       const own: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
@@ -65,25 +72,20 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       try {
         answer = JSON.parse(text)
       } catch {
-        return malformed(response.statusCode, response.headers, 'a body that is not JSON')
+        return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
       }
       try {
         const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
         const completion = fromConverseResponse(answer, request.model, createdSeconds, id)
-        if (!stream) return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: completion }
+        if (!stream) return jsonBody(response.statusCode, response.headers, completion, now())
         const options = request.body.stream_options as { include_usage?: unknown } | undefined
-        return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers, events: chunksOf(completion, options?.include_usage === true) }
+        return streamOf(response.statusCode, response.headers, chunksOf(completion, options?.include_usage === true), now())
       } catch (error) {
-        return malformed(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
+        return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
       }
     },
     close: () => dispatcher.close(),
   }
-}
-
-/** A 2xx we cannot read is `unknown`, as for every adapter. */
-function malformed(status: number, headers: Record<string, string>, what: string): AttemptResult {
-  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `Bedrock answered ${status} with ${what}`, code: null }, headers }
 }
 
 /** A whole chat.completion as OpenAI stream chunks: the message, the finish reason, and the usage chunk when asked for. */
