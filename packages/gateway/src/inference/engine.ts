@@ -237,7 +237,8 @@ function brokenStream(error: unknown): AttemptFailure {
   const providerCode = (error as { providerCode?: unknown; type?: unknown }).providerCode ?? (error as { type?: unknown }).type
   const code = typeof providerCode === 'string' ? providerCode : typeof (error as { code?: unknown }).code === 'string' ? ((error as { code: string }).code) : null
   const message = error instanceof Error ? error.message : String(error)
-  const failureClass = code !== null && /rate_limit/.test(code) ? 'rate_limit' : code === 'upstream_malformed' ? 'unknown' : 'transient'
+  // Bedrock's in-band throttlingException and Gemini's RESOURCE_EXHAUSTED are rate limits too.
+  const failureClass = code !== null && /rate_limit|throttling|resource_exhausted/i.test(code) ? 'rate_limit' : code === 'upstream_malformed' ? 'unknown' : 'transient'
   return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${message}`, code }
 }
 
