@@ -18,6 +18,7 @@ adapterSuite({
   key: key('sk-suite-openai-0001'),
   model: 'gpt-4o',
   inexpressible: 'OpenAI chat is the internal format: every chat body passes through',
+  inBandStreamErrors: "the simulator's OpenAI dialect sends no in-band error event",
 })
 
 adapterSuite({
@@ -27,6 +28,7 @@ adapterSuite({
   key: key('gsk-suite-groq-0001'),
   model: 'llama-3.3-70b-versatile',
   inexpressible: 'an OpenAI-compatible upstream takes every chat body as it is',
+  inBandStreamErrors: "the simulator's OpenAI dialect sends no in-band error event",
 })
 
 adapterSuite({
@@ -36,6 +38,7 @@ adapterSuite({
   key: { ...key('azure-suite-key-0001'), azure_key_config: { deployments: { 'gpt-4o': 'gpt-4o-prod' } } },
   model: 'gpt-4o',
   inexpressible: 'Azure OpenAI takes every chat body as it is',
+  inBandStreamErrors: "the simulator's Azure dialect sends no in-band error event",
   rateLimitHeaders: 'Azure sends remaining counts but no reset time: a spent window shows as its 429 and retry-after',
   // Azure's gateway layer answers these with bare 403s whose code is the status: read as a refused
   // credential (the whole key held either way). Finer classes are issue #12's (failure classes).
@@ -68,7 +71,6 @@ adapterSuite({
   wireKey: ACCESS_KEY,
   model: 'anthropic.claude-sonnet-4-5-20250929-v1:0',
   inexpressible: { n: 2 },
-  streams: 'ConverseStream is neither built nor simulated yet (issue #20): a stream is one Converse call',
   rateLimitHeaders: 'Bedrock sends no rate-limit headers',
   // ThrottlingException carries no retry-after: the SDKs back off on their own.
   waitHints: false,

@@ -53,7 +53,8 @@ export function streamFailureOf(error: unknown): AttemptFailure {
       return { failureClass: 'cancelled', scope: 'model', status: 200, waitHintMs: null, message: 'the stream was stopped on our side', code }
     }
   }
-  const failureClass = code !== null && /rate_limit/.test(code) ? 'rate_limit' : 'transient'
+  // Bedrock's in-band throttlingException and Gemini's RESOURCE_EXHAUSTED are rate limits too.
+  const failureClass = code !== null && /rate_limit|throttling|resource_exhausted/i.test(code) ? 'rate_limit' : 'transient'
   return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${words}`, code }
 }
 

@@ -23,6 +23,7 @@
  *   - each failure class: the simulator's presets, each with the provider's own words, status, class and scope;
  *   - malformed 200: `unknown`, scope model, status 200 (every adapter alike);
  *   - mid-stream failure: `events` rejects with a StreamFailure (`transient`, status 200) after some chunks;
+ *   - in-band stream error: the same, with the provider's words;
  *   - inexpressible body: `notSent` (a 400 for the caller) and nothing reaches the simulator;
  *     and a surface the adapter cannot serve is `notSent` through `sendSurface` too.
  */
@@ -52,6 +53,8 @@ export interface AdapterUnderTest {
   inexpressible: Partial<ChatRequestBody> | string
   /** Set to the reason when the simulator cannot stream this dialect yet (skips stream and mid-stream cases). */
   streams?: string
+  /** Set to the reason when the simulator's dialect has no in-band stream error (`stream_error` preset). */
+  inBandStreamErrors?: string
   /** Set to the reason when the provider sends no rate-limit headers (the case then checks `rateLimit` stays null). */
   rateLimitHeaders?: string
   /** False when the provider's rate-limit answer carries no wait (no retry-after header or words). */
@@ -238,6 +241,24 @@ export function adapterSuite(subject: AdapterUnderTest): void {
       expect(seen.length).toBeGreaterThan(0)
       expect(caught).toBeInstanceOf(StreamFailure)
       expect((caught as StreamFailure).failure).toMatchObject({ failureClass: 'transient', scope: 'model', status: 200 })
+    })
+
+    it.skipIf(subject.streams !== undefined || subject.inBandStreamErrors !== undefined)(`in-band stream error: events reject with a StreamFailure carrying the provider's words${skipped(subject.streams ?? subject.inBandStreamErrors)}`, async () => {
+      rule({ fault: { preset: 'stream_error', message: 'scripted in-band words 9c1d' }, completion_tokens: 40 })
+      const stream = streamed(await send({ stream: true }))
+      const seen: string[] = []
+      let caught: unknown = null
+      try {
+        for await (const event of stream.events) seen.push(event)
+      } catch (error) {
+        caught = error
+      }
+      expect(seen.length).toBeGreaterThan(0)
+      expect(caught).toBeInstanceOf(StreamFailure)
+      const failure = (caught as StreamFailure).failure
+      expect(failure).toMatchObject({ scope: 'model', status: 200 })
+      expect(['transient', 'rate_limit']).toContain(failure.failureClass)
+      expect(failure.message).toContain('scripted in-band words 9c1d')
     })
 
     it(`inexpressible body: notSent (the caller's 400) and nothing reaches the upstream${typeof subject.inexpressible === 'string' ? ` (no such chat body: ${subject.inexpressible})` : ''}`, async () => {
