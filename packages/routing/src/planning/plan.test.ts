@@ -5,7 +5,9 @@ import { defaultLoadBalancerSettings, type BalancerProvider } from '../adaptive/
 import { createHolds } from '../holds/holds.ts'
 import { RateLimitBackoffs } from './backoffs.ts'
 import { RoutingLog } from './log.ts'
-import { planKeys, planRequest, type PlannerComponents } from './plan.ts'
+import { planKeys } from './key-plan.ts'
+import { planRequest } from './request-plan.ts'
+import type { PlannerComponents } from './types.ts'
 
 const MODEL = 'gpt-4o'
 const providers: BalancerProvider[] = [
