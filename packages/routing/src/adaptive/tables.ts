@@ -13,6 +13,8 @@ export interface RotationWeights {
   weights: readonly number[]
   /** How many of the keys were held (or backed off) when the table was built: 0 lets a request skip asking per key. */
   heldCount: number
+  /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
+  heldIndexes: readonly number[]
 }
 
 /** One direction (provider + model) and its keys that serve the model, in configured order. */
@@ -93,11 +95,15 @@ export function buildDirectionTable(
   let adaptiveTotal = 0
   for (const index of adaptiveIndexes) adaptiveTotal += Math.max(0, adaptiveWeights[index]!)
   const keyIds = keys.map((key) => key.id)
-  let heldCount = 0
-  for (const flag of held) if (flag) heldCount++
+  const heldIndexes: number[] = []
+  held.forEach((flag, index) => {
+    if (flag) heldIndexes.push(index)
+  })
+  const heldCount = heldIndexes.length
+  Object.freeze(heldIndexes)
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount },
-    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount },
+    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes },
+    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes },
   }
   let squares = 0
   for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!

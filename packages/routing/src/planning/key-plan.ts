@@ -15,6 +15,11 @@ import type { RoutingLog } from './log.ts'
 import type { KeyLeftOut, KeyPlan, KeyPlanInput, PlannedTarget, PlannerComponents } from './types.ts'
 
 const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+
+/** Per selection table: the key list last found in the table's order. */
+const alignedKeys = new WeakMap<RotationWeights, readonly BalancerKey[]>()
+/** Per selection table: the plan of a plain draw, shared (read only) until `validUntil` or the table's rebuild. */
+const settledPlans = new WeakMap<RotationWeights, { plan: KeyPlan; validUntil: number }>()
 const NO_INDEXES: readonly number[] = Object.freeze([])
 
 /** How long a session with warm history waits past a key's due time before it takes the check itself. */
@@ -34,16 +39,35 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
   const { now, log } = input
   const table = balancer.rotationWeights(provider, model, input.settings.route_selection_enabled)
   const weights = alignWeights(keys, table)
+  const aligned = table !== undefined && weights === table.weights
   // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
-  if (table !== undefined && table.heldCount === 0 && weights === table.weights) {
+  if (aligned && table.heldCount === 0) {
     const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
     return { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, everyKeyHeld: false }
+  }
+  // A plain draw (no check, no session key) while no left-out key is due yet: the plan of the last such request.
+  const plain = aligned && target.firstKeyId === undefined
+  if (plain) {
+    const settled = settledPlans.get(table)
+    if (settled !== undefined && now < settled.validUntil) {
+      const plan = settled.plan
+      if (log.enabled || log.recording) {
+        log.add(skipLine({ provider, model, skipped: plan.leftOut.length, total: keys.length }))
+        if (log.recording) noteSkipped(components, log, provider, model, plan.leftOut)
+      }
+      return plan
+    }
   }
   let leftOut: KeyLeftOut[] | null = null
   let first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
   let check = target.firstIsCheck ? first : -1
+  let claimed = false
   const session = first >= 0 && check < 0
-  for (let index = 0; index < keys.length; index++) {
+  // Only the keys the table saw held or backed off can be: every hold and backoff is announced and rebuilds it.
+  const candidates = aligned ? table.heldIndexes : null
+  const count = candidates === null ? keys.length : candidates.length
+  for (let position = 0; position < count; position++) {
+    const index = candidates === null ? position : candidates[position]!
     const key = keys[index]!
     const backedOffUntil = backoffs.backedOffUntil(provider, key.id, model, now)
     const held = holds.isHeld(provider, key.id, model)
@@ -53,6 +77,7 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
     if (held && check < 0 && holds.claimCheck(provider, key.id, model, session ? now - SESSION_CHECK_GRACE_MS : now)) {
       first = index
       check = index
+      claimed = true
       log.check = { provider, model, keyId: key.id }
       log.add(checkLine({ provider, model, key: key.name }))
       continue
@@ -72,9 +97,19 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
     if (holds.isHeld(provider, soonest.keyId, model)) log.check ??= { provider, model, keyId: soonest.keyId }
     return { weights, leftOut: others, first: soonest.index, check: holds.isHeld(provider, soonest.keyId, model) ? soonest.index : -1, everyKeyHeld: true }
   }
-  log.add(skipLine({ provider, model, skipped: leftOut.length, total: keys.length }))
+  if (log.enabled || log.recording) log.add(skipLine({ provider, model, skipped: leftOut.length, total: keys.length }))
   if (log.recording) noteSkipped(components, log, provider, model, leftOut)
-  return { weights, leftOut, first, check, everyKeyHeld: false }
+  const plan: KeyPlan = { weights, leftOut, first, check, everyKeyHeld: false }
+  if (plain && !claimed) {
+    // Valid until the first left-out key is due (a check to claim) or its backoff ends; any other change rebuilds the table.
+    let validUntil = Number.POSITIVE_INFINITY
+    for (const key of leftOut) if (key.until < validUntil) validUntil = key.until
+    if (validUntil > now) {
+      Object.freeze(leftOut)
+      settledPlans.set(table, { plan: Object.freeze(plan), validUntil })
+    }
+  }
+  return plan
 }
 
 /** Leaves the keys left out in the request's log, for the request log's routing summary. */
@@ -107,6 +142,8 @@ function indexOfKey(keys: readonly BalancerKey[], keyId: string): number {
  * configured weight for a key the balancer does not know yet.
  */
 function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | undefined): readonly number[] {
+  // The same key list as last time for this table (the registry keeps one list per provider and model): known aligned.
+  if (table !== undefined && alignedKeys.get(table) === keys) return table.weights
   if (table !== undefined && table.keyIds.length === keys.length) {
     let same = true
     for (let index = 0; index < keys.length; index++) {
@@ -115,7 +152,10 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
         break
       }
     }
-    if (same) return table.weights
+    if (same) {
+      alignedKeys.set(table, keys)
+      return table.weights
+    }
   }
   return keys.map((key) => {
     const index = table === undefined ? -1 : table.keyIds.indexOf(key.id)
@@ -129,9 +169,29 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
  * kills them for the request) or only waiting (rate limited, backed off: the end is then a 429).
  */
 export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number): KeyRotation {
-  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check })
+  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, cumulative: cumulativeOf(plan.weights) })
   const unavailable: number[] = []
   const waiting: number[] = []
   for (const key of plan.leftOut) (key.dead ? unavailable : waiting).push(key.index)
   return createKeyRotation({ weights: plan.weights, policy, random, unavailable, waiting, first: plan.first, once: plan.check })
+}
+
+/** Running sums of shared weight arrays (a table's), for the first draw's binary search; kept as long as the array. */
+const cumulativeWeights = new WeakMap<readonly number[], Float64Array>()
+
+function cumulativeOf(weights: readonly number[]): Float64Array | undefined {
+  if (weights.length < 8) return undefined
+  let cumulative = cumulativeWeights.get(weights)
+  if (cumulative === undefined) {
+    cumulative = new Float64Array(weights.length)
+    let total = 0
+    for (let index = 0; index < weights.length; index++) {
+      const weight = weights[index]!
+      if (weight > 0) total += weight
+      cumulative[index] = total
+    }
+    // A table's array is shared by every request until its rebuild; a per-request one just goes with the request.
+    cumulativeWeights.set(weights, cumulative)
+  }
+  return cumulative
 }

@@ -22,6 +22,8 @@ const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 /** The same for a session kept on its provider, by that provider. */
 const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
+/** The targets of a decision the balancer shares (frozen: a pinned or fallback-carrying request it decided before), by decision. */
+const decisionPlanned = new WeakMap<DirectionDecision, { targets: readonly PlannedTarget[]; primary: number }>()
 
 /** Plans the providers of one request. Returns null when no configured provider serves the model. */
 export function planRequest(components: PlannerComponents, input: PlanInput): RequestPlan | null {
@@ -94,13 +96,22 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   } else if (bySession !== undefined && session === 'kept') {
     targets = bySession
     primary = Math.max(0, bySession.findIndex((target) => target.source === 'primary'))
+  } else if (directions === null && check === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
+    // A decision the balancer shares (a pinned request, or one with its own fallbacks): planned once per decision.
+    const known = decisionPlanned.get(decision)!
+    targets = known.targets
+    primary = known.primary
   } else {
+    const sharedDecision = directions === null && check === null && Object.isFrozen(decision)
     directions ??= orderedDirections(components, decision, configured, scored)
     if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
     targets = built.targets
     primary = built.primary
-    if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
+    if (sharedDecision) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      decisionPlanned.set(decision, { targets, primary })
+    } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       planned.set(decision.fallbacks, targets)
     } else if (scored && check === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
