@@ -37,6 +37,7 @@ export type FaultPreset =
   | 'timeout'
   | 'reset'
   | 'stream_cut'
+  | 'stream_error'
 
 /** A preset with options: `retry_after_s` for `rate_limit`, `after_ms` for `timeout`, `message` to replace the provider's words. */
 export interface FaultPresetOptions {

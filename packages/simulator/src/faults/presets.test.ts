@@ -7,7 +7,7 @@ beforeAll(async () => { simulator = await createSimulator() })
 afterAll(() => simulator.close())
 beforeEach(() => simulator.clearRules())
 
-type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut'>
+type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error'>
 
 /** Status per preset and provider, from each provider's documented errors. */
 const statuses: Record<AnswerPreset, Record<ProviderName, number>> = {

@@ -28,6 +28,7 @@ export const faultPresets: readonly FaultPreset[] = [
   'timeout',
   'reset',
   'stream_cut',
+  'stream_error',
 ]
 
 const presetSet = new Set<string>(faultPresets)

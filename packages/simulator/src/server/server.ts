@@ -16,7 +16,7 @@ import { Exchange } from './exchange.ts'
 import { anthropicCountDialect } from '../anthropic/count.ts'
 import { responsesDialect } from '../responses/dialect.ts'
 import { embeddingsDialect } from '../embeddings/dialect.ts'
-import { bedrockDialect } from '../bedrock/dialect.ts'
+import { bedrockDialect, bedrockStreamDialect } from '../bedrock/dialect.ts'
 
 const openaiResponses = responsesDialect(openaiDialect)
 const azureResponses = responsesDialect(azureDialect)
@@ -30,6 +30,7 @@ const azureSuffix = '/chat/completions'
 const azureEmbeddingsSuffix = '/embeddings'
 const bedrockPrefix = '/model/'
 const bedrockConverse = '/converse'
+const bedrockConverseStream = '/converse-stream'
 
 function send(response: ServerResponse, answer: Answer): void {
   response.writeHead(answer.status, answer.headers)
@@ -49,14 +50,18 @@ function route(state: SimulatorState, request: IncomingMessage, response: Server
     if (path === '/v1/responses') return void new Exchange(state, openaiResponses, request, response, undefined, undefined)
     if (path === '/v1/embeddings') return void new Exchange(state, openaiEmbeddings, request, response, undefined, undefined)
     // Azure's v1 API: no api-version, the deployment is the body's `model`.
-    if (path.startsWith(bedrockPrefix) && path.endsWith(bedrockConverse) && path.length > bedrockPrefix.length + bedrockConverse.length) {
-      let modelId: string | undefined
-      try {
-        modelId = decodeURIComponent(path.slice(bedrockPrefix.length, path.length - bedrockConverse.length))
-      } catch {
-        modelId = undefined
+    if (path.startsWith(bedrockPrefix)) {
+      const streaming = path.endsWith(bedrockConverseStream)
+      const suffix = streaming ? bedrockConverseStream : bedrockConverse
+      if (path.endsWith(suffix) && path.length > bedrockPrefix.length + suffix.length) {
+        let modelId: string | undefined
+        try {
+          modelId = decodeURIComponent(path.slice(bedrockPrefix.length, path.length - suffix.length))
+        } catch {
+          modelId = undefined
+        }
+        if (modelId !== undefined) return void new Exchange(state, streaming ? bedrockStreamDialect : bedrockDialect, request, response, modelId, undefined)
       }
-      if (modelId !== undefined) return void new Exchange(state, bedrockDialect, request, response, modelId, undefined)
     }
     if (path === '/openai/v1/responses') return void new Exchange(state, azureResponses, request, response, undefined, undefined)
     const suffix = path.endsWith(azureSuffix) ? azureSuffix : path.endsWith(azureEmbeddingsSuffix) ? azureEmbeddingsSuffix : undefined
