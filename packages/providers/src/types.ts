@@ -1,5 +1,7 @@
 import type { AttemptFailure } from '@switchboard/routing'
 import type { Cancellation } from './http/cancellation.ts'
+import type { RateLimitExhaustion } from './http/rate-limit.ts'
+import type { TokenUsage } from './usage.ts'
 
 /** The base wire format an upstream speaks. */
 export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
@@ -112,24 +114,38 @@ export type JsonSuccess = {
   status: number
   /** The upstream's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for. */
   headers: Record<string, string>
+  /** The answer's token counts, read by the adapter; null when it reports none. */
+  usage: TokenUsage | null
+  /** The key's rate-limit window, when the headers say it is (nearly) spent: the gateway backs the key off. */
+  rateLimit: RateLimitExhaustion | null
 } & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
 
 /**
  * A successful streaming answer. `events` yields the JSON text of each OpenAI
- * chat.completion.chunk (never the `[DONE]` sentinel), in order.
+ * chat.completion.chunk (never the `[DONE]` sentinel), in order. The stream reports its end:
+ * it completes when the upstream finished the answer, and rejects with a `StreamFailure`
+ * (outcome.ts: class, scope and the provider's words) when it broke after it started.
  */
 export interface StreamSuccess {
   ok: true
   kind: 'stream'
   status: number
   headers: Record<string, string>
+  /** As for JSON: the key's rate-limit window when the response headers say it is spent. */
+  rateLimit: RateLimitExhaustion | null
   events: AsyncIterable<string>
 }
 
+/** A failed attempt: the normalized failure and the upstream's headers. */
 export interface AttemptFailed {
   ok: false
   failure: AttemptFailure
   headers: Record<string, string>
+  /**
+   * True when nothing was sent: the body cannot be expressed in this provider's format (or
+   * the provider does not serve the surface). The caller's 400, with `failure.message`.
+   */
+  notSent?: true
 }
 
 export type AttemptResult = JsonSuccess | StreamSuccess | AttemptFailed
@@ -154,7 +170,11 @@ export interface SurfaceRequest {
   headers: Record<string, string>
 }
 
-/** An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. */
+/**
+ * An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. `send` never
+ * throws: it resolves to ONE normalized outcome (AttemptResult; builders in outcome.ts). Every
+ * adapter passes the shared suite in adapter-suite.ts against the simulator.
+ */
 export interface ProviderAdapter {
   readonly name: string
   readonly type: ProviderType

@@ -160,12 +160,12 @@ describe('bedrock adapter against the simulator (ConverseStream, AWS event-strea
       try {
         for await (const event of result.events) seen.push(event)
       } catch (caught) {
-        return caught as { name: string; message: string; providerCode: string }
+        return caught as { name: string; failure: unknown }
       }
       return undefined
     })()
     expect(seen.length).toBeGreaterThan(1)
-    expect(error).toMatchObject({ name: 'UpstreamStreamError', message: 'scripted stream failure', providerCode: 'modelStreamErrorException' })
+    expect(error).toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', status: 200, code: 'modelStreamErrorException', message: 'the stream broke: scripted stream failure' } })
   })
 
   it('a refused stream is a classified failure read from the error answer, as for Converse', async () => {

@@ -12,6 +12,7 @@ import { fromConverseResponse, toConverseRequest } from './converse.ts'
 import { readEventStream } from './eventstream.ts'
 import { signedHeaders } from './sign.ts'
 import { converseStreamToOpenAI } from './stream.ts'
+import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
 
 /** The region used when a key names none. */
 export const DEFAULT_BEDROCK_REGION = 'us-east-1'
@@ -38,9 +39,15 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
       const model = upstreamModel(request)
       const modelId = bedrockModelId(request.key, request.model, model)
-      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
       const stream = request.body.stream === true
-      const body = JSON.stringify(toConverseRequest(request.body, modelId))
+      let body: string
+      try {
+        body = JSON.stringify(toConverseRequest(request.body, modelId))
+      } catch (error) {
+        // A body Bedrock cannot be sent faithfully: the caller's 400, before any attempt.
+        if (isCallerTranslationError(error)) return notSent(error)
+        throw error
+      }
       const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
       const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/${stream ? 'converse-stream' : 'converse'}`)
       const own: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' }
@@ -64,7 +71,7 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
         if (streamed.statusCode < 200 || streamed.statusCode >= 300) return readFailure(streamed, now)
         const chunks = converseStreamToOpenAI(readEventStream(streamed.body), { id, model: request.model, createdSeconds })
         const options = request.body.stream_options as { include_usage?: unknown } | undefined
-        return { ok: true, kind: 'stream', status: streamed.statusCode, headers: flattenHeaders(streamed.headers), events: options?.include_usage === true ? chunks : withoutUsageChunk(chunks) }
+        return streamOf(streamed.statusCode, flattenHeaders(streamed.headers), normalizedEvents(options?.include_usage === true ? chunks : withoutUsageChunk(chunks)), now())
       }
       let response
       try {
@@ -78,21 +85,16 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       try {
         answer = JSON.parse(text)
       } catch {
-        return malformed(response.statusCode, response.headers, 'a body that is not JSON')
+        return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
       }
       try {
-        return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: fromConverseResponse(answer, request.model, createdSeconds, id) }
+        return jsonBody(response.statusCode, response.headers, fromConverseResponse(answer, request.model, createdSeconds, id), now())
       } catch (error) {
-        return malformed(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
+        return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
       }
     },
     close: () => dispatcher.close(),
   }
-}
-
-/** A 2xx we cannot read is `unknown`, as for every adapter. */
-function malformed(status: number, headers: Record<string, string>, what: string): AttemptResult {
-  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `Bedrock answered ${status} with ${what}`, code: null }, headers }
 }
 
 /** OpenAI sends the usage chunk only when `stream_options.include_usage` asks for it. */
