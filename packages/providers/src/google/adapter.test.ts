@@ -97,7 +97,7 @@ describe('gemini adapter (Gemini API, API key)', () => {
   it('throws the error object Gemini sends mid-stream', async () => {
     simulator.setRules([{ provider: 'gemini', fault: 'stream_error', completion_tokens: 30 }])
     const result = await send(gemini, geminiKey, 'gemini-2.5-flash', { stream: true })
-    await expect(chunksOf(result)).rejects.toMatchObject({ name: 'UpstreamStreamError', providerCode: 'UNAVAILABLE' })
+    await expect(chunksOf(result)).rejects.toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', status: 200, code: 'UNAVAILABLE' } })
   })
 })
 

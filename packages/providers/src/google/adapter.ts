@@ -13,6 +13,7 @@ import { upstreamModel } from '../body.ts'
 import { parseSse } from '../http/sse.ts'
 import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, VertexKeyConfig } from '../types.ts'
+import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
 import { fromGenerateContentResponse, toGenerateContentRequest } from './generate.ts'
 import { geminiStreamToOpenAI } from './stream.ts'
 import { TokenError, tokenSourceFor } from './tokens.ts'
@@ -83,7 +84,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
         ? anthropicStreamToOpenAI(events, { model: request.model, createdSeconds })
         : geminiStreamToOpenAI(events, { id, model: request.model, createdSeconds })
       const options = request.body.stream_options as { include_usage?: unknown } | undefined
-      return { ok: true, kind: 'stream', status: response.statusCode, headers: flattenHeaders(response.headers), events: options?.include_usage === true ? chunks : withoutUsageChunk(chunks) }
+      return streamOf(response.statusCode, flattenHeaders(response.headers), normalizedEvents(options?.include_usage === true ? chunks : withoutUsageChunk(chunks)), now())
     }
     let response
     try {
@@ -100,10 +101,9 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
     try {
       const parsed: unknown = JSON.parse(text)
       const body = call.claude ? fromAnthropicResponse(parsed, request.model, createdSeconds) : fromGenerateContentResponse(parsed, request.model, createdSeconds, id)
-      return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body }
+      return jsonBody(response.statusCode, response.headers, body, now())
     } catch (error) {
-      const what = error instanceof Error ? error.message : 'a body that is not JSON'
-      return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: response.statusCode, waitHintMs: null, message: `${init.type === 'vertex' ? 'Vertex AI' : 'Gemini'} answered ${response.statusCode} with ${what}`, code: null }, headers: response.headers }
+      return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not JSON')
     }
   }
 
@@ -113,18 +113,23 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
     async send(request: AttemptRequest): Promise<AttemptResult> {
       const model = upstreamModel(request)
       const stream = request.body.stream === true
-      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
+      const config = request.key.vertex_key_config
+      if (vertex && config === undefined) return misconfigured('the key has no vertex_key_config (project_id, region, auth_credentials)')
+      let call: Call
+      try {
+        call = vertex ? vertexCall(request, config!, model, stream) : geminiCall(request, model, stream)
+      } catch (error) {
+        // A body Google cannot be sent faithfully: the caller's 400, before any attempt.
+        if (isCallerTranslationError(error)) return notSent(error)
+        throw error
+      }
       if (!vertex) {
-        const call = geminiCall(request, model, stream)
         const target = splitBaseUrl(geminiBase(init.network.base_url), call.path)
         const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-goog-api-key': request.key.value }, init.network.extra_headers)
         return answer(request, call, { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal }, stream, null)
       }
-      const config = request.key.vertex_key_config
-      if (config === undefined) return misconfigured('the key has no vertex_key_config (project_id, region, auth_credentials)')
-      const call = vertexCall(request, config, model, stream)
-      const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config.region) : init.network.base_url, call.path)
-      const credentials = config.auth_credentials ?? request.key.value
+      const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config!.region) : init.network.base_url, call.path)
+      const credentials = config!.auth_credentials ?? request.key.value
       const signed = async (force: boolean): Promise<UpstreamRequest | AttemptFailed> => {
         let token: string
         try {

@@ -9,7 +9,7 @@
 import { TranslationError } from '../anthropic/errors.ts'
 import { asRecord } from '../anthropic/messages.ts'
 import type { ServerSentEvent } from '../anthropic/stream.ts'
-import { UpstreamStreamError } from '../http/openai-stream.ts'
+import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { finishReasonOf, readParts, usageOf } from './generate.ts'
 
 export interface GeminiStreamInit {

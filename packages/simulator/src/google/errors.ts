@@ -50,7 +50,7 @@ const FAULTS: Record<AnswerPreset, Fault> = {
     ? googleError(403, 'PERMISSION_DENIED', context.message ?? `Permission denied on resource models/${context.model} (or it may not exist).`, [errorInfo('IAM_PERMISSION_DENIED', SERVICE.gemini)])
     : googleError(403, 'PERMISSION_DENIED', context.message ?? `Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/${resource(context.model)}' (or it may not exist).`, [errorInfo('IAM_PERMISSION_DENIED', SERVICE.vertex, { permission: 'aiplatform.endpoints.predict' })]),
   model_deprecated: (context) => googleError(404, 'NOT_FOUND', context.message ?? `This model models/${context.model} is no longer available. Please update your code to use a newer model for the latest features and improvements.`),
-  region_blocked: (context, surface) => googleError(400, 'FAILED_PRECONDITION', context.message ?? (surface === 'gemini' ? 'User location is not supported for the API use.' : 'Publisher Model is not servable in region europe-west9.')),
+  region_blocked: (context) => googleError(400, 'FAILED_PRECONDITION', context.message ?? 'User location is not supported for the API use.'),
   server_error: (context) => googleError(500, 'INTERNAL', context.message ?? 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'),
   // A proxy in front of the front end: Google's HTML error page, no JSON.
   bad_gateway: (context) => ({ status: 502, headers: ['content-type', 'text/html; charset=UTF-8'], body: `<!DOCTYPE html><html lang=en><title>Error 502 (Server Error)!!1</title><p><b>502.</b> <ins>${context.message ?? 'That’s an error.'}</ins></html>` }),
