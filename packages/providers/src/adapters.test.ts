@@ -2,10 +2,11 @@
  * Every adapter, through the one shared suite (testing/adapter-suite.ts), against the
  * simulator. A new adapter is added here with one `adapterSuite({...})` call.
  */
-import { simulatorSecretKey } from '@switchboard/simulator'
+import { simulatorSecretKey, simulatorServiceAccount } from '@switchboard/simulator'
 import { createAnthropicAdapter } from './anthropic/adapter.ts'
 import { createAzureAdapter } from './azure/adapter.ts'
 import { createBedrockAdapter } from './bedrock/adapter.ts'
+import { createGoogleAdapter } from './google/adapter.ts'
 import { createOpenAiAdapter } from './openai/adapter.ts'
 import { adapterSuite, suiteNetwork } from './testing/adapter-suite.ts'
 
@@ -78,4 +79,49 @@ adapterSuite({
     // ServiceQuotaExceededException says "resubmit your request later": a rate limit, not a spent balance.
     insufficient_quota: { failureClass: 'rate_limit', scope: 'model' },
   },
+})
+
+const GEMINI_KEY = 'AIzaSuiteGeminiKey0001'
+adapterSuite({
+  label: 'gemini (Gemini API)',
+  dialect: 'gemini',
+  create: (baseUrl) => createGoogleAdapter({ name: 'gemini', type: 'gemini', network: suiteNetwork(baseUrl) }),
+  key: key(GEMINI_KEY),
+  model: 'gemini-2.5-flash',
+  inexpressible: { n: 2 },
+  rateLimitHeaders: 'Gemini sends no rate-limit headers; its 429 carries RetryInfo',
+})
+
+/** A Vertex key: its service account's token_uri is the suite's simulator, known once `create` is called. */
+function vertexKey(email: string) {
+  const subject = { ...key('service-account'), vertex_key_config: { project_id: 'suite-project', region: 'us-central1', auth_credentials: '' } }
+  const create = (baseUrl: string) => {
+    subject.vertex_key_config.auth_credentials = JSON.stringify(simulatorServiceAccount(email, 'suite-project', `${baseUrl}/token`))
+    return createGoogleAdapter({ name: 'vertex', type: 'vertex', network: suiteNetwork(baseUrl) })
+  }
+  return { key: subject, create }
+}
+
+const VERTEX_GEMINI = vertexKey('suite-gemini@suite-project.iam.gserviceaccount.com')
+adapterSuite({
+  label: 'vertex (Gemini on Vertex AI, OAuth2)',
+  dialect: 'vertex',
+  create: VERTEX_GEMINI.create,
+  key: VERTEX_GEMINI.key,
+  wireKey: 'suite-gemini@suite-project.iam.gserviceaccount.com',
+  model: 'gemini-2.5-pro',
+  inexpressible: { n: 2 },
+  rateLimitHeaders: 'Vertex sends no rate-limit headers; its 429 carries RetryInfo',
+})
+
+const VERTEX_CLAUDE = vertexKey('suite-claude@suite-project.iam.gserviceaccount.com')
+adapterSuite({
+  label: 'vertex (Claude on Vertex AI through rawPredict)',
+  dialect: 'vertex',
+  create: VERTEX_CLAUDE.create,
+  key: VERTEX_CLAUDE.key,
+  wireKey: 'suite-claude@suite-project.iam.gserviceaccount.com',
+  model: 'claude-sonnet-4-5@20250929',
+  inexpressible: { n: 2 },
+  rateLimitHeaders: 'Vertex sends no rate-limit headers; its 429 carries RetryInfo',
 })

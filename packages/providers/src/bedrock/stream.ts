@@ -15,7 +15,7 @@
 import { TranslationError } from '../anthropic/errors.ts'
 import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord } from '../anthropic/messages.ts'
-import { UpstreamStreamError } from '../http/openai-stream.ts'
+import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { STOP_REASONS } from './converse.ts'
 import type { StreamFrame } from './eventstream.ts'
 
