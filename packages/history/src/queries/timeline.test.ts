@@ -54,7 +54,7 @@ describe('coverWindow', () => {
     expect(rawMs).toBeLessThan(2 * 360_000)
   })
 
-  it('uses the block sizes migration 0017 rolls up', () => {
+  it('uses the block sizes migration 0018 rolls up', () => {
     expect([...ROLLUP_SECONDS]).toEqual([...SNAPSHOT_ROLLUP_SECONDS])
   })
 })
@@ -154,7 +154,7 @@ describe('the timeline from snapshot rollups', () => {
   beforeAll(async () => {
     database = await createTestDatabase()
     // Snapshots written before the rollups existed are rolled up by the migration itself.
-    await migrate(database.pool, migrations.filter((migration) => migration.version !== '0017'))
+    await migrate(database.pool, migrations.filter((migration) => migration.version !== '0018'))
     await createDayPartitions(database.pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: NOW, daysBehind: 3, daysAhead: 1 })
     await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
     await migrate(database.pool)

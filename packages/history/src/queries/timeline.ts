@@ -1,7 +1,7 @@
 /**
  * The timeline's cells: per bucket, entity and node, the worst state the node's snapshots
  * showed and whether any of them had the key held. Read from the snapshot rollups (migration
- * 0017: blocks of 6 min, 24 min and 2 h, kept by a trigger in the snapshots' own transaction)
+ * 0018: blocks of 6 min, 24 min and 2 h, kept by a trigger in the snapshots' own transaction)
  * wherever a whole block lies inside the window and inside one bucket, and from the
  * snapshots themselves for the rest (the window's ragged edges, the current partial block,
  * bucket sizes no block divides). Max and "any" combine exactly, so the answer is the one
@@ -10,7 +10,7 @@
 import type pg from 'pg'
 import { directionEntity } from '../entities.ts'
 
-/** The rollup block sizes in seconds, smallest first; each divides the next and a day. Migration 0017 writes the same. */
+/** The rollup block sizes in seconds, smallest first; each divides the next and a day. Migration 0018 writes the same. */
 export const ROLLUP_SECONDS = [360, 1440, 7200] as const
 
 /** Where a window's cells come from: rollup blocks of one size over [fromMs, toMs), and snapshot ranges. */

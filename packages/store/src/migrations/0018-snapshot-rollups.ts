@@ -23,9 +23,9 @@ const rollUp = (source: string) => `
   ON CONFLICT (span_seconds, bucket_at, entity, node_id) DO UPDATE SET
     rank = GREATEST(rollup.rank, EXCLUDED.rank), held = rollup.held OR EXCLUDED.held, snapshots = rollup.snapshots + EXCLUDED.snapshots`
 
-/** Migration 0017: `history_snapshot_rollups`, its trigger, and the rollup of the snapshots already written. */
+/** Migration 0018: `history_snapshot_rollups`, its trigger, and the rollup of the snapshots already written. */
 export const snapshotRollupsMigration: Migration = {
-  version: '0017',
+  version: '0018',
   name: 'history snapshot rollups',
   sql: `
     CREATE TABLE history_snapshot_rollups (
