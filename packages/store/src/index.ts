@@ -29,7 +29,7 @@ export type {
   KeyDeletedEvent,
   SettingsChangedEvent,
 } from './config/events.ts'
-export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, deriveKeyId, providerType } from './config/keys.ts'
+export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, redactVertexKeyConfig, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
 export { defaultLoadBalancerConfig, loadBalancerFields } from './config/types.ts'
 export type {
   ConfigFile,

@@ -5,10 +5,11 @@
  * Shapes are documented in docs/api.md.
  */
 import type pg from 'pg'
-import { groupIncidents, type GroupedIncident, type Incident } from '../incidents/group.ts'
+import type { GroupedIncident, Incident } from '../incidents/group.ts'
+import { createIncidentSource, type IncidentCacheInit } from './incidents.ts'
 import { answerIssues, parseIssueFilters, type IssuesAnswer } from './issues.ts'
 import { HistoryQueryError, list, parseWindow } from './params.ts'
-import { loadChanges, loadEpisodes, loadEvents, loadNodes, settingsAt, type EventView } from './read.ts'
+import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 
 /** What the queries need. */
@@ -20,8 +21,8 @@ export interface HistoryQueriesComponents {
   settings: () => Record<string, unknown>
 }
 
-/** Tuning of the statuses (tests shorten them). */
-export interface HistoryQueriesInit {
+/** Tuning of the statuses and of the kept incidents (tests shorten them). */
+export interface HistoryQueriesInit extends IncidentCacheInit {
   lostAfterMs?: number
   waitingAfterMs?: number
 }
@@ -44,10 +45,10 @@ const RECENT_BEFORE_MS = 30 * 60_000
 /** The history queries. Every method reads Postgres; none keeps state, so every node answers the same. */
 export function createHistoryQueries(components: HistoryQueriesComponents, init: HistoryQueriesInit = {}) {
   const { pool, now, keyName } = components
-  const grouped = async (from: number, to: number, at: number): Promise<GroupedIncident[]> => {
-    const [episodes, nodes] = await Promise.all([loadEpisodes(pool, from, to), loadNodes(pool)])
-    return groupIncidents(episodes, nodes, { now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
-  }
+  const incidents = createIncidentSource(pool, init)
+  // Every incident history holds (queries pick those of their window), grouped once and kept: only the open tail is grouped per query.
+  const grouped = async (_from: number, _to: number, at: number): Promise<GroupedIncident[]> =>
+    incidents.grouped({ now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
 
   return {
     /** `GET .../history/issues`. */
@@ -62,7 +63,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
     async issue(id: string, query: URLSearchParams): Promise<IssueDetail | null> {
       const at = now()
       const window = parseWindow(query, at, 7 * 86_400_000)
-      const found = (await grouped(window.from, window.to, at)).find((item) => item.incident.id === id)
+      const found = (await grouped(window.from, window.to, at)).find((item) => item.incident.id === id && item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
       if (found === undefined) return null
       const incident = found.incident
       const end = found.closedMs ?? at
