@@ -102,26 +102,19 @@ function vertexKey(email: string) {
   return { key: subject, create }
 }
 
-const VERTEX_GEMINI = vertexKey('suite-gemini@suite-project.iam.gserviceaccount.com')
-adapterSuite({
-  label: 'vertex (Gemini on Vertex AI, OAuth2)',
-  dialect: 'vertex',
-  create: VERTEX_GEMINI.create,
-  key: VERTEX_GEMINI.key,
-  wireKey: 'suite-gemini@suite-project.iam.gserviceaccount.com',
-  model: 'gemini-2.5-pro',
-  inexpressible: { n: 2 },
-  rateLimitHeaders: 'Vertex sends no rate-limit headers; its 429 carries RetryInfo',
-})
-
-const VERTEX_CLAUDE = vertexKey('suite-claude@suite-project.iam.gserviceaccount.com')
-adapterSuite({
-  label: 'vertex (Claude on Vertex AI through rawPredict)',
-  dialect: 'vertex',
-  create: VERTEX_CLAUDE.create,
-  key: VERTEX_CLAUDE.key,
-  wireKey: 'suite-claude@suite-project.iam.gserviceaccount.com',
-  model: 'claude-sonnet-4-5@20250929',
-  inexpressible: { n: 2 },
-  rateLimitHeaders: 'Vertex sends no rate-limit headers; its 429 carries RetryInfo',
-})
+for (const [what, model, email] of [
+  ['Gemini on Vertex AI, OAuth2', 'gemini-2.5-pro', 'suite-gemini@suite-project.iam.gserviceaccount.com'],
+  ['Claude on Vertex AI through rawPredict', 'claude-sonnet-4-5@20250929', 'suite-claude@suite-project.iam.gserviceaccount.com'],
+] as const) {
+  const subject = vertexKey(email)
+  adapterSuite({
+    label: `vertex (${what})`,
+    dialect: 'vertex',
+    create: subject.create,
+    key: subject.key,
+    wireKey: email,
+    model,
+    inexpressible: { n: 2 },
+    rateLimitHeaders: 'Vertex sends no rate-limit headers; its 429 carries RetryInfo',
+  })
+}

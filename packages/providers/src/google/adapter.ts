@@ -10,6 +10,7 @@
 import type { Agent } from 'undici'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
 import { upstreamModel } from '../body.ts'
+import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
 import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, VertexKeyConfig } from '../types.ts'
@@ -83,8 +84,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const chunks = call.claude
         ? anthropicStreamToOpenAI(events, { model: request.model, createdSeconds })
         : geminiStreamToOpenAI(events, { id, model: request.model, createdSeconds })
-      const options = request.body.stream_options as { include_usage?: unknown } | undefined
-      return streamOf(response.statusCode, flattenHeaders(response.headers), normalizedEvents(options?.include_usage === true ? chunks : withoutUsageChunk(chunks)), now())
+      return streamOf(response.statusCode, flattenHeaders(response.headers), normalizedEvents(asRequested(chunks, request.body.stream_options)), now())
     }
     let response
     try {
@@ -167,11 +167,4 @@ function tokenFailure(error: unknown): AttemptFailed {
 
 function misconfigured(message: string): AttemptFailed {
   return { ok: false, failure: { failureClass: 'credential', scope: 'key', status: 0, waitHintMs: null, message: `Vertex AI key misconfigured: ${message}`, code: 'invalid_credentials' }, headers: {} }
-}
-
-/** OpenAI sends the usage chunk only when `stream_options.include_usage` asks for it. */
-async function* withoutUsageChunk(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  for await (const chunk of chunks) {
-    if (!chunk.includes('"choices":[]')) yield chunk
-  }
 }

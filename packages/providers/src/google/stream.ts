@@ -9,6 +9,7 @@
 import { TranslationError } from '../anthropic/errors.ts'
 import { asRecord } from '../anthropic/messages.ts'
 import type { ServerSentEvent } from '../anthropic/stream.ts'
+import { chunkWriter } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { finishReasonOf, readParts, usageOf } from './generate.ts'
 
@@ -19,9 +20,8 @@ export interface GeminiStreamInit {
 }
 
 export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEvent>, init: GeminiStreamInit): AsyncGenerator<string> {
-  const head = `{"id":${JSON.stringify(init.id)},"object":"chat.completion.chunk","created":${init.createdSeconds},"model":${JSON.stringify(init.model)},`
-  const delta = (value: Record<string, unknown>, finishReason: string | null = null): string =>
-    `${head}"choices":[${JSON.stringify({ index: 0, delta: value, logprobs: null, finish_reason: finishReason })}]}`
+  const writer = chunkWriter(init.id, init.model, init.createdSeconds)
+  const delta = writer.delta
   let started = false
   let finished = false
   let calls = 0
@@ -57,5 +57,5 @@ export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEven
     }
   }
   if (!finished) throw new TranslationError('upstream_malformed', `Gemini's stream is malformed: ${started ? 'it ended with no finishReason' : 'it ended before any answer'}.`)
-  yield `${head}"choices":[],"usage":${JSON.stringify(usageOf(usage))}}`
+  yield writer.usage(usageOf(usage))
 }

@@ -1,16 +1,11 @@
 /** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
-import type { ChatRequest } from '../dialects/dialect.ts'
+import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitForStream, toolArguments } from '../reply/content.ts'
 
 /** Why a validation failed, in Google's INVALID_ARGUMENT wording. */
 export type Refusal = { refusal: string }
 
-type Fields = Record<string, unknown>
-
-function isFields(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 function partCharacters(parts: unknown): number {
   if (!Array.isArray(parts)) return 0
