@@ -2,10 +2,11 @@
  * Every adapter, through the one shared suite (testing/adapter-suite.ts), against the
  * simulator. A new adapter is added here with one `adapterSuite({...})` call.
  */
-import { simulatorSecretKey } from '@switchboard/simulator'
+import { simulatorSecretKey, simulatorServiceAccount } from '@switchboard/simulator'
 import { createAnthropicAdapter } from './anthropic/adapter.ts'
 import { createAzureAdapter } from './azure/adapter.ts'
 import { createBedrockAdapter } from './bedrock/adapter.ts'
+import { createGoogleAdapter } from './google/adapter.ts'
 import { createOpenAiAdapter } from './openai/adapter.ts'
 import { adapterSuite, suiteNetwork } from './testing/adapter-suite.ts'
 
@@ -79,3 +80,41 @@ adapterSuite({
     insufficient_quota: { failureClass: 'rate_limit', scope: 'model' },
   },
 })
+
+const GEMINI_KEY = 'AIzaSuiteGeminiKey0001'
+adapterSuite({
+  label: 'gemini (Gemini API)',
+  dialect: 'gemini',
+  create: (baseUrl) => createGoogleAdapter({ name: 'gemini', type: 'gemini', network: suiteNetwork(baseUrl) }),
+  key: key(GEMINI_KEY),
+  model: 'gemini-2.5-flash',
+  inexpressible: { n: 2 },
+  rateLimitHeaders: 'Gemini sends no rate-limit headers; its 429 carries RetryInfo',
+})
+
+/** A Vertex key: its service account's token_uri is the suite's simulator, known once `create` is called. */
+function vertexKey(email: string) {
+  const subject = { ...key('service-account'), vertex_key_config: { project_id: 'suite-project', region: 'us-central1', auth_credentials: '' } }
+  const create = (baseUrl: string) => {
+    subject.vertex_key_config.auth_credentials = JSON.stringify(simulatorServiceAccount(email, 'suite-project', `${baseUrl}/token`))
+    return createGoogleAdapter({ name: 'vertex', type: 'vertex', network: suiteNetwork(baseUrl) })
+  }
+  return { key: subject, create }
+}
+
+for (const [what, model, email] of [
+  ['Gemini on Vertex AI, OAuth2', 'gemini-2.5-pro', 'suite-gemini@suite-project.iam.gserviceaccount.com'],
+  ['Claude on Vertex AI through rawPredict', 'claude-sonnet-4-5@20250929', 'suite-claude@suite-project.iam.gserviceaccount.com'],
+] as const) {
+  const subject = vertexKey(email)
+  adapterSuite({
+    label: `vertex (${what})`,
+    dialect: 'vertex',
+    create: subject.create,
+    key: subject.key,
+    wireKey: email,
+    model,
+    inexpressible: { n: 2 },
+    rateLimitHeaders: 'Vertex sends no rate-limit headers; its 429 carries RetryInfo',
+  })
+}

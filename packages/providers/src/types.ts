@@ -4,7 +4,7 @@ import type { RateLimitExhaustion } from './http/rate-limit.ts'
 import type { TokenUsage } from './usage.ts'
 
 /** The base wire format an upstream speaks. */
-export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock'
+export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
 
 /** Per-key Azure settings: which deployment serves which model, and the API version. */
 export interface AzureKeyConfig {
@@ -32,6 +32,19 @@ export interface BedrockKeyConfig {
 }
 
 /**
+ * Per-key Vertex AI settings. Requests carry an OAuth2 access token of the service account in
+ * `auth_credentials` (its JSON key file, as text), fetched from its `token_uri`, cached and
+ * refreshed before expiry.
+ */
+export interface VertexKeyConfig {
+  project_id: string
+  /** Vertex region, e.g. us-central1 (or `global`): picks the endpoint and the resource path. */
+  region: string
+  /** The service-account JSON key file, as text; without it the key's `value` is taken to be that JSON. */
+  auth_credentials?: string
+}
+
+/**
  * One API key of a provider, as config.json describes it (value already resolved from env): the
  * routing vocabulary's key (id, name, models, weight, aliases; "serves a model" is routing's
  * `keyServesModel`) plus what reaching the upstream takes.
@@ -44,6 +57,7 @@ export interface ProviderKey extends BalancerKey {
   aliases?: Record<string, string>
   azure_key_config?: AzureKeyConfig
   bedrock_key_config?: BedrockKeyConfig
+  vertex_key_config?: VertexKeyConfig
 }
 
 /** network_config of a provider, with defaults applied. */

@@ -1,5 +1,6 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
 import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
@@ -40,8 +41,7 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
         }
         if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
         const chunks = anthropicStreamToOpenAI(parseSse(response.body), { model: request.model, createdSeconds })
-        const options = request.body.stream_options as { include_usage?: unknown } | undefined
-        const events = normalizedEvents(options?.include_usage === true ? chunks : withoutUsageChunk(chunks))
+        const events = normalizedEvents(asRequested(chunks, request.body.stream_options))
         return streamOf(response.statusCode, flattenHeaders(response.headers), events, now())
       }
       let response
@@ -80,12 +80,5 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
     },
     close: () => dispatcher.close(),
-  }
-}
-
-/** OpenAI sends the usage chunk only when `stream_options.include_usage` asks for it. */
-async function* withoutUsageChunk(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  for await (const chunk of chunks) {
-    if (!chunk.includes('"choices":[]')) yield chunk
   }
 }

@@ -9,6 +9,7 @@ import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFa
 import { upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
+import { asRequested } from '../http/chunks.ts'
 import { readEventStream } from './eventstream.ts'
 import { signedHeaders } from './sign.ts'
 import { converseStreamToOpenAI } from './stream.ts'
@@ -70,8 +71,7 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
         }
         if (streamed.statusCode < 200 || streamed.statusCode >= 300) return readFailure(streamed, now)
         const chunks = converseStreamToOpenAI(readEventStream(streamed.body), { id, model: request.model, createdSeconds })
-        const options = request.body.stream_options as { include_usage?: unknown } | undefined
-        return streamOf(streamed.statusCode, flattenHeaders(streamed.headers), normalizedEvents(options?.include_usage === true ? chunks : withoutUsageChunk(chunks)), now())
+        return streamOf(streamed.statusCode, flattenHeaders(streamed.headers), normalizedEvents(asRequested(chunks, request.body.stream_options)), now())
       }
       let response
       try {
@@ -94,12 +94,5 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       }
     },
     close: () => dispatcher.close(),
-  }
-}
-
-/** OpenAI sends the usage chunk only when `stream_options.include_usage` asks for it. */
-async function* withoutUsageChunk(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  for await (const chunk of chunks) {
-    if (!chunk.includes('"choices":[]')) yield chunk
   }
 }

@@ -15,7 +15,8 @@
 import { TranslationError } from '../anthropic/errors.ts'
 import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord } from '../anthropic/messages.ts'
-import { UpstreamStreamError } from '../http/openai-stream.ts'
+import { chunkWriter } from '../http/chunks.ts'
+import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { STOP_REASONS } from './converse.ts'
 import type { StreamFrame } from './eventstream.ts'
 
@@ -28,9 +29,8 @@ export interface ConverseStreamInit {
 }
 
 export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>, init: ConverseStreamInit): AsyncGenerator<string> {
-  const head = `{"id":${JSON.stringify(init.id)},"object":"chat.completion.chunk","created":${init.createdSeconds},"model":${JSON.stringify(init.model)},`
-  const delta = (value: Record<string, unknown>, finishReason: string | null = null): string =>
-    `${head}"choices":[${JSON.stringify({ index: 0, delta: value, logprobs: null, finish_reason: finishReason })}]}`
+  const writer = chunkWriter(init.id, init.model, init.createdSeconds)
+  const delta = writer.delta
   const toolIndexByBlock = new Map<number, number>()
   let started = false
   let stopped = false
@@ -84,14 +84,14 @@ export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>
         const cached = count('cacheReadInputTokens') ?? 0
         const written = count('cacheWriteInputTokens') ?? 0
         usageSent = true
-        yield `${head}"choices":[],"usage":${JSON.stringify(toOpenAIUsage({ prompt: input + cached + written, cached, completion: count('outputTokens') ?? 0 }))}}`
+        yield writer.usage(toOpenAIUsage({ prompt: input + cached + written, cached, completion: count('outputTokens') ?? 0 }))
         break
       }
       // contentBlockStop and event types added later carry nothing a chat chunk has a field for.
     }
   }
   if (!stopped) throw malformed(started ? 'the stream ended before messageStop' : 'the stream ended before messageStart')
-  if (!usageSent) yield `${head}"choices":[],"usage":${JSON.stringify(toOpenAIUsage({}))}}`
+  if (!usageSent) yield writer.usage(toOpenAIUsage({}))
 }
 
 function malformed(what: string): TranslationError {

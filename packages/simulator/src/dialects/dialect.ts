@@ -88,3 +88,11 @@ export function jsonAnswer(status: number, headers: string[], body: string): Ans
 export function isAnswer(value: ChatRequest | Answer): value is Answer {
   return 'status' in value
 }
+
+/** A parsed JSON object (not null, not an array): what a request body's fields are read from. */
+export type Fields = Record<string, unknown>
+
+/** Whether a parsed JSON value is an object with fields. */
+export function isFields(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
