@@ -7,6 +7,7 @@ import { historyMigration } from './0014-history.ts'
 import { requestLogMigration } from './0015-request-log.ts'
 import { bedrockKeysMigration } from './0016-bedrock-keys.ts'
 import { vertexKeysMigration } from './0017-vertex-keys.ts'
+import { snapshotRollupsMigration } from './0018-snapshot-rollups.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -106,4 +107,5 @@ export const migrations: readonly Migration[] = [
   requestLogMigration,
   bedrockKeysMigration,
   vertexKeysMigration,
+  snapshotRollupsMigration,
 ]
