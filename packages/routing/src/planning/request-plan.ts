@@ -22,6 +22,8 @@ const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 /** The same for a session kept on its provider, by that provider. */
 const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
+/** A kept session's targets (its key first) per shared targets and session key. */
+const sessionKeyTargets = new WeakMap<readonly PlannedTarget[], Map<string, readonly PlannedTarget[]>>()
 /** The targets of a decision the balancer shares (frozen: a pinned or fallback-carrying request it decided before), by decision. */
 const decisionPlanned = new WeakMap<DirectionDecision, { targets: readonly PlannedTarget[]; primary: number }>()
 
@@ -121,7 +123,11 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
       byProvider.set(last.provider, targets)
     }
   }
-  if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
+  const keptTargets = session === 'kept' && check === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined
+  if (keptTargets !== undefined) {
+    // A kept session's targets with its key first, built once per shared plan and key.
+    targets = keptTargets
+  } else if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
     // The first target carries what is this request's own: its check, its session's key, the caller's key.
     const first: PlannedTarget = { ...targets[0]! }
     if (check !== null) {
@@ -133,6 +139,13 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     // Built element by element: a slice of a frozen array is slow to write into on V8.
     const copy: PlannedTarget[] = [first]
     for (let index = 1; index < targets.length; index++) copy.push(targets[index]!)
+    if (session === 'kept' && check === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
+      let byKey = sessionKeyTargets.get(targets)
+      if (byKey === undefined) sessionKeyTargets.set(targets, (byKey = new Map()))
+      // Bounded by the provider's keys (a session's key is one of them).
+      Object.freeze(first)
+      byKey.set(sessionKeyId, Object.freeze(copy))
+    }
     targets = copy
   }
   const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
