@@ -22,6 +22,8 @@ const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 /** The same for a session kept on its provider, by that provider. */
 const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
+/** Targets of a request naming its provider and nothing else, per table (by its `skipped` list) and provider. */
+const pinnedPlanned = new WeakMap<readonly Direction[], Map<string, { targets: readonly PlannedTarget[]; primary: number }>>()
 /** A kept session's targets (its key first) per shared targets and session key. */
 const sessionKeyTargets = new WeakMap<readonly PlannedTarget[], Map<string, readonly PlannedTarget[]>>()
 /** The targets of a decision the balancer shares (frozen: a pinned or fallback-carrying request it decided before), by decision. */
@@ -90,6 +92,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
 
   let targets: readonly PlannedTarget[]
   let primary = 0
+  // Pinned, no fallbacks of its own, nothing appended: the targets depend on the table (its `skipped` list is its own) and the provider.
+  const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && check === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept') && decision.primary?.provider === pinnedProvider
   const reusable = scored && check === null && session !== 'kept'
   const known = reusable ? planned.get(decision.fallbacks) : undefined
   if (known !== undefined && known[0]!.provider === chosen.provider) {
@@ -98,6 +102,11 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   } else if (bySession !== undefined && session === 'kept') {
     targets = bySession
     primary = Math.max(0, bySession.findIndex((target) => target.source === 'primary'))
+  } else if (pinnedAlone && pinnedPlanned.get(decision.skipped)?.has(pinnedProvider!)) {
+    // A request naming its provider and nothing else, passed through as it is: planned once per table and provider.
+    const known = pinnedPlanned.get(decision.skipped)!.get(pinnedProvider!)!
+    targets = known.targets
+    primary = known.primary
   } else if (directions === null && check === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
     // A decision the balancer shares (a pinned request, or one with its own fallbacks): planned once per decision.
     const known = decisionPlanned.get(decision)!
@@ -110,7 +119,12 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
     targets = built.targets
     primary = built.primary
-    if (sharedDecision) {
+    if (pinnedAlone) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      let byProvider = pinnedPlanned.get(decision.skipped)
+      if (byProvider === undefined) pinnedPlanned.set(decision.skipped, (byProvider = new Map()))
+      byProvider.set(pinnedProvider!, { targets, primary })
+    } else if (sharedDecision) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       decisionPlanned.set(decision, { targets, primary })
     } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
