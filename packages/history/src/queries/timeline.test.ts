@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { migrate, migrations, SNAPSHOT_ROLLUP_SECONDS } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
+import { seededRandom } from '../../../../scripts/chaos/chaos.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { insertRows } from '../writer/insert.ts'
 import { snapshotColumns, type Stamped } from '../recorder/tables.ts'
@@ -74,18 +75,6 @@ async function cellsFromSnapshots(database: TestDatabase, window: { from: number
 
 const sorted = (cells: readonly TimelineCell[]) => [...cells].sort((a, b) => `${a.bucket}|${a.entity}|${a.node_id}`.localeCompare(`${b.bucket}|${b.entity}|${b.node_id}`))
 
-/** A deterministic pseudo-random source (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
 const ENTITIES = [
   { provider: 'openai', model: 'gpt-4o', keyId: 'oa-1' },
   { provider: 'openai', model: 'gpt-4o', keyId: 'oa-2' },
@@ -146,7 +135,7 @@ describe('the timeline from snapshot rollups', () => {
   // Off every block boundary, as a real "now" is.
   const NOW = Date.parse('2026-12-01T13:05:17.250Z')
   let now = NOW
-  const rand = random(16)
+  const rand = seededRandom(16)
   const write = async (rows: readonly Stamped<SnapshotRow>[]) => {
     for (let index = 0; index < rows.length; index += 5_000) await insertRows(database.pool, 'history_snapshots', snapshotColumns, rows.slice(index, index + 5_000))
   }

@@ -74,37 +74,27 @@ export async function readTimelineCells(
   filters: { providers: string[] | null; models: string[] | null },
 ): Promise<TimelineCell[]> {
   const cover = coverWindow(window.from, window.to, bucketSeconds)
+  // Each range as its own condition on constants, so the planner scans the index of each day
+  // partition it touches (a join against a list of ranges scanned every snapshot of every day).
+  const params: unknown[] = [bucketSeconds, filters.providers, filters.models]
+  const add = (value: unknown) => `$${params.push(value)}`
+  const blocks = cover.blocks.map((block) => `(rollup.span_seconds = ${add(block.seconds)} AND rollup.bucket_at >= ${add(new Date(block.fromMs))} AND rollup.bucket_at < ${add(new Date(block.toMs))})`)
+  const ranges = cover.snapshots.map((range) => `(snapshot.at >= ${add(new Date(range.fromMs))} AND snapshot.at ${range.closed ? '<=' : '<'} ${add(new Date(range.toMs))})`)
   const result = await pool.query<TimelineCell>(
-    `WITH blocks AS (
-       SELECT * FROM unnest($2::int[], $3::timestamptz[], $4::timestamptz[]) AS block(seconds, from_at, to_at)
-     ), ranges AS (
-       SELECT * FROM unnest($5::timestamptz[], $6::timestamptz[], $7::boolean[]) AS piece(from_at, to_at, closed)
-     ), cells AS (
+    `WITH cells AS (
        SELECT floor(extract(epoch FROM rollup.bucket_at) / $1)::bigint AS bucket, rollup.entity, rollup.provider, rollup.model, rollup.key_id, rollup.node_id,
               rollup.rank::int AS rank, rollup.held
-         FROM blocks JOIN history_snapshot_rollups rollup
-           ON rollup.span_seconds = blocks.seconds AND rollup.bucket_at >= blocks.from_at AND rollup.bucket_at < blocks.to_at
-        WHERE ($8::text[] IS NULL OR rollup.provider = ANY($8)) AND ($9::text[] IS NULL OR rollup.model = ANY($9))
+         FROM history_snapshot_rollups rollup
+        WHERE (${blocks.join(' OR ') || 'false'}) AND ($2::text[] IS NULL OR rollup.provider = ANY($2)) AND ($3::text[] IS NULL OR rollup.model = ANY($3))
        UNION ALL
        SELECT floor(extract(epoch FROM snapshot.at) / $1)::bigint, snapshot.entity, snapshot.provider, snapshot.model, snapshot.key_id, snapshot.node_id,
               CASE snapshot.state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END, snapshot.held
-         FROM ranges JOIN history_snapshots snapshot
-           ON snapshot.at >= ranges.from_at AND (snapshot.at < ranges.to_at OR (ranges.closed AND snapshot.at = ranges.to_at))
-        WHERE ($8::text[] IS NULL OR snapshot.provider = ANY($8)) AND ($9::text[] IS NULL OR snapshot.model = ANY($9))
+         FROM history_snapshots snapshot
+        WHERE (${ranges.join(' OR ') || 'false'}) AND ($2::text[] IS NULL OR snapshot.provider = ANY($2)) AND ($3::text[] IS NULL OR snapshot.model = ANY($3))
      )
      SELECT bucket, entity, provider, model, key_id, node_id, max(rank) AS rank, bool_or(held) AS held
        FROM cells GROUP BY 1, 2, 3, 4, 5, 6`,
-    [
-      bucketSeconds,
-      cover.blocks.map((block) => block.seconds),
-      cover.blocks.map((block) => new Date(block.fromMs)),
-      cover.blocks.map((block) => new Date(block.toMs)),
-      cover.snapshots.map((range) => new Date(range.fromMs)),
-      cover.snapshots.map((range) => new Date(range.toMs)),
-      cover.snapshots.map((range) => range.closed),
-      filters.providers,
-      filters.models,
-    ],
+    params,
   )
   return result.rows
 }
