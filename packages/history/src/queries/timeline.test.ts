@@ -9,7 +9,7 @@ import { snapshotColumns, type Stamped } from '../recorder/tables.ts'
 import { runRetention } from '../recorder/retention.ts'
 import type { SnapshotRow, State } from '../tracker/types.ts'
 import { createHistoryQueries } from './service.ts'
-import { buildTimeline, coverWindow, readTimelineCells, ROLLUP_SECONDS, type TimelineCell } from './timeline.ts'
+import { buildTimeline, coverWindow, readTimelineCells, ROLLUP_SECONDS } from './timeline.ts'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -60,9 +60,15 @@ describe('coverWindow', () => {
   })
 })
 
-/** The timeline's cells as the endpoint computed them before the rollups: straight from every snapshot. */
-async function cellsFromSnapshots(database: TestDatabase, window: { from: number; to: number }, bucketSeconds: number, filters: { providers: string[] | null; models: string[] | null }): Promise<TimelineCell[]> {
-  const result = await database.pool.query<TimelineCell>(
+/** One node's worst state in one bucket of one entity, as the endpoint read them before the rollups. */
+interface NodeCell { bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }
+
+/**
+ * The timeline's rows as the endpoint computed them before the rollups (its query and its
+ * row building, kept here as they were): straight from every snapshot of the window.
+ */
+async function rowsFromSnapshots(database: TestDatabase, window: { from: number; to: number }, bucketSeconds: number, filters: { providers: string[] | null; models: string[] | null }, keyName: (provider: string, keyId: string) => string) {
+  const result = await database.pool.query<NodeCell>(
     `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket, entity, provider, model, key_id, node_id,
             max(CASE state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END) AS rank, bool_or(held) AS held
        FROM history_snapshots
@@ -70,10 +76,34 @@ async function cellsFromSnapshots(database: TestDatabase, window: { from: number
       GROUP BY 1, 2, 3, 4, 5, 6`,
     [new Date(window.from), new Date(window.to), bucketSeconds, filters.providers, filters.models],
   )
-  return result.rows
+  type Cell = { ranks: number[]; held: boolean }
+  const entities = new Map<string, { provider: string; model: string; keyId: string | null; cells: Map<string, Cell> }>()
+  for (const row of result.rows) {
+    let entity = entities.get(row.entity)
+    if (entity === undefined) entities.set(row.entity, (entity = { provider: row.provider, model: row.model, keyId: row.key_id, cells: new Map() }))
+    let cell = entity.cells.get(row.bucket)
+    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false }))
+    cell.ranks.push(row.rank)
+    cell.held ||= row.held
+  }
+  const states = ['healthy', 'recovering', 'degraded', 'failed']
+  const buckets = (cells: Map<string, Cell>) =>
+    [...cells.entries()]
+      .sort((a, b) => Number(a[0]) - Number(b[0]))
+      .map(([bucket, cell]) => {
+        const worst = Math.max(...cell.ranks)
+        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: states[worst], share: Math.round((cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length) * 1000) / 1000, nodes: cell.ranks.length, held: cell.held }
+      })
+  const directions = new Map<string, { entity: string; provider: string; model: string; buckets: ReturnType<typeof buckets>; keys: { entity: string; key_id: string; key_name: string; buckets: ReturnType<typeof buckets> }[] }>()
+  for (const [entity, item] of entities) {
+    const key = `direction:${item.provider}:${item.model}`
+    let direction = directions.get(key)
+    if (direction === undefined) directions.set(key, (direction = { entity: key, provider: item.provider, model: item.model, buckets: [], keys: [] }))
+    if (item.keyId === null) direction.buckets = buckets(item.cells)
+    else direction.keys.push({ entity, key_id: item.keyId, key_name: keyName(item.provider, item.keyId), buckets: buckets(item.cells) })
+  }
+  return [...directions.values()].sort((a, b) => a.entity.localeCompare(b.entity)).map((direction) => ({ ...direction, keys: direction.keys.sort((a, b) => a.key_name.localeCompare(b.key_name)) }))
 }
-
-const sorted = (cells: readonly TimelineCell[]) => [...cells].sort((a, b) => `${a.bucket}|${a.entity}|${a.node_id}`.localeCompare(`${b.bucket}|${b.entity}|${b.node_id}`))
 
 const ENTITIES = [
   { provider: 'openai', model: 'gpt-4o', keyId: 'oa-1' },
@@ -153,7 +183,8 @@ describe('the timeline from snapshot rollups', () => {
   }, 60_000)
   afterAll(() => database.drop())
 
-  const queries = () => createHistoryQueries({ pool: database.pool, now: () => now, keyName: (provider, keyId) => `${provider}-${keyId}-name`, settings: () => ({}) })
+  const keyName = (provider: string, keyId: string) => `${provider}-${keyId}-name`
+  const queries = () => createHistoryQueries({ pool: database.pool, now: () => now, keyName, settings: () => ({}) })
   const seconds = (ms: number) => String(ms / 1000)
   const windows = (): { name: string; query: Record<string, string> }[] => [
     { name: 'last 1 h', query: { from: seconds(now - HOUR), to: seconds(now) } },
@@ -176,9 +207,10 @@ describe('the timeline from snapshot rollups', () => {
       const answer = await queries().timeline(new URLSearchParams(query))
       const window = { from: Date.parse(answer.from), to: Date.parse(answer.to) }
       const filters = { providers: query.providers?.split(',') ?? null, models: query.models?.split(',') ?? null }
-      const raw = await cellsFromSnapshots(database, window, answer.bucket_seconds, filters)
-      expect(sorted(await readTimelineCells(database.pool, window, answer.bucket_seconds, filters)), name).toEqual(sorted(raw))
-      expect(answer.rows, name).toEqual(buildTimeline(raw, answer.bucket_seconds, (provider, keyId) => `${provider}-${keyId}-name`))
+      expect(answer.rows, name).toEqual(await rowsFromSnapshots(database, window, answer.bucket_seconds, filters, keyName))
+      // The cells alone, in any order, build the same rows.
+      const cells = await readTimelineCells(database.pool, window, answer.bucket_seconds, filters)
+      expect(buildTimeline([...cells].reverse(), answer.bucket_seconds, keyName), name).toEqual(answer.rows)
     }
   }
 
