@@ -5,11 +5,12 @@ import { createTestDatabase, type TestDatabase } from '../../../store/test/datab
 import { seededRandom } from '../../../../scripts/chaos/chaos.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { insertRows } from '../writer/insert.ts'
-import { snapshotColumns, type Stamped } from '../recorder/tables.ts'
+import { countColumns, snapshotColumns, type Stamped } from '../recorder/tables.ts'
 import { runRetention } from '../recorder/retention.ts'
-import type { SnapshotRow, State } from '../tracker/types.ts'
+import type { CountRow, SnapshotRow, State } from '../tracker/types.ts'
 import { createHistoryQueries } from './service.ts'
 import { buildTimeline, coverWindow, readTimelineCells, ROLLUP_SECONDS } from './timeline.ts'
+import { COUNT_FIELDS, sumCounts } from './counts.ts'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -160,26 +161,51 @@ function snapshots(rand: () => number, from: number, to: number, everyMs = MINUT
   return rows
 }
 
-describe('the timeline from snapshot rollups', () => {
+/** Per-minute request counts of every direction on every node over [from, to), on and off the minute. */
+function counts(rand: () => number, from: number, to: number): Stamped<CountRow>[] {
+  const rows: Stamped<CountRow>[] = []
+  const int = (most: number) => Math.floor(rand() * (most + 1))
+  for (const node of NODES) {
+    for (const entity of ENTITIES.filter((each) => each.keyId === null)) {
+      for (let at = Math.ceil(from / MINUTE) * MINUTE; at < to; at += MINUTE) {
+        if (rand() < 0.02) continue
+        rows.push({ ...node, at: rand() < 0.2 ? at : at + int(MINUTE - 1), provider: entity.provider, model: entity.model, served: int(60), failed: int(3), redirected: int(5), fallbackServed: int(2), routingPicked: int(40), callerNamed: int(20), keptFailing: int(1), checks: int(1) })
+      }
+    }
+  }
+  return rows
+}
+
+/** The counts of a window as the summary summed them before the rollups. */
+async function sumsFromCounts(database: TestDatabase, window: { from: number; to: number }): Promise<Record<string, number>> {
+  const result = await database.pool.query<Record<string, string | null>>(
+    `SELECT ${COUNT_FIELDS.map((field) => `sum(${field}) AS ${field}`).join(', ')} FROM history_counts WHERE at >= $1 AND at <= $2`,
+    [new Date(window.from), new Date(window.to)],
+  )
+  return Object.fromEntries(Object.entries(result.rows[0]!).map(([name, value]) => [name, Number(value ?? 0)]))
+}
+
+describe('the timeline and the summary from rollups', () => {
   let database: TestDatabase
   // Off every block boundary, as a real "now" is.
   const NOW = Date.parse('2026-12-01T13:05:17.250Z')
   let now = NOW
   const rand = seededRandom(16)
-  const write = async (rows: readonly Stamped<SnapshotRow>[]) => {
+  const write = async (rows: readonly Stamped<SnapshotRow>[], countRows: readonly Stamped<CountRow>[] = []) => {
     for (let index = 0; index < rows.length; index += 5_000) await insertRows(database.pool, 'history_snapshots', snapshotColumns, rows.slice(index, index + 5_000))
+    for (let index = 0; index < countRows.length; index += 5_000) await insertRows(database.pool, 'history_counts', countColumns, countRows.slice(index, index + 5_000))
   }
 
   beforeAll(async () => {
     database = await createTestDatabase()
     // Snapshots written before the rollups existed are rolled up by the migration itself.
-    await migrate(database.pool, migrations.filter((migration) => migration.version !== '0018'))
+    await migrate(database.pool, migrations.filter((migration) => migration.version < '0018'))
     await createDayPartitions(database.pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: NOW, daysBehind: 3, daysAhead: 1 })
-    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
+    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR), counts(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
     await migrate(database.pool)
     // Then the recorder's own path: batches, shuffled so blocks get late and out-of-order rows.
     const rest = snapshots(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5)
-    await write(rest)
+    await write(rest, counts(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5))
   }, 60_000)
   afterAll(() => database.drop())
 
@@ -211,10 +237,15 @@ describe('the timeline from snapshot rollups', () => {
       // The cells alone, in any order, build the same rows.
       const cells = await readTimelineCells(database.pool, window, answer.bucket_seconds, filters)
       expect(buildTimeline([...cells].reverse(), answer.bucket_seconds, keyName), name).toEqual(answer.rows)
+      // The summary's counts over the same window (it has no provider filter).
+      const raw = await sumsFromCounts(database, window)
+      expect(await sumCounts(database.pool, window), name).toEqual(raw)
+      const summary = await queries().summary(new URLSearchParams(query))
+      expect(summary.requests, name).toMatchObject({ served: raw.served, failed: raw.failed, saved: raw.redirected! + raw.fallback_served!, routing_picked: raw.routing_picked, checks: raw.checks })
     }
   }
 
-  it('answers every window as the snapshots alone would', async () => {
+  it('answers every window (timeline and summary) as the snapshots and counts alone would', async () => {
     await compare()
     const day = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     expect(day.rows.length).toBe(3)
@@ -230,9 +261,9 @@ describe('the timeline from snapshot rollups', () => {
     const before = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     // The current minute's snapshots: a node sees a failure in the open bucket.
     const current = snapshots(rand, NOW - 2 * MINUTE, NOW, 20_000).map((row) => ({ ...row, state: 'failed' as State }))
-    await write(current)
+    await write(current, counts(rand, NOW - 2 * MINUTE, NOW))
     // A node whose writer lagged: a held route three hours ago, written now.
-    await write([{ ...current[0]!, at: NOW - 3 * HOUR + 1_234, state: 'degraded', held: true }])
+    await write([{ ...current[0]!, at: NOW - 3 * HOUR + 1_234, state: 'degraded', held: true }], counts(rand, NOW - 3 * HOUR, NOW - 3 * HOUR + MINUTE))
     await compare()
     const after = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     expect(after.rows).not.toEqual(before.rows)
@@ -245,12 +276,14 @@ describe('the timeline from snapshot rollups', () => {
     now = NOW
   })
 
-  it('drops the rollups of the days retention drops, and still answers as the snapshots do', async () => {
+  it('drops the rollups of the days retention drops, and still answers as the snapshots and counts do', async () => {
     const cutoffNow = NOW + DAY - 13 * HOUR // retention of 1 day: drops 2026-11-30 and before
     const result = await runRetention(database.pool, { now: cutoffNow, retentionDays: 1, force: true })
     expect(result?.dropped).toContain('history_snapshots_p20261130')
-    const left = await database.pool.query<{ first: Date }>('SELECT min(bucket_at) AS first FROM history_snapshot_rollups')
-    expect(left.rows[0]!.first.toISOString()).toBe('2026-12-01T00:00:00.000Z')
+    for (const table of ['history_snapshot_rollups', 'history_count_rollups']) {
+      const left = await database.pool.query<{ first: Date }>(`SELECT min(bucket_at) AS first FROM ${table}`)
+      expect(left.rows[0]!.first.toISOString(), table).toBe('2026-12-01T00:00:00.000Z')
+    }
     await compare()
   })
 })
