@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http'
 import { GatewayError } from '../errors.ts'
 import type { GatewayKey, GatewayKeyRing } from './gateway-keys.ts'
-import type { KeyLimiter, Refusal } from './limits.ts'
+import type { KeyLimiter, LimitRefusal } from './limits.ts'
 import { isLocalCaller } from './network.ts'
 
 /** The authenticated caller of one inference request. */
@@ -80,7 +80,7 @@ export function authenticateCaller(components: CallerComponents, incoming: Incom
 }
 
 /** The 429 of a key over its limit, with retry-after at the window's end. */
-function rateLimited(key: GatewayKey, refusal: Refusal): GatewayError {
+function rateLimited(key: GatewayKey, refusal: LimitRefusal): GatewayError {
   const what = refusal.reason === 'requests' ? 'requests' : 'tokens'
   return new GatewayError('gateway_key_rate_limited', `Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, { retryAfterSeconds: refusal.retryAfterSeconds })
 }
