@@ -25,14 +25,12 @@
  * Every phase has a deadline and every process started here is killed at the end, also when
  * the run fails.
  */
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { cpuSeconds, deferred, formatMs as ms, freePort, killAll, killFixture as kill, machineBusySeconds, percentile, preciseNow, replaceSection, sleep, startFixture, until } from './lib/fleet-processes.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
 const gatewayDir = join(benchDir, '..', 'packages', 'gateway')
@@ -64,105 +62,13 @@ const idleRepeats = Math.min(Math.max(Number(values['idle-repeats']), 1), 10)
 const settleMs = Math.min(Math.max(Number(values.settle), 0), 120) * 1000
 const syncHolds = Math.min(Math.max(Number(values['sync-holds']), 0), 20_000)
 const profileIndex = values.profile === undefined ? undefined : Number(values.profile)
-const ticksPerSecond = 100 // USER_HZ on Linux
 
-const running = new Set()
 const dataRoot = mkdtempSync(join(tmpdir(), 'switchboard-fleet-scale-'))
-const preciseNow = () => performance.timeOrigin + performance.now()
-/** `Promise.withResolvers`, which Node 20 lacks. */
-function deferred() {
-  let resolve
-  let reject
-  const promise = new Promise((yes, no) => {
-    resolve = yes
-    reject = no
-  })
-  return { promise, resolve, reject }
-}
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
+/** One node process; every JSON line it prints goes to `onLine`. */
+const startNode = (config, onLine, nodeArgs = []) => startFixture({ fixture, cwd: gatewayDir, config, onLine, nodeArgs })
 
-/** CPU seconds (user + system) a process used so far, from /proc/<pid>/stat. */
-function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
-}
-
-/** Machine-wide busy seconds (all cores) from /proc/stat. */
-function machineBusySeconds() {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
-  const idle = fields[3] + fields[4]
-  return (fields.reduce((sum, value) => sum + value, 0) - idle) / ticksPerSecond
-}
-
-/** One node process; every JSON line it prints goes to `onLine` and to waiters. */
-function startNode(config, onLine, extraArgs = []) {
-  const child = spawn(process.execPath, [...extraArgs, '--import', 'tsx', fixture, JSON.stringify(config)], { cwd: gatewayDir, stdio: ['pipe', 'pipe', 'pipe'] })
-  const node = { config, child, pid: child.pid, spawnedAt: preciseNow(), ready: false, exited: new Promise((resolve) => child.once('exit', resolve)), nextId: 1, replies: new Map(), stderr: '' }
-  running.add(node)
-  child.once('exit', () => running.delete(node))
-  child.stderr.on('data', (chunk) => {
-    node.stderr = (node.stderr + chunk).slice(-4_000)
-  })
-  createInterface({ input: child.stdout }).on('line', (text) => {
-    let line
-    try {
-      line = JSON.parse(text)
-    } catch {
-      return
-    }
-    if (line.event === 'ready') node.ready = true
-    if (line.event === 'reply') {
-      node.replies.get(line.id)?.(line)
-      node.replies.delete(line.id)
-    }
-    onLine(node, line)
-  })
-  node.command = (command, timeoutMs = 30_000) => {
-    const id = node.nextId++
-    const { promise, resolve, reject } = deferred()
-    const timer = setTimeout(() => reject(new Error(`${config.nodeId} did not answer ${command.command} in ${timeoutMs} ms`)), timeoutMs)
-    node.replies.set(id, (line) => {
-      clearTimeout(timer)
-      resolve(line)
-    })
-    child.stdin.write(`${JSON.stringify({ ...command, id })}\n`)
-    return promise
-  }
-  return node
-}
-
-async function kill(node, signal = 'SIGKILL') {
-  if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill(signal)
-  await node.exited
-}
-
-async function until(check, timeoutMs, what) {
-  const deadline = performance.now() + timeoutMs
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(20)
-  }
-}
-
-function percentile(values, fraction) {
-  const sorted = [...values].sort((a, b) => a - b)
-  if (sorted.length === 0) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]
-}
 const median = (values) => percentile(values, 0.5)
-const ms = (value) => (Number.isFinite(value) ? (value < 10 ? value.toFixed(1) : Math.round(value).toString()) : 'n/a')
 const pct = (value) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a')
 
 async function runFleet(size) {
@@ -185,10 +91,13 @@ async function runFleet(size) {
   const seen = new Map()
   /** probe key:state -> node id -> when that node merged it. */
   const merges = new Map()
+  /** node id -> when it first reported a member joining (it met the fleet). */
+  const firstContact = new Map()
   let syncDone
   const onLine = (node, line) => {
     const self = node.config.nodeId
     if (line.event === 'member:join' || line.event === 'member:leave') {
+      if (line.event === 'member:join' && !firstContact.has(self)) firstContact.set(self, line.at)
       if (!seen.has(self)) seen.set(self, new Map())
       seen.get(self).set(line.nodeId, { event: line.event, at: line.at, reason: line.reason })
     } else if (line.event === 'merged') {
@@ -216,14 +125,18 @@ async function runFleet(size) {
   const spawnAt = preciseNow()
   for (let index = 0; index < size; index++) start(index, profileIndex === index ? ['--cpu-prof', '--cpu-prof-dir', join(benchDir, 'results', 'profiles')] : [])
   const fleetNames = names.slice(0, size)
-  await until(() => [...live.values()].every((node) => node.ready), 120_000, 'every node ready').catch((error) => {
+  // Starting 50 Node + tsx processes at once takes both cores for a minute: deadlines grow with N.
+  await until(() => [...live.values()].every((node) => node.ready), 60_000 + size * 3_000, 'every node ready').catch((error) => {
     throw new Error(`${error.message}: ${[...live.values()].filter((node) => !node.ready).map((node) => `${node.config.nodeId}: ${node.stderr.slice(-600)}`).join('\n')}`)
   })
-  await until(() => [...live.values()].every((node) => joinedAll(node, fleetNames)), 90_000, 'every node seeing every member').catch((error) => {
+  await until(() => [...live.values()].every((node) => joinedAll(node, fleetNames)), 60_000 + size * 2_000, 'every node seeing every member').catch((error) => {
     const counts = [...live.values()].filter((node) => !joinedAll(node, fleetNames)).map((node) => `${node.config.nodeId} lacks ${fleetNames.filter((name) => name !== node.config.nodeId && seen.get(node.config.nodeId)?.get(name)?.event !== 'member:join').map((name) => `${name} (${JSON.stringify(seen.get(node.config.nodeId)?.get(name))})`).join(', ')}`)
     throw new Error(`${error.message} (members seen: ${counts.join(' ')})`)
   })
   result.formedMs = preciseNow() - spawnAt
+  const readyTimes = [...live.values()].map((node) => performance.timeOrigin + node.readyAt - node.spawnedAt)
+  result.readyMs = { median: median(readyTimes), max: Math.max(...readyTimes) }
+  console.log(`  processes ready (spawn -> ready line) median ${ms(result.readyMs.median)} ms, slowest ${ms(result.readyMs.max)} ms; every member seen by every node ${ms(result.formedMs)} ms after the first spawn`)
 
   // 2. idle CPU
   await sleep(settleMs)
@@ -237,10 +150,12 @@ async function runFleet(size) {
     const seconds = (performance.now() - startedAt) / 1000
     const perNode = nodes.map((node, index) => ((cpuSeconds(node.pid) - before[index]) / seconds) * 100)
     const fleetShare = perNode.reduce((sum, value) => sum + value, 0)
-    windows.push({ median: median(perNode), max: Math.max(...perNode), mean: fleetShare / perNode.length, machine: ((machineBusySeconds() - machineBefore) / seconds) * 100, fleet: fleetShare })
+    const busiest = nodes.map((node, index) => [node.config.nodeId, perNode[index]]).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([name, share]) => `${name} ${pct(share)}`)
+    windows.push({ median: median(perNode), max: Math.max(...perNode), mean: fleetShare / perNode.length, machine: ((machineBusySeconds() - machineBefore) / seconds) * 100, fleet: fleetShare, busiest })
   }
   result.idle = windows
   result.loadavg = loadavg()[0]
+  console.log(`  busiest nodes per idle window: ${windows.map((window) => window.busiest.join(', ')).join(' | ')}`)
   console.log(`  formed in ${Math.round(result.formedMs)} ms; idle CPU per node (% of a core), median/max per window: ${windows.map((window) => `${pct(window.median)}/${pct(window.max)}`).join(', ')}; machine busy ${windows.map((window) => Math.round(window.machine)).join(', ')} % of ${cpus().length * 100} %`)
 
   // 3. holds and releases
@@ -288,7 +203,8 @@ async function runFleet(size) {
     const syncedAt = await Promise.race([promise, sleep(60_000).then(() => Number.NaN)])
     syncDone = undefined
     result.joinSyncMs = syncedAt - joiner.spawnedAt
-    console.log(`  join sync of ${syncHolds} holds: ${ms(result.joinSyncMs)} ms from the joiner's spawn`)
+    result.joinSyncFromContactMs = syncedAt - (firstContact.get(names[size]) ?? Number.NaN)
+    console.log(`  join sync of ${syncHolds} holds: ${ms(result.joinSyncMs)} ms from the joiner's spawn, ${ms(result.joinSyncFromContactMs)} ms from its first contact with the fleet`)
     await until(() => joiner.ready, 30_000, 'the joiner ready').catch((error) => {
       console.log(`join: ${error.message}; result so far ${JSON.stringify(result)}; joiner stderr: ${joiner.stderr}`)
     })
@@ -360,19 +276,13 @@ async function main() {
   const table = [...header, ...rows, '', conditions].join('\n')
   console.log(`\n${table}`)
   if (!values['no-readme']) {
-    const readme = join(benchDir, 'README.md')
-    const text = readFileSync(readme, 'utf8')
-    const begin = '<!-- fleet-scale:begin -->'
-    const end = '<!-- fleet-scale:end -->'
-    if (text.includes(begin) && text.includes(end)) {
-      writeFileSync(readme, `${text.slice(0, text.indexOf(begin) + begin.length)}\n${table}\n${text.slice(text.indexOf(end))}`)
-      console.log('bench/README.md updated')
-    }
+    replaceSection(join(benchDir, 'README.md'), 'fleet-scale', table)
+    console.log('bench/README.md updated')
   }
 }
 
 const cleanup = async () => {
-  await Promise.all([...running].map((node) => kill(node)))
+  await killAll()
   rmSync(dataRoot, { recursive: true, force: true })
 }
 process.on('SIGINT', () => {

@@ -8,6 +8,10 @@
  *
  *   node --import tsx bench/history-issues.ts [--iterations 30] [--no-readme]
  *
+ * Also times a node's first query (it groups the whole week) and the first query after a late
+ * episode (its hour slice is regrouped), and checks the kept path answers what grouping the
+ * whole week afresh answers.
+ *
  * Uses its own embedded PostgreSQL under bench/results/history-issues/ (or DATABASE_URL).
  */
 import { mkdirSync } from 'node:fs'
@@ -15,9 +19,14 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createPool, ensureDatabase, migrate } from '@switchboard/store'
-import { createDayPartitions, createHistoryQueries, insertRows, type Episode, type HistoryEvent } from '@switchboard/history'
+import { availableParallelism, loadavg } from 'node:os'
+import { readFileSync } from 'node:fs'
+import { answerIssues, createDayPartitions, createHistoryQueries, insertRows, parseIssueFilters, type Episode, type HistoryEvent, type IssuesAnswer } from '@switchboard/history'
+import { createIncidentSource } from '../packages/history/src/queries/incidents.ts'
+import { parseWindow } from '../packages/history/src/queries/params.ts'
 import { upsertEpisodes } from '../packages/history/src/recorder/episodes-sql.ts'
 import { eventColumns, type Stamped } from '../packages/history/src/recorder/tables.ts'
+import { newEpisode } from '../packages/history/src/tracker/episodes.ts'
 import { replaceSection } from './lib/report.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
@@ -42,33 +51,20 @@ function prng(seed: number): () => number {
   }
 }
 
+const benchKeyName = (_provider: string, keyId: string) => `name-${keyId}`
+
+/** The machine's CPU time so far (/proc/stat, in ticks): busy and total. */
+function machineCpu(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+  const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0)
+  return { busy: total - fields[3]! - fields[4]!, total }
+}
+
 let sequence = 0
+/** A bench episode: the tracker's new episode, failed and moving traffic unless told otherwise, closed when `closedAt` is set. */
 function episode(node: (typeof NODES)[number], fields: Partial<Episode> & Pick<Episode, 'entity' | 'scope' | 'provider' | 'openedAt' | 'closedAt'>): Stamped<Episode> {
-  return {
-    id: `${node.id}:${(sequence++).toString(36)}`,
-    models: [],
-    keyIds: [],
-    cause: 'state',
-    phase: fields.closedAt === null ? 'failed' : 'closed',
-    updatedAt: fields.closedAt ?? fields.openedAt,
-    worstState: 'failed',
-    reasons: [],
-    action: 'moved_traffic',
-    checks: 0,
-    checkOutcomes: {},
-    requestsFailed: 0,
-    pinnedKeptFailed: 0,
-    failedNoAlternative: 0,
-    sawRefusal: false,
-    message: null,
-    lastRequestAt: null,
-    recoveringSince: null,
-    releasedBy: null,
-    lost: false,
-    ...fields,
-    nodeId: node.id,
-    region: node.region,
-  }
+  const opened = newEpisode({ id: `${node.id}:${(sequence++).toString(36)}`, entity: fields.entity, provider: fields.provider, models: [], keyIds: [], cause: fields.cause ?? 'state', openedAt: fields.openedAt })
+  return { ...opened, phase: fields.closedAt === null ? 'failed' : 'closed', updatedAt: fields.closedAt ?? fields.openedAt, worstState: 'failed', action: 'moved_traffic', ...fields, nodeId: node.id, region: node.region }
 }
 
 async function seed(pool: import('pg').Pool, now: number): Promise<{ episodes: number; events: number }> {
@@ -157,7 +153,7 @@ async function main() {
     const now = Date.now()
     const seeded = await seed(pool, now)
     await pool.query('ANALYZE')
-    const queries = createHistoryQueries({ pool, now: () => now, keyName: (_provider, keyId) => `name-${keyId}`, settings: () => ({}) })
+    const queries = createHistoryQueries({ pool, now: () => now, keyName: benchKeyName, settings: () => ({}) })
     const from = `from=${Math.floor((now - 7 * DAY) / 1000)}&to=${Math.floor(now / 1000)}`
     const cases: [string, string][] = [
       ['first page, priority (the Incidents page)', `${from}&limit=25&offset=0`],
@@ -168,35 +164,69 @@ async function main() {
     ]
     const rows: string[] = []
     let total = 0
-    for (const [label, query] of cases) {
+    const at = (list: number[], share: number) => list[Math.min(list.length - 1, Math.floor(share * list.length))]!
+    /** Times `run` (after `warmup` untimed runs): wall clock and this process's CPU; `before` runs untimed ahead of each. */
+    const measure = async (label: string, shown: string, count: number, warmup: number, run: () => Promise<IssuesAnswer>, before?: () => Promise<unknown>) => {
       const times: number[] = []
       const cpu: number[] = []
-      for (let run = 0; run < iterations + 2; run++) {
+      for (let index = 0; index < count + warmup; index++) {
+        await before?.()
         const started = performance.now()
         const cpuStarted = process.cpuUsage()
-        const answer = await queries.issues(new URLSearchParams(query))
+        const answer = await run()
         const elapsed = performance.now() - started
         const used = process.cpuUsage(cpuStarted)
-        if (run >= 2) {
+        if (index >= warmup) {
           times.push(elapsed)
           cpu.push((used.user + used.system) / 1000)
         }
-        total = Math.max(total, answer.total ?? 0)
-        if (run === 0) console.log(label, 'total', answer.total, 'page', answer.issues.length)
+        if (index === 0) console.log(label, 'total', answer.total, 'page', answer.issues.length)
       }
       times.sort((a, b) => a - b)
       cpu.sort((a, b) => a - b)
-      const at = (list: number[], share: number) => list[Math.min(list.length - 1, Math.floor(share * list.length))]!
-      rows.push(`| ${label} | \`${query.replace(/from=\d+&to=\d+&?/, '7 days, ').replace(/from=\d+&/, '')}\` | ${at(times, 0.5).toFixed(1)} | ${at(times, 0.95).toFixed(1)} | ${at(times, 1 - 1e-9).toFixed(1)} | ${at(cpu, 0.5).toFixed(1)} | ${at(cpu, 0.95).toFixed(1)} |`)
+      rows.push(`| ${label} | ${shown} | ${count} | ${at(times, 0.5).toFixed(1)} | ${at(times, 0.95).toFixed(1)} | ${at(times, 1 - 1e-9).toFixed(1)} | ${at(cpu, 0.5).toFixed(1)} | ${at(cpu, 0.95).toFixed(1)} |`)
     }
+    const shownQuery = (query: string) => `\`${query.replace(/from=\d+&to=\d+&?/, '7 days, ').replace(/from=\d+&/, '')}\``
+    const machineBefore = machineCpu()
+    const wallBefore = performance.now()
+    const benchBefore = process.cpuUsage()
+    const loadBefore = loadavg()[0]!
+    for (const [label, query] of cases) await measure(label, shownQuery(query), iterations, 2, () => queries.issues(new URLSearchParams(query)))
+    total = (await queries.issues(new URLSearchParams(cases[0]![1]))).total ?? 0
+    // The kept path answers what grouping the whole week afresh answers.
+    const reference = createIncidentSource(pool)
+    const firstPage = new URLSearchParams(cases[0]![1])
+    const expected = answerIssues(await reference.full({ now, keyName: benchKeyName }), parseIssueFilters(firstPage), parseWindow(firstPage, now), benchKeyName)
+    const identical = JSON.stringify(await queries.issues(firstPage)) === JSON.stringify(expected)
+    if (!identical) throw new Error('the kept incidents answered the first page differently from grouping the whole week')
+    // A node's first query groups the whole week; later ones only the open tail.
+    await measure('first query of a node (groups the whole week)', shownQuery(cases[0]![1]), Math.min(iterations, 10), 1, () =>
+      createHistoryQueries({ pool, now: () => now, keyName: benchKeyName, settings: () => ({}) }).issues(new URLSearchParams(cases[0]![1])),
+    )
+    // A late episode (written hours after it closed) makes its hour slice regroup on the next query.
+    const late = prng(41)
+    await measure('first page after a late episode (its hour regrouped)', shownQuery(cases[0]![1]), iterations, 1, () => queries.issues(new URLSearchParams(cases[0]![1])), () => {
+      const node = NODES[Math.floor(late() * 10)]!
+      const provider = PROVIDERS[Math.floor(late() * 20)]!
+      const key = KEYS[Math.floor(late() * 50)]!
+      const opened = now - 6 * DAY + Math.floor(late() * 4 * DAY)
+      return upsertEpisodes(pool, [episode(node, { entity: `route:${provider}:gpt-4o:${key}`, scope: 'route', provider, models: ['gpt-4o'], keyIds: [key], openedAt: opened, closedAt: opened + 3 * MINUTE, worstState: 'degraded', action: 'reduced_traffic', reasons: ['transient'] })])
+    })
+    const wall = performance.now() - wallBefore
+    const benchUsed = process.cpuUsage(benchBefore)
+    const machineAfter = machineCpu()
+    const cores = availableParallelism()
+    const busyShare = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+    const benchShare = (benchUsed.user + benchUsed.system) / 1000 / (wall * cores)
     const table = [
       `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/history-issues.ts --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL 18.`,
       `Seeded: ${seeded.episodes} episodes and ${seeded.events} events over 7 days (10 nodes, 20 providers x 50 keys, a rough day every day); the week groups into ${total} incidents.`,
       '',
-      `Machine load average while it ran: ${(await import('node:os')).loadavg()[0]!.toFixed(1)} (2 cores).`,
+      `Machine while it ran: load average ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end (${cores} cores); the machine's CPU was ${(busyShare * 100).toFixed(0)} % busy, of which this bench process ${(benchShare * 100).toFixed(0)} % (the rest: its Postgres and other work on the machine).`,
+      `The kept path's first page is identical to grouping the whole week afresh: ${identical ? 'yes' : 'no'}.`,
       '',
-      '| query | parameters | p50 ms | p95 ms | max ms | bench CPU p50 ms | bench CPU p95 ms |',
-      '| --- | --- | --- | --- | --- | --- | --- |',
+      '| query | parameters | runs | p50 ms | p95 ms | max ms | bench CPU p50 ms | bench CPU p95 ms |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows,
     ].join('\n')
     console.log(table)

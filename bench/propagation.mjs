@@ -20,14 +20,12 @@
  * Bounded: every phase has a deadline, and every process started
  * here is killed at the end, also when the run fails.
  */
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { formatMs as format, freePort, killAll, killFixture as kill, percentile, replaceSection, runningFixtures, startFixture, until } from './lib/fleet-processes.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
 const clusterDir = join(benchDir, '..', 'packages', 'cluster')
@@ -54,60 +52,10 @@ const rate = Math.min(Math.max(Number(values.rate), 1), 500)
 const warmupCount = Math.min(Number(values.warmup), 500)
 const settleMs = Math.min(Math.max(Number(values.settle), 0), 60) * 1000
 
-const running = new Set()
 const dataRoot = mkdtempSync(join(tmpdir(), 'switchboard-propagation-'))
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** One fleet node process; `onLine` sees every JSON line it prints, with the bench's arrival time. */
-function startNode(config, onLine) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, JSON.stringify(config)], { cwd: clusterDir, stdio: ['pipe', 'pipe', 'pipe'] })
-  const node = { config, child, peerId: undefined, readyAt: undefined, exited: new Promise((resolve) => child.once('exit', resolve)), nextId: 1, stderr: '' }
-  running.add(node)
-  child.once('exit', () => running.delete(node))
-  child.stderr.on('data', (chunk) => { node.stderr = (node.stderr + chunk).slice(-4_000) })
-  createInterface({ input: child.stdout }).on('line', (text) => {
-    let line
-    try { line = JSON.parse(text) } catch { return }
-    if (line.event === 'ready') {
-      node.peerId = line.peerId
-      node.readyAt = performance.now()
-    }
-    onLine(node, line)
-  })
-  node.send = (command) => child.stdin.write(`${JSON.stringify({ ...command, id: node.nextId++ })}\n`)
-  return node
-}
-
-async function kill(node) {
-  if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL')
-  await node.exited
-}
-
-/** Resolves when `check()` holds, polling every 20 ms; rejects after `timeoutMs`. */
-async function until(check, timeoutMs, what) {
-  const deadline = performance.now() + timeoutMs
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-function percentile(sorted, fraction) {
-  if (sorted.length === 0) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]
-}
-
-const format = (ms) => (Number.isFinite(ms) ? (ms < 10 ? ms.toFixed(1) : Math.round(ms).toString()) : 'n/a')
+/** One fleet node process; `onLine` sees every JSON line it prints. */
+const startNode = (config, onLine) => startFixture({ fixture, cwd: clusterDir, config, onLine })
 
 async function runFleet(size) {
   const ports = []
@@ -233,27 +181,16 @@ function render(results, command) {
   return lines.join('\n')
 }
 
-function replaceSection(path, name, content) {
-  const begin = `<!-- ${name}:begin -->`
-  const end = `<!-- ${name}:end -->`
-  const text = readFileSync(path, 'utf8')
-  const start = text.indexOf(begin)
-  const stop = text.indexOf(end)
-  if (start < 0 || stop < start) throw new Error(`${path} has no ${begin} ... ${end} markers`)
-  writeFileSync(path, text.slice(0, start) + `${begin}\n${content}\n${end}` + text.slice(stop + end.length))
-}
-
 const startLoad = loadavg()[0]
-const cleanUp = () => {
-  for (const node of running) node.child.kill('SIGKILL')
+const cleanUp = async () => {
+  await killAll()
   rmSync(dataRoot, { recursive: true, force: true })
 }
-process.once('SIGINT', () => { cleanUp(); process.exit(130) })
-process.once('SIGTERM', () => { cleanUp(); process.exit(143) })
+process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
+process.once('SIGTERM', () => void cleanUp().finally(() => process.exit(143)))
 const overall = setTimeout(() => {
   console.error('propagation bench: over its 10-minute limit, stopping')
-  cleanUp()
-  process.exit(1)
+  void cleanUp().finally(() => process.exit(1))
 }, 10 * 60_000)
 
 try {
@@ -273,9 +210,9 @@ try {
   }
 } catch (error) {
   console.error('propagation bench failed:', error)
-  for (const node of running) console.error(`${node.config.nodeId} stderr: ${node.stderr.slice(-1000)}`)
+  for (const node of runningFixtures()) console.error(`${node.config.nodeId} stderr: ${node.stderr.slice(-1000)}`)
   process.exitCode = 1
 } finally {
   clearTimeout(overall)
-  cleanUp()
+  await cleanUp()
 }

@@ -120,7 +120,9 @@ ${running.nodes.map((node) => `  ${node.nodeId} (${node.region})  ${node.url}`).
 Dashboard: ${first.url}/  (held keys, routes, settings, providers, cluster; every node serves it)
 
 The simulator plays a rough day: OpenAI key prod-2-revoked is revoked, prod-3-busy is on a
-30 requests/minute limit, Azure is slow, and Anthropic's backup-no-credit is out of credit.
+30 requests/minute limit, Azure is slow, Anthropic's backup-no-credit is out of credit,
+Amazon Bedrock's claude-sonnet-4-5 is down all day (the bare model moves to Anthropic and
+Vertex AI), and Vertex key gcp-prod lost access to gemini-2.5-pro (held on that model only).
 
   curl -s ${first.url}/v1/chat/completions -H 'content-type: application/json' \\
     -d '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}'

@@ -14,6 +14,7 @@ import { heartbeatSchema, Membership } from './membership.ts'
 import type { Heartbeat, Member, MembershipEvents } from './membership.ts'
 import { createNode } from './node.ts'
 import type { Node } from './node.ts'
+import { Liveness } from './liveness.ts'
 import { Dialer, parsePeer } from './peers.ts'
 import { PublishQueue } from './publish-queue.ts'
 import { defaultRpcLimits, Rpc } from './rpc.ts'
@@ -54,6 +55,11 @@ const helloProtocol = 'cluster/hello'
 const maxHelloMembers = 256
 /** Between two sweeps for members not heard in time (disconnects have their own timer). */
 const sweepEveryMs = 1_000
+/**
+ * Pings on every open connection (liveness.ts): a hung or cut-off peer's connection is aborted
+ * when one is not answered in time. Under a publish burst a 5 s timeout dropped healthy ones.
+ */
+const liveness = { everyMs: 10_000, timeoutMs: 10_000 }
 
 const helloSchema = z.object({
   self: heartbeatSchema,
@@ -128,16 +134,35 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   // Membership. A member is learnt from a direct hello when a connection opens (both sides say
   // who they are and list the members they know, which the other then dials: the fleet becomes
   // a full mesh in one round trip per pair). While a connection to it is open it is alive; its
-  // close starts the suspect countdown. Heartbeats on an internal fleet topic are rare (every
-  // `heartbeatMs`, default 10 s) and only keep alive members this node has no connection to,
-  // and carry address changes: an idle fleet costs next to nothing, at any size.
+  // close starts the suspect countdown. Heartbeats on an internal fleet topic are rare (at most
+  // every `heartbeatMs`, default 10 s, and only while some member has no connection to this node
+  // or the addresses changed): they keep alive members this node has no connection to and carry
+  // address changes, so an idle full-mesh fleet sends none, at any size.
   const membersTopic = topics.create('_members', heartbeatSchema, { scope: 'fleet', maxBytes: 16 * 1024, coalesceKey: () => 'self' }, true)
   const heartbeat = (leaving = false): Heartbeat => {
     membership.setSelfAddresses(announceable(node))
     return { nodeId: init.nodeId, region: init.region, addresses: membership.self.addresses, startedAt: membership.self.startedAt, ...(leaving ? { leaving } : {}) }
   }
+  /** Addresses of the last heartbeat sent, so a change is announced at the next tick. */
+  let announced = ''
+  /**
+   * Every `heartbeatMs`. A heartbeat is only sent when some member may need it: a member this
+   * node has no connection to (it hears us through the mesh), or new addresses. With every member
+   * connected (the usual full mesh) each side keeps the other alive by the connection itself,
+   * so an idle fleet sends none: at 50 nodes each would otherwise receive 5 a second, plus their
+   * relayed copies. A connected peer that never became a member (its hello failed) is asked again.
+   */
   const beat = (): void => {
-    membersTopic.publish(heartbeat()).catch((error: unknown) => log('debug', 'heartbeat not sent', { error: String(error) }))
+    const addresses = announceable(node).join(' ')
+    let needed = addresses !== announced
+    for (const member of membership.members()) if (!member.self && !connectedPeers.has(member.peerId)) needed = true
+    for (const id of connectedPeers) if (membership.member(id) === undefined && !greeting.has(id)) void sayHello(id)
+    if (!needed) return
+    announced = addresses
+    membersTopic.publish(heartbeat()).catch((error: unknown) => {
+      announced = ''
+      log('debug', 'heartbeat not sent', { error: String(error) })
+    })
   }
   membersTopic.subscribe((message, _from, meta) => membership.heard(meta.peerId, message, Date.now()))
 
@@ -161,16 +186,24 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     }
     if (learnt) dialer.poke()
   }
+  /** Peers a hello is being said to now. */
+  const greeting = new Set<string>()
   const sayHello = async (to: string): Promise<void> => {
-    // A peer that is still starting may not answer the protocol yet: a few tries, then the heartbeat covers it.
-    for (let attempt = 0; attempt < 4 && stopping === undefined && connectedPeers.has(to); attempt++) {
-      try {
-        heardHello(to, await rpc.request(to, helloProtocol, hello(), helloSchema, { timeoutMs: 5_000 }))
-        return
-      } catch (error) {
-        log('debug', 'hello not answered', { peer: to, attempt, error: String(error) })
-        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt))
+    if (greeting.has(to)) return
+    greeting.add(to)
+    try {
+      // A peer that is still starting may not answer the protocol yet: a few tries, then the heartbeat tick tries again.
+      for (let attempt = 0; attempt < 4 && stopping === undefined && connectedPeers.has(to); attempt++) {
+        try {
+          heardHello(to, await rpc.request(to, helloProtocol, hello(), helloSchema, { timeoutMs: 5_000 }))
+          return
+        } catch (error) {
+          log('debug', 'hello not answered', { peer: to, attempt, error: String(error) })
+          await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt))
+        }
       }
+    } finally {
+      greeting.delete(to)
     }
   }
   const tagKeepAlive = (peer: PeerId, keep: boolean): void => {
@@ -234,6 +267,8 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     return hello()
   })
   dialer.start()
+  const pinger = new Liveness(node, liveness, (message, fields) => log('warn', message, fields))
+  pinger.start()
   const heartbeatTimer = setInterval(beat, timing.heartbeatMs)
   const sweepTimer = setInterval(() => membership.sweep(Date.now()), sweepEveryMs)
   beat()
@@ -242,6 +277,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const stop = async (): Promise<void> => {
     clearInterval(heartbeatTimer)
     clearInterval(sweepTimer)
+    pinger.stop()
     for (const timer of suspectTimers) clearTimeout(timer)
     dialer.stop()
     queue.close()

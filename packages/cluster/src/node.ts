@@ -49,10 +49,16 @@ export interface NodeInit {
  * number keeps a restarted node's messages from being taken as duplicates.
  */
 export const gossipSettings = {
-  D: 4,
-  Dlo: 2,
-  Dhi: 8,
-  Dout: 1,
+  // The publisher floods every subscriber directly (the fleet is a full mesh), so the mesh only
+  // relays, for a peer the publisher has no connection to. Each mesh peer forwards each message
+  // once more: with D 4-8 every node got 5 copies of every message at 10 nodes (issue 19). Two
+  // or three relays per node still reach a peer cut off from the publisher, in two hops.
+  D: 2,
+  Dlo: 1,
+  Dhi: 3,
+  Dout: 0,
+  // Gossip (IHAVE) to peers outside the mesh: flood publishing already reached them.
+  Dlazy: 1,
   floodPublish: true,
   // Mesh upkeep every 3 s instead of every 1 s: a publisher floods every subscriber directly
   // (the fleet is a full mesh), so the mesh only relays, and an idle node's largest fixed cost
@@ -105,13 +111,9 @@ export async function createNode(init: NodeInit): Promise<Node> {
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     connectionManager: { ...connectionSettings },
-    connectionMonitor: {
-      // One failed ping aborts the connection: under a publish burst the
-      // default 5 s dropped healthy ones. Dead processes close their TCP
-      // connections anyway, and heartbeats catch silent ones.
-      pingInterval: 10_000,
-      pingTimeout: { minTimeout: 10_000, maxTimeout: 30_000 },
-    },
+    // libp2p's monitor opens a ping stream per connection every interval; the cluster's own
+    // liveness loop (liveness.ts) pings with one muxer frame instead, same interval and timeout.
+    connectionMonitor: { enabled: false },
     services: {
       identify: identify(),
       ping: ping(),

@@ -180,12 +180,22 @@ export class Dialer {
   async round(): Promise<number> {
     const { node } = this.components
     const connected = new Set(node.getPeers().map((peer) => peer.toString()))
-    const own = new Set(node.getMultiaddrs().map((address) => address.decapsulateCode(421).toString()))
+    // This node's own addresses are built (multiaddr parsing) only when a target is not known
+    // to be a connected peer: an idle round with every peer connected does next to nothing.
+    let own: Set<string> | undefined
+    const isOwn = (address: string): boolean => {
+      own ??= new Set(node.getMultiaddrs().map((entry) => entry.decapsulateCode(421).toString()))
+      return own.has(address)
+    }
     const dials: Array<Promise<void>> = []
     for (const address of await this.staticAddresses()) {
       const known = this.peerAt.get(address)
-      if (own.has(address) || this.selfAddresses.has(address)) continue
+      if (this.selfAddresses.has(address)) continue
       if (known !== undefined && connected.has(known)) continue
+      if (isOwn(address)) {
+        this.selfAddresses.add(address)
+        continue
+      }
       dials.push(this.dial(address, [multiaddr(address)]))
     }
     for (const member of this.components.members()) {

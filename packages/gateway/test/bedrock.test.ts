@@ -1,10 +1,12 @@
 /**
  * Amazon Bedrock end to end (issue 20): config.json's `bedrock_key_config` through the store
- * to a SigV4-signed Converse call on a simulator process, secrets redacted by the admin API,
- * and a bare model moving off Bedrock while it fails.
+ * to a SigV4-signed Converse (and ConverseStream) call on a simulator process, on the chat,
+ * Messages and Responses surfaces, tools included; secrets redacted by the admin API, and a
+ * bare model moving off Bedrock while it fails.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import OpenAI from 'openai'
+import Anthropic from '@anthropic-ai/sdk'
 import { simulatorSecretKey } from '@switchboard/simulator'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
@@ -92,12 +94,59 @@ describe('bedrock through the gateway', () => {
     expect(bedrockStatuses.every((status) => status === 503)).toBe(true)
   })
 
-  it('streams a bare model that Bedrock serves (served from one Converse call)', async () => {
+  it('streams a bare model that Bedrock serves from ConverseStream, piece by piece', async () => {
     await simulator.setRules([{ provider: 'anthropic', fault: 'unavailable' }])
     const stream = await client.chat.completions.create({ model: 'claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'Hi' }] })
+    const pieces: string[] = []
+    for await (const chunk of stream) {
+      const content = chunk.choices[0]?.delta.content
+      if (typeof content === 'string' && content !== '') pieces.push(content)
+    }
+    expect(pieces.join('')).toBe(`Hello from the simulator (bedrock/${MODEL_ID}).`)
+    expect(pieces.length).toBeGreaterThan(1)
+    const streamed = (await simulator.requests()).filter((request) => request.provider === 'bedrock')
+    expect(streamed.at(-1)).toMatchObject({ stream: true, status: 200, path: `/model/${encodeURIComponent(MODEL_ID)}/converse-stream` })
+  })
+
+  it('streams a tool call on the Anthropic Messages surface from Bedrock', async () => {
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: 'unused-by-the-gateway', maxRetries: 0 })
+    const stream = anthropic.messages.stream({
+      model: 'bedrock/claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tool_choice: { type: 'tool', name: 'get_weather' },
+    })
+    const message = await stream.finalMessage()
+    expect(message.stop_reason).toBe('tool_use')
+    const toolUse = message.content.find((block) => block.type === 'tool_use')
+    expect(toolUse).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'simulated' } })
+    expect((await simulator.requests()).at(-1)).toMatchObject({ provider: 'bedrock', stream: true, status: 200 })
+  })
+
+  it('streams the Responses surface from Bedrock', async () => {
+    const stream = await client.responses.create({ model: 'bedrock/claude-sonnet-4-5', input: 'Hi', stream: true })
     let text = ''
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    let completed = false
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta
+      if (event.type === 'response.completed') completed = true
+    }
     expect(text).toBe(`Hello from the simulator (bedrock/${MODEL_ID}).`)
+    expect(completed).toBe(true)
+    expect((await simulator.requests()).at(-1)).toMatchObject({ provider: 'bedrock', stream: true, status: 200 })
+  })
+
+  it('ends the caller\'s stream with an error when Bedrock sends an exception frame mid-stream', async () => {
+    await simulator.setRules([{ provider: 'bedrock', fault: { preset: 'stream_error', message: 'model stream failed (scripted)' }, completion_tokens: 40 }])
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'bedrock/claude-sonnet-4-5', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+    })
+    expect(response.status).toBe(200)
+    const text = await response.text()
+    // The chunks before the exception reached the caller, then the error, then the end.
+    expect(text).toContain('"content":" simulator keeps"')
+    expect(text).toContain('model stream failed (scripted)')
+    expect(text).not.toContain('"finish_reason":"stop"')
   })
 
   it('serves the Anthropic Messages surface from Bedrock through the chat translation', async () => {

@@ -262,10 +262,11 @@ describe('the rough day, as history tells it', () => {
     const longest = (await issues('node-a', `?sort=longest${hour}`)).issues.map((issue: any) => issue.duration_seconds)
     expect(longest).toEqual([...longest].sort((a, b) => b - a))
     // Every 400 of the reference, and ours.
-    for (const bad of ['?offset=-1', '?sort=loudest', '?from=yesterday', '?statuses=broken', '?from=2000&to=1000']) {
+    for (const [bad, param] of [['?offset=-1', 'offset'], ['?limit=10&offset=-5', 'offset'], ['?offset=1.5', 'offset'], ['?sort=loudest', 'sort'], ['?from=yesterday', 'from'], ['?to=soon', 'to'], ['?statuses=broken', 'statuses'], ['?from=2000&to=1000', 'from']]) {
       const answer = await call('node-a', 'GET', `/api/adaptive-routing/history/issues${bad}`)
       expect(answer.status, bad).toBe(400)
       expect(answer.json.error.message.length).toBeGreaterThan(10)
+      expect(answer.json.error.param, bad).toBe(param)
     }
     // A limit out of range falls back or caps, never fails.
     expect((await issues('node-a', `?limit=abc${hour}`)).limit).toBe(25)

@@ -9,17 +9,21 @@
 import { createAnthropicAdapter } from './anthropic/adapter.ts'
 import { createAzureAdapter } from './azure/adapter.ts'
 import { createBedrockAdapter } from './bedrock/adapter.ts'
+import { createGoogleAdapter } from './google/adapter.ts'
 import { createOpenAiAdapter } from './openai/adapter.ts'
 import type { ProviderAdapter, ProviderInit } from './types.ts'
 
 export type * from './types.ts'
 export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, parseWaitHint } from './errors/index.ts'
 export { UpstreamStreamError } from './http/openai-stream.ts'
+export { StreamFailure, streamFailureOf, normalizedEvents, jsonBytes, jsonBody, streamOf, malformedSuccess, notSent, isCallerTranslationError } from './outcome.ts'
 export { Cancellation } from './http/cancellation.ts'
 export { readRateLimitExhaustion, type RateLimitExhaustion } from './http/rate-limit.ts'
 export { TranslationError, AnthropicStreamError } from './anthropic/index.ts'
 export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
 export { DEFAULT_BEDROCK_REGION, bedrockRuntimeUrl } from './bedrock/adapter.ts'
+export { GEMINI_API_URL, vertexUrl } from './google/adapter.ts'
+export { parseServiceAccount } from './google/tokens.ts'
 export { readUsage, type TokenUsage } from './usage.ts'
 
 /** Creates the adapter for a provider's base wire format. */
@@ -33,6 +37,9 @@ export function createProvider(init: ProviderInit, now: () => number = Date.now)
       return createAnthropicAdapter(init, now)
     case 'bedrock':
       return createBedrockAdapter(init, now)
+    case 'gemini':
+    case 'vertex':
+      return createGoogleAdapter(init, now)
   }
 }
 export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'

@@ -1,8 +1,10 @@
 import type { AttemptFailure } from '@switchboard/routing'
 import type { Cancellation } from './http/cancellation.ts'
+import type { RateLimitExhaustion } from './http/rate-limit.ts'
+import type { TokenUsage } from './usage.ts'
 
 /** The base wire format an upstream speaks. */
-export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock'
+export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
 
 /** Per-key Azure settings: which deployment serves which model, and the API version. */
 export interface AzureKeyConfig {
@@ -29,6 +31,19 @@ export interface BedrockKeyConfig {
   deployments?: Record<string, string>
 }
 
+/**
+ * Per-key Vertex AI settings. Requests carry an OAuth2 access token of the service account in
+ * `auth_credentials` (its JSON key file, as text), fetched from its `token_uri`, cached and
+ * refreshed before expiry.
+ */
+export interface VertexKeyConfig {
+  project_id: string
+  /** Vertex region, e.g. us-central1 (or `global`): picks the endpoint and the resource path. */
+  region: string
+  /** The service-account JSON key file, as text; without it the key's `value` is taken to be that JSON. */
+  auth_credentials?: string
+}
+
 /** One API key of a provider, as config.json describes it (value already resolved from env). */
 export interface ProviderKey {
   id: string
@@ -41,6 +56,7 @@ export interface ProviderKey {
   aliases?: Record<string, string>
   azure_key_config?: AzureKeyConfig
   bedrock_key_config?: BedrockKeyConfig
+  vertex_key_config?: VertexKeyConfig
 }
 
 /** network_config of a provider, with defaults applied. */
@@ -98,24 +114,38 @@ export type JsonSuccess = {
   status: number
   /** The upstream's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for. */
   headers: Record<string, string>
+  /** The answer's token counts, read by the adapter; null when it reports none. */
+  usage: TokenUsage | null
+  /** The key's rate-limit window, when the headers say it is (nearly) spent: the gateway backs the key off. */
+  rateLimit: RateLimitExhaustion | null
 } & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
 
 /**
  * A successful streaming answer. `events` yields the JSON text of each OpenAI
- * chat.completion.chunk (never the `[DONE]` sentinel), in order.
+ * chat.completion.chunk (never the `[DONE]` sentinel), in order. The stream reports its end:
+ * it completes when the upstream finished the answer, and rejects with a `StreamFailure`
+ * (outcome.ts: class, scope and the provider's words) when it broke after it started.
  */
 export interface StreamSuccess {
   ok: true
   kind: 'stream'
   status: number
   headers: Record<string, string>
+  /** As for JSON: the key's rate-limit window when the response headers say it is spent. */
+  rateLimit: RateLimitExhaustion | null
   events: AsyncIterable<string>
 }
 
+/** A failed attempt: the normalized failure and the upstream's headers. */
 export interface AttemptFailed {
   ok: false
   failure: AttemptFailure
   headers: Record<string, string>
+  /**
+   * True when nothing was sent: the body cannot be expressed in this provider's format (or
+   * the provider does not serve the surface). The caller's 400, with `failure.message`.
+   */
+  notSent?: true
 }
 
 export type AttemptResult = JsonSuccess | StreamSuccess | AttemptFailed
@@ -140,7 +170,11 @@ export interface SurfaceRequest {
   headers: Record<string, string>
 }
 
-/** An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. */
+/**
+ * An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. `send` never
+ * throws: it resolves to ONE normalized outcome (AttemptResult; builders in outcome.ts). Every
+ * adapter passes the shared suite in adapter-suite.ts against the simulator.
+ */
 export interface ProviderAdapter {
   readonly name: string
   readonly type: ProviderType

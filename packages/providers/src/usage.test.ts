@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { readUsage } from './usage.ts'
 
-const bytes = (text: string) => ({ ok: true as const, kind: 'json' as const, status: 200, headers: {}, bytes: Buffer.from(text) })
+const bytes = (text: string) => ({ bytes: Buffer.from(text) })
 
 describe('readUsage', () => {
   it('finds the usage object of an answer passed through as bytes', () => {
@@ -16,7 +16,7 @@ describe('readUsage', () => {
   })
 
   it('reads a translated body, and gives null when there is no usable usage', () => {
-    expect(readUsage({ ok: true, kind: 'json', status: 200, headers: {}, body: { usage: { prompt_tokens: 3, completion_tokens: 4 } } })).toEqual({ promptTokens: 3, completionTokens: 4 })
+    expect(readUsage({ body: { usage: { prompt_tokens: 3, completion_tokens: 4 } } })).toEqual({ promptTokens: 3, completionTokens: 4 })
     expect(readUsage(bytes('{"id":"x","choices":[]}'))).toBeNull()
     expect(readUsage(bytes('{"usage":null}'))).toBeNull()
     expect(readUsage(bytes('{"usage":{"prompt_tokens":"many","completion_tokens":2}}'))).toBeNull()

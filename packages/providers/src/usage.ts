@@ -4,7 +4,6 @@
  * so its `usage` object is found from the end (where providers put it) and only that small
  * object is parsed.
  */
-import type { JsonSuccess } from './types.ts'
 
 /** Prompt and completion tokens as the answer reports them. */
 export interface TokenUsage {
@@ -16,8 +15,14 @@ const USAGE_KEY = Buffer.from('"usage"')
 const PROMPT_KEY = Buffer.from('"prompt_tokens":')
 const COMPLETION_KEY = Buffer.from('"completion_tokens":')
 
-/** Reads `usage.prompt_tokens` / `usage.completion_tokens`; null when the answer has none. */
-export function readUsage(success: JsonSuccess): TokenUsage | null {
+/** A JSON answer as bytes passed through, or as a body we built. */
+export type UsageSource = { bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined }
+
+/**
+ * Reads `usage.prompt_tokens` / `usage.completion_tokens`; null when the answer has none. The
+ * adapters call it once per answer (outcome.ts); everyone else reads `JsonSuccess.usage`.
+ */
+export function readUsage(success: UsageSource): TokenUsage | null {
   if (success.bytes === undefined) return usageOf(success.body.usage)
   const bytes = success.bytes
   const key = bytes.lastIndexOf(USAGE_KEY)

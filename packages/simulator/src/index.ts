@@ -1,7 +1,8 @@
 /**
- * Fake OpenAI, Azure OpenAI and Anthropic upstreams with scriptable faults.
+ * Fake OpenAI, Azure OpenAI, Anthropic, Amazon Bedrock, Gemini API and Vertex AI upstreams with
+ * scriptable faults.
  *
- * One plain `node:http` server speaks the three providers' real wire formats
+ * One plain `node:http` server speaks the providers' real wire formats
  * (bodies, headers, SSE streams, error shapes) so the gateway can be tested,
  * demonstrated and benchmarked without real keys. Rules script latency,
  * errors, rate limits and broken connections per provider, key and model;
@@ -17,7 +18,7 @@
 import { startSimulator } from './server/server.ts'
 
 /** The upstream dialects the simulator speaks. */
-export type ProviderName = 'openai' | 'azure' | 'anthropic' | 'bedrock'
+export type ProviderName = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
 
 /** Named faults; each produces that provider's real status, headers and body. */
 export type FaultPreset =
@@ -37,6 +38,7 @@ export type FaultPreset =
   | 'timeout'
   | 'reset'
   | 'stream_cut'
+  | 'stream_error'
 
 /** A preset with options: `retry_after_s` for `rate_limit`, `after_ms` for `timeout`, `message` to replace the provider's words. */
 export interface FaultPresetOptions {
@@ -118,6 +120,8 @@ export interface SimulatorInit {
   /** Seed of the random source behind latency and error_rate (default 1). */
   seed?: number
   rules?: SimulatorRule[]
+  /** Lifetime of the OAuth2 access tokens `POST /token` issues (Vertex AI), in seconds; default 3600 as at Google. */
+  token_lifetime_s?: number
 }
 
 /** A running simulator. */
@@ -133,6 +137,8 @@ export interface Simulator {
   /** The last 10,000 requests, oldest first, with whole keys. */
   requests(): RecordedRequest[]
   resetRequests(): void
+  /** Access tokens the OAuth2 endpoint has issued since start. */
+  tokensIssued(): number
   /** Stops listening and drops every open connection. */
   close(): Promise<void>
 }
@@ -144,3 +150,4 @@ export function createSimulator(init: SimulatorInit = {}): Promise<Simulator> {
   return startSimulator(init)
 }
 export { simulatorSecretKey } from './bedrock/sigv4.ts'
+export { simulatorServiceAccount } from './google/service-account.ts'

@@ -15,6 +15,7 @@ export { createPool } from './pool.ts'
 export type { DatabasePool, PoolInit } from './pool.ts'
 export { migrate } from './migrations/migrate.ts'
 export { migrations } from './migrations/migrations.ts'
+export { SNAPSHOT_ROLLUP_SECONDS } from './migrations/0018-snapshot-rollups.ts'
 export type { Migration } from './migrations/migrations.ts'
 export { createConfigStore } from './config/store.ts'
 export type { ConfigStore, ConfigStoreComponents, ConfigStoreInit, ImportResult } from './config/store.ts'
@@ -29,7 +30,7 @@ export type {
   KeyDeletedEvent,
   SettingsChangedEvent,
 } from './config/events.ts'
-export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, deriveKeyId, providerType } from './config/keys.ts'
+export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, redactVertexKeyConfig, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
 export { defaultLoadBalancerConfig, loadBalancerFields } from './config/types.ts'
 export type {
   ConfigFile,

@@ -13,9 +13,13 @@ export function MissingApi({ path, what }) {
   </div>`
 }
 
-/** A card with a title line and optional actions on the right. */
-export function Card({ title, actions = null, children, className = '', testid }) {
-  return html`<section class=${`card ${className}`} data-testid=${testid}>
+/**
+ * A card with a title line and optional actions on the right. `busy` while what it shows
+ * answers an earlier question than the one asked (`query`, the question it answers, is kept
+ * on the card as data-query).
+ */
+export function Card({ title, actions = null, children, className = '', testid, busy, query }) {
+  return html`<section class=${`card ${className}${busy ? ' stale' : ''}`} data-testid=${testid} aria-busy=${busy === undefined ? undefined : String(busy)} data-query=${query}>
     <header class="card-head"><h2>${title}</h2><div class="card-actions">${actions}</div></header>
     ${children}
   </section>`

@@ -23,7 +23,8 @@ export function IncidentsPage({ context }) {
   const query = { from: window.from, to: window.to, limit: PAGE, offset: params.inc_offset ?? 0, sort: params.sort, search: params.search }
   for (const name of FILTERS) query[name] = params[name]
   const filtered = FILTERS.some((name) => params[name]) || Boolean(params.search)
-  const page = useApi(withQuery(ISSUES, query), [context.tick, context.version])
+  // The question without the clock (a Live tick moves the window's times, not the filters).
+  const page = useApi(withQuery(ISSUES, query), [context.tick, context.version], withQuery(ISSUES, { ...query, from: window.name === 'custom' ? window.from : window.name, to: window.name === 'custom' ? window.to : null }))
   // With a filter on, the window's own total, for "out of N" (the same API, unfiltered).
   const all = useApi(filtered ? withQuery(ISSUES, { from: window.from, to: window.to, limit: 1, offset: 0 }) : null, [context.tick, context.version])
   if (page.error?.status === 404 && !page.data) return html`<${MissingApi} path=${ISSUES} what="Incidents" />`
@@ -66,7 +67,7 @@ export function IncidentsPage({ context }) {
           <label>Sort <select name="sort" value=${params.sort ?? 'priority'} onChange=${(event) => set({ sort: event.currentTarget.value })}>
             ${SORTS.map(([value, label]) => html`<option value=${value}>${label}</option>`)}</select></label>
         </div>
-        <${Card} title="Incidents" testid="incidents">
+        <${Card} title=${page.current || !data ? 'Incidents' : 'Incidents (updating for the new filters…)'} testid="incidents" busy=${!page.current} query=${page.query ?? undefined}>
           ${issues.length === 0 ? html`<p class="empty">${data ? 'No incident in this window matches.' : 'Loading…'}</p>` : html`<table class="table">
             <thead><tr><th>Opened</th><th>Duration</th><th>Status</th><th>Where</th><th>Cause</th></tr></thead>
             <tbody>${issues.map((incident) => html`<tr key=${incident.id} class=${`clickable${incident.id === route.id ? ' selected' : ''}`} data-testid="incident-row" data-id=${incident.id} data-status=${incident.status} onClick=${() => open(incident.id)}>

@@ -29,7 +29,9 @@ export function logQuery(params, window) {
 export function LogsPage({ context }) {
   const { route, window } = context
   const params = route.params
-  const page = useApi(withQuery(LOGS, logQuery(params, window)), [context.tick, context.version])
+  // The question without the clock: a Live tick moves the window's times, not the filters.
+  const question = withQuery(LOGS, logQuery(params, window.name === 'custom' ? window : { from: window.name, to: null }))
+  const page = useApi(withQuery(LOGS, logQuery(params, window)), [context.tick, context.version], question)
   if (page.error?.status === 404 && !page.data) return html`<${MissingApi} path=${LOGS} what="The request log" />`
   const set = (changes) => navigate('logs', { ...changes, log_offset: changes.log_offset ?? null }, route.id)
   const data = page.data
@@ -65,7 +67,7 @@ export function LogsPage({ context }) {
             ${SORTS.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
           </select></label>
         </div>
-        <${Card} title=${data ? `${data.total} request${data.total === 1 ? '' : 's'}` : 'Requests'} testid="logs">
+        <${Card} title=${!data ? 'Requests' : page.current ? `${data.total} request${data.total === 1 ? '' : 's'}` : 'Requests (updating for the new filters…)'} testid="logs" busy=${!page.current} query=${page.query ?? undefined}>
           ${logs.length === 0 ? html`<p class="empty">No request in this window matches.</p>` : html`<table class="table">
             <thead><tr><th>Time</th><th>Node</th><th>Asked for</th><th>Served by</th><th>Status</th><th class="num">Latency</th><th class="num">Tokens</th><th>Routing</th></tr></thead>
             <tbody>${logs.map((entry) => html`<tr key=${entry.id} class=${`clickable${entry.id === route.id ? ' selected' : ''}`} data-testid="log-row" data-id=${entry.id} onClick=${() => open(entry.id)}>

@@ -6,7 +6,7 @@
 import type { Context } from 'hono'
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
-import { ConfigStoreError, redactBedrockKeyConfig, redactKey } from '@switchboard/store'
+import { ConfigStoreError, redactKeySecrets } from '@switchboard/store'
 import { checkProviderSource, type ProviderSource } from '../config/load.ts'
 import { GatewayError } from '../errors.ts'
 import type { ProviderDirectory, WriteOutcome } from '../directory/directory.ts'
@@ -18,7 +18,7 @@ export function presentProvider(source: ProviderSource): Record<string, unknown>
   return {
     name: source.name,
     type: source.custom_provider_config?.base_provider_type ?? source.name,
-    keys: source.keys.map((key) => ({ ...key, value: redactKey(key.value), ...(key.bedrock_key_config ? { bedrock_key_config: redactBedrockKeyConfig(key.bedrock_key_config) } : {}) })),
+    keys: source.keys.map((key) => redactKeySecrets(key)),
     ...(source.network_config ? { network_config: source.network_config } : {}),
     ...(source.custom_provider_config ? { custom_provider_config: source.custom_provider_config } : {}),
   }

@@ -91,3 +91,29 @@ describe('loadConfig', () => {
     await expect(loadConfig(file)).rejects.toThrow(/not valid JSON/)
   })
 })
+
+describe('Gemini and Vertex AI providers (issue 20)', () => {
+  const account = { type: 'service_account', client_email: 'sa@my-project.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n' }
+
+  it('takes a gemini key with the public endpoint by default', () => {
+    const config = parseConfig({ providers: { gemini: { keys: [key({ value: 'AIzaSyExample000000' })] } } }, 'c', {})
+    expect(config.providers[0]).toMatchObject({ type: 'gemini', network: { base_url: 'https://generativelanguage.googleapis.com' } })
+  })
+
+  it('takes a vertex key whose credentials come from env as JSON text, or as an object; its endpoint follows the region', () => {
+    const fromEnv = parseConfig({ providers: { vertex: { keys: [key({ vertex_key_config: { project_id: 'my-project', region: 'us-central1', auth_credentials: 'env.GCP_SA' } })] } } }, 'c', { GCP_SA: JSON.stringify(account) })
+    expect(fromEnv.providers[0]).toMatchObject({ type: 'vertex', network: { base_url: '' } })
+    expect(JSON.parse(fromEnv.providers[0]!.keys[0]!.vertex_key_config!.auth_credentials!)).toEqual(account)
+    const inline = parseConfig({ providers: { vertex: { keys: [key({ vertex_key_config: { project_id: 'my-project', region: 'global', auth_credentials: account } })] } } }, 'c', {})
+    expect(JSON.parse(inline.providers[0]!.keys[0]!.vertex_key_config!.auth_credentials!)).toEqual(account)
+  })
+
+  it('names what is wrong with a vertex key without echoing its credentials', () => {
+    const missing = problemsOf({ providers: { vertex: { keys: [key()] } } })
+    expect(missing).toEqual([expect.stringMatching(/^providers\.vertex\.keys\[0\]\.vertex_key_config: required for a Vertex AI key/)])
+    const partial = problemsOf({ providers: { vertex: { keys: [key({ vertex_key_config: { project_id: 'my-project', region: 'us-central1', auth_credentials: '{"private_key":"secret-material"}' } })] } } })
+    expect(partial).toEqual(['providers.vertex.keys[0].vertex_key_config.auth_credentials: the service-account credentials need "client_email" and "private_key"'])
+    expect(partial.join(' ')).not.toContain('secret-material')
+    expect(problemsOf({ providers: { vertex: { keys: [key({ vertex_key_config: { project_id: 'Bad Project', region: 'us-central1', auth_credentials: account } })] } } })[0]).toMatch(/project_id: a Google Cloud project id/)
+  })
+})

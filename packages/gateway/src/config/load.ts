@@ -4,7 +4,7 @@
  * from the store become runnable ones (values resolved, defaults applied) here too.
  */
 import { readFile } from 'node:fs/promises'
-import type { NetworkConfig, ProviderKey, ProviderType } from '@switchboard/providers'
+import { parseServiceAccount, type NetworkConfig, type ProviderKey, type ProviderType } from '@switchboard/providers'
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '@switchboard/routing'
 import { deriveKeyId } from '@switchboard/store'
 import type { z } from 'zod'
@@ -65,6 +65,7 @@ export interface ProviderSource extends RawProvider {
 const DEFAULT_BASE_URLS: Record<string, string> = {
   openai: 'https://api.openai.com',
   anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
 }
 
 /** Default retry budget: two retries of a key already tried (rotation to untried keys is free). */
@@ -169,14 +170,16 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   const type = providerType(name, raw)
   if (type === null) {
     problems.push(
-      `${path || 'name'}: unknown provider "${name}"; use openai, azure, anthropic or bedrock, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
+      `${path || 'name'}: unknown provider "${name}"; use openai, azure, anthropic, bedrock, gemini or vertex, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
     )
   }
   const network = raw.network_config ?? {}
   // A custom provider never inherits its base type's public endpoint: it must say where it lives.
   const baseUrl = network.base_url ?? (raw.custom_provider_config ? '' : (DEFAULT_BASE_URLS[name] ?? ''))
-  // Bedrock's endpoint follows each key's region (bedrock-runtime.<region>.amazonaws.com) unless base_url says otherwise.
-  if (baseUrl === '' && type !== 'bedrock' && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
+  // Bedrock's and Vertex's endpoints follow each key's region (bedrock-runtime.<region>.amazonaws.com,
+  // <region>-aiplatform.googleapis.com) unless base_url says otherwise.
+  const regional = type === 'bedrock' || type === 'vertex'
+  if (baseUrl === '' && !regional && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
     problems.push(`${at('network_config.base_url')}: required for this provider (no default upstream is known)`)
   }
   const initial = network.retry_backoff_initial ?? DEFAULT_BACKOFF_INITIAL_MS
@@ -187,13 +190,14 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
     const id = key.id ?? deriveKeyId(name, key.name)
     if (ids.has(id)) problems.push(`${at(`keys[${index}]`)}.${key.id ? 'id' : 'name'}: duplicate key ${key.id ? 'id' : 'name'} "${key.id ?? key.name}"`)
     ids.add(id)
+    if (type === 'vertex') checkVertexKey(key, at(`keys[${index}]`), problems)
     return { ...key, id }
   })
   return {
     name,
     type: type ?? 'openai',
     network: {
-      base_url: baseUrl || (type === 'bedrock' ? '' : 'http://invalid.localhost'),
+      base_url: baseUrl || (regional ? '' : 'http://invalid.localhost'),
       default_request_timeout_in_seconds: network.default_request_timeout_in_seconds ?? DEFAULT_TIMEOUT_SECONDS,
       max_retries: network.max_retries ?? DEFAULT_MAX_RETRIES,
       retry_backoff_initial: initial,
@@ -204,8 +208,30 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   }
 }
 
+/** A Vertex key needs its project and region, and credentials that are a service-account JSON (never echoed: they are secret). */
+function checkVertexKey(key: RawProvider['keys'][number], path: string, problems: string[]): void {
+  if (key.vertex_key_config === undefined) {
+    problems.push(`${path}.vertex_key_config: required for a Vertex AI key ({"project_id", "region", "auth_credentials": the service-account JSON})`)
+    return
+  }
+  const credentials = key.vertex_key_config.auth_credentials ?? key.value
+  // Credentials sent back as the API shows them (redacted) keep the stored ones: checked when they were stored.
+  if (isRedacted(credentials)) return
+  try {
+    parseServiceAccount(credentials)
+  } catch (error) {
+    const where = key.vertex_key_config.auth_credentials === undefined ? 'value' : 'vertex_key_config.auth_credentials'
+    problems.push(`${path}.${where}: ${error instanceof Error ? error.message : 'not a service-account JSON'}`)
+  }
+}
+
+/** True for a value in redactKey's shape (`abc...wxyz`, or `****` for a short one). */
+function isRedacted(value: string): boolean {
+  return value === '****' || (value.length === 10 && value.slice(3, 6) === '...')
+}
+
 function providerType(name: string, raw: RawProvider): ProviderType | null {
   if (raw.custom_provider_config) return raw.custom_provider_config.base_provider_type
-  if (name === 'openai' || name === 'azure' || name === 'anthropic' || name === 'bedrock') return name
+  if (name === 'openai' || name === 'azure' || name === 'anthropic' || name === 'bedrock' || name === 'gemini' || name === 'vertex') return name
   return null
 }

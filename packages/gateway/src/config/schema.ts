@@ -21,6 +21,17 @@ const bedrockKeyConfig = z.strictObject({
   deployments: z.record(z.string(), z.string().min(1)).optional(),
 }).refine((config) => (config.access_key === undefined) === (config.secret_key === undefined), 'give both access_key and secret_key (SigV4), or neither (the key\'s value is a Bedrock API key)')
 
+/**
+ * Vertex AI (issue 20): the project and region a key calls, and its service account's JSON key
+ * file (as text, usually `env.VAR`, or as the object itself); without `auth_credentials` the
+ * key's `value` is that JSON.
+ */
+const vertexKeyConfig = z.strictObject({
+  project_id: z.string().regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'a Google Cloud project id, e.g. "my-project-123"'),
+  region: z.string().regex(/^(global|[a-z]+-[a-z]+\d+)$/, 'a Vertex AI region, e.g. "us-central1" or "global"'),
+  auth_credentials: z.union([z.string().min(1), z.record(z.string(), z.unknown()).transform((value) => JSON.stringify(value))]).optional(),
+})
+
 const keySchema = z.strictObject({
   id: z.string().min(1).optional(),
   name: z.string().min(1),
@@ -30,6 +41,7 @@ const keySchema = z.strictObject({
   aliases: z.record(z.string(), z.string().min(1)).optional(),
   azure_key_config: azureKeyConfig.optional(),
   bedrock_key_config: bedrockKeyConfig.optional(),
+  vertex_key_config: vertexKeyConfig.optional(),
 })
 
 const networkSchema = z.strictObject({
@@ -47,7 +59,7 @@ export const providerSchema = z.strictObject({
   network_config: networkSchema.optional(),
   custom_provider_config: z
     .strictObject({
-      base_provider_type: z.enum(['openai', 'azure', 'anthropic', 'bedrock']),
+      base_provider_type: z.enum(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex']),
     })
     .optional(),
 })

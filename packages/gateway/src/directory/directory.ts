@@ -6,7 +6,7 @@
  * reload the mirror.
  */
 import type { Logger } from 'pino'
-import { deriveKeyId, keepBedrockSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
+import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
 import { resolveProviders, type ProviderSource } from '../config/load.ts'
 import { createRegistry, type ProviderRegistry } from '../inference/registry.ts'
 
@@ -167,6 +167,7 @@ export function toSource(provider: StoredProvider): ProviderSource {
       ...(key.aliases ? { aliases: key.aliases } : {}),
       ...(key.azure_key_config ? { azure_key_config: key.azure_key_config } : {}),
       ...(key.bedrock_key_config ? { bedrock_key_config: key.bedrock_key_config as ProviderSource['keys'][number]['bedrock_key_config'] } : {}),
+      ...(key.vertex_key_config ? { vertex_key_config: key.vertex_key_config as ProviderSource['keys'][number]['vertex_key_config'] } : {}),
     })),
     ...(provider.network_config ? { network_config: provider.network_config } : {}),
     ...(provider.custom_provider_config ? { custom_provider_config: provider.custom_provider_config as ProviderSource['custom_provider_config'] } : {}),
@@ -182,7 +183,8 @@ function withIds(source: ProviderSource, previous: ProviderSource | undefined): 
       const before = previous?.keys.find((candidate) => candidate.id === id)
       const value = before && key.value === redactKey(before.value) ? before.value : key.value
       const bedrock = keepBedrockSecrets(key.bedrock_key_config, before?.bedrock_key_config)
-      return { ...key, id, value, ...(bedrock ? { bedrock_key_config: bedrock } : {}) }
+      const vertex = keepVertexSecrets(key.vertex_key_config, before?.vertex_key_config)
+      return { ...key, id, value, ...(bedrock ? { bedrock_key_config: bedrock } : {}), ...(vertex ? { vertex_key_config: vertex } : {}) }
     }),
   }
 }

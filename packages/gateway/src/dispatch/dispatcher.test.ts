@@ -53,7 +53,7 @@ describe('the dispatcher', () => {
         const started = clock
         router.attemptStarted(target, key)
         clock += 4_000
-        router.attemptFinished(target, key, started, null, log, {}, { promptTokens: 20, completionTokens })
+        router.attemptFinished(target, key, started, null, log, null, { promptTokens: 20, completionTokens })
       }
       clock += 100
     }

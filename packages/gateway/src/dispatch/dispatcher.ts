@@ -5,7 +5,7 @@
  * the routing package, and the plan it returns is data a recorder reads as is.
  */
 import type { Logger } from 'pino'
-import { readRateLimitExhaustion, type ProviderKey, type TokenUsage } from '@switchboard/providers'
+import type { ProviderKey, RateLimitExhaustion, TokenUsage } from '@switchboard/providers'
 import {
   holdLine,
   planKeys,
@@ -97,7 +97,13 @@ export interface Dispatcher {
   plan(request: RoutedRequest, context: RequestContext): Dispatch
   keyPlan(target: DispatchTarget, log: RoutingLog): KeyDispatch
   attemptStarted(target: DispatchTarget, key: ProviderKey): void
-  attemptFinished(target: DispatchTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog, headers?: Record<string, string>, usage?: TokenUsage | null): void
+  /**
+   * An attempt ended: its failure (null when served), and from a success the adapter's reading
+   * of the key's rate-limit window and the answer's token counts.
+   */
+  attemptFinished(target: DispatchTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog, rateLimit?: RateLimitExhaustion | null, usage?: TokenUsage | null): void
+  /** An attempt started but never sent (a body the provider cannot be sent): in-flight only is undone. */
+  attemptAbandoned(target: DispatchTarget, key: ProviderKey): void
   served(dispatch: Dispatch, target: DispatchTarget, key: ProviderKey): void
   /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
@@ -223,15 +229,20 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       balancer.attemptStarted({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
     },
 
-    attemptFinished(target, key, startedAt, failure, log, headers, usage) {
+    attemptAbandoned(target, key) {
+      if (target.directKey) return
+      balancer.attemptAbandoned({ provider: target.provider.name, model: target.model, keyId: key.id })
+    },
+
+    attemptFinished(target, key, startedAt, failure, log, rateLimit, usage) {
       const at = now()
       const provider = target.provider.name
       metrics.attempts.inc({ provider, failure_class: failure === null ? 'none' : failure.failureClass })
       metrics.attemptLatency.observe({ provider }, (at - startedAt) / 1000)
       if (target.directKey) return
-      if (failure === null && headers !== undefined) {
-        const exhausted = readRateLimitExhaustion(headers, at)
-        if (exhausted !== null && !backoffs.isBackedOff(provider, key.id, target.model, at)) {
+      if (failure === null && rateLimit != null) {
+        const exhausted = rateLimit
+        if (exhausted.untilMs > at && !backoffs.isBackedOff(provider, key.id, target.model, at)) {
           const backoff = { provider, keyId: key.id, model: target.model, untilMs: exhausted.untilMs }
           backOff(backoff)
           log.add(`Backing key ${key.name} off ${provider}/${target.model} until its ${exhausted.window} window resets in ${Math.ceil((exhausted.untilMs - at) / 1000)}s (${exhausted.remaining} left)`)

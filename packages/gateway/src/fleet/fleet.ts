@@ -202,9 +202,21 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     }
     // A peer that appears (a late start, a restart, the end of a partition) is synced with at
     // once, both ways (it does the same on its side), rather than at the next anti-entropy round.
+    // One at a time: a node that meets 49 peers at once compares digests with each in turn, so
+    // only the first difference is pulled, not the same buckets from every peer (issue 19). While
+    // this node pulls its first hold set (below), peers it meets wait until that is done.
+    let syncs: Promise<unknown> = Promise.resolve()
+    const syncOnJoin = (member: { peerId: string; nodeId: string }) => {
+      syncs = syncs.then(() =>
+        syncWith(member, 'sync on join').catch((error: unknown) => logger.debug({ err: error, peer: member.nodeId }, 'sync on join failed; anti-entropy will repair')),
+      )
+    }
+    let joining = true
+    const metWhileJoining = new Map<string, { peerId: string; nodeId: string }>()
     fleet.on('member:join', (member) => {
       if (member.self) return
-      syncWith(member, 'sync on join').catch((error: unknown) => logger.debug({ err: error, peer: member.nodeId }, 'sync on join failed; anti-entropy will repair'))
+      if (joining) metWhileJoining.set(member.peerId, member)
+      else syncOnJoin(member)
     })
 
     // Join: pull the full set from one peer before serving, but only when a peer answers:
@@ -227,6 +239,9 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       }
     }
     await join().catch((error: unknown) => logger.warn({ err: error }, 'could not pull the hold set on join; anti-entropy will'))
+    joining = false
+    for (const member of metWhileJoining.values()) if (fleet.member(member.peerId) !== undefined) syncOnJoin(member)
+    metWhileJoining.clear()
 
     // Anti-entropy: compare digests with one random peer, pull the buckets that differ.
     timers.push(

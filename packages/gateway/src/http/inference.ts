@@ -4,7 +4,6 @@
  * extra_fields. No Hono on this route (see `createListener` in app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { readUsage } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
@@ -95,7 +94,7 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   if (caller.key !== null) {
     components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.key.name, status: '200' })
     if (caller.key.tokensPerMinute !== null && served.success.kind === 'json') {
-      const usage = readUsage(served.success)
+      const usage = served.success.usage
       if (usage !== null) components.callers.limiter.recordTokens(caller.key, usage.promptTokens + usage.completionTokens)
     }
   }

@@ -1,6 +1,5 @@
 /** One upstream attempt with its deadline, telling a timeout and a caller's cancel apart. */
-import { Cancellation, cancelledFailure, sendSurface, timeoutFailure, TranslationError, type AttemptResult, type ChatRequestBody, type ProviderKey, type Surface } from '@switchboard/providers'
-import { GatewayError } from '../errors.ts'
+import { Cancellation, cancelledFailure, sendSurface, timeoutFailure, type AttemptResult, type ChatRequestBody, type ProviderKey, type Surface } from '@switchboard/providers'
 import type { ProviderRuntime } from './registry.ts'
 
 /** A request on a surface other than chat completions (http/messages.ts, responses.ts, ...). */
@@ -37,7 +36,8 @@ function expire(cancellation: Cancellation): void {
 
 /**
  * Sends one attempt. The deadline covers the whole answer for JSON, and up to the
- * response headers for a stream (a long generation is not a timeout).
+ * response headers for a stream (a long generation is not a timeout). A `notSent` result
+ * (a body this provider cannot be sent) comes back as it is: the engine answers 400.
  */
 export async function runAttempt(
   provider: ProviderRuntime,
@@ -57,10 +57,9 @@ export async function runAttempt(
       ? await provider.adapter.send({ body, model, key, signal: cancellation })
       : await sendSurface(provider.adapter, { surface: surface.surface, body: surface.bodyFor(), model, key, signal: cancellation, stream: surface.stream, headers: surface.headers })
   } catch (error) {
+    // Adapters resolve to an outcome; only a bug in one throws.
     clearTimeout(timer)
     cancellation.unfollow(caller)
-    // The body cannot be said in this provider's format: the caller must change it.
-    if (error instanceof TranslationError && error.code !== 'upstream_malformed') throw new GatewayError('invalid_request', `${provider.name}: ${error.message}`)
     throw error
   }
   clearTimeout(timer)

@@ -7,7 +7,7 @@
  * the adapter renders in, a served answer or a GatewayError out.
  */
 import { createKeyRotation, keyChosenLine, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
-import { canServe, readUsage, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
+import { canServe, speaksNatively, streamFailureOf, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
@@ -153,17 +153,21 @@ async function serveTarget(
     try {
       run = await runAttempt(target.provider, request.body, target.model, key, caller, request.surface)
     } catch (error) {
-      // Never sent (the body cannot be said in this provider's format): nothing to report.
-      dispatcher.attemptFinished(target, key, started, { failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'not sent', code: null }, log)
+      dispatcher.attemptAbandoned(target, key)
       throw error
     }
     const result = run.result
+    // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
+    if (!result.ok && result.notSent === true) {
+      dispatcher.attemptAbandoned(target, key)
+      throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
+    }
     // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
     const failure = result.ok ? null : routingFailure(result.failure)
     // A stream is in flight until it ends, and only its end says how it went: reported then.
     const streaming = result.ok && result.kind === 'stream'
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-    if (!streaming) dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.headers : undefined, result.ok && result.kind === 'json' ? readUsage(result) : null)
+    if (!streaming) dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.rateLimit : null, result.ok && result.kind === 'json' ? result.usage : null)
     attempts.push({
       provider: target.provider.name,
       model: target.model,
@@ -181,7 +185,8 @@ async function serveTarget(
       if (result.kind === 'stream') {
         const streamed = target
         const streamKey = key
-        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, events: reportEnd(result.events, (ending) => dispatcher.attemptFinished(streamed, streamKey, started, ending, log, result.headers, null)) }
+        const events = reportEnd(result.events, (ending) => dispatcher.attemptFinished(streamed, streamKey, started, ending, log, result.rateLimit, null))
+        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events }
         return { success, extraFields, upstream: run }
       }
       return { success: result, extraFields, upstream: run }
@@ -216,7 +221,8 @@ function reportEnd(events: AsyncIterable<string>, ended: (failure: AttemptFailur
               return step
             },
             (error: unknown) => {
-              finish(brokenStream(error))
+              // The adapter's stream rejects with its normalized failure (a StreamFailure).
+              finish(streamFailureOf(error))
               throw error
             },
           )
@@ -231,15 +237,6 @@ function reportEnd(events: AsyncIterable<string>, ended: (failure: AttemptFailur
 }
 
 const CALLER_LEFT: AttemptFailure = Object.freeze({ failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'the caller left during the stream', code: null })
-
-/** A stream that broke after it started: a rate limit or an overload the provider said in-band, a malformed stream, or a transient cut. */
-function brokenStream(error: unknown): AttemptFailure {
-  const providerCode = (error as { providerCode?: unknown; type?: unknown }).providerCode ?? (error as { type?: unknown }).type
-  const code = typeof providerCode === 'string' ? providerCode : typeof (error as { code?: unknown }).code === 'string' ? ((error as { code: string }).code) : null
-  const message = error instanceof Error ? error.message : String(error)
-  const failureClass = code !== null && /rate_limit/.test(code) ? 'rate_limit' : code === 'upstream_malformed' ? 'unknown' : 'transient'
-  return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${message}`, code }
-}
 
 /** The plan's left-out keys as the rotation takes them: dead ones, and ones only waiting. */
 function leftOutOf(plan: KeyPlan): { unavailable: readonly number[]; waiting: readonly number[] } {

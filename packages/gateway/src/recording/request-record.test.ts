@@ -16,7 +16,7 @@ function rerouted(): DirectionDecision {
 
 function servedBy(provider: string, keyId: string, keyName: string, attempts: Served['extraFields']['attempts']): Served {
   return {
-    success: { ok: true, kind: 'json', status: 200, headers: {}, bytes: Buffer.from('{"id":"x","usage":{"prompt_tokens":12,"completion_tokens":30,"total_tokens":42}}') },
+    success: { ok: true, kind: 'json', status: 200, headers: {}, bytes: Buffer.from('{"id":"x","usage":{"prompt_tokens":12,"completion_tokens":30,"total_tokens":42}}'), usage: { promptTokens: 12, completionTokens: 30 }, rateLimit: null },
     extraFields: { provider, model: 'gpt-4o', key_id: keyId, key_name: keyName, attempts, request_id: 'id' },
     upstream: { abort() {} },
   }
@@ -117,7 +117,7 @@ describe('the per-request record', () => {
     const track = new RequestTrack('id-6', 'chat_completions', AT, false, () => clock)
     track.asked = { model: 'gpt-4o', fallbacks: [], stream: true, sessionId: null, directKey: false }
     const served = servedBy('openai', 'oa-1', 'prod-1', [])
-    served.success = { ok: true, kind: 'stream', status: 200, headers: {}, events: (async function* () {})() }
+    served.success = { ok: true, kind: 'stream', status: 200, headers: {}, rateLimit: null, events: (async function* () {})() }
     track.succeeded(served)
     clock += 35
     track.chunk('{"choices":[{"delta":{"content":"hi"}}]}')

@@ -10,7 +10,6 @@
  */
 import type { ServerResponse } from 'node:http'
 import { directionLog, isHoldReason } from '@switchboard/routing'
-import { readUsage } from '@switchboard/providers'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
 import type { AttemptRecord, Served } from '../inference/engine.ts'
@@ -287,7 +286,7 @@ function usageOf(track: RequestTrack): RecordedUsage | null {
   const success = track.served?.success
   if (success === undefined) return null
   if (success.kind === 'json') {
-    const usage = readUsage(success)
+    const usage = success.usage
     return usage === null ? null : { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens }
   }
   if (track.lastChunk === null || !track.lastChunk.includes('"usage"')) return null

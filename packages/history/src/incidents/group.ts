@@ -68,7 +68,7 @@ export interface GroupedIncident {
 }
 
 /** Episodes of one entity closer than this in time are one problem (a flap, or nodes seeing it seconds apart). */
-const JOIN_GAP_MS = 60_000
+export const JOIN_GAP_MS = 60_000
 
 /** Groups episodes into incidents. */
 export function groupIncidents(episodes: readonly StoredEpisode[], nodes: ReadonlyMap<string, NodeLiveness>, options: GroupOptions): GroupedIncident[] {
@@ -143,9 +143,21 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
   const groups = new Map<number, number[]>()
   effective.forEach((_, index) => pushTo(groups, find(index), index))
   const incidents: GroupedIncident[] = []
-  for (const [root, members] of groups) incidents.push(buildIncident(effective[root]!.episode, members.map((index) => effective[index]!), options))
+  for (const members of groups.values()) {
+    // Members in a fixed order, and the primary chosen from them alone: the answer does not depend on the order rows came in.
+    const ordered = members.map((index) => effective[index]!).sort((a, b) => compareEpisodes(a.episode, b.episode))
+    const primary = ordered.reduce((best, item) => (rank(item.episode) > rank(best.episode) ? item : best)).episode
+    incidents.push(buildIncident(primary, ordered, options))
+  }
   return incidents
 }
+
+/** Oldest first; then by node and id, so equal openings sort the same everywhere. */
+function compareEpisodes(a: StoredEpisode, b: StoredEpisode): number {
+  return a.openedAt - b.openedAt || compareText(a.nodeId, b.nodeId) || compareText(a.id, b.id)
+}
+
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 function rank(episode: Episode): number {
   if (episode.scope === 'key') return 3
@@ -162,6 +174,7 @@ function pushTo<K>(map: Map<K, number[]>, key: K, value: number): void {
 
 const STATE_RANK: Record<State, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
 
+/** One incident from its members, `members` already in `compareEpisodes` order. */
 function buildIncident(
   primary: StoredEpisode,
   members: { episode: StoredEpisode; end: number | null; lost: boolean }[],
@@ -169,7 +182,7 @@ function buildIncident(
 ): GroupedIncident {
   const now = options.now
   const waitingAfter = options.waitingAfterMs ?? 120_000
-  const episodes = members.map((member) => member.episode).sort((a, b) => a.openedAt - b.openedAt || a.nodeId.localeCompare(b.nodeId))
+  const episodes = members.map((member) => member.episode)
   const openedMs = episodes[0]!.openedAt
   const live = members.filter((member) => member.end === null)
   const closedMs = live.length > 0 ? null : Math.max(...members.map((member) => member.end!))

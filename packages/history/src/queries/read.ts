@@ -1,6 +1,7 @@
-/** The reads behind the history API: episodes and nodes of a window, an incident's events. */
+/** The reads behind the history API: episodes (all, the open tail, sealed slices) and nodes, an incident's events. */
 import type pg from 'pg'
 import type { NodeLiveness, StoredEpisode } from '../incidents/group.ts'
+import { SLICE_MS, type SliceFingerprints } from '../incidents/sealed.ts'
 import type { Episode } from '../tracker/types.ts'
 
 /** Times as epoch ms (float8) and arrays and detail as JSON text: pg's date and array parsers cost more than the grouping. */
@@ -19,33 +20,78 @@ interface EpisodeRow {
   detail: string
 }
 
-/** Episodes that may belong to incidents overlapping [from, to] (a margin either side for grouping). */
-export async function loadEpisodes(pool: pg.Pool, from: number, to: number, marginMs = 120_000): Promise<StoredEpisode[]> {
-  const result = await pool.query<EpisodeRow>(
-    `SELECT node_id, region, id, entity, scope, provider, array_to_json(models)::text AS models, array_to_json(key_ids)::text AS key_ids,
+const EPISODE_COLUMNS = `node_id, region, id, entity, scope, provider, array_to_json(models)::text AS models, array_to_json(key_ids)::text AS key_ids,
             (extract(epoch FROM opened_at) * 1000)::float8 AS opened_ms, (extract(epoch FROM closed_at) * 1000)::float8 AS closed_ms,
-            (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms, detail::text AS detail
-       FROM history_episodes WHERE opened_at <= $2 AND (closed_at IS NULL OR closed_at >= $1)`,
-    [new Date(from - marginMs), new Date(to + marginMs)],
+            (extract(epoch FROM updated_at) * 1000)::float8 AS updated_ms, detail::text AS detail`
+
+/** Every episode history holds (retention bounds the table). */
+export async function loadAllEpisodes(pool: pg.Pool): Promise<StoredEpisode[]> {
+  const result = await pool.query<EpisodeRow>(`SELECT ${EPISODE_COLUMNS} FROM history_episodes`)
+  return result.rows.map(toEpisode)
+}
+
+/**
+ * A row's part in its slice's fingerprint: any insert, update (a new row version, so a new
+ * xmin) or delete of a closed episode changes the count or the sum of its slice.
+ */
+const ROW_HASH = `hashtextextended(node_id || '/' || id || '/' || xmin::text, 0)`
+/** The slice an episode closed in (`sliceOf` of incidents/sealed.ts: hours since 1970). */
+const CLOSED_SLICE = `floor(extract(epoch FROM closed_at) * 1000 / ${SLICE_MS})::int`
+
+/**
+ * In one statement (one snapshot): the fingerprint of every slice of episodes closed before
+ * `horizon` (how many, and the sum of their row hashes), and the episodes still open or
+ * closed since.
+ */
+export async function loadTail(pool: pg.Pool, horizon: number): Promise<{ slices: SliceFingerprints; tail: StoredEpisode[] }> {
+  const result = await pool.query<Partial<EpisodeRow> & { slices: string }>(
+    `SELECT (SELECT coalesce(json_agg(json_build_array(slice, n::text || ':' || h)), '[]')::text
+               FROM (SELECT ${CLOSED_SLICE} AS slice, count(*) AS n, sum(${ROW_HASH}::numeric)::text AS h
+                       FROM history_episodes WHERE closed_at < $1 GROUP BY 1) AS sealed) AS slices, live.*
+       FROM (SELECT 1) AS one
+       LEFT JOIN (SELECT ${EPISODE_COLUMNS} FROM history_episodes WHERE closed_at IS NULL OR closed_at >= $1) AS live ON true`,
+    [new Date(horizon)],
   )
-  return result.rows.map((row) => {
-    const detail = JSON.parse(row.detail) as Omit<Episode, 'id' | 'entity' | 'scope' | 'provider' | 'models' | 'keyIds' | 'openedAt' | 'closedAt' | 'updatedAt'>
-    return {
-      ...detail,
-      nodeId: row.node_id,
-      region: row.region,
-      id: row.id,
-      entity: row.entity,
-      scope: row.scope,
-      provider: row.provider,
-      models: JSON.parse(row.models) as string[],
-      keyIds: JSON.parse(row.key_ids) as string[],
-      openedAt: Math.round(Number(row.opened_ms)),
-      closedAt: row.closed_ms === null ? null : Math.round(Number(row.closed_ms)),
-      updatedAt: Math.round(Number(row.updated_ms)),
-      lost: detail.lost === true,
-    }
+  const slices = new Map(JSON.parse(result.rows[0]?.slices ?? '[]') as [number, string][])
+  const tail = result.rows.filter((row): row is EpisodeRow & { slices: string } => row.id !== null && row.id !== undefined).map(toEpisode)
+  return { slices, tail }
+}
+
+/** Episodes closed before `horizon` in the given slices, with each slice's fingerprint (as `loadTail` computes it). */
+export async function loadSealedSlices(pool: pg.Pool, horizon: number, slices: readonly number[]): Promise<{ slices: SliceFingerprints; episodes: StoredEpisode[] }> {
+  const result = await pool.query<EpisodeRow & { slice: number; hash: string }>(
+    `SELECT ${EPISODE_COLUMNS}, ${CLOSED_SLICE} AS slice, ${ROW_HASH}::text AS hash
+       FROM history_episodes WHERE closed_at < $1 AND ${CLOSED_SLICE} = ANY($2::int[])`,
+    [new Date(horizon), slices],
+  )
+  const sums = new Map<number, { count: number; sum: bigint }>()
+  const episodes = result.rows.map((row) => {
+    const seen = sums.get(row.slice) ?? { count: 0, sum: 0n }
+    seen.count++
+    seen.sum += BigInt(row.hash)
+    sums.set(row.slice, seen)
+    return toEpisode(row)
   })
+  return { slices: new Map([...sums].map(([slice, { count, sum }]) => [slice, `${count}:${sum}`])), episodes }
+}
+
+function toEpisode(row: EpisodeRow): StoredEpisode {
+  const detail = JSON.parse(row.detail) as Omit<Episode, 'id' | 'entity' | 'scope' | 'provider' | 'models' | 'keyIds' | 'openedAt' | 'closedAt' | 'updatedAt'>
+  return {
+    ...detail,
+    nodeId: row.node_id,
+    region: row.region,
+    id: row.id,
+    entity: row.entity,
+    scope: row.scope,
+    provider: row.provider,
+    models: JSON.parse(row.models) as string[],
+    keyIds: JSON.parse(row.key_ids) as string[],
+    openedAt: Math.round(Number(row.opened_ms)),
+    closedAt: row.closed_ms === null ? null : Math.round(Number(row.closed_ms)),
+    updatedAt: Math.round(Number(row.updated_ms)),
+    lost: detail.lost === true,
+  }
 }
 
 /** Every node history knows, with its heartbeat. */

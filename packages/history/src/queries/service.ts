@@ -5,11 +5,13 @@
  * Shapes are documented in docs/api.md.
  */
 import type pg from 'pg'
-import { groupIncidents, type GroupedIncident, type Incident } from '../incidents/group.ts'
+import type { GroupedIncident, Incident } from '../incidents/group.ts'
+import { createIncidentSource, type IncidentCacheInit } from './incidents.ts'
 import { answerIssues, parseIssueFilters, type IssuesAnswer } from './issues.ts'
 import { HistoryQueryError, list, parseWindow } from './params.ts'
-import { loadChanges, loadEpisodes, loadEvents, loadNodes, settingsAt, type EventView } from './read.ts'
+import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
+import { buildTimeline, readTimelineCells } from './timeline.ts'
 
 /** What the queries need. */
 export interface HistoryQueriesComponents {
@@ -20,8 +22,8 @@ export interface HistoryQueriesComponents {
   settings: () => Record<string, unknown>
 }
 
-/** Tuning of the statuses (tests shorten them). */
-export interface HistoryQueriesInit {
+/** Tuning of the statuses and of the kept incidents (tests shorten them). */
+export interface HistoryQueriesInit extends IncidentCacheInit {
   lostAfterMs?: number
   waitingAfterMs?: number
 }
@@ -44,10 +46,10 @@ const RECENT_BEFORE_MS = 30 * 60_000
 /** The history queries. Every method reads Postgres; none keeps state, so every node answers the same. */
 export function createHistoryQueries(components: HistoryQueriesComponents, init: HistoryQueriesInit = {}) {
   const { pool, now, keyName } = components
-  const grouped = async (from: number, to: number, at: number): Promise<GroupedIncident[]> => {
-    const [episodes, nodes] = await Promise.all([loadEpisodes(pool, from, to), loadNodes(pool)])
-    return groupIncidents(episodes, nodes, { now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
-  }
+  const incidents = createIncidentSource(pool, init)
+  // Every incident history holds (queries pick those of their window), grouped once and kept: only the open tail is grouped per query.
+  const grouped = async (_from: number, _to: number, at: number): Promise<GroupedIncident[]> =>
+    incidents.grouped({ now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
 
   return {
     /** `GET .../history/issues`. */
@@ -62,7 +64,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
     async issue(id: string, query: URLSearchParams): Promise<IssueDetail | null> {
       const at = now()
       const window = parseWindow(query, at, 7 * 86_400_000)
-      const found = (await grouped(window.from, window.to, at)).find((item) => item.incident.id === id)
+      const found = (await grouped(window.from, window.to, at)).find((item) => item.incident.id === id && item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
       if (found === undefined) return null
       const incident = found.incident
       const end = found.closedMs ?? at
@@ -151,20 +153,14 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       }
       const providers = list(query, 'providers')
       const models = list(query, 'models')
-      const result = await pool.query<{ bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }>(
-        `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket, entity, provider, model, key_id, node_id,
-                max(CASE state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END) AS rank, bool_or(held) AS held
-           FROM history_snapshots
-          WHERE at >= $1 AND at <= $2 AND ($4::text[] IS NULL OR provider = ANY($4)) AND ($5::text[] IS NULL OR model = ANY($5))
-          GROUP BY 1, 2, 3, 4, 5, 6`,
-        [new Date(window.from), new Date(window.to), bucketSeconds, providers ?? null, models ?? null],
-      )
-      const incidents = answerIssues(await grouped(window.from, window.to, at), { sort: 'oldest', page: null }, window, keyName).issues
+      // The cells and the incidents at once: the rollups make the cells a small read (timeline.ts).
+      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, { providers: providers ?? null, models: models ?? null }), grouped(window.from, window.to, at)])
+      const incidents = answerIssues(grouping, { sort: 'oldest', page: null }, window, keyName).issues
       return {
         from: new Date(window.from).toISOString(),
         to: new Date(window.to).toISOString(),
         bucket_seconds: bucketSeconds,
-        rows: buildTimeline(result.rows, bucketSeconds, keyName),
+        rows: buildTimeline(cells, bucketSeconds, keyName),
         incidents: incidents.map((incident) => ({ id: incident.id, entity: incident.entity, status: incident.status, opened_at: incident.opened_at, closed_at: incident.closed_at })),
       }
     },
@@ -193,46 +189,6 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
 
 /** The queries' type. */
 export type HistoryQueries = ReturnType<typeof createHistoryQueries>
-
-const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const
-
-/** Rows per direction with key rows; per bucket the worst state any node saw, the share of reporting nodes that saw it, and held. */
-function buildTimeline(
-  rows: readonly { bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }[],
-  bucketSeconds: number,
-  keyName: (provider: string, keyId: string) => string | undefined,
-) {
-  type Cell = { ranks: number[]; held: boolean }
-  const entities = new Map<string, { provider: string; model: string; keyId: string | null; cells: Map<string, Cell> }>()
-  for (const row of rows) {
-    let entity = entities.get(row.entity)
-    if (entity === undefined) entities.set(row.entity, (entity = { provider: row.provider, model: row.model, keyId: row.key_id, cells: new Map() }))
-    let cell = entity.cells.get(row.bucket)
-    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false }))
-    cell.ranks.push(row.rank)
-    cell.held ||= row.held
-  }
-  const buckets = (cells: Map<string, Cell>) =>
-    [...cells.entries()]
-      .sort((a, b) => Number(a[0]) - Number(b[0]))
-      .map(([bucket, cell]) => {
-        const worst = Math.max(...cell.ranks)
-        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: STATE_BY_RANK[worst]!, share: round(cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length), nodes: cell.ranks.length, held: cell.held }
-      })
-  const directions = new Map<string, { entity: string; provider: string; model: string; buckets: ReturnType<typeof buckets>; keys: { entity: string; key_id: string; key_name: string; buckets: ReturnType<typeof buckets> }[] }>()
-  const directionOf = (provider: string, model: string) => {
-    const entity = directionEntity(provider, model)
-    let direction = directions.get(entity)
-    if (direction === undefined) directions.set(entity, (direction = { entity, provider, model, buckets: [], keys: [] }))
-    return direction
-  }
-  for (const [entity, item] of entities) {
-    const direction = directionOf(item.provider, item.model)
-    if (item.keyId === null) direction.buckets = buckets(item.cells)
-    else direction.keys.push({ entity, key_id: item.keyId, key_name: keyName(item.provider, item.keyId) ?? item.keyId, buckets: buckets(item.cells) })
-  }
-  return [...directions.values()].sort((a, b) => a.entity.localeCompare(b.entity)).map((direction) => ({ ...direction, keys: direction.keys.sort((a, b) => a.key_name.localeCompare(b.key_name)) }))
-}
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000

@@ -4,7 +4,7 @@
  * row in `store_meta` remembers the last run, so when two leaders overlap it runs once a day.
  */
 import type pg from 'pg'
-import { dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
+import { dayStart, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import { PARTITIONED_TABLES } from './tables.ts'
 
 const DAY_MS = 86_400_000
@@ -21,6 +21,8 @@ export async function runRetention(pool: pg.Pool, options: { now: number; retent
   if (claimed.rowCount === 0) return null
   const cutoff = retentionCutoff(options.now, options.retentionDays)
   const dropped = await dropDayPartitionsBefore(pool, PARTITIONED_TABLES, cutoff)
+  // The snapshot rollups of the days just dropped (their blocks never straddle a day).
+  await pool.query('DELETE FROM history_snapshot_rollups WHERE bucket_at < $1', [new Date(dayStart(cutoff))])
   const episodes = await pool.query('DELETE FROM history_episodes WHERE closed_at IS NOT NULL AND closed_at < $1', [new Date(cutoff)])
   await pool.query(`DELETE FROM history_nodes WHERE last_seen_at < $1`, [new Date(cutoff)])
   return { dropped, episodes: episodes.rowCount ?? 0 }

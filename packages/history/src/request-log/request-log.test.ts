@@ -188,6 +188,26 @@ describe('the request log in Postgres', () => {
     expect(link.issues).toContain('/api/adaptive-routing/history/issues?from=')
   })
 
+  it('keeps every awkward character of a record through COPY: tabs, newlines, backslashes, quotes, braces, commas, emoji', async () => {
+    const awkward = record(NOW - 20_000, {
+      gateway_key: 'team\tone',
+      requested: { provider: null, model: 'gpt-4o', fallbacks: ['a\\b'], session_id: 'sess\nwith\r\nbreaks\\' },
+      served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-"q"', key_name: 'name, with {braces} and \\ and "quotes"' },
+      status: 502,
+      failure_class: 'unknown',
+      message: 'upstream said:\t"bad\\gateway"\nline two 🚧 Überlastung',
+      attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'oa-"q"', key_name: 'name, with {braces} and \\ and "quotes"', status: 502, failure_class: 'unknown', latency_ms: 5, wait_hint_ms: null }],
+      routing: { log: ['tab\there', 'back\\slash \\N not null'] },
+    })
+    requestLog.listener(awkward)
+    await requestLog.flush()
+    expect(requestLog.stats().dropped).toEqual({ overflow: 0, refused: 0, timed_out: 0, closed: 0 })
+    expect(await readLog(database.pool, awkward.id)).toEqual(awkward)
+    const found = await search({ key_ids: 'oa-"q"', search: 'überlastung' })
+    expect(found.logs.map((entry) => entry.id)).toEqual([awkward.id])
+    await database.pool.query('DELETE FROM request_log WHERE id = $1', [awkward.id])
+  })
+
   it('drops the days past retention', async () => {
     const sameDay = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true }, { retentionDays: 7 })
     expect(await sameDay.applyRetention()).toEqual([])

@@ -8,7 +8,7 @@ import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
 import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecordListener } from './record.ts'
-import { insertRows, REQUEST_LOG_TABLE, rowText } from './rows.ts'
+import { insertRows, REQUEST_LOG_TABLE, rowLine } from './rows.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -99,7 +99,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     listener: (record) => {
       let row: string
       try {
-        row = rowText(record)
+        row = rowLine(record)
       } catch (error) {
         log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
         return

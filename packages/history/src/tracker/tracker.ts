@@ -4,39 +4,16 @@
  * out. Time comes in with every input. Spec: reference/adaptive-routing-overview.txt ("every
  * one of these decisions now leaves a record"); design.md, "History, incidents, request log".
  */
-import { directionEntity, holdEntity, keyEntity, routeEntity, scopeOf } from '../entities.ts'
+import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
+import { directionState, OpenEpisodes, worse } from './episodes.ts'
+import { followHold, holdId, type HoldView } from './holds.ts'
 import { countRequest, type RequestOutcome } from './requests.ts'
-import type { CountRow, DirectionCounts, Episode, HistoryEvent, ReleaseBy, RouteView, SnapshotRow, State } from './types.ts'
+import { snapshotRows, type RouteTraffic } from './snapshot.ts'
+import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, State, TrackerOutput } from './types.ts'
 
-/** A hold entry as the fleet replicates it (the fields history reads). */
-export interface HoldView {
-  provider: string
-  keyId: string
-  model: string | null
-  state: 'held' | 'released'
-  reason: string
-  message: string
-  since: number
-  rung: number
-  checks: number
-  baseWaitMs: number
-  releaseCause: string | null
-}
-
-/** What an input produced. */
-export interface TrackerOutput {
-  events: HistoryEvent[]
-  /** Episodes opened, changed or closed: upsert them. */
-  episodes: Episode[]
-}
-
-/** Failed requests recorded as events per episode, at most (the counts keep the rest). */
-const FAILED_REQUEST_EVENTS_PER_EPISODE = 50
-
-const STATE_RANK: Record<State, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
-const worse = (a: State, b: State): State => (STATE_RANK[b] > STATE_RANK[a] ? b : a)
-
-const RELEASE_BY: Record<string, ReleaseBy> = { served: 'check', settled: 'check', operator: 'operator', key_edit: 'edit', deleted: 'delete' }
+export { directionState } from './episodes.ts'
+export type { HoldView } from './holds.ts'
+export type { TrackerOutput } from './types.ts'
 
 const emptyCounts = (): DirectionCounts => ({ served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0 })
 
@@ -46,82 +23,33 @@ export class NodeTracker {
   private readonly routeStates = new Map<string, State>()
   private readonly directionStates = new Map<string, State>()
   /** Open episodes by entity. */
-  private readonly open = new Map<string, Episode>()
+  private readonly open: OpenEpisodes
   /** Providers failing per model, for the request classifier. */
   private readonly failing = new Map<string, Set<string>>()
   /** How many providers serve each model here (from the last recompute). */
   private readonly providersPerModel = new Map<string, number>()
   private counts = new Map<string, DirectionCounts & { provider: string; model: string }>()
   /** Requests and errors per route since the last snapshot. */
-  private routeTraffic = new Map<string, { requests: number; errors: number }>()
-  private failedEventsByEpisode = new Map<string, number>()
+  private routeTraffic = new Map<string, RouteTraffic>()
   /** The last failure class each route answered with, to name the cause of a state episode. */
   private readonly lastFailure = new Map<string, string>()
-  private sequence = 0
 
-  constructor(private readonly nodeId: string) {}
+  constructor(nodeId: string) {
+    this.open = new OpenEpisodes(nodeId)
+  }
 
   /** Episodes still open on this node. */
   openEpisodes(): Episode[] {
-    return [...this.open.values()]
+    return this.open.list()
   }
 
   /** A hold entry changed here (`local`) or arrived from a peer or the store (`peer`). */
   hold(entry: HoldView, origin: 'local' | 'peer', at: number): TrackerOutput {
-    const id = JSON.stringify([entry.provider, entry.keyId, entry.model])
+    const id = holdId(entry)
     const previous = this.holds.get(id)
-    this.holds.set(id, { ...entry })
     if (entry.state === 'released') this.holds.delete(id)
-    const entity = holdEntity(entry.provider, entry.keyId, entry.model)
-    const base = { entity, provider: entry.provider, model: entry.model, keyId: entry.keyId }
-    const out: TrackerOutput = { events: [], episodes: [] }
-    const wasHeld = previous !== undefined && previous.state === 'held'
-    if (entry.state === 'held' && (!wasHeld || previous.since !== entry.since)) {
-      out.events.push({ at, kind: 'hold:placed', ...base, detail: { reason: entry.reason, message: entry.message, rung: entry.rung, wait_ms: entry.baseWaitMs, origin } })
-      let episode = this.open.get(entity)
-      if (episode === undefined || episode.cause !== 'hold') {
-        if (episode !== undefined) this.close(episode, at, out)
-        episode = this.openEpisode(entity, 'hold', at, entry.provider, entry.model, entry.keyId)
-        episode.sawRefusal = origin === 'local'
-        episode.action = 'held'
-      } else if (origin === 'local') episode.sawRefusal = true
-      episode.phase = 'held'
-      episode.worstState = 'failed'
-      episode.message = entry.message
-      episode.recoveringSince = null
-      if (!episode.reasons.includes(entry.reason)) episode.reasons.push(entry.reason)
-      episode.updatedAt = at
-      out.episodes.push(episode)
-    } else if (entry.state === 'held' && wasHeld && entry.checks > previous.checks) {
-      const outcome = entry.rung > previous.rung || entry.reason !== previous.reason ? 'refused_again' : 'inconclusive'
-      // A peer's check is recorded by that peer; here only the new rung matters.
-      if (origin === 'local') {
-        out.events.push({ at, kind: 'hold:checked', ...base, detail: { outcome, reason: entry.reason, rung: entry.rung, message: entry.message } })
-        this.addCheck(entity, entry.provider, entry.model, outcome, at, out)
-      }
-      const episode = this.open.get(entity)
-      if (episode !== undefined) {
-        episode.message = entry.message
-        if (!episode.reasons.includes(entry.reason)) episode.reasons.push(entry.reason)
-      }
-    } else if (entry.state === 'released' && wasHeld) {
-      const by = RELEASE_BY[entry.releaseCause ?? ''] ?? 'check'
-      out.events.push({ at, kind: 'hold:released', ...base, detail: { by, cause: entry.releaseCause, reason: previous.reason, origin } })
-      if (by === 'check' && origin === 'local') this.addCheck(entity, entry.provider, entry.model, 'served', at, out)
-      const episode = this.open.get(entity)
-      if (episode !== undefined) {
-        episode.releasedBy = by
-        // The key as it was is gone after an edit or delete: that problem is over (reference: "Releasing held keys").
-        if (by === 'edit' || by === 'delete') this.close(episode, at, out)
-        else {
-          episode.phase = 'recovering'
-          episode.recoveringSince = at
-          episode.updatedAt = at
-          out.episodes.push(episode)
-        }
-      }
-    }
-    return out
+    else this.holds.set(id, { ...entry })
+    return followHold(previous, entry, origin, at, this.open, (entity, provider, model, outcome, when, out) => this.addCheck(entity, provider, model, outcome, when, out))
   }
 
   /** Routes after a recompute (state as the dashboard shows it: held reads failed). */
@@ -214,9 +142,7 @@ export class NodeTracker {
       if (counting.noAlternative) episode.failedNoAlternative++
       episode.updatedAt = at
       if (!out.episodes.includes(episode)) out.episodes.push(episode)
-      const recorded = this.failedEventsByEpisode.get(episode.id) ?? 0
-      if (pinnedRequestEvents && recorded < FAILED_REQUEST_EVENTS_PER_EPISODE) {
-        this.failedEventsByEpisode.set(episode.id, recorded + 1)
+      if (pinnedRequestEvents && this.open.takeFailedEvent(episode)) {
         const last = outcome.attempts[outcome.attempts.length - 1]
         out.events.push({
           at,
@@ -242,55 +168,7 @@ export class NodeTracker {
 
   /** A snapshot row per route and per direction, with the traffic since the last snapshot. */
   snapshot(views: readonly RouteView[], at: number): SnapshotRow[] {
-    const rows: SnapshotRow[] = []
-    const directions = new Map<string, SnapshotRow & { states: State[]; latencySum: number; latencyCount: number }>()
-    for (const view of views) {
-      const entity = routeEntity(view.provider, view.model, view.keyId)
-      const traffic = this.routeTraffic.get(entity) ?? { requests: 0, errors: 0 }
-      const row: SnapshotRow = {
-        at,
-        entity,
-        provider: view.provider,
-        model: view.model,
-        keyId: view.keyId,
-        state: view.state,
-        held: view.held,
-        weight: view.weight,
-        score: Math.max(0, Math.min(100, view.weight)),
-        errorPenalty: view.parts.errorPenalty,
-        latencyPenalty: view.parts.latencyPenalty,
-        utilisation: view.parts.utilisation,
-        recovery: view.parts.recoveryProgress,
-        requests: traffic.requests,
-        errors: traffic.errors,
-        latencyMs: view.latencyMs,
-      }
-      rows.push(row)
-      const directionKey = directionEntity(view.provider, view.model)
-      let direction = directions.get(directionKey)
-      if (direction === undefined) {
-        direction = { ...row, entity: directionKey, keyId: null, held: true, weight: 0, score: 0, errorPenalty: 0, latencyPenalty: 0, utilisation: 0, recovery: 0, requests: 0, errors: 0, latencyMs: null, states: [], latencySum: 0, latencyCount: 0 }
-        directions.set(directionKey, direction)
-      }
-      direction.states.push(view.state)
-      direction.held &&= view.held
-      direction.weight += view.weight
-      direction.score = Math.max(direction.score, row.score)
-      direction.errorPenalty = Math.max(direction.errorPenalty, row.errorPenalty)
-      direction.latencyPenalty = Math.max(direction.latencyPenalty, row.latencyPenalty)
-      direction.utilisation += row.utilisation
-      direction.recovery = Math.max(direction.recovery, row.recovery)
-      direction.requests += row.requests
-      direction.errors += row.errors
-      if (view.latencyMs !== null) {
-        direction.latencySum += view.latencyMs
-        direction.latencyCount++
-      }
-    }
-    for (const direction of directions.values()) {
-      const { states, latencySum, latencyCount, ...row } = direction
-      rows.push({ ...row, state: directionState(states), latencyMs: latencyCount > 0 ? latencySum / latencyCount : null })
-    }
+    const rows = snapshotRows(views, this.routeTraffic, at)
     this.routeTraffic = new Map()
     return rows
   }
@@ -302,13 +180,7 @@ export class NodeTracker {
 
   /** Every open episode, marked lost (the node is stopping before they closed). */
   abandon(at: number): Episode[] {
-    const episodes = [...this.open.values()]
-    for (const episode of episodes) {
-      episode.lost = true
-      episode.updatedAt = at
-    }
-    this.open.clear()
-    return episodes
+    return this.open.abandon(at)
   }
 
   private followRoute(view: RouteView, at: number, out: TrackerOutput): void {
@@ -317,7 +189,7 @@ export class NodeTracker {
     for (const holdKey of [entity, keyEntity(view.provider, view.keyId)]) {
       const held = this.open.get(holdKey)
       if (held === undefined || held.cause !== 'hold' || held.phase !== 'recovering') continue
-      if (holdKey === entity ? view.state === 'healthy' : this.keyRecovered(view.provider, view.keyId, view)) this.close(held, at, out)
+      if (holdKey === entity ? view.state === 'healthy' : this.keyRecovered(view.provider, view.keyId, view)) this.open.close(held, at, out)
       else if (view.state === 'failed' && !view.held) {
         held.phase = 'failed'
         held.updatedAt = at
@@ -329,7 +201,7 @@ export class NodeTracker {
     if (episode !== undefined && episode.cause === 'hold') return
     if (episode === undefined) {
       if (view.state !== 'degraded' && view.state !== 'failed') return
-      const opened = this.openEpisode(entity, 'state', at, view.provider, view.model, view.keyId)
+      const opened = this.open.start(entity, 'state', at, view.provider, view.model, view.keyId)
       opened.worstState = view.state
       opened.phase = view.state
       opened.action = view.state === 'failed' ? 'moved_traffic' : 'reduced_traffic'
@@ -338,7 +210,7 @@ export class NodeTracker {
       out.episodes.push(opened)
       return
     }
-    if (view.state === 'healthy') return this.close(episode, at, out)
+    if (view.state === 'healthy') return this.open.close(episode, at, out)
     const phase = view.state === 'recovering' ? 'recovering' : view.state
     if (phase === episode.phase) return
     if (phase === 'recovering') episode.recoveringSince = at
@@ -364,7 +236,7 @@ export class NodeTracker {
     const failedByMetrics = state === 'failed' && direction.heldFailed < direction.states.length
     if (episode === undefined) {
       if (!failedByMetrics) return
-      const opened = this.openEpisode(entity, 'state', at, direction.provider, direction.model, null)
+      const opened = this.open.start(entity, 'state', at, direction.provider, direction.model, null)
       opened.keyIds = [...direction.keyIds]
       opened.worstState = 'failed'
       opened.phase = 'failed'
@@ -376,7 +248,7 @@ export class NodeTracker {
       out.episodes.push(opened)
       return
     }
-    if (state === 'healthy') return this.close(episode, at, out)
+    if (state === 'healthy') return this.open.close(episode, at, out)
     const phase = state === 'failed' ? 'failed' : 'recovering'
     if (phase === episode.phase) return
     episode.phase = phase
@@ -400,54 +272,4 @@ export class NodeTracker {
     if (counts === undefined) this.counts.set(countKey, (counts = { ...emptyCounts(), provider, model: countModel }))
     counts.checks++
   }
-
-  private openEpisode(entity: string, cause: Episode['cause'], at: number, provider: string, model: string | null, keyId: string | null): Episode {
-    const episode: Episode = {
-      id: `${this.nodeId}:${at.toString(36)}:${(this.sequence++).toString(36)}`,
-      entity,
-      scope: scopeOf(entity),
-      provider,
-      models: model === null ? [] : [model],
-      keyIds: keyId === null ? [] : [keyId],
-      cause,
-      phase: 'failed',
-      openedAt: at,
-      closedAt: null,
-      updatedAt: at,
-      worstState: 'degraded',
-      reasons: [],
-      action: 'reduced_traffic',
-      checks: 0,
-      checkOutcomes: {},
-      requestsFailed: 0,
-      pinnedKeptFailed: 0,
-      failedNoAlternative: 0,
-      sawRefusal: false,
-      message: null,
-      lastRequestAt: null,
-      recoveringSince: null,
-      releasedBy: null,
-      lost: false,
-    }
-    this.open.set(entity, episode)
-    return episode
-  }
-
-  private close(episode: Episode, at: number, out: TrackerOutput): void {
-    episode.phase = 'closed'
-    episode.closedAt = at
-    episode.updatedAt = at
-    this.open.delete(episode.entity)
-    this.failedEventsByEpisode.delete(episode.id)
-    if (!out.episodes.includes(episode)) out.episodes.push(episode)
-  }
-}
-
-/** A direction's state from its keys' states: failed when every key failed (reference: "When every key is held"). */
-export function directionState(states: readonly State[]): State {
-  if (states.length === 0) return 'healthy'
-  if (states.every((state) => state === 'failed')) return 'failed'
-  if (states.some((state) => state === 'failed' || state === 'degraded')) return 'degraded'
-  if (states.some((state) => state === 'recovering')) return 'recovering'
-  return 'healthy'
 }

@@ -138,3 +138,10 @@ export interface CountRow extends DirectionCounts {
   provider: string
   model: string
 }
+
+/** What one input to a node's tracker produced. */
+export interface TrackerOutput {
+  events: HistoryEvent[]
+  /** Episodes opened, changed or closed: upsert them. */
+  episodes: Episode[]
+}

@@ -135,9 +135,16 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
     })
   }
 
-  /** Writes batches until the buffer is empty or a write fails. */
+  /**
+   * Writes one batch, then more while a full batch is waiting, until a write fails. A partly
+   * filled remainder waits for the next flush interval (or `flush()`), so under steady load
+   * batches fill up instead of one statement per handful of rows: each statement and commit
+   * costs the database more than a row does.
+   */
   const drain = async () => {
-    while (size > 0) {
+    let first = true
+    while (size > 0 && (first || size >= batchSize)) {
+      first = false
       const rows = take(Math.min(size, batchSize))
       inFlight = rows.length
       flightDropped = 0

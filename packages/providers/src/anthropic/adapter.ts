@@ -1,9 +1,11 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
 import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
+import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
 /** The Messages API version we speak. */
@@ -19,8 +21,14 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
     type: 'anthropic',
     async send(request: AttemptRequest): Promise<AttemptResult> {
       const model = upstreamModel(request)
-      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
-      const body = JSON.stringify(toAnthropicRequest(request.body, model))
+      let body: string
+      try {
+        body = JSON.stringify(toAnthropicRequest(request.body, model))
+      } catch (error) {
+        // A body Anthropic cannot be sent faithfully: the caller's 400, before any attempt.
+        if (isCallerTranslationError(error)) return notSent(error)
+        throw error
+      }
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-api-key': request.key.value, 'anthropic-version': ANTHROPIC_VERSION }, init.network.extra_headers)
       const call = { origin: target.origin, path: target.path, headers, body, signal: request.signal }
       const createdSeconds = Math.floor(now() / 1000)
@@ -33,9 +41,8 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
         }
         if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
         const chunks = anthropicStreamToOpenAI(parseSse(response.body), { model: request.model, createdSeconds })
-        const options = request.body.stream_options as { include_usage?: unknown } | undefined
-        const events = options?.include_usage === true ? chunks : withoutUsageChunk(chunks)
-        return { ok: true, kind: 'stream', status: response.statusCode, headers: flattenHeaders(response.headers), events }
+        const events = normalizedEvents(asRequested(chunks, request.body.stream_options))
+        return streamOf(response.statusCode, flattenHeaders(response.headers), events, now())
       }
       let response
       try {
@@ -45,11 +52,16 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       }
       const text = response.body.toString('utf8')
       if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
+      let message: unknown
       try {
-        const message: unknown = JSON.parse(text)
-        return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: fromAnthropicResponse(message, request.model, createdSeconds) }
+        message = JSON.parse(text)
+      } catch {
+        return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
+      }
+      try {
+        return jsonBody(response.statusCode, response.headers, fromAnthropicResponse(message, request.model, createdSeconds), now())
       } catch (error) {
-        return thrownFailure(error)
+        return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Message')
       }
     },
     speaks: (surface: Surface) => surface === 'messages' || surface === 'count_tokens',
@@ -68,12 +80,5 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
     },
     close: () => dispatcher.close(),
-  }
-}
-
-/** OpenAI sends the usage chunk only when `stream_options.include_usage` asks for it. */
-async function* withoutUsageChunk(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  for await (const chunk of chunks) {
-    if (!chunk.includes('"choices":[]')) yield chunk
   }
 }

@@ -106,16 +106,80 @@ describe('bedrock adapter against the simulator (Converse)', () => {
     }
   })
 
-  it('answers a stream from one Converse call as OpenAI chunks, usage last when asked for', async () => {
-    const result = await send(key({}), { stream: true, stream_options: { include_usage: true } })
-    if (!result.ok || result.kind !== 'stream') throw new Error(`expected a stream, got ${JSON.stringify(result)}`)
-    const chunks: Array<Record<string, any>> = []
-    for await (const event of result.events) chunks.push(JSON.parse(event))
-    expect(chunks.map((chunk) => chunk.object)).toEqual(['chat.completion.chunk', 'chat.completion.chunk', 'chat.completion.chunk'])
-    expect(chunks[0]!.choices[0].delta.content).toBe(`Hello from the simulator (bedrock/${PROFILE_ARN}).`)
-    expect(chunks[1]!.choices[0].finish_reason).toBe('stop')
-    expect(chunks[2]!.choices).toEqual([])
-    expect(chunks[2]!.usage.total_tokens).toBeGreaterThan(0)
+})
+
+async function chunksOf(result: AttemptResult): Promise<Array<Record<string, any>>> {
+  if (!result.ok || result.kind !== 'stream') throw new Error(`expected a stream, got ${JSON.stringify(result)}`)
+  const chunks: Array<Record<string, any>> = []
+  for await (const event of result.events) chunks.push(JSON.parse(event))
+  return chunks
+}
+
+describe('bedrock adapter against the simulator (ConverseStream, AWS event-stream framing)', () => {
+  it('streams text deltas from /converse-stream, the finish reason, then usage when asked for', async () => {
+    simulator.setRules([{ provider: 'bedrock', completion_tokens: 40 }])
+    const chunks = await chunksOf(await send(key({}), { stream: true, stream_options: { include_usage: true } }))
+    expect(simulator.requests().at(-1)).toMatchObject({ provider: 'bedrock', stream: true, path: `/model/${encodeURIComponent(PROFILE_ARN)}/converse-stream`, status: 200 })
+    expect(chunks[0]!.choices[0].delta).toEqual({ role: 'assistant', content: '' })
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')
+    expect(text.length).toBe(160)
+    expect(text).toMatch(/^Hello from the simulator/)
+    // Token by token: many content chunks, not one.
+    expect(chunks.filter((chunk) => typeof chunk.choices[0]?.delta?.content === 'string' && chunk.choices[0].delta.content !== '').length).toBeGreaterThan(3)
+    const finish = chunks.find((chunk) => chunk.choices[0]?.finish_reason !== null && chunk.choices.length > 0)
+    expect(finish!.choices[0].finish_reason).toBe('stop')
+    const last = chunks.at(-1)!
+    expect(last.choices).toEqual([])
+    expect(last.usage.completion_tokens).toBe(40)
+    expect(last.usage.total_tokens).toBe(last.usage.prompt_tokens + 40)
+    expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(1)
+  })
+
+  it('leaves the usage chunk out unless stream_options.include_usage asks for it', async () => {
+    const chunks = await chunksOf(await send(key({}), { stream: true }))
+    expect(chunks.every((chunk) => chunk.choices.length === 1)).toBe(true)
+  })
+
+  it('streams a tool call: id and name at contentBlockStart, arguments in pieces, finish_reason tool_calls', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } } }]
+    const chunks = await chunksOf(await send(key({}), { stream: true, tools, tool_choice: 'required' }))
+    const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? [])
+    expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } })
+    expect(calls[0].id).toMatch(/^tooluse_/)
+    expect(calls.length).toBeGreaterThan(2)
+    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual({ city: 'simulated', days: 1 })
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('tool_calls')
+  })
+
+  it('throws the exception frame Bedrock sends mid-stream, after the chunks that came before it', async () => {
+    simulator.setRules([{ provider: 'bedrock', fault: { preset: 'stream_error', message: 'scripted stream failure' }, completion_tokens: 40 }])
+    const result = await send(key({}), { stream: true })
+    if (!result.ok || result.kind !== 'stream') throw new Error('expected a stream')
+    const seen: string[] = []
+    const error = await (async () => {
+      try {
+        for await (const event of result.events) seen.push(event)
+      } catch (caught) {
+        return caught as { name: string; failure: unknown }
+      }
+      return undefined
+    })()
+    expect(seen.length).toBeGreaterThan(1)
+    expect(error).toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', status: 200, code: 'modelStreamErrorException', message: 'the stream broke: scripted stream failure' } })
+  })
+
+  it('a refused stream is a classified failure read from the error answer, as for Converse', async () => {
+    simulator.setRules([{ provider: 'bedrock', fault: 'rate_limit' }])
+    const result = await send(key({}), { stream: true })
+    expect(result.ok).toBe(false)
+    if (!result.ok) expect(result.failure).toMatchObject({ failureClass: 'rate_limit', status: 429, code: 'ThrottlingException' })
+  })
+
+  it('a stream cut inside a frame is malformed, never passed off as complete', async () => {
+    simulator.setRules([{ provider: 'bedrock', fault: 'stream_cut', completion_tokens: 40 }])
+    const result = await send(key({}), { stream: true })
+    if (!result.ok || result.kind !== 'stream') throw new Error('expected a stream')
+    await expect((async () => { for await (const _event of result.events) { /* drain */ } })()).rejects.toThrow()
   })
 })
 

@@ -1,18 +1,19 @@
 /**
  * The Amazon Bedrock adapter: chat.completions in, the Converse API on the wire
- * (`POST /model/{modelId}/converse`), chat.completions out. A key signs with SigV4 when its
+ * (`POST /model/{modelId}/converse`, or `/converse-stream` for a stream, answered in AWS
+ * event-stream framing), chat.completions out. A key signs with SigV4 when its
  * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
  * API key sent as a bearer token.
- *
- * ConverseStream (AWS event-stream framing) is not built yet: a streaming request is answered
- * from one Converse call, as OpenAI chunks once the whole answer is in (correct content, finish
- * reason and usage; no token-by-token timing).
  */
-import { createDispatcher, failureOf, postBuffered, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
+import { asRequested } from '../http/chunks.ts'
+import { readEventStream } from './eventstream.ts'
 import { signedHeaders } from './sign.ts'
+import { converseStreamToOpenAI } from './stream.ts'
+import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
 
 /** The region used when a key names none. */
 export const DEFAULT_BEDROCK_REGION = 'us-east-1'
@@ -39,12 +40,18 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
       const model = upstreamModel(request)
       const modelId = bedrockModelId(request.key, request.model, model)
-      // A body we cannot translate is the caller's fault; it throws a TranslationError the engine maps to 400.
       const stream = request.body.stream === true
-      const body = JSON.stringify(toConverseRequest(request.body, modelId))
+      let body: string
+      try {
+        body = JSON.stringify(toConverseRequest(request.body, modelId))
+      } catch (error) {
+        // A body Bedrock cannot be sent faithfully: the caller's 400, before any attempt.
+        if (isCallerTranslationError(error)) return notSent(error)
+        throw error
+      }
       const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
-      const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/converse`)
-      const own: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
+      const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/${stream ? 'converse-stream' : 'converse'}`)
+      const own: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' }
       let headers: Record<string, string>
       if (config.access_key !== undefined && config.secret_key !== undefined) {
         const credentials = { ...config, access_key: config.access_key, secret_key: config.secret_key }
@@ -52,49 +59,40 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       } else {
         headers = { ...own, authorization: `Bearer ${request.key.value}` }
       }
+      const call = { origin: target.origin, path: target.path, headers: withExtraHeaders(headers, init.network.extra_headers), body, signal: request.signal }
+      const createdSeconds = Math.floor(now() / 1000)
+      const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
+      if (stream) {
+        let streamed
+        try {
+          streamed = await post(dispatcher, call)
+        } catch (error) {
+          return thrownFailure(error)
+        }
+        if (streamed.statusCode < 200 || streamed.statusCode >= 300) return readFailure(streamed, now)
+        const chunks = converseStreamToOpenAI(readEventStream(streamed.body), { id, model: request.model, createdSeconds })
+        return streamOf(streamed.statusCode, flattenHeaders(streamed.headers), normalizedEvents(asRequested(chunks, request.body.stream_options)), now())
+      }
       let response
       try {
-        response = await postBuffered(dispatcher, { origin: target.origin, path: target.path, headers: withExtraHeaders(headers, init.network.extra_headers), body, signal: request.signal })
+        response = await postBuffered(dispatcher, call)
       } catch (error) {
         return thrownFailure(error)
       }
       const text = response.body.toString('utf8')
       if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
-      const createdSeconds = Math.floor(now() / 1000)
       let answer: unknown
       try {
         answer = JSON.parse(text)
       } catch {
-        return malformed(response.statusCode, response.headers, 'a body that is not JSON')
+        return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
       }
       try {
-        const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
-        const completion = fromConverseResponse(answer, request.model, createdSeconds, id)
-        if (!stream) return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body: completion }
-        const options = request.body.stream_options as { include_usage?: unknown } | undefined
-        return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers, events: chunksOf(completion, options?.include_usage === true) }
+        return jsonBody(response.statusCode, response.headers, fromConverseResponse(answer, request.model, createdSeconds, id), now())
       } catch (error) {
-        return malformed(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
+        return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
       }
     },
     close: () => dispatcher.close(),
   }
-}
-
-/** A 2xx we cannot read is `unknown`, as for every adapter. */
-function malformed(status: number, headers: Record<string, string>, what: string): AttemptResult {
-  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `Bedrock answered ${status} with ${what}`, code: null }, headers }
-}
-
-/** A whole chat.completion as OpenAI stream chunks: the message, the finish reason, and the usage chunk when asked for. */
-async function* chunksOf(completion: Record<string, unknown>, includeUsage: boolean): AsyncGenerator<string> {
-  const choice = (completion.choices as Array<{ message: { content: string | null; tool_calls?: unknown[] }; finish_reason: string }>)[0]!
-  const head = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model }
-  const delta: Record<string, unknown> = { role: 'assistant', content: choice.message.content ?? '' }
-  if (choice.message.tool_calls !== undefined) {
-    delta.tool_calls = choice.message.tool_calls.map((call, index) => ({ index, ...(call as Record<string, unknown>) }))
-  }
-  yield JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] })
-  yield JSON.stringify({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }] })
-  if (includeUsage) yield JSON.stringify({ ...head, choices: [], usage: completion.usage })
 }

@@ -13,8 +13,8 @@ import type { ChatRequestBody } from '../types.ts'
 /** Converse's image formats (`image.format`), by media type. */
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' }
 
-/** Converse stop reasons -> the Anthropic stop reasons finishReasonFor reads. */
-const STOP_REASONS: Record<string, string> = {
+/** Converse stop reasons -> the Anthropic stop reasons finishReasonFor reads (also for ConverseStream). */
+export const STOP_REASONS: Record<string, string> = {
   end_turn: 'end_turn',
   tool_use: 'tool_use',
   max_tokens: 'max_tokens',

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cancellation } from './cancellation.ts'
-import { OpenAiChunkQueue, UpstreamStreamError } from './openai-stream.ts'
+import { OpenAiChunkQueue } from './openai-stream.ts'
 import { createDispatcher, postStreaming } from './transport.ts'
 
 const sse = (...events: string[]) => Buffer.from(events.map((data) => `data: ${data}\n\n`).join(''))
@@ -38,17 +38,17 @@ describe('OpenAiChunkQueue', () => {
       (async () => {
         for await (const chunk of failing) seen.push(chunk)
       })(),
-    ).rejects.toEqual(new UpstreamStreamError('overloaded', 'server_error'))
+    ).rejects.toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', status: 200, code: 'server_error', message: 'the stream broke: overloaded' } })
     expect(seen).toEqual(['{"n":1}'])
   })
 
   it('passes a transport failure on after the chunks already queued', async () => {
     const queue = new OpenAiChunkQueue()
     queue.push(sse('{"n":1}'))
-    queue.fail(new Error('socket hang up'))
+    queue.fail(Object.assign(new Error('socket hang up'), { code: 'UND_ERR_SOCKET' }))
     const iterator = queue[Symbol.asyncIterator]()
     expect(await iterator.next()).toEqual({ value: '{"n":1}', done: false })
-    await expect(iterator.next()).rejects.toThrow('socket hang up')
+    await expect(iterator.next()).rejects.toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', code: 'UND_ERR_SOCKET' } })
   })
 
   it('asks the transport to pause past its high-water mark and resumes it once drained', async () => {
@@ -133,6 +133,6 @@ describe('postStreaming', () => {
     const iterator = queue[Symbol.asyncIterator]()
     expect((await iterator.next()).done).toBe(false)
     signal.abort()
-    await expect(drain({ [Symbol.asyncIterator]: () => iterator })).rejects.toMatchObject({ name: 'AbortError' })
+    await expect(drain({ [Symbol.asyncIterator]: () => iterator })).rejects.toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'cancelled' } })
   })
 })

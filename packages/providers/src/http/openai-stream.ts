@@ -1,17 +1,8 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
 import { SseParser } from './sse.ts'
+import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'
 
-/** An upstream's in-band stream error (`data: {"error": ...}`), which ends the stream. */
-export class UpstreamStreamError extends Error {
-  readonly code = 'upstream_stream_error'
-  constructor(
-    message: string,
-    readonly providerCode: string | null,
-  ) {
-    super(message)
-    this.name = 'UpstreamStreamError'
-  }
-}
+export { UpstreamStreamError }
 
 /** The error an in-band error event stands for. */
 function streamError(data: string): UpstreamStreamError {
@@ -35,8 +26,8 @@ const HIGH_WATER = 64
  * The chunks of an OpenAI-shaped stream as an async iterator fed by the transport's data
  * callbacks: the SSE parser runs synchronously on each packet and the consumer takes chunks
  * from a queue, so a chunk costs no async generator hops. It yields each chunk's JSON text,
- * stops at `[DONE]`, throws UpstreamStreamError on an error event,
- * and the transport's error (a cut connection, an abort) where it happened.
+ * stops at `[DONE]`, and rejects with a StreamFailure on an in-band error event or where the
+ * transport failed (a cut connection, an abort).
  */
 export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   private readonly parser = new SseParser((event, data) => this.onEvent(event, data))
@@ -69,7 +60,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   /** The body failed: the consumer gets `error` after the chunks already queued. */
   fail(error: Error): void {
     if (this.done) return
-    this.finish(error)
+    this.finish(new StreamFailure(streamFailureOf(error)))
   }
 
   next(): Promise<IteratorResult<string>> {
@@ -116,7 +107,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   private onEvent(event: string | undefined, data: string): void {
     if (this.done) return
     if (data === '[DONE]') return this.finish(null)
-    if (event === 'error' || data.startsWith('{"error"')) return this.finish(streamError(data))
+    if (event === 'error' || data.startsWith('{"error"')) return this.finish(new StreamFailure(streamFailureOf(streamError(data))))
     const waiting = this.waiting
     if (waiting !== null) {
       this.waiting = null

@@ -7,6 +7,7 @@ import { createDispatcher, failureOf, postBuffered, postStreaming, splitBaseUrl,
 import { OpenAiChunkQueue } from '../http/openai-stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
+import { jsonBytes, malformedSuccess, streamOf } from '../outcome.ts'
 
 /** Creates an adapter for an upstream speaking OpenAI's chat.completions. */
 export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
@@ -51,7 +52,7 @@ export async function sendOpenAiShaped(
       return thrownFailure(error)
     }
     if (response.body !== null) return failureOf(response.statusCode, response.headers, response.body.toString('utf8'), now)
-    return { ok: true, kind: 'stream', status: response.statusCode, headers: response.headers, events: chunks }
+    return streamOf(response.statusCode, response.headers, chunks, now())
   }
   let response
   try {
@@ -61,10 +62,8 @@ export async function sendOpenAiShaped(
   }
   const { statusCode, headers, body } = response
   if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, body.toString('utf8'), now)
-  if (!looksLikeJsonObject(body)) {
-    return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: statusCode, waitHintMs: null, message: `The upstream answered ${statusCode} with a body that is not a JSON object`, code: null }, headers }
-  }
-  return { ok: true, kind: 'json', status: statusCode, headers, bytes: body }
+  if (!looksLikeJsonObject(body)) return malformedSuccess(statusCode, headers, 'a body that is not a JSON object')
+  return jsonBytes(statusCode, headers, body, now())
 }
 
 /** A cheap shape check: the gateway splices `extra_fields` into the bytes instead of parsing them. */

@@ -15,6 +15,7 @@ import { responsesToChat } from './responses/request.ts'
 import { chatToResponse } from './responses/response.ts'
 import { chatStreamToResponseEvents } from './responses/stream.ts'
 import { chatBodyOf } from './shared.ts'
+import { isCallerTranslationError, malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
 
 export { estimateInputTokens } from './count.ts'
 
@@ -33,27 +34,35 @@ export function speaksNatively(adapter: ProviderAdapter, surface: Surface): bool
 /**
  * One attempt on a surface. A success is in the surface's own format: JSON (bytes passed
  * through, or a body we built) or a stream yielding each event's JSON `data` (its `type`
- * names the event). Failures are the adapter's, classified as for chat.
+ * names the event). Failures are the adapter's, classified as for chat; a body that cannot be
+ * translated (or a surface the provider cannot serve) is `notSent`, never thrown.
  */
 export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequest): Promise<AttemptResult> {
   if (speaksNatively(adapter, request.surface)) return adapter.sendNative!(request)
   const surface = request.surface
   if (surface !== 'messages' && surface !== 'responses') {
-    throw new TranslationError('translation_unsupported', `Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`)
+    return notSent(new TranslationError('translation_unsupported', `Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
-  const chat = surface === 'messages' ? messagesToChat(request.body) : responsesToChat(request.body)
+  let chat
+  try {
+    chat = surface === 'messages' ? messagesToChat(request.body) : responsesToChat(request.body)
+  } catch (error) {
+    if (isCallerTranslationError(error)) return notSent(error)
+    throw error
+  }
   const result = await adapter.send({ body: chat, model: request.model, key: request.key, signal: request.signal })
   if (!result.ok) return result
   if (result.kind === 'stream') {
     const events = surface === 'messages' ? chatStreamToMessageEvents(result.events, request.model) : chatStreamToResponseEvents(result.events, request.model, request.body)
-    return { ok: true, kind: 'stream', status: result.status, headers: result.headers, events }
+    return { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }
   }
   let chatBody
   try {
     chatBody = chatBodyOf(result)
   } catch {
-    return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status: result.status, waitHintMs: null, message: 'The upstream answered 200 with a body that is not JSON', code: null }, headers: result.headers }
+    return malformedSuccess(result.status, result.headers, 'a body that is not JSON')
   }
   const body = surface === 'messages' ? chatToMessage(chatBody, request.model) : chatToResponse(chatBody, request.model, request.body)
-  return { ok: true, kind: 'json', status: result.status, headers: result.headers, body }
+  // The chat answer's token counts and rate-limit state are the attempt's, whatever format it is rendered in.
+  return { ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }
 }

@@ -34,6 +34,8 @@ export interface AdaptiveBalancer {
   attemptStarted(route: RouteRef, now: number): void
   /** An attempt ended (in-flight - 1) with this outcome. A refusal's hold fails its routes through `failRoute`. */
   attemptFinished(outcome: AttemptOutcome): void
+  /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded. */
+  attemptAbandoned(route: RouteRef): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
   /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
@@ -142,6 +144,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       tracked.inFlight = Math.max(0, tracked.inFlight - 1)
       // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
       recordAttempt(tracked, outcome)
+    },
+    attemptAbandoned(route) {
+      const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))
+      if (tracked !== undefined) tracked.inFlight = Math.max(0, tracked.inFlight - 1)
     },
     recompute(now) {
       cycle++

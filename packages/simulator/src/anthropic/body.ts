@@ -61,7 +61,7 @@ export function messageBody(chat: ChatRequest, reply: Reply, id: string, toolId:
   })
 }
 
-function event(name: string, data: unknown): string {
+export function event(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
 }
 

@@ -2,7 +2,7 @@ import type { Answer, Dialect } from '../dialects/dialect.ts'
 import { jsonAnswer } from '../dialects/dialect.ts'
 import { retryAfterSeconds, rfc3339 } from '../reply/format.ts'
 import type { RateView } from '../rules/rate-window.ts'
-import { messageBody, messageEvents, parseMessagesBody } from './body.ts'
+import { event, messageBody, messageEvents, parseMessagesBody } from './body.ts'
 import { anthropicErrorBody, anthropicFault, anthropicRateMessage } from './errors.ts'
 
 function baseHeaders(requestId: string): string[] {
@@ -59,6 +59,14 @@ export const anthropicDialect: Dialect = {
     const headers = rateHeaders(baseHeaders(context.requestId), context.rate, context.now)
     headers.push('content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache')
     return { headers, chunks: messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_')) }
+  },
+  streamError(chat, reply, context, message) {
+    const headers = rateHeaders(baseHeaders(context.requestId), context.rate, context.now)
+    headers.push('content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache')
+    const events = messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
+    const chunks = events.slice(0, Math.max(3, Math.floor(events.length / 2)))
+    chunks.push(event('error', { type: 'error', error: { type: 'overloaded_error', message: message ?? 'Overloaded' }, request_id: context.requestId }))
+    return { headers, chunks }
   },
   fault(preset, context) {
     const shape = anthropicFault(preset, context)

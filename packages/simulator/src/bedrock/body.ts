@@ -1,16 +1,11 @@
 /** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
-import type { ChatRequest } from '../dialects/dialect.ts'
+import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
-import { estimateTokens, toolArguments } from '../reply/content.ts'
+import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
 /** Why a validation failed, in Bedrock's ValidationException wording. */
 export type Refusal = { refusal: string }
 
-type Fields = Record<string, unknown>
-
-function isFields(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 /** Characters of every text part (messages and system), for the token estimate. */
 function textCharacters(blocks: unknown): number {
@@ -26,7 +21,7 @@ function textCharacters(blocks: unknown): number {
 }
 
 /** Validates a Converse body; `modelId` comes from the path. */
-export function parseConverseBody(body: Fields, modelId: string): ChatRequest | Refusal {
+export function parseConverseBody(body: Fields, modelId: string, stream = false): ChatRequest | Refusal {
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
   }
@@ -46,7 +41,7 @@ export function parseConverseBody(body: Fields, modelId: string): ChatRequest | 
   }
   return {
     model: modelId,
-    stream: false,
+    stream,
     includeUsage: false,
     promptTokens: estimateTokens(characters),
     maxTokens: maxTokens as number | undefined,
@@ -82,4 +77,38 @@ export function converseBody(chat: ChatRequest, reply: Reply, toolId: string, la
     usage: { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens },
     metrics: { latencyMs },
   })
+}
+
+/**
+ * Padding Bedrock adds to every stream event (`p`) so that event sizes do not reveal the
+ * tokens; a client must ignore it.
+ */
+const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+
+function padded(payload: Record<string, unknown>, index: number): Record<string, unknown> {
+  return { ...payload, p: PADDING.slice(0, 4 + (index * 7) % PADDING.length) }
+}
+
+/**
+ * A ConverseStream answer as (event type, payload) pairs, in Bedrock's order: messageStart,
+ * contentBlockStart (tool use only), contentBlockDelta..., contentBlockStop, messageStop, metadata.
+ */
+export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: string): Array<[string, Record<string, unknown>]> {
+  const events: Array<[string, Record<string, unknown>]> = [['messageStart', { role: 'assistant' }]]
+  if (chat.tool === undefined) {
+    for (const piece of splitForStream(reply.text)) events.push(['contentBlockDelta', { contentBlockIndex: 0, delta: { text: piece } }])
+  } else {
+    events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: chat.tool.name } } }])
+    for (const piece of splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8)) {
+      events.push(['contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: piece } } }])
+    }
+  }
+  events.push(['contentBlockStop', { contentBlockIndex: 0 }])
+  const stopReason = chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
+  events.push(['messageStop', { stopReason }])
+  events.push(['metadata', {
+    usage: { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens },
+    metrics: { latencyMs: 1 },
+  }])
+  return events.map(([type, payload], index) => [type, padded(payload, index)])
 }

@@ -1,18 +1,24 @@
 /**
- * Amazon Bedrock's Converse API (`POST /model/{modelId}/converse`): SigV4 verified against
- * the simulator's key pair (sigv4.ts) or a Bedrock API key as a bearer token, Converse
- * bodies, and errors typed in `x-amzn-errortype`.
+ * Amazon Bedrock's Converse and ConverseStream APIs (`POST /model/{modelId}/converse` and
+ * `/converse-stream`): SigV4 verified against the simulator's key pair (sigv4.ts) or a Bedrock
+ * API key as a bearer token, Converse bodies, streams in AWS event-stream framing
+ * (eventstream.ts), and errors typed in `x-amzn-errortype`.
  */
 import type { IncomingMessage } from 'node:http'
 import type { Answer, Dialect } from '../dialects/dialect.ts'
 import { jsonAnswer } from '../dialects/dialect.ts'
 import { bearerKey } from '../openai/dialect.ts'
-import { converseBody, parseConverseBody } from './body.ts'
+import { converseBody, converseStreamEvents, parseConverseBody } from './body.ts'
+import { eventFrame, exceptionFrame } from './eventstream.ts'
 import { bedrockError, bedrockFault } from './errors.ts'
 import { readSigV4, verifySigV4 } from './sigv4.ts'
 
 function answer(shape: { status: number; headers: string[]; body: string }, requestId: string): Answer {
   return jsonAnswer(shape.status, ['x-amzn-requestid', requestId, ...shape.headers], shape.body)
+}
+
+function streamHeaders(requestId: string): string[] {
+  return ['x-amzn-requestid', requestId, 'content-type', 'application/vnd.amazon.eventstream']
 }
 
 /** Bedrock's Converse dialect. The key a request is recorded and matched by is its access key id (or its API key). */
@@ -44,14 +50,30 @@ export const bedrockDialect: Dialect = {
   complete(chat, reply, context) {
     return jsonAnswer(200, ['x-amzn-requestid', context.requestId], converseBody(chat, reply, context.ids.next('tooluse_'), 1))
   },
-  stream() {
-    // parseConverseBody never asks for a stream: ConverseStream (event-stream framing) is not simulated yet.
-    throw new Error('the Bedrock dialect does not stream (ConverseStream is not simulated)')
+  stream(chat, reply, context) {
+    const frames = converseStreamEvents(chat, reply, context.ids.next('tooluse_')).map(([type, payload]) => eventFrame(type, payload))
+    return { headers: streamHeaders(context.requestId), chunks: frames }
+  },
+  streamError(chat, reply, context, message) {
+    // Half the answer, then the exception frame Bedrock sends when the model fails mid-stream; the connection then ends.
+    const events = converseStreamEvents(chat, reply, context.ids.next('tooluse_'))
+    const frames = events.slice(0, Math.max(2, Math.floor(events.length / 2))).map(([type, payload]) => eventFrame(type, payload))
+    frames.push(exceptionFrame('modelStreamErrorException', message ?? 'The model encountered an error while streaming the response. Try your request again.'))
+    return { headers: streamHeaders(context.requestId), chunks: frames }
   },
   fault(preset, context) {
     return answer(bedrockFault(preset, context), context.requestId)
   },
   rateLimited(_decision, context) {
     return answer(bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'), context.requestId)
+  },
+}
+
+/** ConverseStream: the same dialect, its answers streamed. */
+export const bedrockStreamDialect: Dialect = {
+  ...bedrockDialect,
+  parse(body, modelId, _apiVersion, requestId) {
+    const parsed = parseConverseBody(body, modelId ?? '', true)
+    return 'refusal' in parsed ? answer(bedrockError(400, 'ValidationException', parsed.refusal), requestId) : parsed
   },
 }

@@ -12,37 +12,30 @@ export function bedrockError(status: number, type: string, message: string, extr
   return { status, headers: ['x-amzn-errortype', amznErrorType(type), ...extra], body: JSON.stringify({ message }) }
 }
 
-/** Bedrock's real answer for each preset. */
+/**
+ * Bedrock's real answer per preset: status, error type (null: a proxy in front of the endpoint
+ * answered, with no type) and Bedrock's own words. Bedrock sends no retry-after on a
+ * ThrottlingException; the SDKs back off on their own.
+ */
+const FAULTS: Record<AnswerPreset, readonly [status: number, type: string | null, message: string]> = {
+  invalid_api_key: [403, 'UnrecognizedClientException', 'The security token included in the request is invalid.'],
+  insufficient_quota: [400, 'ServiceQuotaExceededException', 'Your request exceeds the service quota for your account. You can resubmit your request later.'],
+  rate_limit: [429, 'ThrottlingException', 'Too many requests, please wait before trying again.'],
+  model_not_found: [400, 'ValidationException', 'The provided model identifier is invalid.'],
+  model_deprecated: [404, 'ResourceNotFoundException', 'This model version has reached the end of its life. Please refer to the AWS documentation for more details.'],
+  model_access: [403, 'AccessDeniedException', "You don't have access to the model with the specified model ID."],
+  region_blocked: [400, 'ValidationException', 'Access to Anthropic models is not allowed from unsupported countries, regions, or territories. Please refer to https://www.anthropic.com/supported-countries for more information.'],
+  server_error: [500, 'InternalServerException', 'An internal server error occurred. Retry your request.'],
+  bad_gateway: [502, null, 'Bad Gateway'],
+  unavailable: [503, 'ServiceUnavailableException', 'Bedrock is unable to process your request.'],
+  overloaded: [429, 'ModelNotReadyException', 'Model is not ready to serve inference requests. The AWS SDK will automatically retry the operation.'],
+  context_length_exceeded: [400, 'ValidationException', 'Input is too long for requested model.'],
+  bad_request: [400, 'ValidationException', 'Malformed input request: #: extraneous key [topK] is not permitted, please reformat your input and try again.'],
+}
+
+/** Bedrock's real answer for each preset; a scripted `message` replaces its words. */
 export function bedrockFault(preset: AnswerPreset, context: FaultContext): ErrorShape {
-  const say = (fallback: string) => context.message ?? fallback
-  switch (preset) {
-    case 'invalid_api_key':
-      return bedrockError(403, 'UnrecognizedClientException', say('The security token included in the request is invalid.'))
-    case 'insufficient_quota':
-      return bedrockError(400, 'ServiceQuotaExceededException', say('Your request exceeds the service quota for your account. You can resubmit your request later.'))
-    case 'rate_limit':
-      // Bedrock sends no retry-after; the SDKs back off on their own.
-      return bedrockError(429, 'ThrottlingException', say('Too many requests, please wait before trying again.'))
-    case 'model_not_found':
-      return bedrockError(400, 'ValidationException', say('The provided model identifier is invalid.'))
-    case 'model_deprecated':
-      return bedrockError(404, 'ResourceNotFoundException', say('This model version has reached the end of its life. Please refer to the AWS documentation for more details.'))
-    case 'model_access':
-      return bedrockError(403, 'AccessDeniedException', say("You don't have access to the model with the specified model ID."))
-    case 'region_blocked':
-      return bedrockError(400, 'ValidationException', say('Access to Anthropic models is not allowed from unsupported countries, regions, or territories. Please refer to https://www.anthropic.com/supported-countries for more information.'))
-    case 'server_error':
-      return bedrockError(500, 'InternalServerException', say('An internal server error occurred. Retry your request.'))
-    case 'bad_gateway':
-      // A proxy in front of the endpoint, not Bedrock itself: no error type.
-      return { status: 502, headers: [], body: JSON.stringify({ message: say('Bad Gateway') }) }
-    case 'unavailable':
-      return bedrockError(503, 'ServiceUnavailableException', say('Bedrock is unable to process your request.'))
-    case 'overloaded':
-      return bedrockError(429, 'ModelNotReadyException', say('Model is not ready to serve inference requests. The AWS SDK will automatically retry the operation.'))
-    case 'context_length_exceeded':
-      return bedrockError(400, 'ValidationException', say('Input is too long for requested model.'))
-    case 'bad_request':
-      return bedrockError(400, 'ValidationException', say('Malformed input request: #: extraneous key [topK] is not permitted, please reformat your input and try again.'))
-  }
+  const [status, type, message] = FAULTS[preset]
+  const said = context.message ?? message
+  return type === null ? { status, headers: [], body: JSON.stringify({ message: said }) } : bedrockError(status, type, said)
 }

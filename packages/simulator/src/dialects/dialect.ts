@@ -11,10 +11,10 @@ export interface Answer {
   body: string
 }
 
-/** An SSE answer: headers plus the wire text of each event, in order. */
+/** A streamed answer: headers plus each event as it goes on the wire (SSE text, or binary event-stream frames), in order. */
 export interface StreamAnswer {
   headers: string[]
-  chunks: string[]
+  chunks: Array<string | Buffer>
 }
 
 /** The parts of a chat request the simulator acts on, the same for every dialect. */
@@ -32,8 +32,8 @@ export interface ChatRequest {
   apiVersion: string | undefined
 }
 
-/** Faults that are answers; `timeout`, `reset` and `stream_cut` are connection behaviours instead. */
-export type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut'>
+/** Faults that are answers; `timeout`, `reset`, `stream_cut` and `stream_error` are connection or stream behaviours instead. */
+export type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error'>
 
 /** What a fault answer may mention. */
 export interface FaultContext {
@@ -68,6 +68,11 @@ export interface Dialect {
   parse(body: Record<string, unknown>, deployment: string | undefined, apiVersion: string | undefined, requestId: string): ChatRequest | Answer
   complete(chat: ChatRequest, reply: Reply, context: AnswerContext): Answer
   stream(chat: ChatRequest, reply: Reply, context: AnswerContext): StreamAnswer
+  /**
+   * A stream that starts well and then carries the provider's in-band error (`stream_error`):
+   * Bedrock's exception frame, Gemini's error object. A dialect without one answers `server_error`.
+   */
+  streamError?(chat: ChatRequest, reply: Reply, context: AnswerContext, message: string | undefined): StreamAnswer
   fault(preset: AnswerPreset, context: FaultContext): Answer
   /** The provider's 429 for a key over its scripted rpm/tpm. */
   rateLimited(decision: Extract<RateDecision, { allowed: false }>, context: FaultContext): Answer
@@ -82,4 +87,12 @@ export function jsonAnswer(status: number, headers: string[], body: string): Ans
 /** Whether a parsed value is an `Answer` rather than a `ChatRequest`. */
 export function isAnswer(value: ChatRequest | Answer): value is Answer {
   return 'status' in value
+}
+
+/** A parsed JSON object (not null, not an array): what a request body's fields are read from. */
+export type Fields = Record<string, unknown>
+
+/** Whether a parsed JSON value is an object with fields. */
+export function isFields(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -28,10 +28,11 @@ export const faultPresets: readonly FaultPreset[] = [
   'timeout',
   'reset',
   'stream_cut',
+  'stream_error',
 ]
 
 const presetSet = new Set<string>(faultPresets)
-const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock'])
+const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
 const ruleFields = new Set([
   'provider', 'key', 'model', 'latency_ms', 'chunk_delay_ms', 'error_rate', 'error',
   'fault', 'times', 'tpm', 'rpm', 'completion_tokens',
@@ -119,7 +120,7 @@ export function parseRule(value: unknown, field = 'rule'): SimulatorRule {
   const rule: SimulatorRule = {}
   if (value.provider !== undefined) {
     if (typeof value.provider !== 'string' || !providers.has(value.provider)) {
-      throw new RuleError(`${field}.provider must be one of openai, azure, anthropic, bedrock`)
+      throw new RuleError(`${field}.provider must be one of openai, azure, anthropic, bedrock, gemini, vertex`)
     }
     rule.provider = value.provider as SimulatorRule['provider']
   }

@@ -28,7 +28,7 @@ describe('control API', () => {
   it.each([
     [[{ fault: 'melted' }], 'rules[0].fault: unknown preset "melted"'],
     [[{ error_rate: 2 }], 'rules[0].error_rate must be between 0 and 1'],
-    [[{ provider: 'gemini' }], 'rules[0].provider must be one of openai, azure, anthropic'],
+    [[{ provider: 'cohere' }], 'rules[0].provider must be one of openai, azure, anthropic'],
     [[{ colour: 'red' }], 'rules[0]: unknown field "colour"'],
     [[{}, { times: 0 }], 'rules[1].times must be a positive integer'],
     [[{ latency_ms: { p50: 50, p99: 10 } }], 'rules[0].latency_ms.p99 must be at least rules[0].latency_ms.p50'],

@@ -24,6 +24,12 @@ type Plan =
 
 const ignore = (): void => {}
 
+/** Stream pieces as one write: SSE text joined, binary frames concatenated. */
+function joined(chunks: Array<string | Buffer>): string | Buffer {
+  if (chunks.length === 0 || typeof chunks[0] === 'string') return chunks.join('')
+  return Buffer.concat(chunks as Buffer[])
+}
+
 function pathOf(url: string | undefined): string {
   const value = url ?? '/'
   const query = value.indexOf('?')
@@ -158,6 +164,13 @@ export class Exchange {
         }
         return { kind: 'cut', answer: this.dialect.complete(chat, reply, context) }
       }
+      case 'stream_error': {
+        // The in-band error only exists in a stream; a plain request (or a dialect without one) gets the 500.
+        if (!chat.stream || this.dialect.streamError === undefined) return { kind: 'answer', answer: this.dialect.fault('server_error', this.faultContext(chat, options)) }
+        const reply = buildReply(this.dialect.provider, chat.model, rule.completion_tokens, chat.maxTokens)
+        const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
+        return { kind: 'stream', answer: this.dialect.streamError(chat, reply, context, options?.message), cutAfter: undefined }
+      }
       default: return { kind: 'answer', answer: this.dialect.fault(preset, this.faultContext(chat, options)) }
     }
   }
@@ -202,8 +215,8 @@ export class Exchange {
     const stop = cutAfter ?? chunks.length
     response.writeHead(200, answer.headers)
     if (chunkDelay <= 0) {
-      if (cutAfter === undefined) return void response.end(chunks.join(''))
-      response.write(chunks.slice(0, stop).join(''), () => this.destroy())
+      if (cutAfter === undefined) return void response.end(joined(chunks))
+      response.write(joined(chunks.slice(0, stop)), () => this.destroy())
       return
     }
     let index = 0

@@ -2,6 +2,8 @@ import type { IdMaker } from '../reply/format.ts'
 import type { RuleBook } from '../rules/book.ts'
 import type { RateWindows } from '../rules/rate-window.ts'
 import type { RequestLog } from './records.ts'
+import type { Dialect } from '../dialects/dialect.ts'
+import type { TokenBook } from '../google/tokens.ts'
 
 /** Everything a running simulator shares between requests. */
 export interface SimulatorState {
@@ -10,4 +12,8 @@ export interface SimulatorState {
   log: RequestLog
   random: () => number
   ids: IdMaker
+  /** Access tokens the OAuth2 endpoint issued (Vertex AI). */
+  tokens: TokenBook
+  /** Vertex dialects, bound to this simulator's tokens. */
+  vertex: { generate: Dialect; stream: Dialect; claude: Dialect; claudeStream: Dialect }
 }

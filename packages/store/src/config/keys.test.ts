@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { deriveKeyId, providerType, redactKey, redactProvider } from './keys.ts'
+import { deriveKeyId, keepVertexSecrets, providerType, redactKey, redactProvider, redactVertexKeyConfig } from './keys.ts'
 
 describe('redactKey', () => {
   it('shows the first 3 and last 4 characters of a long value', () => {
@@ -39,5 +39,29 @@ describe('providerType', () => {
     expect(providerType('anthropic')).toBe('anthropic')
     expect(providerType('groq', { base_provider_type: 'openai' })).toBe('openai')
     expect(() => providerType('groq')).toThrow(/base_provider_type/)
+  })
+})
+
+describe('Vertex AI key configs (issue 20)', () => {
+  const credentials = JSON.stringify({ type: 'service_account', client_email: 'sa@p.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n' })
+
+  it('redacts the service-account credentials and shows project and region', () => {
+    const shown = redactVertexKeyConfig({ project_id: 'my-project', region: 'us-central1', auth_credentials: credentials })
+    expect(shown).toEqual({ project_id: 'my-project', region: 'us-central1', auth_credentials: redactKey(credentials) })
+    expect(JSON.stringify(shown)).not.toContain('PRIVATE KEY')
+    const provider = redactProvider({ name: 'vertex', keys: [{ id: 'a', value: 'service-account', vertex_key_config: { project_id: 'p', region: 'global', auth_credentials: credentials } }] })
+    expect(JSON.stringify(provider)).not.toContain('PRIVATE KEY')
+  })
+
+  it('keeps the stored credentials when the redacted form is sent back, and takes new ones', () => {
+    const stored = { project_id: 'my-project', region: 'us-central1', auth_credentials: credentials }
+    expect(keepVertexSecrets(redactVertexKeyConfig(stored), stored)).toEqual(stored)
+    const replaced = { ...stored, auth_credentials: credentials.replace('sa@', 'other@') }
+    expect(keepVertexSecrets(replaced, stored)).toEqual(replaced)
+  })
+
+  it('knows gemini and vertex as built-in providers', () => {
+    expect(providerType('gemini')).toBe('gemini')
+    expect(providerType('vertex')).toBe('vertex')
   })
 })

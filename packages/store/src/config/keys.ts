@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 
-const builtInProviders = new Set(['openai', 'azure', 'anthropic', 'bedrock'])
+const builtInProviders = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
 
 /** Shortest value of which we show first 3 + last 4 characters; shorter ones would give too much away. */
 const shortestRevealed = 16
@@ -39,32 +39,56 @@ export function providerType(name: string, custom?: { base_provider_type?: strin
 /** The secret fields of a `bedrock_key_config` (the access key id is an identifier, shown as written). */
 const bedrockSecrets = ['secret_key', 'session_token'] as const
 
-/** A `bedrock_key_config` ready to show: its secret key and session token redacted like key values. */
-export function redactBedrockKeyConfig<Config extends Record<string, unknown>>(config: Config): Config {
+/** The secret field of a `vertex_key_config`: the service-account JSON (project and region are not secret). */
+const vertexSecrets = ['auth_credentials'] as const
+
+function redactFields<Config extends Record<string, unknown>>(config: Config, fields: readonly string[]): Config {
   const out: Record<string, unknown> = { ...config }
-  for (const field of bedrockSecrets) if (typeof out[field] === 'string') out[field] = redactKey(out[field])
+  for (const field of fields) if (typeof out[field] === 'string') out[field] = redactKey(out[field])
   return out as Config
 }
 
-/** A `bedrock_key_config` sent back with its secrets still redacted keeps the stored secrets. */
-export function keepBedrockSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
+function keepFields<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined, fields: readonly string[]): Config | undefined {
   if (sent === undefined || before === undefined) return sent
   const out: Record<string, unknown> = { ...sent }
-  for (const field of bedrockSecrets) {
+  for (const field of fields) {
     const stored = before[field]
     if (typeof stored === 'string' && out[field] === redactKey(stored)) out[field] = stored
   }
   return out as Config
 }
 
-/** A provider ready to show: every key value (and Bedrock secret) redacted. */
-export function redactProvider<Provider extends { keys: { value: string; bedrock_key_config?: Record<string, unknown> }[] }>(provider: Provider): Provider {
+/** A `bedrock_key_config` ready to show: its secret key and session token redacted like key values. */
+export function redactBedrockKeyConfig<Config extends Record<string, unknown>>(config: Config): Config {
+  return redactFields(config, bedrockSecrets)
+}
+
+/** A `bedrock_key_config` sent back with its secrets still redacted keeps the stored secrets. */
+export function keepBedrockSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
+  return keepFields(sent, before, bedrockSecrets)
+}
+
+/** A `vertex_key_config` ready to show: its service-account credentials redacted like key values. */
+export function redactVertexKeyConfig<Config extends Record<string, unknown>>(config: Config): Config {
+  return redactFields(config, vertexSecrets)
+}
+
+/** A `vertex_key_config` sent back with its credentials still redacted keeps the stored ones. */
+export function keepVertexSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
+  return keepFields(sent, before, vertexSecrets)
+}
+
+/** A key ready to show: its value and the secrets of its Bedrock or Vertex config redacted. */
+export function redactKeySecrets<Key extends { value: string; bedrock_key_config?: Record<string, unknown>; vertex_key_config?: Record<string, unknown> }>(key: Key): Key {
   return {
-    ...provider,
-    keys: provider.keys.map((key) => ({
-      ...key,
-      value: redactKey(key.value),
-      ...(key.bedrock_key_config ? { bedrock_key_config: redactBedrockKeyConfig(key.bedrock_key_config) } : {}),
-    })),
+    ...key,
+    value: redactKey(key.value),
+    ...(key.bedrock_key_config ? { bedrock_key_config: redactBedrockKeyConfig(key.bedrock_key_config) } : {}),
+    ...(key.vertex_key_config ? { vertex_key_config: redactVertexKeyConfig(key.vertex_key_config) } : {}),
   }
+}
+
+/** A provider ready to show: every key value (and Bedrock or Vertex secret) redacted. */
+export function redactProvider<Provider extends { keys: { value: string; bedrock_key_config?: Record<string, unknown>; vertex_key_config?: Record<string, unknown> }[] }>(provider: Provider): Provider {
+  return { ...provider, keys: provider.keys.map((key) => redactKeySecrets(key)) }
 }

@@ -6,7 +6,7 @@
 import type { ClientBase } from 'pg'
 import { ConfigStoreError } from './errors.ts'
 import type { ConfigStoreEvent } from './events.ts'
-import { deriveKeyId, keepBedrockSecrets, providerType, redactKey } from './keys.ts'
+import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, providerType, redactKey } from './keys.ts'
 import { loadProviders } from './rows.ts'
 import type { KeyConfig, ProviderConfig, StoredKey, StoredProvider } from './types.ts'
 
@@ -83,14 +83,14 @@ async function writeKeyRow(
   const value = previous && key.value === redactKey(previous.value) ? previous.value : key.value
   const keep = mode === 'merge' ? previous : undefined
   await client.query(
-    `INSERT INTO keys (provider, id, name, value, models, weight, aliases, azure_key_config, bedrock_key_config, position)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    `INSERT INTO keys (provider, id, name, value, models, weight, aliases, azure_key_config, bedrock_key_config, vertex_key_config, position)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (provider, id) DO UPDATE SET name = EXCLUDED.name, value = EXCLUDED.value, models = EXCLUDED.models,
        weight = EXCLUDED.weight, aliases = EXCLUDED.aliases, azure_key_config = EXCLUDED.azure_key_config,
-       bedrock_key_config = EXCLUDED.bedrock_key_config, position = EXCLUDED.position, updated_at = now()
-     WHERE (keys.name, keys.value, keys.models, keys.weight, keys.aliases, keys.azure_key_config, keys.bedrock_key_config, keys.position)
+       bedrock_key_config = EXCLUDED.bedrock_key_config, vertex_key_config = EXCLUDED.vertex_key_config, position = EXCLUDED.position, updated_at = now()
+     WHERE (keys.name, keys.value, keys.models, keys.weight, keys.aliases, keys.azure_key_config, keys.bedrock_key_config, keys.vertex_key_config, keys.position)
        IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.value, EXCLUDED.models, EXCLUDED.weight, EXCLUDED.aliases,
-         EXCLUDED.azure_key_config, EXCLUDED.bedrock_key_config, EXCLUDED.position)`,
+         EXCLUDED.azure_key_config, EXCLUDED.bedrock_key_config, EXCLUDED.vertex_key_config, EXCLUDED.position)`,
     [
       provider,
       id,
@@ -101,6 +101,7 @@ async function writeKeyRow(
       json(key.aliases ?? keep?.aliases),
       json(key.azure_key_config ?? keep?.azure_key_config),
       json(keepBedrockSecrets(key.bedrock_key_config, previous?.bedrock_key_config) ?? keep?.bedrock_key_config),
+      json(keepVertexSecrets(key.vertex_key_config, previous?.vertex_key_config) ?? keep?.vertex_key_config),
       position,
     ],
   )
@@ -139,7 +140,7 @@ function diffProvider(before: StoredProvider | undefined, after: StoredProvider)
   for (const key of after.keys) {
     const previous = previousKeys.get(key.id)
     previousKeys.delete(key.id)
-    const fields = changedFields(previous, key, ['name', 'value', 'models', 'weight', 'aliases', 'azure_key_config', 'bedrock_key_config'])
+    const fields = changedFields(previous, key, ['name', 'value', 'models', 'weight', 'aliases', 'azure_key_config', 'bedrock_key_config', 'vertex_key_config'])
     if (!previous || fields.length > 0) {
       events.push({ type: 'key:changed', detail: { provider: after.name, id: key.id, name: key.name, created: !previous, fields } })
     }

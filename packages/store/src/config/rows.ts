@@ -23,6 +23,7 @@ interface KeyRow {
   aliases: Record<string, string> | null
   azure_key_config: Record<string, unknown> | null
   bedrock_key_config: Record<string, unknown> | null
+  vertex_key_config: Record<string, unknown> | null
   updated_at: Date
 }
 
@@ -36,7 +37,7 @@ export async function loadProviders(database: Queryable, name?: string, lock = f
     parameters,
   )
   const keys = await database.query<KeyRow>(
-    `SELECT provider, id, name, value, models, weight, aliases, azure_key_config, bedrock_key_config, updated_at
+    `SELECT provider, id, name, value, models, weight, aliases, azure_key_config, bedrock_key_config, vertex_key_config, updated_at
        FROM keys ${name === undefined ? '' : 'WHERE provider = $1'} ORDER BY provider, position, id`,
     parameters,
   )
@@ -67,6 +68,7 @@ function toKey(row: KeyRow): StoredKey {
     ...(row.aliases ? { aliases: row.aliases } : {}),
     ...(row.azure_key_config ? { azure_key_config: row.azure_key_config } : {}),
     ...(row.bedrock_key_config ? { bedrock_key_config: row.bedrock_key_config } : {}),
+    ...(row.vertex_key_config ? { vertex_key_config: row.vertex_key_config } : {}),
     updated_at: row.updated_at,
   }
 }

@@ -18,6 +18,8 @@ export interface KeyConfig {
   azure_key_config?: Record<string, unknown>
   /** Amazon Bedrock: access_key, secret_key, session_token, region, deployments (issue 20). */
   bedrock_key_config?: Record<string, unknown>
+  /** Vertex AI: project_id, region, auth_credentials (the service-account JSON) (issue 20). */
+  vertex_key_config?: Record<string, unknown>
 }
 
 /** A key as the store holds it: with its id and provider always known. */

@@ -6,6 +6,8 @@
 import { historyMigration } from './0014-history.ts'
 import { requestLogMigration } from './0015-request-log.ts'
 import { bedrockKeysMigration } from './0016-bedrock-keys.ts'
+import { vertexKeysMigration } from './0017-vertex-keys.ts'
+import { snapshotRollupsMigration } from './0018-snapshot-rollups.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -104,4 +106,6 @@ export const migrations: readonly Migration[] = [
   historyMigration,
   requestLogMigration,
   bedrockKeysMigration,
+  vertexKeysMigration,
+  snapshotRollupsMigration,
 ]

@@ -1,0 +1,112 @@
+/**
+ * Paired A/B of two Switchboard checkouts (or two configs of one) on one simulator:
+ * both gateways run side by side and take turns under the same load, window after
+ * window, so whatever else the machine is doing weighs on both alike. Reports CPU ms
+ * per request of each, per window and the median of the windows.
+ *
+ *   node --import tsx bench/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
+ *        [--connections 50] [--config-a file.json] [--config-b file.json]
+ *
+ * A checkout is a directory with packages/gateway/bin/switchboard.js (default: this one).
+ * A config file is merged over the bench's one openai key (e.g. {"request_log":{"enabled":true}}).
+ * Each gateway gets its own database on one private embedded PostgreSQL.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { join, resolve, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import { startPrivateServer } from '../packages/store/test/private-server.ts'
+import { measure } from './lib/load.mjs'
+import { freePort, startService, stopAll, waitUntilReady, killAllNow } from './lib/processes.mjs'
+import { startSimulator, UPSTREAM_KEY } from './lib/targets.mjs'
+import { clockTicks } from './lib/processes.mjs'
+import { readdirSync } from 'node:fs'
+
+/** CPU ms of a PostgreSQL server: its postmaster and every backend (they are its children). */
+function postgresCpuMs(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  let ticks = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch { /* gone */ }
+  }
+  return (ticks * 1000) / clockTicks
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string', default: resolve(here, '..') },
+    b: { type: 'string', default: resolve(here, '..') },
+    'config-a': { type: 'string' },
+    'config-b': { type: 'string' },
+    rounds: { type: 'string', default: '6' },
+    window: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+  },
+})
+const rounds = Math.min(20, Math.max(1, Number(values.rounds)))
+const windowSeconds = Math.min(30, Math.max(1, Number(values.window)))
+const connections = Math.min(200, Math.max(1, Number(values.connections)))
+const resultsDir = join(here, 'results', 'ab')
+mkdirSync(resultsDir, { recursive: true })
+
+const database = await startPrivateServer('ab')
+process.on('SIGINT', () => { killAllNow(); void database.dispose().then(() => process.exit(130)) })
+try {
+  const upstream = await startSimulator({ resultsDir, name: 'ab' })
+  const admin = new pg.Client({ connectionString: database.handle.url })
+  await admin.connect()
+  const sides = []
+  for (const [name, checkout, extra] of [['A', values.a, values['config-a']], ['B', values.b, values['config-b']]] as const) {
+    await admin.query(`CREATE DATABASE ab_${name.toLowerCase()}`)
+    const url = new URL(database.handle.url)
+    url.pathname = `/ab_${name.toLowerCase()}`
+    const config = {
+      providers: { openai: { keys: [{ name: 'k1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }], network_config: { base_url: upstream.origin } } },
+      ...(extra ? JSON.parse(readFileSync(extra, 'utf8')) : {}),
+    }
+    const configFile = join(resultsDir, `${name}.config.json`)
+    writeFileSync(configFile, JSON.stringify(config, null, 2))
+    const port = await freePort()
+    const service = startService({
+      name: `switchboard-${name}`,
+      args: [join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
+      cwd: checkout,
+      env: { NODE_ENV: 'production' },
+      logFile: join(resultsDir, `${name}.log`),
+      graceMs: 15_000,
+    })
+    const origin = `http://127.0.0.1:${port}`
+    await waitUntilReady(service, async () => (await fetch(`${origin}/health`).catch(() => null))?.status === 200, { timeoutMs: 120_000, intervalMs: 250 })
+    sides.push({ name, checkout, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) } })
+  }
+  await admin.end()
+  const results: Record<string, number[]> = { A: [], B: [] }
+  const rps: Record<string, number[]> = { A: [], B: [] }
+  for (let round = 0; round < rounds; round++) {
+    // alternate who goes first, so neither always follows the other's warm caches
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const pgBefore = postgresCpuMs(database.dataDir)
+      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 ? 3 : 1 })
+      const pgMs = (postgresCpuMs(database.dataDir) - pgBefore) / run.requests
+      results[side.name].push(run.cpuMsPerRequest)
+      rps[side.name].push(run.rps)
+      console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, other work ${(run.foreignCpuShare * 100).toFixed(0)}%`)
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
+  const ma = median(results.A), mb = median(results.B)
+  console.log(`\nA ${values.a}${values['config-a'] ? ` (${values['config-a']})` : ''}: median ${ma.toFixed(4)} ms/req`)
+  console.log(`B ${values.b}${values['config-b'] ? ` (${values['config-b']})` : ''}: median ${mb.toFixed(4)} ms/req`)
+  console.log(`B / A: CPU per request ${(mb / ma).toFixed(3)}x, RPS ${(median(rps.B) / median(rps.A)).toFixed(3)}x`)
+} finally {
+  await stopAll()
+  await database.dispose()
+}

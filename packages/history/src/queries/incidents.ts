@@ -1,0 +1,75 @@
+/**
+ * The incidents of a node's history queries: the sealed incidents kept grouped in this
+ * process (incidents/sealed.ts), checked against Postgres on every query by slice
+ * fingerprints read in the same statement as the open tail, so a query groups only the tail
+ * and the sealed incidents it can join. What a node answers is a function of the rows in
+ * Postgres alone (what is kept here is only ever a grouping of rows Postgres still has), so
+ * every node answers the same.
+ */
+import type pg from 'pg'
+import { groupIncidents, type GroupOptions, type GroupedIncident } from '../incidents/group.ts'
+import { changedSlices, emptySealed, groupWithSealed, reseal, type SealedIncidents } from '../incidents/sealed.ts'
+import { loadAllEpisodes, loadNodes, loadSealedSlices, loadTail } from './read.ts'
+
+/** Tuning of the seal (tests shorten it). */
+export interface IncidentCacheInit {
+  /** Episodes that closed this long ago or more are sealed; default 2 min (writers flush within seconds). */
+  settleMs?: number
+  /** The horizon moves in steps of this; default 1 min. */
+  stepMs?: number
+}
+
+/** How many times a query rereads when writes keep landing between its reads, before it groups everything. */
+const ATTEMPTS = 3
+
+/** The incidents of every node's episodes, as `groupIncidents` of all of them would answer. */
+export interface IncidentSource {
+  grouped(options: GroupOptions): Promise<GroupedIncident[]>
+  /** Groups every episode afresh (the reference the kept path answers the same as). */
+  full(options: GroupOptions): Promise<GroupedIncident[]>
+  /** Slices reloaded and regrouped so far, and queries that gave up on the kept incidents and grouped everything. */
+  stats(): { reloadedSlices: number; fallbacks: number }
+}
+
+export function createIncidentSource(pool: pg.Pool, init: IncidentCacheInit = {}): IncidentSource {
+  const settle = init.settleMs ?? 120_000
+  const step = init.stepMs ?? 60_000
+  let sealed: SealedIncidents = emptySealed()
+  let resealing: Promise<void> | null = null
+  const counters = { reloadedSlices: 0, fallbacks: 0 }
+
+  const full = async (options: GroupOptions) => {
+    const [episodes, nodes] = await Promise.all([loadAllEpisodes(pool), loadNodes(pool)])
+    return groupIncidents(episodes, nodes, options)
+  }
+
+  /** Reloads the changed slices; one at a time (concurrent queries wait for it, then check again). */
+  const update = async (horizon: number, changed: readonly number[]) => {
+    if (resealing !== null) return resealing
+    resealing = (async () => {
+      const fresh = await loadSealedSlices(pool, horizon, changed)
+      sealed = reseal(sealed, changed, fresh)
+      counters.reloadedSlices += changed.length
+    })().finally(() => {
+      resealing = null
+    })
+    return resealing
+  }
+
+  return {
+    full,
+    stats: () => ({ ...counters }),
+    async grouped(options) {
+      const horizon = Math.floor((options.now - settle) / step) * step
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const [{ slices, tail }, nodes] = await Promise.all([loadTail(pool, horizon), loadNodes(pool)])
+        const changed = changedSlices(sealed.slices, slices)
+        if (changed.length > 0) await update(horizon, changed)
+        // The tail goes with the fingerprints read in its statement: usable once what is kept matches them.
+        if (changedSlices(sealed.slices, slices).length === 0) return groupWithSealed(sealed, tail, nodes, options)
+      }
+      counters.fallbacks++
+      return full(options)
+    },
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The episodes open on one node: opened, closed, abandoned, each with the fields a new
+ * episode starts with; and the state arithmetic episodes and directions share.
+ */
+import { scopeOf } from '../entities.ts'
+import type { Episode, State, TrackerOutput } from './types.ts'
+
+const STATE_RANK: Record<State, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
+
+/** The worse of two states. */
+export const worse = (a: State, b: State): State => (STATE_RANK[b] > STATE_RANK[a] ? b : a)
+
+/** A direction's state from its keys' states: failed when every key failed (reference: "When every key is held"). */
+export function directionState(states: readonly State[]): State {
+  if (states.length === 0) return 'healthy'
+  if (states.every((state) => state === 'failed')) return 'failed'
+  if (states.some((state) => state === 'failed' || state === 'degraded')) return 'degraded'
+  if (states.some((state) => state === 'recovering')) return 'recovering'
+  return 'healthy'
+}
+
+/** What names a new episode. */
+export type EpisodeName = Pick<Episode, 'id' | 'entity' | 'provider' | 'models' | 'keyIds' | 'cause' | 'openedAt'>
+
+/** A new episode: open, nothing seen yet but its opening. */
+export function newEpisode(name: EpisodeName): Episode {
+  return {
+    ...name,
+    scope: scopeOf(name.entity),
+    phase: 'failed',
+    closedAt: null,
+    updatedAt: name.openedAt,
+    worstState: 'degraded',
+    reasons: [],
+    action: 'reduced_traffic',
+    checks: 0,
+    checkOutcomes: {},
+    requestsFailed: 0,
+    pinnedKeptFailed: 0,
+    failedNoAlternative: 0,
+    sawRefusal: false,
+    message: null,
+    lastRequestAt: null,
+    recoveringSince: null,
+    releasedBy: null,
+    lost: false,
+  }
+}
+
+/** Failed requests recorded as events per episode, at most (the counts keep the rest). */
+const FAILED_REQUEST_EVENTS_PER_EPISODE = 50
+
+/** One node's open episodes, one per entity at most. */
+export class OpenEpisodes {
+  private readonly open = new Map<string, Episode>()
+  private readonly failedEvents = new Map<string, number>()
+  private sequence = 0
+
+  constructor(private readonly nodeId: string) {}
+
+  get(entity: string): Episode | undefined {
+    return this.open.get(entity)
+  }
+
+  list(): Episode[] {
+    return [...this.open.values()]
+  }
+
+  /** Opens an episode on `entity` (ids unique per node). */
+  start(entity: string, cause: Episode['cause'], at: number, provider: string, model: string | null, keyId: string | null): Episode {
+    const episode = newEpisode({
+      id: `${this.nodeId}:${at.toString(36)}:${(this.sequence++).toString(36)}`,
+      entity,
+      provider,
+      models: model === null ? [] : [model],
+      keyIds: keyId === null ? [] : [keyId],
+      cause,
+      openedAt: at,
+    })
+    this.open.set(entity, episode)
+    return episode
+  }
+
+  close(episode: Episode, at: number, out: TrackerOutput): void {
+    episode.phase = 'closed'
+    episode.closedAt = at
+    episode.updatedAt = at
+    this.open.delete(episode.entity)
+    this.failedEvents.delete(episode.id)
+    if (!out.episodes.includes(episode)) out.episodes.push(episode)
+  }
+
+  /** True while the episode may record one more failed request as an event (counted). */
+  takeFailedEvent(episode: Episode): boolean {
+    const recorded = this.failedEvents.get(episode.id) ?? 0
+    if (recorded >= FAILED_REQUEST_EVENTS_PER_EPISODE) return false
+    this.failedEvents.set(episode.id, recorded + 1)
+    return true
+  }
+
+  /** Every open episode, marked lost (the node is stopping before they closed). */
+  abandon(at: number): Episode[] {
+    const episodes = [...this.open.values()]
+    for (const episode of episodes) {
+      episode.lost = true
+      episode.updatedAt = at
+    }
+    this.open.clear()
+    return episodes
+  }
+}

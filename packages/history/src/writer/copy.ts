@@ -1,0 +1,111 @@
+/**
+ * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows
+ * written at request rate (the request log). The rows arrive already in COPY's text format
+ * (`copyText`, `copyArray`), joined into one CopyData message; Postgres parses each field
+ * with its type's input function and nothing else (no statement to plan, no JSON array to
+ * take apart). Measured against `INSERT ... SELECT FROM json_to_recordset($1)` in
+ * bench/README.md ("The request log on and off").
+ *
+ * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends
+ * the statement, the server answers CopyInResponse, we send the data and CopyDone, and
+ * ReadyForQuery settles it. An error (a bad row, the server going away) settles it once.
+ */
+import type pg from 'pg'
+
+/** The part of pg's connection a submittable talks to (not in @types/pg). */
+interface CopyConnection {
+  query(text: string): void
+  sendCopyFromChunk(chunk: Buffer): void
+  endCopyFrom(): void
+}
+
+/** One COPY FROM STDIN, as pg's client runs it. */
+class CopyIn {
+  /** Set by pg's `client.query(submittable, callback)`. */
+  callback?: (error: Error | null) => void
+  private settled = false
+  private error: Error | null = null
+
+  constructor(
+    private readonly text: string,
+    private readonly data: Buffer,
+  ) {}
+
+  submit(connection: CopyConnection): void {
+    connection.query(this.text)
+  }
+
+  handleCopyInResponse(connection: CopyConnection): void {
+    connection.sendCopyFromChunk(this.data)
+    connection.endCopyFrom()
+  }
+
+  handleCommandComplete(): void {}
+
+  handleEmptyQuery(): void {}
+
+  /** A server error is followed by ReadyForQuery; a lost connection is not: settle now, once. */
+  handleError(error: Error): void {
+    this.error = error
+    this.settle()
+  }
+
+  handleReadyForQuery(): void {
+    this.settle()
+  }
+
+  private settle(): void {
+    if (this.settled) return
+    this.settled = true
+    this.callback?.(this.error)
+  }
+}
+
+/**
+ * Copies `lines` (each a row in COPY text format ending in a newline) into `table`'s
+ * `columns` in one statement on one pooled connection.
+ */
+export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], lines: readonly string[]): Promise<void> {
+  if (lines.length === 0) return
+  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN`
+  const data = Buffer.from(lines.join(''), 'utf8')
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    await new Promise<void>((resolve, reject) => {
+      // pg's typings know only its own Query; a submittable is what pg-cursor and COPY use.
+      ;(client as unknown as { query(submittable: CopyIn, callback: (error: Error | null) => void): void }).query(new CopyIn(statement, data), (error) => (error ? reject(error) : resolve()))
+    })
+  } catch (error) {
+    // A connection that lost its server is not put back; a refused row leaves it usable.
+    if (!(error instanceof Error && 'severity' in error)) broken = error instanceof Error ? error : new Error(String(error))
+    throw error
+  } finally {
+    client.release(broken)
+  }
+}
+
+const NEEDS_ESCAPE = /[\\\n\r\t]/
+const ESCAPES = /[\\\n\r\t]/g
+const ESCAPED: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** A text field of COPY's text format: backslash, newline, CR and tab escaped; null is `\N`. */
+export function copyText(value: string | null): string {
+  if (value === null) return '\\N'
+  return NEEDS_ESCAPE.test(value) ? value.replace(ESCAPES, (char) => ESCAPED[char] as string) : value
+}
+
+/** A JSON text as a COPY field: JSON.stringify leaves no raw newline or tab, only backslashes to double. */
+export function copyJson(json: string): string {
+  return json.includes('\\') ? json.replaceAll('\\', '\\\\') : json
+}
+
+/** A `text[]` field: every element double-quoted (quotes and backslashes escaped), then escaped for COPY. */
+export function copyArray(values: readonly string[]): string {
+  let literal = '{'
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index] as string
+    literal += `${index === 0 ? '' : ','}"${/["\\]/.test(value) ? value.replace(/["\\]/g, (char) => `\\${char}`) : value}"`
+  }
+  return copyText(`${literal}}`)
+}

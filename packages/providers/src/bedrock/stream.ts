@@ -1,0 +1,99 @@
+/**
+ * ConverseStream events -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`).
+ *
+ * Chunks, in order: the role chunk at messageStart, text and tool-call chunks as deltas
+ * arrive (a tool call opens at contentBlockStart with its id and name, its arguments follow as
+ * `toolUse.input` pieces), one chunk with `finish_reason` at messageStop, and the usage chunk
+ * at metadata. Tool calls are numbered 0, 1, ... by their own order, as OpenAI clients
+ * assemble them. Reasoning deltas and the padding field `p` are dropped.
+ *
+ * An exception frame (throttlingException, modelStreamErrorException, ...) throws an
+ * UpstreamStreamError with Bedrock's type as its provider code; a stream that ends before
+ * messageStop throws TranslationError (`upstream_malformed`): a cut-off answer is never passed
+ * off as complete.
+ */
+import { TranslationError } from '../anthropic/errors.ts'
+import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'
+import { asRecord } from '../anthropic/messages.ts'
+import { chunkWriter } from '../http/chunks.ts'
+import { UpstreamStreamError } from '../http/stream-failure.ts'
+import { STOP_REASONS } from './converse.ts'
+import type { StreamFrame } from './eventstream.ts'
+
+/** What every chunk reports. */
+export interface ConverseStreamInit {
+  id: string
+  /** The model name the caller asked for. */
+  model: string
+  createdSeconds: number
+}
+
+export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>, init: ConverseStreamInit): AsyncGenerator<string> {
+  const writer = chunkWriter(init.id, init.model, init.createdSeconds)
+  const delta = writer.delta
+  const toolIndexByBlock = new Map<number, number>()
+  let started = false
+  let stopped = false
+  let usageSent = false
+  for await (const frame of frames) {
+    if (frame.messageType !== 'event') {
+      const message = typeof frame.payload.message === 'string' ? frame.payload.message : frame.errorMessage ?? 'no message given'
+      throw new UpstreamStreamError(message, frame.type || 'unknown_exception')
+    }
+    const payload = frame.payload
+    switch (frame.type) {
+      case 'messageStart':
+        started = true
+        yield delta({ role: 'assistant', content: '' })
+        break
+      case 'contentBlockStart': {
+        const toolUse = asRecord(asRecord(payload.start)?.toolUse)
+        const block = payload.contentBlockIndex
+        if (toolUse !== undefined && typeof block === 'number') {
+          const index = toolIndexByBlock.size
+          toolIndexByBlock.set(block, index)
+          yield delta({ tool_calls: [{ index, id: toolUse.toolUseId, type: 'function', function: { name: toolUse.name, arguments: '' } }] })
+        }
+        break
+      }
+      case 'contentBlockDelta': {
+        const change = asRecord(payload.delta)
+        if (typeof change?.text === 'string' && change.text !== '') {
+          yield delta({ content: change.text })
+          break
+        }
+        const toolUse = asRecord(change?.toolUse)
+        if (typeof toolUse?.input === 'string' && toolUse.input !== '') {
+          const index = typeof payload.contentBlockIndex === 'number' ? toolIndexByBlock.get(payload.contentBlockIndex) : undefined
+          if (index === undefined) throw malformed('a toolUse delta for a block that did not start as a tool use')
+          yield delta({ tool_calls: [{ index, function: { arguments: toolUse.input } }] })
+        }
+        break
+      }
+      case 'messageStop': {
+        if (!started) throw malformed('messageStop arrived before messageStart')
+        stopped = true
+        const reason = typeof payload.stopReason === 'string' ? (STOP_REASONS[payload.stopReason] ?? payload.stopReason) : null
+        yield delta({}, finishReasonFor(reason))
+        break
+      }
+      case 'metadata': {
+        const usage = asRecord(payload.usage)
+        const count = (name: string): number | undefined => (typeof usage?.[name] === 'number' ? usage[name] as number : undefined)
+        const input = count('inputTokens') ?? 0
+        const cached = count('cacheReadInputTokens') ?? 0
+        const written = count('cacheWriteInputTokens') ?? 0
+        usageSent = true
+        yield writer.usage(toOpenAIUsage({ prompt: input + cached + written, cached, completion: count('outputTokens') ?? 0 }))
+        break
+      }
+      // contentBlockStop and event types added later carry nothing a chat chunk has a field for.
+    }
+  }
+  if (!stopped) throw malformed(started ? 'the stream ended before messageStop' : 'the stream ended before messageStart')
+  if (!usageSent) yield writer.usage(toOpenAIUsage({}))
+}
+
+function malformed(what: string): TranslationError {
+  return new TranslationError('upstream_malformed', `Bedrock's ConverseStream is malformed: ${what}.`)
+}

@@ -1,0 +1,50 @@
+/**
+ * The one normalized outcome of an adapter's `send`, built here for every adapter alike:
+ * a success carries its usage and the key's rate-limit state (read by the adapter, never by
+ * the gateway); a failure carries class, scope, wait hint and the provider's words; a body the
+ * provider cannot be sent is `notSent` (the caller's 400, before any attempt); a 2xx that cannot
+ * be read is `unknown`; a stream that breaks after its start rejects with a `StreamFailure`.
+ */
+import { TranslationError } from './anthropic/errors.ts'
+import { readRateLimitExhaustion } from './http/rate-limit.ts'
+import type { AttemptFailed, JsonSuccess, StreamSuccess } from './types.ts'
+import { readUsage } from './usage.ts'
+
+/** A JSON success from the upstream's own bytes (passed through unparsed). */
+export function jsonBytes(status: number, headers: Record<string, string>, bytes: Buffer, now: number): JsonSuccess {
+  const success: JsonSuccess = { ok: true, kind: 'json', status, headers, bytes, usage: null, rateLimit: readRateLimitExhaustion(headers, now) }
+  success.usage = readUsage(success)
+  return success
+}
+
+/** A JSON success built by the adapter (a translated answer). */
+export function jsonBody(status: number, headers: Record<string, string>, body: Record<string, unknown>, now: number): JsonSuccess {
+  const success: JsonSuccess = { ok: true, kind: 'json', status, headers, body, usage: null, rateLimit: readRateLimitExhaustion(headers, now) }
+  success.usage = readUsage(success)
+  return success
+}
+
+/** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */
+export function streamOf(status: number, headers: Record<string, string>, events: AsyncIterable<string>, now: number): StreamSuccess {
+  return { ok: true, kind: 'stream', status, headers, events, rateLimit: readRateLimitExhaustion(headers, now) }
+}
+
+/** A 2xx whose body cannot be read: `unknown` for every adapter alike (not the key's fault, not the caller's). */
+export function malformedSuccess(status: number, headers: Record<string, string>, what: string): AttemptFailed {
+  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `The upstream answered ${status} with ${what}`, code: 'upstream_malformed' }, headers }
+}
+
+/**
+ * A body that cannot be said in this provider's format (or a surface it does not serve): never
+ * sent. The gateway answers the caller 400 with `failure.message` and records no attempt.
+ */
+export function notSent(error: TranslationError): AttemptFailed {
+  return { ok: false, notSent: true, failure: { failureClass: 'caller_fault', scope: 'model', status: 400, waitHintMs: null, message: error.message, code: error.code }, headers: {} }
+}
+
+/** True for a TranslationError that is the caller's (the body), not the upstream's (its answer). */
+export function isCallerTranslationError(error: unknown): error is TranslationError {
+  return error instanceof TranslationError && error.code !== 'upstream_malformed'
+}
+
+export { StreamFailure, streamFailureOf, normalizedEvents } from './http/stream-failure.ts'

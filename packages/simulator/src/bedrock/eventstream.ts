@@ -1,0 +1,66 @@
+/**
+ * AWS event-stream framing (application/vnd.amazon.eventstream), written from AWS's
+ * description of the format rather than with the gateway's codec, so a test that decodes these
+ * frames with @smithy/eventstream-codec checks the codec against the format:
+ *
+ *   total length (u32) | headers length (u32) | prelude CRC32 (u32) | headers | payload | message CRC32 (u32)
+ *
+ * every number big-endian; a header is name length (u8), name, value type (u8; 7 = string),
+ * value length (u16) and value. The message CRC covers everything before it.
+ */
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256)
+  for (let index = 0; index < 256; index++) {
+    let value = index
+    for (let bit = 0; bit < 8; bit++) value = value & 1 ? 0xedb88320 ^ (value >>> 1) : value >>> 1
+    table[index] = value >>> 0
+  }
+  return table
+})()
+
+/** CRC-32 (IEEE 802.3), as the framing uses. */
+export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
+  let crc = 0xffffffff
+  for (let index = start; index < end; index++) crc = CRC_TABLE[(crc ^ bytes[index]!) & 0xff]! ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+/** Header type 7: a UTF-8 string. */
+const STRING_TYPE = 7
+
+/** One frame with string headers (the only kind Bedrock's runtime sends) and a UTF-8 payload. */
+export function encodeFrame(headers: Record<string, string>, payload: string): Buffer {
+  const parts: Buffer[] = []
+  for (const [name, value] of Object.entries(headers)) {
+    const nameBytes = Buffer.from(name, 'utf8')
+    const valueBytes = Buffer.from(value, 'utf8')
+    const head = Buffer.alloc(1 + nameBytes.length + 3)
+    head.writeUInt8(nameBytes.length, 0)
+    nameBytes.copy(head, 1)
+    head.writeUInt8(STRING_TYPE, 1 + nameBytes.length)
+    head.writeUInt16BE(valueBytes.length, 2 + nameBytes.length)
+    parts.push(head, valueBytes)
+  }
+  const headerBytes = Buffer.concat(parts)
+  const body = Buffer.from(payload, 'utf8')
+  const total = 12 + headerBytes.length + body.length + 4
+  const frame = Buffer.alloc(total)
+  frame.writeUInt32BE(total, 0)
+  frame.writeUInt32BE(headerBytes.length, 4)
+  frame.writeUInt32BE(crc32(frame, 0, 8), 8)
+  headerBytes.copy(frame, 12)
+  body.copy(frame, 12 + headerBytes.length)
+  frame.writeUInt32BE(crc32(frame, 0, total - 4), total - 4)
+  return frame
+}
+
+/** A ConverseStream event frame (`:message-type: event`). */
+export function eventFrame(eventType: string, payload: Record<string, unknown>): Buffer {
+  return encodeFrame({ ':event-type': eventType, ':content-type': 'application/json', ':message-type': 'event' }, JSON.stringify(payload))
+}
+
+/** A modelled exception frame (`:message-type: exception`), as Bedrock sends one mid-stream. */
+export function exceptionFrame(exceptionType: string, message: string): Buffer {
+  return encodeFrame({ ':exception-type': exceptionType, ':content-type': 'application/json', ':message-type': 'exception' }, JSON.stringify({ message }))
+}

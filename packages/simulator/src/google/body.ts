@@ -1,0 +1,113 @@
+/** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
+import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
+import type { Reply } from '../reply/content.ts'
+import { estimateTokens, splitForStream, toolArguments } from '../reply/content.ts'
+
+/** Why a validation failed, in Google's INVALID_ARGUMENT wording. */
+export type Refusal = { refusal: string }
+
+
+function partCharacters(parts: unknown): number {
+  if (!Array.isArray(parts)) return 0
+  let total = 0
+  for (const part of parts) {
+    if (!isFields(part)) continue
+    if (typeof part.text === 'string') total += part.text.length
+    if (isFields(part.functionCall)) total += JSON.stringify(part.functionCall.args ?? {}).length
+    if (isFields(part.functionResponse)) total += JSON.stringify(part.functionResponse.response ?? {}).length
+  }
+  return total
+}
+
+/** Validates a generateContent body; `model` comes from the path. */
+export function parseGenerateContent(body: Fields, model: string, stream: boolean): ChatRequest | Refusal {
+  if (!Array.isArray(body.contents) || body.contents.length === 0) {
+    return { refusal: '* GenerateContentRequest.contents: contents is not specified' }
+  }
+  let characters = isFields(body.systemInstruction) ? partCharacters(body.systemInstruction.parts) : 0
+  for (const [index, content] of (body.contents as unknown[]).entries()) {
+    if (!isFields(content) || !Array.isArray(content.parts) || content.parts.length === 0) {
+      return { refusal: `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.` }
+    }
+    if (content.role !== undefined && content.role !== 'user' && content.role !== 'model' && content.role !== 'function') {
+      return { refusal: `Please use a valid role: user, model.` }
+    }
+    characters += partCharacters(content.parts)
+  }
+  const generation = isFields(body.generationConfig) ? body.generationConfig : {}
+  const maxTokens = generation.maxOutputTokens
+  if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
+    return { refusal: '* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.' }
+  }
+  return {
+    model,
+    stream,
+    includeUsage: false,
+    promptTokens: estimateTokens(characters),
+    maxTokens: maxTokens as number | undefined,
+    tool: forcedTool(body.tools, body.toolConfig),
+    apiVersion: undefined,
+  }
+}
+
+/** The function `toolConfig.functionCallingConfig.mode: "ANY"` forces: the first allowed one, else the first declared. */
+function forcedTool(tools: unknown, config: unknown): ChatRequest['tool'] {
+  const calling = isFields(config) && isFields(config.functionCallingConfig) ? config.functionCallingConfig : undefined
+  if (calling?.mode !== 'ANY' || !Array.isArray(tools)) return undefined
+  const declarations = tools.flatMap((tool) => (isFields(tool) && Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations as unknown[] : []))
+    .flatMap((declaration) => (isFields(declaration) && typeof declaration.name === 'string' ? [{ name: declaration.name, schema: declaration.parameters ?? declaration.parametersJsonSchema }] : []))
+  const allowed = Array.isArray(calling.allowedFunctionNames) ? calling.allowedFunctionNames : undefined
+  const pick = allowed === undefined ? declarations[0] : declarations.find((declaration) => allowed.includes(declaration.name))
+  return pick
+}
+
+function usage(chat: ChatRequest, completionTokens: number): Fields {
+  return { promptTokenCount: chat.promptTokens, candidatesTokenCount: completionTokens, totalTokenCount: chat.promptTokens + completionTokens }
+}
+
+function finishReason(chat: ChatRequest, reply: Reply): string {
+  return chat.tool === undefined && reply.truncated ? 'MAX_TOKENS' : 'STOP'
+}
+
+/** A generateContent answer. */
+export function generateContentBody(chat: ChatRequest, reply: Reply, responseId: string): string {
+  const parts = chat.tool === undefined
+    ? [{ text: reply.text }]
+    : [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }]
+  return JSON.stringify({
+    candidates: [{ content: { role: 'model', parts }, finishReason: finishReason(chat, reply), index: 0 }],
+    usageMetadata: usage(chat, reply.completionTokens),
+    modelVersion: chat.model,
+    responseId,
+  })
+}
+
+/**
+ * A streamGenerateContent answer (`alt=sse`) as GenerateContentResponse objects: text in pieces,
+ * a function call whole, and the last one carrying finishReason and the full usage.
+ */
+export function generateContentChunks(chat: ChatRequest, reply: Reply, responseId: string): Fields[] {
+  const head = { modelVersion: chat.model, responseId }
+  if (chat.tool !== undefined) {
+    return [{
+      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: usage(chat, reply.completionTokens),
+      ...head,
+    }]
+  }
+  const pieces = splitForStream(reply.text)
+  return pieces.map((piece, index) => {
+    const last = index === pieces.length - 1
+    return {
+      candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, ...(last ? { finishReason: finishReason(chat, reply) } : {}), index: 0 }],
+      // Gemini reports usage on every chunk; only the last one's candidate count is the whole answer's.
+      usageMetadata: last ? usage(chat, reply.completionTokens) : { promptTokenCount: chat.promptTokens, totalTokenCount: chat.promptTokens },
+      ...head,
+    }
+  })
+}
+
+/** Server-sent events as Gemini frames them (`data: ...` and a CRLF blank line). */
+export function sseData(value: unknown): string {
+  return `data: ${JSON.stringify(value)}\r\n\r\n`
+}
