@@ -31,6 +31,7 @@ export interface IncidentSource {
   stats(): { reloadedSlices: number; fallbacks: number }
 }
 
+/** One node's incidents: sealed ones kept between queries, each query checked against Postgres and grouping only the open tail. */
 export function createIncidentSource(pool: pg.Pool, init: IncidentCacheInit = {}): IncidentSource {
   const settle = init.settleMs ?? 120_000
   const step = init.stepMs ?? 60_000
