@@ -32,21 +32,32 @@ function keyOf<L extends string>(names: readonly L[], labels: Labels<L>): string
   return key
 }
 
-/** A labelled counter registered with a prom-client registry. */
-export class HotCounter<L extends string> {
-  readonly type = 'counter' as const
+/** What both metrics share: their entries per label set, and their place in a prom-client registry. */
+abstract class HotMetric<L extends string, Entry> {
+  abstract readonly type: Exposition['type']
   readonly aggregator = 'sum' as const
-  private readonly entries = new Map<string, CounterEntry<L>>()
+  protected readonly entries = new Map<string, Entry>()
 
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly labelNames: readonly L[],
+    protected readonly labelNames: readonly L[],
     registry: Registry,
   ) {
     // prom-client's registry takes any object shaped like its metrics (name, help, type, get).
     registry.registerMetric(this as unknown as RegisteredMetric)
   }
+
+  abstract get(): Exposition
+
+  reset(): void {
+    this.entries.clear()
+  }
+}
+
+/** A labelled counter registered with a prom-client registry. */
+export class HotCounter<L extends string> extends HotMetric<L, CounterEntry<L>> {
+  readonly type = 'counter' as const
 
   inc(labels: Labels<L>, value = 1): void {
     const key = keyOf(this.labelNames, labels)
@@ -61,10 +72,6 @@ export class HotCounter<L extends string> {
     for (const entry of this.entries.values()) values.push({ labels: entry.labels, value: entry.value })
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
   }
-
-  reset(): void {
-    this.entries.clear()
-  }
 }
 
 interface HistogramEntry<L extends string> {
@@ -76,19 +83,11 @@ interface HistogramEntry<L extends string> {
 }
 
 /** A labelled histogram registered with a prom-client registry. */
-export class HotHistogram<L extends string> {
+export class HotHistogram<L extends string> extends HotMetric<L, HistogramEntry<L>> {
   readonly type = 'histogram' as const
-  readonly aggregator = 'sum' as const
-  private readonly entries = new Map<string, HistogramEntry<L>>()
 
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly labelNames: readonly L[],
-    private readonly buckets: readonly number[],
-    registry: Registry,
-  ) {
-    registry.registerMetric(this as unknown as RegisteredMetric)
+  constructor(name: string, help: string, labelNames: readonly L[], private readonly buckets: readonly number[], registry: Registry) {
+    super(name, help, labelNames, registry)
   }
 
   observe(labels: Labels<L>, value: number): void {
@@ -124,9 +123,5 @@ export class HotHistogram<L extends string> {
       values.push({ metricName: `${this.name}_count`, labels: entry.labels, value: entry.count })
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
-  }
-
-  reset(): void {
-    this.entries.clear()
   }
 }
