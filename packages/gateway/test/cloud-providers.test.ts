@@ -149,7 +149,7 @@ describe('Gemini API and Vertex keys through the gateway', () => {
     expect(text).toBe('Hello from the simulator (gemini/gemini-2.5-flash).')
   })
 
-  it('streams a tool call on the Anthropic Messages surface from Claude on Vertex (streamRawPredict)', async () => {
+  it('streams a tool call on the Anthropic Messages surface from Claude on Vertex, sent natively (streamRawPredict)', async () => {
     const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: 'unused-by-the-gateway', maxRetries: 0 })
     const message = await anthropic.messages.stream({
       model: `vertex/${MODEL}`, max_tokens: 200, messages: [{ role: 'user', content: 'Weather in Paris?' }],
@@ -158,6 +158,8 @@ describe('Gemini API and Vertex keys through the gateway', () => {
     }).finalMessage()
     expect(message.stop_reason).toBe('tool_use')
     expect(message.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { city: 'simulated' } })
+    // Vertex's own message and tool-use ids came through: the body went as Anthropic's, not through chat.
+    expect(message.id).toMatch(/^msg_vrtx_/)
     const last = (await simulator.requests()).filter((request) => request.provider === 'vertex').at(-1)
     expect(last).toMatchObject({ stream: true, status: 200, model: 'claude-sonnet-4-5@20250929' })
   })
