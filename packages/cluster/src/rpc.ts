@@ -157,6 +157,7 @@ export class Rpc {
         if (signal.aborted) throw new ClusterError('request_timeout', `${peerId} did not answer ${protocol} within ${timeoutMs} ms`, { retryable: true, cause: error })
         throw new ClusterError('request_failed', `${protocol} to ${peerId} failed: ${String(error)}`, { retryable: true, cause: error })
       }
+      counters.requests.responseBytes += raw.byteLength
       let reply: z.infer<typeof responseFrameSchema>
       try {
         reply = responseFrameSchema.parse(JSON.parse(decoder.decode(raw.subarray())))
