@@ -12,6 +12,7 @@ import {
   createAdaptiveBalancer,
   createHolds,
   createKeyRotation,
+  keyRotationFor,
   createSessionAffinity,
   defaultLoadBalancerSettings,
   planKeys,
@@ -98,7 +99,7 @@ function request(input: Omit<PlanInput, 'now' | 'random' | 'log' | 'directKey' |
   const target = plan.targets[0]!
   const keys = keysByProvider.get(target.provider)!.get(MODEL)!
   const keyPlan = planKeys(planner, target, keys, { settings: input.settings, now: clock, log })
-  const rotation = createKeyRotation({ weights: keyPlan.weights, policy, random, first: keyPlan.first, once: keyPlan.check })
+  const rotation = keyRotationFor(keyPlan, policy, random)
   const step = rotation.first()
   return step.kind === 'attempt' ? step.keyIndex + plan.targets.length : 0
 }
@@ -134,8 +135,11 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 }
 
+// `node --import tsx bench/selection.ts session` runs only the cases whose name contains "session" (for a CPU profile).
+const only = process.argv[2]
 const rows: string[] = []
 for (const [name, run] of Object.entries(cases)) {
+  if (only !== undefined && !name.includes(only)) continue
   const perRequest: number[] = []
   for (let batch = 0; batch < WARMUP_BATCHES + BATCHES; batch++) {
     const start = process.hrtime.bigint()

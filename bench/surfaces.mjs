@@ -10,9 +10,15 @@
  * surface's lowest round by CPU per request). Writes the `surfaces` (or
  * `surfaces-stream`) section of README.md.
  *
+ * With `--providers` (issue 20) the rows are chat completions to each wire
+ * format instead: OpenAI as is (the baseline), Anthropic, Bedrock (Converse /
+ * ConverseStream, SigV4-signed), Vertex AI (Gemini, OAuth2 token), Claude on
+ * Vertex (rawPredict), the Gemini API; section `providers` (`providers-stream`).
+ *
  *   cd bench && npm install && node surfaces.mjs [--duration 10] [--warmup 2]
- *     [--connections 50] [--rounds 2] [--stream] [--no-readme]
+ *     [--connections 50] [--rounds 2] [--stream] [--providers] [--no-readme]
  */
+import { readFileSync } from 'node:fs';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +39,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '2' },
     stream: { type: 'boolean', default: false },
+    providers: { type: 'boolean', default: false },
     'no-readme': { type: 'boolean', default: false },
   },
 });
@@ -50,13 +57,31 @@ const options = {
 };
 
 const question = 'hi';
-const surfaces = [
+const chatSurfaces = [
   { id: 'chat', label: '`/v1/chat/completions` → OpenAI (chat, as is)', path: '/v1/chat/completions', body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: question }] }, looks: (text) => text.includes('"choices"') || text.includes('chat.completion.chunk') },
   { id: 'messages-openai', label: '`/v1/messages` → OpenAI (translated both ways)', path: '/v1/messages', body: { model: 'openai/gpt-4o-mini', max_tokens: 64, messages: [{ role: 'user', content: question }] }, looks: (text) => text.includes('"type":"message"') || text.includes('message_stop') },
   { id: 'responses-openai', label: '`/v1/responses` → OpenAI (native)', path: '/v1/responses', body: { model: 'openai/gpt-4o-mini', input: question }, looks: (text) => text.includes('"object":"response"') || text.includes('response.completed') },
   { id: 'responses-compatible', label: '`/v1/responses` → chat-only OpenAI-compatible (translated both ways)', path: '/v1/responses', body: { model: 'compatible/gpt-4o-mini', input: question }, looks: (text) => text.includes('"object":"response"') || text.includes('response.completed') },
   { id: 'messages-anthropic', label: '`/v1/messages` → Anthropic (native)', path: '/v1/messages', body: { model: 'anthropic/claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: question }] }, looks: (text) => text.includes('"type":"message"') || text.includes('message_stop') },
 ];
+
+const chatTo = (id, label, model) => ({ id, label, path: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: question }] }, looks: (text) => text.includes('"choices"') || text.includes('chat.completion.chunk') });
+const providerRows = [
+  chatTo('chat', '`/v1/chat/completions` → OpenAI (chat, as is)', 'openai/gpt-4o-mini'),
+  chatTo('anthropic', '→ Anthropic Messages (translated)', 'anthropic/claude-haiku-4-5'),
+  chatTo('bedrock', '→ Bedrock Converse / ConverseStream (SigV4-signed, translated)', 'bedrock/claude-haiku-4-5'),
+  chatTo('vertex-gemini', '→ Vertex AI generateContent (OAuth2 token, translated)', 'vertex/gemini-2.5-flash'),
+  chatTo('vertex-claude', '→ Claude on Vertex AI rawPredict (OAuth2 token, translated)', 'vertex/claude-haiku-4-5'),
+  chatTo('gemini', '→ Gemini API generateContent (API key, translated)', 'gemini/gemini-2.5-flash'),
+];
+const surfaces = values.providers ? providerRows : chatSurfaces;
+
+/** The simulator's published test service account (its private key signs the token requests). */
+function simulatorServiceAccount(tokenUri) {
+  const source = readFileSync(join(benchDir, '../packages/simulator/src/google/service-account.ts'), 'utf8');
+  const privateKey = /const SIMULATOR_PRIVATE_KEY = `([^`]+)`/.exec(source)[1];
+  return { type: 'service_account', project_id: 'bench-project', private_key_id: 'simulator-key-1', private_key: privateKey, client_email: 'bench@bench-project.iam.gserviceaccount.com', token_uri: tokenUri };
+}
 
 async function main() {
   const resultsDir = join(benchDir, 'results');
@@ -70,6 +95,11 @@ async function main() {
     openai: { keys: [{ name: 'k1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }], network_config: network },
     compatible: { keys: [{ name: 'c1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }], network_config: network, custom_provider_config: { base_provider_type: 'openai' } },
     anthropic: { keys: [{ name: 'a1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }], network_config: network },
+    ...(values.providers ? {
+      bedrock: { keys: [{ name: 'b1', value: 'AKIABENCH0000001', models: ['*'], weight: 1, bedrock_key_config: { access_key: 'AKIABENCH0000001', secret_key: 'AKIABENCH0000001/simulator-secret', region: 'us-east-1' } }], network_config: network },
+      vertex: { keys: [{ name: 'v1', value: 'bench@bench-project.iam.gserviceaccount.com', models: ['*'], weight: 1, vertex_key_config: { project_id: 'bench-project', region: 'us-central1', auth_credentials: simulatorServiceAccount(`${upstream.origin}/token`) } }], network_config: network },
+      gemini: { keys: [{ name: 'g1', value: UPSTREAM_KEY, models: ['*'], weight: 1 }], network_config: network },
+    } : {}),
   };
   const switchboard = targets.find((target) => target.id === 'switchboard');
   const started = await switchboard.start({ upstream, stream: options.stream, resultsDir, nodeFlagsFor: () => [], providers });
@@ -117,7 +147,7 @@ async function main() {
   ].join('\n');
   console.log(`\n${section}\n`);
   if (!values['no-readme']) {
-    const name = options.stream ? 'surfaces-stream' : 'surfaces';
+    const name = `${values.providers ? 'providers' : 'surfaces'}${options.stream ? '-stream' : ''}`;
     replaceSection(join(benchDir, 'README.md'), name, section);
     console.log(`wrote the ${name} section of bench/README.md`);
   }

@@ -50,8 +50,9 @@ describe('a short chaos run: three nodes, a SIGKILL every 7 s, under load', () =
     expect(served, report()).toBeGreaterThan(0)
   })
 
-  it('lost no hold across restarts', () => {
+  it('lost no hold across restarts, and brought none back', () => {
     expect(result.restarts.flatMap((restart) => restart.lost), report()).toEqual([])
+    expect(result.verdict.holdsResurrected, report()).toBe(0)
   })
 
   it('sent no request to a held key before its due time', () => {

@@ -5,8 +5,8 @@
  * restarted node always has a peer to pull the holds from.
  */
 import { DEMO_MODELS } from '../fleet/rough-day.ts'
-import { judgeHeldTraffic, type HeldTrafficVerdict, type KeyFacts } from './held-traffic.ts'
-import { judgeRestart, type ListedHold, type RestartObservation, type RestartVerdict } from './restarts.ts'
+import { judgeHeldTraffic, PROPAGATION_GRACE_MS, type HeldTrafficVerdict, type KeyFacts } from './held-traffic.ts'
+import { judgeRestart, targetId, type ListedHold, type RestartObservation, type RestartVerdict } from './restarts.ts'
 import type { ChaosNode, FleetUnderTest } from './fleets.ts'
 import { adminGet, collectUpstreamLog, configuredKeys, listed, resetUpstreamLog, watchHolds, type WatchedNode } from './observe.ts'
 import { startTraffic, type NodeTally, type UnansweredSample } from './traffic.ts'
@@ -53,7 +53,7 @@ export interface ChaosResult {
   upstreamLogGap: boolean
   keys: KeyFacts[]
   /** The three promises of issue 7, and nodes that crashed, would not start again or never formed a fleet. */
-  verdict: { holdsLost: number; earlyRequests: number; unanswered: number; unclear: number; incidents: number; passed: boolean }
+  verdict: { holdsLost: number; holdsResurrected: number; earlyRequests: number; unanswered: number; unclear: number; incidents: number; passed: boolean }
 }
 
 interface NodeState {
@@ -208,7 +208,14 @@ export async function runChaos(fleet: FleetUnderTest, options: ChaosOptions): Pr
       if (after === null) continue
       const backAt = Date.now()
       const peersAfter = await pollFleet(live().filter((state) => state !== victim))
-      restarts.push({ nodeId: victim.node.nodeId, killedAt, backAt, before, after, peersAfter, snapshotAgeMs })
+      // A hold only the restarted node lists: poll it again a grace later, in case a peer released it between the polls.
+      const peerTargets = new Set(Object.values(peersAfter).flat().map(targetId))
+      let afterSettled: ListedHold[] | undefined
+      if (after.some((hold) => !peerTargets.has(targetId(hold)))) {
+        await sleep(PROPAGATION_GRACE_MS)
+        afterSettled = await holds.pollNow(watched(victim), 3_000).then(listed, () => undefined)
+      }
+      restarts.push({ nodeId: victim.node.nodeId, killedAt, backAt, before, after, peersAfter, snapshotAgeMs, ...(afterSettled ? { afterSettled } : {}) })
       log(`${((backAt - startedAt) / 1000).toFixed(1)} s: ${victim.node.nodeId} back after ${((backAt - killedAt) / 1000).toFixed(1)} s, holding ${after.length}`)
       nextKill = Math.max(nextKill + options.killEveryMs, Date.now() + 1_000)
     }
@@ -232,13 +239,14 @@ export async function runChaos(fleet: FleetUnderTest, options: ChaosOptions): Pr
   const sum = (pick: (tally: NodeTally) => number) => Object.values(tallies).reduce((total, tally) => total + pick(tally), 0)
   const verdict = {
     holdsLost: restartVerdicts.reduce((total, restart) => total + restart.lost.length, 0),
+    holdsResurrected: restartVerdicts.reduce((total, restart) => total + restart.resurrected, 0),
     earlyRequests: heldTraffic.early.length,
     unanswered: sum((tally) => tally.noAnswer),
     unclear: sum((tally) => tally.unclear),
     incidents: incidents.length,
     passed: false,
   }
-  verdict.passed = verdict.holdsLost === 0 && verdict.earlyRequests === 0 && verdict.unanswered === 0 && verdict.unclear === 0 && verdict.incidents === 0
+  verdict.passed = verdict.holdsLost === 0 && verdict.holdsResurrected === 0 && verdict.earlyRequests === 0 && verdict.unanswered === 0 && verdict.unclear === 0 && verdict.incidents === 0
   const { log: _log, signal: _signal, ...recorded } = options
   return {
     startedAt,

@@ -119,6 +119,7 @@ export function renderReport(result: ChaosResult, command: string): string {
   out.push('### Verdict')
   out.push('')
   out.push(`- No hold lost across restarts: ${mark(verdict.holdsLost === 0)} (${verdict.holdsLost} lost over ${result.restarts.length} restarts)`)
+  out.push(`- No hold resurrected by a restart: ${mark(verdict.holdsResurrected === 0)} (${verdict.holdsResurrected})`)
   out.push(`- No request sent to a held key before its due time: ${mark(verdict.earlyRequests === 0)} (${verdict.earlyRequests})`)
   out.push(`- Every request that reached a live node answered (served, or a clear JSON error): ${mark(verdict.unanswered === 0 && verdict.unclear === 0)} (${verdict.unanswered} without an answer, ${verdict.unclear} unclear)`)
   out.push(`- Every node restarted, none crashed: ${mark(verdict.incidents === 0)}${verdict.incidents > 0 ? ` (${verdict.incidents} incidents above)` : ''}`)

@@ -10,7 +10,9 @@
  * lists any more was released meanwhile, not lost; one that only the killed node listed
  * before the kill (its gossip never left) is counted apart. A lost hold is lost whether or
  * not it was due: a due hold stays held until a check releases it. The other way round, a
- * hold the restarted node lists that no peer lists is resurrected (a stale restore).
+ * hold the restarted node lists that no peer lists is resurrected (a stale restore), unless
+ * the restarted node no longer lists it either when polled again a grace later: then a peer
+ * released it between the two polls (a check served) and the release reached it.
  */
 import { PROPAGATION_GRACE_MS } from './held-traffic.ts'
 
@@ -36,6 +38,8 @@ export interface RestartObservation {
   after: ListedHold[]
   /** The other live nodes' holds polled right after that. */
   peersAfter: Record<string, ListedHold[]>
+  /** The restarted node's holds polled again a grace after `peersAfter` (taken only when it listed one no peer did). */
+  afterSettled?: ListedHold[]
   /** Age of the fleet's last Postgres snapshot at the kill (null: none yet, or not known). */
   snapshotAgeMs: number | null
 }
@@ -61,13 +65,14 @@ export interface RestartVerdict {
   releasedMeanwhile: number
   /** Held only by the killed node just before the kill, and by nobody after. */
   onlyOnKilledNode: number
-  /** Listed by the restarted node but by no peer. */
+  /** Listed by the restarted node but by no peer, and still by the restarted node a grace later. */
   resurrected: number
   snapshotAgeMs: number | null
   lost: LostHold[]
 }
 
-const targetId = (hold: Pick<ListedHold, 'provider' | 'keyId' | 'model'>) => JSON.stringify([hold.provider, hold.keyId, hold.model])
+/** The key of a hold target, for comparing views. */
+export const targetId = (hold: Pick<ListedHold, 'provider' | 'keyId' | 'model'>) => JSON.stringify([hold.provider, hold.keyId, hold.model])
 
 /** Every target any view lists, each with its oldest `since` (the hold that has been there longest). */
 function union(views: readonly ListedHold[][]): Map<string, ListedHold> {
@@ -112,7 +117,7 @@ export function judgeRestart(restart: RestartObservation, graceMs = PROPAGATION_
     fleetAfter: union([restart.after, ...Object.values(restart.peersAfter)]).size,
     releasedMeanwhile,
     onlyOnKilledNode,
-    resurrected: restart.after.filter((hold) => !peers.has(targetId(hold))).length,
+    resurrected: restart.after.filter((hold) => !peers.has(targetId(hold)) && (restart.afterSettled?.some((settled) => targetId(settled) === targetId(hold)) ?? true)).length,
     snapshotAgeMs: restart.snapshotAgeMs,
     lost,
   }

@@ -128,6 +128,12 @@ describe('holds lost across a restart', () => {
     expect(verdict).toMatchObject({ releasedMeanwhile: 0, onlyOnKilledNode: 1, resurrected: 1, lost: [] })
   })
 
+  it('is not resurrected when a peer released it between the polls and the restarted node no longer lists it a grace later', () => {
+    const observed = { ...restart, before: { 'node-1': [hold()], 'node-2': [hold()] }, after: [hold()], peersAfter: { 'node-1': [] } }
+    expect(judgeRestart({ ...observed, afterSettled: [] }).resurrected).toBe(0)
+    expect(judgeRestart({ ...observed, afterSettled: [hold()] }).resurrected).toBe(1)
+  })
+
   it('is not lost when the peers placed it again only as the node came back', () => {
     const verdict = judgeRestart({ ...restart, before: { 'node-1': [hold()] }, after: [], peersAfter: { 'node-1': [hold({ since: T + 13_500 })] } })
     expect(verdict.lost).toEqual([])

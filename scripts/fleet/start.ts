@@ -73,14 +73,17 @@ function restart(node: FleetNode, detail: { code: number | null; signal: NodeJS.
 }
 
 try {
+  // The simulator starts while Postgres does (a restart at once after Ctrl-C is that much sooner).
+  const simulatorStarting = startSimulatorProcess()
+  simulatorStarting.then(
+    (started) => cleanups.push(() => void started.child.kill('SIGTERM')),
+    () => {},
+  )
   const server = await ensureDatabase({ databaseUrl: process.env.SWITCHBOARD_DATABASE_URL ?? process.env.DATABASE_URL, dataDir: join(stateDir, 'postgres') })
   cleanups.push(() => server.release())
   // The demo gets a database of its own, fresh each start, so it always shows the same rough day.
   const database = { ...server, url: await freshDatabase(server.url, 'switchboard_demo') }
-  const simulator = await startSimulatorProcess()
-  cleanups.push(() => {
-    simulator.child.kill('SIGTERM')
-  })
+  const simulator = await simulatorStarting
   await fetch(`${simulator.url}/_sim/rules`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ROUGH_DAY_RULES) })
   const configFile = join(stateDir, 'demo-config.json')
   writeFileSync(configFile, `${JSON.stringify(roughDayConfig(simulator.url), null, 2)}\n`)

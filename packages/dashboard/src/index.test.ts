@@ -29,9 +29,19 @@ describe('the dashboard assets', () => {
     }
   })
 
+  it('asks for the page\'s data from a small boot module that runs before the views (no Preact in its imports)', () => {
+    const scripts = [...page.matchAll(/<script type="module" src="([^"]+)">/g)].map((match) => match[1])
+    expect(scripts).toEqual(['/ui/boot.js', '/ui/app.js'])
+    const boot = dashboard.asset('/ui/boot.js')!.body.toString('utf8')
+    const imports = (text: string) => [...text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'/gm)].map((match) => match[1])
+    expect(imports(boot)).toEqual(['./lib/http.js', './lib/query.js'])
+    expect([...imports(dashboard.asset('/ui/lib/http.js')!.body.toString('utf8')), ...imports(dashboard.asset('/ui/lib/query.js')!.body.toString('utf8'))]).toEqual([])
+  })
+
   it('preloads every module of the page (no import waterfall), and uPlot only when a chart opens', () => {
     const preloaded = new Set([...page.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((match) => match[1]))
-    const modules = dashboard.paths().filter((path) => path.startsWith('/ui/') && path.endsWith('.js') && path !== '/ui/app.js' && path !== '/ui/vendor/uplot.js')
+    const entries = new Set(['/ui/boot.js', '/ui/app.js', '/ui/vendor/uplot.js'])
+    const modules = dashboard.paths().filter((path) => path.startsWith('/ui/') && path.endsWith('.js') && !entries.has(path))
     for (const path of modules) expect(preloaded.has(path), path).toBe(true)
     expect(preloaded.has('/ui/vendor/uplot.js')).toBe(false)
   })

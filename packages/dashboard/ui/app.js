@@ -4,6 +4,7 @@ import { render } from 'preact'
 import { useEffect, useState, useCallback } from 'preact/hooks'
 import { html } from './lib/html.js'
 import { api, setToken, token } from './lib/api.js'
+import { bootTime } from './lib/http.js'
 import { navigate, useRoute, windowOf, WINDOWS } from './lib/route.js'
 import { DashboardPage } from './pages/dashboard.js'
 import { IncidentsPage } from './pages/incidents.js'
@@ -86,7 +87,8 @@ function App() {
   const live = route.params.live !== '0' && route.params.window !== 'custom'
   const [tick, setTick] = useState(0)
   const [version, setVersion] = useState(0)
-  const [now, setNow] = useState(Date.now())
+  // boot.js's clock: the first window is the one it already asked for.
+  const [now, setNow] = useState(bootTime)
   useEffect(() => {
     if (!live) return undefined
     const timer = setInterval(() => {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import OpenAI from 'openai'
+import Anthropic from '@anthropic-ai/sdk'
 import { simulatorSecretKey, simulatorServiceAccount } from '@switchboard/simulator'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
@@ -145,6 +146,28 @@ describe('Gemini API and Vertex keys through the gateway', () => {
     const stream = await client.chat.completions.create({ model: 'gemini/gemini-2.5-flash', stream: true, messages: [{ role: 'user', content: 'Hi' }] })
     let text = ''
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('Hello from the simulator (gemini/gemini-2.5-flash).')
+  })
+
+  it('streams a tool call on the Anthropic Messages surface from Claude on Vertex, sent natively (streamRawPredict)', async () => {
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: 'unused-by-the-gateway', maxRetries: 0 })
+    const message = await anthropic.messages.stream({
+      model: `vertex/${MODEL}`, max_tokens: 200, messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tool_choice: { type: 'tool', name: 'get_weather' },
+    }).finalMessage()
+    expect(message.stop_reason).toBe('tool_use')
+    expect(message.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { city: 'simulated' } })
+    // Vertex's own message and tool-use ids came through: the body went as Anthropic's, not through chat.
+    expect(message.id).toMatch(/^msg_vrtx_/)
+    const last = (await simulator.requests()).filter((request) => request.provider === 'vertex').at(-1)
+    expect(last).toMatchObject({ stream: true, status: 200, model: 'claude-sonnet-4-5@20250929' })
+  })
+
+  it('serves the Responses surface from the Gemini API, streamed', async () => {
+    const stream = await client.responses.create({ model: 'gemini/gemini-2.5-flash', input: 'Hi', stream: true })
+    let text = ''
+    for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta
     expect(text).toBe('Hello from the simulator (gemini/gemini-2.5-flash).')
   })
 

@@ -1,4 +1,4 @@
-import type { AttemptFailure } from '@switchboard/routing'
+import type { AttemptFailure, BalancerKey } from '@switchboard/routing'
 import type { Cancellation } from './http/cancellation.ts'
 import type { RateLimitExhaustion } from './http/rate-limit.ts'
 import type { TokenUsage } from './usage.ts'
@@ -44,14 +44,15 @@ export interface VertexKeyConfig {
   auth_credentials?: string
 }
 
-/** One API key of a provider, as config.json describes it (value already resolved from env). */
-export interface ProviderKey {
-  id: string
-  name: string
+/**
+ * One API key of a provider, as config.json describes it (value already resolved from env): the
+ * routing vocabulary's key (id, name, models, weight, aliases; "serves a model" is routing's
+ * `keyServesModel`) plus what reaching the upstream takes.
+ */
+export interface ProviderKey extends BalancerKey {
   value: string
   /** Models this key serves; `["*"]` means every model. */
   models: readonly string[]
-  weight: number
   /** Model name as the caller says it -> model name as this key's upstream knows it. */
   aliases?: Record<string, string>
   azure_key_config?: AzureKeyConfig
@@ -60,7 +61,7 @@ export interface ProviderKey {
 }
 
 /** network_config of a provider, with defaults applied. */
-export interface NetworkConfig {
+export interface ProviderNetwork {
   base_url: string
   default_request_timeout_in_seconds: number
   max_retries: number
@@ -73,7 +74,7 @@ export interface NetworkConfig {
 export interface ProviderInit {
   name: string
   type: ProviderType
-  network: NetworkConfig
+  network: ProviderNetwork
 }
 
 /**

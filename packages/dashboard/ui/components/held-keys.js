@@ -29,9 +29,9 @@ export function HeldKeysCard({ conditions, session, now, onReleased }) {
   const denied = canRelease ? undefined : 'Releasing needs an Update token'
   const actions = html`<button class="secondary" disabled=${!canRelease || holds.length === 0 || busy !== null} title=${denied}
       onClick=${() => release('all', {})}>Release all</button>`
-  return html`<${Card} title=${`Held keys${conditions ? ` (${conditions.count})` : ''}`} actions=${actions} testid="held-keys" className="held-keys">
+  return html`<${Card} title=${`Held keys${conditions ? ` (${conditions.count})` : ''}`} actions=${actions} testid="held-keys" className="held-keys" busy=${conditions === undefined}>
     ${message ? html`<div class=${`notice ${message.kind}`} role="status">${message.text}</div>` : null}
-    ${holds.length === 0
+    ${conditions === undefined ? html`<p class="empty">Loading the held keys…</p>` : holds.length === 0
       ? html`<p class="empty">No key is held. Every key the providers accept is in rotation.</p>`
       : html`<table class="table">
           <thead><tr><th>Provider</th><th>Key</th><th>Model</th><th>Reason</th><th>Provider's words</th><th>Held since</th><th>Next check</th><th>Checks</th><th></th></tr></thead>

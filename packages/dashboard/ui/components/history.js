@@ -3,20 +3,21 @@
 // API, it says so instead of drawing numbers it does not have.
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
-import { useApi, withQuery } from '../lib/api.js'
+import { useApi } from '../lib/api.js'
+import { dashboardPaths, SUMMARY_PATH } from '../lib/query.js'
 import { MissingApi, ErrorNotice } from './notice.js'
 import { Figures } from './figures.js'
 import { Timeline } from './timeline.js'
 
-export const SUMMARY_PATH = '/api/adaptive-routing/history/summary'
-export const TIMELINE_PATH = '/api/adaptive-routing/history/timeline'
+export { SUMMARY_PATH, TIMELINE_PATH } from '../lib/query.js'
 
 export function HistoryPanels({ context, onReady }) {
   const { window, route } = context
   const deps = [context.tick, context.version]
-  const filters = { from: window.from, to: window.to, providers: route.params.providers, models: route.params.models }
-  const summary = useApi(withQuery(SUMMARY_PATH, filters), deps)
-  const timeline = useApi(withQuery(TIMELINE_PATH, filters), deps)
+  // The same URLs boot.js asked for before the views loaded (lib/query.js), so those answers are used.
+  const paths = dashboardPaths(route.params, window)
+  const summary = useApi(paths.summary, deps)
+  const timeline = useApi(paths.timeline, deps)
   const [open, setOpen] = useState(null)
   if (summary.error?.status === 404 && !summary.data) return html`<${MissingApi} path=${SUMMARY_PATH} what="Routing history (figures and timeline)" />`
   if (summary.data && timeline.data) onReady?.()

@@ -2,6 +2,7 @@
 // timeline of the window (routing history), the held keys, and the routes as this node sees them.
 import { html } from '../lib/html.js'
 import { useApi } from '../lib/api.js'
+import { CONDITIONS_PATH, ROUTES_PATH } from '../lib/query.js'
 import { HeldKeysCard } from '../components/held-keys.js'
 import { RoutesCard } from '../components/routes.js'
 import { ErrorNotice } from '../components/notice.js'
@@ -9,8 +10,8 @@ import { HistoryPanels } from '../components/history.js'
 
 export function DashboardPage({ context }) {
   const deps = [context.tick, context.version]
-  const conditions = useApi('/api/adaptive-routing/conditions', deps)
-  const routes = useApi('/api/adaptive-routing/routes', deps)
+  const conditions = useApi(CONDITIONS_PATH, deps)
+  const routes = useApi(ROUTES_PATH, deps)
   return html`<div class="page dashboard">
     <${HistoryPanels} context=${context} />
     <${ErrorNotice} error=${conditions.error} what="Held keys" />

@@ -5,12 +5,12 @@
  * once one exists, every call needs one, as `Authorization: Bearer <key>` (OpenAI SDKs) or
  * `x-api-key: <key>` (Anthropic SDKs). Then the key's requests-per-minute and tokens-per-minute.
  *
- * The caller is remembered per request (`callerOf(incoming)`) for the request log and metrics.
+ * The surface keeps the caller it gets back for the request log and metrics.
  */
 import type { IncomingMessage } from 'node:http'
 import { GatewayError } from '../errors.ts'
 import type { GatewayKey, GatewayKeyRing } from './gateway-keys.ts'
-import type { KeyLimiter, Refusal } from './limits.ts'
+import type { KeyLimiter, LimitRefusal } from './limits.ts'
 import { isLocalCaller } from './network.ts'
 
 /** The authenticated caller of one inference request. */
@@ -24,13 +24,6 @@ export interface Caller {
 
 /** A loopback caller while no gateway key exists. */
 export const LOCAL_CALLER: Caller = Object.freeze({ key: null, keyId: null, keyName: null })
-
-const callers = new WeakMap<IncomingMessage, Caller>()
-
-/** The caller `authenticateCaller` found for this request, if it ran. */
-export function callerOf(incoming: IncomingMessage): Caller | undefined {
-  return callers.get(incoming)
-}
 
 export interface CallerComponents {
   keys: GatewayKeyRing
@@ -59,7 +52,6 @@ export function authenticateCaller(components: CallerComponents, incoming: Incom
     if (!isLocalCaller(incoming.socket.remoteAddress, incoming.socket.localPort, incoming.headers)) {
       throw new GatewayError('gateway_key_required', `No gateway key exists yet, so this gateway answers inference calls from loopback only. ${HOW_TO_KEYS}`)
     }
-    callers.set(incoming, LOCAL_CALLER)
     return LOCAL_CALLER
   }
   const secret = offeredKey(incoming)
@@ -67,7 +59,6 @@ export function authenticateCaller(components: CallerComponents, incoming: Incom
   const key = components.keys.find(secret)
   if (key === undefined) throw new GatewayError('gateway_key_invalid', 'That gateway key is not known to this gateway (or was revoked).')
   const caller: Caller = { key, keyId: key.id, keyName: key.name }
-  callers.set(incoming, caller)
   const admitted = components.limiter.admit(key)
   if (admitted === null) return caller
   if (admitted instanceof Promise) {
@@ -80,7 +71,7 @@ export function authenticateCaller(components: CallerComponents, incoming: Incom
 }
 
 /** The 429 of a key over its limit, with retry-after at the window's end. */
-function rateLimited(key: GatewayKey, refusal: Refusal): GatewayError {
+function rateLimited(key: GatewayKey, refusal: LimitRefusal): GatewayError {
   const what = refusal.reason === 'requests' ? 'requests' : 'tokens'
   return new GatewayError('gateway_key_rate_limited', `Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, { retryAfterSeconds: refusal.retryAfterSeconds })
 }

@@ -26,7 +26,7 @@ export interface LimitPeers {
   /** Asks the owner for a lease; resolves with how many requests it granted. */
   lease(owner: string, request: LeaseRequest): Promise<number>
   /** Tells the fleet this node's token count of a key for a window. */
-  publishTokens(usage: TokenUsage): void
+  publishTokens(usage: CallerTokenUsage): void
 }
 
 export interface LeaseRequest {
@@ -35,14 +35,14 @@ export interface LeaseRequest {
   limit: number
 }
 
-export interface TokenUsage {
+export interface CallerTokenUsage {
   key_id: string
   window: number
   tokens: number
 }
 
 /** Why a key was refused. */
-export type Refusal = { reason: 'requests' | 'tokens'; limit: number; retryAfterSeconds: number }
+export type LimitRefusal = { reason: 'requests' | 'tokens'; limit: number; retryAfterSeconds: number }
 
 interface Lease {
   window: number
@@ -77,7 +77,7 @@ export class KeyLimiter {
   }
 
   /** null when the key may send one more request now (counted), else why not. Synchronous unless a lease must be asked for. */
-  admit(key: GatewayKey): Refusal | null | Promise<Refusal | null> {
+  admit(key: GatewayKey): LimitRefusal | null | Promise<LimitRefusal | null> {
     if (key.requestsPerMinute === null && key.tokensPerMinute === null) return null
     const now = this.init.now()
     const window = Math.floor(now / this.windowMs)
@@ -119,7 +119,7 @@ export class KeyLimiter {
   }
 
   /** A peer's token count of a key. */
-  peerUsage(nodeId: string, usage: TokenUsage): void {
+  peerUsage(nodeId: string, usage: CallerTokenUsage): void {
     let byNode = this.peerTokens.get(usage.key_id)
     if (byNode === undefined) this.peerTokens.set(usage.key_id, (byNode = new Map()))
     const known = byNode.get(nodeId)
@@ -181,7 +181,7 @@ export class KeyLimiter {
     return Math.floor(this.init.now() / this.windowMs)
   }
 
-  private refusal(reason: Refusal['reason'], limit: number, window: number, now: number): Refusal {
+  private refusal(reason: LimitRefusal['reason'], limit: number, window: number, now: number): LimitRefusal {
     return { reason, limit, retryAfterSeconds: Math.max(1, Math.ceil(((window + 1) * this.windowMs - now) / 1000)) }
   }
 }

@@ -4,7 +4,7 @@
  * from the store become runnable ones (values resolved, defaults applied) here too.
  */
 import { readFile } from 'node:fs/promises'
-import { parseServiceAccount, type NetworkConfig, type ProviderKey, type ProviderType } from '@switchboard/providers'
+import { parseServiceAccount, type ProviderNetwork, type ProviderKey, type ProviderType } from '@switchboard/providers'
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '@switchboard/routing'
 import { deriveKeyId } from '@switchboard/store'
 import type { z } from 'zod'
@@ -27,10 +27,10 @@ export class ConfigError extends Error {
 }
 
 /** A provider ready to run: type resolved, network defaults applied, key ids assigned, values resolved. */
-export interface ProviderConfig {
+export interface ResolvedProviderConfig {
   name: string
   type: ProviderType
-  network: NetworkConfig
+  network: ProviderNetwork
   keys: ProviderKey[]
 }
 
@@ -38,7 +38,7 @@ export interface ProviderConfig {
 export interface GatewayConfig {
   /** The file as written (`env.VAR` kept): what the config store imports. */
   source: RawConfig
-  providers: ProviderConfig[]
+  providers: ResolvedProviderConfig[]
   loadBalancer: NonNullable<RawConfig['load_balancer_config']>
   maxRequestBodyBytes: number
   adminTokens: AdminToken[]
@@ -147,8 +147,8 @@ export function checkProviderSource(name: string, body: unknown, env: NodeJS.Pro
  * Turns providers as stored (values may be `env.VAR`) into runnable ones. A provider or key
  * that no longer resolves (its variable is unset on this node) is left out and reported.
  */
-export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS.ProcessEnv, report: (problem: string) => void): ProviderConfig[] {
-  const out: ProviderConfig[] = []
+export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS.ProcessEnv, report: (problem: string) => void): ResolvedProviderConfig[] {
+  const out: ResolvedProviderConfig[] = []
   for (const source of sources) {
     const problems: string[] = []
     const { name: _name, ...body } = source
@@ -164,7 +164,7 @@ export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS
   return out
 }
 
-function toProviderConfig(raw: ProviderSource, path: string, problems: string[]): ProviderConfig {
+function toProviderConfig(raw: ProviderSource, path: string, problems: string[]): ResolvedProviderConfig {
   const name = raw.name
   const at = (suffix: string) => (path === '' ? suffix : `${path}${suffix.startsWith('[') ? '' : '.'}${suffix}`)
   const type = providerType(name, raw)

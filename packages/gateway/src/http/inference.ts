@@ -46,7 +46,9 @@ export function createInferenceHandler(components: InferenceComponents, init: In
   return async (incoming, outgoing) => {
     const startedAt = components.now()
     const requestId = newRequestId(startedAt)
-    outgoing.setHeader('x-request-id', requestId)
+    // x-request-id goes out with the other routing headers in writeHead (renderJson, renderStream,
+    // writeError): a header set before writeHead would send Node down its slow path, which
+    // re-validates every header one setHeader at a time.
     const track = recorder.active ? recorder.track(outgoing, 'chat_completions', startedAt, requestId) : null
     try {
       await serveInference(components, init, incoming, outgoing, requestId, track)

@@ -42,7 +42,8 @@ export function requestContext(headers: IncomingHttpHeaders, logger: Logger, req
 /** A Cancellation that aborts when the caller goes away before the answer is complete. */
 export function callerCancellation(outgoing: ServerResponse): Cancellation {
   const caller = new Cancellation()
-  outgoing.once('close', () => {
+  // 'close' comes once per response: a plain listener spares the once() wrapper per request.
+  outgoing.on('close', () => {
     if (!outgoing.writableFinished) caller.abort()
   })
   return caller

@@ -6,7 +6,7 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import { createKeyRotation, keyChosenLine, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
+import { keyChosenLine, keyRotationFor, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
 import { canServe, speaksNatively, streamFailureOf, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
@@ -132,7 +132,7 @@ async function serveTarget(
   const { dispatcher } = components
   const log = dispatch.context.log
   const { keys, plan } = dispatcher.keyPlan(target, log)
-  const rotation = createKeyRotation({ weights: plan.weights, policy: target.provider.policy, random: components.random, ...leftOutOf(plan), first: plan.first, once: plan.check })
+  const rotation = keyRotationFor(plan, target.provider.policy, components.random)
   let step = rotation.first()
   let last: AttemptFailure | null = null
   let key: ProviderKey | null = null
@@ -197,8 +197,6 @@ async function serveTarget(
   return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
 }
 
-const NO_INDEXES: readonly number[] = Object.freeze([])
-
 /**
  * The events of a stream, reporting how it ended exactly once: served (null), broken mid-way
  * (counts against the route), or left by the caller (cancelled, which counts against nothing).
@@ -237,15 +235,6 @@ function reportEnd(events: AsyncIterable<string>, ended: (failure: AttemptFailur
 }
 
 const CALLER_LEFT: AttemptFailure = Object.freeze({ failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'the caller left during the stream', code: null })
-
-/** The plan's left-out keys as the rotation takes them: dead ones, and ones only waiting. */
-function leftOutOf(plan: KeyPlan): { unavailable: readonly number[]; waiting: readonly number[] } {
-  if (plan.leftOut.length === 0) return { unavailable: NO_INDEXES, waiting: NO_INDEXES }
-  const unavailable: number[] = []
-  const waiting: number[] = []
-  for (const key of plan.leftOut) (key.dead ? unavailable : waiting).push(key.index)
-  return { unavailable, waiting }
-}
 
 /** How long until a key of the target may serve again: the earliest left-out key's due time, or the provider's hint. */
 function retryAfter(plan: KeyPlan, last: AttemptFailure | null, now: number): number | null {

@@ -1,12 +1,12 @@
 /** The providers a node runs: adapters plus the per-model key lists the hot path reads. */
 import { createProvider, type ProviderAdapter, type ProviderKey } from '@switchboard/providers'
 import { keyServesModel, type RetryPolicy } from '@switchboard/routing'
-import type { ProviderConfig } from '../config/load.ts'
+import type { ResolvedProviderConfig } from '../config/load.ts'
 
 /** One provider as the engine uses it. */
 export interface ProviderRuntime {
   readonly name: string
-  readonly config: ProviderConfig
+  readonly config: ResolvedProviderConfig
   readonly adapter: ProviderAdapter
   readonly policy: RetryPolicy
   readonly timeoutMs: number
@@ -30,7 +30,7 @@ const RETIRE_AFTER_MS = 30_000
  * settings did not change keeps its adapter (and its warm keep-alive pool); adapters no
  * longer used are closed after RETIRE_AFTER_MS, when requests that picked them are done.
  */
-export function createRegistry(providers: readonly ProviderConfig[], previous?: ProviderRegistry, now: () => number = Date.now): ProviderRegistry {
+export function createRegistry(providers: readonly ResolvedProviderConfig[], previous?: ProviderRegistry, now: () => number = Date.now): ProviderRegistry {
   const reused = new Set<ProviderAdapter>()
   const list = providers.map((config): ProviderRuntime => {
     const old = previous?.get(config.name)

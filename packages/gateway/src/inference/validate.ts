@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.ts'
 import type { SurfaceCall } from './attempt.ts'
 
 /** A validated request: the upstream body (without gateway-only fields) and the gateway's own fields. */
-export interface ChatRequest {
+export interface ValidatedChatRequest {
   body: ChatRequestBody
   model: string
   fallbacks: string[]
@@ -166,7 +166,7 @@ function checkMessage(message: unknown, index: number): void {
 }
 
 /** Validates a parsed JSON body; throws GatewayError('invalid_request') naming the field. */
-export function validateChatRequest(json: unknown): ChatRequest {
+export function validateChatRequest(json: unknown): ValidatedChatRequest {
   if (!isObject(json)) return fail('The request body must be a JSON object with "model" and "messages".', '')
   const input = json
   const model = input.model

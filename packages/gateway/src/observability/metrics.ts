@@ -3,20 +3,22 @@
  * several nodes in one process without their counters mixing.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { HotCounter, HotHistogram } from './hot-metrics.ts'
 
 /** The node's metrics. Label values are provider, model, class and reason names: never key values. */
 export interface Metrics {
   registry: Registry
-  requests: Counter<'provider' | 'status'>
-  attempts: Counter<'provider' | 'failure_class'>
-  attemptLatency: Histogram<'provider'>
+  /** Counted on every request: the light counters of hot-metrics.ts. */
+  requests: HotCounter<'provider' | 'status'>
+  attempts: HotCounter<'provider' | 'failure_class'>
+  attemptLatency: HotHistogram<'provider'>
   holdsPlaced: Counter<'provider' | 'reason'>
   holdsActive: Gauge<'reason'>
   checks: Counter<'provider' | 'outcome'>
   heldKeySkips: Counter<'provider'>
   clusterDropped: Counter<'reason'>
   /** Inference requests by gateway key name (never its secret) and status. */
-  gatewayKeyRequests: Counter<'gateway_key' | 'status'>
+  gatewayKeyRequests: HotCounter<'gateway_key' | 'status'>
   /** Client connections closed to make room under `server.max_connections`. */
   connectionsEvicted: Counter
   /** The request log's own (issue 15): rows written, dropped by reason, batch write latency, rows waiting. */
@@ -33,15 +35,15 @@ export function createMetrics(): Metrics {
   const registers = [registry]
   return {
     registry,
-    requests: new Counter({ name: 'switchboard_requests_total', help: 'Inference requests answered, by serving provider and HTTP status', labelNames: ['provider', 'status'], registers }),
-    attempts: new Counter({ name: 'switchboard_upstream_attempts_total', help: 'Upstream attempts, by provider and failure class ("none" on success)', labelNames: ['provider', 'failure_class'], registers }),
-    attemptLatency: new Histogram({ name: 'switchboard_upstream_attempt_seconds', help: 'Upstream attempt latency to the answer (JSON) or the first byte (stream)', labelNames: ['provider'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers }),
+    requests: new HotCounter('switchboard_requests_total', 'Inference requests answered, by serving provider and HTTP status', ['provider', 'status'], registry),
+    attempts: new HotCounter('switchboard_upstream_attempts_total', 'Upstream attempts, by provider and failure class ("none" on success)', ['provider', 'failure_class'], registry),
+    attemptLatency: new HotHistogram('switchboard_upstream_attempt_seconds', 'Upstream attempt latency to the answer (JSON) or the first byte (stream)', ['provider'], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registry),
     holdsPlaced: new Counter({ name: 'switchboard_holds_placed_total', help: 'Keys held after a provider refusal, by reason', labelNames: ['provider', 'reason'], registers }),
     holdsActive: new Gauge({ name: 'switchboard_holds_active', help: 'Holds in force on this node, by reason', labelNames: ['reason'], registers }),
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
-    gatewayKeyRequests: new Counter({ name: 'switchboard_gateway_key_requests_total', help: 'Inference requests by the gateway key that sent them (its name) and HTTP status', labelNames: ['gateway_key', 'status'], registers }),
+    gatewayKeyRequests: new HotCounter('switchboard_gateway_key_requests_total', 'Inference requests by the gateway key that sent them (its name) and HTTP status', ['gateway_key', 'status'], registry),
     connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
     requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),
     requestLogDropped: new Counter({ name: 'switchboard_request_log_rows_dropped_total', help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)', labelNames: ['reason'], registers }),

@@ -31,6 +31,7 @@ export interface IncidentSource {
   stats(): { reloadedSlices: number; fallbacks: number }
 }
 
+/** One node's incidents: sealed ones kept between queries, each query checked against Postgres and grouping only the open tail. */
 export function createIncidentSource(pool: pg.Pool, init: IncidentCacheInit = {}): IncidentSource {
   const settle = init.settleMs ?? 120_000
   const step = init.stepMs ?? 60_000
@@ -64,8 +65,9 @@ export function createIncidentSource(pool: pg.Pool, init: IncidentCacheInit = {}
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const [{ slices, tail }, nodes] = await Promise.all([loadTail(pool, horizon), loadNodes(pool)])
         const changed = changedSlices(sealed.slices, slices)
-        if (changed.length === 0) return groupWithSealed(sealed, tail, nodes, options)
-        await update(horizon, changed)
+        if (changed.length > 0) await update(horizon, changed)
+        // The tail goes with the fingerprints read in its statement: usable once what is kept matches them.
+        if (changedSlices(sealed.slices, slices).length === 0) return groupWithSealed(sealed, tail, nodes, options)
       }
       counters.fallbacks++
       return full(options)

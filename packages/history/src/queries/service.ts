@@ -12,6 +12,7 @@ import { HistoryQueryError, list, parseWindow } from './params.ts'
 import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { buildTimeline, readTimelineCells } from './timeline.ts'
+import { sumCounts } from './counts.ts'
 
 /** What the queries need. */
 export interface HistoryQueriesComponents {
@@ -110,14 +111,9 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
     async summary(query: URLSearchParams) {
       const at = now()
       const window = parseWindow(query, at)
-      const incidents = answerIssues(await grouped(window.from, window.to, at), { sort: 'priority', page: null }, window, keyName).issues
-      const result = await pool.query<Record<string, string | null>>(
-        `SELECT sum(served) AS served, sum(failed) AS failed, sum(redirected) AS redirected, sum(fallback_served) AS fallback_served,
-                sum(routing_picked) AS routing_picked, sum(caller_named) AS caller_named, sum(kept_failing) AS kept_failing, sum(checks) AS checks
-           FROM history_counts WHERE at >= $1 AND at <= $2`,
-        [new Date(window.from), new Date(window.to)],
-      )
-      const sums = Object.fromEntries(Object.entries(result.rows[0] ?? {}).map(([name, value]) => [name, Number(value ?? 0)])) as Record<string, number>
+      // The incidents and the counts at once; the counts come mostly from their rollups (counts.ts).
+      const [grouping, sums] = await Promise.all([grouped(window.from, window.to, at), sumCounts(pool, window)])
+      const incidents = answerIssues(grouping, { sort: 'priority', page: null }, window, keyName).issues
       const picked = sums.routing_picked ?? 0
       const named = sums.caller_named ?? 0
       return {

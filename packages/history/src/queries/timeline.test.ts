@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { migrate, migrations, SNAPSHOT_ROLLUP_SECONDS } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
+import { seededRandom } from '../../../../scripts/chaos/chaos.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { insertRows } from '../writer/insert.ts'
-import { snapshotColumns, type Stamped } from '../recorder/tables.ts'
+import { countColumns, snapshotColumns, type Stamped } from '../recorder/tables.ts'
 import { runRetention } from '../recorder/retention.ts'
-import type { SnapshotRow, State } from '../tracker/types.ts'
+import type { CountRow, SnapshotRow, State } from '../tracker/types.ts'
 import { createHistoryQueries } from './service.ts'
-import { buildTimeline, coverWindow, readTimelineCells, ROLLUP_SECONDS, type TimelineCell } from './timeline.ts'
+import { buildTimeline, coverWindow, readTimelineCells, ROLLUP_SECONDS } from './timeline.ts'
+import { COUNT_FIELDS, sumCounts } from './counts.ts'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -59,9 +61,15 @@ describe('coverWindow', () => {
   })
 })
 
-/** The timeline's cells as the endpoint computed them before the rollups: straight from every snapshot. */
-async function cellsFromSnapshots(database: TestDatabase, window: { from: number; to: number }, bucketSeconds: number, filters: { providers: string[] | null; models: string[] | null }): Promise<TimelineCell[]> {
-  const result = await database.pool.query<TimelineCell>(
+/** One node's worst state in one bucket of one entity, as the endpoint read them before the rollups. */
+interface NodeCell { bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }
+
+/**
+ * The timeline's rows as the endpoint computed them before the rollups (its query and its
+ * row building, kept here as they were): straight from every snapshot of the window.
+ */
+async function rowsFromSnapshots(database: TestDatabase, window: { from: number; to: number }, bucketSeconds: number, filters: { providers: string[] | null; models: string[] | null }, keyName: (provider: string, keyId: string) => string) {
+  const result = await database.pool.query<NodeCell>(
     `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket, entity, provider, model, key_id, node_id,
             max(CASE state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END) AS rank, bool_or(held) AS held
        FROM history_snapshots
@@ -69,21 +77,33 @@ async function cellsFromSnapshots(database: TestDatabase, window: { from: number
       GROUP BY 1, 2, 3, 4, 5, 6`,
     [new Date(window.from), new Date(window.to), bucketSeconds, filters.providers, filters.models],
   )
-  return result.rows
-}
-
-const sorted = (cells: readonly TimelineCell[]) => [...cells].sort((a, b) => `${a.bucket}|${a.entity}|${a.node_id}`.localeCompare(`${b.bucket}|${b.entity}|${b.node_id}`))
-
-/** A deterministic pseudo-random source (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296
+  type Cell = { ranks: number[]; held: boolean }
+  const entities = new Map<string, { provider: string; model: string; keyId: string | null; cells: Map<string, Cell> }>()
+  for (const row of result.rows) {
+    let entity = entities.get(row.entity)
+    if (entity === undefined) entities.set(row.entity, (entity = { provider: row.provider, model: row.model, keyId: row.key_id, cells: new Map() }))
+    let cell = entity.cells.get(row.bucket)
+    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false }))
+    cell.ranks.push(row.rank)
+    cell.held ||= row.held
   }
+  const states = ['healthy', 'recovering', 'degraded', 'failed']
+  const buckets = (cells: Map<string, Cell>) =>
+    [...cells.entries()]
+      .sort((a, b) => Number(a[0]) - Number(b[0]))
+      .map(([bucket, cell]) => {
+        const worst = Math.max(...cell.ranks)
+        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: states[worst], share: Math.round((cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length) * 1000) / 1000, nodes: cell.ranks.length, held: cell.held }
+      })
+  const directions = new Map<string, { entity: string; provider: string; model: string; buckets: ReturnType<typeof buckets>; keys: { entity: string; key_id: string; key_name: string; buckets: ReturnType<typeof buckets> }[] }>()
+  for (const [entity, item] of entities) {
+    const key = `direction:${item.provider}:${item.model}`
+    let direction = directions.get(key)
+    if (direction === undefined) directions.set(key, (direction = { entity: key, provider: item.provider, model: item.model, buckets: [], keys: [] }))
+    if (item.keyId === null) direction.buckets = buckets(item.cells)
+    else direction.keys.push({ entity, key_id: item.keyId, key_name: keyName(item.provider, item.keyId), buckets: buckets(item.cells) })
+  }
+  return [...directions.values()].sort((a, b) => a.entity.localeCompare(b.entity)).map((direction) => ({ ...direction, keys: direction.keys.sort((a, b) => a.key_name.localeCompare(b.key_name)) }))
 }
 
 const ENTITIES = [
@@ -141,30 +161,56 @@ function snapshots(rand: () => number, from: number, to: number, everyMs = MINUT
   return rows
 }
 
-describe('the timeline from snapshot rollups', () => {
+/** Per-minute request counts of every direction on every node over [from, to), on and off the minute. */
+function counts(rand: () => number, from: number, to: number): Stamped<CountRow>[] {
+  const rows: Stamped<CountRow>[] = []
+  const int = (most: number) => Math.floor(rand() * (most + 1))
+  for (const node of NODES) {
+    for (const entity of ENTITIES.filter((each) => each.keyId === null)) {
+      for (let at = Math.ceil(from / MINUTE) * MINUTE; at < to; at += MINUTE) {
+        if (rand() < 0.02) continue
+        rows.push({ ...node, at: rand() < 0.2 ? at : at + int(MINUTE - 1), provider: entity.provider, model: entity.model, served: int(60), failed: int(3), redirected: int(5), fallbackServed: int(2), routingPicked: int(40), callerNamed: int(20), keptFailing: int(1), checks: int(1) })
+      }
+    }
+  }
+  return rows
+}
+
+/** The counts of a window as the summary summed them before the rollups. */
+async function sumsFromCounts(database: TestDatabase, window: { from: number; to: number }): Promise<Record<string, number>> {
+  const result = await database.pool.query<Record<string, string | null>>(
+    `SELECT ${COUNT_FIELDS.map((field) => `sum(${field}) AS ${field}`).join(', ')} FROM history_counts WHERE at >= $1 AND at <= $2`,
+    [new Date(window.from), new Date(window.to)],
+  )
+  return Object.fromEntries(Object.entries(result.rows[0]!).map(([name, value]) => [name, Number(value ?? 0)]))
+}
+
+describe('the timeline and the summary from rollups', () => {
   let database: TestDatabase
   // Off every block boundary, as a real "now" is.
   const NOW = Date.parse('2026-12-01T13:05:17.250Z')
   let now = NOW
-  const rand = random(16)
-  const write = async (rows: readonly Stamped<SnapshotRow>[]) => {
+  const rand = seededRandom(16)
+  const write = async (rows: readonly Stamped<SnapshotRow>[], countRows: readonly Stamped<CountRow>[] = []) => {
     for (let index = 0; index < rows.length; index += 5_000) await insertRows(database.pool, 'history_snapshots', snapshotColumns, rows.slice(index, index + 5_000))
+    for (let index = 0; index < countRows.length; index += 5_000) await insertRows(database.pool, 'history_counts', countColumns, countRows.slice(index, index + 5_000))
   }
 
   beforeAll(async () => {
     database = await createTestDatabase()
     // Snapshots written before the rollups existed are rolled up by the migration itself.
-    await migrate(database.pool, migrations.filter((migration) => migration.version !== '0018'))
+    await migrate(database.pool, migrations.filter((migration) => migration.version < '0018'))
     await createDayPartitions(database.pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: NOW, daysBehind: 3, daysAhead: 1 })
-    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
+    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR), counts(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
     await migrate(database.pool)
     // Then the recorder's own path: batches, shuffled so blocks get late and out-of-order rows.
     const rest = snapshots(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5)
-    await write(rest)
+    await write(rest, counts(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5))
   }, 60_000)
   afterAll(() => database.drop())
 
-  const queries = () => createHistoryQueries({ pool: database.pool, now: () => now, keyName: (provider, keyId) => `${provider}-${keyId}-name`, settings: () => ({}) })
+  const keyName = (provider: string, keyId: string) => `${provider}-${keyId}-name`
+  const queries = () => createHistoryQueries({ pool: database.pool, now: () => now, keyName, settings: () => ({}) })
   const seconds = (ms: number) => String(ms / 1000)
   const windows = (): { name: string; query: Record<string, string> }[] => [
     { name: 'last 1 h', query: { from: seconds(now - HOUR), to: seconds(now) } },
@@ -187,13 +233,19 @@ describe('the timeline from snapshot rollups', () => {
       const answer = await queries().timeline(new URLSearchParams(query))
       const window = { from: Date.parse(answer.from), to: Date.parse(answer.to) }
       const filters = { providers: query.providers?.split(',') ?? null, models: query.models?.split(',') ?? null }
-      const raw = await cellsFromSnapshots(database, window, answer.bucket_seconds, filters)
-      expect(sorted(await readTimelineCells(database.pool, window, answer.bucket_seconds, filters)), name).toEqual(sorted(raw))
-      expect(answer.rows, name).toEqual(buildTimeline(raw, answer.bucket_seconds, (provider, keyId) => `${provider}-${keyId}-name`))
+      expect(answer.rows, name).toEqual(await rowsFromSnapshots(database, window, answer.bucket_seconds, filters, keyName))
+      // The cells alone, in any order, build the same rows.
+      const cells = await readTimelineCells(database.pool, window, answer.bucket_seconds, filters)
+      expect(buildTimeline([...cells].reverse(), answer.bucket_seconds, keyName), name).toEqual(answer.rows)
+      // The summary's counts over the same window (it has no provider filter).
+      const raw = await sumsFromCounts(database, window)
+      expect(await sumCounts(database.pool, window), name).toEqual(raw)
+      const summary = await queries().summary(new URLSearchParams(query))
+      expect(summary.requests, name).toMatchObject({ served: raw.served, failed: raw.failed, saved: raw.redirected! + raw.fallback_served!, routing_picked: raw.routing_picked, checks: raw.checks })
     }
   }
 
-  it('answers every window as the snapshots alone would', async () => {
+  it('answers every window (timeline and summary) as the snapshots and counts alone would', async () => {
     await compare()
     const day = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     expect(day.rows.length).toBe(3)
@@ -209,9 +261,9 @@ describe('the timeline from snapshot rollups', () => {
     const before = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     // The current minute's snapshots: a node sees a failure in the open bucket.
     const current = snapshots(rand, NOW - 2 * MINUTE, NOW, 20_000).map((row) => ({ ...row, state: 'failed' as State }))
-    await write(current)
+    await write(current, counts(rand, NOW - 2 * MINUTE, NOW))
     // A node whose writer lagged: a held route three hours ago, written now.
-    await write([{ ...current[0]!, at: NOW - 3 * HOUR + 1_234, state: 'degraded', held: true }])
+    await write([{ ...current[0]!, at: NOW - 3 * HOUR + 1_234, state: 'degraded', held: true }], counts(rand, NOW - 3 * HOUR, NOW - 3 * HOUR + MINUTE))
     await compare()
     const after = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     expect(after.rows).not.toEqual(before.rows)
@@ -224,12 +276,14 @@ describe('the timeline from snapshot rollups', () => {
     now = NOW
   })
 
-  it('drops the rollups of the days retention drops, and still answers as the snapshots do', async () => {
+  it('drops the rollups of the days retention drops, and still answers as the snapshots and counts do', async () => {
     const cutoffNow = NOW + DAY - 13 * HOUR // retention of 1 day: drops 2026-11-30 and before
     const result = await runRetention(database.pool, { now: cutoffNow, retentionDays: 1, force: true })
     expect(result?.dropped).toContain('history_snapshots_p20261130')
-    const left = await database.pool.query<{ first: Date }>('SELECT min(bucket_at) AS first FROM history_snapshot_rollups')
-    expect(left.rows[0]!.first.toISOString()).toBe('2026-12-01T00:00:00.000Z')
+    for (const table of ['history_snapshot_rollups', 'history_count_rollups']) {
+      const left = await database.pool.query<{ first: Date }>(`SELECT min(bucket_at) AS first FROM ${table}`)
+      expect(left.rows[0]!.first.toISOString(), table).toBe('2026-12-01T00:00:00.000Z')
+    }
     await compare()
   })
 })

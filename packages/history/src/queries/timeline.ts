@@ -54,19 +54,24 @@ export function coverWindow(fromMs: number, toMs: number, bucketSeconds: number,
   return cover
 }
 
-/** One cell: a bucket (index of `bucket_seconds` since the epoch), an entity, a node. */
+/**
+ * One cell: a bucket (index of `bucket_seconds` since the epoch) of an entity, over the nodes
+ * that reported in it: the worst state any node saw (its rank: 0 healthy, 1 recovering,
+ * 2 degraded, 3 failed), how many nodes saw that worst, how many reported, and whether any held the key.
+ */
 export interface TimelineCell {
   bucket: string
   entity: string
   provider: string
   model: string
   key_id: string | null
-  node_id: string
-  rank: number
+  worst: number
+  at_worst: number
+  nodes: number
   held: boolean
 }
 
-/** The cells of a window, from the rollups and the snapshots (see the file's comment). */
+/** The cells of a window, from the rollups and the snapshots (see the file's comment), by entity then bucket. */
 export async function readTimelineCells(
   pool: pg.Pool,
   window: { from: number; to: number },
@@ -74,37 +79,33 @@ export async function readTimelineCells(
   filters: { providers: string[] | null; models: string[] | null },
 ): Promise<TimelineCell[]> {
   const cover = coverWindow(window.from, window.to, bucketSeconds)
+  // Each range as its own condition on constants, so the planner scans the index of each day
+  // partition it touches (a join against a list of ranges scanned every snapshot of every day).
+  const params: unknown[] = [bucketSeconds, filters.providers, filters.models]
+  const add = (value: unknown) => `$${params.push(value)}`
+  const blocks = cover.blocks.map((block) => `(rollup.span_seconds = ${add(block.seconds)} AND rollup.bucket_at >= ${add(new Date(block.fromMs))} AND rollup.bucket_at < ${add(new Date(block.toMs))})`)
+  const ranges = cover.snapshots.map((range) => `(snapshot.at >= ${add(new Date(range.fromMs))} AND snapshot.at ${range.closed ? '<=' : '<'} ${add(new Date(range.toMs))})`)
+  // Per node first (its worst over the bucket's blocks and snapshots), then over the nodes.
   const result = await pool.query<TimelineCell>(
-    `WITH blocks AS (
-       SELECT * FROM unnest($2::int[], $3::timestamptz[], $4::timestamptz[]) AS block(seconds, from_at, to_at)
-     ), ranges AS (
-       SELECT * FROM unnest($5::timestamptz[], $6::timestamptz[], $7::boolean[]) AS piece(from_at, to_at, closed)
-     ), cells AS (
+    `WITH cells AS (
        SELECT floor(extract(epoch FROM rollup.bucket_at) / $1)::bigint AS bucket, rollup.entity, rollup.provider, rollup.model, rollup.key_id, rollup.node_id,
               rollup.rank::int AS rank, rollup.held
-         FROM blocks JOIN history_snapshot_rollups rollup
-           ON rollup.span_seconds = blocks.seconds AND rollup.bucket_at >= blocks.from_at AND rollup.bucket_at < blocks.to_at
-        WHERE ($8::text[] IS NULL OR rollup.provider = ANY($8)) AND ($9::text[] IS NULL OR rollup.model = ANY($9))
+         FROM history_snapshot_rollups rollup
+        WHERE (${blocks.join(' OR ') || 'false'}) AND ($2::text[] IS NULL OR rollup.provider = ANY($2)) AND ($3::text[] IS NULL OR rollup.model = ANY($3))
        UNION ALL
        SELECT floor(extract(epoch FROM snapshot.at) / $1)::bigint, snapshot.entity, snapshot.provider, snapshot.model, snapshot.key_id, snapshot.node_id,
               CASE snapshot.state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END, snapshot.held
-         FROM ranges JOIN history_snapshots snapshot
-           ON snapshot.at >= ranges.from_at AND (snapshot.at < ranges.to_at OR (ranges.closed AND snapshot.at = ranges.to_at))
-        WHERE ($8::text[] IS NULL OR snapshot.provider = ANY($8)) AND ($9::text[] IS NULL OR snapshot.model = ANY($9))
+         FROM history_snapshots snapshot
+        WHERE (${ranges.join(' OR ') || 'false'}) AND ($2::text[] IS NULL OR snapshot.provider = ANY($2)) AND ($3::text[] IS NULL OR snapshot.model = ANY($3))
+     ), per_node AS (
+       SELECT bucket, entity, provider, model, key_id, node_id, max(rank) AS rank, bool_or(held) AS held FROM cells GROUP BY 1, 2, 3, 4, 5, 6
      )
-     SELECT bucket, entity, provider, model, key_id, node_id, max(rank) AS rank, bool_or(held) AS held
-       FROM cells GROUP BY 1, 2, 3, 4, 5, 6`,
-    [
-      bucketSeconds,
-      cover.blocks.map((block) => block.seconds),
-      cover.blocks.map((block) => new Date(block.fromMs)),
-      cover.blocks.map((block) => new Date(block.toMs)),
-      cover.snapshots.map((range) => new Date(range.fromMs)),
-      cover.snapshots.map((range) => new Date(range.toMs)),
-      cover.snapshots.map((range) => range.closed),
-      filters.providers,
-      filters.models,
-    ],
+     SELECT bucket, entity, provider, model, key_id, max(rank) AS worst,
+            (CASE max(rank) WHEN 3 THEN count(*) FILTER (WHERE rank = 3) WHEN 2 THEN count(*) FILTER (WHERE rank = 2)
+                            WHEN 1 THEN count(*) FILTER (WHERE rank = 1) ELSE count(*) FILTER (WHERE rank = 0) END)::int AS at_worst,
+            count(*)::int AS nodes, bool_or(held) AS held
+       FROM per_node GROUP BY 1, 2, 3, 4, 5 ORDER BY entity, bucket`,
+    params,
   )
   return result.rows
 }
@@ -112,36 +113,33 @@ export async function readTimelineCells(
 const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const
 
 /** Rows per direction with key rows; per bucket the worst state any node saw, the share of reporting nodes that saw it, and held. */
-export function buildTimeline(rows: readonly TimelineCell[], bucketSeconds: number, keyName: (provider: string, keyId: string) => string | undefined) {
-  type Cell = { ranks: number[]; held: boolean }
-  const entities = new Map<string, { provider: string; model: string; keyId: string | null; cells: Map<string, Cell> }>()
-  for (const row of rows) {
-    let entity = entities.get(row.entity)
-    if (entity === undefined) entities.set(row.entity, (entity = { provider: row.provider, model: row.model, keyId: row.key_id, cells: new Map() }))
-    let cell = entity.cells.get(row.bucket)
-    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false }))
-    cell.ranks.push(row.rank)
-    cell.held ||= row.held
+export function buildTimeline(cells: readonly TimelineCell[], bucketSeconds: number, keyName: (provider: string, keyId: string) => string | undefined) {
+  type Bucket = { at: string; state: (typeof STATE_BY_RANK)[number]; share: number; nodes: number; held: boolean }
+  type Key = { entity: string; key_id: string; key_name: string; buckets: Bucket[] }
+  type Direction = { entity: string; provider: string; model: string; buckets: Bucket[]; keys: Key[] }
+  // A window has few distinct buckets and many cells: each bucket's time is formatted once.
+  const times = new Map<string, string>()
+  const timeOf = (bucket: string) => {
+    let at = times.get(bucket)
+    if (at === undefined) times.set(bucket, (at = new Date(Number(bucket) * bucketSeconds * 1000).toISOString()))
+    return at
   }
-  const buckets = (cells: Map<string, Cell>) =>
-    [...cells.entries()]
-      .sort((a, b) => Number(a[0]) - Number(b[0]))
-      .map(([bucket, cell]) => {
-        const worst = Math.max(...cell.ranks)
-        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: STATE_BY_RANK[worst]!, share: round(cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length), nodes: cell.ranks.length, held: cell.held }
-      })
-  const directions = new Map<string, { entity: string; provider: string; model: string; buckets: ReturnType<typeof buckets>; keys: { entity: string; key_id: string; key_name: string; buckets: ReturnType<typeof buckets> }[] }>()
-  const directionOf = (provider: string, model: string) => {
-    const entity = directionEntity(provider, model)
-    let direction = directions.get(entity)
-    if (direction === undefined) directions.set(entity, (direction = { entity, provider, model, buckets: [], keys: [] }))
-    return direction
+  const directions = new Map<string, Direction>()
+  const bucketsOf = new Map<string, Bucket[]>()
+  for (const cell of cells) {
+    let buckets = bucketsOf.get(cell.entity)
+    if (buckets === undefined) {
+      bucketsOf.set(cell.entity, (buckets = []))
+      const directionKey = directionEntity(cell.provider, cell.model)
+      let direction = directions.get(directionKey)
+      if (direction === undefined) directions.set(directionKey, (direction = { entity: directionKey, provider: cell.provider, model: cell.model, buckets: [], keys: [] }))
+      if (cell.key_id === null) direction.buckets = buckets
+      else direction.keys.push({ entity: cell.entity, key_id: cell.key_id, key_name: keyName(cell.provider, cell.key_id) ?? cell.key_id, buckets })
+    }
+    buckets.push({ at: timeOf(cell.bucket), state: STATE_BY_RANK[cell.worst]!, share: round(cell.at_worst / cell.nodes), nodes: cell.nodes, held: cell.held })
   }
-  for (const [entity, item] of entities) {
-    const direction = directionOf(item.provider, item.model)
-    if (item.keyId === null) direction.buckets = buckets(item.cells)
-    else direction.keys.push({ entity, key_id: item.keyId, key_name: keyName(item.provider, item.keyId) ?? item.keyId, buckets: buckets(item.cells) })
-  }
+  // Cells come by entity then bucket (readTimelineCells); sorted here too, so any order gives the same answer.
+  for (const buckets of bucketsOf.values()) buckets.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
   return [...directions.values()].sort((a, b) => a.entity.localeCompare(b.entity)).map((direction) => ({ ...direction, keys: direction.keys.sort((a, b) => a.key_name.localeCompare(b.key_name) || a.key_id.localeCompare(b.key_id)) }))
 }
 

@@ -21,8 +21,9 @@ export async function runRetention(pool: pg.Pool, options: { now: number; retent
   if (claimed.rowCount === 0) return null
   const cutoff = retentionCutoff(options.now, options.retentionDays)
   const dropped = await dropDayPartitionsBefore(pool, PARTITIONED_TABLES, cutoff)
-  // The snapshot rollups of the days just dropped (their blocks never straddle a day).
+  // The rollups of the days just dropped (their blocks never straddle a day).
   await pool.query('DELETE FROM history_snapshot_rollups WHERE bucket_at < $1', [new Date(dayStart(cutoff))])
+  await pool.query('DELETE FROM history_count_rollups WHERE bucket_at < $1', [new Date(dayStart(cutoff))])
   const episodes = await pool.query('DELETE FROM history_episodes WHERE closed_at IS NOT NULL AND closed_at < $1', [new Date(cutoff)])
   await pool.query(`DELETE FROM history_nodes WHERE last_seen_at < $1`, [new Date(cutoff)])
   return { dropped, episodes: episodes.rowCount ?? 0 }

@@ -79,7 +79,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)
     return dropped
   }
-  const maintain = async () => {
+  const upkeepOnce = async () => {
     try {
       await makePartitions()
       if (now() - lastRetention >= DAY_MS && (await components.isLeader())) {
@@ -90,6 +90,9 @@ export function createRequestLog(components: RequestLogComponents, init: Request
       log(`request log: partition upkeep failed (retried within the hour): ${error instanceof Error ? error.message : String(error)}`)
     }
   }
+  /** The upkeep running now, so `close` waits for it instead of ending the pool under it (a stop right after a start). */
+  let upkeep: Promise<void> | undefined
+  const maintain = () => (upkeep ??= upkeepOnce().finally(() => (upkeep = undefined)))
 
   return {
     // Serialized at once: the record's many small objects die young, the buffer keeps one string per request.
@@ -116,6 +119,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     async close(options) {
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
+      await upkeep
       await writer.close(options)
     },
   }

@@ -1,5 +1,5 @@
 /** SigV4 for Bedrock runtime calls: one signer per credential set, kept while the key is. */
-import { Sha256 } from '@aws-crypto/sha256-js'
+import { NodeSha256 } from './hash.ts'
 import { SignatureV4 } from '@smithy/signature-v4'
 import type { BedrockKeyConfig } from '../types.ts'
 
@@ -18,7 +18,7 @@ function signerFor(config: BedrockKeyConfig & { access_key: string; secret_key: 
     signer = new SignatureV4({
       service: BEDROCK_SERVICE,
       region: config.region,
-      sha256: Sha256,
+      sha256: NodeSha256,
       credentials: {
         accessKeyId: config.access_key,
         secretAccessKey: config.secret_key,

@@ -4,7 +4,9 @@
  * - `gemini`: the key's `value` is a Gemini API key, sent as `x-goog-api-key`.
  * - `vertex`: an OAuth2 access token of the key's service account (tokens.ts), on the regional
  *   endpoint of the key's project; Claude models (`claude-*`) go to the Anthropic publisher through
- *   rawPredict / streamRawPredict in Anthropic's Messages format. A 401 (a token Google no longer
+ *   rawPredict / streamRawPredict in Anthropic's Messages format; a Messages-surface request for a
+ *   Claude model is sent natively (the caller's body as it came), for a Gemini model translated
+ *   through chat. A 401 (a token Google no longer
  *   takes, e.g. revoked or past a clock skew) is retried once with a fresh token before it counts.
  */
 import type { Agent } from 'undici'
@@ -13,7 +15,9 @@ import { upstreamModel } from '../body.ts'
 import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
 import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
-import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, VertexKeyConfig } from '../types.ts'
+import { sendOpenAiShaped } from '../openai/adapter.ts'
+import { sendSurface } from '../surfaces/index.ts'
+import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest, VertexKeyConfig } from '../types.ts'
 import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
 import { fromGenerateContentResponse, toGenerateContentRequest } from './generate.ts'
 import { geminiStreamToOpenAI } from './stream.ts'
@@ -107,7 +111,18 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
     }
   }
 
-  return {
+  /** A Vertex token's headers for one call, or the failure to get one. */
+  async function vertexHeaders(credentials: string, force: boolean, extra: Record<string, string> = {}): Promise<Record<string, string> | AttemptFailed> {
+    let token: string
+    try {
+      token = await tokenSourceFor(credentials).token(force)
+    } catch (error) {
+      return tokenFailure(error)
+    }
+    return withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${token}`, ...extra }, init.network.extra_headers)
+  }
+
+  const adapter: ProviderAdapter = {
     name: init.name,
     type: init.type,
     async send(request: AttemptRequest): Promise<AttemptResult> {
@@ -131,21 +146,44 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config!.region) : init.network.base_url, call.path)
       const credentials = config!.auth_credentials ?? request.key.value
       const signed = async (force: boolean): Promise<UpstreamRequest | AttemptFailed> => {
-        let token: string
-        try {
-          token = await tokenSourceFor(credentials).token(force)
-        } catch (error) {
-          return tokenFailure(error)
-        }
-        const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${token}` }, init.network.extra_headers)
+        const headers = await vertexHeaders(credentials, force)
+        if ('ok' in headers) return headers as AttemptFailed
         return { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal }
       }
       const first = await signed(false)
       if ('ok' in first) return first
       return answer(request, call, first, stream, () => signed(true))
     },
+    // Claude on Vertex takes Anthropic's Messages bodies as they are (rawPredict): Claude Code's requests keep every field.
+    ...(vertex ? { speaks: (surface: Surface) => surface === 'messages', sendNative } : {}),
     close: () => dispatcher.close(),
   }
+  /** The same adapter without native surfaces: what a Gemini model's Messages request is translated through. */
+  const translated: ProviderAdapter = { name: adapter.name, type: adapter.type, send: adapter.send, close: adapter.close }
+
+  /** A Messages request natively to Claude on Vertex (the caller's body, `anthropic_version` set, `model` in the path). */
+  async function sendNative(request: SurfaceRequest): Promise<AttemptResult> {
+    const model = upstreamModel(request)
+    const config = request.key.vertex_key_config
+    if (!isVertexClaude(model) || config === undefined) return sendSurface(translated, request)
+    const { model: _model, ...body } = request.body
+    const payload = JSON.stringify({ ...body, anthropic_version: VERTEX_ANTHROPIC_VERSION })
+    const where = `/v1/projects/${encodeURIComponent(config.project_id)}/locations/${encodeURIComponent(config.region)}`
+    const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config.region) : init.network.base_url, `${where}/publishers/anthropic/models/${encodeURIComponent(model)}:${request.stream ? 'streamRawPredict' : 'rawPredict'}`)
+    const credentials = config.auth_credentials ?? request.key.value
+    const beta = request.headers['anthropic-beta']
+    let result: AttemptResult | undefined
+    for (const force of [false, true]) {
+      const headers = await vertexHeaders(credentials, force, beta !== undefined ? { 'anthropic-beta': beta } : {})
+      if ('ok' in headers) return headers as AttemptFailed
+      // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
+      result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal }, request.stream, now)
+      // A 401 is retried once with a fresh token, as for chat.
+      if (result.ok || result.failure.status !== 401) return result
+    }
+    return result!
+  }
+  return adapter
 }
 
 /** The Gemini API base without a version suffix (`/v1beta` is added per call). */

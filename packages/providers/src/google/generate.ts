@@ -39,7 +39,9 @@ export function usageOf(metadata: unknown): OpenAIUsage {
 
 /** OpenAI chat body -> generateContent body (the model travels in the path). */
 export function toGenerateContentRequest(body: ChatRequestBody, model: string): Record<string, unknown> {
-  const anthropic = toAnthropicRequest({ ...body, stream: false }, model)
+  // Gemini honours JSON schemas (Anthropic's translation refuses them): response_format is read here.
+  const { response_format: responseFormat, ...rest } = body
+  const anthropic = toAnthropicRequest({ ...rest, stream: false }, model)
   const request: Record<string, unknown> = {}
   const system = anthropic.system
   if (typeof system === 'string') request.systemInstruction = { parts: [{ text: system }] }
@@ -58,7 +60,14 @@ export function toGenerateContentRequest(body: ChatRequestBody, model: string): 
   if (anthropic.top_p !== undefined) generation.topP = anthropic.top_p
   if (anthropic.stop_sequences !== undefined) generation.stopSequences = anthropic.stop_sequences
   if (typeof body.seed === 'number') generation.seed = body.seed
-  if (asRecord(body.response_format)?.type === 'json_object') generation.responseMimeType = 'application/json'
+  const format = asRecord(responseFormat)
+  if (format?.type === 'json_object') generation.responseMimeType = 'application/json'
+  if (format?.type === 'json_schema') {
+    const schema = asRecord(format.json_schema)?.schema
+    if (asRecord(schema) === undefined) throw new TranslationError('translation_unsupported', 'response_format.json_schema.schema: give the JSON schema the answer must follow.', 'response_format')
+    generation.responseMimeType = 'application/json'
+    generation.responseJsonSchema = schema
+  }
   if (Object.keys(generation).length > 0) request.generationConfig = generation
   const tools = anthropic.tools as Array<{ name: string; description?: string; input_schema: unknown }> | undefined
   if (tools !== undefined) {

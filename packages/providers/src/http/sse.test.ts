@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { parseSse, type SseEvent } from './sse.ts'
+import { parseSse, type SseMessage } from './sse.ts'
 
-async function collect(chunks: string[]): Promise<SseEvent[]> {
-  const events: SseEvent[] = []
+async function collect(chunks: string[]): Promise<SseMessage[]> {
+  const events: SseMessage[] = []
   const encoder = new TextEncoder()
   async function* source() {
     for (const chunk of chunks) yield encoder.encode(chunk)
@@ -34,7 +34,7 @@ describe('parseSse', () => {
       yield bytes.slice(0, 8)
       yield bytes.slice(8)
     }
-    const events: SseEvent[] = []
+    const events: SseMessage[] = []
     for await (const event of parseSse(source())) events.push(event)
     expect(events).toEqual([{ event: undefined, data: 'héllo' }])
   })

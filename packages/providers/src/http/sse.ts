@@ -1,7 +1,7 @@
 /** Server-sent events: the streaming framing of every provider we speak. */
 
 /** One parsed event: its `event:` name (undefined when absent) and its joined `data:` lines. */
-export interface SseEvent {
+export interface SseMessage {
   event: string | undefined
   data: string
 }
@@ -70,8 +70,8 @@ export class SseParser {
 }
 
 /** Parses an SSE byte stream into events. */
-export async function* parseSse(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
-  let ready: SseEvent[] = []
+export async function* parseSse(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseMessage> {
+  let ready: SseMessage[] = []
   const parser = new SseParser((event, data) => ready.push({ event, data }))
   for await (const chunk of body) {
     parser.push(chunk)

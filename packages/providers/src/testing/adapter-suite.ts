@@ -33,7 +33,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Cancellation } from '../http/cancellation.ts'
 import { StreamFailure } from '../outcome.ts'
 import { canServe, sendSurface } from '../surfaces/index.ts'
-import type { AttemptResult, ChatRequestBody, JsonSuccess, NetworkConfig, ProviderAdapter, ProviderKey, StreamSuccess, Surface } from '../types.ts'
+import type { AttemptResult, ChatRequestBody, JsonSuccess, ProviderNetwork, ProviderAdapter, ProviderKey, StreamSuccess, Surface } from '../types.ts'
 
 /** One adapter as the suite runs it. */
 export interface AdapterUnderTest {
@@ -70,7 +70,7 @@ export interface ExpectedFailure {
 }
 
 /** The network config an adapter under test gets: the simulator as base URL, no retries, no extra headers. */
-export function suiteNetwork(baseUrl: string): NetworkConfig {
+export function suiteNetwork(baseUrl: string): ProviderNetwork {
   return { base_url: baseUrl, default_request_timeout_in_seconds: 30, max_retries: 0, retry_backoff_initial: 100, retry_backoff_max: 1000, extra_headers: {} }
 }
 

@@ -4,6 +4,9 @@ import { createAdaptiveBalancer, type AdaptiveBalancer } from './balancer.ts'
 import { BREAKER_MS, RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 import { FAILURE_CLASSES, type FailureClass } from '../failures/failure-class.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider, type RouteRef } from './types.ts'
+import { drawShares, keyEngine } from '../planning/engine-fixture.ts'
+import { keyRotationFor, planKeys } from '../planning/key-plan.ts'
+import { RoutingLog } from '../planning/log.ts'
 
 const MODELS = ['m1', 'm2', 'm3']
 
@@ -72,26 +75,26 @@ describe('adaptive balancer properties', () => {
     )
   })
 
-  it('gives every direction selection probabilities that sum to 1, and draws keys in exactly those shares', () => {
+  it('gives every direction selection probabilities that sum to 1, and the key engine draws keys in exactly those shares', () => {
     fc.assert(
       fc.property(configArbitrary, fc.array(eventArbitrary, { maxLength: 60 }), fc.boolean(), (providers, events, adaptive) => {
-        const balancer = createAdaptiveBalancer({ providers, isHeld: () => false })
-        replay(balancer, providers, events)
+        const engine = keyEngine(providers)
+        replay(engine.balancer, providers, events)
         for (const entry of providers) {
           for (const model of MODELS) {
             const draws = grid(1_000)
             const counts = new Map<string, number>()
-            let share = new Map<string, number>()
+            let shares: number[] | null = null
             for (const draw of draws) {
-              const decision = balancer.selectKey(entry.provider, model, () => draw, { routeSelectionEnabled: adaptive })
-              if (decision.keyId === null) continue
-              counts.set(decision.keyId, (counts.get(decision.keyId) ?? 0) + 1)
-              share = share.set(decision.keyId, decision.share)
+              const first = engine.firstKey(entry.provider, model, () => draw, { routeSelectionEnabled: adaptive, now: 1e9 })
+              if (first === null) continue
+              counts.set(first.key.id, (counts.get(first.key.id) ?? 0) + 1)
+              shares ??= drawShares(first.plan)
             }
-            if (counts.size === 0) continue
-            const total = [...share.values()].reduce((sum, value) => sum + value, 0)
-            expect(total).toBeCloseTo(1, 9)
-            for (const [keyId, count] of counts) expect(Math.abs(count / draws.length - share.get(keyId)!)).toBeLessThanOrEqual(entry.keys.length / draws.length)
+            if (shares === null) continue
+            expect(shares.reduce((sum, value) => sum + value, 0)).toBeCloseTo(1, 9)
+            const keys = entry.keys.filter((key) => key.models.includes('*') || key.models.includes(model))
+            keys.forEach((key, index) => expect(Math.abs((counts.get(key.id) ?? 0) / draws.length - shares![index]!)).toBeLessThanOrEqual(entry.keys.length / draws.length))
           }
         }
       }),
@@ -134,13 +137,14 @@ describe('adaptive balancer properties', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 300, max: 3_000 }), fc.integer({ min: 10, max: 40 }), (keyCount, latencyMs, perCycle) => {
         const providers: BalancerProvider[] = [{ provider: 'p', keys: Array.from({ length: keyCount }, (_, index) => ({ id: `k${index}`, name: `k${index}`, models: ['m'], weight: 1 })) }]
-        const balancer = createAdaptiveBalancer({ providers, isHeld: () => false })
+        const engine = keyEngine(providers)
+        const balancer = engine.balancer
         balancer.failRoute({ provider: 'p', model: 'm', keyId: 'k0' }, 0)
         const weightOfRecovering = () => balancer.routes().find((route) => route.keyId === 'k0')!.weight
         let previous = 0
         for (let now = RECOMPUTE_INTERVAL_MS; now <= BREAKER_MS + 30 * RECOMPUTE_INTERVAL_MS; now += RECOMPUTE_INTERVAL_MS) {
           for (const draw of grid(perCycle)) {
-            const keyId = balancer.selectKey('p', 'm', () => draw).keyId!
+            const keyId = engine.firstKey('p', 'm', () => draw, { now })!.key.id
             balancer.attemptStarted({ provider: 'p', model: 'm', keyId }, now)
             balancer.attemptFinished({ provider: 'p', model: 'm', keyId, failureClass: null, latencyMs, now })
           }
@@ -157,7 +161,7 @@ describe('adaptive balancer properties', () => {
     )
   })
 
-  it('never selects a held key or a key that does not serve the model, announced or not', () => {
+  it('never selects a held key or a key that does not serve the model, and never a key killed for the request', () => {
     fc.assert(
       fc.property(
         configArbitrary,
@@ -166,15 +170,22 @@ describe('adaptive balancer properties', () => {
         fc.array(fc.nat(), { maxLength: 3 }),
         fc.array(fc.nat(), { maxLength: 3 }),
         fc.boolean(),
-        (providers, events, heldPicks, laterHeldPicks, excludePicks, adaptive) => {
-          const allKeys = providers.flatMap((entry) => entry.keys.map((key) => key.id))
-          const held = new Set(heldPicks.map((pick) => allKeys[pick % allKeys.length]!))
-          const balancer = createAdaptiveBalancer({ providers, isHeld: (_, keyId) => held.has(keyId) })
+        (providers, events, heldPicks, laterHeldPicks, killedPicks, adaptive) => {
+          const allKeys = providers.flatMap((entry) => entry.keys.map((key) => ({ provider: entry.provider, id: key.id })))
+          const engine = keyEngine(providers)
+          const held = new Set<string>()
+          const hold = (pick: number) => {
+            const key = allKeys[pick % allKeys.length]!
+            held.add(key.id)
+            engine.holdKey(key.provider, key.id)
+          }
+          heldPicks.forEach(hold)
+          const balancer = engine.balancer
           replay(balancer, providers, events)
           for (const model of MODELS) balancer.selectDirection(model, { settings: defaultLoadBalancerSettings })
-          // Holds placed after the tables were built, without holdsChanged().
-          for (const pick of laterHeldPicks) held.add(allKeys[pick % allKeys.length]!)
-          const exclude = new Set(excludePicks.map((pick) => allKeys[pick % allKeys.length]!))
+          // Holds placed after the tables were built (dispatch announces each: holdsChanged()).
+          laterHeldPicks.forEach(hold)
+          const killed = new Set(killedPicks.map((pick) => allKeys[pick % allKeys.length]!.id))
           for (const model of MODELS) {
             const direction = balancer.selectDirection(model, { settings: defaultLoadBalancerSettings, random: () => 0.5 })
             for (const target of direction.primary === null ? [] : [direction.primary, ...direction.fallbacks]) {
@@ -182,13 +193,24 @@ describe('adaptive balancer properties', () => {
               expect(entry.keys.some((key) => key.models.includes('*') || key.models.includes(model))).toBe(true)
             }
             for (const entry of providers) {
+              const keys = entry.keys.filter((key) => key.models.includes('*') || key.models.includes(model))
               for (const draw of grid(50)) {
-                const decision = balancer.selectKey(entry.provider, model, () => draw, { exclude, routeSelectionEnabled: adaptive })
-                if (decision.keyId === null) continue
-                const key = entry.keys.find((candidate) => candidate.id === decision.keyId)!
-                expect(key.models.includes('*') || key.models.includes(model)).toBe(true)
-                expect(held.has(key.id)).toBe(false)
-                expect(exclude.has(key.id)).toBe(false)
+                const target = { provider: entry.provider, model, source: 'primary' as const, direct: false, firstKeyId: undefined, firstIsCheck: false }
+                const settings = { ...defaultLoadBalancerSettings, route_selection_enabled: adaptive }
+                const plan = planKeys(engine.planner, target, keys, { settings, now: 0, log: RoutingLog.off })
+                const rotation = keyRotationFor(plan, { maxRetries: 3, backoffInitialMs: 1, backoffMaxMs: 1 }, () => draw)
+                let step = rotation.first()
+                const tried: string[] = []
+                // Keys of `killed` refuse their credential: the rotation moves on and never comes back to them.
+                while (step.kind === 'attempt' && tried.length < 20) {
+                  const key = keys[step.keyIndex]!
+                  tried.push(key.id)
+                  expect(key.models.includes('*') || key.models.includes(model)).toBe(true)
+                  // A held key is sent only as the one attempt of "every key is held".
+                  if (held.has(key.id)) expect(plan.everyKeyHeld && step.keyIndex === plan.first).toBe(true)
+                  step = rotation.next(killed.has(key.id) ? { failureClass: 'credential', waitHintMs: null } : { failureClass: 'transient', waitHintMs: null })
+                }
+                for (const id of killed) expect(tried.filter((keyId) => keyId === id).length).toBeLessThanOrEqual(1)
               }
             }
           }

@@ -4,7 +4,6 @@
  * adaptive routing works". Time and randomness come in as arguments; nothing here reads a clock.
  */
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
-import { decideKey, type KeyDecision, type KeyOptions } from './keys.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
@@ -44,8 +43,6 @@ export interface AdaptiveBalancer {
   releaseRoute(route: RouteRef, now: number): void
   /** Level 1: the provider and fallbacks of a request for `model`. */
   selectDirection(model: string, options: DirectionOptions): DirectionDecision
-  /** Level 2: the key of an attempt on `provider` for `model`. Never a held key. */
-  selectKey(provider: string, model: string, random: () => number, options?: KeyOptions): KeyDecision
   /** Per-key weights for the rotation module: adaptive (or static with key selection off); 0 when held or failed. */
   keyWeights(provider: string, model: string, routeSelectionEnabled?: boolean): readonly KeyWeight[]
   /** The same weights as arrays shared by every request until the next table build (read only). */
@@ -181,13 +178,6 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     selectDirection(model, options) {
       return decideDirection(tableFor(model), options, tableFor)
     },
-    selectKey(provider, model, random, options) {
-      const decision = decideKey(tableFor(model).byProvider.get(provider), random, options)
-      if (decision.keyId === null || !isHeld(provider, decision.keyId, model)) return decision
-      // A hold the caller did not announce: re-read every hold, then decide again.
-      holdsVersion++
-      return decideKey(tableFor(model).byProvider.get(provider), random, options)
-    },
     keyWeights(provider, model, routeSelectionEnabled = true) {
       const direction = tableFor(model).byProvider.get(provider)
       if (direction === undefined) return []
@@ -249,7 +239,7 @@ function snapshotRoutes(
           state: held ? 'failed' : (route?.state ?? 'healthy'),
           held,
           weight,
-          expectedShare: direction.adaptive.total > 0 ? weight / direction.adaptive.total : 0,
+          expectedShare: direction.adaptiveTotal > 0 ? weight / direction.adaptiveTotal : 0,
           actualShare: attempts > 0 ? (route?.attempts ?? 0) / attempts : 0,
           errorRate: route === undefined ? 0 : errorRate(route),
           latencyMs: route === undefined ? null : displayLatency(route),

@@ -67,6 +67,33 @@ export interface DirectionOptions {
 const NONE: readonly Direction[] = Object.freeze([])
 
 /**
+ * Decisions `handled` made, per table (so they live as long as it, at most 5 s or until a change of
+ * keys or holds), by what they depend on: primary, reason, the request's provider, the configured
+ * fallbacks and pruning. Shared (frozen) by every request that asks the same; bounded per table,
+ * since callers choose their fallbacks.
+ */
+const handledDecisions = new WeakMap<ModelTable, Map<string, HandledDecision[]>>()
+const MAX_HANDLED_PER_TABLE = 256
+/** The most shared decisions compared per request (one primary): past it, decided per request. */
+const MAX_HANDLED_PER_PRIMARY = 16
+
+/** A shared decision and what it was made from (compared field by field: no key string to build per request). */
+interface HandledDecision {
+  reason: DirectionReason
+  pinnedProvider: string | null
+  prune: boolean
+  /** Providers of the configured fallbacks, in order (all for the table's model). */
+  configured: readonly string[]
+  decision: DirectionDecision
+}
+
+function sameInputs(entry: HandledDecision, reason: DirectionReason, pinned: Direction | null, prune: boolean, configured: readonly Direction[]): boolean {
+  if (entry.reason !== reason || entry.prune !== prune || entry.pinnedProvider !== (pinned === null ? null : pinned.provider) || entry.configured.length !== configured.length) return false
+  for (let index = 0; index < configured.length; index++) if (entry.configured[index] !== configured[index]!.provider) return false
+  return true
+}
+
+/**
  * The decision with another primary and fallbacks. Spelled out rather than `{ ...decision, ... }`:
  * on Node 20 each property added after a spread costs about 0.4 us, and this runs per request.
  */
@@ -141,6 +168,21 @@ function handled(
   tableOf: (model: string) => ModelTable,
   score: number | null,
 ): DirectionDecision {
+  // Fallbacks naming another model read that model's table: not shared.
+  let shareable = true
+  for (let index = 0; index < configured.length; index++) {
+    if (configured[index]!.model !== table.model) {
+      shareable = false
+      break
+    }
+  }
+  const prune = settings.prune_failed_fallbacks
+  let known: Map<string, HandledDecision[]> | undefined
+  if (shareable) {
+    known = handledDecisions.get(table)
+    const entries = known?.get(primary.provider)
+    if (entries !== undefined) for (const entry of entries) if (sameInputs(entry, reason, pinned, prune, configured)) return entry.decision
+  }
   const fallbacks: Direction[] = []
   const pruned: Direction[] = []
   for (const fallback of configured) {
@@ -159,5 +201,22 @@ function handled(
     appended.push(target)
     fallbacks.push(target)
   }
-  return { primary, fallbacks, reason, pinned, appended, pruned: pruned.length > 0 ? pruned : NONE, skipped: table.failedTargets, score }
+  const decision: DirectionDecision = { primary, fallbacks, reason, pinned, appended, pruned: pruned.length > 0 ? pruned : NONE, skipped: table.failedTargets, score }
+  if (!shareable) return decision
+  if (known === undefined) handledDecisions.set(table, (known = new Map()))
+  let size = 0
+  for (const entries of known.values()) size += entries.length
+  if (size < MAX_HANDLED_PER_TABLE) {
+    for (const direction of fallbacks) Object.freeze(direction)
+    Object.freeze(primary)
+    if (pinned !== null) Object.freeze(pinned)
+    Object.freeze(fallbacks)
+    Object.freeze(appended)
+    Object.freeze(pruned)
+    const entry: HandledDecision = { reason, pinnedProvider: pinned === null ? null : pinned.provider, prune, configured: configured.map((fallback) => fallback.provider), decision: Object.freeze(decision) }
+    const entries = known.get(primary.provider)
+    if (entries === undefined) known.set(primary.provider, [entry])
+    else if (entries.length < MAX_HANDLED_PER_PRIMARY) entries.push(entry)
+  }
+  return decision
 }

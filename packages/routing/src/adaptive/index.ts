@@ -5,9 +5,8 @@
  */
 export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit, type KeyWeight } from './balancer.ts'
 export { withDirections, type DirectionDecision, type DirectionOptions, type DirectionReason } from './directions.ts'
-export type { KeyDecision, KeyOptions, KeyReason } from './keys.ts'
-export type { KeySkipReason, RotationWeights, SkippedKey } from './tables.ts'
-export { directionLog, keyLog, type RoutingLogEntry } from './routing-log.ts'
+export type { RotationWeights } from './tables.ts'
+export { directionLog, type RoutingLogEntry } from './routing-log.ts'
 export {
   applySessionAffinity,
   createSessionAffinity,

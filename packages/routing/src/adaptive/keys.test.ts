@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { createAdaptiveBalancer } from './balancer.ts'
-import { directionLog, keyLog } from './routing-log.ts'
+import { directionLog } from './routing-log.ts'
+import { drawShares, keyEngine } from '../planning/engine-fixture.ts'
+import { keyChosenLine } from '../planning/log.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
 
 const MODEL = 'gpt-4o'
@@ -21,59 +23,58 @@ function setup() {
   return { balancer, held }
 }
 
-describe('selectKey', () => {
+/** Key choice as requests make it: planKeys + keyRotationFor(...).first(), on real holds. */
+describe('the key engine (planKeys + keyRotationFor)', () => {
   it('draws by adaptive weight, which starts equal for new keys whatever their static weight', () => {
-    const { balancer } = setup()
-    expect(balancer.selectKey('openai', MODEL, () => 0.49)).toMatchObject({ keyId: 'k1', reason: 'adaptive', share: 0.5 })
-    expect(balancer.selectKey('openai', MODEL, () => 0.51)).toMatchObject({ keyId: 'k2', reason: 'adaptive', share: 0.5 })
+    const engine = keyEngine(providers)
+    const first = engine.firstKey('openai', MODEL, () => 0.49)!
+    expect(first).toMatchObject({ key: { id: 'k1' }, why: 'first' })
+    expect(drawShares(first.plan)).toEqual([0.5, 0.5])
+    expect(engine.firstKey('openai', MODEL, () => 0.51)!.key.id).toBe('k2')
   })
 
   it('draws by static weight with key selection off, still skipping held keys', () => {
-    const { balancer, held } = setup()
+    const engine = keyEngine(providers)
     const off = { routeSelectionEnabled: false }
-    expect(balancer.selectKey('openai', MODEL, () => 0.7, off)).toMatchObject({ keyId: 'k1', reason: 'static', share: 0.75 })
-    expect(balancer.selectKey('openai', MODEL, () => 0.8, off)).toMatchObject({ keyId: 'k2', reason: 'static', share: 0.25 })
-    held.add('k1')
-    balancer.holdsChanged()
-    const decision = balancer.selectKey('openai', MODEL, () => 0.1, off)
-    expect(decision).toMatchObject({ keyId: 'k2', skipped: [{ keyId: 'k1', keyName: 'prod-1', reason: 'held' }] })
+    expect(engine.firstKey('openai', MODEL, () => 0.7, off)!.key.id).toBe('k1')
+    expect(drawShares(engine.firstKey('openai', MODEL, () => 0.7, off)!.plan)).toEqual([0.75, 0.25])
+    expect(engine.firstKey('openai', MODEL, () => 0.8, off)!.key.id).toBe('k2')
+    engine.holdKey('openai', 'k1')
+    const first = engine.firstKey('openai', MODEL, () => 0.1, off)!
+    expect(first.key.id).toBe('k2')
+    expect(first.plan.leftOut).toMatchObject([{ keyId: 'k1', keyName: 'prod-1', reason: 'held', dead: true }])
   })
 
-  it('skips a hold even when the caller forgot to announce it', () => {
-    const { balancer, held } = setup()
-    held.add('k1')
-    for (let draw = 0; draw < 20; draw++) expect(balancer.selectKey('openai', MODEL, () => draw / 20).keyId).toBe('k2')
+  it('never draws a held key', () => {
+    const engine = keyEngine(providers)
+    engine.holdKey('openai', 'k1')
+    for (let draw = 0; draw < 20; draw++) expect(engine.firstKey('openai', MODEL, () => draw / 20)!.key.id).toBe('k2')
   })
 
-  it('sends a failed key as the last resort, and none when every key is held', () => {
-    const { balancer, held } = setup()
-    balancer.failRoute({ provider: 'openai', model: MODEL, keyId: 'k1' }, 0)
-    balancer.failRoute({ provider: 'openai', model: MODEL, keyId: 'k2' }, 0)
-    expect(balancer.selectKey('openai', MODEL, () => 0.1)).toMatchObject({ keyId: 'k1', reason: 'last_resort_failed' })
-    held.add('k1')
-    held.add('k2')
-    balancer.holdsChanged()
-    expect(balancer.selectKey('openai', MODEL, () => 0.1)).toMatchObject({ keyId: null, reason: 'all_held' })
+  it('sends a failed key as the last resort, and with every key held sends one anyway, as its check', () => {
+    const engine = keyEngine(providers)
+    engine.balancer.failRoute({ provider: 'openai', model: MODEL, keyId: 'k1' }, 0)
+    engine.balancer.failRoute({ provider: 'openai', model: MODEL, keyId: 'k2' }, 0)
+    // Both weights are 0: a uniform draw among them rather than refusing the request.
+    expect(engine.firstKey('openai', MODEL, () => 0.1)!.key.id).toBe('k1')
+    expect(engine.firstKey('openai', MODEL, () => 0.9)!.key.id).toBe('k2')
+    engine.holdKey('openai', 'k1')
+    engine.holdKey('openai', 'k2')
+    const first = engine.firstKey('openai', MODEL, () => 0.1)!
+    expect(first.plan.everyKeyHeld).toBe(true)
+    expect(first.plan.check).toBe(first.plan.first)
   })
 
-  it('leaves out excluded keys, and says so when nothing is left', () => {
-    const { balancer } = setup()
-    const decision = balancer.selectKey('openai', MODEL, () => 0.01, { exclude: new Set(['k1']) })
-    expect(decision).toMatchObject({ keyId: 'k2', share: 1, skipped: [{ keyId: 'k1', reason: 'excluded' }] })
-    expect(balancer.selectKey('openai', MODEL, () => 0.01, { exclude: new Set(['k1', 'k2']) })).toMatchObject({ keyId: null, reason: 'all_excluded' })
+  it('keeps a session key while it is offered, never one that does not serve the model, and not once it is held', () => {
+    const engine = keyEngine(providers)
+    expect(engine.firstKey('openai', MODEL, () => 0.01, { sessionKeyId: 'k2' })!.key.id).toBe('k2')
+    expect(engine.firstKey('openai', MODEL, () => 0.01, { sessionKeyId: 'k3' })!.key.id).toBe('k1')
+    engine.holdKey('openai', 'k2')
+    expect(engine.firstKey('openai', MODEL, () => 0.99, { sessionKeyId: 'k2' })!.key.id).toBe('k1')
   })
 
-  it('keeps a session key while it is eligible, and never one that does not serve the model', () => {
-    const { balancer, held } = setup()
-    expect(balancer.selectKey('openai', MODEL, () => 0.01, { preferKeyId: 'k2' })).toMatchObject({ keyId: 'k2', reason: 'session' })
-    expect(balancer.selectKey('openai', MODEL, () => 0.01, { preferKeyId: 'k3' })).toMatchObject({ keyId: 'k1', reason: 'adaptive' })
-    held.add('k2')
-    balancer.holdsChanged()
-    expect(balancer.selectKey('openai', MODEL, () => 0.99, { preferKeyId: 'k2' })).toMatchObject({ keyId: 'k1', reason: 'adaptive' })
-  })
-
-  it('answers no_keys for a provider without a key for the model', () => {
-    expect(setup().balancer.selectKey('anthropic', MODEL, () => 0.5)).toMatchObject({ keyId: null, reason: 'no_keys' })
+  it('has no key for a provider without a key for the model', () => {
+    expect(keyEngine(providers).firstKey('anthropic', MODEL, () => 0.5)).toBeNull()
   })
 })
 
@@ -105,16 +106,13 @@ describe('setProviders', () => {
 })
 
 describe('routing log', () => {
-  it('records the chosen provider and key and the skipped ones, with their reasons', () => {
-    const { balancer, held } = setup()
-    held.add('k1')
-    balancer.holdsChanged()
-    const direction = balancer.selectDirection(MODEL, { settings: defaultLoadBalancerSettings })
-    const key = balancer.selectKey('openai', MODEL, () => 0.5)
-    expect([...directionLog(direction), ...keyLog(direction.primary!, key)]).toEqual([
-      { kind: 'provider_chosen', provider: 'openai', model: MODEL, reason: 'scored', score: 100, pinned: null },
-      { kind: 'key_chosen', provider: 'openai', model: MODEL, keyId: 'k2', keyName: 'prod-2', reason: 'adaptive', weight: 100, share: 1 },
-      { kind: 'key_skipped', provider: 'openai', model: MODEL, keyId: 'k1', keyName: 'prod-1', reason: 'held' },
-    ])
+  it('records the chosen provider and the key actually tried, with its share among the keys not held', () => {
+    const engine = keyEngine(providers)
+    engine.holdKey('openai', 'k1')
+    const direction = engine.balancer.selectDirection(MODEL, { settings: defaultLoadBalancerSettings })
+    expect(directionLog(direction)).toEqual([{ kind: 'provider_chosen', provider: 'openai', model: MODEL, reason: 'scored', score: 100, pinned: null }])
+    const first = engine.firstKey('openai', MODEL, () => 0.5)!
+    expect(first.key.id).toBe('k2')
+    expect(keyChosenLine({ provider: 'openai', model: MODEL, key: first.key.name }, first.plan, 1, first.why, false)).toBe('Key prod-2 for openai/gpt-4o: drawn by weight (share 100%)')
   })
 })

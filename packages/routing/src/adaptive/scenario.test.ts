@@ -5,7 +5,7 @@
  * an argument.
  */
 import { describe, expect, it } from 'vitest'
-import { createAdaptiveBalancer } from './balancer.ts'
+import { keyEngine } from '../planning/engine-fixture.ts'
 import { RECOMPUTE_INTERVAL_MS } from './tuning.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
@@ -44,7 +44,8 @@ function upstream(provider: string, now: number, sequence: number): { failureCla
 
 describe('the reference story', () => {
   it('moves traffic off a degraded and a failed provider within two cycles, and back after recovery', () => {
-    const balancer = createAdaptiveBalancer({ providers, isHeld: () => false })
+    const engine = keyEngine(providers)
+    const balancer = engine.balancer
     const random = seeded(42)
     const cycles: { end: number; primary: Map<string, number>; served: number; groqSkipped: boolean }[] = []
     let sequence = 0
@@ -59,8 +60,8 @@ describe('the reference story', () => {
         groqSkipped ||= decision.skipped.some((target) => target.provider === 'groq')
         // The gateway's part: try the primary, then each fallback, one attempt each.
         for (const target of [decision.primary!, ...decision.fallbacks]) {
-          const key = balancer.selectKey(target.provider, target.model, random)
-          const route = { provider: target.provider, model: target.model, keyId: key.keyId! }
+          const key = engine.firstKey(target.provider, target.model, random)!.key
+          const route = { provider: target.provider, model: target.model, keyId: key.id }
           const answer = upstream(target.provider, now, sequence++)
           balancer.attemptStarted(route, now)
           balancer.attemptFinished({ ...route, ...answer, completionTokens: 50, now })

@@ -5,6 +5,7 @@ import { normalisedLatency } from './metrics.ts'
 import { BREAKER_MS, RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
 import type { BalancerProvider, RouteRef } from './types.ts'
+import { keyEngine } from '../planning/engine-fixture.ts'
 
 const MODEL = 'gpt-4o'
 const providers: BalancerProvider[] = [
@@ -112,7 +113,10 @@ describe('route states', () => {
     expect(balancer.routeState(route('k2'))).toBe('healthy')
     balancer.failRoute(route('k2'), 0)
     expect(balancer.routeState(route('k2'))).toBe('failed')
-    for (let draw = 0; draw < 100; draw++) expect(balancer.selectKey('openai', MODEL, () => draw / 100).keyId).not.toBe('k2')
+    // And the engine requests use never draws it, whatever the draw.
+    const engine = keyEngine(providers)
+    engine.balancer.failRoute(route('k2'), 0)
+    for (let draw = 0; draw < 100; draw++) expect(engine.firstKey('openai', MODEL, () => draw / 100)!.key.id).not.toBe('k2')
   })
 
   it('moves failed to recovering after the breaker timer, and back to healthy only after clean live traffic', () => {

@@ -36,6 +36,9 @@ interface Entry {
   idleMs: number
 }
 
+/** How stale a session's place in the eviction order may get (and at most 1% of its idle limit). */
+const LRU_TOUCH_MS = 1_000
+
 /** Creates the session memory of one node. */
 export function createSessionAffinity(init: SessionAffinityInit): SessionAffinity {
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
@@ -47,10 +50,16 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
       const key = id(sessionId, model)
       const entry = entries.get(key)
       if (entry === undefined) return undefined
-      entries.delete(key)
-      if (now - entry.seenAt > entry.idleMs) return undefined
+      if (now - entry.seenAt > entry.idleMs) {
+        entries.delete(key)
+        return undefined
+      }
+      // Moved to the most recent end at most once a second: a busy session does not re-insert on every request.
+      if (now - entry.seenAt >= Math.min(LRU_TOUCH_MS, entry.idleMs / 100)) {
+        entries.delete(key)
+        entries.set(key, entry)
+      }
       entry.seenAt = now
-      entries.set(key, entry)
       return entry.route
     },
     remember(sessionId, model, route, now, ttlMs) {
@@ -117,7 +126,7 @@ export type AffinityOutcome =
 /** A provider decision after session affinity, and the key to prefer. */
 export interface AffinityResult {
   decision: DirectionDecision
-  /** The session's key, to pass to `selectKey` as `preferKeyId`. */
+  /** The session's key, planned as the first key of its target (`PlannedTarget.firstKeyId`). */
   preferKeyId: string | undefined
   outcome: AffinityOutcome
 }

@@ -7,30 +7,14 @@ import type { RouteMetrics } from './metrics.ts'
 import { keyServesModel, type BalancerKey, type BalancerProvider, type HeldPredicate, type Direction } from './types.ts'
 import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_MAX } from './tuning.ts'
 
-/** Keys eligible for one kind of pick, with their cumulative weights for a binary-search draw. */
-export interface KeyPool {
-  /** Indexes into the direction's keys. */
-  indexes: readonly number[]
-  cumulative: readonly number[]
-  total: number
-}
-
-/** Why a key was left out of a pick. */
-export type KeySkipReason = 'held' | 'failed' | 'excluded'
-
-/** A key left out of a pick, for the routing log. */
-export interface SkippedKey {
-  keyId: string
-  keyName: string
-  reason: KeySkipReason
-}
-
 /** Per-key weights for the rotation module, in the direction's key order (0 when held, or when failed for adaptive). */
 export interface RotationWeights {
   keyIds: readonly string[]
   weights: readonly number[]
   /** How many of the keys were held (or backed off) when the table was built: 0 lets a request skip asking per key. */
   heldCount: number
+  /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
+  heldIndexes: readonly number[]
 }
 
 /** One direction (provider + model) and its keys that serve the model, in configured order. */
@@ -46,14 +30,8 @@ export interface DirectionTable {
   rotation: { adaptive: RotationWeights; static: RotationWeights }
   held: readonly boolean[]
   failed: readonly boolean[]
-  /** Not held and not failed, by adaptive weight. */
-  adaptive: KeyPool
-  /** Not held, by static weight (key selection off: "held keys are still skipped"). */
-  static: KeyPool
-  /** Failed but not held, by static weight: the last resort when nothing else is left. */
-  lastResort: KeyPool
-  skippedAdaptive: readonly SkippedKey[]
-  skippedStatic: readonly SkippedKey[]
+  /** The sum of the adaptive weights (keys neither held nor failed): a key's expected share is its weight over this. */
+  adaptiveTotal: number
   /** Every key that serves the model is failed or held (reference: "When every key is held"). */
   failedDirection: boolean
   /** The expected weight of the key an adaptive pick returns, sum(w^2)/sum(w); 0 when failed. */
@@ -90,17 +68,6 @@ export function routeKey(provider: string, model: string, keyId: string): string
   return `${provider}\u0000${model}\u0000${keyId}`
 }
 
-function pool(indexes: number[], weights: readonly number[]): KeyPool {
-  const cumulative: number[] = []
-  let total = 0
-  for (const index of indexes) {
-    const weight = weights[index]!
-    if (weight > 0) total += weight
-    cumulative.push(total)
-  }
-  return { indexes, cumulative, total }
-}
-
 /** Builds one direction's table from the keys, their routes' metrics and the holds. */
 export function buildDirectionTable(
   provider: string,
@@ -114,10 +81,6 @@ export function buildDirectionTable(
   const held: boolean[] = []
   const failed: boolean[] = []
   const adaptiveIndexes: number[] = []
-  const staticIndexes: number[] = []
-  const lastResortIndexes: number[] = []
-  const skippedAdaptive: SkippedKey[] = []
-  const skippedStatic: SkippedKey[] = []
   keys.forEach((key, index) => {
     const metrics = metricsOf(key.id)
     const isKeyHeld = isHeld(provider, key.id, model)
@@ -127,24 +90,20 @@ export function buildDirectionTable(
     failed.push(isKeyFailed)
     staticWeights.push(key.weight)
     adaptiveWeights.push(isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX))
-    if (isKeyHeld) {
-      skippedAdaptive.push({ keyId: key.id, keyName: key.name, reason: 'held' })
-      skippedStatic.push({ keyId: key.id, keyName: key.name, reason: 'held' })
-      return
-    }
-    staticIndexes.push(index)
-    if (isKeyFailed) {
-      skippedAdaptive.push({ keyId: key.id, keyName: key.name, reason: 'failed' })
-      lastResortIndexes.push(index)
-    } else adaptiveIndexes.push(index)
+    if (!isKeyHeld && !isKeyFailed) adaptiveIndexes.push(index)
   })
-  const adaptive = pool(adaptiveIndexes, adaptiveWeights)
+  let adaptiveTotal = 0
+  for (const index of adaptiveIndexes) adaptiveTotal += Math.max(0, adaptiveWeights[index]!)
   const keyIds = keys.map((key) => key.id)
-  let heldCount = 0
-  for (const flag of held) if (flag) heldCount++
+  const heldIndexes: number[] = []
+  held.forEach((flag, index) => {
+    if (flag) heldIndexes.push(index)
+  })
+  const heldCount = heldIndexes.length
+  Object.freeze(heldIndexes)
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount },
-    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount },
+    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes },
+    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes },
   }
   let squares = 0
   for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!
@@ -157,13 +116,9 @@ export function buildDirectionTable(
     rotation,
     held,
     failed,
-    adaptive,
-    static: pool(staticIndexes, staticWeights),
-    lastResort: pool(lastResortIndexes, staticWeights),
-    skippedAdaptive,
-    skippedStatic,
+    adaptiveTotal,
     failedDirection: keys.length > 0 && adaptiveIndexes.length === 0,
-    score: adaptive.total > 0 ? squares / adaptive.total : 0,
+    score: adaptiveTotal > 0 ? squares / adaptiveTotal : 0,
   }
 }
 
@@ -198,29 +153,6 @@ export function buildModelTable(
   const shareCumulative = shares.map((share) => (running += share))
   const failedTargets = directions.filter((table) => table.failedDirection).map((table) => ({ provider: table.provider, model }))
   return { model, directions, byProvider, ranked, tieCount, shares, shareCumulative, fallbacksAfter, failedTargets, usedCycle: cycle, holdsVersion }
-}
-
-/**
- * Draws one key index from a pool with one call of `random`; -1 for an empty pool. Non-positive
- * weights are drawn only when every weight is (then uniformly), as `pickWeighted` does.
- */
-export function drawFromPool(keyPool: KeyPool, random: () => number): number {
-  const count = keyPool.indexes.length
-  if (count === 0) return -1
-  if (count === 1) return keyPool.indexes[0]!
-  if (keyPool.total <= 0) return keyPool.indexes[Math.min(count - 1, Math.floor(random() * count))]!
-  const target = random() * keyPool.total
-  const cumulative = keyPool.cumulative
-  let low = 0
-  let high = count - 1
-  while (low < high) {
-    const middle = (low + high) >> 1
-    if (cumulative[middle]! > target) high = middle
-    else low = middle + 1
-  }
-  // Rounding can leave the target at the very top: step back onto the last positive weight.
-  if (cumulative[low]! <= target) while (low > 0 && cumulative[low] === cumulative[low - 1]) low--
-  return keyPool.indexes[low]!
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { differingBuckets } from './digest.ts'
 import { HOLD_REASONS, holdId, type HoldEntry } from './entry.ts'
-import { HoldSet, TOMBSTONE_LIFETIME_MS } from './hold-set.ts'
+import { HoldSet, TOMBSTONE_LIFETIME_MS, wins } from './hold-set.ts'
 import { parseHoldSnapshot } from './snapshot.ts'
 
 /** Entries over few targets and few versions, so collisions on both are common. */
@@ -92,13 +92,17 @@ describe('HoldSet merge (properties)', () => {
     )
   })
 
-  it('keeps, for each target, the entry with the highest version', () => {
+  it('keeps, for each target, an entry that no entry merged into it beats', () => {
     fc.assert(
       fc.property(batch, (entries) => {
         const set = setOf(entries)
         for (const entry of entries) {
           const kept = set.get(entry)!
-          expect(kept.version.wallMs * 10 + kept.version.counter).toBeGreaterThanOrEqual(entry.version.wallMs * 10 + entry.version.counter)
+          expect(wins(entry, kept)).toBe(false)
+          // Among the entries of the hold it kept, a release, else the highest rung.
+          const sameHold = entries.filter((other) => holdId(other) === holdId(kept) && other.since === kept.since && other.reason === kept.reason)
+          if (sameHold.some((other) => other.state === 'released')) expect(kept.state).toBe('released')
+          else expect(kept.rung).toBe(Math.max(...sameHold.map((other) => other.rung)))
         }
       }),
     )
@@ -134,6 +138,27 @@ describe('HoldSet releases', () => {
   it('a newer hold wins over an older release, whichever arrives first', () => {
     expect(setOf([release], [heldAgain]).get(held)).toEqual(heldAgain)
     expect(setOf([heldAgain], [release]).get(held)).toEqual(heldAgain)
+  })
+
+  it('a release wins over every copy of its hold, even one renewed later elsewhere (no released hold comes back)', () => {
+    const renewedLater: HoldEntry = { ...held, rung: 1, checks: 1, waitStartedAt: 2_500, version: { wallMs: 2_500, counter: 0, nodeId: 'node-c' } }
+    expect(setOf([release], [renewedLater]).get(held)).toEqual(release)
+    expect(setOf([renewedLater], [release]).get(held)).toEqual(release)
+  })
+
+  it('keeps the higher rung when two sides of a partition each climbed the same hold, whichever climbed last', () => {
+    const sideA: HoldEntry = { ...held, rung: 2, checks: 2, waitStartedAt: 1_600, baseWaitMs: 120_000, version: { wallMs: 1_600, counter: 0, nodeId: 'node-a' } }
+    const sideB: HoldEntry = { ...held, rung: 1, checks: 1, waitStartedAt: 1_900, baseWaitMs: 60_000, version: { wallMs: 1_900, counter: 0, nodeId: 'node-b' } }
+    expect(setOf([sideA], [sideB]).get(held)).toEqual(sideA)
+    expect(setOf([sideB], [sideA]).get(held)).toEqual(sideA)
+    // Equal rungs: the later check's copy.
+    const sideC: HoldEntry = { ...sideA, waitStartedAt: 2_000, version: { wallMs: 2_000, counter: 0, nodeId: 'node-c' } }
+    expect(setOf([sideC], [sideA]).get(held)).toEqual(sideC)
+  })
+
+  it('a hold placed later wins over an earlier one at the same place, whatever its rung', () => {
+    const climbedHigh: HoldEntry = { ...held, rung: 3, checks: 3, version: { wallMs: 2_900, counter: 0, nodeId: 'node-a' } }
+    expect(setOf([heldAgain], [climbedHigh]).get(held)).toEqual(heldAgain)
   })
 
   it('drops tombstones after their lifetime, never active holds', () => {

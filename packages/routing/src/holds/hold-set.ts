@@ -1,8 +1,8 @@
 /**
- * The hold set as a mergeable value: a map from hold target to its newest entry, where merge
- * keeps the entry with the highest version (design.md, "Cluster model"). Merge is commutative,
- * associative and idempotent, so nodes that see the same entries in any order, any number of
- * times, end with the same set and the same digest.
+ * The hold set as a mergeable value: a map from hold target to its newest entry (design.md,
+ * "Cluster model"). Merge keeps, per target, the greatest entry in one total order (see
+ * `wins`), so it is commutative, associative and idempotent: nodes that see the same entries
+ * in any order, any number of times, end with the same set and the same digest.
  */
 import { compareVersions } from './clock.ts'
 import { DigestAccumulator, bucketOf, type HoldDigest } from './digest.ts'
@@ -22,11 +22,23 @@ export interface HoldSnapshot {
 }
 
 /**
- * True when `incoming` should replace `current`. Versions decide; two different entries under
- * one version cannot come from honest nodes, but ordering them by content keeps merge a join
- * even then, so nodes still converge.
+ * True when `incoming` should replace `current`. Entries of one place are ordered:
+ * 1. by the hold they belong to: the one placed later (`since`, then reason) wins; a node that
+ *    places a hold where another was starts it after that one (settle.ts), so a hold placed
+ *    after a release wins over it, however the nodes' clocks differ;
+ * 2. within one hold (placed once, renewed by checks, maybe released): its release wins over
+ *    every copy of it still held, whatever their versions, so no released hold comes back;
+ * 3. then the higher rung: two sides of a partition that each climbed the same hold's ladder
+ *    keep the higher rung, even when the lower one was climbed last (issue 18);
+ * 4. then the version (checks that renewed it without a climb), and, for two different
+ *    entries under one version (never from honest nodes), the content, so merge stays a join.
  */
-function wins(incoming: HoldEntry, current: HoldEntry): boolean {
+export function wins(incoming: HoldEntry, current: HoldEntry): boolean {
+  if (incoming.since !== current.since) return incoming.since > current.since
+  if (incoming.reason !== current.reason) return incoming.reason > current.reason
+  const ended = (entry: HoldEntry) => (entry.state === 'released' ? 1 : 0)
+  if (ended(incoming) !== ended(current)) return ended(incoming) > ended(current)
+  if (incoming.rung !== current.rung) return incoming.rung > current.rung
   const order = compareVersions(incoming.version, current.version)
   if (order !== 0) return order > 0
   return canonicalEntry(incoming) > canonicalEntry(current)
@@ -36,7 +48,7 @@ function frozenCopy(entry: HoldEntry): HoldEntry {
   return Object.freeze({ ...entry, version: Object.freeze({ ...entry.version }) })
 }
 
-/** A set of holds and tombstones, one entry per target, merged by highest version. */
+/** A set of holds and tombstones, one entry per target, merged as `wins` orders them. */
 export class HoldSet {
   private readonly byId = new Map<string, HoldEntry>()
   private readonly fingerprint = new DigestAccumulator()

@@ -311,6 +311,39 @@ describe('across nodes', () => {
     expect(nodeA.recordAnswer(answer(due, due + 200, failure('credential'))).changed).toEqual([])
   })
 
+  it('two sides of a partition that each climbed the same hold keep the higher rung when they meet, whichever climbed last', () => {
+    const nodeA = node('node-a')
+    const nodeB = node('node-b')
+    nodeB.merge(nodeA.recordAnswer(answer(0, 1_000, failure('region_blocked'))).changed, 1_000)
+    // Split. A's checks fail twice (at 31 s, then 60 s later); B's once, after both of A's.
+    nodeA.recordAnswer(answer(31_000, 31_100, failure('region_blocked')))
+    nodeA.recordAnswer(answer(91_100, 91_200, failure('region_blocked')))
+    nodeB.recordAnswer(answer(95_000, 95_100, failure('region_blocked')))
+    expect([nodeA.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry.rung, nodeB.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry.rung]).toEqual([2, 1])
+    // Heal: each pulls the other's set.
+    const [fromA, fromB] = [nodeA.entries(), nodeB.entries()]
+    nodeA.merge(fromB, 96_000)
+    nodeB.merge(fromA, 96_000)
+    for (const side of [nodeA, nodeB]) expect(side.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry).toMatchObject({ rung: 2, baseWaitMs: 120 * SECOND })
+    expect(nodeA.digest()).toEqual(nodeB.digest())
+  })
+
+  it('a hold placed after a release starts after it, even on a node whose clock is behind the one that placed the first', () => {
+    const ahead = node('node-a')
+    const behind = node('node-b')
+    // node-a's clock is a minute ahead of node-b's: its hold starts at its 61 s.
+    behind.merge(ahead.recordAnswer(answer(60_000, 61_000, failure('model_gone'))).changed, 1_000)
+    // An operator releases it on node-b at node-b's 2 s.
+    ahead.merge(behind.clear({}, 2_000).changed, 62_000)
+    expect(ahead.isHeld('azure', 'k1', 'gpt-4o')).toBe(false)
+    // node-b, at its own 3 s, is refused again: held, and the hold wins over the release everywhere.
+    const again = behind.recordAnswer(answer(2_500, 3_000, failure('model_gone'))).changed
+    expect(again[0]).toMatchObject({ state: 'held', since: 61_001 })
+    expect(behind.isHeld('azure', 'k1', 'gpt-4o')).toBe(true)
+    ahead.merge(again, 62_500)
+    expect(ahead.isHeld('azure', 'k1', 'gpt-4o')).toBe(true)
+  })
+
   it('a release on any node releases everywhere', () => {
     const nodeA = node('node-a')
     const nodeB = node('node-b')

@@ -103,14 +103,20 @@ function release(held: HoldEntry, answer: AttemptAnswer, cause: 'served' | 'sett
   return { ...held, state: 'released', checks: held.checks + 1, releasedAt: answer.now, releaseCause: cause, version }
 }
 
-function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version): HoldEntry {
+/**
+ * A new hold at `target`. `previous` is the tombstone it may resume the rung of; `current` is
+ * whatever the set has there now (a tombstone, or the hold this one replaces). The new hold
+ * starts after `current` did even when this node's clock is behind the node that placed that
+ * one: merge orders the holds of one place by when they started (hold-set.ts).
+ */
+function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version, current: HoldEntry | undefined): HoldEntry {
   const rung = startingRung(previous, reason, now)
   return {
     ...target,
     state: 'held',
     reason,
     message: failure.message,
-    since: now,
+    since: current === undefined ? now : Math.max(now, current.since + 1),
     waitStartedAt: now,
     ...baseWait(reason, rung, failure.waitHintMs),
     rung,
@@ -162,7 +168,7 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
       (previous?.state === 'released' && previous.releasedAt !== null && answer.startedAt < previous.releasedAt)
     if (!stale) {
       // After a favourable replacement the previous entry is the hold just released, so the rung starts at the bottom.
-      const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp())
+      const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp(), previous)
       changed.push(entry)
       events.push({ kind: 'placed', entry, askedWaitMs: failure.waitHintMs, replaces: replacing })
     }

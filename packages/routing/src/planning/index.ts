@@ -4,18 +4,17 @@
  */
 export { RateLimitBackoffs, type RateLimitBackoff } from './backoffs.ts'
 export { RoutingLog, describeEntry, keyChosenLine, type AttemptWhy, type CheckFact, type SkippedKeyFact } from './log.ts'
-export {
-  planKeys,
-  planRequest,
-  SESSION_CHECK_GRACE_MS,
-  type KeyLeftOut,
-  type KeyLeftOutReason,
-  type KeyPlan,
-  type KeyPlanInput,
-  type PickedBy,
-  type PlannedTarget,
-  type PlanInput,
-  type PlannerComponents,
-  type RequestPlan,
-  type TargetSource,
-} from './plan.ts'
+export { planRequest } from './request-plan.ts'
+export { planKeys, keyRotationFor, SESSION_CHECK_GRACE_MS } from './key-plan.ts'
+export type {
+  KeyLeftOut,
+  KeyLeftOutReason,
+  KeyPlan,
+  KeyPlanInput,
+  PickedBy,
+  PlannedTarget,
+  PlanInput,
+  PlannerComponents,
+  RequestPlan,
+  TargetSource,
+} from './types.ts'

@@ -6,7 +6,7 @@
 import type { DirectionDecision } from '../adaptive/directions.ts'
 import type { RoutingLogEntry } from '../adaptive/routing-log.ts'
 import type { AffinityOutcome } from '../adaptive/session.ts'
-import type { KeyPlan, RequestPlan } from './plan.ts'
+import type { KeyPlan, RequestPlan } from './types.ts'
 
 /** A key the router left out of a request's picks (for the request log). */
 export interface SkippedKeyFact {
@@ -72,16 +72,6 @@ const DIRECTION_REASONS: Record<string, string> = {
   no_provider: 'no configured provider serves the model',
 }
 
-const KEY_REASONS: Record<string, string> = {
-  adaptive: 'by adaptive weight',
-  static: 'by configured weight (key selection is off)',
-  session: "the session's key",
-  last_resort_failed: 'every key is failed; sending to one anyway',
-  all_held: 'every key is held',
-  all_excluded: 'every key is already dead for this request',
-  no_keys: 'no key serves the model',
-}
-
 /** One structured entry as a sentence. */
 export function describeEntry(entry: RoutingLogEntry): string {
   switch (entry.kind) {
@@ -95,12 +85,6 @@ export function describeEntry(entry: RoutingLogEntry): string {
       return `Appending healthy fallbacks: ${entry.targets.map((target) => `${target.provider}/${target.model}`).join(', ')}`
     case 'session':
       return entry.outcome === 'kept' ? 'Keeping the session on its provider and key' : `Moving the session: ${entry.outcome === 'moved_not_offered' ? 'its provider is not offered now' : 'its key is failed, held or gone'}`
-    case 'key_chosen':
-      return `Key ${entry.keyName} for ${entry.provider}/${entry.model}: ${KEY_REASONS[entry.reason] ?? entry.reason} (share ${(entry.share * 100).toFixed(0)}%)`
-    case 'key_none':
-      return `No key for ${entry.provider}/${entry.model}: ${KEY_REASONS[entry.reason] ?? entry.reason}`
-    case 'key_skipped':
-      return `Skipping key ${entry.keyName} for ${entry.provider}/${entry.model}: ${entry.reason}`
   }
 }
 

@@ -5,7 +5,9 @@ import { defaultLoadBalancerSettings, type BalancerProvider } from '../adaptive/
 import { createHolds } from '../holds/holds.ts'
 import { RateLimitBackoffs } from './backoffs.ts'
 import { RoutingLog } from './log.ts'
-import { planKeys, planRequest, type PlannerComponents } from './plan.ts'
+import { planKeys } from './key-plan.ts'
+import { planRequest } from './request-plan.ts'
+import type { PlannerComponents } from './types.ts'
 
 const MODEL = 'gpt-4o'
 const providers: BalancerProvider[] = [
@@ -49,5 +51,46 @@ describe('planning a request', () => {
     expect(plan.primary).toBe(0)
     expect(plan.pickedBy).toBe('request')
     expect(plan.check).toBeNull()
+  })
+
+  it('shares one key plan between plain draws while no left-out key is due, and checks the key the moment it is', () => {
+    const { components, refuse } = setup()
+    refuse('o1', 1_000)
+    const target = planRequest(components, { model: MODEL, pinnedProvider: 'openai', fallbacks: [], sessionId: null, directKey: false, settings: defaultLoadBalancerSettings, now: 2_000, random: () => 0.5, log: RoutingLog.off })!.targets[0]!
+    const plan = (now: number, log = RoutingLog.off) => planKeys(components, target, providers[0]!.keys, { settings: defaultLoadBalancerSettings, now, log })
+    const early = plan(2_000)
+    expect(early).toMatchObject({ first: -1, check: -1, leftOut: [{ keyId: 'o1', reason: 'held', dead: false }] })
+    expect(plan(3_000)).toBe(early)
+    // A log still gets its line from the shared plan.
+    const log = new RoutingLog(true)
+    expect(plan(3_000, log)).toBe(early)
+    expect(log.lines.join('\n')).toContain('1 of 2')
+    const due = early.leftOut[0]!.until
+    const checked = plan(due)
+    expect(checked).toMatchObject({ first: 0, check: 0, leftOut: [] })
+    // The next request finds the slot taken: o1 is left out again, and nothing is shared while it is past due.
+    const after = plan(due + 1)
+    expect(after).toMatchObject({ first: -1, check: -1, leftOut: [{ keyId: 'o1' }] })
+    expect(plan(due + 2)).not.toBe(after)
+    // A new hold is announced (holdsChanged): the next plan sees it.
+    refuse('o2', due + 3)
+    expect(plan(due + 4).everyKeyHeld).toBe(true)
+  })
+
+  it('plans a pinned request with appended fallbacks once per table, and anew when the table changes', () => {
+    const { components } = setup()
+    const settings = { ...defaultLoadBalancerSettings, append_fallbacks_to_pinned: true, prune_failed_fallbacks: true }
+    const input = (now: number) => ({ model: MODEL, pinnedProvider: 'azure', fallbacks: [{ provider: 'openai', model: MODEL }], sessionId: null, directKey: false, settings, now, random: () => 0.5, log: RoutingLog.off })
+    const first = planRequest(components, input(1))!
+    expect(first.targets.map((target) => `${target.provider}:${target.source}`)).toEqual(['azure:primary', 'openai:fallback'])
+    expect(planRequest(components, input(2))!.targets).toBe(first.targets)
+    // The caller's own key is marked on a copy: the shared plan is untouched.
+    const direct = planRequest(components, { ...input(3), directKey: true })!
+    expect(direct.targets[0]!.direct).toBe(true)
+    expect(first.targets[0]!.direct).toBe(false)
+    // openai fails on every key: its table is rebuilt, and pruning drops the configured fallback.
+    for (const keyId of ['o1', 'o2']) components.balancer.failRoute({ provider: 'openai', model: MODEL, keyId }, 4)
+    const after = planRequest(components, input(5))!
+    expect(after.targets.map((target) => target.provider)).toEqual(['azure'])
   })
 })

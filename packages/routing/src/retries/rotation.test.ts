@@ -143,3 +143,24 @@ describe('createKeyRotation', () => {
     )
   })
 })
+
+describe('the first draw over running sums', () => {
+  it('picks the same key as the two-pass draw, for every draw and any weights', () => {
+    const policy = { maxRetries: 1, backoffInitialMs: 1, backoffMaxMs: 1 }
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 100 }), fc.double({ min: 0, max: 5, noNaN: true })), { minLength: 1, maxLength: 60 }), fc.double({ min: 0, max: 0.9999999, noNaN: true }), (weights, draw) => {
+        const cumulative = new Float64Array(weights.length)
+        let total = 0
+        weights.forEach((weight, index) => {
+          if (weight > 0) total += weight
+          cumulative[index] = total
+        })
+        const plain = createKeyRotation({ weights, policy, random: () => draw }).first()
+        const summed = createKeyRotation({ weights, policy, random: () => draw, cumulative }).first()
+        expect(summed).toEqual(plain)
+        expect(summed).toMatchObject({ keyIndex: pickWeighted(weights, () => draw) })
+      }),
+      { numRuns: 2000 },
+    )
+  })
+})

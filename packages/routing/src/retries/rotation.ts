@@ -58,6 +58,11 @@ export interface KeyRotationInit {
   first?: number | undefined
   /** A key this request checks: one attempt only, then it is done for the request (reference: "Checking a held key again"). */
   once?: number | undefined
+  /**
+   * Running sums of `weights` (positive weights only), when every key is available: the first draw
+   * is then a binary search instead of two passes (the same key for the same draw).
+   */
+  cumulative?: Float64Array | undefined
 }
 
 const enum KeyStatus {
@@ -87,6 +92,7 @@ class RotationPlan implements KeyRotation {
   private readonly firstKey: number | undefined
   private readonly once: number
   private readonly status: Uint8Array
+  private readonly cumulative: Float64Array | undefined
   private retriesUsed = 0
   private backoffs = 0
 
@@ -97,6 +103,7 @@ class RotationPlan implements KeyRotation {
     this.firstKey = init.first !== undefined && init.first >= 0 ? init.first : undefined
     this.once = init.once ?? -1
     this.status = new Uint8Array(init.weights.length)
+    this.cumulative = init.cumulative
     const unavailable = init.unavailable
     if (unavailable !== undefined) for (let index = 0; index < unavailable.length; index++) this.status[unavailable[index]!] = KeyStatus.Dead
     const waiting = init.waiting
@@ -113,7 +120,7 @@ class RotationPlan implements KeyRotation {
     if (this.weights.length === 0) return { kind: 'stop', reason: 'no_keys' }
     const first = this.firstKey
     if (first !== undefined && this.status[first] === KeyStatus.Untried) return this.attempt(first, 0, 'first')
-    const picked = this.pickAmong(KeyStatus.Untried, -1)
+    const picked = this.cumulative !== undefined ? this.drawCumulative(this.cumulative) : this.pickAmong(KeyStatus.Untried, -1)
     return picked < 0 ? this.stop() : this.attempt(picked, 0, 'first')
   }
 
@@ -176,6 +183,25 @@ class RotationPlan implements KeyRotation {
     }
     // Floating point can leave target at ~0 after the last positive weight.
     return lastPositive
+  }
+
+  /** The first draw with every key available: as `pickAmong` draws, by binary search over the running sums. */
+  private drawCumulative(cumulative: Float64Array): number {
+    const count = cumulative.length
+    if (count <= 1) return count - 1
+    const total = cumulative[count - 1]!
+    if (total <= 0) return Math.min(count - 1, Math.floor(this.random() * count))
+    const target = this.random() * total
+    let low = 0
+    let high = count - 1
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (cumulative[middle]! > target) high = middle
+      else low = middle + 1
+    }
+    // Rounding can leave the target at the very top: step back onto the last positive weight.
+    if (cumulative[low]! <= target) while (low > 0 && this.weights[low]! <= 0) low--
+    return low
   }
 
   private nthCandidate(wanted: KeyStatus, exclude: number, nth: number): number {

@@ -1,10 +1,11 @@
 /** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
+import type { Refusal as AnthropicRefusal } from '../anthropic/body.ts'
 import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
-/** Why a validation failed, in Bedrock's ValidationException wording. */
-export type Refusal = { refusal: string }
+/** Why a validation failed (in Bedrock's ValidationException wording): the same shape as the Messages body's. */
+type Refusal = AnthropicRefusal
 
 
 /** Characters of every text part (messages and system), for the token estimate. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, type FaultPreset, type ProviderName, type Simulator } from '../index.ts'
-import { call, type Reply } from '../testing/client.ts'
+import { call, type CallReply } from '../testing/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })
@@ -60,7 +60,7 @@ const anthropicTypes: Record<AnswerPreset, string> = {
 
 const presets = Object.keys(statuses) as AnswerPreset[]
 
-function expectShape(provider: Covered, preset: AnswerPreset, reply: Reply): void {
+function expectShape(provider: Covered, preset: AnswerPreset, reply: CallReply): void {
   expect(reply.status).toBe(statuses[preset][provider])
   expect(reply.headers.get('content-type')).toBe('application/json')
   const error = reply.json.error

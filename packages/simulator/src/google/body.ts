@@ -1,10 +1,11 @@
 /** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
+import type { Refusal as AnthropicRefusal } from '../anthropic/body.ts'
 import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitForStream, toolArguments } from '../reply/content.ts'
 
-/** Why a validation failed, in Google's INVALID_ARGUMENT wording. */
-export type Refusal = { refusal: string }
+/** Why a validation failed (in Google's INVALID_ARGUMENT wording): the same shape as the Messages body's. */
+type Refusal = AnthropicRefusal
 
 
 function partCharacters(parts: unknown): number {

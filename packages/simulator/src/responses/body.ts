@@ -1,10 +1,9 @@
 /** OpenAI's Responses API bodies and stream events, as OpenAI (and Azure's v1 API) send them. */
 import type { Answer, ChatRequest } from '../dialects/dialect.ts'
+import type { Refuse } from '../openai/body.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
-/** Builds a validation error in the dialect's envelope. */
-export type Refuse = (message: string, param: string | null, code: string | null) => Answer
 
 /** Validates a Responses body the way OpenAI does; the model is the Azure deployment there. */
 export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse): ChatRequest | Answer {

@@ -16,7 +16,7 @@ export interface StatsRow {
 }
 
 /** The last requests in a ring buffer, plus running counts that survive the ring's turnover. */
-export class RequestLog {
+export class RequestRecords {
   private readonly ring: (RecordedRequest | undefined)[] = new Array(recordCapacity)
   private next = 0
   private size = 0

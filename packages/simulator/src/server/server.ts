@@ -24,7 +24,7 @@ const openaiResponses = responsesDialect(openaiDialect)
 const azureResponses = responsesDialect(azureDialect)
 const openaiEmbeddings = embeddingsDialect(openaiDialect)
 const azureEmbeddings = embeddingsDialect(azureDialect)
-import { RequestLog } from './records.ts'
+import { RequestRecords } from './records.ts'
 import type { SimulatorState } from './state.ts'
 
 const azurePrefix = '/openai/deployments/'
@@ -119,7 +119,7 @@ export async function startSimulator(init: SimulatorInit): Promise<Simulator> {
   const state: SimulatorState = {
     rules: new RuleBook(),
     windows: new RateWindows(),
-    log: new RequestLog(),
+    log: new RequestRecords(),
     random: seededRandom(init.seed ?? 1),
     ids: new IdMaker(),
     tokens,

@@ -1,7 +1,7 @@
 import type { IdMaker } from '../reply/format.ts'
 import type { RuleBook } from '../rules/book.ts'
 import type { RateWindows } from '../rules/rate-window.ts'
-import type { RequestLog } from './records.ts'
+import type { RequestRecords } from './records.ts'
 import type { Dialect } from '../dialects/dialect.ts'
 import type { TokenBook } from '../google/tokens.ts'
 
@@ -9,7 +9,7 @@ import type { TokenBook } from '../google/tokens.ts'
 export interface SimulatorState {
   rules: RuleBook
   windows: RateWindows
-  log: RequestLog
+  log: RequestRecords
   random: () => number
   ids: IdMaker
   /** Access tokens the OAuth2 endpoint issued (Vertex AI). */

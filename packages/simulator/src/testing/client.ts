@@ -14,7 +14,7 @@ export interface SseEvent {
 export type WireBody = any
 
 /** A response read to the end. */
-export interface Reply {
+export interface CallReply {
   status: number
   headers: Headers
   text: string
@@ -43,7 +43,7 @@ export function endpoint(provider: ProviderName, model: string, apiVersion: stri
 }
 
 /** Sends a minimal valid chat request for the provider, with overrides. */
-export async function call(simulator: Simulator, provider: ProviderName, options: CallOptions = {}): Promise<Reply> {
+export async function call(simulator: Simulator, provider: ProviderName, options: CallOptions = {}): Promise<CallReply> {
   const response = await send(simulator, provider, options)
   const text = await response.text()
   return { status: response.status, headers: response.headers, text, json: parseJson(text) }

@@ -8,6 +8,7 @@ import { requestLogMigration } from './0015-request-log.ts'
 import { bedrockKeysMigration } from './0016-bedrock-keys.ts'
 import { vertexKeysMigration } from './0017-vertex-keys.ts'
 import { snapshotRollupsMigration } from './0018-snapshot-rollups.ts'
+import { countRollupsMigration } from './0019-count-rollups.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -108,4 +109,5 @@ export const migrations: readonly Migration[] = [
   bedrockKeysMigration,
   vertexKeysMigration,
   snapshotRollupsMigration,
+  countRollupsMigration,
 ]

@@ -1,121 +1,16 @@
 /**
- * Planning one request, as data: which providers to try in which order, and per provider which
- * keys an attempt may use, which are left out and why, and which check this request claims.
- * The gateway sends what the plan says and records it; it decides nothing. Pure: time and
+ * Planning the providers of one request, as data: which providers to try in which order, who
+ * chose the first, the provider-level check it claims, its session's outcome. Pure: time and
  * randomness come in with the request; the only state touched is this node's check slots.
- * Spec: reference/adaptive-load-balancing.txt ("Configuration", "Held Keys", "When every key
- * is held") and reference/retries-and-fallbacks.txt.
+ * Spec: reference/adaptive-load-balancing.txt ("Configuration", "When every key is held") and
+ * reference/retries-and-fallbacks.txt.
  */
-import type { AdaptiveBalancer } from '../adaptive/balancer.ts'
-import { withDirections, type DirectionDecision, type DirectionReason } from '../adaptive/directions.ts'
+import { withDirections, type DirectionDecision } from '../adaptive/directions.ts'
 import { directionLog } from '../adaptive/routing-log.ts'
-import type { AffinityOutcome, SessionAffinity } from '../adaptive/session.ts'
-import { applySessionAffinity } from '../adaptive/session.ts'
-import type { RotationWeights } from '../adaptive/tables.ts'
-import { keyNamesModel, type BalancerKey, type Direction, type LoadBalancerSettings } from '../adaptive/types.ts'
-import { killsKeyForRequest } from '../failures/failure-class.ts'
-import type { Holds } from '../holds/holds.ts'
-import { checkLine, everyKeyHeldLine, providerCheckLine, skipLine } from '../holds/log-lines.ts'
-import type { RateLimitBackoffs } from './backoffs.ts'
-import type { RoutingLog } from './log.ts'
-
-/** What planning reads: this node's routing state, and the configured keys of each provider. */
-export interface PlannerComponents {
-  balancer: AdaptiveBalancer
-  holds: Holds
-  sessions: SessionAffinity
-  backoffs: RateLimitBackoffs
-  /** The keys of `provider` that serve `model`, in configured order; undefined when the provider is not configured. */
-  keysFor(provider: string, model: string): readonly BalancerKey[] | undefined
-}
-
-/** A request as routing sees it, whatever surface it came in on. */
-export interface PlanInput {
-  /** The model, without a provider prefix. */
-  model: string
-  /** The provider the request named (`openai/gpt-4o`), if any. */
-  pinnedProvider: string | undefined
-  /** The request's own fallbacks, in its order. */
-  fallbacks: readonly Direction[]
-  sessionId: string | null
-  /** The caller brought its own key (`x-bf-direct-key`). */
-  directKey: boolean
-  settings: LoadBalancerSettings
-  now: number
-  random: () => number
-  log: RoutingLog
-}
-
-/** Why a target is in the plan. */
-export type TargetSource =
-  /** The provider the request named, or the first one routing chose for a bare model. */
-  | 'primary'
-  /** One of the request's own fallbacks. */
-  | 'fallback'
-  /** A healthy provider routing added behind the request's own targets. */
-  | 'added'
-  /** A provider held on every key, sent this request first as its check (healthy ones behind it). */
-  | 'check'
-
-/** One provider + model to try, with its own retry budget. */
-export interface PlannedTarget extends Direction {
-  source: TargetSource
-  /** The caller's own key is used here (the first target routing sends to; never a fallback, never a check). */
-  direct: boolean
-  /** A key to try first: a check this plan claimed on it, or the session's key. */
-  firstKeyId: string | undefined
-  /** True when `firstKeyId` is a check this plan claimed (one attempt, then the key is done for the request). */
-  firstIsCheck: boolean
-}
-
-/** Who chose the provider that serves first. */
-export type PickedBy = 'request' | 'routing' | 'session'
-
-/** The providers of a request, in order, with the facts a recorder needs. */
-export interface RequestPlan {
-  /** Shared with other requests: read only. */
-  targets: readonly PlannedTarget[]
-  /** Index in `targets` of the primary: when every target fails, the caller gets its error. */
-  primary: number
-  pickedBy: PickedBy
-  /** Why the primary provider is the one it is. */
-  reason: DirectionReason
-  /** The provider the request named, when routing moved it off that provider, and why. */
-  movedOff: { provider: string; reason: 'failed' | 'held' } | null
-  /** The provider-level check this request claimed (a provider held on every key), if any. */
-  check: { provider: string; model: string; keyId: string } | null
-  session: AffinityOutcome
-}
-
-/** Why a key is left out of an attempt. */
-export type KeyLeftOutReason = 'held' | 'backed_off'
-
-/** A key an attempt may not use, and until when (epoch ms: its due time or the end of its backoff). */
-export interface KeyLeftOut {
-  index: number
-  keyId: string
-  keyName: string
-  reason: KeyLeftOutReason
-  /** The key is dead for this request (held for a refusal that kills it: credential, quota, ...). */
-  dead: boolean
-  until: number
-}
-
-/** The keys of one target: what its rotation draws from, in the provider's configured order. */
-export interface KeyPlan {
-  /** Rotation weight per key (shared with other requests: read only). */
-  weights: readonly number[]
-  /** Keys this request must not use. */
-  leftOut: readonly KeyLeftOut[]
-  /** Index of the key of the first attempt, or -1 for a weighted draw. */
-  first: number
-  /** Index of the key this request checks, or -1: one attempt, then it is done for the request. */
-  check: number
-  /** Every key is held or backed off and none is due: sent anyway on `first`, whose answer counts as a check. */
-  everyKeyHeld: boolean
-}
-
-const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+import { applySessionAffinity, type AffinityOutcome } from '../adaptive/session.ts'
+import { keyNamesModel, type BalancerKey, type Direction } from '../adaptive/types.ts'
+import { providerCheckLine } from '../holds/log-lines.ts'
+import type { PickedBy, PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
 
 /**
  * Plans that depend only on a selection table's shared, frozen fallback lists (a bare model with no
@@ -127,6 +22,8 @@ const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 /** The same for a session kept on its provider, by that provider. */
 const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
+/** The targets of a decision the balancer shares (frozen: a pinned or fallback-carrying request it decided before), by decision. */
+const decisionPlanned = new WeakMap<DirectionDecision, { targets: readonly PlannedTarget[]; primary: number }>()
 
 /** Plans the providers of one request. Returns null when no configured provider serves the model. */
 export function planRequest(components: PlannerComponents, input: PlanInput): RequestPlan | null {
@@ -199,13 +96,22 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   } else if (bySession !== undefined && session === 'kept') {
     targets = bySession
     primary = Math.max(0, bySession.findIndex((target) => target.source === 'primary'))
+  } else if (directions === null && check === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
+    // A decision the balancer shares (a pinned request, or one with its own fallbacks): planned once per decision.
+    const known = decisionPlanned.get(decision)!
+    targets = known.targets
+    primary = known.primary
   } else {
+    const sharedDecision = directions === null && check === null && Object.isFrozen(decision)
     directions ??= orderedDirections(components, decision, configured, scored)
     if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
     targets = built.targets
     primary = built.primary
-    if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
+    if (sharedDecision) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      decisionPlanned.set(decision, { targets, primary })
+    } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       planned.set(decision.fallbacks, targets)
     } else if (scored && check === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
@@ -285,119 +191,6 @@ function claimProviderCheck(components: PlannerComponents, direction: Direction,
   for (const key of keys) if (!holds.isHeld(direction.provider, key.id, direction.model)) return undefined
   for (const key of keys) if (holds.claimCheck(direction.provider, key.id, direction.model, now)) return key
   return undefined
-}
-
-/** How long a session with warm history waits past a key's due time before it takes the check itself. */
-export const SESSION_CHECK_GRACE_MS = 5_000
-
-/** What planning the keys of one target reads besides the target. */
-export interface KeyPlanInput {
-  settings: LoadBalancerSettings
-  now: number
-  log: RoutingLog
-}
-
-/**
- * Plans the keys of one target: the rotation weights, the held and backed-off keys left out, and
- * the check this request claims. A due key is checked by the first request that could use it;
- * a request keeping its session's key takes a due check only once the key has waited
- * SESSION_CHECK_GRACE_MS past due, so traffic made only of sessions still checks it. With every
- * key held or backed off and none due, the request goes anyway on the key due soonest, and that
- * one attempt counts as the check.
- */
-export function planKeys(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], input: KeyPlanInput): KeyPlan {
-  const { balancer, holds, backoffs } = components
-  const { provider, model } = target
-  const { now, log } = input
-  const table = balancer.rotationWeights(provider, model, input.settings.route_selection_enabled)
-  const weights = alignWeights(keys, table)
-  // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
-  if (table !== undefined && table.heldCount === 0 && weights === table.weights) {
-    const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
-    return { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, everyKeyHeld: false }
-  }
-  let leftOut: KeyLeftOut[] | null = null
-  let first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
-  let check = target.firstIsCheck ? first : -1
-  const session = first >= 0 && check < 0
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index]!
-    const backedOffUntil = backoffs.backedOffUntil(provider, key.id, model, now)
-    const held = holds.isHeld(provider, key.id, model)
-    if (!held && backedOffUntil === 0) continue
-    if (index === check) continue
-    // A session keeping its key lets others take the check first: it claims only once the key is GRACE past due.
-    if (held && check < 0 && holds.claimCheck(provider, key.id, model, session ? now - SESSION_CHECK_GRACE_MS : now)) {
-      first = index
-      check = index
-      log.check = { provider, model, keyId: key.id }
-      log.add(checkLine({ provider, model, key: key.name }))
-      continue
-    }
-    // The session's own key is held or backed off now: it is left out like any other.
-    if (index === first) first = -1
-    ;(leftOut ??= []).push(leftOutKey(components, provider, model, key, index, held, backedOffUntil))
-  }
-  if (leftOut === null) return { weights, leftOut: NO_LEFT_OUT, first, check, everyKeyHeld: false }
-  if (leftOut.length === keys.length) {
-    // Every key is held or backed off and none is due: send anyway on the one due soonest; only that attempt counts.
-    let soonest = leftOut[0]!
-    for (const candidate of leftOut) if (candidate.until < soonest.until) soonest = candidate
-    log.add(everyKeyHeldLine({ provider, model, key: soonest.keyName }))
-    const others = leftOut.filter((candidate) => candidate !== soonest)
-    if (log.recording) noteSkipped(components, log, provider, model, others)
-    if (holds.isHeld(provider, soonest.keyId, model)) log.check ??= { provider, model, keyId: soonest.keyId }
-    return { weights, leftOut: others, first: soonest.index, check: holds.isHeld(provider, soonest.keyId, model) ? soonest.index : -1, everyKeyHeld: true }
-  }
-  log.add(skipLine({ provider, model, skipped: leftOut.length, total: keys.length }))
-  if (log.recording) noteSkipped(components, log, provider, model, leftOut)
-  return { weights, leftOut, first, check, everyKeyHeld: false }
-}
-
-/** Leaves the keys left out in the request's log, for the request log's routing summary. */
-function noteSkipped(components: PlannerComponents, log: RoutingLog, provider: string, model: string, leftOut: readonly KeyLeftOut[]): void {
-  for (const key of leftOut) {
-    const reason = key.reason === 'backed_off' ? 'rate_limit_window' : (components.holds.holdsOn(provider, key.keyId, model)[0]?.entry.reason ?? 'held')
-    ;(log.skipped ??= []).push({ provider, model, keyId: key.keyId, keyName: key.keyName, reason })
-  }
-}
-
-function leftOutKey(components: PlannerComponents, provider: string, model: string, key: BalancerKey, index: number, held: boolean, backedOffUntil: number): KeyLeftOut {
-  if (!held) return { index, keyId: key.id, keyName: key.name, reason: 'backed_off', dead: false, until: backedOffUntil }
-  let until = 0
-  let dead = false
-  for (const route of components.holds.holdsOn(provider, key.id, model)) {
-    until = Math.max(until, route.dueAt)
-    if (killsKeyForRequest(route.entry.reason)) dead = true
-  }
-  return { index, keyId: key.id, keyName: key.name, reason: 'held', dead, until: Math.max(until, backedOffUntil) }
-}
-
-function indexOfKey(keys: readonly BalancerKey[], keyId: string): number {
-  for (let index = 0; index < keys.length; index++) if (keys[index]!.id === keyId) return index
-  return -1
-}
-
-/**
- * The rotation weights of `keys`: the balancer's shared array when it lists the same keys in the
- * same order (the usual case: both keep configured order), else looked up by key id, with the
- * configured weight for a key the balancer does not know yet.
- */
-function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | undefined): readonly number[] {
-  if (table !== undefined && table.keyIds.length === keys.length) {
-    let same = true
-    for (let index = 0; index < keys.length; index++) {
-      if (table.keyIds[index] !== keys[index]!.id) {
-        same = false
-        break
-      }
-    }
-    if (same) return table.weights
-  }
-  return keys.map((key) => {
-    const index = table === undefined ? -1 : table.keyIds.indexOf(key.id)
-    return index < 0 ? key.weight : table!.weights[index]!
-  })
 }
 
 /** True when some key of the direction's provider names its model (not just `"*"`). */

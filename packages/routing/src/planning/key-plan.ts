@@ -1,0 +1,197 @@
+/**
+ * Planning the keys of one target, and the rotation that draws them: THE key-selection engine
+ * requests use (bench/selection.ts times exactly `planKeys` + `keyRotationFor(...).first()`).
+ * Rotation weights come from the balancer's tables; held and backed-off keys are left out (dead
+ * ones apart from those only waiting); a due key is claimed as this request's check.
+ * Spec: reference/adaptive-load-balancing.txt ("Held Keys", "When every key is held").
+ */
+import type { RotationWeights } from '../adaptive/tables.ts'
+import type { BalancerKey } from '../adaptive/types.ts'
+import { killsKeyForRequest } from '../failures/failure-class.ts'
+import { checkLine, everyKeyHeldLine, skipLine } from '../holds/log-lines.ts'
+import type { RetryPolicy } from '../retries/backoff.ts'
+import { createKeyRotation, type KeyRotation } from '../retries/rotation.ts'
+import type { RoutingLog } from './log.ts'
+import type { KeyLeftOut, KeyPlan, KeyPlanInput, PlannedTarget, PlannerComponents } from './types.ts'
+
+const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+
+/** Per selection table: the key list last found in the table's order. */
+const alignedKeys = new WeakMap<RotationWeights, readonly BalancerKey[]>()
+/** Per selection table: the plan of a plain draw, shared (read only) until `validUntil` or the table's rebuild. */
+const settledPlans = new WeakMap<RotationWeights, { plan: KeyPlan; validUntil: number }>()
+const NO_INDEXES: readonly number[] = Object.freeze([])
+
+/** How long a session with warm history waits past a key's due time before it takes the check itself. */
+export const SESSION_CHECK_GRACE_MS = 5_000
+
+/**
+ * Plans the keys of one target: the rotation weights, the held and backed-off keys left out, and
+ * the check this request claims. A due key is checked by the first request that could use it;
+ * a request keeping its session's key takes a due check only once the key has waited
+ * SESSION_CHECK_GRACE_MS past due, so traffic made only of sessions still checks it. With every
+ * key held or backed off and none due, the request goes anyway on the key due soonest, and that
+ * one attempt counts as the check.
+ */
+export function planKeys(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], input: KeyPlanInput): KeyPlan {
+  const { balancer, holds, backoffs } = components
+  const { provider, model } = target
+  const { now, log } = input
+  const table = balancer.rotationWeights(provider, model, input.settings.route_selection_enabled)
+  const weights = alignWeights(keys, table)
+  const aligned = table !== undefined && weights === table.weights
+  // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
+  if (aligned && table.heldCount === 0) {
+    const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
+    return { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, everyKeyHeld: false }
+  }
+  // A plain draw (no check, no session key) while no left-out key is due yet: the plan of the last such request.
+  const plain = aligned && target.firstKeyId === undefined
+  if (plain) {
+    const settled = settledPlans.get(table)
+    if (settled !== undefined && now < settled.validUntil) {
+      const plan = settled.plan
+      if (log.enabled || log.recording) {
+        log.add(skipLine({ provider, model, skipped: plan.leftOut.length, total: keys.length }))
+        if (log.recording) noteSkipped(components, log, provider, model, plan.leftOut)
+      }
+      return plan
+    }
+  }
+  let leftOut: KeyLeftOut[] | null = null
+  let first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
+  let check = target.firstIsCheck ? first : -1
+  let claimed = false
+  const session = first >= 0 && check < 0
+  // Only the keys the table saw held or backed off can be: every hold and backoff is announced and rebuilds it.
+  const candidates = aligned ? table.heldIndexes : null
+  const count = candidates === null ? keys.length : candidates.length
+  for (let position = 0; position < count; position++) {
+    const index = candidates === null ? position : candidates[position]!
+    const key = keys[index]!
+    const backedOffUntil = backoffs.backedOffUntil(provider, key.id, model, now)
+    const held = holds.isHeld(provider, key.id, model)
+    if (!held && backedOffUntil === 0) continue
+    if (index === check) continue
+    // A session keeping its key lets others take the check first: it claims only once the key is GRACE past due.
+    if (held && check < 0 && holds.claimCheck(provider, key.id, model, session ? now - SESSION_CHECK_GRACE_MS : now)) {
+      first = index
+      check = index
+      claimed = true
+      log.check = { provider, model, keyId: key.id }
+      log.add(checkLine({ provider, model, key: key.name }))
+      continue
+    }
+    // The session's own key is held or backed off now: it is left out like any other.
+    if (index === first) first = -1
+    ;(leftOut ??= []).push(leftOutKey(components, provider, model, key, index, held, backedOffUntil))
+  }
+  if (leftOut === null) return { weights, leftOut: NO_LEFT_OUT, first, check, everyKeyHeld: false }
+  if (leftOut.length === keys.length) {
+    // Every key is held or backed off and none is due: send anyway on the one due soonest; only that attempt counts.
+    let soonest = leftOut[0]!
+    for (const candidate of leftOut) if (candidate.until < soonest.until) soonest = candidate
+    log.add(everyKeyHeldLine({ provider, model, key: soonest.keyName }))
+    const others = leftOut.filter((candidate) => candidate !== soonest)
+    if (log.recording) noteSkipped(components, log, provider, model, others)
+    if (holds.isHeld(provider, soonest.keyId, model)) log.check ??= { provider, model, keyId: soonest.keyId }
+    return { weights, leftOut: others, first: soonest.index, check: holds.isHeld(provider, soonest.keyId, model) ? soonest.index : -1, everyKeyHeld: true }
+  }
+  if (log.enabled || log.recording) log.add(skipLine({ provider, model, skipped: leftOut.length, total: keys.length }))
+  if (log.recording) noteSkipped(components, log, provider, model, leftOut)
+  const plan: KeyPlan = { weights, leftOut, first, check, everyKeyHeld: false }
+  if (plain && !claimed) {
+    // Valid until the first left-out key is due (a check to claim) or its backoff ends; any other change rebuilds the table.
+    let validUntil = Number.POSITIVE_INFINITY
+    for (const key of leftOut) if (key.until < validUntil) validUntil = key.until
+    if (validUntil > now) {
+      Object.freeze(leftOut)
+      settledPlans.set(table, { plan: Object.freeze(plan), validUntil })
+    }
+  }
+  return plan
+}
+
+/** Leaves the keys left out in the request's log, for the request log's routing summary. */
+function noteSkipped(components: PlannerComponents, log: RoutingLog, provider: string, model: string, leftOut: readonly KeyLeftOut[]): void {
+  for (const key of leftOut) {
+    const reason = key.reason === 'backed_off' ? 'rate_limit_window' : (components.holds.holdsOn(provider, key.keyId, model)[0]?.entry.reason ?? 'held')
+    ;(log.skipped ??= []).push({ provider, model, keyId: key.keyId, keyName: key.keyName, reason })
+  }
+}
+
+function leftOutKey(components: PlannerComponents, provider: string, model: string, key: BalancerKey, index: number, held: boolean, backedOffUntil: number): KeyLeftOut {
+  if (!held) return { index, keyId: key.id, keyName: key.name, reason: 'backed_off', dead: false, until: backedOffUntil }
+  let until = 0
+  let dead = false
+  for (const route of components.holds.holdsOn(provider, key.id, model)) {
+    until = Math.max(until, route.dueAt)
+    if (killsKeyForRequest(route.entry.reason)) dead = true
+  }
+  return { index, keyId: key.id, keyName: key.name, reason: 'held', dead, until: Math.max(until, backedOffUntil) }
+}
+
+function indexOfKey(keys: readonly BalancerKey[], keyId: string): number {
+  for (let index = 0; index < keys.length; index++) if (keys[index]!.id === keyId) return index
+  return -1
+}
+
+/**
+ * The rotation weights of `keys`: the balancer's shared array when it lists the same keys in the
+ * same order (the usual case: both keep configured order), else looked up by key id, with the
+ * configured weight for a key the balancer does not know yet.
+ */
+function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | undefined): readonly number[] {
+  // The same key list as last time for this table (the registry keeps one list per provider and model): known aligned.
+  if (table !== undefined && alignedKeys.get(table) === keys) return table.weights
+  if (table !== undefined && table.keyIds.length === keys.length) {
+    let same = true
+    for (let index = 0; index < keys.length; index++) {
+      if (table.keyIds[index] !== keys[index]!.id) {
+        same = false
+        break
+      }
+    }
+    if (same) {
+      alignedKeys.set(table, keys)
+      return table.weights
+    }
+  }
+  return keys.map((key) => {
+    const index = table === undefined ? -1 : table.keyIds.indexOf(key.id)
+    return index < 0 ? key.weight : table!.weights[index]!
+  })
+}
+
+/**
+ * The key rotation of one target's attempts, from its key plan: the first attempt on the plan's
+ * first key (a check, a session's key) or a weighted draw, keys left out as dead (a refusal that
+ * kills them for the request) or only waiting (rate limited, backed off: the end is then a 429).
+ */
+export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number): KeyRotation {
+  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, cumulative: cumulativeOf(plan.weights) })
+  const unavailable: number[] = []
+  const waiting: number[] = []
+  for (const key of plan.leftOut) (key.dead ? unavailable : waiting).push(key.index)
+  return createKeyRotation({ weights: plan.weights, policy, random, unavailable, waiting, first: plan.first, once: plan.check })
+}
+
+/** Running sums of shared weight arrays (a table's), for the first draw's binary search; kept as long as the array. */
+const cumulativeWeights = new WeakMap<readonly number[], Float64Array>()
+
+function cumulativeOf(weights: readonly number[]): Float64Array | undefined {
+  if (weights.length < 8) return undefined
+  let cumulative = cumulativeWeights.get(weights)
+  if (cumulative === undefined) {
+    cumulative = new Float64Array(weights.length)
+    let total = 0
+    for (let index = 0; index < weights.length; index++) {
+      const weight = weights[index]!
+      if (weight > 0) total += weight
+      cumulative[index] = total
+    }
+    // A table's array is shared by every request until its rebuild; a per-request one just goes with the request.
+    cumulativeWeights.set(weights, cumulative)
+  }
+  return cumulative
+}
