@@ -17,6 +17,7 @@ import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createMetrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
+import { editedKeys, keySignatures } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
@@ -206,7 +207,12 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       metrics,
       now,
       random,
-      reloadProviders: () => providers.reload(),
+      reloadProviders: async () => {
+        // A peer changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
+        const before = keySignatures(providers.registry)
+        await providers.reload()
+        for (const key of editedKeys(before, providers.registry)) keyEdited(key.provider, key.keyId)
+      },
       knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => {
         settings.set(next, 'peer')

@@ -190,10 +190,12 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       return routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
     },
     isRouteOffered(route) {
-      const key = keyOf(route.provider, route.keyId)
-      if (key === undefined || !servesModel(key, route.model)) return false
+      // The model's table lists the keys serving it, with their failed flags as of its build (every change of state rebuilds it).
+      const direction = tableFor(route.model).byProvider.get(route.provider)
+      const index = direction?.keyIndex.get(route.keyId)
+      if (index === undefined) return false
       if (isHeld(route.provider, route.keyId, route.model)) return false
-      return metricsOf(route.provider, route.model, route.keyId)?.state !== 'failed'
+      return !direction!.failed[index]
     },
     routeState(route) {
       if (isHeld(route.provider, route.keyId, route.model)) return 'failed'

@@ -29,6 +29,8 @@ export interface DirectionTable {
   /** What a request's key rotation draws from, built once per table so requests allocate none. */
   rotation: { adaptive: RotationWeights; static: RotationWeights }
   held: readonly boolean[]
+  /** Key id -> its index in `keys`. */
+  keyIndex: ReadonlyMap<string, number>
   failed: readonly boolean[]
   /** The sum of the adaptive weights (keys neither held nor failed): a key's expected share is its weight over this. */
   adaptiveTotal: number
@@ -115,6 +117,7 @@ export function buildDirectionTable(
     staticWeights,
     rotation,
     held,
+    keyIndex: new Map(keys.map((key, index) => [key.id, index])),
     failed,
     adaptiveTotal,
     failedDirection: keys.length > 0 && adaptiveIndexes.length === 0,

@@ -170,11 +170,26 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
  */
 export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number): KeyRotation {
   if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, cumulative: cumulativeOf(plan.weights) })
-  const unavailable: number[] = []
-  const waiting: number[] = []
-  for (const key of plan.leftOut) (key.dead ? unavailable : waiting).push(key.index)
-  return createKeyRotation({ weights: plan.weights, policy, random, unavailable, waiting, first: plan.first, once: plan.check })
+  let split = leftOutSplits.get(plan)
+  if (split === undefined) {
+    const unavailable: number[] = []
+    const waiting: number[] = []
+    let weightless = true
+    for (const key of plan.leftOut) {
+      ;(key.dead ? unavailable : waiting).push(key.index)
+      if (plan.weights[key.index]! > 0) weightless = false
+    }
+    split = { unavailable, waiting, weightless }
+    // A shared plan (frozen) is split once.
+    if (Object.isFrozen(plan)) leftOutSplits.set(plan, split)
+  }
+  // Keys left out weigh 0 in the table (held and backed-off keys do): the running sums draw as the rotation would.
+  const cumulative = split.weightless ? cumulativeOf(plan.weights) : undefined
+  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, cumulative })
 }
+
+/** The left-out keys of shared plans, split as the rotation takes them. */
+const leftOutSplits = new WeakMap<KeyPlan, { unavailable: readonly number[]; waiting: readonly number[]; weightless: boolean }>()
 
 /** Running sums of shared weight arrays (a table's), for the first draw's binary search; kept as long as the array. */
 const cumulativeWeights = new WeakMap<readonly number[], Float64Array>()

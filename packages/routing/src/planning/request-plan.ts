@@ -22,6 +22,10 @@ const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 /** The same for a session kept on its provider, by that provider. */
 const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
+/** Targets of a request naming its provider and nothing else, per table (by its `skipped` list) and provider. */
+const pinnedPlanned = new WeakMap<readonly Direction[], Map<string, { targets: readonly PlannedTarget[]; primary: number }>>()
+/** A kept session's targets (its key first) per shared targets and session key. */
+const sessionKeyTargets = new WeakMap<readonly PlannedTarget[], Map<string, readonly PlannedTarget[]>>()
 /** The targets of a decision the balancer shares (frozen: a pinned or fallback-carrying request it decided before), by decision. */
 const decisionPlanned = new WeakMap<DirectionDecision, { targets: readonly PlannedTarget[]; primary: number }>()
 
@@ -88,6 +92,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
 
   let targets: readonly PlannedTarget[]
   let primary = 0
+  // Pinned, no fallbacks of its own, nothing appended: the targets depend on the table (its `skipped` list is its own) and the provider.
+  const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && check === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept') && decision.primary?.provider === pinnedProvider
   const reusable = scored && check === null && session !== 'kept'
   const known = reusable ? planned.get(decision.fallbacks) : undefined
   if (known !== undefined && known[0]!.provider === chosen.provider) {
@@ -96,6 +102,11 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   } else if (bySession !== undefined && session === 'kept') {
     targets = bySession
     primary = Math.max(0, bySession.findIndex((target) => target.source === 'primary'))
+  } else if (pinnedAlone && pinnedPlanned.get(decision.skipped)?.has(pinnedProvider!)) {
+    // A request naming its provider and nothing else, passed through as it is: planned once per table and provider.
+    const known = pinnedPlanned.get(decision.skipped)!.get(pinnedProvider!)!
+    targets = known.targets
+    primary = known.primary
   } else if (directions === null && check === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
     // A decision the balancer shares (a pinned request, or one with its own fallbacks): planned once per decision.
     const known = decisionPlanned.get(decision)!
@@ -108,7 +119,12 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
     targets = built.targets
     primary = built.primary
-    if (sharedDecision) {
+    if (pinnedAlone) {
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      let byProvider = pinnedPlanned.get(decision.skipped)
+      if (byProvider === undefined) pinnedPlanned.set(decision.skipped, (byProvider = new Map()))
+      byProvider.set(pinnedProvider!, { targets, primary })
+    } else if (sharedDecision) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       decisionPlanned.set(decision, { targets, primary })
     } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
@@ -121,7 +137,11 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
       byProvider.set(last.provider, targets)
     }
   }
-  if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
+  const keptTargets = session === 'kept' && check === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined
+  if (keptTargets !== undefined) {
+    // A kept session's targets with its key first, built once per shared plan and key.
+    targets = keptTargets
+  } else if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
     // The first target carries what is this request's own: its check, its session's key, the caller's key.
     const first: PlannedTarget = { ...targets[0]! }
     if (check !== null) {
@@ -133,6 +153,13 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     // Built element by element: a slice of a frozen array is slow to write into on V8.
     const copy: PlannedTarget[] = [first]
     for (let index = 1; index < targets.length; index++) copy.push(targets[index]!)
+    if (session === 'kept' && check === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
+      let byKey = sessionKeyTargets.get(targets)
+      if (byKey === undefined) sessionKeyTargets.set(targets, (byKey = new Map()))
+      // Bounded by the provider's keys (a session's key is one of them).
+      Object.freeze(first)
+      byKey.set(sessionKeyId, Object.freeze(copy))
+    }
     targets = copy
   }
   const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'

@@ -163,4 +163,25 @@ describe('the first draw over running sums', () => {
       { numRuns: 2000 },
     )
   })
+
+  it('picks the same key as the two-pass draw with weightless keys left out', () => {
+    const policy = { maxRetries: 1, backoffInitialMs: 1, backoffMaxMs: 1 }
+    fc.assert(
+      fc.property(fc.array(fc.record({ weight: fc.integer({ min: 0, max: 50 }), out: fc.boolean(), dead: fc.boolean() }), { minLength: 1, maxLength: 60 }), fc.double({ min: 0, max: 0.9999999, noNaN: true }), (keys, draw) => {
+        const weights = keys.map((key) => (key.out ? 0 : key.weight))
+        const unavailable = keys.flatMap((key, index) => (key.out && key.dead ? [index] : []))
+        const waiting = keys.flatMap((key, index) => (key.out && !key.dead ? [index] : []))
+        const cumulative = new Float64Array(weights.length)
+        let total = 0
+        weights.forEach((weight, index) => {
+          total += weight
+          cumulative[index] = total
+        })
+        const plain = createKeyRotation({ weights, policy, random: () => draw, unavailable, waiting }).first()
+        const summed = createKeyRotation({ weights, policy, random: () => draw, unavailable, waiting, cumulative }).first()
+        expect(summed).toEqual(plain)
+      }),
+      { numRuns: 2000 },
+    )
+  })
 })

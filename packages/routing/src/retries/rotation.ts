@@ -59,8 +59,8 @@ export interface KeyRotationInit {
   /** A key this request checks: one attempt only, then it is done for the request (reference: "Checking a held key again"). */
   once?: number | undefined
   /**
-   * Running sums of `weights` (positive weights only), when every key is available: the first draw
-   * is then a binary search instead of two passes (the same key for the same draw).
+   * Running sums of `weights` (positive weights only), when every key not available weighs 0: the
+   * first draw is then a binary search instead of two passes (the same key for the same draw).
    */
   cumulative?: Float64Array | undefined
 }
@@ -188,9 +188,10 @@ class RotationPlan implements KeyRotation {
   /** The first draw with every key available: as `pickAmong` draws, by binary search over the running sums. */
   private drawCumulative(cumulative: Float64Array): number {
     const count = cumulative.length
-    if (count <= 1) return count - 1
+    if (count <= 1) return this.pickAmong(KeyStatus.Untried, -1)
     const total = cumulative[count - 1]!
-    if (total <= 0) return Math.min(count - 1, Math.floor(this.random() * count))
+    // Nothing weighted: the uniform draw among the keys available, as pickAmong makes it.
+    if (total <= 0) return this.pickAmong(KeyStatus.Untried, -1)
     const target = this.random() * total
     let low = 0
     let high = count - 1

@@ -1,0 +1,38 @@
+/**
+ * Which keys a re-read of the providers changed. A key edited on a peer reaches this node as a
+ * re-read of the store, not as its own store event: without this, the node would not know the
+ * key was edited, and a refusal from a request it sent before the edit would hold the key here
+ * and be gossiped to the fleet (issue 11, f). Compared in memory only; nothing here is logged.
+ */
+import type { ProviderKey } from '@switchboard/providers'
+import type { ProviderRegistry } from '../inference/registry.ts'
+
+/** A key of a provider, by ids. */
+export interface EditedKey {
+  provider: string
+  keyId: string
+}
+
+/** What makes a key's answers the key's: any change of it is an edit (reference: "Releasing held keys"). */
+function signature(key: ProviderKey): string {
+  return JSON.stringify([key.value, key.models, key.weight, key.aliases ?? null, key.azure_key_config ?? null, key.bedrock_key_config ?? null, key.vertex_key_config ?? null])
+}
+
+/** The keys of every provider, by provider and id, with their signatures. */
+export function keySignatures(registry: ProviderRegistry): Map<string, { key: EditedKey; signature: string }> {
+  const signatures = new Map<string, { key: EditedKey; signature: string }>()
+  for (const runtime of registry.list) {
+    for (const key of runtime.config.keys) signatures.set(`${runtime.name}\u0000${key.id}`, { key: { provider: runtime.name, keyId: key.id }, signature: signature(key) })
+  }
+  return signatures
+}
+
+/** Keys present before and after whose configuration changed (new and removed keys are not edits). */
+export function editedKeys(before: Map<string, { key: EditedKey; signature: string }>, after: ProviderRegistry): EditedKey[] {
+  const edited: EditedKey[] = []
+  for (const [id, now] of keySignatures(after)) {
+    const previous = before.get(id)
+    if (previous !== undefined && previous.signature !== now.signature) edited.push(now.key)
+  }
+  return edited
+}
