@@ -112,6 +112,7 @@ export function startFixture({ fixture, cwd, config, onLine = () => {}, nodeArgs
       node.readyAt = performance.now()
       node.peerId = line.peerId
     }
+    if (line.event === 'log') node.lastLogs = [...(node.lastLogs ?? []).slice(-4), line.msg]
     if (line.event === 'reply') {
       node.replies.get(line.id)?.(line)
       node.replies.delete(line.id)

@@ -109,7 +109,8 @@ export async function createNode(init: NodeInit): Promise<Node> {
     transports: [tcp()],
     connectionProtector: swarmKey === undefined ? undefined : preSharedKey({ psk: swarmKey, timeout: 3_000 }),
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    // No yamux keep-alive pings of its own: the liveness loop pings every connection already.
+    streamMuxers: [yamux({ enableKeepAlive: false })],
     connectionManager: { ...connectionSettings },
     // libp2p's monitor opens a ping stream per connection every interval; the cluster's own
     // liveness loop (liveness.ts) pings with one muxer frame instead, same interval and timeout.

@@ -4,6 +4,7 @@
  * both sides. Replies may be a whole hold set (several MB), so the frame and
  * stream buffer limits are raised on both ends, never left at libp2p's 4 MiB.
  */
+import './polyfill.ts'
 import { lpStream } from '@libp2p/utils'
 import type { Stream } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -81,7 +82,7 @@ export class Rpc {
     const id = protocolId(protocol)
     const { node, counters, log } = this.components
     const limits = this.limits
-    await node.handle(id, async (stream, connection) => {
+    const registered = node.handle(id, async (stream, connection) => {
       const from = connection.remotePeer.toString()
       const signal = AbortSignal.timeout(limits.timeoutMs * 3)
       const framed = lpStream(stream, { maxDataLength: limits.maxRequestBytes, maxBufferSize: limits.maxRequestBytes + 64 })
@@ -122,15 +123,38 @@ export class Rpc {
         stream.abort(error instanceof Error ? error : new Error(String(error)))
       }
     }, { maxInboundStreams: 64, maxOutboundStreams: 64 })
+    // The handler is in place at once; what is awaited is only the protocol's entry in this
+    // node's own peer record (for identify), a peer-store write that can wait behind others for
+    // long while a large fleet connects: a start does not wait more than a few seconds for it.
+    registered.catch((error: unknown) => log('debug', 'protocol not recorded in the own peer record', { protocol, error: String(error) }))
+    let waited: NodeJS.Timeout | undefined
+    await Promise.race([registered, new Promise<void>((resolve) => (waited = setTimeout(resolve, 5_000)))])
+    clearTimeout(waited)
   }
 
   /** Sends one request to `peerId` and returns its schema-checked response. */
   async request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options: RequestOptions = {}): Promise<R> {
+    const timeoutMs = options.timeoutMs ?? this.limits.timeoutMs
+    const signal = AbortSignal.timeout(timeoutMs)
+    // The deadline holds whatever libp2p does: opening a stream awaits a peer-store write that
+    // is not given the signal, and in a fleet of 30 starting at once one such wait never ended,
+    // so a joining node's first sync (and its start) hung (issue 19).
+    const { promise: expired, reject } = Promise.withResolvers<never>()
+    const onAbort = (): void => reject(new ClusterError('request_timeout', `${peerId} did not answer ${protocol} within ${timeoutMs} ms`, { retryable: true }))
+    signal.addEventListener('abort', onAbort, { once: true })
+    expired.catch(() => {})
+    try {
+      return await Promise.race([this.exchange(peerId, protocol, request, responseSchema, options, signal), expired])
+    } finally {
+      signal.removeEventListener('abort', onAbort)
+    }
+  }
+
+  private async exchange<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options: RequestOptions, signal: AbortSignal): Promise<R> {
     const id = protocolId(protocol)
     const { node, counters } = this.components
     const timeoutMs = options.timeoutMs ?? this.limits.timeoutMs
     const maxResponseBytes = options.maxResponseBytes ?? this.limits.maxResponseBytes
-    const signal = AbortSignal.timeout(timeoutMs)
     counters.requests.sent++
     let stream: Stream | undefined
     try {
@@ -157,6 +181,7 @@ export class Rpc {
         if (signal.aborted) throw new ClusterError('request_timeout', `${peerId} did not answer ${protocol} within ${timeoutMs} ms`, { retryable: true, cause: error })
         throw new ClusterError('request_failed', `${protocol} to ${peerId} failed: ${String(error)}`, { retryable: true, cause: error })
       }
+      counters.requests.responseBytes += raw.byteLength
       let reply: z.infer<typeof responseFrameSchema>
       try {
         reply = responseFrameSchema.parse(JSON.parse(decoder.decode(raw.subarray())))

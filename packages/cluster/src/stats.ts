@@ -27,8 +27,8 @@ export interface ClusterStats {
    * message, where `received` counts each message once.
    */
   gossip: { frames: number; bytes: number }
-  /** Requests this node answered / sent, and those that failed either way. */
-  requests: { served: number; sent: number; failed: number }
+  /** Requests this node answered / sent, those that failed either way, and the bytes of the responses it received. */
+  requests: { served: number; sent: number; failed: number; responseBytes: number }
   /** Messages waiting in the publish queue now. */
   queued: number
   /** Open libp2p connections now. */
@@ -41,7 +41,7 @@ export interface ClusterStats {
 /** The mutable counters behind `stats()`. */
 export class Counters {
   readonly dropped = { invalid: 0, oversized: 0, queueFull: 0 }
-  readonly requests = { served: 0, sent: 0, failed: 0 }
+  readonly requests = { served: 0, sent: 0, failed: 0, responseBytes: 0 }
   published = 0
   received = 0
   readonly gossip = { frames: 0, bytes: 0 }

@@ -13,6 +13,9 @@ import { fileURLToPath } from 'node:url'
 export type Line = Record<string, unknown> & { event: string }
 
 const running = new Set<FixtureProcess>()
+
+/** This package's fixtures by name, or another package's fixture speaking the same protocol (command-loop.ts). */
+export type Fixture = 'node' | 'rogue' | { script: string; cwd: string }
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
 
 /** A fixture running in its own process. */
@@ -25,10 +28,10 @@ export class FixtureProcess {
   private nextId = 1
   stderr = ''
 
-  private constructor(name: string, fixture: string, config: unknown) {
+  private constructor(name: string, fixture: Fixture, config: unknown) {
     this.name = name
-    const script = fileURLToPath(new URL(`./fixtures/${fixture}.ts`, import.meta.url))
-    this.child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(config)], { cwd: packageDir, stdio: ['pipe', 'pipe', 'pipe'] })
+    const script = typeof fixture === 'string' ? fileURLToPath(new URL(`./fixtures/${fixture}.ts`, import.meta.url)) : fixture.script
+    this.child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(config)], { cwd: typeof fixture === 'string' ? packageDir : fixture.cwd, stdio: ['pipe', 'pipe', 'pipe'] })
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()))
     createInterface({ input: this.child.stdout! }).on('line', (text) => {
       try {
@@ -48,7 +51,7 @@ export class FixtureProcess {
   }
 
   /** Starts a fixture and waits for its `ready` line. */
-  static async start(name: string, fixture: 'node' | 'rogue', config: unknown): Promise<FixtureProcess> {
+  static async start(name: string, fixture: Fixture, config: unknown): Promise<FixtureProcess> {
     const started = new FixtureProcess(name, fixture, config)
     await started.waitFor((line) => line.event === 'ready', 30_000)
     return started

@@ -11,7 +11,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { chatStatus, freePort, revokedAndHealthyConfig, sendUntilHeld, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const SECRET = 'fleet-ten-secret-0123456789abcdef'
 const REVOKED = 'sk-fleet-ten-revoked-tttt'
@@ -48,39 +48,14 @@ async function fleetAgrees(alive: string[], timeout: number): Promise<void> {
   for (const node of alive) await expect.poll(() => view(node), { timeout, interval: 250 }).toEqual(wanted)
 }
 
-async function chat(node: string): Promise<number> {
-  const response = await fetch(`${nodes.get(node)!.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
-    signal: AbortSignal.timeout(20_000),
-  })
-  await response.arrayBuffer()
-  return response.status
-}
-/** Sends requests to `node` until the revoked key was tried there (and so held); bounded. */
-async function holdOn(node: string): Promise<void> {
-  for (let index = 0; index < 60; index++) {
-    expect(await chat(node)).toBe(200)
-    if ((await heldCount(node)) > 0) return
-  }
-  throw new Error(`the revoked key was never tried on ${node}`)
-}
+/** Sends requests to `node` until the revoked key was tried there (and so held); every answer is a 200. */
+const holdOn = (node: string) =>
+  sendUntilHeld(async () => expect(await chatStatus(nodes.get(node)!.url)).toBe(200), async () => (await heldCount(node)) > 0, node)
 
 beforeAll(async () => {
   simulator = await startSimulator()
   database = await createTestDatabase()
-  const config = {
-    providers: {
-      openai: {
-        keys: [
-          { name: 'revoked', value: REVOKED, models: ['*'], weight: 1 },
-          { name: 'healthy', value: 'sk-fleet-ten-healthy-hhhh', models: ['*'], weight: 1 },
-        ],
-        network_config: { base_url: simulator.url },
-      },
-    },
-  }
+  const config = revokedAndHealthyConfig(simulator.url, REVOKED, 'sk-fleet-ten-healthy-hhhh')
   const ports = await Promise.all(names.map(() => freePort()))
   const seeds = ports.slice(0, 3).map((port) => `127.0.0.1:${port}`)
   // Ten nodes starting at once on two shared cores: a generous, bounded start-up deadline.

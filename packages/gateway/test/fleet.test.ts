@@ -9,7 +9,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freePort, restartGateway, revokedAndHealthyConfig, sendUntilHeld, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const SECRET = 'fleet-test-secret-0123456789abcdef'
 const REVOKED = 'sk-fleet-revoked-aaaa'
@@ -37,28 +37,12 @@ const heldCount = async (node: string) => (await admin(node, 'GET', '/api/adapti
 const toRevoked = async () => (await simulator.requests()).filter((request) => request.key_suffix === 'aaaa').length
 
 /** Sends requests to `node` until the revoked key was tried there (and so held); bounded. */
-async function holdOn(node: string): Promise<number> {
-  for (let index = 0; index < 60; index++) {
-    await chat(node)
-    if ((await heldCount(node)) > 0) return Date.now()
-  }
-  throw new Error(`the revoked key was never tried on ${node}`)
-}
+const holdOn = (node: string): Promise<number> => sendUntilHeld(() => chat(node), async () => (await heldCount(node)) > 0, node)
 
 beforeAll(async () => {
   simulator = await startSimulator()
   database = await createTestDatabase()
-  const config = {
-    providers: {
-      openai: {
-        keys: [
-          { name: 'revoked', value: REVOKED, models: ['*'], weight: 1 },
-          { name: 'healthy', value: 'sk-fleet-healthy-bbbb', models: ['*'], weight: 1 },
-        ],
-        network_config: { base_url: simulator.url },
-      },
-    },
-  }
+  const config = revokedAndHealthyConfig(simulator.url, REVOKED, 'sk-fleet-healthy-bbbb')
   const layout = [
     ['node-a', 'eu'],
     ['node-b', 'eu'],

@@ -142,6 +142,45 @@ export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {},
   }
 }
 
+/** A config with one openai provider on the simulator and two keys for every model: `revoked` (first) and `healthy`. */
+export function revokedAndHealthyConfig(simulatorUrl: string, revoked: string, healthy: string) {
+  return {
+    providers: {
+      openai: {
+        keys: [
+          { name: 'revoked', value: revoked, models: ['*'], weight: 1 },
+          { name: 'healthy', value: healthy, models: ['*'], weight: 1 },
+        ],
+        network_config: { base_url: simulatorUrl },
+      },
+    },
+  }
+}
+
+/** One chat request for `model` to a gateway at `url`; resolves with the answer's status (body read). */
+export async function chatStatus(url: string, model = 'openai/gpt-4o-mini'): Promise<number> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    signal: AbortSignal.timeout(20_000),
+  })
+  await response.arrayBuffer()
+  return response.status
+}
+
+/**
+ * Sends requests with `send` until `held()` says the refused key is held (the balancer tried it);
+ * at most 60, then throws naming `where`.
+ */
+export async function sendUntilHeld(send: () => Promise<unknown>, held: () => Promise<boolean>, where: string): Promise<number> {
+  for (let index = 0; index < 60; index++) {
+    await send()
+    if (await held()) return Date.now()
+  }
+  throw new Error(`the revoked key was never tried on ${where}`)
+}
+
 /** Runs the CLI to completion and returns its exit code and output. */
 export async function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [gatewayBin, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })

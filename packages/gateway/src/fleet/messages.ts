@@ -39,6 +39,18 @@ export type ConfigChange = z.infer<typeof configChange>
 export const digestRequest = z.strictObject({})
 export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(64)).max(64) })
 export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })
+/**
+ * The second step of a round with a large set (issue 19): the hold ids and versions in the
+ * buckets that differ, `[id, wallMs, counter, nodeId]`, so only the entries that differ are
+ * pulled, by id, instead of whole buckets (1/16 of the set each).
+ */
+export const versionsResponse = z.strictObject({
+  versions: z.array(z.tuple([z.string().max(2048), z.number().finite(), z.number().int().nonnegative(), z.string().max(128)])).max(50_000),
+})
+export type VersionsResponse = z.infer<typeof versionsResponse>
+/** Most hold ids one pull by id asks for; a larger difference is pulled by bucket. */
+export const MAX_PULL_IDS = 2_000
+export const entriesRequest = z.strictObject({ ids: z.array(z.string().max(2048)).max(MAX_PULL_IDS) })
 
 /** A node's token count of one gateway key in one limit window (its own total, not a delta). */
 export const tokenUsage = z.strictObject({
@@ -60,4 +72,6 @@ export const PROTOCOLS = {
   snapshot: 'holds/snapshot/1',
   digest: 'holds/digest/1',
   buckets: 'holds/buckets/1',
+  versions: 'holds/versions/1',
+  entries: 'holds/entries/1',
 } as const
