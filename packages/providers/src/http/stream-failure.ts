@@ -18,11 +18,14 @@ export class UpstreamStreamError extends Error {
   }
 }
 
+const BROKE = 'the stream broke: '
+
 /** How a stream that had started ended badly; what a stream's `events` reject with. */
 export class StreamFailure extends Error {
   override readonly name = 'StreamFailure'
   constructor(readonly failure: AttemptFailure) {
-    super(failure.message)
+    // The error's own message is what the upstream said (the renderer says the stream broke).
+    super(failure.message.startsWith(BROKE) ? failure.message.slice(BROKE.length) : failure.message)
   }
 }
 

@@ -230,32 +230,13 @@ export function adapterSuite(subject: AdapterUnderTest): void {
 
     it.skipIf(subject.streams !== undefined)(`mid-stream failure: events reject with a StreamFailure (transient, status 200) after some chunks${skipped(subject.streams)}`, async () => {
       rule({ fault: 'stream_cut', completion_tokens: 40 })
-      const stream = streamed(await send({ stream: true }))
-      const seen: string[] = []
-      let caught: unknown = null
-      try {
-        for await (const event of stream.events) seen.push(event)
-      } catch (error) {
-        caught = error
-      }
-      expect(seen.length).toBeGreaterThan(0)
-      expect(caught).toBeInstanceOf(StreamFailure)
-      expect((caught as StreamFailure).failure).toMatchObject({ failureClass: 'transient', scope: 'model', status: 200 })
+      const failure = await brokenAfterSomeChunks(streamed(await send({ stream: true })))
+      expect(failure).toMatchObject({ failureClass: 'transient', scope: 'model', status: 200 })
     })
 
     it.skipIf(subject.streams !== undefined || subject.inBandStreamErrors !== undefined)(`in-band stream error: events reject with a StreamFailure carrying the provider's words${skipped(subject.streams ?? subject.inBandStreamErrors)}`, async () => {
       rule({ fault: { preset: 'stream_error', message: 'scripted in-band words 9c1d' }, completion_tokens: 40 })
-      const stream = streamed(await send({ stream: true }))
-      const seen: string[] = []
-      let caught: unknown = null
-      try {
-        for await (const event of stream.events) seen.push(event)
-      } catch (error) {
-        caught = error
-      }
-      expect(seen.length).toBeGreaterThan(0)
-      expect(caught).toBeInstanceOf(StreamFailure)
-      const failure = (caught as StreamFailure).failure
+      const failure = await brokenAfterSomeChunks(streamed(await send({ stream: true })))
       expect(failure).toMatchObject({ scope: 'model', status: 200 })
       expect(['transient', 'rate_limit']).toContain(failure.failureClass)
       expect(failure.message).toContain('scripted in-band words 9c1d')
@@ -309,6 +290,20 @@ function failed(result: AttemptResult) {
 
 function bodyOf(success: JsonSuccess): Wire {
   return success.body ?? JSON.parse(success.bytes!.toString('utf8'))
+}
+
+/** Reads a stream that must break after at least one chunk; the failure it rejected with. */
+async function brokenAfterSomeChunks(stream: StreamSuccess) {
+  let seen = 0
+  let caught: unknown = null
+  try {
+    for await (const _ of stream.events) seen++
+  } catch (error) {
+    caught = error
+  }
+  expect(seen).toBeGreaterThan(0)
+  expect(caught).toBeInstanceOf(StreamFailure)
+  return (caught as StreamFailure).failure
 }
 
 async function collect(stream: StreamSuccess): Promise<Wire[]> {

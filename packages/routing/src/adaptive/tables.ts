@@ -4,6 +4,7 @@
  * change of holds; the hot path only reads them (reference: "Zero-overhead design").
  */
 import type { RouteMetrics } from './metrics.ts'
+import { firstAbove } from '../selection/weighted.ts'
 import { keyServesModel, type BalancerKey, type BalancerProvider, type HeldPredicate, type Direction } from './types.ts'
 import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_MAX } from './tuning.ts'
 
@@ -179,14 +180,5 @@ export function directionShares(scores: readonly number[]): number[] {
 export function drawDirection(table: ModelTable, random: (() => number) | undefined): number {
   const count = table.ranked.length
   if (count <= 1 || random === undefined) return 0
-  const target = random()
-  const cumulative = table.shareCumulative
-  let low = 0
-  let high = count - 1
-  while (low < high) {
-    const middle = (low + high) >> 1
-    if (cumulative[middle]! > target) high = middle
-    else low = middle + 1
-  }
-  return low
+  return firstAbove(table.shareCumulative, random())
 }

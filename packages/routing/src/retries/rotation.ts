@@ -8,6 +8,7 @@
  */
 import { killsKeyForRequest, type FailureClass } from '../failures/failure-class.ts'
 import { backoffDelay, type RetryPolicy } from './backoff.ts'
+import { firstAbove } from '../selection/weighted.ts'
 
 /** Why rotation stopped trying this provider. `retries_exhausted` with keys only waiting is a rate limit for the caller. */
 export type RotationStopReason =
@@ -193,13 +194,7 @@ class RotationPlan implements KeyRotation {
     // Nothing weighted: the uniform draw among the keys available, as pickAmong makes it.
     if (total <= 0) return this.pickAmong(KeyStatus.Untried, -1)
     const target = this.random() * total
-    let low = 0
-    let high = count - 1
-    while (low < high) {
-      const middle = (low + high) >> 1
-      if (cumulative[middle]! > target) high = middle
-      else low = middle + 1
-    }
+    let low = firstAbove(cumulative, target)
     // Rounding can leave the target at the very top: step back onto the last positive weight.
     if (cumulative[low]! <= target) while (low > 0 && this.weights[low]! <= 0) low--
     return low

@@ -27,3 +27,15 @@ export function pickWeighted(weights: readonly number[], random: () => number): 
   for (let index = count - 1; index >= 0; index--) if (weights[index]! > 0) return index
   return count - 1
 }
+
+/** The first index whose running sum exceeds `target` (running sums non-decreasing); the last index when none does. */
+export function firstAbove(cumulative: ArrayLike<number>, target: number): number {
+  let low = 0
+  let high = cumulative.length - 1
+  while (low < high) {
+    const middle = (low + high) >> 1
+    if (cumulative[middle]! > target) high = middle
+    else low = middle + 1
+  }
+  return low
+}
