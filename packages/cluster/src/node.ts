@@ -70,6 +70,11 @@ export const gossipSettings = {
   // Our topic validators reject bad messages; without topic score params a
   // rejection does not push a fleet member under the graylist threshold.
   emitSelf: false,
+  // No penalty for peers sharing an IP: gossipsub's default takes (peers on one IP - 10)^2 x -5
+  // off each one's score, so at 30 nodes on one host (a local fleet, the bench, several pods
+  // behind one address) every peer fell below the graylist and publishes reached almost no one.
+  // Sybil protection is pnet's job here: only holders of the fleet secret connect at all.
+  scoreParams: { IPColocationFactorWeight: 0 },
 } as const
 
 /** Connection settings; see the notes for why each differs from the default. */
