@@ -7,6 +7,7 @@
  */
 import { TranslationError } from './anthropic/errors.ts'
 import { readRateLimitExhaustion } from './http/rate-limit.ts'
+import { failureOf, type BufferedResponse } from './http/transport.ts'
 import type { AttemptFailed, JsonSuccess, StreamSuccess } from './types.ts'
 import { readUsage } from './usage.ts'
 
@@ -32,6 +33,27 @@ export function streamOf(status: number, headers: Record<string, string>, events
 /** A 2xx whose body cannot be read: `unknown` for every adapter alike (not the key's fault, not the caller's). */
 export function malformedSuccess(status: number, headers: Record<string, string>, what: string): AttemptFailed {
   return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `The upstream answered ${status} with ${what}`, code: 'upstream_malformed' }, headers }
+}
+
+/**
+ * A buffered answer whose JSON the adapter translates into a chat completion (Anthropic,
+ * Bedrock, Google): a non-2xx is classified, a body that is not JSON or that `translate`
+ * refuses is a malformed success (`what` names the shape it should have had).
+ */
+export function translatedAnswer(response: BufferedResponse, now: () => number, translate: (parsed: unknown) => Record<string, unknown>, what: string): JsonSuccess | AttemptFailed {
+  const text = response.body.toString('utf8')
+  if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
+  }
+  try {
+    return jsonBody(response.statusCode, response.headers, translate(parsed), now())
+  } catch (error) {
+    return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : what)
+  }
 }
 
 /**

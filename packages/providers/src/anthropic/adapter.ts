@@ -1,11 +1,11 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
-import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
-import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
+import { isCallerTranslationError, normalizedEvents, notSent, streamOf, translatedAnswer } from '../outcome.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
 /** The Messages API version we speak. */
@@ -50,19 +50,7 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       } catch (error) {
         return thrownFailure(error)
       }
-      const text = response.body.toString('utf8')
-      if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
-      let message: unknown
-      try {
-        message = JSON.parse(text)
-      } catch {
-        return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
-      }
-      try {
-        return jsonBody(response.statusCode, response.headers, fromAnthropicResponse(message, request.model, createdSeconds), now())
-      } catch (error) {
-        return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Message')
-      }
+      return translatedAnswer(response, now, (message) => fromAnthropicResponse(message, request.model, createdSeconds), 'a body that is not a Message')
     },
     speaks: (surface: Surface) => surface === 'messages' || surface === 'count_tokens',
     /**

@@ -5,7 +5,7 @@
  * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
  * API key sent as a bearer token.
  */
-import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
@@ -13,7 +13,7 @@ import { asRequested } from '../http/chunks.ts'
 import { readEventStream } from './eventstream.ts'
 import { signedHeaders } from './sign.ts'
 import { converseStreamToOpenAI } from './stream.ts'
-import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
+import { isCallerTranslationError, normalizedEvents, notSent, streamOf, translatedAnswer } from '../outcome.ts'
 
 /** The region used when a key names none. */
 export const DEFAULT_BEDROCK_REGION = 'us-east-1'
@@ -79,19 +79,7 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       } catch (error) {
         return thrownFailure(error)
       }
-      const text = response.body.toString('utf8')
-      if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
-      let answer: unknown
-      try {
-        answer = JSON.parse(text)
-      } catch {
-        return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
-      }
-      try {
-        return jsonBody(response.statusCode, response.headers, fromConverseResponse(answer, request.model, createdSeconds, id), now())
-      } catch (error) {
-        return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not a Converse response')
-      }
+      return translatedAnswer(response, now, (answer) => fromConverseResponse(answer, request.model, createdSeconds, id), 'a body that is not a Converse response')
     },
     close: () => dispatcher.close(),
   }

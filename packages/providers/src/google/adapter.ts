@@ -14,11 +14,11 @@ import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } fr
 import { upstreamModel } from '../body.ts'
 import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
-import { createDispatcher, failureOf, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
+import { createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
 import { sendSurface } from '../surfaces/index.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest, VertexKeyConfig } from '../types.ts'
-import { isCallerTranslationError, jsonBody, malformedSuccess, normalizedEvents, notSent, streamOf } from '../outcome.ts'
+import { isCallerTranslationError, normalizedEvents, notSent, streamOf, translatedAnswer } from '../outcome.ts'
 import { fromGenerateContentResponse, toGenerateContentRequest } from './generate.ts'
 import { geminiStreamToOpenAI } from './stream.ts'
 import { TokenError, tokenSourceFor } from './tokens.ts'
@@ -100,15 +100,8 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const again = await resend()
       return 'ok' in again ? again : answer(request, call, again, stream, null)
     }
-    const text = response.body.toString('utf8')
-    if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
-    try {
-      const parsed: unknown = JSON.parse(text)
-      const body = call.claude ? fromAnthropicResponse(parsed, request.model, createdSeconds) : fromGenerateContentResponse(parsed, request.model, createdSeconds, id)
-      return jsonBody(response.statusCode, response.headers, body, now())
-    } catch (error) {
-      return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : 'a body that is not JSON')
-    }
+    const translate = (parsed: unknown) => (call.claude ? fromAnthropicResponse(parsed, request.model, createdSeconds) : fromGenerateContentResponse(parsed, request.model, createdSeconds, id))
+    return translatedAnswer(response, now, translate, call.claude ? 'a body that is not a Message' : 'a body that is not a generateContent response')
   }
 
   /** A Vertex token's headers for one call, or the failure to get one. */
