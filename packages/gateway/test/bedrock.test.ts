@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import OpenAI from 'openai'
 import Anthropic from '@anthropic-ai/sdk'
 import { simulatorSecretKey } from '@switchboard/simulator'
-import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freshRound, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const ACCESS_KEY = 'AKIAGATEWAYTEST01'
 const MODEL_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
@@ -52,12 +52,7 @@ afterAll(async () => {
   await simulator?.stop()
 })
 
-beforeEach(async () => {
-  await simulator.setRules([])
-  await simulator.resetRequests()
-  const cleared = await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
-  expect(cleared.status).toBe(200)
-})
+beforeEach(() => freshRound(simulator, gateway))
 
 describe('bedrock through the gateway', () => {
   it('serves bedrock/<model> with a SigV4-signed Converse call to the key\'s model id', async () => {

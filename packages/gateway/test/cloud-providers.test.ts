@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import OpenAI from 'openai'
 import Anthropic from '@anthropic-ai/sdk'
 import { simulatorSecretKey, simulatorServiceAccount } from '@switchboard/simulator'
-import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freshRound, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const ACCESS_KEY = 'AKIACLOUDTEST0001'
 const EMAIL = 'switchboard-test@cloud-project.iam.gserviceaccount.com'
@@ -56,11 +56,7 @@ afterAll(async () => {
   await simulator?.stop()
 })
 
-beforeEach(async () => {
-  await simulator.setRules([])
-  await simulator.resetRequests()
-  expect((await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })).status).toBe(200)
-})
+beforeEach(() => freshRound(simulator, gateway))
 
 async function chat(model: string): Promise<Served> {
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {

@@ -7,6 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { expect } from 'vitest'
 import { createTestDatabase } from '../../store/test/database.ts'
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
@@ -155,6 +156,17 @@ export function revokedAndHealthyConfig(simulatorUrl: string, revoked: string, h
       },
     },
   }
+}
+
+/**
+ * Between tests of one fleet: no simulator rules, no recorded requests, no held keys
+ * (refusals in one test must not shape the next).
+ */
+export async function freshRound(simulator: SimulatorProcess, gateway: GatewayProcess): Promise<void> {
+  await simulator.setRules([])
+  await simulator.resetRequests()
+  const cleared = await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
+  expect(cleared.status).toBe(200)
 }
 
 /** One chat request for `model` to a gateway at `url`; resolves with the answer's status (body read). */

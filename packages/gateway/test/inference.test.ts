@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import OpenAI from 'openai'
-import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freshRound, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 let simulator: SimulatorProcess
 let gateway: GatewayProcess
@@ -53,13 +53,7 @@ afterAll(async () => {
   await simulator?.stop()
 })
 
-beforeEach(async () => {
-  await simulator.setRules([])
-  await simulator.resetRequests()
-  // Each test starts with no held keys: refusals in one test must not shape the next.
-  const cleared = await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
-  expect(cleared.status).toBe(200)
-})
+beforeEach(() => freshRound(simulator, gateway))
 
 /** The fields our responses add, read off an SDK object. */
 function extraFieldsOf(value: unknown): { provider: string; model: string; key_name: string | null; attempts: { key_name: string; failure_class: string | null; status: number; wait_hint_ms: number | null }[] } {
