@@ -15,20 +15,12 @@
 import { TranslationError } from '../anthropic/errors.ts'
 import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord } from '../anthropic/messages.ts'
-import { chunkWriter } from '../http/chunks.ts'
+import { chunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { STOP_REASONS } from './converse.ts'
 import type { StreamFrame } from './eventstream.ts'
 
-/** What every chunk reports. */
-export interface ConverseStreamInit {
-  id: string
-  /** The model name the caller asked for. */
-  model: string
-  createdSeconds: number
-}
-
-export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>, init: ConverseStreamInit): AsyncGenerator<string> {
+export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>, init: StreamChunkInit): AsyncGenerator<string> {
   const writer = chunkWriter(init.id, init.model, init.createdSeconds)
   const delta = writer.delta
   const toolIndexByBlock = new Map<number, number>()

@@ -9,17 +9,11 @@
 import { TranslationError } from '../anthropic/errors.ts'
 import { asRecord } from '../anthropic/messages.ts'
 import type { ServerSentEvent } from '../anthropic/stream.ts'
-import { chunkWriter } from '../http/chunks.ts'
+import { chunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { finishReasonOf, readParts, usageOf } from './generate.ts'
 
-export interface GeminiStreamInit {
-  id: string
-  model: string
-  createdSeconds: number
-}
-
-export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEvent>, init: GeminiStreamInit): AsyncGenerator<string> {
+export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEvent>, init: StreamChunkInit): AsyncGenerator<string> {
   const writer = chunkWriter(init.id, init.model, init.createdSeconds)
   const delta = writer.delta
   let started = false

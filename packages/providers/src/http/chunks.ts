@@ -13,6 +13,13 @@ export interface ChunkWriter {
   usage(usage: OpenAIUsage): string
 }
 
+/** What every chunk of a translated stream reports: the answer's id, the model the caller asked for, when it was created. */
+export interface StreamChunkInit {
+  id: string
+  model: string
+  createdSeconds: number
+}
+
 /** A chunk writer for the answer `id` to a request for `model`, created at `createdSeconds`. */
 export function chunkWriter(id: string, model: string, createdSeconds: number): ChunkWriter {
   const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${createdSeconds},"model":${JSON.stringify(model)},`
