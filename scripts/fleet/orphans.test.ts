@@ -6,18 +6,10 @@ import { spawn } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { isRunning } from '../../packages/store/src/embedded/processes.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const simulatorBin = join(root, 'packages', 'simulator', 'bin', 'simulator.js')
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Starts a launcher process that starts a simulator; resolves with both pids once the simulator listens. */
 function launch(exitWithParent: boolean): Promise<{ launcher: number; simulator: number }> {
@@ -54,10 +46,10 @@ describe('a launcher killed with SIGKILL', () => {
     try {
       process.kill(watched.launcher, 'SIGKILL')
       process.kill(unwatched.launcher, 'SIGKILL')
-      expect(await waitUntil(() => !alive(watched.simulator), 10_000)).toBe(true)
-      expect(alive(unwatched.simulator)).toBe(true)
+      expect(await waitUntil(() => !isRunning(watched.simulator), 10_000)).toBe(true)
+      expect(isRunning(unwatched.simulator)).toBe(true)
     } finally {
-      for (const pid of [watched.simulator, unwatched.simulator]) if (alive(pid)) process.kill(pid, 'SIGKILL')
+      for (const pid of [watched.simulator, unwatched.simulator]) if (isRunning(pid)) process.kill(pid, 'SIGKILL')
     }
   }, 40_000)
 })

@@ -12,6 +12,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { createServer, connect, type Server } from 'node:net'
+import { isRunning } from '../../store/src/embedded/processes.ts'
 
 const PREFIX = 'sb18'
 
@@ -62,7 +63,7 @@ function sweep(): void {
   const namespaces = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((line) => line.split(' ')[0]!).filter((name) => name.startsWith(`${PREFIX}x`))
   for (const name of namespaces) {
     const owner = Number(name.slice(PREFIX.length + 1).split('n')[0])
-    if (name.startsWith(mine) || alive(owner)) continue
+    if (name.startsWith(mine) || isRunning(owner)) continue
     try {
       ip('netns', 'delete', name)
     } catch {
@@ -72,21 +73,12 @@ function sweep(): void {
   const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' }).split('\n').map((line) => /^\d+: ([^:@]+)/.exec(line)?.[1]).filter((name): name is string => name !== undefined && name.startsWith(PREFIX) && /^sb18[fs]\d+/.test(name))
   for (const link of links) {
     const owner = Number(/^sb18[fs](\d+)/.exec(link)?.[1])
-    if (owner === process.pid % 100_000 || alive(owner)) continue
+    if (owner === process.pid % 100_000 || isRunning(owner)) continue
     try {
       ip('link', 'delete', link)
     } catch {
       // already gone
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
   }
 }
 

@@ -8,6 +8,7 @@ import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureDatabase, stopEmbeddedDatabase, type DatabaseHandle } from '../src/index.ts'
+import { isRunning } from '../src/embedded/processes.ts'
 
 /** Where test servers live: under the repo's ignored `.switchboard/`. */
 export const testServersRoot = resolve(fileURLToPath(new URL('../../../.switchboard/test-servers', import.meta.url)))
@@ -54,18 +55,10 @@ export async function freePort(): Promise<number> {
 async function sweepOrphans(): Promise<void> {
   for (const entry of await readdir(testServersRoot).catch(() => [])) {
     const owner = Number(entry.split('-')[0])
-    if (!Number.isInteger(owner) || owner === process.pid || isAlive(owner)) continue
+    if (!Number.isInteger(owner) || owner === process.pid || isRunning(owner)) continue
     const directory = join(testServersRoot, entry)
     await stopEmbeddedDatabase({ dataDir: join(directory, 'postgres') }).catch(() => {})
     await rm(directory, { recursive: true, force: true })
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM'
-  }
-}
