@@ -41,7 +41,34 @@ const bool = (value: boolean) => (value ? 't' : 'f')
  */
 export function rowLine(record: RequestRecord): string {
   const { requested, served, routing } = record
-  return `${record.at}\t${record.id}\t${copyText(record.node_id)}\t${copyText(record.region)}\t${copyText(record.surface)}\t${copyText(record.gateway_key)}\t${copyText(requested.provider)}\t${copyText(requested.model)}\t${copyText(requested.session_id)}\t${copyText(served.provider)}\t${copyText(served.model)}\t${copyText(served.key_id)}\t${copyText(served.key_name)}\t${copyArray(keyIds(record))}\t${record.status}\t${copyText(record.failure_class)}\t${record.latency_ms}\t${record.usage?.total_tokens ?? '\\N'}\t${bool(record.stream)}\t${routing.picked_by}\t${bool(routing.moved_off !== null)}\t${bool(routing.check !== null)}\t${bool(routing.added_fallback_served)}\t${copyText(searchText(record))}\t${copyJson(JSON.stringify(record))}\n`
+  const fields = [
+    record.at,
+    record.id,
+    copyText(record.node_id),
+    copyText(record.region),
+    copyText(record.surface),
+    copyText(record.gateway_key),
+    copyText(requested.provider),
+    copyText(requested.model),
+    copyText(requested.session_id),
+    copyText(served.provider),
+    copyText(served.model),
+    copyText(served.key_id),
+    copyText(served.key_name),
+    copyArray(keyIds(record)),
+    String(record.status),
+    copyText(record.failure_class),
+    String(record.latency_ms),
+    String(record.usage?.total_tokens ?? '\\N'),
+    bool(record.stream),
+    routing.picked_by,
+    bool(routing.moved_off !== null),
+    bool(routing.check !== null),
+    bool(routing.added_fallback_served),
+    copyText(searchText(record)),
+    copyJson(JSON.stringify(record)),
+  ]
+  return `${fields.join('\t')}\n`
 }
 
 /** Writes a batch of rows (`rowLine`) in one COPY. */
