@@ -1,7 +1,7 @@
 /**
  * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows
  * written at request rate (the request log). The rows arrive already in COPY's text format
- * (`copyText`, `copyArray`), joined into one CopyData message; Postgres parses each field
+ * (`copyText`, `copyArray`), as one buffer sent as one CopyData message; Postgres parses each field
  * with its type's input function and nothing else (no statement to plan, no JSON array to
  * take apart). Measured against `INSERT ... SELECT FROM json_to_recordset($1)` in
  * bench/README.md ("The request log on and off").
@@ -62,13 +62,12 @@ class CopyIn {
 }
 
 /**
- * Copies `lines` (each a row in COPY text format ending in a newline) into `table`'s
+ * Copies `data` (rows in COPY text format, each ending in a newline, as UTF-8) into `table`'s
  * `columns` in one statement on one pooled connection.
  */
-export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], lines: readonly string[]): Promise<void> {
-  if (lines.length === 0) return
+export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer): Promise<void> {
+  if (data.length === 0) return
   const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN`
-  const data = Buffer.from(lines.join(''), 'utf8')
   const client = await pool.connect()
   let broken: Error | undefined
   try {
