@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { NodeTracker, type RequestRecord } from '@switchboard/history'
-import { RoutingLog, type DirectionDecision, type RequestPlan } from '@switchboard/routing'
+import { RoutingLog, type DirectionDecision, type RequestPlan, type TargetSource } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Served } from '../inference/engine.ts'
 import { outcomeOf } from './history.ts'
@@ -10,7 +10,7 @@ const AT = Date.UTC(2026, 11, 1, 12, 0, 0)
 const openai = { provider: 'openai', model: 'gpt-4o' }
 const azure = { provider: 'azure', model: 'gpt-4o' }
 type Attempt = Served['extraFields']['attempts'][number]
-const attempt = (provider: string, keyId: string, failure: string | null): Attempt => ({ provider, model: 'gpt-4o', key_id: keyId, key_name: `${keyId}-name`, status: failure === null ? 200 : 503, failure_class: failure, latency_ms: 9, wait_hint_ms: null })
+const attempt = (provider: string, keyId: string, failure: Attempt['failure_class']): Attempt => ({ provider, model: 'gpt-4o', key_id: keyId, key_name: `${keyId}-name`, status: failure === null ? 200 : 503, failure_class: failure, latency_ms: 9, wait_hint_ms: null })
 
 function servedBy(provider: string, keyId: string, attempts: Attempt[]): Served {
   return {
@@ -21,7 +21,7 @@ function servedBy(provider: string, keyId: string, attempts: Attempt[]): Served 
 }
 
 const plan = (fields: Partial<RequestPlan>): RequestPlan => ({ targets: [], primary: 0, pickedBy: 'routing', reason: 'scored', movedOff: null, check: null, session: 'none', ...fields })
-const target = (direction: { provider: string; model: string }, source: 'primary' | 'added' | 'caller') => ({ ...direction, source, direct: false, firstKeyId: undefined, firstIsCheck: false })
+const target = (direction: { provider: string; model: string }, source: TargetSource) => ({ ...direction, source, direct: false, firstKeyId: undefined, firstIsCheck: false })
 
 /** A track as the request path leaves it, for each case the per-minute counts tell apart. */
 function cases(): { name: string; track: RequestTrack; finished: boolean }[] {
@@ -50,17 +50,17 @@ function cases(): { name: string; track: RequestTrack; finished: boolean }[] {
     make('served by a fallback routing added', (track, log) => {
       log.decision = { primary: openai, fallbacks: [azure], reason: 'scored', pinned: null, appended: [azure], pruned: [], skipped: [], score: 1 }
       log.plan = plan({ targets: [target(openai, 'primary'), target(azure, 'added')] })
-      track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'server_error'), attempt('azure', 'az-1', null)]))
+      track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'transient'), attempt('azure', 'az-1', null)]))
     }),
     make('served by an added fallback, no plan (decision only)', (track, log) => {
       log.decision = { primary: openai, fallbacks: [azure], reason: 'scored', pinned: null, appended: [azure], pruned: [], skipped: [], score: 1 }
-      track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'server_error'), attempt('azure', 'az-1', null)]))
+      track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'transient'), attempt('azure', 'az-1', null)]))
     }),
     make('kept on a failing pinned provider, failed', (track, log) => {
       track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: null, directKey: false }
       log.decision = kept
       log.plan = plan({ targets: [target(openai, 'primary')], pickedBy: 'request', reason: 'pinned_failed_kept' })
-      const attempts = [attempt('openai', 'oa-1', 'server_error')]
+      const attempts = [attempt('openai', 'oa-1', 'transient')]
       track.failed(new GatewayError('upstream_error', 'Every attempt failed.', { extraFields: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'oa-1-name', attempts, request_id: 'id' } }))
     }),
     make('a caller fault before routing', (track) => {
