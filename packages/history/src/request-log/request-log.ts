@@ -9,7 +9,7 @@ import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer
 import { RowArena } from '../writer/arena.ts'
 import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecordListener } from './record.ts'
-import { insertRows, REQUEST_LOG_TABLE, rowLine } from './rows.ts'
+import { COPY_HEADER_BYTES, insertRows, REQUEST_LOG_TABLE, rowLine } from './rows.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -69,7 +69,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     log,
     release: (slot) => arena.release(slot),
     write: async (slots) => {
-      const data = arena.concat(slots)
+      const data = arena.concat(slots, COPY_HEADER_BYTES)
       const started = performance.now()
       await insertRows(pool, data)
       components.onWritten?.(slots.length, (performance.now() - started) / 1000)

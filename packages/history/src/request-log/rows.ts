@@ -5,6 +5,7 @@
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
 import { copyArray, copyJson, copyRows, copyText } from '../writer/copy.ts'
+export { COPY_HEADER_BYTES } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
 
@@ -131,7 +132,7 @@ export function rowLine(record: RequestRecord): string {
   )
 }
 
-/** Writes a batch of rows (`rowLine`, as UTF-8 bytes one after another) in one COPY. */
+/** Writes a batch of rows (`rowLine`, as UTF-8 bytes one after another after `COPY_HEADER_BYTES` of room) in one COPY. */
 export async function insertRows(pool: pg.Pool, data: Buffer): Promise<void> {
   await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data)
 }

@@ -10,6 +10,9 @@ describe('row arena', () => {
     expect(slots.map((slot) => arena.text(slot))).toEqual(texts)
     expect(arena.concat(slots).toString('utf8')).toBe(texts.join(''))
     expect(arena.concat([slots[3] as number, slots[0] as number]).toString('utf8')).toBe(`${texts[3]}${texts[0]}`)
+    const withRoom = arena.concat(slots, 5)
+    expect(withRoom.length).toBe(5 + Buffer.byteLength(texts.join('')))
+    expect(withRoom.subarray(5).toString('utf8')).toBe(texts.join(''))
     expect(arena.size).toEqual({ rows: 5, bytes: Buffer.byteLength(texts.join('')) })
   })
 

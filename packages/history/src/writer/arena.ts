@@ -80,12 +80,12 @@ export class RowArena {
     return slot
   }
 
-  /** The bytes of `slots`, in that order, copied into one Buffer. */
-  concat(slots: readonly number[]): Buffer {
-    let total = 0
+  /** The bytes of `slots`, in that order, copied into one Buffer after `room` bytes left for the caller. */
+  concat(slots: readonly number[], room = 0): Buffer {
+    let total = room
     for (const slot of slots) total += this.lengthOf[slot] as number
     const out = Buffer.allocUnsafe(total)
-    let at = 0
+    let at = room
     let index = 0
     while (index < slots.length) {
       // Rows added one after another sit one after another: copy each run at once.
