@@ -73,7 +73,7 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   checkCallerTarget(caller, request.model, request.fallbacks)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
   const cancellation = callerCancellation(outgoing)
-  const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
+  const context = requestContext(headers, components.logger, requestId, track !== null && track.recorded, init.allowDirectKeys)
   if (caller.key?.providers) context.allowedProviders = caller.key.providers
   const log = context.log
   const wantsLog = log.enabled

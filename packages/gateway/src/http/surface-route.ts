@@ -74,7 +74,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     if (typeof value === 'string') forwarded[name] = value
   }
   const caller = callerCancellation(outgoing)
-  const context = requestContext(headers, components.logger, requestId, track !== null, init.allowDirectKeys)
+  const context = requestContext(headers, components.logger, requestId, track !== null && track.recorded, init.allowDirectKeys)
   if (identity.key?.providers) context.allowedProviders = identity.key.providers
   if (track !== null) {
     track.asked = { model, fallbacks, stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? JSON.stringify(input) : undefined }

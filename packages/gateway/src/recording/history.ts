@@ -22,17 +22,16 @@ import {
   type RequestOutcome,
   type RouteView,
 } from '@switchboard/history'
-import type { RequestRecord } from '@switchboard/history'
 import type { ProviderRegistry } from '../inference/registry.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import type { RequestRecorder } from './request-record.ts'
+import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider, type RequestRecorder, type RequestTrack } from './request-record.ts'
 
 export interface HistoryRecordingComponents {
   pool: DatabasePool
   store: ConfigStore
   balancer: AdaptiveBalancer
-  /** The per-request record (issue 15): history's per-minute counts listen to it. */
+  /** The per-request tracks (issue 15): history's per-minute counts listen to them, lightly (no record built). */
   recorder: RequestRecorder
   registry: () => ProviderRegistry
   settings: () => LoadBalancerSettings
@@ -131,11 +130,12 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   retentionTimer.unref()
 
   registerMetrics(components.metrics, recorder)
-  // Each request's record arrives after its answer was sent (never on the request path). The
-  // listener is attached only while history is on: with nobody listening, requests track nothing.
+  // Each request's track arrives after its answer was sent (never on the request path); history
+  // reads the few facts it counts off the track, so no record is built for it. The listener is
+  // attached only while history is on: with nobody listening, requests track nothing.
   let offRecords: (() => void) | null = null
   const listen = () => {
-    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.on((record) => recorder.request(toOutcome(record, components.settings())))
+    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt, components.settings())))
     else if (!settings.history_enabled && offRecords !== null) {
       offRecords()
       offRecords = null
@@ -177,26 +177,37 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   }
 }
 
-/** How a request went, for the per-minute counts: from the request record (issue 15). */
-function toOutcome(record: RequestRecord, lb: LoadBalancerSettings): RequestOutcome {
-  const named = record.routing.picked_by === 'caller' ? record.requested.provider : null
-  const callerFallbacks = record.requested.fallbacks.map((fallback) => {
-    const slash = fallback.indexOf('/')
-    return slash > 0 ? { provider: fallback.slice(0, slash), model: fallback.slice(slash + 1) } : { provider: '', model: fallback }
-  })
-  const ok = record.failure_class === null && record.served.provider !== null
+/**
+ * How a request went, for the per-minute counts, read off its track: the same facts the request
+ * record (issue 15) states, through the same functions, without building the record. The
+ * engine's attempts are passed as they are (the tracker reads them and keeps nothing).
+ */
+export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number, lb: Pick<LoadBalancerSettings, 'reroute_failed_directions'>): RequestOutcome {
+  const extra = extraOf(track)
+  const attempts = extra?.attempts ?? NO_ATTEMPTS
+  const failureClass = failureClassOf(track, finished, attempts[attempts.length - 1]?.failure_class)
+  const model = requestedModel(track)
+  const servedProvider = extra?.provider ?? null
+  const ok = failureClass === null && servedProvider !== null
+  // As the record's routing summary: a fallback is "served" when no error came back, whatever the stream did after.
+  const answered = track.error === null && track.served !== null
   return {
-    at: Date.parse(record.at) + record.latency_ms,
-    namedProvider: named,
-    model: record.requested.model,
-    callerFallbacks,
-    attempts: record.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, keyId: attempt.key_id, failureClass: attempt.failure_class })),
-    served: ok ? { provider: record.served.provider!, model: record.served.model ?? record.requested.model, keyId: record.served.key_id ?? '' } : null,
-    failure: ok ? null : record.failure_class !== null && EXCLUDED.has(record.failure_class) ? 'excluded' : 'upstream',
+    at: Math.max(track.startedAt, endedAt),
+    namedProvider: pickedByCaller(track) ? requestedProvider(track) : null,
+    model,
+    attempts,
+    served: ok ? { provider: servedProvider, model: extra!.model ?? model, key_id: extra!.key_id ?? '' } : null,
+    failure: ok ? null : failureClass !== null && EXCLUDED.has(failureClass) ? 'excluded' : 'upstream',
     rerouteEnabled: lb.reroute_failed_directions,
-    routing: { movedOff: record.routing.moved_off !== null, addedFallbackServed: record.routing.added_fallback_served, pinnedKeptFailed: record.routing.pinned_kept_failed },
+    routing: {
+      movedOff: movedOffOf(track) !== null,
+      addedFallbackServed: answered && addedFallbackServed(track, servedProvider, extra?.model ?? null),
+      pinnedKeptFailed: pinnedKeptFailed(track),
+    },
   }
 }
+
+const NO_ATTEMPTS: readonly never[] = Object.freeze([])
 
 /** /metrics: what the history writers wrote, buffered and dropped (and why). */
 function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {

@@ -1,9 +1,12 @@
+import { EventEmitter } from 'node:events'
+import type { ServerResponse } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import type { DirectionDecision } from '@switchboard/routing'
+import type { RequestRecord } from '@switchboard/history'
 import { GatewayError } from '../errors.ts'
 import type { Served } from '../inference/engine.ts'
 import { RoutingLog } from '@switchboard/routing'
-import { buildRequestRecord, RequestTrack } from './request-record.ts'
+import { buildRequestRecord, createRequestRecorder, RequestTrack } from './request-record.ts'
 import { scrubSecrets } from './scrub.ts'
 
 const AT = Date.UTC(2026, 11, 1, 12, 0, 0)
@@ -126,6 +129,75 @@ describe('the per-request record', () => {
     const record = buildRequestRecord(track, context())
     expect(record.ttft_ms).toBe(35)
     expect(record.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })
+  })
+})
+
+/** A response that closes when told to, finished or not. */
+function response(): ServerResponse & { closeNow(finished: boolean): void } {
+  const emitter = new EventEmitter() as EventEmitter & { writableFinished: boolean; closeNow(finished: boolean): void }
+  emitter.writableFinished = false
+  emitter.closeNow = (finished) => {
+    emitter.writableFinished = finished
+    emitter.emit('close')
+  }
+  return emitter as unknown as ServerResponse & { closeNow(finished: boolean): void }
+}
+
+describe('the request recorder', () => {
+  it('builds no record while only a track listener (history) listens: no content kept, the routing log keeps no facts for it', () => {
+    let clock = AT
+    let secretsRead = 0
+    const recorder = createRequestRecorder({ now: () => clock, secrets: () => (secretsRead++, ['sk-live-secret-value-1234']), recordContent: () => true }, { nodeId: 'node-1', region: 'eu' })
+    expect(recorder.active).toBe(false)
+    const seen: { track: RequestTrack; finished: boolean; endedAt: number }[] = []
+    const off = recorder.onTrack((track, finished, endedAt) => seen.push({ track, finished, endedAt }))
+    expect(recorder.active).toBe(true)
+    expect(recorder.recording).toBe(false)
+    const outgoing = response()
+    const track = recorder.track(outgoing, 'chat_completions', AT, 'id-7')
+    expect(track.recorded).toBe(false)
+    expect(track.content).toBe(false)
+    track.failed(new GatewayError('invalid_json', 'The request body is not valid JSON: sk-live-secret-value-1234'))
+    clock = AT + 40
+    outgoing.closeNow(true)
+    expect(seen).toEqual([{ track, finished: true, endedAt: AT + 40 }])
+    // No record was built: the secrets (read to clean a record's message) were never asked for.
+    expect(secretsRead).toBe(0)
+    off()
+    expect(recorder.active).toBe(false)
+  })
+
+  it('builds the record for record listeners and hands the same track to light listeners, each once', () => {
+    const recorder = createRequestRecorder({ now: () => AT + 5, secrets: () => [], recordContent: () => true }, { nodeId: 'node-1', region: 'eu' })
+    const records: RequestRecord[] = []
+    const tracks: [RequestTrack, boolean][] = []
+    recorder.on((record) => records.push(record))
+    recorder.onTrack((track, finished) => tracks.push([track, finished]))
+    expect(recorder.recording).toBe(true)
+    const outgoing = response()
+    const track = recorder.track(outgoing, 'chat_completions', AT, 'id-8')
+    expect(track.recorded).toBe(true)
+    expect(track.content).toBe(true)
+    track.asked = { model: 'gpt-4o', fallbacks: [], stream: true, sessionId: null, directKey: false }
+    outgoing.closeNow(false)
+    expect(tracks).toEqual([[track, false]])
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ id: 'id-8', status: 499, failure_class: 'cancelled', latency_ms: 5 })
+  })
+
+  it('reports a listener that throws and still calls the others', () => {
+    const errors: unknown[] = []
+    const recorder = createRequestRecorder({ now: () => AT, secrets: () => [], recordContent: () => false, onListenerError: (error) => errors.push(error) }, { nodeId: 'n', region: 'r' })
+    let records = 0
+    recorder.onTrack(() => {
+      throw new Error('history broke')
+    })
+    recorder.on(() => records++)
+    const outgoing = response()
+    recorder.track(outgoing, 'chat_completions', AT, 'id-9')
+    outgoing.closeNow(true)
+    expect(errors).toHaveLength(1)
+    expect(records).toBe(1)
   })
 })
 

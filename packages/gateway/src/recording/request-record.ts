@@ -34,12 +34,23 @@ export interface RecorderInit {
   region: string
 }
 
+/**
+ * A light listener (history's per-minute counts): reads the few fields it needs off the track
+ * itself once the response closed, so no record is built for it. `finished` is false when the
+ * caller went away before the answer was complete; `endedAt` is when the response closed.
+ */
+export type TrackListener = (track: RequestTrack, finished: boolean, endedAt: number) => void
+
 /** Hands each request's record to its listeners. */
 export interface RequestRecorder {
-  /** True while anyone listens; the request path tracks nothing otherwise. */
+  /** True while anyone listens (records or tracks); the request path tracks nothing otherwise. */
   readonly active: boolean
-  /** Adds a listener; returns its removal. */
+  /** True while anyone listens to whole records (the request log): only then is a record built. */
+  readonly recording: boolean
+  /** Adds a record listener; returns its removal. */
   on(listener: RequestRecordListener): () => void
+  /** Adds a light listener on the finished track; returns its removal. */
+  onTrack(listener: TrackListener): () => void
   /** Starts the record of one request; it is emitted once `outgoing` closes. */
   track(outgoing: ServerResponse, surface: RequestSurface, startedAt: number, id: string): RequestTrack
 }
@@ -80,6 +91,11 @@ export class RequestTrack {
     /** Content recording was on when the request arrived. */
     readonly content: boolean,
     private readonly now: () => number,
+    /**
+     * A whole record is built for this request (the request log listened when it arrived): the
+     * routing log keeps its facts for it. False when only light listeners (history) listen.
+     */
+    readonly recorded = true,
   ) {}
 
   succeeded(served: Served): void {
@@ -109,11 +125,21 @@ export class RequestTrack {
 /** Creates the recorder of one node. */
 export function createRequestRecorder(components: RecorderComponents, init: RecorderInit): RequestRecorder {
   const listeners: RequestRecordListener[] = []
+  const trackListeners: TrackListener[] = []
   const emit = (track: RequestTrack, finished: boolean) => {
-    if (listeners.length === 0) return
+    const endedAt = components.now()
+    // Light listeners first: they read the track as it is, whatever a record listener does.
+    for (const listener of trackListeners) {
+      try {
+        listener(track, finished, endedAt)
+      } catch (error) {
+        components.onListenerError?.(error)
+      }
+    }
+    if (!track.recorded || listeners.length === 0) return
     let record: RequestRecord
     try {
-      record = buildRequestRecord(track, { nodeId: init.nodeId, region: init.region, endedAt: components.now(), finished, secrets: components.secrets })
+      record = buildRequestRecord(track, { nodeId: init.nodeId, region: init.region, endedAt, finished, secrets: components.secrets })
     } catch (error) {
       components.onListenerError?.(error)
       return
@@ -126,20 +152,29 @@ export function createRequestRecorder(components: RecorderComponents, init: Reco
       }
     }
   }
+  const adder =
+    <Listener>(list: Listener[]) =>
+    (listener: Listener) => {
+      list.push(listener)
+      return () => {
+        const index = list.indexOf(listener)
+        if (index >= 0) list.splice(index, 1)
+      }
+    }
   return {
     get active() {
+      return listeners.length > 0 || trackListeners.length > 0
+    },
+    get recording() {
       return listeners.length > 0
     },
-    on(listener) {
-      listeners.push(listener)
-      return () => {
-        const index = listeners.indexOf(listener)
-        if (index >= 0) listeners.splice(index, 1)
-      }
-    },
+    on: adder(listeners),
+    onTrack: adder(trackListeners),
     track(outgoing, surface, startedAt, id) {
-      const track = new RequestTrack(id, surface, startedAt, components.recordContent(), components.now)
-      outgoing.once('close', () => emit(track, outgoing.writableFinished))
+      const recorded = listeners.length > 0
+      const track = new RequestTrack(id, surface, startedAt, recorded && components.recordContent(), components.now, recorded)
+      // 'close' comes once per response: a plain listener spares the once() wrapper per request.
+      outgoing.on('close', () => emit(track, outgoing.writableFinished))
       return track
     },
   }
@@ -159,37 +194,103 @@ export interface RecordContext {
 const CALLER_FAULT_CODES = new Set(['invalid_json', 'invalid_request', 'unknown_provider', 'model_not_served', 'request_too_large', 'unsupported_media_type', 'method_not_allowed', 'upstream_rejected_request'])
 const CALLER_PICKED = new Set(['pinned', 'pinned_failed_kept', 'pinned_no_alternative'])
 
+/** What the engine left with the answer or the error: provider, model and key used, and the attempts. */
+export function extraOf(track: RequestTrack): Served['extraFields'] | null {
+  return (track.served?.extraFields ?? (track.error?.extraFields as Served['extraFields'] | undefined)) ?? null
+}
+
+/** The provider the request named, as routing read it (null when it named none). */
+export function requestedProvider(track: RequestTrack): string | null {
+  return track.log?.decision?.pinned?.provider ?? null
+}
+
+/** The model the request asked for, as routing read it ('' when the request failed before naming one). */
+export function requestedModel(track: RequestTrack): string {
+  const decision = track.log?.decision ?? null
+  return decision?.pinned?.model ?? decision?.primary?.model ?? track.asked?.model ?? ''
+}
+
+/**
+ * How a finished request failed: `cancelled`, `caller_fault`, the last attempt's class, `timeout`,
+ * `unknown`, or `transient` for a stream that broke; null when it was answered in full.
+ * `lastFailure` is the last attempt's failure class (undefined without attempts).
+ */
+export function failureClassOf(track: RequestTrack, finished: boolean, lastFailure: string | null | undefined): string | null {
+  const error = track.error
+  if (error !== null) {
+    if (error.code === 'client_closed_request') return 'cancelled'
+    if (CALLER_FAULT_CODES.has(error.code)) return 'caller_fault'
+    if (lastFailure) return lastFailure
+    return error.code === 'upstream_timeout' ? 'timeout' : 'unknown'
+  }
+  if (track.streamError !== null) return 'transient'
+  return finished ? null : 'cancelled'
+}
+
+/**
+ * Whether the caller picked the provider (`routing.picked_by: caller`). The plan says who
+ * picked it; without one (the request failed before routing), a `provider/model` counts as
+ * the caller's pick.
+ */
+export function pickedByCaller(track: RequestTrack): boolean {
+  const asked = track.asked
+  if (asked?.directKey === true) return true
+  const log = track.log
+  const plan = log?.plan ?? null
+  if (plan !== null) return plan.pickedBy === 'request'
+  const decision = log?.decision ?? null
+  if (decision !== null) return CALLER_PICKED.has(decision.reason)
+  return asked?.model.includes('/') ?? false
+}
+
+/** The provider routing moved the request off (it was failing), or null. */
+export function movedOffOf(track: RequestTrack): string | null {
+  const log = track.log
+  const plan = log?.plan ?? null
+  if (plan !== null) return plan.movedOff?.provider ?? null
+  const decision = log?.decision ?? null
+  return decision !== null && decision.reason === 'pinned_rerouted' && decision.pinned !== null ? decision.pinned.provider : null
+}
+
+/** Whether the direction that served the request was a fallback routing added (not the caller's, not the primary). */
+export function addedFallbackServed(track: RequestTrack, servedProvider: string | null, servedModel: string | null): boolean {
+  if (servedProvider === null) return false
+  const log = track.log
+  const plan = log?.plan ?? null
+  if (plan !== null) {
+    for (const target of plan.targets) if (target.source === 'added' && target.provider === servedProvider && target.model === servedModel) return true
+    return false
+  }
+  const decision = log?.decision ?? null
+  if (decision === null) return false
+  const primary = decision.primary
+  if (primary !== null && primary.provider === servedProvider && primary.model === servedModel) return false
+  return decision.appended.some((direction) => direction.provider === servedProvider && direction.model === servedModel)
+}
+
+/** Pinned to a failing provider and kept there because re-routing was off. */
+export function pinnedKeptFailed(track: RequestTrack): boolean {
+  return track.log?.decision?.reason === 'pinned_failed_kept'
+}
+
 /** Builds the record of a finished request from its track. Pure but for the clock read by the caller. */
 export function buildRequestRecord(track: RequestTrack, context: RecordContext): RequestRecord {
   const asked = track.asked
-  const log = track.log
-  const decision = log?.decision ?? null
   const served = track.served
   const error = track.error
-  const extra = (served?.extraFields ?? (error?.extraFields as Served['extraFields'] | undefined)) ?? null
+  const extra = extraOf(track)
   const attempts: RecordedAttempt[] = extra ? extra.attempts.map(copyAttempt) : []
 
-  const pinned = decision?.pinned ?? null
-  const requestedProvider = pinned?.provider ?? null
-  const requestedModel = pinned?.model ?? decision?.primary?.model ?? asked?.model ?? null
-
+  const failureClass = failureClassOf(track, context.finished, attempts[attempts.length - 1]?.failure_class)
   let status = 200
-  let failureClass: string | null = null
   let message: string | null = null
   if (error !== null) {
     status = error.status
     message = scrubSecrets(error.message, context.secrets())
-    const last = attempts[attempts.length - 1]
-    if (error.code === 'client_closed_request') failureClass = 'cancelled'
-    else if (CALLER_FAULT_CODES.has(error.code)) failureClass = 'caller_fault'
-    else if (last?.failure_class) failureClass = last.failure_class
-    else failureClass = error.code === 'upstream_timeout' ? 'timeout' : 'unknown'
   } else if (track.streamError !== null) {
-    failureClass = 'transient'
     message = scrubSecrets(`The upstream stream broke: ${track.streamError}`, context.secrets())
   } else if (!context.finished) {
     status = 499
-    failureClass = 'cancelled'
     message = 'The client closed the request.'
   }
 
@@ -202,7 +303,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     region: context.region,
     surface: track.surface,
     gateway_key: track.gatewayKey,
-    requested: { provider: requestedProvider, model: requestedModel ?? '', fallbacks: asked ? [...asked.fallbacks] : [], session_id: asked?.sessionId ?? null },
+    requested: { provider: requestedProvider(track), model: requestedModel(track), fallbacks: asked ? [...asked.fallbacks] : [], session_id: asked?.sessionId ?? null },
     served: { provider: extra?.provider ?? null, model: extra?.model ?? null, key_id: extra?.key_id ?? null, key_name: extra?.key_name ?? null },
     status,
     failure_class: failureClass,
@@ -234,23 +335,9 @@ function copyAttempt(attempt: AttemptRecord): RecordedAttempt {
 function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[], extra: Served['extraFields'] | null, ok: boolean): RoutingSummary {
   const log = track.log
   const decision = log?.decision ?? null
-  const asked = track.asked
-  const plan = log?.plan ?? null
-  // The plan says who picked the provider and whether routing moved it off the named one; without
-  // one (the request failed before routing), a `provider/model` counts as the caller's pick.
-  const pickedByCaller = asked?.directKey === true || (plan !== null ? plan.pickedBy === 'request' : decision !== null ? CALLER_PICKED.has(decision.reason) : (asked?.model.includes('/') ?? false))
-  const movedOff = plan !== null ? plan.movedOff : decision !== null && decision.reason === 'pinned_rerouted' && decision.pinned !== null ? { provider: decision.pinned.provider, reason: 'failed' } : null
+  const movedOff = movedOffOf(track)
   const servedProvider = ok ? (extra?.provider ?? null) : null
   const servedModel = ok ? (extra?.model ?? null) : null
-  let addedFallbackServed = false
-  if (servedProvider !== null) {
-    if (plan !== null) addedFallbackServed = plan.targets.some((target) => target.source === 'added' && target.provider === servedProvider && target.model === servedModel)
-    else if (decision !== null) {
-      const primary = decision.primary
-      const isPrimary = primary !== null && primary.provider === servedProvider && primary.model === servedModel
-      if (!isPrimary) addedFallbackServed = decision.appended.some((direction) => direction.provider === servedProvider && direction.model === servedModel)
-    }
-  }
   let check: RoutingSummary['check'] = null
   if (log?.check) {
     const { provider, model } = log.check
@@ -269,14 +356,14 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[], ex
     lines = full.lines.concat(log.lines)
   }
   return {
-    picked_by: pickedByCaller ? 'caller' : 'routing',
+    picked_by: pickedByCaller(track) ? 'caller' : 'routing',
     // The plan's 'held' means "left out: every key failed or held", which cannot tell the two apart: both read as failed here.
-    moved_off: movedOff === null ? null : { provider: movedOff.provider, reason: 'failed' },
+    moved_off: movedOff === null ? null : { provider: movedOff, reason: 'failed' },
     skipped_keys: (log?.skipped ?? []).map((key) => ({ provider: key.provider, model: key.model, key_id: key.keyId, key_name: key.keyName, reason: key.reason })),
     check,
-    added_fallback_served: addedFallbackServed,
+    added_fallback_served: addedFallbackServed(track, servedProvider, servedModel),
     session_kept: log?.session === 'kept' ? true : log?.session === 'moved_not_offered' || log?.session === 'moved_key_unavailable' ? false : null,
-    pinned_kept_failed: decision?.reason === 'pinned_failed_kept',
+    pinned_kept_failed: pinnedKeptFailed(track),
     log: lines,
   }
 }

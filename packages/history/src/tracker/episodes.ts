@@ -62,6 +62,11 @@ export class OpenEpisodes {
     return this.open.get(entity)
   }
 
+  /** How many episodes are open (none, almost always: requests then touch no episode). */
+  get size(): number {
+    return this.open.size
+  }
+
   list(): Episode[] {
     return [...this.open.values()]
   }

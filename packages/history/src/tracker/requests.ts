@@ -2,17 +2,17 @@
  * One request's part in the per-minute counts (issue 14: served, failed without caller faults
  * and cancels, redirected off a failing provider, served by a fallback routing added, picked
  * by routing vs named by the caller, kept on a failing provider because re-routing was off).
- * Derived from what the engine returns (the attempts and what served); it takes a plain
- * record so the gateway can feed it the request log's record once that exists.
+ * Derived from what the engine returns (the attempts and what served), as a plain outcome the
+ * gateway reads off each request's track; nothing of it is kept.
  */
 import type { DirectionCounts } from './types.ts'
 
-/** One upstream attempt of a request. */
+/** One upstream attempt of a request (the fields of the request record's attempts, design.md). */
 export interface AttemptView {
   provider: string
   model: string
-  keyId: string
-  failureClass: string | null
+  key_id: string
+  failure_class: string | null
 }
 
 /** How one request went, as the gateway saw it. */
@@ -21,15 +21,15 @@ export interface RequestOutcome {
   /** The provider the caller named (`provider/model`, a routing rule, a virtual key); null when routing picked it. */
   namedProvider: string | null
   model: string
-  /** The caller's own fallbacks. */
-  callerFallbacks: readonly { provider: string; model: string }[]
+  /** The caller's own fallbacks; read only without `routing`, to tell a fallback routing added from the caller's. */
+  callerFallbacks?: readonly { provider: string; model: string }[]
   attempts: readonly AttemptView[]
-  served: { provider: string; model: string; keyId: string } | null
+  served: { provider: string; model: string; key_id: string } | null
   /** `excluded`: a caller fault or a cancel, which count against nothing. */
   failure: null | 'excluded' | 'upstream'
   /** `reroute_failed_directions` when the request arrived. */
   rerouteEnabled: boolean
-  /** What routing itself said it did (the request record's routing summary), when known: it wins over what is derived here. */
+  /** What routing itself said it did (the request's plan, as the record's routing summary says it), when known: it wins over what is derived here. */
   routing?: { movedOff: boolean; addedFallbackServed: boolean; pinnedKeptFailed: boolean }
 }
 
@@ -69,7 +69,7 @@ export function countRequest(
     add.served = 1
     const served = outcome.served
     const isCallers = (provider: string, servedModel: string) =>
-      (provider === named && servedModel === model) || outcome.callerFallbacks.some((fallback) => fallback.provider === provider && fallback.model === servedModel)
+      (provider === named && servedModel === model) || (outcome.callerFallbacks ?? []).some((fallback) => fallback.provider === provider && fallback.model === servedModel)
     let redirected = false
     if (failingNow !== undefined && failingNow.size > 0) {
       // Routing moved the request off a failing provider: the one the caller named, or one it would otherwise share traffic with.

@@ -9,13 +9,36 @@ export interface RouteTraffic {
   errors: number
 }
 
+/**
+ * Traffic per route since the last snapshot, by provider, model and key: every request adds to
+ * it, so it is looked up by the strings the request already has, never by a joined entity key.
+ */
+export class RouteTrafficTable {
+  private readonly byProvider = new Map<string, Map<string, Map<string, RouteTraffic>>>()
+
+  /** The route's traffic, made empty the first time. */
+  at(provider: string, model: string, keyId: string): RouteTraffic {
+    let byModel = this.byProvider.get(provider)
+    if (byModel === undefined) this.byProvider.set(provider, (byModel = new Map()))
+    let byKey = byModel.get(model)
+    if (byKey === undefined) byModel.set(model, (byKey = new Map()))
+    let traffic = byKey.get(keyId)
+    if (traffic === undefined) byKey.set(keyId, (traffic = { requests: 0, errors: 0 }))
+    return traffic
+  }
+
+  get(provider: string, model: string, keyId: string): RouteTraffic | undefined {
+    return this.byProvider.get(provider)?.get(model)?.get(keyId)
+  }
+}
+
 /** Snapshot rows of `views`: each route, then each direction (its keys' state, summed weight and traffic, worst penalties). */
-export function snapshotRows(views: readonly RouteView[], traffic: ReadonlyMap<string, RouteTraffic>, at: number): SnapshotRow[] {
+export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficTable, at: number): SnapshotRow[] {
   const rows: SnapshotRow[] = []
   const directions = new Map<string, SnapshotRow & { states: State[]; latencySum: number; latencyCount: number }>()
   for (const view of views) {
     const entity = routeEntity(view.provider, view.model, view.keyId)
-    const served = traffic.get(entity) ?? { requests: 0, errors: 0 }
+    const served = traffic.get(view.provider, view.model, view.keyId) ?? { requests: 0, errors: 0 }
     const row: SnapshotRow = {
       at,
       entity,

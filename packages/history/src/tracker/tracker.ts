@@ -8,7 +8,7 @@ import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { directionState, OpenEpisodes, worse } from './episodes.ts'
 import { followHold, holdId, type HoldView } from './holds.ts'
 import { countRequest, type RequestOutcome } from './requests.ts'
-import { snapshotRows, type RouteTraffic } from './snapshot.ts'
+import { RouteTrafficTable, snapshotRows } from './snapshot.ts'
 import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, State, TrackerOutput } from './types.ts'
 
 export { directionState } from './episodes.ts'
@@ -16,6 +16,11 @@ export type { HoldView } from './holds.ts'
 export type { TrackerOutput } from './types.ts'
 
 const emptyCounts = (): DirectionCounts => ({ served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0 })
+
+type CountsRow = DirectionCounts & { provider: string; model: string }
+
+/** What a request that touched no episode returns (most requests): shared, never written to. */
+const NOTHING: TrackerOutput = Object.freeze({ events: Object.freeze([]) as unknown as HistoryEvent[], episodes: Object.freeze([]) as unknown as Episode[] }) as TrackerOutput
 
 /** The history of one node. */
 export class NodeTracker {
@@ -28,9 +33,10 @@ export class NodeTracker {
   private readonly failing = new Map<string, Set<string>>()
   /** How many providers serve each model here (from the last recompute). */
   private readonly providersPerModel = new Map<string, number>()
-  private counts = new Map<string, DirectionCounts & { provider: string; model: string }>()
+  /** Per-minute counts by provider, then model. */
+  private counts = new Map<string, Map<string, CountsRow>>()
   /** Requests and errors per route since the last snapshot. */
-  private routeTraffic = new Map<string, RouteTraffic>()
+  private routeTraffic = new RouteTrafficTable()
   /** The last failure class each route answered with, to name the cause of a state episode. */
   private readonly lastFailure = new Map<string, string>()
 
@@ -87,21 +93,22 @@ export class NodeTracker {
     return out
   }
 
-  /** A request finished; returns the episodes it touched (requests failed, last traffic). */
+  /** A request finished; returns the episodes it touched (requests failed, last traffic). Keeps nothing of `outcome`. */
   request(outcome: RequestOutcome, pinnedRequestEvents = true): TrackerOutput {
-    const out: TrackerOutput = { events: [], episodes: [] }
+    let out: TrackerOutput | null = null
     const at = outcome.at
+    // With no episode open (the usual case) a request touches none: no entity key is built.
+    const watching = this.open.size > 0
     for (const attempt of outcome.attempts) {
-      const route = routeEntity(attempt.provider, attempt.model, attempt.keyId)
-      let traffic = this.routeTraffic.get(route)
-      if (traffic === undefined) this.routeTraffic.set(route, (traffic = { requests: 0, errors: 0 }))
+      const traffic = this.routeTraffic.at(attempt.provider, attempt.model, attempt.key_id)
       traffic.requests++
-      const failureClass = attempt.failureClass !== null && attempt.failureClass !== 'caller_fault' && attempt.failureClass !== 'cancelled' ? attempt.failureClass : null
+      const failureClass = attempt.failure_class !== null && attempt.failure_class !== 'caller_fault' && attempt.failure_class !== 'cancelled' ? attempt.failure_class : null
       if (failureClass !== null) {
         traffic.errors++
-        this.lastFailure.set(route, failureClass)
+        this.lastFailure.set(routeEntity(attempt.provider, attempt.model, attempt.key_id), failureClass)
       }
-      for (const entity of [route, keyEntity(attempt.provider, attempt.keyId), directionEntity(attempt.provider, attempt.model)]) {
+      if (!watching) continue
+      for (const entity of [routeEntity(attempt.provider, attempt.model, attempt.key_id), keyEntity(attempt.provider, attempt.key_id), directionEntity(attempt.provider, attempt.model)]) {
         const episode = this.open.get(entity)
         if (episode === undefined) continue
         let changed = false
@@ -113,6 +120,7 @@ export class NodeTracker {
           episode.reasons.push(failureClass)
           changed = true
         }
+        out ??= { events: [], episodes: [] }
         if (changed && !out.episodes.includes(episode)) out.episodes.push(episode)
       }
     }
@@ -121,21 +129,22 @@ export class NodeTracker {
       (model) => this.failing.get(model),
       (model) => (this.failing.get(model)?.size ?? 0) >= (this.providersPerModel.get(model) ?? Infinity),
     )
-    if (counting === null) return out
-    const countKey = `${counting.provider}\u0000${counting.model}`
-    let counts = this.counts.get(countKey)
-    if (counts === undefined) this.counts.set(countKey, (counts = { ...emptyCounts(), provider: counting.provider, model: counting.model }))
-    for (const [field, value] of Object.entries(counting.add) as [keyof DirectionCounts, number][]) counts[field] += value
-    if (outcome.served !== null) return out
+    if (counting === null) return out ?? NOTHING
+    const counts = this.countsOf(counting.provider, counting.model)
+    const add = counting.add
+    for (const field in add) counts[field as keyof DirectionCounts] += add[field as keyof DirectionCounts]!
+    if (outcome.served !== null || !watching) return out ?? NOTHING
     // A failed request counts on every open episode it ran into, once.
     const touched = new Set<Episode>()
-    const candidates = outcome.attempts.length > 0 ? outcome.attempts : [{ provider: counting.provider, model: counting.model, keyId: '' }]
+    const candidates = outcome.attempts.length > 0 ? outcome.attempts : [{ provider: counting.provider, model: counting.model, key_id: '' }]
     for (const attempt of candidates) {
-      for (const entity of [routeEntity(attempt.provider, attempt.model, attempt.keyId), keyEntity(attempt.provider, attempt.keyId), directionEntity(attempt.provider, attempt.model)]) {
+      for (const entity of [routeEntity(attempt.provider, attempt.model, attempt.key_id), keyEntity(attempt.provider, attempt.key_id), directionEntity(attempt.provider, attempt.model)]) {
         const episode = this.open.get(entity)
         if (episode !== undefined) touched.add(episode)
       }
     }
+    if (touched.size === 0) return out ?? NOTHING
+    out ??= { events: [], episodes: [] }
     for (const episode of touched) {
       episode.requestsFailed++
       if (counting.pinnedKeptFailed) episode.pinnedKeptFailed++
@@ -150,18 +159,27 @@ export class NodeTracker {
           entity: episode.entity,
           provider: episode.provider,
           model: last?.model ?? outcome.model,
-          keyId: last?.keyId ?? null,
-          detail: { pinned: outcome.namedProvider !== null, named_provider: outcome.namedProvider, kept_on_failing: counting.pinnedKeptFailed, failure_class: last?.failureClass ?? null, attempts: outcome.attempts.length },
+          keyId: last?.key_id ?? null,
+          detail: { pinned: outcome.namedProvider !== null, named_provider: outcome.namedProvider, kept_on_failing: counting.pinnedKeptFailed, failure_class: last?.failure_class ?? null, attempts: outcome.attempts.length },
         })
       }
     }
     return out
   }
 
+  /** The count row of a direction this minute, made the first time. */
+  private countsOf(provider: string, model: string): CountsRow {
+    let byModel = this.counts.get(provider)
+    if (byModel === undefined) this.counts.set(provider, (byModel = new Map()))
+    let counts = byModel.get(model)
+    if (counts === undefined) byModel.set(model, (counts = { ...emptyCounts(), provider, model }))
+    return counts
+  }
+
   /** The per-minute count rows accumulated since the last call (non-empty directions only). */
   takeCounts(at: number): CountRow[] {
     const rows: CountRow[] = []
-    for (const counts of this.counts.values()) rows.push({ ...counts, at })
+    for (const byModel of this.counts.values()) for (const counts of byModel.values()) rows.push({ ...counts, at })
     this.counts = new Map()
     return rows
   }
@@ -169,7 +187,7 @@ export class NodeTracker {
   /** A snapshot row per route and per direction, with the traffic since the last snapshot. */
   snapshot(views: readonly RouteView[], at: number): SnapshotRow[] {
     const rows = snapshotRows(views, this.routeTraffic, at)
-    this.routeTraffic = new Map()
+    this.routeTraffic = new RouteTrafficTable()
     return rows
   }
 
@@ -266,10 +284,6 @@ export class NodeTracker {
       episode.updatedAt = at
       if (!out.episodes.includes(episode)) out.episodes.push(episode)
     }
-    const countModel = model ?? '*'
-    const countKey = `${provider}\u0000${countModel}`
-    let counts = this.counts.get(countKey)
-    if (counts === undefined) this.counts.set(countKey, (counts = { ...emptyCounts(), provider, model: countModel }))
-    counts.checks++
+    this.countsOf(provider, model ?? '*').checks++
   }
 }
