@@ -11,7 +11,7 @@ import { ClusterError } from './errors.ts'
 import { Emitter } from './events.ts'
 import { loadOrCreatePrivateKey } from './identity.ts'
 import { heartbeatSchema, Membership } from './membership.ts'
-import type { Heartbeat, Member, MembershipEvents } from './membership.ts'
+import type { Heartbeat, MembershipEvents } from './membership.ts'
 import { createNode } from './node.ts'
 import type { Node } from './node.ts'
 import { Liveness } from './liveness.ts'
@@ -252,13 +252,14 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
       node,
       members: () => {
         const now = Date.now()
-        const known = membership.members().filter((member) => !member.self)
+        const known: Array<{ peerId: string; addresses: readonly string[] }> = [...membership.others()]
         for (const [id, candidate] of candidates) {
           if (now > candidate.until || membership.member(id) !== undefined) candidates.delete(id)
-          else known.push({ peerId: id, addresses: candidate.addresses } as Member)
+          else known.push({ peerId: id, addresses: candidate.addresses })
         }
         return known
       },
+      connected: () => connectedPeers,
       log,
     },
     targets,

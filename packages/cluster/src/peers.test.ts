@@ -69,4 +69,18 @@ describe('the dialer of a joining node (joinFirst)', () => {
     expect(dialled).toEqual(['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002', member.addresses[0]])
     dialer.stop()
   })
+
+  it('takes who is connected from the set the cluster keeps, without asking libp2p each round', async () => {
+    const { node, dialled } = fakeNode()
+    const asked = { getPeers: 0 }
+    const counting = { ...node, getPeers: () => (asked.getPeers++, node.getPeers()) } as unknown as DialerComponents['node']
+    const connected = new Set([member.peerId, 'peer-at-/ip4/127.0.0.1/tcp/4001', 'peer-at-/ip4/127.0.0.1/tcp/4002'])
+    const dialer = new Dialer({ node: counting, members: () => [member], connected: () => connected, log: () => {} }, seeds, options)
+    await dialer.round()
+    await dialer.round()
+    // The seeds' peer ids are not known until a dial found them: dialled once each, then never again.
+    expect(dialled).toEqual(['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/4002'])
+    expect(asked.getPeers).toBe(0)
+    dialer.stop()
+  })
 })
