@@ -48,7 +48,7 @@ describe('connection liveness', () => {
       liveness.round()
       await Promise.resolve()
     }
-    expect(liveness.tickMs).toBe(5_000)
+    expect(liveness.tickMs).toBe(2_500)
     expect(dialled.state.pings).toBe(7)
     expect(accepted.state.pings).toBe(0)
     expect(accepted.state.aborted).toBeUndefined()
@@ -62,7 +62,7 @@ describe('connection liveness', () => {
     const liveness = new Liveness(nodeWith([accepted.connection]), options, (message) => log.push(message), () => now)
     liveness.round()
     accepted.peerPings()
-    for (now = 5_000; now < 20_000; now += 5_000) liveness.round()
+    for (now = 2_500; now < 20_000; now += 2_500) liveness.round()
     expect(accepted.state.aborted).toBeUndefined()
     now = 20_000
     liveness.round()
