@@ -5,11 +5,14 @@
  * per request of each, per window and the median of the windows.
  *
  *   node --import tsx bench/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
- *        [--connections 50] [--config-a file.json] [--config-b file.json]
+ *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile]
+ *        [--node-flags "--trace-gc ..."]   (node flags for both gateways; their output is in results/ab/A.log, B.log)
  *
  * A checkout is a directory with packages/gateway/bin/switchboard.js (default: this one).
  * A config file is merged over the bench's one openai key (e.g. {"request_log":{"enabled":true}}).
  * Each gateway gets its own database on one private embedded PostgreSQL.
+ * --profile runs both under `node --cpu-prof` (bench/results/ab/profile-A, profile-B; written
+ * when they stop) and prints each side's request count, to divide a profile's times by.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join, resolve, dirname } from 'node:path'
@@ -39,6 +42,27 @@ function postgresCpuMs(dataDir: string): number {
   return (ticks * 1000) / clockTicks
 }
 
+/** User and system CPU ms of one process (the gateway's node process itself). */
+function userSystemMs(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { user: (Number(fields[11]) * 1000) / clockTicks, system: (Number(fields[12]) * 1000) / clockTicks }
+}
+
+/** CPU ms of each thread of one process, summed by thread name (main thread, V8 workers, libuv pool). */
+function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>()
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8')
+      const name = Number(task) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks)
+    } catch { /* gone */ }
+  }
+  return byName
+}
+
 const here = dirname(fileURLToPath(import.meta.url))
 const { values } = parseArgs({
   options: {
@@ -49,6 +73,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '6' },
     window: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
+    profile: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
   },
 })
 const rounds = Math.min(20, Math.max(1, Number(values.rounds)))
@@ -77,7 +103,7 @@ try {
     const port = await freePort()
     const service = startService({
       name: `switchboard-${name}`,
-      args: [join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
+      args: [...values['node-flags'].split(' ').filter(Boolean), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
       cwd: checkout,
       env: { NODE_ENV: 'production' },
       logFile: join(resultsDir, `${name}.log`),
@@ -85,26 +111,49 @@ try {
     })
     const origin = `http://127.0.0.1:${port}`
     await waitUntilReady(service, async () => (await fetch(`${origin}/health`).catch(() => null))?.status === 200, { timeoutMs: 120_000, intervalMs: 250 })
-    sides.push({ name, checkout, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) } })
+    sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) } })
   }
   await admin.end()
   const results: Record<string, number[]> = { A: [], B: [] }
   const rps: Record<string, number[]> = { A: [], B: [] }
+  const served: Record<string, number> = { A: 0, B: 0 }
   for (let round = 0; round < rounds; round++) {
     // alternate who goes first, so neither always follows the other's warm caches
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const pgBefore = postgresCpuMs(database.dataDir)
-      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 ? 3 : 1 })
+      let split = { user: 0, system: 0 }
+      let threads = new Map<string, number>()
+      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 ? 3 : 1 }, {
+        // the gateway's own user / system split over the measured window (system: mostly its socket writes)
+        before: () => { split = userSystemMs(side.target.service.pid); threads = threadCpuMs(side.target.service.pid) },
+        after: () => {
+          const now = userSystemMs(side.target.service.pid)
+          split = { user: now.user - split.user, system: now.system - split.system }
+          for (const [name, ms] of threadCpuMs(side.target.service.pid)) threads.set(name, ms - (threads.get(name) ?? 0))
+        },
+      })
       const pgMs = (postgresCpuMs(database.dataDir) - pgBefore) / run.requests
       results[side.name].push(run.cpuMsPerRequest)
       rps[side.name].push(run.rps)
-      console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, other work ${(run.foreignCpuShare * 100).toFixed(0)}%`)
+      served[side.name] += run.requests
+      const perThread = [...threads].filter(([, ms]) => ms > 0).map(([name, ms]) => `${name} ${(ms / run.requests).toFixed(4)}`).join(', ')
+      console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, user/system ${(split.user / run.requests).toFixed(4)}/${(split.system / run.requests).toFixed(4)}, other work ${(run.foreignCpuShare * 100).toFixed(0)}%; threads ms/req: ${perThread}`)
     }
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
   const ma = median(results.A), mb = median(results.B)
   console.log(`\nA ${values.a}${values['config-a'] ? ` (${values['config-a']})` : ''}: median ${ma.toFixed(4)} ms/req`)
   console.log(`B ${values.b}${values['config-b'] ? ` (${values['config-b']})` : ''}: median ${mb.toFixed(4)} ms/req`)
+  if (values.profile) {
+    // warm-ups included: what the profiles saw
+    const answered = async (origin: string) => {
+      const text = await (await fetch(`${origin}/metrics`)).text()
+      let sum = 0
+      for (const match of text.matchAll(/^switchboard_requests_total(?:\{[^}]*\})? (\d+)/gm)) sum += Number(match[1])
+      return sum
+    }
+    for (const side of sides) console.log(`${side.name} answered ${await answered(side.origin)} requests in all (measured windows: ${served[side.name]})`)
+  }
   console.log(`B / A: CPU per request ${(mb / ma).toFixed(3)}x, RPS ${(median(rps.B) / median(rps.A)).toFixed(3)}x`)
 } finally {
   await stopAll()

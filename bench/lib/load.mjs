@@ -53,14 +53,16 @@ function runAutocannon(target, { connections, duration }) {
  * request counts completed requests of every status, so a target that fails
  * fast is not flattered: its errors show in their own column.
  */
-export async function measure(target, upstreamService, { connections, duration, warmup }) {
+export async function measure(target, upstreamService, { connections, duration, warmup }, hooks = {}) {
   if (warmup > 0) await runAutocannon(target, { connections, duration: warmup });
+  hooks.before?.();
   const machineBefore = machineBusyMs();
   const benchBefore = process.cpuUsage();
   const before = cpuMs(target.service);
   const upstreamBefore = target.service === upstreamService ? before : cpuMs(upstreamService);
   const result = await runAutocannon(target, { connections, duration });
   const after = cpuMs(target.service);
+  hooks.after?.();
   const upstreamAfter = target.service === upstreamService ? after : cpuMs(upstreamService);
   const benchUsage = process.cpuUsage(benchBefore);
   const machineMs = machineBusyMs() - machineBefore;

@@ -6,9 +6,10 @@
  */
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
+import { RowArena } from '../writer/arena.ts'
 import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecordListener } from './record.ts'
-import { insertRows, REQUEST_LOG_TABLE, rowLine } from './rows.ts'
+import { COPY_HEADER_BYTES, insertRows, REQUEST_LOG_TABLE, rowLine } from './rows.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -55,16 +56,23 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const { pool, now } = components
   const log = components.log ?? (() => {})
   const retentionDays = init.retentionDays ?? 7
-  const writer = createBatchWriter<string>({
+  const capacity = init.capacity ?? 50_000
+  const batchSize = init.batchSize ?? 1_000
+  // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts). At most every
+  // buffered row and a whole batch in flight are held at once, plus the row being added.
+  const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536) })
+  const writer = createBatchWriter<number>({
     name: 'request_log',
-    capacity: init.capacity ?? 50_000,
-    batchSize: init.batchSize ?? 1_000,
+    capacity,
+    batchSize,
     flushIntervalMs: init.flushIntervalMs ?? 250,
     log,
-    write: async (rows) => {
+    release: (slot) => arena.release(slot),
+    write: async (slots) => {
+      const data = arena.concat(slots, COPY_HEADER_BYTES)
       const started = performance.now()
-      await insertRows(pool, rows)
-      components.onWritten?.(rows.length, (performance.now() - started) / 1000)
+      await insertRows(pool, data)
+      components.onWritten?.(slots.length, (performance.now() - started) / 1000)
     },
   })
   let lastRetention = 0
@@ -95,16 +103,16 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const maintain = () => (upkeep ??= upkeepOnce().finally(() => (upkeep = undefined)))
 
   return {
-    // Serialized at once: the record's many small objects die young, the buffer keeps one string per request.
+    // Encoded at once into the arena: the record and its row string die young, the buffer keeps a slot per request.
     listener: (record) => {
-      let row: string
+      let slot: number
       try {
-        row = rowLine(record)
+        slot = arena.add(rowLine(record))
       } catch (error) {
         log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
         return
       }
-      writer.add(row)
+      writer.add(slot)
     },
     async start() {
       await maintain()

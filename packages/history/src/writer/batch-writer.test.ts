@@ -81,6 +81,60 @@ describe('batch writer (no database)', () => {
     expect(writer.stats().dropped.refused).toBe(2)
   })
 
+  it('releases every row exactly once when it leaves for good: written, pushed out, pushed out while in flight, refused, hung, closed', async () => {
+    const released: number[] = []
+    const ledger = (stats: ReturnType<typeof writer.stats>) => stats.written + stats.dropped.overflow + stats.dropped.refused + stats.dropped.timed_out + stats.dropped.closed
+    let mode: 'down' | 'up' | 'refuse' | 'hang' = 'down'
+    let gate: (() => void) | undefined
+    const writer = createBatchWriter<number>({
+      name: 'test',
+      capacity: 6,
+      batchSize: 3,
+      flushIntervalMs: 1,
+      retryDelayMs: 1,
+      maxRetryDelayMs: 2,
+      maxRefusals: 1,
+      writeTimeoutMs: 20,
+      release: (row) => released.push(row),
+      write: async (rows) => {
+        if (mode === 'down') {
+          // a write in flight while newer rows push its oldest out, then it fails
+          await new Promise<void>((resolve) => (gate = resolve))
+          throw refused()
+        }
+        if (mode === 'refuse' && rows.includes(100)) throw Object.assign(new Error('value too long'), { code: '22001' })
+        if (mode === 'hang' && rows.includes(200)) return new Promise<void>(() => {})
+      },
+    })
+    let seq = 0
+    const settle = async (until: () => boolean) => {
+      for (let round = 0; round < 400 && !until(); round++) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    for (; seq < 3; seq++) writer.add(seq) // a full batch: in flight, held at the gate
+    await settle(() => gate !== undefined)
+    for (; seq < 12; seq++) writer.add(seq) // pushes the in-flight rows and then buffered ones out
+    gate?.()
+    mode = 'up'
+    await writer.flush()
+    mode = 'refuse'
+    for (const row of [100, 101, 102]) writer.add(row)
+    await writer.flush()
+    mode = 'hang'
+    for (const row of [200, 201, 202]) writer.add(row)
+    await settle(() => writer.stats().dropped.timed_out === 3)
+    mode = 'up'
+    for (const row of [300, 301]) writer.add(row)
+    await writer.close({ timeoutMs: 50 })
+    writer.add(400)
+    const stats = writer.stats()
+    expect(stats.dropped.overflow).toBeGreaterThan(0)
+    expect(stats.dropped.refused).toBe(3)
+    expect(stats.dropped.timed_out).toBe(3)
+    expect(stats.dropped.closed).toBeGreaterThan(0)
+    expect([...released].sort((a, b) => a - b)).toEqual([...Array.from({ length: 12 }, (_, index) => index), 100, 101, 102, 200, 201, 202, 300, 301, 400])
+    expect(released.length).toBe(ledger(stats))
+  })
+
   it('flushes on close and counts what is added after', async () => {
     const written: number[] = []
     const writer = createBatchWriter<number>({ name: 'test', flushIntervalMs: 60_000, write: async (rows) => void written.push(...rows) })

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import type { RequestRecord } from './record.ts'
+import { entryJson, rowLine } from './rows.ts'
+import { copyArray, copyJson, copyText } from '../writer/copy.ts'
+
+/** The row as it was built before `rowLine` was written out by hand: every field through the generic escapers, the entry through JSON.stringify. */
+function referenceRow(record: RequestRecord): string {
+  const ids: string[] = []
+  if (record.served.key_id !== null) ids.push(record.served.key_id)
+  for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
+  const parts = [record.id, record.requested.session_id, record.requested.provider, record.requested.model, record.served.provider, record.served.model, record.gateway_key, record.message]
+  for (const attempt of record.attempts) parts.push(attempt.key_id, attempt.key_name)
+  let search = ''
+  for (const part of parts) if (part) search += `${part}\n`
+  const bool = (value: boolean) => (value ? 't' : 'f')
+  const { requested, served, routing } = record
+  return `${[
+    record.at, record.id, copyText(record.node_id), copyText(record.region), copyText(record.surface), copyText(record.gateway_key),
+    copyText(requested.provider), copyText(requested.model), copyText(requested.session_id),
+    copyText(served.provider), copyText(served.model), copyText(served.key_id), copyText(served.key_name),
+    copyArray(ids), String(record.status), copyText(record.failure_class), String(record.latency_ms),
+    String(record.usage?.total_tokens ?? '\\N'), bool(record.stream), routing.picked_by,
+    bool(routing.moved_off !== null), bool(routing.check !== null), bool(routing.added_fallback_served),
+    copyText(search.toLowerCase()), copyJson(JSON.stringify(record)),
+  ].join('\t')}\n`
+}
+
+// Any text at all: quotes, backslashes, tabs, newlines, control characters, emoji, lone surrogates.
+const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('openai', 'gpt-4o', 'k1', 'a"b', 'c\\d', 'tab\there', 'line\nbreak', 'ΟΔΟΣ', 'Ünïcödé 🚧', '\\N', ''))
+const nullable = <T,>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: null })
+const number = fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.double({ noDefaultInfinity: false }))
+
+const attempt = fc.record({ provider: anyText, model: anyText, key_id: anyText, key_name: anyText, status: fc.integer({ min: 100, max: 599 }), failure_class: nullable(anyText), latency_ms: number, wait_hint_ms: nullable(number) })
+const record: fc.Arbitrary<RequestRecord> = fc.record({
+  id: fc.uuid(),
+  at: fc.date({ min: new Date('2026-01-01'), max: new Date('2027-01-01'), noInvalidDate: true }).map((date) => date.toISOString()),
+  node_id: anyText,
+  region: anyText,
+  surface: anyText,
+  gateway_key: nullable(anyText),
+  requested: fc.record({ provider: nullable(anyText), model: anyText, fallbacks: fc.array(anyText, { maxLength: 3 }), session_id: nullable(anyText) }),
+  served: fc.record({ provider: nullable(anyText), model: nullable(anyText), key_id: nullable(anyText), key_name: nullable(anyText) }),
+  status: fc.integer({ min: 100, max: 599 }),
+  failure_class: nullable(anyText),
+  message: nullable(anyText),
+  latency_ms: fc.integer({ min: 0, max: 100_000 }),
+  ttft_ms: nullable(number),
+  usage: nullable(fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat(), total_tokens: fc.nat() })),
+  stream: fc.boolean(),
+  attempts: fc.array(attempt, { maxLength: 3 }),
+  routing: fc.record({
+    picked_by: fc.constantFrom('routing' as const, 'caller' as const),
+    moved_off: nullable(fc.record({ provider: anyText, reason: anyText })),
+    skipped_keys: fc.array(fc.record({ provider: anyText, model: anyText, key_id: anyText, key_name: anyText, reason: anyText }), { maxLength: 3 }),
+    check: nullable(fc.record({ key_id: anyText, key_name: anyText, provider: anyText, model: anyText, outcome: fc.constantFrom('served' as const, 'refused_again' as const, 'inconclusive' as const, 'not_sent' as const) })),
+    added_fallback_served: fc.boolean(),
+    session_kept: nullable(fc.boolean()),
+    pinned_kept_failed: fc.boolean(),
+    log: fc.array(anyText, { maxLength: 4 }),
+  }),
+  content: nullable(fc.record({ request: nullable(anyText), response: nullable(anyText), truncated: fc.boolean() })),
+})
+
+describe('a request log row', () => {
+  it('is the same row, byte for byte, as the generic escapers and JSON.stringify make, for any record', () => {
+    fc.assert(
+      fc.property(record, (entry) => {
+        expect(rowLine(entry)).toBe(referenceRow(entry))
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('writes the entry as JSON that reads back as the record', () => {
+    fc.assert(
+      fc.property(record, (entry) => {
+        expect(JSON.parse(entryJson(entry).replaceAll('\\\\', '\\'))).toEqual(JSON.parse(JSON.stringify(entry)))
+      }),
+      { numRuns: 200 },
+    )
+  })
+})

@@ -1,0 +1,170 @@
+/**
+ * Rows kept as bytes outside the JS heap while they wait for their write. A buffered row as a
+ * string (~1.5 KB for a request log row) lives up to a flush interval, long enough to survive
+ * a scavenge or two and be promoted, so every buffered string was copied by the GC and later
+ * swept from old space: paid per request. Here each row is encoded at once into a slab (a
+ * Buffer from outside the heap) and the writer's ring holds only its slot, a small integer;
+ * the row's string dies young, where it costs the GC nothing.
+ *
+ * Slots index three typed arrays (slab, start, length). A slab counts its live rows and is
+ * recycled once it has none and is not the one being filled. Released out of order is fine
+ * (the writer drops the oldest buffered rows while an older batch is in flight).
+ */
+
+/** Default slab size: about 700 request log rows. */
+const SLAB_BYTES = 1 << 20
+/** Empty slabs kept for reuse instead of freed (allocating one costs a page-fault storm, not a GC). */
+const SPARE_SLABS = 4
+
+export interface RowArenaInit {
+  /** Slots made at first; the table doubles when every slot is taken. */
+  slots?: number
+  /** Bytes per slab; a row longer than this gets a slab of its own. */
+  slabBytes?: number
+}
+
+/** Bytes of rows, each addressed by a slot. */
+export class RowArena {
+  private readonly slabBytes: number
+  private slabs: (Buffer | undefined)[] = []
+  /** Live rows per slab. */
+  private live: number[] = []
+  private spare: Buffer[] = []
+  /** The slab being filled, and where its free space starts. */
+  private current = -1
+  private offset = 0
+  private slabOf: Int32Array
+  private startOf: Int32Array
+  private lengthOf: Int32Array
+  /** Free slots, a stack. */
+  private free: Int32Array
+  private freeCount: number
+  private rows = 0
+  private bytes = 0
+
+  constructor(init: RowArenaInit = {}) {
+    this.slabBytes = init.slabBytes ?? SLAB_BYTES
+    const slots = Math.max(1, init.slots ?? 1024)
+    this.slabOf = new Int32Array(slots).fill(-1)
+    this.startOf = new Int32Array(slots)
+    this.lengthOf = new Int32Array(slots)
+    this.free = new Int32Array(slots)
+    for (let index = 0; index < slots; index++) this.free[index] = slots - 1 - index
+    this.freeCount = slots
+  }
+
+  /** Rows held, and their bytes. */
+  get size(): { rows: number; bytes: number } {
+    return { rows: this.rows, bytes: this.bytes }
+  }
+
+  /** Encodes `text` as UTF-8 into the arena; returns its slot. */
+  add(text: string): number {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: only a row near the slab's end needs measuring.
+    let length = text.length * 3
+    if (this.current < 0 || this.offset + length > this.slabBytes) {
+      length = Buffer.byteLength(text, 'utf8')
+      if (this.current < 0 || this.offset + length > this.slabBytes) this.nextSlab(length)
+    }
+    const slab = this.slabs[this.current] as Buffer
+    const written = slab.write(text, this.offset, 'utf8')
+    if (this.freeCount === 0) this.grow()
+    const slot = this.free[--this.freeCount] as number
+    this.slabOf[slot] = this.current
+    this.startOf[slot] = this.offset
+    this.lengthOf[slot] = written
+    this.offset += written
+    this.live[this.current] = (this.live[this.current] as number) + 1
+    this.rows++
+    this.bytes += written
+    return slot
+  }
+
+  /** The bytes of `slots`, in that order, copied into one Buffer after `room` bytes left for the caller. */
+  concat(slots: readonly number[], room = 0): Buffer {
+    let total = room
+    for (const slot of slots) total += this.lengthOf[slot] as number
+    const out = Buffer.allocUnsafe(total)
+    let at = room
+    let index = 0
+    while (index < slots.length) {
+      // Rows added one after another sit one after another: copy each run at once.
+      const first = slots[index] as number
+      const slab = this.slabOf[first] as number
+      const start = this.startOf[first] as number
+      let end = start + (this.lengthOf[first] as number)
+      index++
+      while (index < slots.length) {
+        const next = slots[index] as number
+        if (this.slabOf[next] !== slab || this.startOf[next] !== end) break
+        end += this.lengthOf[next] as number
+        index++
+      }
+      at += (this.slabs[slab] as Buffer).copy(out, at, start, end)
+    }
+    return out
+  }
+
+  /** The text of one slot (for tests and logs). */
+  text(slot: number): string {
+    const slab = this.slabs[this.slabOf[slot] as number] as Buffer
+    const start = this.startOf[slot] as number
+    return slab.toString('utf8', start, start + (this.lengthOf[slot] as number))
+  }
+
+  /** Gives a slot back; its slab is recycled when its last row goes. */
+  release(slot: number): void {
+    const slab = this.slabOf[slot] as number
+    if (slab < 0) return
+    this.slabOf[slot] = -1
+    this.rows--
+    this.bytes -= this.lengthOf[slot] as number
+    this.free[this.freeCount++] = slot
+    const left = (this.live[slab] as number) - 1
+    this.live[slab] = left
+    if (left === 0 && slab !== this.current) this.retire(slab)
+  }
+
+  private nextSlab(length: number): void {
+    const previous = this.current
+    const own = length > this.slabBytes
+    let buffer: Buffer
+    if (!own && this.spare.length > 0) buffer = this.spare.pop() as Buffer
+    else buffer = Buffer.allocUnsafeSlow(own ? length : this.slabBytes)
+    let index = this.slabs.indexOf(undefined)
+    if (index < 0) {
+      index = this.slabs.length
+      this.slabs.push(buffer)
+      this.live.push(0)
+    } else {
+      this.slabs[index] = buffer
+      this.live[index] = 0
+    }
+    this.current = index
+    this.offset = 0
+    if (previous >= 0 && this.live[previous] === 0) this.retire(previous)
+  }
+
+  private retire(slab: number): void {
+    const buffer = this.slabs[slab] as Buffer
+    this.slabs[slab] = undefined
+    if (buffer.length === this.slabBytes && this.spare.length < SPARE_SLABS) this.spare.push(buffer)
+  }
+
+  private grow(): void {
+    const old = this.slabOf.length
+    const size = old * 2
+    const widen = (array: Int32Array) => {
+      const wider = new Int32Array(size).fill(-1)
+      wider.set(array)
+      return wider
+    }
+    this.slabOf = widen(this.slabOf)
+    this.startOf = widen(this.startOf)
+    this.lengthOf = widen(this.lengthOf)
+    const free = new Int32Array(size)
+    for (let index = 0; index < size - old; index++) free[index] = size - 1 - index
+    this.free = free
+    this.freeCount = size - old
+  }
+}
