@@ -6,7 +6,8 @@
  *
  *   node --import tsx bench/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
  *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile]
- *        [--node-flags "--trace-gc ..."]   (node flags for both gateways; their output is in results/ab/A.log, B.log)
+ *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
+ *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log)
  *
  * A checkout is a directory with packages/gateway/bin/switchboard.js (default: this one).
  * A config file is merged over the bench's one openai key (e.g. {"request_log":{"enabled":true}}).
@@ -75,6 +76,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
+    'node-flags-b': { type: 'string', default: '' },
   },
 })
 const rounds = Math.min(20, Math.max(1, Number(values.rounds)))
@@ -103,7 +105,7 @@ try {
     const port = await freePort()
     const service = startService({
       name: `switchboard-${name}`,
-      args: [...values['node-flags'].split(' ').filter(Boolean), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
+      args: [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
       cwd: checkout,
       env: { NODE_ENV: 'production' },
       logFile: join(resultsDir, `${name}.log`),

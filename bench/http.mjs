@@ -12,6 +12,7 @@
  *   cd bench && npm install && node http.mjs [--duration 10] [--warmup 2]
  *     [--connections 50] [--stream] [--targets direct,switchboard,...]
  *     [--no-readme] [--profile switchboard,...] [--quiet-wait 60]
+ *     [--node-flags=--max-semi-space-size=64]
  *
  * --quiet-wait: before each target, wait up to that many seconds for other
  * work on the machine to stop (0: do not wait).
@@ -19,6 +20,9 @@
  * --profile runs the named targets under `node --cpu-prof` (profiles land in
  * results/profiles/ when the process exits on SIGTERM); such a run's numbers
  * carry the profiler's cost and do not go into README.md.
+ *
+ * --node-flags gives every node target (Switchboard, the pass-throughs, Portkey; not the
+ * simulator) the same extra node flags.
  */
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -43,13 +47,14 @@ function readOptions() {
       targets: { type: 'string', default: targets.filter((target) => !target.notByDefault).map((target) => target.id).join(',') },
       'no-readme': { type: 'boolean', default: false },
       profile: { type: 'string', default: '' },
+      'node-flags': { type: 'string', default: '' },
       'quiet-wait': { type: 'string', default: '60' },
       section: { type: 'string', default: '' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name]');
+    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...]');
     process.exit(0);
   }
   // every load loop stays bounded in time: refuse silly windows
@@ -72,6 +77,7 @@ function readOptions() {
     targets: wanted,
     quietWait: bounded('quiet-wait', values['quiet-wait'], 0, 1800),
     profile: values.profile.split(',').map((id) => id.trim()).filter(Boolean),
+    nodeFlags: values['node-flags'].split(' ').filter(Boolean),
     writeReadme: !values['no-readme'],
     // the README section to write (default http / http-stream); e.g. http-request-log for the log on/off pair
     section: values.section,
@@ -145,12 +151,12 @@ async function main() {
   try {
     const profilesDir = join(resultsDir, 'profiles');
     const nodeFlagsFor = (id) => {
-      if (!options.profile.includes(id)) return [];
+      if (!options.profile.includes(id)) return options.nodeFlags;
       // a directory per target: Node names each thread's profile itself (a
       // loader such as tsx runs a thread of its own beside the main one)
       const directory = join(profilesDir, id);
       mkdirSync(directory, { recursive: true });
-      return ['--cpu-prof', `--cpu-prof-dir=${directory}`];
+      return [...options.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${directory}`];
     };
     for (const target of targets.filter((candidate) => options.targets.includes(candidate.id))) {
       console.log(`\n${target.label}:`);

@@ -68,8 +68,6 @@ export function countRequest(
   if (outcome.served !== null) {
     add.served = 1
     const served = outcome.served
-    const isCallers = (provider: string, servedModel: string) =>
-      (provider === named && servedModel === model) || (outcome.callerFallbacks ?? []).some((fallback) => fallback.provider === provider && fallback.model === servedModel)
     let redirected = false
     if (failingNow !== undefined && failingNow.size > 0) {
       // Routing moved the request off a failing provider: the one the caller named, or one it would otherwise share traffic with.
@@ -82,7 +80,7 @@ export function countRequest(
       if (outcome.routing.addedFallbackServed) add.fallbackServed = 1
     }
     // A fallback routing added served it: not the first target, and not one the caller listed.
-    else if (first !== undefined && (first.provider !== served.provider || first.model !== served.model) && !isCallers(served.provider, served.model)) add.fallbackServed = 1
+    else if (first !== undefined && (first.provider !== served.provider || first.model !== served.model) && !isCallers(outcome, served.provider, served.model)) add.fallbackServed = 1
   } else {
     add.failed = 1
     if (outcome.routing !== undefined ? outcome.routing.pinnedKeptFailed : named !== null && !outcome.rerouteEnabled && failingNow?.has(named) === true) {
@@ -91,4 +89,17 @@ export function countRequest(
     }
   }
   return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null && everyFailing(model) }
+}
+
+/**
+ * Whether a direction is one the caller asked for: the provider it named, or one of its own
+ * fallbacks. (A function of its own, not a closure per request: the loader names every
+ * closure it creates, which costs a property definition each time.)
+ */
+function isCallers(outcome: RequestOutcome, provider: string, model: string): boolean {
+  if (provider === outcome.namedProvider && model === outcome.model) return true
+  const fallbacks = outcome.callerFallbacks
+  if (fallbacks === undefined) return false
+  for (const fallback of fallbacks) if (fallback.provider === provider && fallback.model === model) return true
+  return false
 }

@@ -40,6 +40,10 @@ export class NodeTracker {
   /** The last failure class each route answered with, to name the cause of a state episode. */
   private readonly lastFailure = new Map<string, string>()
 
+  /** The classifier's two questions, made once (not a closure per request). */
+  private readonly failingFor = (model: string): ReadonlySet<string> | undefined => this.failing.get(model)
+  private readonly noneLeftFor = (model: string): boolean => (this.failing.get(model)?.size ?? 0) >= (this.providersPerModel.get(model) ?? Infinity)
+
   constructor(nodeId: string) {
     this.open = new OpenEpisodes(nodeId)
   }
@@ -124,11 +128,7 @@ export class NodeTracker {
         if (changed && !out.episodes.includes(episode)) out.episodes.push(episode)
       }
     }
-    const counting = countRequest(
-      outcome,
-      (model) => this.failing.get(model),
-      (model) => (this.failing.get(model)?.size ?? 0) >= (this.providersPerModel.get(model) ?? Infinity),
-    )
+    const counting = countRequest(outcome, this.failingFor, this.noneLeftFor)
     if (counting === null) return out ?? NOTHING
     const counts = this.countsOf(counting.provider, counting.model)
     const add = counting.add
