@@ -107,7 +107,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     listener: (record) => {
       let slot: number
       try {
-        slot = arena.encode((sink) => encodeRow(record, sink))
+        slot = arena.encode(encodeRow, record)
       } catch (error) {
         log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
         return

@@ -73,35 +73,36 @@ export class RowArena {
   }
 
   /**
-   * Encodes one row straight into the slab being filled (`encode` writes through the sink),
+   * Encodes one row (`value`) straight into the slab being filled (`encode` writes it through
+   * the sink; a plain function, so no closure is made per row),
    * with no string built for it. When the slab's room runs out the row is encoded again into a
    * fresh slab; a row larger than a slab gets a slab of its own, doubled until it fits (up to
    * `MAX_ROW_BYTES`). Returns its slot.
    */
-  encode(encode: (sink: ByteSink) => void): number {
+  encode<Value>(encode: (sink: ByteSink, value: Value) => void, value: Value): number {
     if (this.current >= 0) {
-      const slot = this.encodeHere(encode)
+      const slot = this.encodeHere(encode, value)
       if (slot >= 0) return slot
     }
     if (this.current < 0 || this.offset > 0) {
       this.nextSlab(0)
-      const slot = this.encodeHere(encode)
+      const slot = this.encodeHere(encode, value)
       if (slot >= 0) return slot
     }
     for (let size = this.slabBytes * 2; size <= MAX_ROW_BYTES; size *= 2) {
       this.nextSlab(size)
-      const slot = this.encodeHere(encode)
+      const slot = this.encodeHere(encode, value)
       if (slot >= 0) return slot
     }
     throw new Error(`row arena: a row larger than ${MAX_ROW_BYTES} bytes`)
   }
 
   /** Encodes a row at the free space of the slab being filled; -1 when it does not fit there. */
-  private encodeHere(encode: (sink: ByteSink) => void): number {
+  private encodeHere<Value>(encode: (sink: ByteSink, value: Value) => void, value: Value): number {
     const sink = this.sink
     sink.reset(this.slabs[this.current] as Buffer, this.offset)
     try {
-      encode(sink)
+      encode(sink, value)
     } catch (error) {
       if (error !== FULL) throw error
       return -1
