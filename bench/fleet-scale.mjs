@@ -22,7 +22,11 @@
  *
  *   node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20]
  *     [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--wave 10] [--profile <node index>]
- *     [--render <log of a run>] [--no-readme]
+ *     [--trace-join] [--render <log of a run>] [--no-readme]
+ *
+ * `--trace-join`: the joining node of step 4 logs at debug level and is profiled (`--cpu-prof`
+ * into bench/results/profiles), and its log from spawn to a second after the sync is printed
+ * with times from its first contact: where a slow join spends its time.
  *
  * Every phase has a deadline and every process started here is killed at the end, also when
  * the run fails.
@@ -51,11 +55,12 @@ const { values } = parseArgs({
     render: { type: 'string' },
     wave: { type: 'string', default: '10' },
     'no-readme': { type: 'boolean', default: false },
+    'trace-join': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
 if (values.help) {
-  console.log('node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20] [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--wave 10] [--profile <i>] [--render <log of a run>] [--no-readme]')
+  console.log('node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20] [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--wave 10] [--profile <i>] [--trace-join] [--render <log of a run>] [--no-readme]')
   process.exit(0)
 }
 const sizes = values.nodes.split(',').map(Number).filter((n) => Number.isInteger(n) && n >= 2 && n <= 60)
@@ -67,6 +72,8 @@ const settleMs = Math.min(Math.max(Number(values.settle), 0), 120) * 1000
 const syncHolds = Math.min(Math.max(Number(values['sync-holds']), 0), 20_000)
 const wave = Math.min(Math.max(Number(values.wave), 1), 60)
 const profileIndex = values.profile === undefined ? undefined : Number(values.profile)
+const traceJoin = values['trace-join']
+const profileArgs = ['--cpu-prof', '--cpu-prof-dir', join(benchDir, 'results', 'profiles')]
 
 const dataRoot = mkdtempSync(join(tmpdir(), 'switchboard-fleet-scale-'))
 
@@ -83,13 +90,14 @@ async function runFleet(size) {
   const names = ports.map((_, index) => `node-${String(index).padStart(2, '0')}`)
   // Like a headless Service that lists a few pods: three seeds; the rest is found through members.
   const seeds = ports.slice(0, 3).map((port) => `127.0.0.1:${port}`)
-  const configFor = (index) => ({
+  const configFor = (index, extra = {}) => ({
     nodeId: names[index],
     region: regions[index % regions.length],
     p2pPort: ports[index],
     peers: seeds.filter((seed) => !seed.endsWith(`:${ports[index]}`)),
     secret: 'bench-fleet-secret-0123456789',
     dataDir: join(dataRoot, `${size}-${names[index]}`),
+    ...extra,
   })
 
   /** node id -> node id -> latest join/leave time, as that node reported it. */
@@ -99,8 +107,11 @@ async function runFleet(size) {
   /** node id -> when it first reported a member joining (it met the fleet). */
   const firstContact = new Map()
   let syncDone
+  /** The joiner's log lines (with `--trace-join`). */
+  const joinLog = []
   const onLine = (node, line) => {
     const self = node.config.nodeId
+    if (traceJoin && self === names[size] && (line.event === 'log' || line.event.startsWith('member:') || line.event === 'merged')) joinLog.push(line)
     if (line.event === 'member:join' || line.event === 'member:leave') {
       if (line.event === 'member:join' && !firstContact.has(self)) firstContact.set(self, line.at)
       if (!seen.has(self)) seen.set(self, new Map())
@@ -114,8 +125,8 @@ async function runFleet(size) {
     }
   }
   const live = new Map()
-  const start = (index, extraArgs) => {
-    const node = startNode(configFor(index), onLine, extraArgs)
+  const start = (index, extraArgs, extraConfig) => {
+    const node = startNode(configFor(index, extraConfig), onLine, extraArgs)
     live.set(names[index], node)
     return node
   }
@@ -134,7 +145,7 @@ async function runFleet(size) {
   // 150 s, at a load average of 70). So they start in waves of `--wave`, each when the one
   // before is ready, as a rolling deployment would; deadlines grow with N.
   for (let first = 0; first < size; first += wave) {
-    for (let index = first; index < Math.min(size, first + wave); index++) start(index, profileIndex === index ? ['--cpu-prof', '--cpu-prof-dir', join(benchDir, 'results', 'profiles')] : [])
+    for (let index = first; index < Math.min(size, first + wave); index++) start(index, profileIndex === index ? profileArgs : [])
     await until(() => [...live.values()].every((node) => node.ready), 60_000 + wave * 6_000, 'every node ready').catch((error) => {
       throw new Error(`${error.message}: ${[...live.values()].filter((node) => !node.ready).map((node) => `${node.config.nodeId} (last log lines: ${JSON.stringify(node.lastLogs ?? [])}): ${node.stderr.slice(-300)}`).join('\n')}`)
     })
@@ -219,9 +230,17 @@ async function runFleet(size) {
     syncDone = (node, line) => {
       if (node.config.nodeId === names[size] && line.size >= syncHolds) resolve(line.at)
     }
-    const joiner = start(size)
+    const joiner = traceJoin ? start(size, profileArgs, { logLevel: 'debug' }) : start(size)
     const syncedAt = await Promise.race([promise, sleep(60_000).then(() => Number.NaN)])
     syncDone = undefined
+    if (traceJoin) {
+      const contact = firstContact.get(names[size]) ?? joiner.spawnedAt
+      console.log(`  the joiner's log, ms from its first contact (spawned at ${ms(joiner.spawnedAt - contact)}):`)
+      for (const line of joinLog.filter((line) => !(line.at > syncedAt + 1_000)).slice(0, 400)) {
+        const what = line.event === 'log' ? `${line.msg} ${line.fields ?? ''}` : line.event === 'merged' ? `merged ${line.n} (set ${line.size})` : `${line.event} ${line.nodeId}`
+        console.log(`    ${ms(line.at - contact).padStart(7)}  ${what}`)
+      }
+    }
     result.joinSyncMs = syncedAt - joiner.spawnedAt
     result.joinSyncFromContactMs = syncedAt - (firstContact.get(names[size]) ?? Number.NaN)
     console.log(`  join sync of ${syncHolds} holds: ${ms(result.joinSyncMs)} ms from the joiner's spawn, ${ms(result.joinSyncFromContactMs)} ms from its first contact with the fleet`)

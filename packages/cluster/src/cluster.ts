@@ -11,7 +11,7 @@ import { ClusterError } from './errors.ts'
 import { Emitter } from './events.ts'
 import { loadOrCreatePrivateKey } from './identity.ts'
 import { heartbeatSchema, Membership } from './membership.ts'
-import type { Heartbeat, Member, MembershipEvents } from './membership.ts'
+import type { Heartbeat, MembershipEvents } from './membership.ts'
 import { createNode } from './node.ts'
 import type { Node } from './node.ts'
 import { Liveness } from './liveness.ts'
@@ -45,6 +45,7 @@ const initSchema = z.object({
   timing: z.record(z.string(), z.number().int().positive()).optional(),
   publish: z.record(z.string(), z.number().int().positive()).optional(),
   requests: z.record(z.string(), z.number().int().positive()).optional(),
+  joinFirst: z.boolean().optional(),
 })
 
 const noLog: ClusterLog = () => {}
@@ -60,6 +61,8 @@ const sweepEveryMs = 1_000
  * when one is not answered in time. Under a publish burst a 5 s timeout dropped healthy ones.
  */
 const liveness = { everyMs: 10_000, timeoutMs: 10_000 }
+/** A node started with `joinFirst` opens its mesh after this long even if nobody called `openMesh()`. */
+const joinFirstAtMostMs = 10_000
 
 const helloSchema = z.object({
   self: heartbeatSchema,
@@ -249,18 +252,27 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
       node,
       members: () => {
         const now = Date.now()
-        const known = membership.members().filter((member) => !member.self)
+        const known: Array<{ peerId: string; addresses: readonly string[] }> = [...membership.others()]
         for (const [id, candidate] of candidates) {
           if (now > candidate.until || membership.member(id) !== undefined) candidates.delete(id)
-          else known.push({ peerId: id, addresses: candidate.addresses } as Member)
+          else known.push({ peerId: id, addresses: candidate.addresses })
         }
         return known
       },
+      connected: () => connectedPeers,
       log,
     },
     targets,
-    { intervalMs: timing.redialMs, resolveEveryMs: timing.resolveEveryMs, dialTimeoutMs: 5_000 },
+    { intervalMs: timing.redialMs, resolveEveryMs: timing.resolveEveryMs, dialTimeoutMs: 5_000, held: init.joinFirst === true },
   )
+  const openMesh = (): void => {
+    if (!dialer.isHeld) return
+    clearTimeout(meshTimer)
+    log('debug', 'opening the mesh: dialling every member')
+    dialer.openMesh()
+  }
+  const meshTimer = setTimeout(openMesh, joinFirstAtMostMs)
+  meshTimer.unref()
   // Registered once everything it uses exists; a peer that asks earlier is refused and tries again.
   await rpc.handle(helloProtocol, helloSchema, helloSchema, (message, from) => {
     heardHello(from, message)
@@ -277,6 +289,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const stop = async (): Promise<void> => {
     clearInterval(heartbeatTimer)
     clearInterval(sweepTimer)
+    clearTimeout(meshTimer)
     pinger.stop()
     for (const timer of suspectTimers) clearTimeout(timer)
     dialer.stop()
@@ -317,6 +330,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
       await dialer.dialedOnce
       return node.getPeers().length
     },
+    openMesh,
     stats: () => counters.snapshot({ queued: queue.length, connections: node.getConnections().length, members: membership.members().length }),
     stop: () => {
       stopping ??= stop()

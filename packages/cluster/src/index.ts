@@ -84,6 +84,14 @@ export interface ClusterInit {
   publish?: Partial<PublishQueueOptions>
   /** Limits of request/response. */
   requests?: Partial<RpcLimits>
+  /**
+   * Join first, then connect to everyone: with true, the node dials only its `peers`, and no
+   * more once one of them is connected, until `openMesh()` is called (at most 10 s). A node
+   * that joins a large fleet pulls its state from the first peer before it sets up connections
+   * to all the others, which at 50 nodes kept both cores busy for seconds (issue 19). Peers may
+   * still dial it meanwhile. Default false: dial every member learnt at once.
+   */
+  joinFirst?: boolean
 }
 
 /** Events of a cluster: `member:join`, `member:leave`, `leader:change`. */
@@ -119,6 +127,8 @@ export interface Cluster {
    * then: 0 means none answered, so a starting node need not wait to hear one.
    */
   dialed(): Promise<number>
+  /** Ends the `joinFirst` hold: dials every member learnt so far and from now on. Idempotent. */
+  openMesh(): void
   /** Counters and gauges for `/metrics`. */
   stats(): ClusterStats
   /** Tells peers this node leaves, then closes every connection. Idempotent. */

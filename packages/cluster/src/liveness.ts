@@ -4,11 +4,18 @@
  * then aborted (the member becomes suspect, and is dropped unless it is heard again).
  *
  * libp2p's connection monitor does this with the ping protocol, which opens a new stream for
- * every ping: multistream-select both ways, a peer-store write on each side, then a close. Every
- * 10 s on every connection, at 50 nodes, that was the largest fixed cost of an idle node. The
+ * every ping: multistream-select both ways, a peer-store write on each side, then a close. The
  * muxer (yamux) has its own ping, one 12-byte frame each way on the open connection: that is
- * what this loop sends, at the same interval and with the same timeout as before, so a hung or
- * cut-off peer is noticed as fast. A muxer without a ping falls back to the ping protocol.
+ * what this loop sends, every `everyMs`, and a ping not answered within `timeoutMs` aborts the
+ * connection. A muxer without a ping falls back to the ping protocol.
+ *
+ * One side of each connection pings: the side that dialled it. At 50 nodes a node has 49
+ * connections, and both sides pinging each of them was 20 frames a second per node, each a
+ * write and a read through noise and pnet: the largest fixed cost of an idle node. The side that
+ * was dialled watches the pings arrive instead (a ping frame is proof the peer's loop runs and
+ * its direction of the link works; answering it proves ours), and aborts the connection when
+ * none came for `everyMs + timeoutMs`, as long as its own unanswered ping would have taken. Where
+ * the muxer's ping frames cannot be watched, both sides ping, as before.
  */
 import type { Connection } from '@libp2p/interface'
 import type { Node } from './node.ts'
@@ -21,59 +28,122 @@ export interface LivenessOptions {
   timeoutMs: number
 }
 
-/** The part of yamux's muxer used here. libp2p 3 keeps the muxer on the connection without typing it. */
+/** What the loop needs of the libp2p node. */
+export interface LivenessNode {
+  getConnections(): Connection[]
+  services: { ping: Pick<Node['services']['ping'], 'ping'> }
+}
+
+/** The parts of yamux's muxer used here. libp2p 3 keeps the muxer on the connection without typing it. */
 interface PingingMuxer {
   ping(options: { signal: AbortSignal }): Promise<number>
+  /** Called by the muxer for every ping frame it reads (a request or an answer). */
+  handlePing(header: unknown): void
 }
 
-/** The muxer's frame ping of `connection`, when it has one. */
-function framePing(connection: Connection): PingingMuxer['ping'] | undefined {
+/** The muxer of `connection`, with whichever of the two methods it has. */
+function muxerOf(connection: Connection): Partial<PingingMuxer> | undefined {
   // `muxer` is a public field of libp2p's Connection class that its interface type does not list.
-  const muxer = (connection as unknown as { muxer?: Partial<PingingMuxer> }).muxer
-  const ping = muxer?.ping
-  return typeof ping === 'function' ? (options) => ping.call(muxer, options) : undefined
+  return (connection as unknown as { muxer?: Partial<PingingMuxer> }).muxer
 }
 
-/** Pings every open connection every `everyMs`; aborts those that do not answer in time. */
+/** Pings the connections this node dialled; watches the others for their peers' pings. */
 export class Liveness {
-  private readonly node: Node
+  private readonly node: LivenessNode
   private readonly options: LivenessOptions
   private readonly log: (message: string, fields: Record<string, unknown>) => void
+  private readonly now: () => number
   private readonly pending = new Set<string>()
+  /** Connection id -> when this node last sent a ping on it. */
+  private readonly sent = new Map<string, number>()
+  /** Connection id -> when the peer last pinged on it (or when this node first saw it). */
+  private readonly heard = new Map<string, number>()
+  /** Muxers whose ping frames are watched already. */
+  private readonly watched = new WeakSet<object>()
   private timer: NodeJS.Timeout | undefined
+  private stopped = false
 
-  constructor(node: Node, options: LivenessOptions, log: (message: string, fields: Record<string, unknown>) => void) {
+  constructor(node: LivenessNode, options: LivenessOptions, log: (message: string, fields: Record<string, unknown>) => void, now: () => number = () => performance.now()) {
     this.node = node
     this.options = options
     this.log = log
+    this.now = now
+  }
+
+  /**
+   * How often the loop looks: four times per ping interval (a look without a ping costs nothing
+   * but a loop over the connections), so a silent peer is noticed at most a quarter interval
+   * after its deadline: a hung or cut-off peer within 22.5 s on the watching side (20 s on the
+   * pinging side), where both sides pinging took up to 20 s.
+   */
+  get tickMs(): number {
+    return Math.max(1, Math.floor(this.options.everyMs / 4))
   }
 
   start(): void {
-    this.timer = setInterval(() => this.round(), this.options.everyMs)
+    this.timer = setInterval(() => this.round(), this.tickMs)
   }
 
   stop(): void {
+    this.stopped = true
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined
   }
 
-  /** One ping on every open connection that has none in flight. */
+  /** One look at every open connection: ping those due, abort those whose peer went silent. */
   round(): void {
+    const now = this.now()
+    const open = new Set<string>()
     for (const connection of this.node.getConnections()) {
-      if (connection.status !== 'open' || this.pending.has(connection.id)) continue
+      if (connection.status !== 'open') continue
+      open.add(connection.id)
+      const watching = connection.direction === 'inbound' && this.watch(connection)
+      if (watching) {
+        const heard = this.heard.get(connection.id)
+        if (heard === undefined) this.heard.set(connection.id, now)
+        else if (now - heard >= this.options.everyMs + this.options.timeoutMs) this.silent(connection, now - heard)
+        continue
+      }
+      // Every fourth tick: half a tick early rather than a whole tick late.
+      const last = this.sent.get(connection.id)
+      if (last !== undefined && now - last < this.options.everyMs - this.tickMs / 2) continue
+      if (this.pending.has(connection.id)) continue
+      this.sent.set(connection.id, now)
       this.pending.add(connection.id)
       void this.ping(connection).finally(() => this.pending.delete(connection.id))
     }
+    for (const id of this.sent.keys()) if (!open.has(id)) this.sent.delete(id)
+    for (const id of this.heard.keys()) if (!open.has(id)) this.heard.delete(id)
+  }
+
+  /** Records the peer's ping frames on `connection`; false when its muxer does not let us. */
+  private watch(connection: Connection): boolean {
+    const muxer = muxerOf(connection)
+    if (muxer === undefined || typeof muxer.handlePing !== 'function' || typeof muxer.ping !== 'function') return false
+    if (this.watched.has(muxer)) return true
+    const handle = muxer.handlePing
+    const id = connection.id
+    muxer.handlePing = (header: unknown) => {
+      this.heard.set(id, this.now())
+      handle.call(muxer, header)
+    }
+    this.watched.add(muxer)
+    return true
+  }
+
+  private silent(connection: Connection, forMs: number): void {
+    this.log('a connection\'s peer stopped pinging: closing it', { peer: connection.remotePeer.toString(), silentMs: Math.round(forMs) })
+    connection.abort(new Error(`no ping from the peer for ${Math.round(forMs)} ms`))
   }
 
   private async ping(connection: Connection): Promise<void> {
     const signal = AbortSignal.timeout(this.options.timeoutMs)
     try {
-      const viaFrame = framePing(connection)
-      if (viaFrame !== undefined) await viaFrame({ signal })
+      const muxer = muxerOf(connection)
+      if (muxer !== undefined && typeof muxer.ping === 'function') await muxer.ping.call(muxer, { signal })
       else await this.node.services.ping.ping(connection.remotePeer, { signal })
     } catch (error) {
-      if (connection.status !== 'open' || this.timer === undefined) return
+      if (connection.status !== 'open' || this.stopped) return
       this.log('a connection did not answer its ping: closing it', { peer: connection.remotePeer.toString(), error: String(error) })
       connection.abort(error instanceof Error ? error : new Error(String(error)))
     }

@@ -122,6 +122,11 @@ export class Membership {
     return [...this.entries.values()].map((entry) => ({ ...entry.member, addresses: [...entry.member.addresses] })).sort(compareForLeadership)
   }
 
+  /** Every live member but self, as stored: read only, unsorted, for loops that only look (the dialer's). */
+  *others(): Iterable<Readonly<Member>> {
+    for (const entry of this.entries.values()) if (!entry.member.self) yield entry.member
+  }
+
   /** The live member with this peer id. */
   member(peerId: string): Member | undefined {
     const entry = this.entries.get(peerId)

@@ -78,7 +78,13 @@ export async function resolveHost(host: string): Promise<string[]> {
 export interface DialerComponents {
   node: Node
   /** Members other than self, with the addresses they announced. */
-  members(): Array<{ peerId: string; addresses: string[] }>
+  members(): Iterable<{ peerId: string; addresses: readonly string[] }>
+  /**
+   * Peer ids with an open connection now. Default: asked of libp2p, which builds peer ids and
+   * their base58 strings for every connection: at 49 connections, every 2 s, that was a tenth of
+   * an idle node's own work (issue 19). The cluster passes the set it keeps from libp2p's events.
+   */
+  connected?(): ReadonlySet<string>
   log(level: 'debug' | 'warn', message: string, fields?: Record<string, unknown>): void
 }
 
@@ -90,6 +96,11 @@ export interface DialerOptions {
   resolveEveryMs: number
   /** One dial attempt at most. */
   dialTimeoutMs: number
+  /**
+   * Start held (see `openMesh`): only the configured peers are dialled, and none once one of
+   * them is connected, until `openMesh()`.
+   */
+  held?: boolean
 }
 
 /** Keeps a connection to every peer it knows of. */
@@ -114,6 +125,7 @@ export class Dialer {
   private stopped = false
   private running = false
   private poked = false
+  private held: boolean
   private firstRoundDone: () => void = () => {}
   /** Settles once every configured peer was dialled once (connected or failed), or the dialer stopped. */
   readonly dialedOnce: Promise<void> = new Promise((resolve) => (this.firstRoundDone = resolve))
@@ -122,6 +134,24 @@ export class Dialer {
     this.components = components
     this.targets = targets
     this.options = options
+    this.held = options.held === true
+  }
+
+  /**
+   * Lets a held dialer dial every member it knows of (at once). A joining node holds its dialer
+   * while it pulls its state from the first peer it meets: connecting to a whole fleet at once
+   * (at 50 nodes: 49 handshakes, identify and gossip set-ups, and the peers' own syncs with the
+   * newcomer) kept both cores busy for seconds, and the pull waited behind all of it (issue 19).
+   */
+  openMesh(): void {
+    if (!this.held) return
+    this.held = false
+    this.poke()
+  }
+
+  /** True until `openMesh()` for a dialer started held. */
+  get isHeld(): boolean {
+    return this.held
   }
 
   /**
@@ -179,7 +209,7 @@ export class Dialer {
   /** One round: resolve names when due, then dial everything not connected; returns how many were not. */
   async round(): Promise<number> {
     const { node } = this.components
-    const connected = new Set(node.getPeers().map((peer) => peer.toString()))
+    const connected = this.components.connected?.() ?? new Set(node.getPeers().map((peer) => peer.toString()))
     // This node's own addresses are built (multiaddr parsing) only when a target is not known
     // to be a connected peer: an idle round with every peer connected does next to nothing.
     let own: Set<string> | undefined
@@ -188,6 +218,8 @@ export class Dialer {
       return own.has(address)
     }
     const dials: Array<Promise<void>> = []
+    // Held (a node that joins): the configured peers only, and only until one of them answers.
+    if (this.held && connected.size > 0) return 0
     for (const address of await this.staticAddresses()) {
       const known = this.peerAt.get(address)
       if (this.selfAddresses.has(address)) continue
@@ -198,8 +230,9 @@ export class Dialer {
       }
       dials.push(this.dial(address, [multiaddr(address)]))
     }
-    for (const member of this.components.members()) {
+    for (const member of this.held ? [] : this.components.members()) {
       if (connected.has(member.peerId) || member.addresses.length === 0) continue
+      // A member that is not connected: parsed here only, so an idle round parses nothing.
       try {
         // Announced addresses end in /p2p/<peer id>, so libp2p checks it is that member.
         peerIdFromString(member.peerId)

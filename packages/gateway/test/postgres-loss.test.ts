@@ -5,7 +5,7 @@
  * during the outage reaches every node), says degraded on /health, and a node restarted
  * while Postgres is down starts from its peers and serves. Afterwards nothing written
  * before is lost, the leader's snapshots resume with the merged hold set, and the request
- * log takes rows again.
+ * log takes rows again. While it is away, reading history or the request log answers 503.
  */
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -134,7 +134,13 @@ describe('Postgres SIGKILLed under load, back after the outage', () => {
       const outageFrom = Date.now()
       for (const node of nodes.keys()) await expect.poll(async () => (await json(node, '/health')).status, { timeout: 15_000 }).toBe('degraded')
 
-      // During: gossip still works (a new hold reaches everyone)...
+      // During: reading history or the request log says Postgres is away (503), not "see the node log" (500)...
+      for (const path of ['/api/logs', '/api/adaptive-routing/history/issues']) {
+        const response = await fetch(`${nodes.get('node-a')!.process.url}${path}`, { signal: AbortSignal.timeout(20_000) })
+        expect(response.status, path).toBe(503)
+        expect(((await response.json()) as { error: object }).error, path).toMatchObject({ code: 'store_unavailable', message: expect.stringContaining('PostgreSQL is not answering') })
+      }
+      // ...gossip still works (a new hold reaches everyone)...
       await simulator.setRules([{ key: BEFORE, fault: 'invalid_api_key' }, { key: DURING, fault: 'invalid_api_key' }])
       for (const node of nodes.keys()) await expect.poll(() => held(node), { timeout: 30_000 }).toEqual(['before', 'during'])
       // ...and a node restarted now starts from its peers and serves.

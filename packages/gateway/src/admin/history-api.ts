@@ -7,6 +7,7 @@
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { HistoryQueryError, type HistoryQueries } from '@switchboard/history'
+import { isUnreachable } from '@switchboard/store'
 import { GatewayError } from '../errors.ts'
 
 type Env = { Bindings: HttpBindings }
@@ -22,6 +23,9 @@ export function historyApi(queries: () => HistoryQueries | null): Hono<Env> {
       return context.json((await read(history, query, context)) as object)
     } catch (error) {
       if (error instanceof HistoryQueryError) throw new GatewayError('invalid_request', error.message, { param: error.param })
+      if (isUnreachable(error)) {
+        throw new GatewayError('store_unavailable', 'PostgreSQL is not answering, so routing history cannot be read right now; retry shortly. Routing goes on, and what it records waits in memory until Postgres is back.')
+      }
       throw error
     }
   }

@@ -6,6 +6,7 @@
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { historyLink, parseLogQuery, RequestLogQueryError, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'
+import { isUnreachable } from '@switchboard/store'
 import { GatewayError } from '../errors.ts'
 
 type Env = { Bindings: HttpBindings }
@@ -24,7 +25,7 @@ export function logsApi(components: LogsApiComponents): Hono<Env> {
 
   api.get('/logs', async (context) => {
     const query = await checked(async () => parseLogQuery(context.req.query(), components.now()))
-    const page = await components.logs.search(query)
+    const page = await checked(() => components.logs.search(query))
     return context.json(components.enabled() ? page : { ...page, request_log_enabled: false })
   })
 
@@ -38,11 +39,15 @@ export function logsApi(components: LogsApiComponents): Hono<Env> {
   return api
 }
 
-/** Runs `work`, answering a parameter it refuses as a 400 naming that parameter. */
+/** Runs `work`, answering a parameter it refuses as a 400 naming that parameter, and Postgres away as a 503. */
 async function checked<Result>(work: () => Promise<Result>): Promise<Result> {
   try {
     return await work()
   } catch (error) {
-    throw error instanceof RequestLogQueryError ? new GatewayError('invalid_request', error.message, { param: error.param }) : error
+    if (error instanceof RequestLogQueryError) throw new GatewayError('invalid_request', error.message, { param: error.param })
+    if (isUnreachable(error)) {
+      throw new GatewayError('store_unavailable', 'PostgreSQL is not answering, so the request log cannot be read right now; retry shortly. Requests are still served, and their rows wait in the node\'s buffer until it is back (past the buffer they are dropped and counted in /metrics).')
+    }
+    throw error
   }
 }

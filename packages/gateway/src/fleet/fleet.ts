@@ -147,6 +147,8 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       fleetSecret: init.fleetSecret,
       dataDir: init.dataDir,
       log: (level, message, fields) => logger[level]({ ...fields, component: 'cluster' }, message),
+      // The join pull below comes first; the rest of the fleet is dialled once it is done.
+      joinFirst: true,
     })
     const fleet = cluster
     holdsTopic = fleet.topic('holds', holdBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
@@ -279,7 +281,11 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
     }
+    // Connected to the configured peers only so far (joinFirst), so the pull did not wait behind
+    // the set-up of a connection to every member. Now the rest of the fleet is dialled, and each
+    // new peer synced with as it joins.
     await join().catch((error: unknown) => logger.warn({ err: error }, 'could not pull the hold set on join; anti-entropy will'))
+    fleet.openMesh()
     joining = false
     for (const member of metWhileJoining.values()) if (fleet.member(member.peerId) !== undefined) syncOnJoin(member)
     metWhileJoining.clear()

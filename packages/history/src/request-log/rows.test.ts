@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { RequestRecord } from './record.ts'
-import { entryJson, rowLine } from './rows.ts'
+import { encodeRow, entryJson, rowLine } from './rows.ts'
+import { RowArena } from '../writer/arena.ts'
 import { copyArray, copyJson, copyText } from '../writer/copy.ts'
 
 /** The row as it was built before `rowLine` was written out by hand: every field through the generic escapers, the entry through JSON.stringify. */
@@ -27,7 +28,7 @@ function referenceRow(record: RequestRecord): string {
 }
 
 // Any text at all: quotes, backslashes, tabs, newlines, control characters, emoji, lone surrogates.
-const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('openai', 'gpt-4o', 'k1', 'a"b', 'c\\d', 'tab\there', 'line\nbreak', 'ΟΔΟΣ', 'Ünïcödé 🚧', '\\N', ''))
+const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('openai', 'OpenAI', 'gpt-4o', 'GPT-4o-Mini', 'AZ', 'k1', 'a"b', 'c\\d', 'tab\there', 'line\nbreak', 'ΟΔΟΣ', 'Ünïcödé 🚧', '\\N', ''))
 const nullable = <T,>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: null })
 const number = fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.double({ noDefaultInfinity: false }))
 
@@ -78,6 +79,20 @@ describe('a request log row', () => {
         expect(JSON.parse(entryJson(entry).replaceAll('\\\\', '\\'))).toEqual(JSON.parse(JSON.stringify(entry)))
       }),
       { numRuns: 200 },
+    )
+  })
+})
+
+describe('a request log row encoded into the arena', () => {
+  it('is the same bytes as the row as text, for any record, whether it fits the slab, needs a fresh one or is larger than any', () => {
+    fc.assert(
+      fc.property(fc.array(record, { minLength: 1, maxLength: 6 }), fc.constantFrom(256, 1024, 1 << 20), (entries, slabBytes) => {
+        const arena = new RowArena({ slots: 2, slabBytes })
+        const slots = entries.map((entry) => arena.encode((sink) => encodeRow(entry, sink), () => rowLine(entry)))
+        expect(slots.map((slot) => arena.text(slot))).toEqual(entries.map((entry) => referenceRow(entry)))
+        expect(arena.concat(slots).equals(Buffer.from(entries.map((entry) => referenceRow(entry)).join(''), 'utf8'))).toBe(true)
+      }),
+      { numRuns: 300 },
     )
   })
 })

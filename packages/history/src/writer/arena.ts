@@ -67,7 +67,35 @@ export class RowArena {
       if (this.current < 0 || this.offset + length > this.slabBytes) this.nextSlab(length)
     }
     const slab = this.slabs[this.current] as Buffer
-    const written = slab.write(text, this.offset, 'utf8')
+    return this.take(slab.write(text, this.offset, 'utf8'))
+  }
+
+  /**
+   * Encodes one row straight into the slab being filled (`encode` writes through the sink),
+   * with no string built for it; when the slab's room runs out the row is encoded again into a
+   * fresh slab, and a row larger than a slab goes through `text()` and `add`. Returns its slot.
+   */
+  encode(encode: (sink: ByteSink) => void, text: () => string): number {
+    const sink = this.sink
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (this.current < 0 || (attempt === 1 && this.offset > 0)) this.nextSlab(0)
+      const slab = this.slabs[this.current] as Buffer
+      sink.reset(slab, this.offset)
+      try {
+        encode(sink)
+      } catch (error) {
+        if (error !== FULL) throw error
+        continue
+      }
+      return this.take(sink.position - this.offset)
+    }
+    return this.add(text())
+  }
+
+  private readonly sink = new ByteSink()
+
+  /** Gives the bytes just written at the slab's free space a slot. */
+  private take(written: number): number {
     if (this.freeCount === 0) this.grow()
     const slot = this.free[--this.freeCount] as number
     this.slabOf[slot] = this.current
@@ -166,5 +194,72 @@ export class RowArena {
     for (let index = 0; index < size - old; index++) free[index] = size - 1 - index
     this.free = free
     this.freeCount = size - old
+  }
+}
+
+/** Thrown by a `ByteSink` that has no room left: the arena retries in a fresh slab. */
+const FULL = new Error('row arena: slab full')
+
+/**
+ * Writes ASCII straight into a slab, a byte per character, so a row is encoded without a
+ * string of its own. `ascii`/`plain` copy what they can and return false (writing nothing) for
+ * text that needs escaping; `utf8` writes any string as it is.
+ */
+export class ByteSink {
+  private buffer: Buffer = Buffer.alloc(0)
+  private at = 0
+
+  reset(buffer: Buffer, at: number): void {
+    this.buffer = buffer
+    this.at = at
+  }
+
+  get position(): number {
+    return this.at
+  }
+
+  /** Text known to be ASCII (constants, numbers, ISO times). */
+  ascii(text: string): void {
+    const length = text.length
+    let at = this.at
+    if (at + length > this.buffer.length) throw FULL
+    const buffer = this.buffer
+    for (let index = 0; index < length; index++) buffer[at++] = text.charCodeAt(index)
+    this.at = at
+  }
+
+  /**
+   * Copies `text` if every character is printable ASCII other than `"` and `\\` (the same in
+   * JSON, COPY text and as a quoted array or JSON element), in double quotes when `quote`,
+   * lowercased when `lower`; else writes nothing and returns false.
+   */
+  plain(text: string, quote = false, lower = false): boolean {
+    const length = text.length
+    const start = this.at
+    if (start + length + 2 > this.buffer.length) throw FULL
+    const buffer = this.buffer
+    let at = start
+    if (quote) buffer[at++] = 0x22
+    for (let index = 0; index < length; index++) {
+      let code = text.charCodeAt(index)
+      if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return false
+      if (lower && code >= 0x41 && code <= 0x5a) code += 0x20
+      buffer[at++] = code
+    }
+    if (quote) buffer[at++] = 0x22
+    this.at = at
+    return true
+  }
+
+  /** Goes back to `position` (a `position` read before), forgetting what was written since. */
+  rewind(position: number): void {
+    this.at = position
+  }
+
+  /** Any text, as UTF-8. */
+  utf8(text: string): void {
+    const buffer = this.buffer
+    if (this.at + text.length * 3 > buffer.length && this.at + Buffer.byteLength(text, 'utf8') > buffer.length) throw FULL
+    this.at += buffer.write(text, this.at, 'utf8')
   }
 }
