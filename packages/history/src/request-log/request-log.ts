@@ -9,7 +9,7 @@ import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer
 import { RowArena } from '../writer/arena.ts'
 import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecordListener } from './record.ts'
-import { COPY_HEADER_BYTES, encodeRow, insertRows, REQUEST_LOG_TABLE, rowLine } from './rows.ts'
+import { COPY_HEADER_BYTES, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -107,7 +107,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     listener: (record) => {
       let slot: number
       try {
-        slot = arena.encode((sink) => encodeRow(record, sink), () => rowLine(record))
+        slot = arena.encode((sink) => encodeRow(record, sink))
       } catch (error) {
         log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
         return

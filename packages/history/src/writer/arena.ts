@@ -13,6 +13,8 @@
 
 /** Default slab size: about 700 request log rows. */
 const SLAB_BYTES = 1 << 20
+/** The largest row `encode` takes (a request log row with content on is well under 1 MB). */
+const MAX_ROW_BYTES = 64 << 20
 /** Empty slabs kept for reuse instead of freed (allocating one costs a page-fault storm, not a GC). */
 const SPARE_SLABS = 4
 
@@ -72,24 +74,39 @@ export class RowArena {
 
   /**
    * Encodes one row straight into the slab being filled (`encode` writes through the sink),
-   * with no string built for it; when the slab's room runs out the row is encoded again into a
-   * fresh slab, and a row larger than a slab goes through `text()` and `add`. Returns its slot.
+   * with no string built for it. When the slab's room runs out the row is encoded again into a
+   * fresh slab; a row larger than a slab gets a slab of its own, doubled until it fits (up to
+   * `MAX_ROW_BYTES`). Returns its slot.
    */
-  encode(encode: (sink: ByteSink) => void, text: () => string): number {
-    const sink = this.sink
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (this.current < 0 || (attempt === 1 && this.offset > 0)) this.nextSlab(0)
-      const slab = this.slabs[this.current] as Buffer
-      sink.reset(slab, this.offset)
-      try {
-        encode(sink)
-      } catch (error) {
-        if (error !== FULL) throw error
-        continue
-      }
-      return this.take(sink.position - this.offset)
+  encode(encode: (sink: ByteSink) => void): number {
+    if (this.current >= 0) {
+      const slot = this.encodeHere(encode)
+      if (slot >= 0) return slot
     }
-    return this.add(text())
+    if (this.current < 0 || this.offset > 0) {
+      this.nextSlab(0)
+      const slot = this.encodeHere(encode)
+      if (slot >= 0) return slot
+    }
+    for (let size = this.slabBytes * 2; size <= MAX_ROW_BYTES; size *= 2) {
+      this.nextSlab(size)
+      const slot = this.encodeHere(encode)
+      if (slot >= 0) return slot
+    }
+    throw new Error(`row arena: a row larger than ${MAX_ROW_BYTES} bytes`)
+  }
+
+  /** Encodes a row at the free space of the slab being filled; -1 when it does not fit there. */
+  private encodeHere(encode: (sink: ByteSink) => void): number {
+    const sink = this.sink
+    sink.reset(this.slabs[this.current] as Buffer, this.offset)
+    try {
+      encode(sink)
+    } catch (error) {
+      if (error !== FULL) throw error
+      return -1
+    }
+    return this.take(sink.position - this.offset)
   }
 
   private readonly sink = new ByteSink()
