@@ -5,7 +5,7 @@ import { encodeRow } from './rows.ts'
 import { RowArena } from '../writer/arena.ts'
 import { copyArray, copyJson, copyText } from '../writer/copy.ts'
 
-/** The row as it was built before `rowLine` was written out by hand: every field through the generic escapers, the entry through JSON.stringify. */
+/** The row as it was built before `encodeRow`: every field through the generic escapers, the entry through JSON.stringify. */
 function referenceRow(record: RequestRecord): string {
   const ids: string[] = []
   if (record.served.key_id !== null) ids.push(record.served.key_id)

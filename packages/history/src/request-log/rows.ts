@@ -18,7 +18,7 @@ function keyIds(record: RequestRecord): string[] {
   return ids
 }
 
-/** Every column of `request_log` (migration 0015), in the order `rowLine` writes them. */
+/** Every column of `request_log` (migration 0015), in the order `encodeRow` writes them. */
 const COLUMNS = [
   'at', 'id', 'node_id', 'region', 'surface', 'gateway_key', 'requested_provider', 'requested_model', 'session_id',
   'served_provider', 'served_model', 'served_key_id', 'served_key_name', 'key_ids', 'status', 'failure_class',
@@ -75,7 +75,7 @@ function sinkSearchPart(sink: ByteSink, part: string | null): void {
 /** Writes the row of `record` into `sink`, as UTF-8, ending in a newline. */
 export function encodeRow(sink: ByteSink, record: RequestRecord): void {
   const { requested, served, routing, usage, content } = record
-  // id and at are written as they are, as rowLine does; they are a UUID and an ISO time.
+  // id and at are written as they are (a UUID and an ISO time), unescaped, as the row always had them.
   if (!sink.plain(record.at)) sink.utf8(record.at)
   sink.ascii('\t')
   if (!sink.plain(record.id)) sink.utf8(record.id)
