@@ -25,14 +25,19 @@ export interface ConnectionStats {
   evicted: number
 }
 
+/** A response whose request has fully arrived and whose answer has not finished. */
+function isAnswering(response: ServerResponse): boolean {
+  return response.req.complete && !response.writableFinished && !response.destroyed
+}
+
 /** An HTTP server with the limits applied. */
 export function createGuardedServer(listener: RequestListener, limits: ConnectionLimits, onEvicted: () => void = () => {}): { server: Server; stats(): ConnectionStats } {
   const server = createServer(
     { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
     listener,
   )
-  // Socket -> the request in progress on it (null: none). A Map iterates in insertion order: oldest first.
-  const open = new Map<Socket, IncomingMessage | null>()
+  // Socket -> its latest response (null: no request yet). A Map iterates in insertion order: oldest first.
+  const open = new Map<Socket, ServerResponse | null>()
   let evicted = 0
   const evict = (socket: Socket) => {
     open.delete(socket)
@@ -45,21 +50,20 @@ export function createGuardedServer(listener: RequestListener, limits: Connectio
     socket.once('close', () => open.delete(socket))
     if (open.size <= limits.maxConnections) return
     // A connection with no request, or one whose request has not fully arrived (headers or
-    // body still trickling), can go; one whose request is being answered is kept.
-    for (const [candidate, request] of open) {
-      if (candidate === socket || (request !== null && request.complete)) continue
+    // body still trickling), or whose last answer is done (idle keep-alive), can go; one whose
+    // request is being answered is kept.
+    for (const [candidate, response] of open) {
+      if (candidate === socket || (response !== null && isAnswering(response))) continue
       return evict(candidate)
     }
     // Every other connection is answering a request: the newcomer is the one turned away.
     evict(socket)
   })
+  // No listener on the response: its state is read when a newcomer needs room (a 'close'
+  // listener per request cost a once() wrapper on every request).
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
-    if (!open.has(socket)) return
-    open.set(socket, request)
-    response.once('close', () => {
-      if (open.get(socket) === request) open.set(socket, null)
-    })
+    if (open.has(socket)) open.set(socket, response)
   })
   return { server, stats: () => ({ open: open.size, evicted }) }
 }
