@@ -12,7 +12,7 @@ import { compareVersions, differingBuckets, holdId, parseHoldEntry, type HoldEnt
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, type ConfigChange, type VersionsResponse } from './messages.ts'
+import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, MAX_RATE_LIMIT_MS, plausibleHold, type ConfigChange, type VersionsResponse } from './messages.ts'
 import type { KeyLimiter } from '../access/limits.ts'
 
 export interface FleetComponents {
@@ -74,24 +74,8 @@ export interface Fleet {
   stop(): Promise<void>
 }
 
-/**
- * How far ahead of this node's clock a peer's times may be. A version from further ahead
- * would win every merge for as long (and drag this node's clock along): a peer that sends
- * one is broken, whatever its secret.
- */
-const MAX_CLOCK_SKEW_MS = 5 * 60_000
-/** The longest rate-limit backoff a peer may ask for (provider windows reset within minutes). */
-const MAX_RATE_LIMIT_MS = 60 * 60_000
-/** The longest wait a hold may carry (above the longest ladder cap, 30 min). */
-const MAX_HOLD_WAIT_MS = 24 * 60 * 60_000
-
 /** Differing buckets holding at most this many entries here are pulled whole, without the version step. */
 const SMALL_BUCKETS = 64
-
-function plausible(entry: HoldEntry, at: number): boolean {
-  const latest = at + MAX_CLOCK_SKEW_MS
-  return entry.version.wallMs <= latest && entry.since <= latest && entry.waitStartedAt <= latest && (entry.releasedAt ?? 0) <= latest && entry.baseWaitMs <= MAX_HOLD_WAIT_MS
-}
 
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
@@ -107,7 +91,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     for (const value of raw) {
       const entry = parseHoldEntry(value)
       if (entry === null) metrics.clusterDropped.inc({ reason: 'invalid_hold' })
-      else if (!plausible(entry, at)) metrics.clusterDropped.inc({ reason: 'implausible_hold' })
+      else if (!plausibleHold(entry, at)) metrics.clusterDropped.inc({ reason: 'implausible_hold' })
       else if (entry.state === 'held' && components.knownKey && !components.knownKey(entry.provider, entry.keyId)) metrics.clusterDropped.inc({ reason: 'unknown_key' })
       else entries.push(entry)
     }

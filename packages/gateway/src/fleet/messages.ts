@@ -4,6 +4,7 @@
  * by one, by routing's own parser; a bad one is dropped and counted.
  */
 import { z } from 'zod'
+import type { HoldEntry } from '@switchboard/routing'
 
 /** Hold entries (and tombstones) a node changed, or a snapshot of them. */
 export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
@@ -75,3 +76,20 @@ export const PROTOCOLS = {
   versions: 'holds/versions/1',
   entries: 'holds/entries/1',
 } as const
+
+/**
+ * How far ahead of this node's clock a peer's times may be. A version from further ahead
+ * would win every merge for as long (and drag this node's clock along): a peer that sends
+ * one is broken, whatever its secret.
+ */
+const MAX_CLOCK_SKEW_MS = 5 * 60_000
+/** The longest rate-limit backoff a peer may ask for (provider windows reset within minutes). */
+export const MAX_RATE_LIMIT_MS = 60 * 60_000
+/** The longest wait a hold may carry (above the longest ladder cap, 30 min). */
+const MAX_HOLD_WAIT_MS = 24 * 60 * 60_000
+
+/** A hold entry whose times and wait a sane peer could have sent (see MAX_CLOCK_SKEW_MS). */
+export function plausibleHold(entry: HoldEntry, at: number): boolean {
+  const latest = at + MAX_CLOCK_SKEW_MS
+  return entry.version.wallMs <= latest && entry.since <= latest && entry.waitStartedAt <= latest && (entry.releasedAt ?? 0) <= latest && entry.baseWaitMs <= MAX_HOLD_WAIT_MS
+}

@@ -25,7 +25,8 @@ import {
 import type { ProviderRegistry } from '../inference/registry.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider, type RequestRecorder, type RequestTrack } from './request-record.ts'
+import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
+import type { RequestRecorder, RequestTrack } from './request-record.ts'
 
 export interface HistoryRecordingComponents {
   pool: DatabasePool

@@ -1,0 +1,89 @@
+/**
+ * The facts of a finished request that both listeners state: history's light listener
+ * (recording/history.ts) reads them straight off the track, and the request log's record
+ * (request-record.ts) is built from the same functions, so the two cannot drift apart.
+ */
+import type { Served } from '../inference/engine.ts'
+import type { RequestTrack } from './request-record.ts'
+
+const CALLER_FAULT_CODES = new Set(['invalid_json', 'invalid_request', 'unknown_provider', 'model_not_served', 'request_too_large', 'unsupported_media_type', 'method_not_allowed', 'upstream_rejected_request'])
+const CALLER_PICKED = new Set(['pinned', 'pinned_failed_kept', 'pinned_no_alternative'])
+
+/** What the engine left with the answer or the error: provider, model and key used, and the attempts. */
+export function extraOf(track: RequestTrack): Served['extraFields'] | null {
+  return (track.served?.extraFields ?? (track.error?.extraFields as Served['extraFields'] | undefined)) ?? null
+}
+
+/** The provider the request named, as routing read it (null when it named none). */
+export function requestedProvider(track: RequestTrack): string | null {
+  return track.log?.decision?.pinned?.provider ?? null
+}
+
+/** The model the request asked for, as routing read it ('' when the request failed before naming one). */
+export function requestedModel(track: RequestTrack): string {
+  const decision = track.log?.decision ?? null
+  return decision?.pinned?.model ?? decision?.primary?.model ?? track.asked?.model ?? ''
+}
+
+/**
+ * How a finished request failed: `cancelled`, `caller_fault`, the last attempt's class, `timeout`,
+ * `unknown`, or `transient` for a stream that broke; null when it was answered in full.
+ * `lastFailure` is the last attempt's failure class (undefined without attempts).
+ */
+export function failureClassOf(track: RequestTrack, finished: boolean, lastFailure: string | null | undefined): string | null {
+  const error = track.error
+  if (error !== null) {
+    if (error.code === 'client_closed_request') return 'cancelled'
+    if (CALLER_FAULT_CODES.has(error.code)) return 'caller_fault'
+    if (lastFailure) return lastFailure
+    return error.code === 'upstream_timeout' ? 'timeout' : 'unknown'
+  }
+  if (track.streamError !== null) return 'transient'
+  return finished ? null : 'cancelled'
+}
+
+/**
+ * Whether the caller picked the provider (`routing.picked_by: caller`). The plan says who
+ * picked it; without one (the request failed before routing), a `provider/model` counts as
+ * the caller's pick.
+ */
+export function pickedByCaller(track: RequestTrack): boolean {
+  const asked = track.asked
+  if (asked?.directKey === true) return true
+  const log = track.log
+  const plan = log?.plan ?? null
+  if (plan !== null) return plan.pickedBy === 'request'
+  const decision = log?.decision ?? null
+  if (decision !== null) return CALLER_PICKED.has(decision.reason)
+  return asked?.model.includes('/') ?? false
+}
+
+/** The provider routing moved the request off (it was failing), or null. */
+export function movedOffOf(track: RequestTrack): string | null {
+  const log = track.log
+  const plan = log?.plan ?? null
+  if (plan !== null) return plan.movedOff?.provider ?? null
+  const decision = log?.decision ?? null
+  return decision !== null && decision.reason === 'pinned_rerouted' && decision.pinned !== null ? decision.pinned.provider : null
+}
+
+/** Whether the direction that served the request was a fallback routing added (not the caller's, not the primary). */
+export function addedFallbackServed(track: RequestTrack, servedProvider: string | null, servedModel: string | null): boolean {
+  if (servedProvider === null) return false
+  const log = track.log
+  const plan = log?.plan ?? null
+  if (plan !== null) {
+    for (const target of plan.targets) if (target.source === 'added' && target.provider === servedProvider && target.model === servedModel) return true
+    return false
+  }
+  const decision = log?.decision ?? null
+  if (decision === null) return false
+  const primary = decision.primary
+  if (primary !== null && primary.provider === servedProvider && primary.model === servedModel) return false
+  return decision.appended.some((direction) => direction.provider === servedProvider && direction.model === servedModel)
+}
+
+/** Pinned to a failing provider and kept there because re-routing was off. */
+export function pinnedKeptFailed(track: RequestTrack): boolean {
+  return track.log?.decision?.reason === 'pinned_failed_kept'
+}
