@@ -24,7 +24,7 @@ import { startPrivateServer } from '../packages/store/test/private-server.ts'
 import { measure } from './lib/load.mjs'
 import { freePort, startService, stopAll, waitUntilReady, killAllNow } from './lib/processes.mjs'
 import { startSimulator, UPSTREAM_KEY } from './lib/targets.mjs'
-import { clockTicks } from './lib/processes.mjs'
+import { clockTicks, readStatFile } from './lib/processes.mjs'
 import { readdirSync } from 'node:fs'
 
 /** CPU ms of a PostgreSQL server: its postmaster and every backend (they are its children). */
@@ -34,10 +34,9 @@ function postgresCpuMs(dataDir: string): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue
-      ticks += Number(fields[11]) + Number(fields[12])
+      const stat = readStatFile(`/proc/${entry}/stat`, Number(entry))
+      if (stat.pid !== postmaster && stat.ppid !== postmaster) continue
+      ticks += stat.ticks
     } catch { /* gone */ }
   }
   return (ticks * 1000) / clockTicks
@@ -45,9 +44,8 @@ function postgresCpuMs(dataDir: string): number {
 
 /** User and system CPU ms of one process (the gateway's node process itself). */
 function userSystemMs(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return { user: (Number(fields[11]) * 1000) / clockTicks, system: (Number(fields[12]) * 1000) / clockTicks }
+  const stat = readStatFile(`/proc/${pid}/stat`, pid)
+  return { user: (stat.user * 1000) / clockTicks, system: (stat.system * 1000) / clockTicks }
 }
 
 /** CPU ms of each thread of one process, summed by thread name (main thread, V8 workers, libuv pool). */
@@ -55,10 +53,9 @@ function threadCpuMs(pid: number): Map<string, number> {
   const byName = new Map<string, number>()
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8')
-      const name = Number(task) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks)
+      const stat = readStatFile(`/proc/${pid}/task/${task}/stat`, Number(task))
+      const name = stat.pid === pid ? 'main' : stat.comm.replace(/\d+$/, '')
+      byName.set(name, (byName.get(name) ?? 0) + (stat.ticks * 1000) / clockTicks)
     } catch { /* gone */ }
   }
   return byName

@@ -137,12 +137,22 @@ function readCommandLine(pid) {
 }
 
 function readStat(pid) {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return readStatFile(`/proc/${pid}/stat`, pid);
+}
+
+/**
+ * One /proc stat file (a process's, or a thread's under /proc/<pid>/task): its name, parent
+ * and CPU clock ticks, user and system.
+ */
+export function readStatFile(path, pid) {
+  const text = readFileSync(path, 'utf8');
   // comm may contain spaces and parentheses: the fields start after the last ')'
   const close = text.lastIndexOf(')');
   const comm = text.slice(text.indexOf('(') + 1, close);
   const fields = text.slice(close + 2).split(' ');
-  return { pid, comm, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+  const user = Number(fields[11]);
+  const system = Number(fields[12]);
+  return { pid, comm, ppid: Number(fields[1]), user, system, ticks: user + system };
 }
 
 /**
