@@ -190,8 +190,6 @@ export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: numbe
   const model = requestedModel(track)
   const servedProvider = extra?.provider ?? null
   const ok = failureClass === null && servedProvider !== null
-  // As the record's routing summary: a fallback is "served" when no error came back, whatever the stream did after.
-  const answered = track.error === null && track.served !== null
   return {
     at: Math.max(track.startedAt, endedAt),
     namedProvider: pickedByCaller(track) ? requestedProvider(track) : null,
@@ -202,7 +200,7 @@ export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: numbe
     rerouteEnabled: lb.reroute_failed_directions,
     routing: {
       movedOff: movedOffOf(track) !== null,
-      addedFallbackServed: answered && addedFallbackServed(track, servedProvider, extra?.model ?? null),
+      addedFallbackServed: addedFallbackServed(track),
       pinnedKeptFailed: pinnedKeptFailed(track),
     },
   }

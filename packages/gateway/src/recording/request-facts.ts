@@ -68,7 +68,12 @@ export function movedOffOf(track: RequestTrack): string | null {
 }
 
 /** Whether the direction that served the request was a fallback routing added (not the caller's, not the primary). */
-export function addedFallbackServed(track: RequestTrack, servedProvider: string | null, servedModel: string | null): boolean {
+export function addedFallbackServed(track: RequestTrack): boolean {
+  // "Served" when no error came back, whatever the stream did after.
+  if (track.error !== null || track.served === null) return false
+  const extra = extraOf(track)
+  const servedProvider = extra?.provider ?? null
+  const servedModel = extra?.model ?? null
   if (servedProvider === null) return false
   const log = track.log
   const plan = log?.plan ?? null

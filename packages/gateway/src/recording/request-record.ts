@@ -213,7 +213,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     message = 'The client closed the request.'
   }
 
-  const routing = summarize(track, attempts, extra, error === null && served !== null)
+  const routing = summarize(track, attempts)
   const stream = asked?.stream ?? false
   return {
     id: track.id,
@@ -251,12 +251,10 @@ function copyAttempt(attempt: AttemptRecord): RecordedAttempt {
 }
 
 /** The adaptive-routing summary, from the facts the router left in the request's log. */
-function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[], extra: Served['extraFields'] | null, ok: boolean): RoutingSummary {
+function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): RoutingSummary {
   const log = track.log
   const decision = log?.decision ?? null
   const movedOff = movedOffOf(track)
-  const servedProvider = ok ? (extra?.provider ?? null) : null
-  const servedModel = ok ? (extra?.model ?? null) : null
   let check: RoutingSummary['check'] = null
   if (log?.check) {
     const { provider, model } = log.check
@@ -280,7 +278,7 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[], ex
     moved_off: movedOff === null ? null : { provider: movedOff, reason: 'failed' },
     skipped_keys: (log?.skipped ?? []).map((key) => ({ provider: key.provider, model: key.model, key_id: key.keyId, key_name: key.keyName, reason: key.reason })),
     check,
-    added_fallback_served: addedFallbackServed(track, servedProvider, servedModel),
+    added_fallback_served: addedFallbackServed(track),
     session_kept: log?.session === 'kept' ? true : log?.session === 'moved_not_offered' || log?.session === 'moved_key_unavailable' ? false : null,
     pinned_kept_failed: pinnedKeptFailed(track),
     log: lines,
