@@ -12,7 +12,7 @@
  *   cd bench && npm install && node http.mjs [--duration 10] [--warmup 2]
  *     [--connections 50] [--stream] [--targets direct,switchboard,...]
  *     [--no-readme] [--profile switchboard,...] [--quiet-wait 60]
- *     [--node-flags=--max-semi-space-size=64]
+ *     [--node-flags=--max-semi-space-size=64] [--rounds 3]
  *
  * --quiet-wait: before each target, wait up to that many seconds for other
  * work on the machine to stop (0: do not wait).
@@ -20,6 +20,12 @@
  * --profile runs the named targets under `node --cpu-prof` (profiles land in
  * results/profiles/ when the process exits on SIGTERM); such a run's numbers
  * carry the profiler's cost and do not go into README.md.
+ *
+ * --rounds N measures every target N times, round after round (every other round in the
+ * reverse order, so a slow stretch of the machine weighs on each target alike), and reports
+ * each target's median: RPS, latency and CPU per request each the median of its rounds,
+ * request log rows summed. A single round moves by tens of percent on this shared host;
+ * the median of a few holds.
  *
  * --node-flags gives every node target (Switchboard, the pass-throughs, Portkey; not the
  * simulator) the same extra node flags.
@@ -50,11 +56,12 @@ function readOptions() {
       'node-flags': { type: 'string', default: '' },
       'quiet-wait': { type: 'string', default: '60' },
       section: { type: 'string', default: '' },
+      rounds: { type: 'string', default: '1' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...]');
+    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...] [--rounds n]');
     process.exit(0);
   }
   // every load loop stays bounded in time: refuse silly windows
@@ -72,6 +79,7 @@ function readOptions() {
   return {
     duration: bounded('duration', values.duration, 1, 120),
     warmup: bounded('warmup', values.warmup, 0, 30),
+    rounds: bounded('rounds', values.rounds, 1, 9),
     connections: bounded('connections', values.connections, 1, 500),
     stream: values.stream,
     targets: wanted,
@@ -132,6 +140,41 @@ async function runTarget(target, options, shared) {
   }
 }
 
+/**
+ * One target's rounds as one entry: a round not measured makes the entry not measured; else
+ * every number is the median of the rounds, the request log's rows summed, and `rounds`
+ * keeps each round's measurement.
+ */
+function combineRounds(outcomes) {
+  const skipped = outcomes.find((outcome) => outcome.skipped);
+  if (skipped) return skipped;
+  if (outcomes.length === 1) return outcomes[0];
+  const measurements = outcomes.map((outcome) => outcome.measurement);
+  const median = (values) => {
+    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+    if (sorted.length === 0) return NaN;
+    const middle = sorted.length >> 1;
+    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  };
+  const measurement = {};
+  for (const [name, value] of Object.entries(measurements[0])) {
+    if (typeof value === 'number') measurement[name] = median(measurements.map((each) => each[name]));
+  }
+  // errors are counted, not typical: every round's add up
+  measurement.errors = measurements.reduce((sum, each) => sum + each.errors, 0);
+  measurement.non2xx = measurements.reduce((sum, each) => sum + each.non2xx, 0);
+  const logs = measurements.map((each) => each.requestLog).filter(Boolean);
+  if (logs.length > 0) {
+    measurement.requestLog = {
+      written: logs.reduce((sum, each) => sum + each.written, 0),
+      answered: logs.reduce((sum, each) => sum + each.answered, 0),
+      dropped: logs.reduce((sum, each) => sum + each.dropped, 0),
+      buffered: Math.max(...logs.map((each) => each.buffered)),
+    };
+  }
+  return { measurement, cpuNote: outcomes[0].cpuNote, rounds: measurements };
+}
+
 class UsageError extends Error {}
 
 async function main() {
@@ -158,20 +201,26 @@ async function main() {
       mkdirSync(directory, { recursive: true });
       return [...options.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${directory}`];
     };
-    for (const target of targets.filter((candidate) => options.targets.includes(candidate.id))) {
-      console.log(`\n${target.label}:`);
-      const outcome = await runTarget(target, options, { resultsDir, nodeFlagsFor });
-      entries.push({ id: target.id, label: target.label, external: Boolean(target.external), ...outcome });
-      if (outcome.skipped) {
-        console.log(`  not measured: ${outcome.skipped}`);
-        if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
-      } else {
-        const result = outcome.measurement;
-        if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
-        console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
+    const chosen = targets.filter((candidate) => options.targets.includes(candidate.id));
+    const outcomes = new Map(chosen.map((target) => [target.id, []]));
+    for (let round = 1; round <= options.rounds; round++) {
+      const order = round % 2 === 1 ? chosen : [...chosen].reverse();
+      for (const target of order) {
+        console.log(`\n${target.label}${options.rounds > 1 ? ` (round ${round} of ${options.rounds})` : ''}:`);
+        const outcome = await runTarget(target, options, { resultsDir, nodeFlagsFor });
+        outcomes.get(target.id).push(outcome);
+        if (outcome.skipped) {
+          console.log(`  not measured: ${outcome.skipped}`);
+          if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
+        } else {
+          const result = outcome.measurement;
+          if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
+          console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
+        }
+        await sleep(500);
       }
-      await sleep(500);
     }
+    for (const target of chosen) entries.push({ id: target.id, label: target.label, external: Boolean(target.external), ...combineRounds(outcomes.get(target.id)) });
   } finally {
     await stopAll();
   }

@@ -69,6 +69,12 @@ function verdicts(entries) {
     const rps = ratio(logged.rps, switchboard.rps);
     lines.push(`- Request log on / off, CPU per request: ${number(cpu, 2)}x (target within 15 %: ${cpu <= 1.15 ? 'met' : 'not met'}${skewed(switchboard, logged)})`);
     lines.push(`- Request log on / off, RPS: ${number(rps, 2)}x (target within 15 %: ${rps >= 0.85 ? 'met' : 'not met'})`);
+    const pairs = entries.find((entry) => entry.id === 'switchboard')?.rounds;
+    const loggedRounds = entries.find((entry) => entry.id === 'switchboard-log')?.rounds;
+    if (pairs && loggedRounds) {
+      const each = pairs.map((off, index) => `${number(ratio(loggedRounds[index].cpuMsPerRequest, off.cpuMsPerRequest), 2)}x / ${number(ratio(loggedRounds[index].rps, off.rps), 2)}x`);
+      lines.push(`- Request log on / off round by round (CPU per request / RPS): ${each.join(', ')}`);
+    }
     if (logged.requestLog) {
       const counts = logged.requestLog;
       lines.push(`- Request log rows: ${counts.written} written of ${counts.answered} requests answered (check, warm-up and window), ${counts.dropped} dropped, ${counts.buffered} still buffered 3 s after the load (target: none dropped: ${counts.dropped === 0 && counts.written === counts.answered ? 'met' : 'not met'})`);
@@ -99,7 +105,7 @@ export function renderSection({ facts, options, entries }) {
     '',
     `Date: ${facts.date} · Node ${facts.node} · CPU: ${facts.cpu} · 1-min load average before the run: ${facts.loadBefore}`,
     '',
-    `${options.connections} connections, ${options.warmup} s warm-up then ${options.duration} s measured per target, ${mode} requests, one target at a time, each with a fresh simulator; autocannon runs in the bench process on the same 2 cores.`,
+    `${options.connections} connections, ${options.warmup} s warm-up then ${options.duration} s measured per target, ${mode} requests, one target at a time, each with a fresh simulator; autocannon runs in the bench process on the same 2 cores.${options.rounds > 1 ? ` ${options.rounds} rounds (every other round in the reverse order): each number is the median of a target's rounds, errors and request log rows are summed.` : ''}`,
     '',
     '| target | RPS | p50 ms | p99 ms | errors / non-2xx | CPU ms / request (gateway process) | RSS MB at end | simulator CPU ms / request | other work on the machine |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
