@@ -8,6 +8,7 @@ import type pg from 'pg'
 import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
+import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
 
 /** A parameter the log API cannot use; `param` names it. Answered as a 400. */
 export class RequestLogQueryError extends Error {
@@ -246,14 +247,14 @@ const ORDER: Record<LogSort, string> = {
 /** One page of the log, its total and the window's facets. */
 export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
   const filter = where(query)
-  const page = pool.query<{ entry: RequestRecord }>(
-    `SELECT entry FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql} ORDER BY ${ORDER[query.sort]} LIMIT ${query.limit} OFFSET ${query.offset}`,
+  const page = pool.query<EntryRow>(
+    `SELECT ${ENTRY_COLUMNS} FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql} ORDER BY ${ORDER[query.sort]} LIMIT ${query.limit} OFFSET ${query.offset}`,
     filter.values,
   )
   const total = pool.query<{ total: string }>(`SELECT count(*) AS total FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql}`, filter.values)
   const facets = readFacets(pool, query.from, query.to)
   const [rows, count, counted] = await Promise.all([page, total, facets])
-  const logs = rows.rows.map((row) => row.entry)
+  const logs = rows.rows.map(recordOfRow)
   const keyNames: Record<string, string> = {}
   for (const entry of logs) {
     if (entry.served.key_id !== null && entry.served.key_name !== null) keyNames[entry.served.key_id] = entry.served.key_name
@@ -298,8 +299,9 @@ async function readFacets(pool: pg.Pool, from: number, to: number): Promise<LogF
 export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord | null> {
   const normal = id.trim().toLowerCase()
   if (!isRequestId(normal)) throw new RequestLogQueryError('id', `"${id}" is not a request id: use the x-request-id (or extra_fields.request_id) of an answer.`)
-  const result = await pool.query<{ entry: RequestRecord }>(`SELECT entry FROM ${REQUEST_LOG_TABLE} WHERE at = $1 AND id = $2::uuid`, [new Date(requestIdTime(normal)).toISOString(), normal])
-  return result.rows[0]?.entry ?? null
+  const result = await pool.query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM ${REQUEST_LOG_TABLE} WHERE at = $1 AND id = $2::uuid`, [new Date(requestIdTime(normal)).toISOString(), normal])
+  const row = result.rows[0]
+  return row === undefined ? null : recordOfRow(row)
 }
 
 /** Where a request sits in routing history: a window around it and the entities it touched. */

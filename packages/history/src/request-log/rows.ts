@@ -1,6 +1,6 @@
 /**
  * A request record as a row of `request_log` (migration 0015): the columns the filters read,
- * and the whole entry as the API answers it, written with COPY (writer/copy.ts).
+ * and in `entry` the rest of the record (entry.ts), written with COPY (writer/copy.ts).
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
@@ -30,12 +30,12 @@ const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(v
 const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
 
 // A record as its row of `request_log` in COPY's text format: the filter columns, flat, and the
-// whole entry as JSON (the record as the API answers it), written byte by byte into a slab of
+// entry array of entry.ts as JSON, written byte by byte into a slab of
 // the request log's RowArena (writer/arena.ts). Plain text (printable ASCII but `"` and `\`:
 // every id, name and routing sentence the gateway makes) is copied a byte per character; any
 // other text goes through the generic escapers (copyText, copyJson, copyArray). So no string
 // is built for a row, and nothing of it is left for the GC. rows.test.ts holds the bytes equal
-// to the generic escapers and JSON.stringify for any record.
+// to the generic escapers and JSON.stringify (of `compactEntry`) for any record.
 
 /** A COPY text field: `\N` for null, a plain string as it is, else escaped. */
 function sinkText(sink: ByteSink, value: string | null): void {
@@ -62,10 +62,6 @@ function sinkJsonStrings(sink: ByteSink, values: readonly string[]): void {
   sink.ascii(']')
 }
 
-function sinkBool(sink: ByteSink, value: boolean): void {
-  sink.ascii(value ? 'true' : 'false')
-}
-
 function sinkSearchPart(sink: ByteSink, part: string | null): void {
   if (!part) return
   if (!sink.plain(part, false, true)) sink.utf8(copyText(part.toLowerCase()))
@@ -74,7 +70,7 @@ function sinkSearchPart(sink: ByteSink, part: string | null): void {
 
 /** Writes the row of `record` into `sink`, as UTF-8, ending in a newline. */
 export function encodeRow(sink: ByteSink, record: RequestRecord): void {
-  const { requested, served, routing, usage, content } = record
+  const { requested, served, routing, usage } = record
   // id and at are written as they are (a UUID and an ISO time), unescaped, as the row always had them.
   if (!sink.plain(record.at)) sink.utf8(record.at)
   sink.ascii('\t')
@@ -141,138 +137,98 @@ export function encodeRow(sink: ByteSink, record: RequestRecord): void {
     sinkSearchPart(sink, attempt.key_id)
     sinkSearchPart(sink, attempt.key_name)
   }
-  sink.ascii('\t{"id":')
-  sinkJson(sink, record.id)
-  sink.ascii(',"at":')
-  sinkJson(sink, record.at)
-  sink.ascii(',"node_id":')
-  sinkJson(sink, record.node_id)
-  sink.ascii(',"region":')
-  sinkJson(sink, record.region)
-  sink.ascii(',"surface":')
-  sinkJson(sink, record.surface)
-  sink.ascii(',"gateway_key":')
-  sinkJsonNullable(sink, record.gateway_key)
-  sink.ascii(',"requested":{"provider":')
-  sinkJsonNullable(sink, requested.provider)
-  sink.ascii(',"model":')
-  sinkJson(sink, requested.model)
-  sink.ascii(',"fallbacks":')
-  sinkJsonStrings(sink, requested.fallbacks)
-  sink.ascii(',"session_id":')
-  sinkJsonNullable(sink, requested.session_id)
-  sink.ascii('},"served":{"provider":')
-  sinkJsonNullable(sink, served.provider)
-  sink.ascii(',"model":')
-  sinkJsonNullable(sink, served.model)
-  sink.ascii(',"key_id":')
-  sinkJsonNullable(sink, served.key_id)
-  sink.ascii(',"key_name":')
-  sinkJsonNullable(sink, served.key_name)
-  sink.ascii('},"status":')
-  sink.ascii(jsonNumber(record.status))
-  sink.ascii(',"failure_class":')
-  sinkJsonNullable(sink, record.failure_class)
-  sink.ascii(',"message":')
+  sink.ascii('\t')
+  encodeEntry(sink, record)
+  sink.ascii('\n')
+}
+
+/** The `entry` column: the array of entry.ts (`compactEntry`'s JSON), COPY-escaped. */
+function encodeEntry(sink: ByteSink, record: RequestRecord): void {
+  const { routing, usage, content } = record
+  sink.ascii('[1,')
+  sinkJsonStrings(sink, record.requested.fallbacks)
+  sink.ascii(',')
   sinkJsonNullable(sink, record.message)
-  sink.ascii(',"latency_ms":')
-  sink.ascii(jsonNumber(record.latency_ms))
-  sink.ascii(',"ttft_ms":')
+  sink.ascii(',')
   sink.ascii(jsonNumberOrNull(record.ttft_ms))
-  sink.ascii(',"usage":')
-  if (usage === null) sink.ascii('null')
+  if (usage === null) sink.ascii(',null,[')
   else {
-    sink.ascii('{"prompt_tokens":')
+    sink.ascii(',[')
     sink.ascii(jsonNumber(usage.prompt_tokens))
-    sink.ascii(',"completion_tokens":')
+    sink.ascii(',')
     sink.ascii(jsonNumber(usage.completion_tokens))
-    sink.ascii(',"total_tokens":')
+    sink.ascii(',')
     sink.ascii(jsonNumber(usage.total_tokens))
-    sink.ascii('}')
+    sink.ascii('],[')
   }
-  sink.ascii(record.stream ? ',"stream":true,"attempts":[' : ',"stream":false,"attempts":[')
   for (let index = 0; index < record.attempts.length; index++) {
     const attempt = record.attempts[index] as RequestRecord['attempts'][number]
-    sink.ascii(index === 0 ? '{"provider":' : ',{"provider":')
+    sink.ascii(index === 0 ? '[' : ',[')
     sinkJson(sink, attempt.provider)
-    sink.ascii(',"model":')
+    sink.ascii(',')
     sinkJson(sink, attempt.model)
-    sink.ascii(',"key_id":')
+    sink.ascii(',')
     sinkJson(sink, attempt.key_id)
-    sink.ascii(',"key_name":')
+    sink.ascii(',')
     sinkJson(sink, attempt.key_name)
-    sink.ascii(',"status":')
+    sink.ascii(',')
     sink.ascii(jsonNumber(attempt.status))
-    sink.ascii(',"failure_class":')
+    sink.ascii(',')
     sinkJsonNullable(sink, attempt.failure_class)
-    sink.ascii(',"latency_ms":')
+    sink.ascii(',')
     sink.ascii(jsonNumber(attempt.latency_ms))
-    sink.ascii(',"wait_hint_ms":')
+    sink.ascii(',')
     sink.ascii(jsonNumberOrNull(attempt.wait_hint_ms))
-    sink.ascii('}')
+    sink.ascii(']')
   }
-  sink.ascii('],"routing":{"picked_by":')
-  sinkJson(sink, routing.picked_by)
-  sink.ascii(',"moved_off":')
-  if (routing.moved_off === null) sink.ascii('null')
+  if (routing.moved_off === null) sink.ascii('],null,[')
   else {
-    sink.ascii('{"provider":')
+    sink.ascii('],[')
     sinkJson(sink, routing.moved_off.provider)
-    sink.ascii(',"reason":')
+    sink.ascii(',')
     sinkJson(sink, routing.moved_off.reason)
-    sink.ascii('}')
+    sink.ascii('],[')
   }
-  sink.ascii(',"skipped_keys":[')
   for (let index = 0; index < routing.skipped_keys.length; index++) {
     const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
-    sink.ascii(index === 0 ? '{"provider":' : ',{"provider":')
+    sink.ascii(index === 0 ? '[' : ',[')
     sinkJson(sink, key.provider)
-    sink.ascii(',"model":')
+    sink.ascii(',')
     sinkJson(sink, key.model)
-    sink.ascii(',"key_id":')
+    sink.ascii(',')
     sinkJson(sink, key.key_id)
-    sink.ascii(',"key_name":')
+    sink.ascii(',')
     sinkJson(sink, key.key_name)
-    sink.ascii(',"reason":')
+    sink.ascii(',')
     sinkJson(sink, key.reason)
-    sink.ascii('}')
+    sink.ascii(']')
   }
-  sink.ascii('],"check":')
   const check = routing.check
-  if (check === null) sink.ascii('null')
+  if (check === null) sink.ascii('],null,')
   else {
-    sink.ascii('{"key_id":')
+    sink.ascii('],[')
     sinkJson(sink, check.key_id)
-    sink.ascii(',"key_name":')
+    sink.ascii(',')
     sinkJson(sink, check.key_name)
-    sink.ascii(',"provider":')
+    sink.ascii(',')
     sinkJson(sink, check.provider)
-    sink.ascii(',"model":')
+    sink.ascii(',')
     sinkJson(sink, check.model)
-    sink.ascii(',"outcome":')
+    sink.ascii(',')
     sinkJson(sink, check.outcome)
-    sink.ascii('}')
+    sink.ascii('],')
   }
-  sink.ascii(',"added_fallback_served":')
-  sinkBool(sink, routing.added_fallback_served)
-  sink.ascii(',"session_kept":')
-  sink.ascii(routing.session_kept === null ? 'null' : routing.session_kept ? 'true' : 'false')
-  sink.ascii(',"pinned_kept_failed":')
-  sinkBool(sink, routing.pinned_kept_failed)
-  sink.ascii(',"log":')
+  sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
+  sink.ascii(routing.pinned_kept_failed ? 'true,' : 'false,')
   sinkJsonStrings(sink, routing.log)
-  sink.ascii('},"content":')
-  if (content === null) sink.ascii('null')
+  if (content === null) sink.ascii(',null]')
   else {
-    sink.ascii('{"request":')
+    sink.ascii(',[')
     sinkJsonNullable(sink, content.request)
-    sink.ascii(',"response":')
+    sink.ascii(',')
     sinkJsonNullable(sink, content.response)
-    sink.ascii(',"truncated":')
-    sinkBool(sink, content.truncated)
-    sink.ascii('}')
+    sink.ascii(content.truncated ? ',true]]' : ',false]]')
   }
-  sink.ascii('}\n')
 }
 
 /** Writes a batch of rows (`encodeRow`'s bytes one after another, after `COPY_HEADER_BYTES` of room) in one COPY. */
