@@ -4,14 +4,15 @@
  * a private embedded server, one variant (schema, batch size, setting) at a time. Reports the
  * server's CPU per row (every process under the postmaster, plus the children it reaped: an
  * autovacuum worker that ended mid-run counts), wall time, COPY bytes, WAL bytes and heap
- * bytes per row; the median of the rounds, the variants taking turns round after round.
+ * bytes per row. Paired: each variant runs right after a run of `base` and is reported as the
+ * median of its ratios to those, since this shared 2-core VM moves absolute figures by ±20 %.
  *
  *   node --import tsx bench/request-log-pg.ts [--rows 100000] [--rounds 3] [--variants base,text,...]
- *        [--sustained 60] [--rate 9000] [--maintenance]
+ *        [--sustained 60 [--sustained-variants base,lean]] [--rate 9000] [--maintenance]
  *
- * --sustained N writes the product's table (migration 0015; or --sustained-variants a,b, one after
- * the other) for N s (≤ 60) at --rate rows/s in 1000-row batches with autovacuum on, and splits the server's CPU by process (backend,
- * walwriter, checkpointer, autovacuum ...). --maintenance times VACUUM and ANALYZE of a
+ * --sustained N writes the product's table (migration 0015; or --sustained-variants a,b, one
+ * after the other) for N s (≤ 60) at --rate rows/s in 1000-row batches with autovacuum on, and
+ * splits the server's CPU by process (backend, walwriter, checkpointer, autovacuum ...). --maintenance times VACUUM and ANALYZE of a
  * filled partition (what autovacuum would do to it). Run under `flock /work/bench.lock`.
  */
 import { readFileSync, readdirSync } from 'node:fs'
@@ -251,7 +252,6 @@ interface CopyConnection {
 /** One COPY on a client already held (for the in-transaction variants); same bytes on the wire as copyRows. */
 function copyOnClient(client: pg.PoolClient, statement: string, data: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    let failure: Error | null = null
     const submittable = {
       callback: undefined as undefined | ((error: Error | null) => void),
       submit: (connection: CopyConnection) => connection.query(statement),
@@ -261,8 +261,9 @@ function copyOnClient(client: pg.PoolClient, statement: string, data: Buffer): P
       },
       handleCommandComplete: () => {},
       handleEmptyQuery: () => {},
-      handleError: (error: Error) => (failure = error),
-      handleReadyForQuery: () => (failure ? reject(failure) : resolve()),
+      // pg drops the query before an ErrorResponse reaches it: no ReadyForQuery follows here.
+      handleError: (error: Error) => reject(error),
+      handleReadyForQuery: () => resolve(),
     }
     ;(client as unknown as { query(submittable: object): void }).query(submittable)
   })
