@@ -6,6 +6,8 @@
  * autovacuum worker that ended mid-run counts), wall time, COPY bytes, WAL bytes and heap
  * bytes per row. Paired: each variant runs right after a run of `base` and is reported as the
  * median of its ratios to those, since this shared 2-core VM moves absolute figures by ±20 %.
+ * The variants start from migration 0015's table (`entry` json); the product's rows since
+ * migration 0020 carry entry.ts's array in a text column, which is variant `text`.
  *
  *   node --import tsx bench/request-log-pg.ts [--rows 100000] [--rounds 3] [--variants base,text,...]
  *        [--sustained 60 [--sustained-variants base,lean]] [--rate 9000] [--maintenance]

@@ -1,6 +1,6 @@
 /**
- * The `entry` column of `request_log`: only what the row's other columns do not already hold,
- * as a JSON array by position. The log entry the API answers is the columns and this array put
+ * The `detail` column of `request_log` (migration 0020): only what the row's other columns do
+ * not already hold, as a JSON array by position. The log entry the API answers is the columns and this array put
  * back together (`recordOfRow`). Written at request rate, a row's bytes are paid three times
  * (encoded by the gateway, sent, parsed and stored by Postgres); the whole record as a JSON
  * object was twice the bytes, half of them key names and values already in columns.
@@ -14,7 +14,8 @@
  *    check [key_id, key_name, provider, model, outcome] | null, session_kept, pinned_kept_failed,
  *    log[], content [request, response, truncated] | null]
  *
- * A row written before this layout holds the whole record as a JSON object, read as it is.
+ * A row written before this layout has no `detail` but the whole record as a JSON object in
+ * `entry`, read as it is.
  */
 import type { CheckOutcome, RequestRecord, RoutingSummary } from './record.ts'
 
@@ -26,7 +27,7 @@ type Attempt = [provider: string, model: string, keyId: string, keyName: string,
 type SkippedKey = [provider: string, model: string, keyId: string, keyName: string, reason: string]
 type Check = [keyId: string, keyName: string, provider: string, model: string, outcome: CheckOutcome]
 
-/** The `entry` column's array. */
+/** The `detail` column's array. */
 export type CompactEntry = [
   version: typeof ENTRY_VERSION,
   fallbacks: string[],
@@ -84,14 +85,14 @@ export interface EntryRow {
   stream: boolean
   picked_by: RoutingSummary['picked_by']
   added_fallback_served: boolean
-  /** `CompactEntry`, or a whole record (a row written before the compact layout). */
+  /** `CompactEntry` (`detail`), or the whole record (`entry` of a row written before migration 0020). */
   entry: unknown
 }
 
-/** The select list of `EntryRow`. */
+/** The select list of `EntryRow`: `detail` read as JSON (parsed by pg), else the old row's `entry`. */
 export const ENTRY_COLUMNS =
   'at, id, node_id, region, surface, gateway_key, requested_provider, requested_model, session_id, served_provider, served_model, ' +
-  'served_key_id, served_key_name, status, failure_class, latency_ms, stream, picked_by, added_fallback_served, entry'
+  'served_key_id, served_key_name, status, failure_class, latency_ms, stream, picked_by, added_fallback_served, coalesce(detail::json, entry) AS entry'
 
 /** The log entry of one row: its columns and its entry array put back together, in the record's key order. */
 export function recordOfRow(row: EntryRow): RequestRecord {

@@ -208,6 +208,18 @@ describe('the request log in Postgres', () => {
     await database.pool.query('DELETE FROM request_log WHERE id = $1', [awkward.id])
   })
 
+  it('reads a row written before migration 0020 (the whole record as JSON in entry, no detail) as it was', async () => {
+    const before = record(NOW - 10_000, { served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-3', key_name: 'prod-3' } })
+    await database.pool.query(
+      `INSERT INTO request_log (at, id, node_id, region, surface, requested_model, key_ids, status, latency_ms, stream, picked_by, moved_off, is_check, added_fallback_served, search, entry)
+       VALUES ($1, $2, 'node-1', 'eu', 'chat_completions', 'gpt-4o', '{oa-3}', 200, 100, false, 'routing', false, false, false, '', $3)`,
+      [before.at, before.id, JSON.stringify(before)],
+    )
+    expect(await readLog(database.pool, before.id)).toEqual(before)
+    expect((await search({ key_ids: 'oa-3' })).logs).toEqual([before])
+    await database.pool.query('DELETE FROM request_log WHERE id = $1', [before.id])
+  })
+
   it('drops the days past retention', async () => {
     const sameDay = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true }, { retentionDays: 7 })
     expect(await sameDay.applyRetention()).toEqual([])

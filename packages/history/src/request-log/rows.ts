@@ -1,6 +1,6 @@
 /**
  * A request record as a row of `request_log` (migration 0015): the columns the filters read,
- * and in `entry` the rest of the record (entry.ts), written with COPY (writer/copy.ts).
+ * and in `detail` the rest of the record (entry.ts), written with COPY (writer/copy.ts).
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
@@ -18,11 +18,11 @@ function keyIds(record: RequestRecord): string[] {
   return ids
 }
 
-/** Every column of `request_log` (migration 0015), in the order `encodeRow` writes them. */
+/** The columns of `request_log` (migrations 0015, 0020) a row fills, in the order `encodeRow` writes them. */
 const COLUMNS = [
   'at', 'id', 'node_id', 'region', 'surface', 'gateway_key', 'requested_provider', 'requested_model', 'session_id',
   'served_provider', 'served_model', 'served_key_id', 'served_key_name', 'key_ids', 'status', 'failure_class',
-  'latency_ms', 'total_tokens', 'stream', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'search', 'entry',
+  'latency_ms', 'total_tokens', 'stream', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'search', 'detail',
 ] as const
 
 /** JSON.stringify's number: NaN and the infinities are null. */
@@ -142,7 +142,7 @@ export function encodeRow(sink: ByteSink, record: RequestRecord): void {
   sink.ascii('\n')
 }
 
-/** The `entry` column: the array of entry.ts (`compactEntry`'s JSON), COPY-escaped. */
+/** The `detail` column: the array of entry.ts (`compactEntry`'s JSON), COPY-escaped. */
 function encodeEntry(sink: ByteSink, record: RequestRecord): void {
   const { routing, usage, content } = record
   sink.ascii('[1,')

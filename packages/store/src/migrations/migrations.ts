@@ -9,6 +9,7 @@ import { bedrockKeysMigration } from './0016-bedrock-keys.ts'
 import { vertexKeysMigration } from './0017-vertex-keys.ts'
 import { snapshotRollupsMigration } from './0018-snapshot-rollups.ts'
 import { countRollupsMigration } from './0019-count-rollups.ts'
+import { requestLogDetailMigration } from './0020-request-log-detail.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -110,4 +111,5 @@ export const migrations: readonly Migration[] = [
   vertexKeysMigration,
   snapshotRollupsMigration,
   countRollupsMigration,
+  requestLogDetailMigration,
 ]
