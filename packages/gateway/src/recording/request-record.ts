@@ -15,6 +15,7 @@ import type { GatewayError } from '../errors.ts'
 import type { AttemptRecord, Served } from '../inference/engine.ts'
 import { RoutingLog } from '@switchboard/routing'
 import { scrubSecrets } from './scrub.ts'
+import { createIsoTime } from './iso-time.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 
 /** Bodies kept with `request_log.content: true` are cut at this many characters each. */
@@ -192,6 +193,9 @@ export interface RecordContext {
   secrets: () => readonly string[]
 }
 
+/** Formats every record's `at` (it only remembers the minute it formatted last: pure as far as a caller can tell). */
+const isoTime = createIsoTime()
+
 /** Builds the record of a finished request from its track. Pure but for the clock read by the caller. */
 export function buildRequestRecord(track: RequestTrack, context: RecordContext): RequestRecord {
   const asked = track.asked
@@ -217,7 +221,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
   const stream = asked?.stream ?? false
   return {
     id: track.id,
-    at: new Date(track.startedAt).toISOString(),
+    at: isoTime(track.startedAt),
     node_id: context.nodeId,
     region: context.region,
     surface: track.surface,

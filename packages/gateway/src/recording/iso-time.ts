@@ -1,0 +1,28 @@
+/**
+ * A time in ms as `Date#toISOString` writes it, for the record of every request: the date,
+ * hour and minute are formatted once per minute and kept, so a record pays two small
+ * concatenations instead of a Date and its formatting (about 0.4 µs, a third of building a
+ * record).
+ */
+
+const MINUTE_MS = 60_000
+
+/** A formatter that remembers the minute it formatted last. */
+export function createIsoTime(): (ms: number) => string {
+  let minuteStart = Number.NaN
+  let prefix = ''
+  return (ms) => {
+    const intoMinute = ms - minuteStart
+    if (!(intoMinute >= 0 && intoMinute < MINUTE_MS) || !Number.isInteger(ms)) {
+      const iso = new Date(ms).toISOString()
+      // Years outside 0000-9999 and fractional ms are formatted whole, every time.
+      if (iso.length !== 24 || !Number.isInteger(ms)) return iso
+      minuteStart = ms - (ms % MINUTE_MS + MINUTE_MS) % MINUTE_MS
+      prefix = iso.slice(0, 17)
+      return iso
+    }
+    const seconds = Math.floor(intoMinute / 1000)
+    const millis = intoMinute - seconds * 1000
+    return `${prefix}${seconds < 10 ? '0' : ''}${seconds}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`
+  }
+}
