@@ -32,6 +32,8 @@ import { newRequestId } from '../packages/history/src/request-log/id.ts'
 import { RowArena } from '../packages/history/src/writer/arena.ts'
 import { copyJson, copyRows } from '../packages/history/src/writer/copy.ts'
 import { clockTicks, readStatFile } from './lib/processes.mjs'
+import { binaryBatch, BinarySink, encodeBinaryRow } from './lib/request-log-binary.ts'
+import { ByteSink } from '../packages/history/src/writer/arena.ts'
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +44,10 @@ const { values } = parseArgs({
     'sustained-variants': { type: 'string', default: 'base' },
     rate: { type: 'string', default: '9000' },
     maintenance: { type: 'boolean', default: false },
+    base: { type: 'string', default: 'base' },
+    'check-binary': { type: 'boolean', default: false },
+    alternate: { type: 'boolean', default: false },
+    'encode-bench': { type: 'boolean', default: false },
   },
 })
 const rowCount = Math.min(500_000, Math.max(1_000, Number(values.rows)))
@@ -160,6 +166,8 @@ interface Variant {
   asyncCommit?: boolean
   /** Server settings for the run (ALTER SYSTEM + reload, reset after). */
   settings?: Record<string, string>
+  /** COPY's binary format (bench/lib/request-log-binary.ts) instead of text; every column. */
+  binary?: boolean
 }
 
 const without = (name: string) => ALL_COLUMNS.filter((column) => column !== name)
@@ -183,6 +191,14 @@ const VARIANTS: Variant[] = [
     ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL').replace('search text NOT NULL,', ''), columns: without('search'), entry: 'slim',
   },
   { name: 'brin', what: 'no primary key, a BRIN index on at instead', ddl: (sql) => sql.replace(/,\s*PRIMARY KEY \(at, id\)/, ''), partitionIndex: 'USING brin (at)' },
+  { name: 'binary', what: 'entry text, COPY binary format', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), binary: true },
+  { name: 'binaryjson', what: 'entry json, COPY binary format', binary: true },
+  // Binary COPY buffers every row of a batch before a multi-insert (its 64 kB flush counts text
+  // lines, 0 bytes in binary), so a 1000-row batch makes 1000 slots, each pinning the same tuple
+  // descriptor in the resource owner, whose hash probes grow with them: smaller batches avoid it.
+  { name: 'binary250', what: 'entry text, COPY binary format, 250 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), binary: true, batch: 250 },
+  { name: 'binary100', what: 'entry text, COPY binary format, 100 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), binary: true, batch: 100 },
+  { name: 'text250', what: 'entry text, 250 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), batch: 250 },
   {
     name: 'text+nosearch+async', what: 'entry text, no search, async commit',
     ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL').replace('search text NOT NULL,', ''), columns: without('search'), asyncCommit: true,
@@ -277,6 +293,11 @@ function batches(rowsAsFields: string[][], records: RequestRecord[], variant: Va
   const picks = columns.map((column) => ALL_COLUMNS.indexOf(column))
   const size = variant.batch ?? 1000
   const out: Buffer[] = []
+  if (variant.binary) {
+    if (variant.columns !== undefined || variant.entry !== undefined) throw new Error(`${variant.name}: binary writes every column, entry as encodeRow's`)
+    for (let start = 0; start < records.length; start += size) out.push(binaryBatch(records.slice(start, start + size), COPY_HEADER_BYTES))
+    return out
+  }
   for (let start = 0; start < rowsAsFields.length; start += size) {
     const parts: string[] = []
     for (let index = start; index < Math.min(start + size, rowsAsFields.length); index++) {
@@ -329,7 +350,9 @@ try {
   console.log(`\n${rowCount} records; mean encoded row ${Math.round(encodedBytes / rowCount)} B: entry ${mean(field(24))} B, search ${mean(field(23))} B, the other columns ${Math.round(encodedBytes / rowCount) - mean(field(24)) - mean(field(23))} B; slim entry ${mean((index) => Buffer.byteLength(slimEntry(records[index] as RequestRecord)))} B`)
   console.log(`a row: ${(rowsAsFields[1] as string[]).join('\t')}`)
 
-  if (values.variants !== undefined || values.sustained === undefined) await compareVariants()
+  if (values['check-binary']) await checkBinary()
+  if (values['encode-bench']) encodeBench()
+  if (values.variants !== undefined || (values.sustained === undefined && !values['check-binary'] && !values['encode-bench'])) await compareVariants()
   if (values.sustained !== undefined) {
     for (const name of values['sustained-variants'].split(',')) {
       const variant = VARIANTS.find((candidate) => candidate.name === name)
@@ -357,9 +380,9 @@ try {
     const copyBytes = data.reduce((sum, buffer) => sum + buffer.length - COPY_HEADER_BYTES, 0)
     const target = variant.direct ? partitionFor(table) : table
     const columns = variant.columns ?? ALL_COLUMNS
-    const statement = `COPY ${target} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN`
+    const statement = `COPY ${target} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${variant.binary ? ' WITH (FORMAT binary)' : ''}`
     const pool = new pg.Pool({ connectionString: database.handle.url, max: 1 })
-    const held = variant.asyncCommit ? await pool.connect() : undefined
+    const held = variant.asyncCommit || variant.binary ? await pool.connect() : undefined
     await admin.query('CHECKPOINT')
     await sleep(200)
     const cpuBefore = serverCpu(database.dataDir)
@@ -369,6 +392,7 @@ try {
     const started = performance.now()
     for (const buffer of data) {
       if (held === undefined) await copyRows(pool, target, columns, buffer)
+      else if (!variant.asyncCommit) await copyOnClient(held, statement, buffer)
       else {
         await held.query('BEGIN')
         await held.query('SET LOCAL synchronous_commit = off')
@@ -406,26 +430,157 @@ try {
     })
     // Paired: each variant right after a run of `base`, so load from elsewhere weighs on both alike;
     // the ratio to that base run is the figure to compare.
-    const base = VARIANTS[0] as Variant
+    const base = VARIANTS.find((candidate) => candidate.name === values.base)
+    if (base === undefined) throw new Error(`no base variant ${values.base}`)
     const results = new Map<string, (Awaited<ReturnType<typeof runVariant>> & { ratio: number })[]>()
     for (let round = 0; round < rounds; round++) {
       for (const variant of chosen) {
+        // --alternate: every other round the variant runs first, so an order effect cancels out.
+        const first = values.alternate && round % 2 === 1 && variant !== base
+        const early = first ? await runVariant(variant, round) : undefined
         const reference = variant === base ? undefined : await runVariant(base, round)
-        const result = await runVariant(variant, round)
+        const result = early ?? (await runVariant(variant, round))
         const ratio = reference === undefined ? 1 : result.cpuUs / reference.cpuUs
-        if (reference !== undefined) results.set(base.name, [...(results.get(base.name) ?? []), { ...reference, ratio: 1 }])
-        results.set(variant.name, [...(results.get(variant.name) ?? []), { ...result, ratio }])
-        console.log(`round ${round + 1} ${variant.name}: postgres ${result.cpuUs.toFixed(1)} µs/row (backend user ${result.backendUs.toFixed(1)}, system ${result.systemUs.toFixed(1)}), wall ${result.wallUs.toFixed(1)} µs/row, other work ${(result.foreign * 100).toFixed(0)} %${reference ? `; base before it ${reference.cpuUs.toFixed(1)} µs/row, other work ${(reference.foreign * 100).toFixed(0)} %: ${ratio.toFixed(3)}x` : ''}`)
+        const saved = reference === undefined ? 0 : reference.cpuUs - result.cpuUs
+        if (reference !== undefined) results.set(base.name, [...(results.get(base.name) ?? []), { ...reference, ratio: 1, saved: 0 }])
+        results.set(variant.name, [...(results.get(variant.name) ?? []), { ...result, ratio, saved }])
+        console.log(`round ${round + 1}${first ? ' (variant first)' : ''} ${variant.name}: postgres ${result.cpuUs.toFixed(1)} µs/row (backend user ${result.backendUs.toFixed(1)}, system ${result.systemUs.toFixed(1)}), wall ${result.wallUs.toFixed(1)} µs/row, other work ${(result.foreign * 100).toFixed(0)} %${reference ? `; base ${first ? "after" : "before"} it ${reference.cpuUs.toFixed(1)} µs/row, other work ${(reference.foreign * 100).toFixed(0)} %: ${ratio.toFixed(3)}x` : ''}`)
       }
     }
-    console.log(`\n| variant | what | postgres CPU µs/row (median) | × base run just before (median; runs) | backend user µs/row | system µs/row | wall µs/row | COPY B/row | WAL B/row | heap B/row | entries compressed | other work |`)
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    console.log(`\npaired against ${base.name}:`)
+    console.log(`\n| variant | what | postgres CPU µs/row (median) | × its paired base run (median; runs) | µs/row less than it (median; min–max) | backend user µs/row | system µs/row | wall µs/row | COPY B/row | WAL B/row | heap B/row | entries compressed | other work |`)
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     for (const variant of [base, ...chosen.filter((candidate) => candidate !== base)]) {
       const runs = results.get(variant.name) ?? []
       if (runs.length === 0) continue
       const of = (key: keyof (typeof runs)[number]) => median(runs.map((run) => run[key] as number))
-      console.log(`| ${variant.name} | ${variant.what} | ${of('cpuUs').toFixed(1)} | ${variant === base ? '1' : `${of('ratio').toFixed(2)} (${runs.map((run) => run.ratio.toFixed(2)).join(', ')})`} | ${of('backendUs').toFixed(1)} | ${of('systemUs').toFixed(1)} | ${of('wallUs').toFixed(1)} | ${Math.round(of('copyBytes'))} | ${Math.round(of('walBytes'))} | ${Math.round(of('heapBytes'))} | ${(of('compressedShare') * 100).toFixed(1)} % | ${(of('foreign') * 100).toFixed(0)} % |`)
+      console.log(`| ${variant.name} | ${variant.what} | ${of('cpuUs').toFixed(1)} | ${variant === base ? '1' : `${of('ratio').toFixed(2)} (${runs.map((run) => run.ratio.toFixed(2)).join(', ')})`} | ${variant === base ? '' : `${of('saved').toFixed(2)} (${Math.min(...runs.map((run) => run.saved)).toFixed(2)}–${Math.max(...runs.map((run) => run.saved)).toFixed(2)})`} | ${of('backendUs').toFixed(1)} | ${of('systemUs').toFixed(1)} | ${of('wallUs').toFixed(1)} | ${Math.round(of('copyBytes'))} | ${Math.round(of('walBytes'))} | ${Math.round(of('heapBytes'))} | ${(of('compressedShare') * 100).toFixed(1)} % | ${(of('foreign') * 100).toFixed(0)} % |`)
     }
+  }
+
+  /**
+   * The binary variants' rows against the text format's: the same records COPYed both ways into
+   * two tables, then every column of every row compared (each row's text output, so json, float8
+   * and timestamptz compare exactly), and a few rows read back through pg shown side by side.
+   */
+  async function checkBinary(): Promise<void> {
+    // The records, and some made to reach what they do not: empty and two-element key_ids, no
+    // usage, fractional latencies, text COPY has to escape (tab, newline, backslash, quotes) and non-ASCII.
+    const odd = 'Tab\there, line\nbreak, back\\slash, "quoted", café Ünïcode 😀'
+    const edges: RequestRecord[] = records.slice(0, 6).map((record, index) => {
+      const copy = structuredClone(record)
+      copy.id = newRequestId(Date.parse(copy.at) + 1)
+      if (index === 0) {
+        copy.served = { ...copy.served, key_id: null, key_name: null }
+        copy.attempts = []
+        copy.usage = null
+      } else if (index === 1) copy.attempts.push({ ...(copy.attempts[0] as RequestRecord['attempts'][number]), key_id: 'openai-second', key_name: 'second "key"', status: 500, failure_class: 'server_error' })
+      else if (index === 2) {
+        copy.message = odd
+        copy.failure_class = 'rate_limit'
+        copy.routing.log = [odd, 'plain']
+        copy.requested.session_id = `Sess-ÉÀ-${odd}`
+        copy.requested.fallbacks = ['anthropic/claude', odd]
+      } else if (index === 3) {
+        copy.latency_ms = 0.1 + 0.2
+        copy.ttft_ms = 12.5
+      } else if (index === 4) {
+        copy.routing.moved_off = { provider: 'anthropic', reason: 'failed' }
+        copy.routing.check = { key_id: 'k1', key_name: 'Ünï', provider: 'openai', model: 'gpt-4o-mini', outcome: 'served' }
+        copy.routing.added_fallback_served = true
+        copy.gateway_key = null
+      } else copy.content = { request: odd, response: null, truncated: true }
+      return copy
+    })
+    const checked = [...records, ...edges]
+    const checkedFields = checked.map((record) => {
+      const slot = arena.encode(encodeRow, record)
+      const text = arena.text(slot)
+      arena.release(slot)
+      return text.slice(0, -1).split('\t')
+    })
+    for (const [textName, binaryName] of [['text', 'binary'], ['base', 'binaryjson']] as const) {
+      const textVariant = VARIANTS.find((candidate) => candidate.name === textName) as Variant
+      const binaryVariant = VARIANTS.find((candidate) => candidate.name === binaryName) as Variant
+      const [textTable, binaryTable] = ['rlb_check_text', 'rlb_check_binary']
+      for (const [table, variant] of [[textTable, textVariant], [binaryTable, binaryVariant]] as const) {
+        await admin.query(`DROP TABLE IF EXISTS ${table}`)
+        await makeTable(table, variant, false)
+      }
+      const pool = new pg.Pool({ connectionString: database.handle.url, max: 1 })
+      for (const buffer of batches(checkedFields, checked, textVariant)) await copyRows(pool, textTable, ALL_COLUMNS, buffer)
+      const client = await pool.connect()
+      const statement = `COPY ${binaryTable} (${ALL_COLUMNS.map((name) => `"${name}"`).join(', ')}) FROM STDIN WITH (FORMAT binary)`
+      for (const buffer of batches(checkedFields, checked, binaryVariant)) await copyOnClient(client, statement, buffer)
+      client.release()
+      await pool.end()
+      const count = async (table: string) => Number((await admin.query<{ count: string }>(`SELECT count(*) FROM ${table}`)).rows[0]!.count)
+      const differing = Number((await admin.query<{ count: string }>(
+        `SELECT count(*) FROM ((SELECT r::text FROM ${textTable} r EXCEPT ALL SELECT r::text FROM ${binaryTable} r) UNION ALL (SELECT r::text FROM ${binaryTable} r EXCEPT ALL SELECT r::text FROM ${textTable} r)) d`,
+      )).rows[0]!.count)
+      const joined = Number((await admin.query<{ count: string }>(`SELECT count(*) FROM ${textTable} t JOIN ${binaryTable} b ON t.at = b.at AND t.id = b.id AND t::text = b::text`)).rows[0]!.count)
+      const nulls = (await admin.query(`SELECT count(*) FILTER (WHERE session_id IS NULL) AS session_null, count(*) FILTER (WHERE total_tokens IS NULL) AS tokens_null, count(*) FILTER (WHERE failure_class IS NULL) AS failure_null, count(*) FILTER (WHERE cardinality(key_ids) = 2) AS two_keys, count(*) FILTER (WHERE cardinality(key_ids) = 0) AS no_keys, count(*) FILTER (WHERE stream) AS streamed FROM ${binaryTable}`)).rows[0]
+      console.log(`\ncheck ${textName} (text COPY) vs ${binaryName} (binary COPY): ${await count(textTable)} vs ${await count(binaryTable)} rows; rows differing in any column ${differing}; rows equal joined on (at, id) ${joined} of ${checked.length} (${edges.length} edge records); binary table ${JSON.stringify(nulls)}`)
+      const ids = [records[1]!.id, records[Math.floor(rowCount / 2)]!.id, ...edges.map((record) => record.id)]
+      const read = async (table: string) => (await admin.query(`SELECT * FROM ${table} WHERE id = ANY($1::uuid[]) ORDER BY at, id`, [ids])).rows
+      const [fromText, fromBinary] = [await read(textTable), await read(binaryTable)]
+      const same = JSON.stringify(fromText) === JSON.stringify(fromBinary)
+      console.log(`  ${fromText.length} rows read back through pg (every column): ${same ? 'identical' : 'DIFFERENT'}`)
+      console.log(`  text:   ${JSON.stringify(fromText.find((row) => row.id === edges[2]!.id))}`)
+      if (!same) console.log(`  binary: ${JSON.stringify(fromBinary.find((row) => row.id === edges[2]!.id))}`)
+      if (differing !== 0 || joined !== checked.length || !same) throw new Error(`${binaryName}: rows differ from ${textName}'s`)
+      for (const table of [textTable, binaryTable]) await admin.query(`DROP TABLE ${table}`)
+    }
+  }
+
+  /**
+   * JS CPU per row of the two encoders, each into a Buffer reset per row (the product's
+   * encodeRow through a ByteSink, the scratch binary encoder through a BinarySink): every record
+   * once per pass, passes alternated, a bounded count of them.
+   */
+  function encodeBench(): void {
+    const buffer = Buffer.allocUnsafeSlow(1 << 16)
+    const textSink = new ByteSink()
+    const binarySink = new BinarySink()
+    const arena = new RowArena()
+    let bytes = { text: 0, binary: 0 }
+    const passes = {
+      text: () => {
+        let total = 0
+        for (const record of records) {
+          textSink.reset(buffer, 0)
+          encodeRow(textSink, record)
+          total += textSink.position
+        }
+        bytes.text = total
+      },
+      binary: () => {
+        let total = 0
+        for (const record of records) {
+          binarySink.reset(buffer, 0)
+          encodeBinaryRow(binarySink, record)
+          total += binarySink.position
+        }
+        bytes.binary = total
+      },
+      // As the request log's listener runs encodeRow: into the arena, the slot given back.
+      'text via RowArena': () => {
+        for (const record of records) arena.release(arena.encode(encodeRow, record))
+      },
+    }
+    const times = new Map<string, number[]>()
+    for (let pass = 0; pass < 12; pass++) {
+      const names = Object.keys(passes) as (keyof typeof passes)[]
+      for (const name of pass % 2 === 0 ? names : names.reverse()) {
+        const started = performance.now()
+        passes[name]()
+        const us = ((performance.now() - started) * 1000) / rowCount
+        if (pass >= 2) times.set(name, [...(times.get(name) ?? []), us]) // two passes of warm-up
+      }
+    }
+    console.log(`\nJS encode, ${rowCount} records a pass, 10 passes after 2 of warm-up (µs/row: median, min–max):`)
+    for (const [name, list] of times) console.log(`  ${name}: ${median(list).toFixed(3)} (${Math.min(...list).toFixed(3)}–${Math.max(...list).toFixed(3)})`)
+    console.log(`  bytes/row: text ${(bytes.text / rowCount).toFixed(1)} (the COPY data), binary ${(bytes.binary / rowCount).toFixed(1)} (+19 header and 2 trailer per batch)`)
   }
 
   /** The product's table at a steady rate with autovacuum on: where the server's CPU goes, by process. */
