@@ -10,7 +10,13 @@
  * migration 0020 carry entry.ts's array in a text column, which is variant `text`.
  *
  *   node --import tsx bench/request-log-pg.ts [--rows 100000] [--rounds 3] [--variants base,text,...]
+ *        [--base base] [--alternate] [--check-binary] [--encode-bench]
  *        [--sustained 60 [--sustained-variants base,lean]] [--rate 9000] [--maintenance]
+ *
+ * --base pairs against another variant (`--base text --variants binary`); --alternate runs the
+ * variant first every other round. The `binary*` variants send COPY's binary format
+ * (bench/lib/request-log-binary.ts); --check-binary first proves their rows equal the text
+ * format's, column by column; --encode-bench times the two encoders in JS.
  *
  * --sustained N writes the product's table (migration 0015; or --sustained-variants a,b, one
  * after the other) for N s (≤ 60) at --rate rows/s in 1000-row batches with autovacuum on, and
