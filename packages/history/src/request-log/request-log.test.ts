@@ -208,6 +208,19 @@ describe('the request log in Postgres', () => {
     await database.pool.query('DELETE FROM request_log WHERE id = $1', [awkward.id])
   })
 
+  it('writes a row whose caller sent NUL characters (which Postgres text cannot hold) as U+FFFD, and the rest of its batch with it', async () => {
+    const nul = record(NOW - 15_000, { requested: { provider: null, model: 'gpt\u00004o', fallbacks: ['x\u0000y'], session_id: 'sess\u0000' }, message: 'bad\u0000model' })
+    const neighbour = record(NOW - 14_000)
+    requestLog.listener(nul)
+    requestLog.listener(neighbour)
+    await requestLog.flush()
+    expect(requestLog.stats().dropped).toEqual({ overflow: 0, refused: 0, timed_out: 0, closed: 0 })
+    // Columns hold U+FFFD; the detail is JSON, where NUL is an escape like any other.
+    expect(await readLog(database.pool, nul.id)).toEqual({ ...nul, requested: { ...nul.requested, model: 'gpt\uFFFD4o', session_id: 'sess\uFFFD' } })
+    expect(await readLog(database.pool, neighbour.id)).toEqual(neighbour)
+    await database.pool.query('DELETE FROM request_log WHERE id = ANY($1::uuid[])', [[nul.id, neighbour.id]])
+  })
+
   it('reads a row written before migration 0020 (the whole record as JSON in entry, no detail) as it was', async () => {
     const before = record(NOW - 10_000, { served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-3', key_name: 'prod-3' } })
     await database.pool.query(

@@ -99,11 +99,13 @@ export async function copyRows(pool: pg.Pool, table: string, columns: readonly s
   }
 }
 
-const NEEDS_ESCAPE = /[\\\n\r\t]/
-const ESCAPES = /[\\\n\r\t]/g
-const ESCAPED: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+const NEEDS_ESCAPE = /[\\\n\r\t\0]/
+const ESCAPES = /[\\\n\r\t\0]/g
+// Postgres text cannot hold NUL at all: one in a field (a caller's model name, say) would make the
+// server refuse the whole batch, every other row with it. It is written as U+FFFD instead.
+const ESCAPED: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\uFFFD' }
 
-/** A text field of COPY's text format: backslash, newline, CR and tab escaped; null is `\N`. */
+/** A text field of COPY's text format: backslash, newline, CR and tab escaped, NUL as U+FFFD; null is `\N`. */
 export function copyText(value: string | null): string {
   if (value === null) return '\\N'
   return NEEDS_ESCAPE.test(value) ? value.replace(ESCAPES, (char) => ESCAPED[char] as string) : value
