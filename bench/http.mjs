@@ -27,6 +27,11 @@
  * request log rows summed. A single round moves by tens of percent on this shared host;
  * the median of a few holds.
  *
+ * --paired (with --rounds): every target is started once, all side by side, and the rounds
+ * take turns on the live processes, so two targets' windows are seconds apart instead of a
+ * restart apart (what bench/ab.ts does for two checkouts). Each target keeps its own process
+ * and simulator; the Switchboard targets share the bench's embedded PostgreSQL.
+ *
  * --node-flags gives every node target (Switchboard, the pass-throughs, Portkey; not the
  * simulator) the same extra node flags.
  */
@@ -57,11 +62,12 @@ function readOptions() {
       'quiet-wait': { type: 'string', default: '60' },
       section: { type: 'string', default: '' },
       rounds: { type: 'string', default: '1' },
+      paired: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...] [--rounds n]');
+    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...] [--rounds n] [--paired]');
     process.exit(0);
   }
   // every load loop stays bounded in time: refuse silly windows
@@ -80,6 +86,7 @@ function readOptions() {
     duration: bounded('duration', values.duration, 1, 120),
     warmup: bounded('warmup', values.warmup, 0, 30),
     rounds: bounded('rounds', values.rounds, 1, 9),
+    paired: values.paired,
     connections: bounded('connections', values.connections, 1, 500),
     stream: values.stream,
     targets: wanted,
@@ -119,6 +126,17 @@ async function waitForQuiet(maxSeconds) {
  * (heap, sockets, counters) another left in the upstream.
  */
 async function runTarget(target, options, shared) {
+  const live = await startTarget(target, options, shared);
+  if (live.skipped) return live;
+  try {
+    return await measureTarget(live, options);
+  } finally {
+    await stopTarget(live);
+  }
+}
+
+/** Starts a target with a simulator of its own and checks one request; `{ skipped }` when it cannot run. */
+async function startTarget(target, options, shared) {
   const reason = target.available?.();
   if (reason) return { skipped: reason };
   let upstream;
@@ -128,15 +146,70 @@ async function runTarget(target, options, shared) {
     started = await target.start({ ...shared, upstream, stream: options.stream });
     const check = await checkOneRequest(started);
     console.log(`  check request: ${check.status}${check.stream ? ' (stream)' : ''} ${check.sample.slice(0, 100)}...`);
+    return { upstream, started };
+  } catch (error) {
+    await stopTarget({ upstream, started });
+    return { skipped: `failed: ${String(error.message ?? error).split('\n')[0]}`, error };
+  }
+}
+
+/** One measured window of a live target (after the quiet wait); the request log's counters read after it when `counters`. */
+async function measureTarget(live, options, { counters = true } = {}) {
+  try {
     if (options.quietWait > 0) await waitForQuiet(options.quietWait);
-    const measurement = await measure(started, upstream.service, options);
-    if (started.after) measurement.requestLog = await started.after();
-    return { measurement, cpuNote: started.cpuNote };
+    const measurement = await measure(live.started, live.upstream.service, options);
+    if (counters && live.started.after) measurement.requestLog = await live.started.after();
+    return { measurement, cpuNote: live.started.cpuNote };
   } catch (error) {
     return { skipped: `failed: ${String(error.message ?? error).split('\n')[0]}`, error };
+  }
+}
+
+async function stopTarget({ upstream, started }) {
+  if (started && started.service !== upstream?.service) await stopService(started.service);
+  if (upstream) await stopService(upstream.service);
+}
+
+/** Prints one round's outcome of a target. */
+function report(outcome) {
+  if (outcome.skipped) {
+    console.log(`  not measured: ${outcome.skipped}`);
+    if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
+    return;
+  }
+  const result = outcome.measurement;
+  if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
+  console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
+}
+
+/**
+ * --paired: every target started once, side by side; the rounds take turns on the live
+ * processes. The request log's counters are cumulative: read once, after the last round.
+ */
+async function runPaired(chosen, options, shared, outcomes) {
+  const live = new Map();
+  try {
+    for (const target of chosen) {
+      console.log(`\n${target.label}: starting`);
+      const started = await startTarget(target, options, shared);
+      if (started.skipped) {
+        outcomes.get(target.id).push(started);
+        report(started);
+      } else live.set(target.id, started);
+    }
+    for (let round = 1; round <= options.rounds; round++) {
+      const order = round % 2 === 1 ? chosen : [...chosen].reverse();
+      for (const target of order) {
+        const running = live.get(target.id);
+        if (!running) continue;
+        console.log(`\n${target.label} (round ${round} of ${options.rounds}, paired):`);
+        const outcome = await measureTarget(running, options, { counters: round === options.rounds });
+        outcomes.get(target.id).push(outcome);
+        report(outcome);
+      }
+    }
   } finally {
-    if (started && started.service !== upstream?.service) await stopService(started.service);
-    if (upstream) await stopService(upstream.service);
+    for (const running of live.values()) await stopTarget(running);
   }
 }
 
@@ -203,21 +276,17 @@ async function main() {
     };
     const chosen = targets.filter((candidate) => options.targets.includes(candidate.id));
     const outcomes = new Map(chosen.map((target) => [target.id, []]));
-    for (let round = 1; round <= options.rounds; round++) {
-      const order = round % 2 === 1 ? chosen : [...chosen].reverse();
-      for (const target of order) {
-        console.log(`\n${target.label}${options.rounds > 1 ? ` (round ${round} of ${options.rounds})` : ''}:`);
-        const outcome = await runTarget(target, options, { resultsDir, nodeFlagsFor });
-        outcomes.get(target.id).push(outcome);
-        if (outcome.skipped) {
-          console.log(`  not measured: ${outcome.skipped}`);
-          if (outcome.error) console.log(String(outcome.error.message ?? outcome.error).split('\n').slice(1, 12).join('\n'));
-        } else {
-          const result = outcome.measurement;
-          if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
-          console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
+    if (options.paired) await runPaired(chosen, options, { resultsDir, nodeFlagsFor }, outcomes);
+    else {
+      for (let round = 1; round <= options.rounds; round++) {
+        const order = round % 2 === 1 ? chosen : [...chosen].reverse();
+        for (const target of order) {
+          console.log(`\n${target.label}${options.rounds > 1 ? ` (round ${round} of ${options.rounds})` : ''}:`);
+          const outcome = await runTarget(target, options, { resultsDir, nodeFlagsFor });
+          outcomes.get(target.id).push(outcome);
+          report(outcome);
+          await sleep(500);
         }
-        await sleep(500);
       }
     }
     for (const target of chosen) entries.push({ id: target.id, label: target.label, external: Boolean(target.external), ...combineRounds(outcomes.get(target.id)) });

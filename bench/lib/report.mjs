@@ -105,7 +105,7 @@ export function renderSection({ facts, options, entries }) {
     '',
     `Date: ${facts.date} · Node ${facts.node} · CPU: ${facts.cpu} · 1-min load average before the run: ${facts.loadBefore}`,
     '',
-    `${options.connections} connections, ${options.warmup} s warm-up then ${options.duration} s measured per target, ${mode} requests, one target at a time, each with a fresh simulator; autocannon runs in the bench process on the same 2 cores.${options.rounds > 1 ? ` ${options.rounds} rounds (every other round in the reverse order): each number is the median of a target's rounds, errors and request log rows are summed.` : ''}`,
+    `${options.connections} connections, ${options.warmup} s warm-up then ${options.duration} s measured per target, ${mode} requests, one target at a time, each with a fresh simulator; autocannon runs in the bench process on the same 2 cores.${options.rounds > 1 ? ` ${options.rounds} rounds (every other round in the reverse order): each number is the median of a target's rounds, errors and request log rows are summed.` : ''}${options.paired ? ' Paired: every target was started once and kept running, and the rounds took turns on the live processes (the Switchboard targets sharing the embedded PostgreSQL).' : ''}`,
     '',
     '| target | RPS | p50 ms | p99 ms | errors / non-2xx | CPU ms / request (gateway process) | RSS MB at end | simulator CPU ms / request | other work on the machine |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
