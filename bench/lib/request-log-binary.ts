@@ -3,13 +3,14 @@
  * (issue 15): how much of Postgres's CPU per row the text format's line/field scanning,
  * de-escaping and input functions cost, against the recv functions binary uses instead. Not
  * product code: it writes the 25 columns of migration 0015 (`entry` last, holding entry.ts's
- * array as JSON text, what rows.ts writes into `detail`) with the same values `encodeRow`
- * gives them, byte by byte into a Buffer as ByteSink does, each field's int32 length patched
- * in after its bytes. Layout (PostgreSQL docs, "COPY", "Binary Format"): an 11-byte signature,
+ * array as JSON text, `JSON.stringify(compactEntry(record))`, what rows.ts writes into
+ * `detail`) with the same values `encodeRow` gives them, byte by byte into a Buffer as
+ * ByteSink does, each field's int32 length patched in after its bytes. Layout (PostgreSQL docs, "COPY", "Binary Format"): an 11-byte signature,
  * int32 flags, int32 header-extension length; per tuple an int16 field count, then per field
  * an int32 length (-1 for NULL) and the bytes of its type's send function; an int16 -1 trailer.
  */
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
+import { compactEntry } from '../../packages/history/src/request-log/entry.ts'
 
 /** `PGCOPY\n\377\r\n\0`, flags 0, no header extension. */
 export const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0])
@@ -92,20 +93,18 @@ export class BinarySink {
     this.at = at
   }
 
-  /** As ByteSink.plain: printable ASCII but `"` and `\\` copied (quoted, lowercased), else nothing written and false. */
-  plain(text: string, quote = false, lower = false): boolean {
+  /** As ByteSink.plain: printable ASCII but `"` and `\\` copied (lowercased when `lower`), else nothing written and false. */
+  plain(text: string, lower = false): boolean {
     const length = text.length
-    this.room(length + 2)
+    this.room(length)
     const buffer = this.buffer
     let at = this.at
-    if (quote) buffer[at++] = 0x22
     for (let index = 0; index < length; index++) {
       let code = text.charCodeAt(index)
       if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return false
       if (lower && code >= 0x41 && code <= 0x5a) code += 0x20
       buffer[at++] = code
     }
-    if (quote) buffer[at++] = 0x22
     this.at = at
     return true
   }
@@ -187,29 +186,10 @@ export class BinarySink {
     this.close(mark)
   }
 
-  /** A JSON string (no COPY escaping: binary fields are taken as they are). */
-  json(value: string): void {
-    if (!this.plain(value, true)) this.utf8(JSON.stringify(value))
-  }
-
-  jsonNullable(value: string | null): void {
-    if (value === null) this.ascii('null')
-    else this.json(value)
-  }
-
-  jsonStrings(values: readonly string[]): void {
-    this.ascii('[')
-    for (let index = 0; index < values.length; index++) {
-      if (index > 0) this.ascii(',')
-      this.json(values[index] as string)
-    }
-    this.ascii(']')
-  }
-
   /** One part of the `search` column: lowercased, then a newline. */
   searchPart(part: string | null): void {
     if (!part) return
-    if (!this.plain(part, false, true)) this.utf8(part.toLowerCase())
+    if (!this.plain(part, true)) this.utf8(part.toLowerCase())
     this.room(1)
     this.buffer[this.at++] = 0x0a
   }
@@ -221,9 +201,6 @@ function hexValue(code: number): number {
   if (code >= 0x41 && code <= 0x46) return code - 0x37
   throw new Error(`not a hex digit: ${String.fromCharCode(code)}`)
 }
-
-const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
-const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
 
 /** Every key the request was served by or tried (as rows.ts). */
 function keyIds(record: RequestRecord): string[] {
@@ -274,98 +251,8 @@ export function encodeBinaryRow(sink: BinarySink, record: RequestRecord): void {
     sink.searchPart(attempt.key_name)
   }
   sink.close(search)
-  const entry = sink.open()
-  encodeEntry(sink, record)
-  sink.close(entry)
-}
-
-/** entry.ts's array as JSON, the structure of rows.ts's encodeEntry without COPY's escaping. */
-function encodeEntry(sink: BinarySink, record: RequestRecord): void {
-  const { routing, usage, content } = record
-  sink.ascii('[1,')
-  sink.jsonStrings(record.requested.fallbacks)
-  sink.ascii(',')
-  sink.jsonNullable(record.message)
-  sink.ascii(',')
-  sink.ascii(jsonNumberOrNull(record.ttft_ms))
-  if (usage === null) sink.ascii(',null,[')
-  else {
-    sink.ascii(',[')
-    sink.ascii(jsonNumber(usage.prompt_tokens))
-    sink.ascii(',')
-    sink.ascii(jsonNumber(usage.completion_tokens))
-    sink.ascii(',')
-    sink.ascii(jsonNumber(usage.total_tokens))
-    sink.ascii('],[')
-  }
-  for (let index = 0; index < record.attempts.length; index++) {
-    const attempt = record.attempts[index] as RequestRecord['attempts'][number]
-    sink.ascii(index === 0 ? '[' : ',[')
-    sink.json(attempt.provider)
-    sink.ascii(',')
-    sink.json(attempt.model)
-    sink.ascii(',')
-    sink.json(attempt.key_id)
-    sink.ascii(',')
-    sink.json(attempt.key_name)
-    sink.ascii(',')
-    sink.ascii(jsonNumber(attempt.status))
-    sink.ascii(',')
-    sink.jsonNullable(attempt.failure_class)
-    sink.ascii(',')
-    sink.ascii(jsonNumber(attempt.latency_ms))
-    sink.ascii(',')
-    sink.ascii(jsonNumberOrNull(attempt.wait_hint_ms))
-    sink.ascii(']')
-  }
-  if (routing.moved_off === null) sink.ascii('],null,[')
-  else {
-    sink.ascii('],[')
-    sink.json(routing.moved_off.provider)
-    sink.ascii(',')
-    sink.json(routing.moved_off.reason)
-    sink.ascii('],[')
-  }
-  for (let index = 0; index < routing.skipped_keys.length; index++) {
-    const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
-    sink.ascii(index === 0 ? '[' : ',[')
-    sink.json(key.provider)
-    sink.ascii(',')
-    sink.json(key.model)
-    sink.ascii(',')
-    sink.json(key.key_id)
-    sink.ascii(',')
-    sink.json(key.key_name)
-    sink.ascii(',')
-    sink.json(key.reason)
-    sink.ascii(']')
-  }
-  const check = routing.check
-  if (check === null) sink.ascii('],null,')
-  else {
-    sink.ascii('],[')
-    sink.json(check.key_id)
-    sink.ascii(',')
-    sink.json(check.key_name)
-    sink.ascii(',')
-    sink.json(check.provider)
-    sink.ascii(',')
-    sink.json(check.model)
-    sink.ascii(',')
-    sink.json(check.outcome)
-    sink.ascii('],')
-  }
-  sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
-  sink.ascii(routing.pinned_kept_failed ? 'true,' : 'false,')
-  sink.jsonStrings(routing.log)
-  if (content === null) sink.ascii(',null]')
-  else {
-    sink.ascii(',[')
-    sink.jsonNullable(content.request)
-    sink.ascii(',')
-    sink.jsonNullable(content.response)
-    sink.ascii(content.truncated ? ',true]]' : ',false]]')
-  }
+  // entry.ts's array as JSON (the bytes rows.ts writes into `detail`, less COPY's escaping).
+  sink.text(JSON.stringify(compactEntry(record)))
 }
 
 /** `records` as one binary COPY stream (header, tuples, trailer), after `room` bytes left for the caller. */
