@@ -12,11 +12,13 @@ export function createIsoTime(): (ms: number) => string {
   let minuteStart = Number.NaN
   let prefix = ''
   return (ms) => {
+    // Fractional ms are formatted whole, every time (Date truncates them).
+    if (!Number.isInteger(ms)) return new Date(ms).toISOString()
     const intoMinute = ms - minuteStart
-    if (!(intoMinute >= 0 && intoMinute < MINUTE_MS) || !Number.isInteger(ms)) {
+    if (!(intoMinute >= 0 && intoMinute < MINUTE_MS)) {
       const iso = new Date(ms).toISOString()
-      // Years outside 0000-9999 and fractional ms are formatted whole, every time.
-      if (iso.length !== 24 || !Number.isInteger(ms)) return iso
+      // So are years outside 0000-9999 (a longer string).
+      if (iso.length !== 24) return iso
       minuteStart = ms - (ms % MINUTE_MS + MINUTE_MS) % MINUTE_MS
       prefix = iso.slice(0, 17)
       return iso
