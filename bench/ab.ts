@@ -7,7 +7,14 @@
  *   node --import tsx bench/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
  *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
- *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log)
+ *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;
+ *        --node-flags-b=--env-file=f.env gives B environment variables of its own)
+ *        [--postgres-nice 10] [--postgres-idle] (the server at a lower priority / SCHED_IDLE)
+ *        [--postgres-cpus 1] [--gateway-cpus 0] (taskset: the server's and the gateways' CPUs)
+ *
+ * Each window also prints the simulator's and the load generator's CPU per request, how busy
+ * the machine was, and per 1,000 requests the gateway's read and write syscalls and its
+ * voluntary/involuntary context switches (from /proc).
  *
  * A checkout is a directory with packages/gateway/bin/switchboard.js (default: this one).
  * A config file is merged over the bench's one openai key (e.g. {"request_log":{"enabled":true}}).
@@ -26,6 +33,8 @@ import { freePort, startService, stopAll, waitUntilReady, killAllNow } from './l
 import { startSimulator, UPSTREAM_KEY } from './lib/targets.mjs'
 import { clockTicks, readStatFile } from './lib/processes.mjs'
 import { readdirSync } from 'node:fs'
+import os from 'node:os'
+import { execFileSync } from 'node:child_process'
 
 /** CPU ms of a PostgreSQL server: its postmaster and every backend (they are its children). */
 function postgresCpuMs(dataDir: string): number {
@@ -40,6 +49,14 @@ function postgresCpuMs(dataDir: string): number {
     } catch { /* gone */ }
   }
   return (ticks * 1000) / clockTicks
+}
+
+/** Read and write syscalls and context switches of one process, from /proc. */
+function syscalls(pid: number): { reads: number; writes: number; voluntary: number; involuntary: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8')
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(text)?.[1] ?? NaN)
+  return { reads: field(io, 'syscr'), writes: field(io, 'syscw'), voluntary: field(status, 'voluntary_ctxt_switches'), involuntary: field(status, 'nonvoluntary_ctxt_switches') }
 }
 
 /** User and system CPU ms of one process (the gateway's node process itself). */
@@ -74,6 +91,10 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     'node-flags-b': { type: 'string', default: '' },
+    'postgres-nice': { type: 'string', default: '0' },
+    'postgres-cpus': { type: 'string', default: '' },
+    'postgres-idle': { type: 'boolean', default: false },
+    'gateway-cpus': { type: 'string', default: '' },
   },
 })
 const rounds = Math.min(20, Math.max(1, Number(values.rounds)))
@@ -83,6 +104,12 @@ const resultsDir = join(here, 'results', 'ab')
 mkdirSync(resultsDir, { recursive: true })
 
 const database = await startPrivateServer('ab')
+// Where and how the server's processes run (set before the gateways connect: every backend
+// forked later inherits the postmaster's niceness, policy and affinity).
+const postmaster = Number(readFileSync(join(database.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+if (Number(values['postgres-nice']) !== 0) os.setPriority(postmaster, Number(values['postgres-nice']))
+if (values['postgres-idle']) execFileSync('chrt', ['-i', '-p', '0', String(postmaster)])
+if (values['postgres-cpus'] !== '') execFileSync('taskset', ['-pc', values['postgres-cpus'], String(postmaster)])
 process.on('SIGINT', () => { killAllNow(); void database.dispose().then(() => process.exit(130)) })
 try {
   const upstream = await startSimulator({ resultsDir, name: 'ab' })
@@ -109,6 +136,7 @@ try {
       graceMs: 15_000,
     })
     const origin = `http://127.0.0.1:${port}`
+    if (values['gateway-cpus'] !== '') execFileSync('taskset', ['-a', '-pc', values['gateway-cpus'], String(service.pid)])
     await waitUntilReady(service, async () => (await fetch(`${origin}/health`).catch(() => null))?.status === 200, { timeoutMs: 120_000, intervalMs: 250 })
     sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) } })
   }
@@ -122,10 +150,13 @@ try {
       const pgBefore = postgresCpuMs(database.dataDir)
       let split = { user: 0, system: 0 }
       let threads = new Map<string, number>()
+      let calls = { reads: 0, writes: 0, voluntary: 0, involuntary: 0 }
       const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 ? 3 : 1 }, {
         // the gateway's own user / system split over the measured window (system: mostly its socket writes)
-        before: () => { split = userSystemMs(side.target.service.pid); threads = threadCpuMs(side.target.service.pid) },
+        before: () => { split = userSystemMs(side.target.service.pid); threads = threadCpuMs(side.target.service.pid); calls = syscalls(side.target.service.pid) },
         after: () => {
+          const nowCalls = syscalls(side.target.service.pid)
+          calls = { reads: nowCalls.reads - calls.reads, writes: nowCalls.writes - calls.writes, voluntary: nowCalls.voluntary - calls.voluntary, involuntary: nowCalls.involuntary - calls.involuntary }
           const now = userSystemMs(side.target.service.pid)
           split = { user: now.user - split.user, system: now.system - split.system }
           for (const [name, ms] of threadCpuMs(side.target.service.pid)) threads.set(name, ms - (threads.get(name) ?? 0))
@@ -136,7 +167,7 @@ try {
       rps[side.name].push(run.rps)
       served[side.name] += run.requests
       const perThread = [...threads].filter(([, ms]) => ms > 0).map(([name, ms]) => `${name} ${(ms / run.requests).toFixed(4)}`).join(', ')
-      console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, user/system ${(split.user / run.requests).toFixed(4)}/${(split.system / run.requests).toFixed(4)}, other work ${(run.foreignCpuShare * 100).toFixed(0)}%; threads ms/req: ${perThread}`)
+      console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, user/system ${(split.user / run.requests).toFixed(4)}/${(split.system / run.requests).toFixed(4)}, simulator ${run.upstreamCpuMsPerRequest.toFixed(4)}, load generator ${run.benchCpuMsPerRequest.toFixed(4)}, machine busy ${(run.machineBusyShare * 100).toFixed(0)}%, other work ${(run.foreignCpuShare * 100).toFixed(0)}%; per 1k req: reads ${(1000 * calls.reads / run.requests).toFixed(0)} writes ${(1000 * calls.writes / run.requests).toFixed(0)} switches ${(1000 * calls.voluntary / run.requests).toFixed(0)}/${(1000 * calls.involuntary / run.requests).toFixed(0)}; threads ms/req: ${perThread}`)
     }
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]

@@ -30,7 +30,10 @@
  * --paired (with --rounds): every target is started once, all side by side, and the rounds
  * take turns on the live processes, so two targets' windows are seconds apart instead of a
  * restart apart (what bench/ab.ts does for two checkouts). Each target keeps its own process
- * and simulator; the Switchboard targets share the bench's embedded PostgreSQL.
+ * and simulator; the Switchboard targets share the bench's embedded PostgreSQL. With --paired
+ * the request log's on/off targets are judged on the median of the rounds' own on/off ratios
+ * (each from two windows seconds apart), the ratio of the columns' medians printed beside it.
+ * Up to 25 rounds; many short ones (--rounds 15 --duration 5 --warmup 1) pair best.
  *
  * --node-flags gives every node target (Switchboard, the pass-throughs, Portkey; not the
  * simulator) the same extra node flags.
@@ -85,7 +88,7 @@ function readOptions() {
   return {
     duration: bounded('duration', values.duration, 1, 120),
     warmup: bounded('warmup', values.warmup, 0, 30),
-    rounds: bounded('rounds', values.rounds, 1, 9),
+    rounds: bounded('rounds', values.rounds, 1, 25),
     paired: values.paired,
     connections: bounded('connections', values.connections, 1, 500),
     stream: values.stream,
@@ -179,7 +182,7 @@ function report(outcome) {
   }
   const result = outcome.measurement;
   if (result.requestLog) console.log(`  request log: ${result.requestLog.written} rows written of ${result.requestLog.answered} requests answered, ${result.requestLog.dropped} dropped, ${result.requestLog.buffered} still buffered`);
-  console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), RSS ${result.rssMb.toFixed(0)} MB, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
+  console.log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, non-2xx ${result.non2xx}, ${result.cpuMsPerRequest.toFixed(3)} CPU ms/req (simulator ${result.upstreamCpuMsPerRequest.toFixed(3)}), load generator ${result.benchCpuMsPerRequest.toFixed(3)}, RSS ${result.rssMb.toFixed(0)} MB, machine busy ${(100 * result.machineBusyShare).toFixed(0)}%, other work on the machine ${(100 * result.foreignCpuShare).toFixed(0)}% of its CPU`);
 }
 
 /**

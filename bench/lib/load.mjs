@@ -83,6 +83,9 @@ export async function measure(target, upstreamService, { connections, duration, 
     otherCpuMs: after.other - before.other,
     upstreamCpuMsPerRequest: completed > 0 ? (upstreamAfter.node - upstreamBefore.node) / completed : NaN,
     rssMb: rssMb(target.service),
+    // the load generator (this process, autocannon) and the whole machine, to tell a saturated machine from an idle gateway
+    benchCpuMsPerRequest: completed > 0 ? (benchUsage.user + benchUsage.system) / 1000 / completed : NaN,
+    machineBusyShare: machineMs / (seconds * 1000 * machineCores()),
     // CPU that neither the bench, the target nor the simulator used: other
     // work on the machine that competed with the measurement
     foreignCpuShare: Math.max(0, machineMs - oursMs) / (seconds * 1000 * machineCores()),
