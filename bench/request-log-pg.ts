@@ -550,24 +550,22 @@ try {
     const binarySink = new BinarySink()
     const arena = new RowArena()
     let bytes = { text: 0, binary: 0 }
+    /** Every record encoded by `encode` through `sink` into the one buffer; the bytes they took, in all. */
+    const encodeAll = <Sink extends ByteSink>(sink: Sink, encode: (sink: Sink, record: RequestRecord) => void): number => {
+      let total = 0
+      for (const record of records) {
+        sink.reset(buffer, 0)
+        encode(sink, record)
+        total += sink.position
+      }
+      return total
+    }
     const passes = {
       text: () => {
-        let total = 0
-        for (const record of records) {
-          textSink.reset(buffer, 0)
-          encodeRow(textSink, record)
-          total += textSink.position
-        }
-        bytes.text = total
+        bytes.text = encodeAll(textSink, encodeRow)
       },
       binary: () => {
-        let total = 0
-        for (const record of records) {
-          binarySink.reset(buffer, 0)
-          encodeBinaryRow(binarySink, record)
-          total += binarySink.position
-        }
-        bytes.binary = total
+        bytes.binary = encodeAll(binarySink, encodeBinaryRow)
       },
       // As the request log's listener runs encodeRow: into the arena, the slot given back.
       'text via RowArena': () => {

@@ -11,34 +11,20 @@
  */
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
 import { compactEntry } from '../../packages/history/src/request-log/entry.ts'
+import { ByteSink, FULL } from '../../packages/history/src/writer/arena.ts'
 
 /** `PGCOPY\n\377\r\n\0`, flags 0, no header extension. */
 export const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0])
 /** The int16 -1 that ends the data. */
 export const BINARY_TRAILER = Buffer.from([0xff, 0xff])
 
-/** Thrown when the buffer has no room: the caller retries into a larger one. */
-export const FULL = new Error('binary sink: buffer full')
-
 /** Milliseconds from the Unix epoch to Postgres's (2000-01-01T00:00:00Z). */
 const POSTGRES_EPOCH_MS = 946_684_800_000
 const TEXT_OID = 25
 const TWO_32 = 4_294_967_296
 
-/** Bytes of a binary COPY stream, written in place into a Buffer. */
-export class BinarySink {
-  private buffer: Buffer = Buffer.alloc(0)
-  private at = 0
-
-  reset(buffer: Buffer, at: number): void {
-    this.buffer = buffer
-    this.at = at
-  }
-
-  get position(): number {
-    return this.at
-  }
-
+/** Bytes of a binary COPY stream, written in place into a Buffer: ByteSink's text bytes, and the binary fields around them. */
+export class BinarySink extends ByteSink {
   room(bytes: number): void {
     if (this.at + bytes > this.buffer.length) throw FULL
   }
@@ -81,37 +67,6 @@ export class BinarySink {
 
   null(): void {
     this.int32(-1)
-  }
-
-  /** ASCII known to be so (JSON punctuation, numbers). */
-  ascii(text: string): void {
-    const length = text.length
-    this.room(length)
-    const buffer = this.buffer
-    let at = this.at
-    for (let index = 0; index < length; index++) buffer[at++] = text.charCodeAt(index)
-    this.at = at
-  }
-
-  /** As ByteSink.plain: printable ASCII but `"` and `\\` copied (lowercased when `lower`), else nothing written and false. */
-  plain(text: string, lower = false): boolean {
-    const length = text.length
-    this.room(length)
-    const buffer = this.buffer
-    let at = this.at
-    for (let index = 0; index < length; index++) {
-      let code = text.charCodeAt(index)
-      if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return false
-      if (lower && code >= 0x41 && code <= 0x5a) code += 0x20
-      buffer[at++] = code
-    }
-    this.at = at
-    return true
-  }
-
-  utf8(text: string): void {
-    if (this.at + text.length * 3 > this.buffer.length && this.at + Buffer.byteLength(text, 'utf8') > this.buffer.length) throw FULL
-    this.at += this.buffer.write(text, this.at, 'utf8')
   }
 
   /** A text field (its length and UTF-8), or NULL. */
@@ -189,7 +144,7 @@ export class BinarySink {
   /** One part of the `search` column: lowercased, then a newline. */
   searchPart(part: string | null): void {
     if (!part) return
-    if (!this.plain(part, true)) this.utf8(part.toLowerCase())
+    if (!this.plain(part, false, true)) this.utf8(part.toLowerCase())
     this.room(1)
     this.buffer[this.at++] = 0x0a
   }

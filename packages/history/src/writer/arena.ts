@@ -216,7 +216,7 @@ export class RowArena {
 }
 
 /** Thrown by a `ByteSink` that has no room left: the arena retries in a fresh slab. */
-const FULL = new Error('row arena: slab full')
+export const FULL = new Error('row arena: slab full')
 
 /**
  * Writes ASCII straight into a slab, a byte per character, so a row is encoded without a
@@ -224,8 +224,8 @@ const FULL = new Error('row arena: slab full')
  * text that needs escaping; `utf8` writes any string as it is.
  */
 export class ByteSink {
-  private buffer: Buffer = Buffer.alloc(0)
-  private at = 0
+  protected buffer: Buffer = Buffer.alloc(0)
+  protected at = 0
 
   reset(buffer: Buffer, at: number): void {
     this.buffer = buffer
