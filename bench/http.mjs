@@ -46,7 +46,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkOneRequest, measure } from './lib/load.mjs';
 import { killAllNow, machineBusyMs, stopAll, stopService } from './lib/processes.mjs';
-import { renderSection, replaceSection, runFacts } from './lib/report.mjs';
+import { median, renderSection, replaceSection, runFacts } from './lib/report.mjs';
 import { startSimulator, targets } from './lib/targets.mjs';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -226,12 +226,6 @@ function combineRounds(outcomes) {
   if (skipped) return skipped;
   if (outcomes.length === 1) return outcomes[0];
   const measurements = outcomes.map((outcome) => outcome.measurement);
-  const median = (values) => {
-    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-    if (sorted.length === 0) return NaN;
-    const middle = sorted.length >> 1;
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-  };
   const measurement = {};
   for (const [name, value] of Object.entries(measurements[0])) {
     if (typeof value === 'number') measurement[name] = median(measurements.map((each) => each[name]));

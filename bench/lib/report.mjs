@@ -41,7 +41,7 @@ function row(entry) {
 }
 
 /** The median of the finite values (NaN when there are none). */
-function median(values) {
+export function median(values) {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
   if (sorted.length === 0) return NaN;
   const middle = sorted.length >> 1;
@@ -84,10 +84,9 @@ function verdicts(entries, { paired = false } = {}) {
     const each = pairs && loggedRounds ? pairs.map((off, index) => ({ cpu: ratio(loggedRounds[index].cpuMsPerRequest, off.cpuMsPerRequest), rps: ratio(loggedRounds[index].rps, off.rps) })) : [];
     const judgedCpu = pairedRounds ? median(each.map((pair) => pair.cpu)) : cpu;
     const judgedRps = pairedRounds ? median(each.map((pair) => pair.rps)) : rps;
-    const basis = pairedRounds ? `median of the ${each.length} paired rounds' ratios; the columns' medians give ${number(cpu, 2)}x` : 'the columns';
-    const basisRps = pairedRounds ? `median of the paired rounds' ratios; the columns' medians give ${number(rps, 2)}x` : 'the columns';
-    lines.push(`- Request log on / off, CPU per request: ${number(judgedCpu, 2)}x (${basis}; target within 15 %: ${judgedCpu <= 1.15 ? 'met' : 'not met'}${skewed(switchboard, logged)})`);
-    lines.push(`- Request log on / off, RPS: ${number(judgedRps, 2)}x (${basisRps}; target within 15 %: ${judgedRps >= 0.85 ? 'met' : 'not met'})`);
+    const basis = (columns) => (pairedRounds ? `median of the ${each.length} paired rounds' ratios; the columns' medians give ${number(columns, 2)}x` : 'the columns');
+    lines.push(`- Request log on / off, CPU per request: ${number(judgedCpu, 2)}x (${basis(cpu)}; target within 15 %: ${judgedCpu <= 1.15 ? 'met' : 'not met'}${skewed(switchboard, logged)})`);
+    lines.push(`- Request log on / off, RPS: ${number(judgedRps, 2)}x (${basis(rps)}; target within 15 %: ${judgedRps >= 0.85 ? 'met' : 'not met'})`);
     if (each.length > 0) lines.push(`- Request log on / off round by round (CPU per request / RPS): ${each.map((pair) => `${number(pair.cpu, 2)}x / ${number(pair.rps, 2)}x`).join(', ')}`);
     if (logged.requestLog) {
       const counts = logged.requestLog;
