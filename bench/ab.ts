@@ -37,8 +37,7 @@ import os from 'node:os'
 import { execFileSync } from 'node:child_process'
 
 /** CPU ms of a PostgreSQL server: its postmaster and every backend (they are its children). */
-function postgresCpuMs(dataDir: string): number {
-  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+function postgresCpuMs(postmaster: number): number {
   let ticks = 0
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
@@ -147,7 +146,7 @@ try {
   for (let round = 0; round < rounds; round++) {
     // alternate who goes first, so neither always follows the other's warm caches
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const pgBefore = postgresCpuMs(database.dataDir)
+      const pgBefore = postgresCpuMs(postmaster)
       let split = { user: 0, system: 0 }
       let threads = new Map<string, number>()
       let calls = { reads: 0, writes: 0, voluntary: 0, involuntary: 0 }
@@ -162,7 +161,7 @@ try {
           for (const [name, ms] of threadCpuMs(side.target.service.pid)) threads.set(name, ms - (threads.get(name) ?? 0))
         },
       })
-      const pgMs = (postgresCpuMs(database.dataDir) - pgBefore) / run.requests
+      const pgMs = (postgresCpuMs(postmaster) - pgBefore) / run.requests
       results[side.name].push(run.cpuMsPerRequest)
       rps[side.name].push(run.rps)
       served[side.name] += run.requests
