@@ -1,6 +1,7 @@
 /**
- * Where Postgres's CPU per request-log row goes (issue 15): realistic records encoded by the
- * real `encodeRow`/`RowArena` into COPY batches, COPYed into fresh day-partitioned tables of
+ * Where Postgres's CPU per request-log row goes (issue 15): realistic records encoded into COPY
+ * batches (text format: bench/lib/request-log-text.ts through a `RowArena`, as the product wrote
+ * them before; binary: the product's `encodeRow`), COPYed into fresh day-partitioned tables of
  * a private embedded server, one variant (schema, batch size, setting) at a time. Reports the
  * server's CPU per row (every process under the postmaster, plus the children it reaped: an
  * autovacuum worker that ended mid-run counts), wall time, COPY bytes, WAL bytes and heap
@@ -33,12 +34,14 @@ import { migrate } from '../packages/store/src/index.ts'
 import { requestLogMigration } from '../packages/store/src/migrations/0015-request-log.ts'
 import { startPrivateServer } from '../packages/store/test/private-server.ts'
 import type { RequestRecord } from '../packages/history/src/request-log/record.ts'
-import { encodeRow, COPY_HEADER_BYTES } from '../packages/history/src/request-log/rows.ts'
+import { encodeRow } from '../packages/history/src/request-log/rows.ts'
 import { newRequestId } from '../packages/history/src/request-log/id.ts'
 import { RowArena } from '../packages/history/src/writer/arena.ts'
-import { copyJson, copyRows } from '../packages/history/src/writer/copy.ts'
+import { COPY_HEADER_BYTES, copyRows } from '../packages/history/src/writer/copy.ts'
+import { BinarySink } from '../packages/history/src/writer/binary-sink.ts'
+import { copyJson, encodeTextRow } from './lib/request-log-text.ts'
 import { clockTicks, readStatFile } from './lib/processes.mjs'
-import { binaryBatch, BinarySink, encodeBinaryRow } from './lib/request-log-binary.ts'
+import { binaryBatch } from './lib/request-log-binary.ts'
 import { ByteSink } from '../packages/history/src/writer/arena.ts'
 
 const { values } = parseArgs({
@@ -338,12 +341,12 @@ try {
   for (const row of settings.rows) console.log(`  ${row.name} = ${row.setting}${row.unit ? ` (${row.unit})` : ''}`)
 
   const records = buildRecords(rowCount)
-  // The real encoder, as the request log's listener runs it; the batches are cut from its bytes.
+  // The text encoder, as the request log's listener ran it; the text batches are cut from its bytes.
   const arena = new RowArena()
   const rowsAsFields: string[][] = []
   let encodedBytes = 0
   for (const record of records) {
-    const slot = arena.encode(encodeRow, record)
+    const slot = arena.encode(encodeTextRow, record)
     const text = arena.text(slot)
     arena.release(slot)
     encodedBytes += Buffer.byteLength(text)
@@ -500,7 +503,7 @@ try {
     })
     const checked = [...records, ...edges]
     const checkedFields = checked.map((record) => {
-      const slot = arena.encode(encodeRow, record)
+      const slot = arena.encode(encodeTextRow, record)
       const text = arena.text(slot)
       arena.release(slot)
       return text.slice(0, -1).split('\t')
@@ -540,15 +543,15 @@ try {
   }
 
   /**
-   * JS CPU per row of the two encoders, each into a Buffer reset per row (the product's
-   * encodeRow through a ByteSink, the scratch binary encoder through a BinarySink): every record
+   * JS CPU per row of the two encoders, each into a Buffer reset per row (the text one through a
+   * ByteSink, the product's binary encodeRow through a BinarySink): every record
    * once per pass, passes alternated, a bounded count of them.
    */
   function encodeBench(): void {
     const buffer = Buffer.allocUnsafeSlow(1 << 16)
     const textSink = new ByteSink()
     const binarySink = new BinarySink()
-    const arena = new RowArena()
+    const arena = new RowArena({ sink: new BinarySink() })
     let bytes = { text: 0, binary: 0 }
     /** Every record encoded by `encode` through `sink` into the one buffer; the bytes they took, in all. */
     const encodeAll = <Sink extends ByteSink>(sink: Sink, encode: (sink: Sink, record: RequestRecord) => void): number => {
@@ -562,13 +565,13 @@ try {
     }
     const passes = {
       text: () => {
-        bytes.text = encodeAll(textSink, encodeRow)
+        bytes.text = encodeAll(textSink, encodeTextRow)
       },
       binary: () => {
-        bytes.binary = encodeAll(binarySink, encodeBinaryRow)
+        bytes.binary = encodeAll(binarySink, encodeRow)
       },
       // As the request log's listener runs encodeRow: into the arena, the slot given back.
-      'text via RowArena': () => {
+      'binary via RowArena': () => {
         for (const record of records) arena.release(arena.encode(encodeRow, record))
       },
     }

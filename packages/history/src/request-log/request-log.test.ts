@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { migrate } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
 import { newRequestId } from './id.ts'
 import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
 import type { RequestRecord } from './record.ts'
 import { createRequestLog, type RequestLog } from './request-log.ts'
+import { anyRecord } from '../../test/any-record.ts'
 
 const NOW = Date.parse('2026-12-01T13:00:00Z')
 
@@ -219,6 +221,30 @@ describe('the request log in Postgres', () => {
     expect(await readLog(database.pool, nul.id)).toEqual({ ...nul, requested: { ...nul.requested, model: 'gpt\uFFFD4o', session_id: 'sess\uFFFD' } })
     expect(await readLog(database.pool, neighbour.id)).toEqual(neighbour)
     await database.pool.query('DELETE FROM request_log WHERE id = ANY($1::uuid[])', [[nul.id, neighbour.id]])
+  })
+
+  it('reads back any record through Postgres as it was written (text as Postgres keeps it: NUL and lone surrogates as U+FFFD)', async () => {
+    // Today's times and their ids: the rows land in today's partition, and a lookup by id finds them.
+    const records = fc.sample(anyRecord, { numRuns: 120, seed: 15 }).map((entry, index) => {
+      const at = NOW - 9_000 + index
+      return { ...entry, at: new Date(at).toISOString(), id: newRequestId(at) }
+    })
+    for (const entry of records) requestLog.listener(entry)
+    await requestLog.flush()
+    expect(requestLog.stats().dropped).toEqual({ overflow: 0, refused: 0, timed_out: 0, closed: 0 })
+    const stored = (value: string | null) => (value === null ? null : Buffer.from(value.replaceAll('\0', '\uFFFD'), 'utf8').toString('utf8'))
+    for (const entry of records) {
+      const { requested, served } = entry
+      // The columns hold text as Postgres keeps it; the rest is JSON, as JSON.stringify made it.
+      const expected = JSON.parse(JSON.stringify({
+        ...entry,
+        node_id: stored(entry.node_id), region: stored(entry.region), surface: stored(entry.surface), gateway_key: stored(entry.gateway_key), failure_class: stored(entry.failure_class),
+        requested: { ...requested, provider: stored(requested.provider), model: stored(requested.model), session_id: stored(requested.session_id) },
+        served: { provider: stored(served.provider), model: stored(served.model), key_id: stored(served.key_id), key_name: stored(served.key_name) },
+      }))
+      expect(JSON.parse(JSON.stringify(await readLog(database.pool, entry.id)))).toEqual(expected)
+    }
+    await database.pool.query('DELETE FROM request_log WHERE id = ANY($1::uuid[])', [records.map((entry) => entry.id)])
   })
 
   it('reads a row written before migration 0020 (the whole record as JSON in entry, no detail) as it was', async () => {

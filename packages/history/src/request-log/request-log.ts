@@ -7,9 +7,10 @@
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
 import { RowArena } from '../writer/arena.ts'
+import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecordListener } from './record.ts'
-import { COPY_HEADER_BYTES, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
+import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -26,7 +27,12 @@ export interface RequestLogInit {
   retentionDays?: number
   /** Rows buffered at most before the oldest are dropped; default 50 000. */
   capacity?: number
-  /** Rows per insert; default 1 000. */
+  /**
+   * Rows per insert; default 250. Binary COPY keeps every row of a statement in its own slot
+   * until the statement's multi-insert (its 64 kB flush counts text lines), and each slot pins
+   * the table's tuple descriptor in a resource owner whose lookups grow with them: 1 000-row
+   * statements cost Postgres more per row (bench/request-log-pg.ts `binary250`).
+   */
   batchSize?: number
   /** How often a partly filled buffer is written; default 250 ms. */
   flushIntervalMs?: number
@@ -57,10 +63,10 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const log = components.log ?? (() => {})
   const retentionDays = init.retentionDays ?? 7
   const capacity = init.capacity ?? 50_000
-  const batchSize = init.batchSize ?? 1_000
+  const batchSize = init.batchSize ?? 250
   // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts). At most every
   // buffered row and a whole batch in flight are held at once, plus the row being added.
-  const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536) })
+  const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536), sink: new BinarySink() })
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,
@@ -69,7 +75,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     log,
     release: (slot) => arena.release(slot),
     write: async (slots) => {
-      const data = arena.concat(slots, COPY_HEADER_BYTES)
+      const data = batchOf(arena, slots)
       const started = performance.now()
       await insertRows(pool, data)
       components.onWritten?.(slots.length, (performance.now() - started) / 1000)

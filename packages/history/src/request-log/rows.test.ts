@@ -1,76 +1,58 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { RequestRecord } from './record.ts'
-import { encodeRow } from './rows.ts'
+import { batchOf, encodeRow } from './rows.ts'
 import { compactEntry, recordOfRow, type EntryRow } from './entry.ts'
 import { RowArena } from '../writer/arena.ts'
-import { copyArray, copyJson, copyText } from '../writer/copy.ts'
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink } from '../writer/binary-sink.ts'
+import { COPY_HEADER_BYTES } from '../writer/copy.ts'
+import { anyRecord } from '../../test/any-record.ts'
 
-/** The row as it was built before `encodeRow`: every field through the generic escapers, the entry array through JSON.stringify. */
-function referenceRow(record: RequestRecord): string {
-  const ids: string[] = []
-  if (record.served.key_id !== null) ids.push(record.served.key_id)
-  for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
-  const parts = [record.id, record.requested.session_id, record.requested.provider, record.requested.model, record.served.provider, record.served.model, record.gateway_key, record.message]
-  for (const attempt of record.attempts) parts.push(attempt.key_id, attempt.key_name)
-  let search = ''
-  for (const part of parts) if (part) search += `${part}\n`
-  const bool = (value: boolean) => (value ? 't' : 'f')
-  const { requested, served, routing } = record
-  return `${[
-    record.at, record.id, copyText(record.node_id), copyText(record.region), copyText(record.surface), copyText(record.gateway_key),
-    copyText(requested.provider), copyText(requested.model), copyText(requested.session_id),
-    copyText(served.provider), copyText(served.model), copyText(served.key_id), copyText(served.key_name),
-    copyArray(ids), String(record.status), copyText(record.failure_class), String(record.latency_ms),
-    String(record.usage?.total_tokens ?? '\\N'), bool(record.stream), routing.picked_by,
-    bool(routing.moved_off !== null), bool(routing.check !== null), bool(routing.added_fallback_served),
-    copyText(search.toLowerCase()), copyJson(JSON.stringify(compactEntry(record))),
-  ].join('\t')}\n`
+/** The fields of one binary COPY tuple: each field's bytes, null for NULL. */
+function fieldsOf(tuple: Buffer): (Buffer | null)[] {
+  const count = tuple.readInt16BE(0)
+  const fields: (Buffer | null)[] = []
+  let at = 2
+  for (let index = 0; index < count; index++) {
+    const length = tuple.readInt32BE(at)
+    at += 4
+    if (length < 0) fields.push(null)
+    else {
+      fields.push(tuple.subarray(at, at + length))
+      at += length
+    }
+  }
+  expect(at).toBe(tuple.length)
+  return fields
 }
 
-// Any text at all: quotes, backslashes, tabs, newlines, control characters, emoji, lone surrogates.
-const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('openai', 'OpenAI', 'gpt-4o', 'GPT-4o-Mini', 'AZ', 'k1', 'a"b', 'c\\d', 'tab\there', 'line\nbreak', 'ΟΔΟΣ', 'Ünïcödé 🚧', '\\N', ''))
-const nullable = <T,>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: null })
-const number = fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.double({ noDefaultInfinity: false }))
-
-const attempt = fc.record({ provider: anyText, model: anyText, key_id: anyText, key_name: anyText, status: fc.integer({ min: 100, max: 599 }), failure_class: nullable(anyText), latency_ms: number, wait_hint_ms: nullable(number) })
-const record: fc.Arbitrary<RequestRecord> = fc.record({
-  id: fc.uuid(),
-  at: fc.date({ min: new Date('2026-01-01'), max: new Date('2027-01-01'), noInvalidDate: true }).map((date) => date.toISOString()),
-  node_id: anyText,
-  region: anyText,
-  surface: anyText,
-  gateway_key: nullable(anyText),
-  requested: fc.record({ provider: nullable(anyText), model: anyText, fallbacks: fc.array(anyText, { maxLength: 3 }), session_id: nullable(anyText) }),
-  served: fc.record({ provider: nullable(anyText), model: nullable(anyText), key_id: nullable(anyText), key_name: nullable(anyText) }),
-  status: fc.integer({ min: 100, max: 599 }),
-  failure_class: nullable(anyText),
-  message: nullable(anyText),
-  latency_ms: fc.integer({ min: 0, max: 100_000 }),
-  ttft_ms: nullable(number),
-  usage: nullable(fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat(), total_tokens: fc.nat() })),
-  stream: fc.boolean(),
-  attempts: fc.array(attempt, { maxLength: 3 }),
-  routing: fc.record({
-    picked_by: fc.constantFrom('routing' as const, 'caller' as const),
-    moved_off: nullable(fc.record({ provider: anyText, reason: anyText })),
-    skipped_keys: fc.array(fc.record({ provider: anyText, model: anyText, key_id: anyText, key_name: anyText, reason: anyText }), { maxLength: 3 }),
-    check: nullable(fc.record({ key_id: anyText, key_name: anyText, provider: anyText, model: anyText, outcome: fc.constantFrom('served' as const, 'refused_again' as const, 'inconclusive' as const, 'not_sent' as const) })),
-    added_fallback_served: fc.boolean(),
-    session_kept: nullable(fc.boolean()),
-    pinned_kept_failed: fc.boolean(),
-    log: fc.array(anyText, { maxLength: 4 }),
-  }),
-  content: nullable(fc.record({ request: nullable(anyText), response: nullable(anyText), truncated: fc.boolean() })),
-})
-
-/** The row of `entry` as the arena holds it. */
-function encoded(entry: RequestRecord): string {
-  const arena = new RowArena()
-  return arena.text(arena.encode(encodeRow, entry))
+const text = (field: Buffer | null) => (field === null ? null : field.toString('utf8'))
+/** What Postgres keeps of a string: its UTF-8 (a lone surrogate as U+FFFD), NUL as U+FFFD. */
+const stored = (value: string | null) => (value === null ? null : Buffer.from(value.replaceAll('\0', '\uFFFD'), 'utf8').toString('utf8'))
+const int4 = (field: Buffer | null) => (field === null ? null : field.readInt32BE(0))
+const bool = (field: Buffer | null) => field?.[0] === 1
+const textArray = (field: Buffer): string[] => {
+  if (field.readInt32BE(0) === 0) return []
+  expect(field.readInt32BE(8)).toBe(25)
+  const length = field.readInt32BE(12)
+  const values: string[] = []
+  let at = 20
+  for (let index = 0; index < length; index++) {
+    const size = field.readInt32BE(at)
+    values.push(field.toString('utf8', at + 4, at + 4 + size))
+    at += 4 + size
+  }
+  return values
 }
 
-/** The columns of `record` as Postgres hands them back (text as it is), and `entry` as parsed JSON. */
+/** The tuple of `record`, alone in a buffer. */
+function tupleOf(record: RequestRecord): Buffer {
+  const arena = new RowArena({ sink: new BinarySink() })
+  const slot = arena.encode(encodeRow, record)
+  return arena.concat([slot])
+}
+
+/** The columns of `record` as Postgres hands them back (text as stored), and `entry` as parsed JSON. */
 function rowOf(record: RequestRecord, entry: unknown): EntryRow {
   const { requested, served, routing } = record
   return {
@@ -82,18 +64,60 @@ function rowOf(record: RequestRecord, entry: unknown): EntryRow {
   }
 }
 
-describe('a request log row', () => {
+describe('a request log row (COPY binary)', () => {
+  it('holds every column of the record, field by field, as Postgres will read it', () => {
+    fc.assert(
+      fc.property(anyRecord, (record) => {
+        const fields = fieldsOf(tupleOf(record))
+        expect(fields).toHaveLength(25)
+        const [at, id, ...rest] = fields
+        expect(Number(at!.readBigInt64BE(0) / 1000n) + 946_684_800_000).toBe(Date.parse(record.at))
+        expect(id!.toString('hex')).toBe(record.id.replaceAll('-', '').toLowerCase())
+        const { requested, served, routing } = record
+        const ids: string[] = []
+        if (served.key_id !== null) ids.push(served.key_id)
+        for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
+        const parts = [record.id, requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key, record.message]
+        for (const attempt of record.attempts) parts.push(attempt.key_id, attempt.key_name)
+        let search = ''
+        for (const part of parts) if (part) search += `${part.toLowerCase()}\n`
+        const tokens = record.usage?.total_tokens ?? null
+        expect([
+          ...rest.slice(0, 11).map(text), textArray(rest[11]!), int4(rest[12]!), text(rest[13]!), rest[14]!.readDoubleBE(0), int4(rest[15]!),
+          bool(rest[16]!), text(rest[17]!), bool(rest[18]!), bool(rest[19]!), bool(rest[20]!), text(rest[21]!), text(rest[22]!),
+        ]).toEqual([
+          ...[record.node_id, record.region, record.surface, record.gateway_key, requested.provider, requested.model, requested.session_id, served.provider, served.model, served.key_id, served.key_name].map(stored),
+          ids.map(stored), record.status, stored(record.failure_class), record.latency_ms, tokens !== null && tokens <= 0x7fffffff ? tokens : null,
+          record.stream, routing.picked_by, routing.moved_off !== null, routing.check !== null, routing.added_fallback_served, stored(search),
+          JSON.stringify(compactEntry(record)),
+        ])
+      }),
+      { numRuns: 300 },
+    )
+  })
+
   it("writes an entry that, with the columns, reads back as the record, in the record's key order", () => {
     fc.assert(
-      fc.property(record, (entry) => {
-        const row = encoded(entry)
-        const json = row.slice(row.lastIndexOf('\t') + 1, -1)
-        const read = recordOfRow(rowOf(entry, JSON.parse(json.replaceAll('\\\\', '\\'))))
+      fc.property(anyRecord, (record) => {
+        const detail = text(fieldsOf(tupleOf(record))[24]!) as string
+        const read = recordOfRow(rowOf(record, JSON.parse(detail)))
         // What JSON makes of the record (NaN and the infinities read as null), key order included.
-        expect(JSON.stringify(read)).toBe(JSON.stringify(entry))
+        expect(JSON.stringify(read)).toBe(JSON.stringify(record))
       }),
       { numRuns: 200 },
     )
+  })
+
+  it('refuses a record whose time or id is not one, so the listener drops it alone instead of the batch failing', () => {
+    const [record] = fc.sample(anyRecord, 1) as [RequestRecord]
+    expect(() => tupleOf({ ...record, at: 'yesterday' })).toThrow(/not a time/)
+    expect(() => tupleOf({ ...record, id: 'req-1' })).toThrow(/not a uuid/)
+    expect(() => tupleOf({ ...record, id: 'zzzzzzzz-d352-7327-8d67-8405e4d0512f' })).toThrow(/not a hex digit/)
+  })
+
+  it('reads a row written before the entry array (the whole record as JSON) as it is', () => {
+    const whole = { id: 'x', routing: { log: [] } }
+    expect(recordOfRow({ ...rowOf(fc.sample(anyRecord, 1)[0] as RequestRecord, null), entry: whole })).toBe(whole)
   })
 
   it('is about half the bytes the whole record as JSON took', () => {
@@ -106,24 +130,23 @@ describe('a request log row', () => {
       routing: { picked_by: 'caller', moved_off: null, skipped_keys: [], check: null, added_fallback_served: false, session_kept: null, pinned_kept_failed: false, log: ['[loadbalancing] Provider openai for gpt-4o-mini: the provider the request named'] },
       content: null,
     }
-    const row = encoded(typical)
-    expect(row.length).toBeLessThan(0.6 * (row.length - (row.length - row.lastIndexOf('\t')) + JSON.stringify(typical).length))
-  })
-
-  it('reads a row written before the entry array (the whole record as JSON) as it is', () => {
-    const whole = { id: 'x', routing: { log: [] } }
-    expect(recordOfRow({ ...rowOf(fc.sample(record, 1)[0] as RequestRecord, null), entry: whole })).toBe(whole)
+    const tuple = tupleOf(typical)
+    const detail = fieldsOf(tuple)[24]!.length
+    expect(tuple.length).toBeLessThan(0.6 * (tuple.length - detail + JSON.stringify(typical).length))
   })
 })
 
-describe('a request log row encoded into the arena', () => {
-  it('is the same row, for any record, byte for byte, as the generic escapers and JSON.stringify make it, whether it fits the slab, needs a fresh one or is larger than any', () => {
+describe('request log rows encoded into the arena', () => {
+  it('are the same tuples, for any records, whether a row fits the slab, needs a fresh one or is larger than any, framed as one binary COPY stream', () => {
     fc.assert(
-      fc.property(fc.array(record, { minLength: 1, maxLength: 6 }), fc.constantFrom(256, 1024, 1 << 20), (entries, slabBytes) => {
-        const arena = new RowArena({ slots: 2, slabBytes })
-        const slots = entries.map((entry) => arena.encode(encodeRow, entry))
-        expect(slots.map((slot) => arena.text(slot))).toEqual(entries.map((entry) => referenceRow(entry)))
-        expect(arena.concat(slots).equals(Buffer.from(entries.map((entry) => referenceRow(entry)).join(''), 'utf8'))).toBe(true)
+      fc.property(fc.array(anyRecord, { minLength: 1, maxLength: 6 }), fc.constantFrom(256, 1024, 1 << 20), (records, slabBytes) => {
+        const arena = new RowArena({ slots: 2, slabBytes, sink: new BinarySink() })
+        const slots = records.map((record) => arena.encode(encodeRow, record))
+        const tuples = records.map(tupleOf)
+        const batch = batchOf(arena, slots)
+        expect(batch.subarray(COPY_HEADER_BYTES, COPY_HEADER_BYTES + BINARY_COPY_HEADER.length).equals(BINARY_COPY_HEADER)).toBe(true)
+        expect(batch.subarray(batch.length - BINARY_COPY_TRAILER.length).equals(BINARY_COPY_TRAILER)).toBe(true)
+        expect(batch.subarray(COPY_HEADER_BYTES + BINARY_COPY_HEADER.length, batch.length - BINARY_COPY_TRAILER.length).equals(Buffer.concat(tuples))).toBe(true)
       }),
       { numRuns: 300 },
     )

@@ -1,12 +1,13 @@
 /**
  * A request record as a row of `request_log` (migration 0015): the columns the filters read,
- * and in `detail` the rest of the record (entry.ts), written with COPY (writer/copy.ts).
+ * and in `detail` the rest of the record (entry.ts), written with COPY in its binary format
+ * (writer/copy.ts, writer/binary-sink.ts).
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
-import type { ByteSink } from '../writer/arena.ts'
-import { copyArray, copyJson, copyRows, copyText } from '../writer/copy.ts'
-export { COPY_HEADER_BYTES } from '../writer/copy.ts'
+import type { RowArena } from '../writer/arena.ts'
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, type BinarySink } from '../writer/binary-sink.ts'
+import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
 
@@ -29,31 +30,25 @@ const COLUMNS = [
 const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
 const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
 
-// A record as its row of `request_log` in COPY's text format: the filter columns, flat, and the
-// entry array of entry.ts as JSON, written byte by byte into a slab of
-// the request log's RowArena (writer/arena.ts). Plain text (printable ASCII but `"` and `\`:
-// every id, name and routing sentence the gateway makes) is copied a byte per character; any
-// other text goes through the generic escapers (copyText, copyJson, copyArray). So no string
-// is built for a row, and nothing of it is left for the GC. rows.test.ts holds the bytes equal
-// to the generic escapers and JSON.stringify (of `compactEntry`) for any record.
+// A record as its tuple of `request_log` in COPY's binary format (writer/binary-sink.ts): the
+// filter columns as their types' binary forms, `search` and `detail` as text, written byte by
+// byte into a slab of the request log's RowArena (writer/arena.ts). Plain text (printable ASCII
+// but `"` and `\`: every id, name and routing sentence the gateway makes) is copied a byte per
+// character; any other text as UTF-8 (`detail`'s strings through JSON.stringify). So no string is
+// built for a row, and nothing of it is left for the GC. rows.test.ts reads the tuples back
+// field by field against the record, and request-log.test.ts through Postgres.
 
-/** A COPY text field: `\N` for null, a plain string as it is, else escaped. */
-function sinkText(sink: ByteSink, value: string | null): void {
-  if (value === null) sink.ascii('\\N')
-  else if (!sink.plain(value)) sink.utf8(copyText(value))
+/** A JSON string. */
+function sinkJson(sink: BinarySink, value: string): void {
+  if (!sink.plain(value, true)) sink.utf8(JSON.stringify(value))
 }
 
-/** A JSON string, COPY-escaped. */
-function sinkJson(sink: ByteSink, value: string): void {
-  if (!sink.plain(value, true)) sink.utf8(copyJson(JSON.stringify(value)))
-}
-
-function sinkJsonNullable(sink: ByteSink, value: string | null): void {
+function sinkJsonNullable(sink: BinarySink, value: string | null): void {
   if (value === null) sink.ascii('null')
   else sinkJson(sink, value)
 }
 
-function sinkJsonStrings(sink: ByteSink, values: readonly string[]): void {
+function sinkJsonStrings(sink: BinarySink, values: readonly string[]): void {
   sink.ascii('[')
   for (let index = 0; index < values.length; index++) {
     if (index > 0) sink.ascii(',')
@@ -62,69 +57,44 @@ function sinkJsonStrings(sink: ByteSink, values: readonly string[]): void {
   sink.ascii(']')
 }
 
-function sinkSearchPart(sink: ByteSink, part: string | null): void {
+/** One line of the `search` column: lowercased, then a newline; nothing for an empty part. */
+function sinkSearchPart(sink: BinarySink, part: string | null): void {
   if (!part) return
-  if (!sink.plain(part, false, true)) sink.utf8(copyText(part.toLowerCase()))
-  sink.ascii('\\n')
+  sink.part(part, true)
+  sink.byte(0x0a)
 }
 
-/** Writes the row of `record` into `sink`, as UTF-8, ending in a newline. */
-export function encodeRow(sink: ByteSink, record: RequestRecord): void {
+/** The number of columns `encodeRow` writes. */
+const FIELDS = 25
+
+/** Writes the tuple of `record` into `sink` (COPY's binary format, its fields in the order of COLUMNS). */
+export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   const { requested, served, routing, usage } = record
-  // id and at are written as they are (a UUID and an ISO time), unescaped, as the row always had them.
-  if (!sink.plain(record.at)) sink.utf8(record.at)
-  sink.ascii('\t')
-  if (!sink.plain(record.id)) sink.utf8(record.id)
-  sink.ascii('\t')
-  sinkText(sink, record.node_id)
-  sink.ascii('\t')
-  sinkText(sink, record.region)
-  sink.ascii('\t')
-  sinkText(sink, record.surface)
-  sink.ascii('\t')
-  sinkText(sink, record.gateway_key)
-  sink.ascii('\t')
-  sinkText(sink, requested.provider)
-  sink.ascii('\t')
-  sinkText(sink, requested.model)
-  sink.ascii('\t')
-  sinkText(sink, requested.session_id)
-  sink.ascii('\t')
-  sinkText(sink, served.provider)
-  sink.ascii('\t')
-  sinkText(sink, served.model)
-  sink.ascii('\t')
-  sinkText(sink, served.key_id)
-  sink.ascii('\t')
-  sinkText(sink, served.key_name)
-  sink.ascii('\t')
-  // key_ids as a text[] literal: plain ids quoted as they are, else the generic escaper.
-  const ids = keyIds(record)
-  const mark = sink.position
-  sink.ascii('{')
-  let plainIds = true
-  for (let index = 0; index < ids.length && plainIds; index++) {
-    if (index > 0) sink.ascii(',')
-    plainIds = sink.plain(ids[index] as string, true)
-  }
-  if (plainIds) sink.ascii('}')
-  else {
-    sink.rewind(mark)
-    sink.utf8(copyArray(ids))
-  }
-  sink.ascii('\t')
-  sink.ascii(String(record.status))
-  sink.ascii('\t')
-  sinkText(sink, record.failure_class)
-  sink.ascii('\t')
-  sink.ascii(String(record.latency_ms))
-  sink.ascii('\t')
-  sink.ascii(usage === null ? '\\N' : String(usage.total_tokens))
-  sink.ascii(record.stream ? '\tt\t' : '\tf\t')
-  if (!sink.plain(routing.picked_by)) sink.utf8(routing.picked_by)
-  sink.ascii(routing.moved_off !== null ? '\tt' : '\tf')
-  sink.ascii(routing.check !== null ? '\tt' : '\tf')
-  sink.ascii(routing.added_fallback_served ? '\tt\t' : '\tf\t')
+  sink.int16(FIELDS)
+  sink.timestamptz(Date.parse(record.at))
+  sink.uuid(record.id)
+  sink.text(record.node_id)
+  sink.text(record.region)
+  sink.text(record.surface)
+  sink.text(record.gateway_key)
+  sink.text(requested.provider)
+  sink.text(requested.model)
+  sink.text(requested.session_id)
+  sink.text(served.provider)
+  sink.text(served.model)
+  sink.text(served.key_id)
+  sink.text(served.key_name)
+  sink.textArray(keyIds(record))
+  sink.int4(record.status)
+  sink.text(record.failure_class)
+  sink.float8(record.latency_ms)
+  sink.int4(usage === null ? null : usage.total_tokens)
+  sink.bool(record.stream)
+  sink.text(routing.picked_by)
+  sink.bool(routing.moved_off !== null)
+  sink.bool(routing.check !== null)
+  sink.bool(routing.added_fallback_served)
+  const search = sink.open()
   sinkSearchPart(sink, record.id)
   sinkSearchPart(sink, requested.session_id)
   sinkSearchPart(sink, requested.provider)
@@ -137,13 +107,14 @@ export function encodeRow(sink: ByteSink, record: RequestRecord): void {
     sinkSearchPart(sink, attempt.key_id)
     sinkSearchPart(sink, attempt.key_name)
   }
-  sink.ascii('\t')
+  sink.close(search)
+  const detail = sink.open()
   encodeEntry(sink, record)
-  sink.ascii('\n')
+  sink.close(detail)
 }
 
-/** The `detail` column: the array of entry.ts (`compactEntry`'s JSON), COPY-escaped. */
-function encodeEntry(sink: ByteSink, record: RequestRecord): void {
+/** The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it. */
+function encodeEntry(sink: BinarySink, record: RequestRecord): void {
   const { routing, usage, content } = record
   sink.ascii('[1,')
   sinkJsonStrings(sink, record.requested.fallbacks)
@@ -231,7 +202,15 @@ function encodeEntry(sink: ByteSink, record: RequestRecord): void {
   }
 }
 
-/** Writes a batch of rows (`encodeRow`'s bytes one after another, after `COPY_HEADER_BYTES` of room) in one COPY. */
+/** The rows of `slots` as one binary COPY stream: room for CopyData's header, the stream's header, the tuples, its trailer. */
+export function batchOf(arena: RowArena<BinarySink>, slots: readonly number[]): Buffer {
+  const data = arena.concat(slots, COPY_HEADER_BYTES + BINARY_COPY_HEADER.length, BINARY_COPY_TRAILER.length)
+  data.set(BINARY_COPY_HEADER, COPY_HEADER_BYTES)
+  data.set(BINARY_COPY_TRAILER, data.length - BINARY_COPY_TRAILER.length)
+  return data
+}
+
+/** Writes a batch (`batchOf`'s bytes) in one COPY. */
 export async function insertRows(pool: pg.Pool, data: Buffer): Promise<void> {
-  await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data)
+  await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true })
 }

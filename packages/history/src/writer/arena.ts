@@ -18,15 +18,17 @@ const MAX_ROW_BYTES = 64 << 20
 /** Empty slabs kept for reuse instead of freed (allocating one costs a page-fault storm, not a GC). */
 const SPARE_SLABS = 4
 
-export interface RowArenaInit {
+export interface RowArenaInit<Sink extends ByteSink = ByteSink> {
   /** Slots made at first; the table doubles when every slot is taken. */
   slots?: number
   /** Bytes per slab; a row longer than this gets a slab of its own. */
   slabBytes?: number
+  /** What `encode` writes rows through (a BinarySink for COPY's binary format); a plain ByteSink when left out. */
+  sink?: Sink
 }
 
 /** Bytes of rows, each addressed by a slot. */
-export class RowArena {
+export class RowArena<Sink extends ByteSink = ByteSink> {
   private readonly slabBytes: number
   private slabs: (Buffer | undefined)[] = []
   /** Live rows per slab. */
@@ -44,7 +46,9 @@ export class RowArena {
   private rows = 0
   private bytes = 0
 
-  constructor(init: RowArenaInit = {}) {
+  constructor(init: RowArenaInit<Sink> = {}) {
+    // Only the default type parameter leaves `sink` out and gets a ByteSink.
+    this.sink = init.sink ?? (new ByteSink() as Sink)
     this.slabBytes = init.slabBytes ?? SLAB_BYTES
     const slots = Math.max(1, init.slots ?? 1024)
     this.slabOf = new Int32Array(slots).fill(-1)
@@ -79,7 +83,7 @@ export class RowArena {
    * fresh slab; a row larger than a slab gets a slab of its own, doubled until it fits (up to
    * `MAX_ROW_BYTES`). Returns its slot.
    */
-  encode<Value>(encode: (sink: ByteSink, value: Value) => void, value: Value): number {
+  encode<Value>(encode: (sink: Sink, value: Value) => void, value: Value): number {
     if (this.current >= 0) {
       const slot = this.encodeHere(encode, value)
       if (slot >= 0) return slot
@@ -98,7 +102,7 @@ export class RowArena {
   }
 
   /** Encodes a row at the free space of the slab being filled; -1 when it does not fit there. */
-  private encodeHere<Value>(encode: (sink: ByteSink, value: Value) => void, value: Value): number {
+  private encodeHere<Value>(encode: (sink: Sink, value: Value) => void, value: Value): number {
     const sink = this.sink
     sink.reset(this.slabs[this.current] as Buffer, this.offset)
     try {
@@ -110,7 +114,7 @@ export class RowArena {
     return this.take(sink.position - this.offset)
   }
 
-  private readonly sink = new ByteSink()
+  private readonly sink: Sink
 
   /** Gives the bytes just written at the slab's free space a slot. */
   private take(written: number): number {
@@ -126,9 +130,9 @@ export class RowArena {
     return slot
   }
 
-  /** The bytes of `slots`, in that order, copied into one Buffer after `room` bytes left for the caller. */
-  concat(slots: readonly number[], room = 0): Buffer {
-    let total = room
+  /** The bytes of `slots`, in that order, copied into one Buffer after `room` bytes and before `tail` bytes left for the caller. */
+  concat(slots: readonly number[], room = 0, tail = 0): Buffer {
+    let total = room + tail
     for (const slot of slots) total += this.lengthOf[slot] as number
     const out = Buffer.allocUnsafe(total)
     let at = room

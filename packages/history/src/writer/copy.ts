@@ -1,10 +1,10 @@
 /**
  * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows
- * written at request rate (the request log). The rows arrive already in COPY's text format
- * (`copyText`, `copyArray`), as one buffer sent as one CopyData message; Postgres parses each field
- * with its type's input function and nothing else (no statement to plan, no JSON array to
- * take apart). Measured against `INSERT ... SELECT FROM json_to_recordset($1)` in
- * bench/README.md ("The request log on and off").
+ * written at request rate (the request log). The rows arrive already encoded (the request log's
+ * in the binary format, writer/binary-sink.ts), as one buffer sent as one CopyData message;
+ * Postgres reads each field with its type's input or receive function and nothing else (no
+ * statement to plan, no JSON array to take apart). Measured against `INSERT ... SELECT FROM
+ * json_to_recordset($1)` in bench/README.md ("The request log on and off").
  *
  * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends
  * the statement, the server answers CopyInResponse, we send the data and CopyDone, and
@@ -76,13 +76,13 @@ const COPY_DATA = 0x64
 export const COPY_HEADER_BYTES = 5
 
 /**
- * Copies `data` (rows in COPY text format, each ending in a newline, as UTF-8, after
- * `COPY_HEADER_BYTES` bytes of room for the message header) into `table`'s `columns` in one
- * statement on one pooled connection.
+ * Copies `data` (a COPY stream after `COPY_HEADER_BYTES` bytes of room for the message header:
+ * text-format rows, or with `binary` a whole binary-format stream, header and trailer included)
+ * into `table`'s `columns` in one statement on one pooled connection.
  */
-export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer): Promise<void> {
+export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: { binary?: boolean } = {}): Promise<void> {
   if (data.length <= COPY_HEADER_BYTES) return
-  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN`
+  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
   const client = await pool.connect()
   let broken: Error | undefined
   try {
@@ -97,31 +97,4 @@ export async function copyRows(pool: pg.Pool, table: string, columns: readonly s
   } finally {
     client.release(broken)
   }
-}
-
-const NEEDS_ESCAPE = /[\\\n\r\t\0]/
-const ESCAPES = /[\\\n\r\t\0]/g
-// Postgres text cannot hold NUL at all: one in a field (a caller's model name, say) would make the
-// server refuse the whole batch, every other row with it. It is written as U+FFFD instead.
-const ESCAPED: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\uFFFD' }
-
-/** A text field of COPY's text format: backslash, newline, CR and tab escaped, NUL as U+FFFD; null is `\N`. */
-export function copyText(value: string | null): string {
-  if (value === null) return '\\N'
-  return NEEDS_ESCAPE.test(value) ? value.replace(ESCAPES, (char) => ESCAPED[char] as string) : value
-}
-
-/** A JSON text as a COPY field: JSON.stringify leaves no raw newline or tab, only backslashes to double. */
-export function copyJson(json: string): string {
-  return json.includes('\\') ? json.replaceAll('\\', '\\\\') : json
-}
-
-/** A `text[]` field: every element double-quoted (quotes and backslashes escaped), then escaped for COPY. */
-export function copyArray(values: readonly string[]): string {
-  let literal = '{'
-  for (let index = 0; index < values.length; index++) {
-    const value = values[index] as string
-    literal += `${index === 0 ? '' : ','}"${/["\\]/.test(value) ? value.replace(/["\\]/g, (char) => `\\${char}`) : value}"`
-  }
-  return copyText(`${literal}}`)
 }
