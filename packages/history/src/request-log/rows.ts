@@ -64,13 +64,10 @@ function sinkSearchPart(sink: BinarySink, part: string | null): void {
   sink.byte(0x0a)
 }
 
-/** The number of columns `encodeRow` writes. */
-const FIELDS = 25
-
 /** Writes the tuple of `record` into `sink` (COPY's binary format, its fields in the order of COLUMNS). */
 export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   const { requested, served, routing, usage } = record
-  sink.int16(FIELDS)
+  sink.int16(COLUMNS.length)
   sink.timestamptz(Date.parse(record.at))
   sink.uuid(record.id)
   sink.text(record.node_id)
