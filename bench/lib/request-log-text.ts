@@ -7,6 +7,7 @@
  */
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
 import type { ByteSink } from '../../packages/history/src/writer/arena.ts'
+import { encodeEntry, keyIds } from '../../packages/history/src/request-log/rows.ts'
 
 const NEEDS_ESCAPE = /[\\\n\r\t\0]/
 const ESCAPES = /[\\\n\r\t\0]/g
@@ -35,18 +36,6 @@ export function copyArray(values: readonly string[]): string {
   return copyText(`${literal}}`)
 }
 
-/** Every key the request was served by or tried, for the `key_ids` filter. */
-function keyIds(record: RequestRecord): string[] {
-  const ids: string[] = []
-  if (record.served.key_id !== null) ids.push(record.served.key_id)
-  for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
-  return ids
-}
-
-/** JSON.stringify's number: NaN and the infinities are null. */
-const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
-const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
-
 // A record as its row of `request_log` in COPY's text format: the filter columns, flat, and the
 // entry array of entry.ts as JSON, written byte by byte into a slab of
 // the request log's RowArena (writer/arena.ts). Plain text (printable ASCII but `"` and `\`:
@@ -61,23 +50,9 @@ function sinkText(sink: ByteSink, value: string | null): void {
   else if (!sink.plain(value)) sink.utf8(copyText(value))
 }
 
-/** A JSON string, COPY-escaped. */
+/** A JSON string, COPY-escaped (what rows.ts's `encodeEntry` writes each string with here). */
 function sinkJson(sink: ByteSink, value: string): void {
   if (!sink.plain(value, true)) sink.utf8(copyJson(JSON.stringify(value)))
-}
-
-function sinkJsonNullable(sink: ByteSink, value: string | null): void {
-  if (value === null) sink.ascii('null')
-  else sinkJson(sink, value)
-}
-
-function sinkJsonStrings(sink: ByteSink, values: readonly string[]): void {
-  sink.ascii('[')
-  for (let index = 0; index < values.length; index++) {
-    if (index > 0) sink.ascii(',')
-    sinkJson(sink, values[index] as string)
-  }
-  sink.ascii(']')
 }
 
 function sinkSearchPart(sink: ByteSink, part: string | null): void {
@@ -156,95 +131,6 @@ export function encodeTextRow(sink: ByteSink, record: RequestRecord): void {
     sinkSearchPart(sink, attempt.key_name)
   }
   sink.ascii('\t')
-  encodeEntry(sink, record)
+  encodeEntry(sink, record, sinkJson)
   sink.ascii('\n')
-}
-
-/** The `detail` column: the array of entry.ts (`compactEntry`'s JSON), COPY-escaped. */
-function encodeEntry(sink: ByteSink, record: RequestRecord): void {
-  const { routing, usage, content } = record
-  sink.ascii('[1,')
-  sinkJsonStrings(sink, record.requested.fallbacks)
-  sink.ascii(',')
-  sinkJsonNullable(sink, record.message)
-  sink.ascii(',')
-  sink.ascii(jsonNumberOrNull(record.ttft_ms))
-  if (usage === null) sink.ascii(',null,[')
-  else {
-    sink.ascii(',[')
-    sink.ascii(jsonNumber(usage.prompt_tokens))
-    sink.ascii(',')
-    sink.ascii(jsonNumber(usage.completion_tokens))
-    sink.ascii(',')
-    sink.ascii(jsonNumber(usage.total_tokens))
-    sink.ascii('],[')
-  }
-  for (let index = 0; index < record.attempts.length; index++) {
-    const attempt = record.attempts[index] as RequestRecord['attempts'][number]
-    sink.ascii(index === 0 ? '[' : ',[')
-    sinkJson(sink, attempt.provider)
-    sink.ascii(',')
-    sinkJson(sink, attempt.model)
-    sink.ascii(',')
-    sinkJson(sink, attempt.key_id)
-    sink.ascii(',')
-    sinkJson(sink, attempt.key_name)
-    sink.ascii(',')
-    sink.ascii(jsonNumber(attempt.status))
-    sink.ascii(',')
-    sinkJsonNullable(sink, attempt.failure_class)
-    sink.ascii(',')
-    sink.ascii(jsonNumber(attempt.latency_ms))
-    sink.ascii(',')
-    sink.ascii(jsonNumberOrNull(attempt.wait_hint_ms))
-    sink.ascii(']')
-  }
-  if (routing.moved_off === null) sink.ascii('],null,[')
-  else {
-    sink.ascii('],[')
-    sinkJson(sink, routing.moved_off.provider)
-    sink.ascii(',')
-    sinkJson(sink, routing.moved_off.reason)
-    sink.ascii('],[')
-  }
-  for (let index = 0; index < routing.skipped_keys.length; index++) {
-    const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
-    sink.ascii(index === 0 ? '[' : ',[')
-    sinkJson(sink, key.provider)
-    sink.ascii(',')
-    sinkJson(sink, key.model)
-    sink.ascii(',')
-    sinkJson(sink, key.key_id)
-    sink.ascii(',')
-    sinkJson(sink, key.key_name)
-    sink.ascii(',')
-    sinkJson(sink, key.reason)
-    sink.ascii(']')
-  }
-  const check = routing.check
-  if (check === null) sink.ascii('],null,')
-  else {
-    sink.ascii('],[')
-    sinkJson(sink, check.key_id)
-    sink.ascii(',')
-    sinkJson(sink, check.key_name)
-    sink.ascii(',')
-    sinkJson(sink, check.provider)
-    sink.ascii(',')
-    sinkJson(sink, check.model)
-    sink.ascii(',')
-    sinkJson(sink, check.outcome)
-    sink.ascii('],')
-  }
-  sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
-  sink.ascii(routing.pinned_kept_failed ? 'true,' : 'false,')
-  sinkJsonStrings(sink, routing.log)
-  if (content === null) sink.ascii(',null]')
-  else {
-    sink.ascii(',[')
-    sinkJsonNullable(sink, content.request)
-    sink.ascii(',')
-    sinkJsonNullable(sink, content.response)
-    sink.ascii(content.truncated ? ',true]]' : ',false]]')
-  }
 }

@@ -29,16 +29,25 @@ export interface TestBrowser {
 
 /** Launches Chromium with a fresh profile; flags for a root user on a shared, offline machine. */
 export async function launchBrowser(): Promise<TestBrowser> {
-  const executablePath = await chromium.executablePath()
   const profile = await mkdtemp(join(tmpdir(), 'sb-chromium-'))
-  const context: BrowserContext = await playwright.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
+  const launch = async () =>
+    playwright.launchPersistentContext(profile, {
+      executablePath: await chromium.executablePath(),
+      headless: true,
+      viewport: { width: 1400, height: 900 },
+      locale: 'en-GB',
+      timezoneId: 'UTC',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    })
+  let context: BrowserContext
+  try {
+    context = await launch()
+  } catch {
+    // @sparticuz/chromium reuses any /tmp/chromium as it is: one half-written by a run killed
+    // while it was extracting cannot start. Extracted again, once.
+    await rm(join(tmpdir(), 'chromium'), { force: true })
+    context = await launch()
+  }
   await mkdir(SCREENSHOTS, { recursive: true })
   const errors: string[] = []
   return {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import { migrate } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
@@ -208,6 +208,17 @@ describe('the request log in Postgres', () => {
     const found = await search({ key_ids: 'oa-"q"', search: 'überlastung' })
     expect(found.logs.map((entry) => entry.id)).toEqual([awkward.id])
     await database.pool.query('DELETE FROM request_log WHERE id = $1', [awkward.id])
+  })
+
+  it('writes a record nobody flushes: it waits to be encoded with others at most 50 ms, and is counted as buffered meanwhile', async () => {
+    const lone = record(NOW - 10_000)
+    const written = requestLog.stats().written
+    requestLog.listener(lone)
+    expect(requestLog.stats().buffered).toBe(1)
+    await vi.waitFor(() => expect(requestLog.stats().written).toBe(written + 1), { timeout: 5_000, interval: 10 })
+    expect(requestLog.stats().buffered).toBe(0)
+    expect(await readLog(database.pool, lone.id)).toEqual(lone)
+    await database.pool.query('DELETE FROM request_log WHERE id = $1', [lone.id])
   })
 
   it('writes a row whose caller sent NUL characters (which Postgres text cannot hold) as U+FFFD, and the rest of its batch with it', async () => {

@@ -5,14 +5,14 @@
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
-import type { RowArena } from '../writer/arena.ts'
+import type { ByteSink, RowArena } from '../writer/arena.ts'
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, type BinarySink } from '../writer/binary-sink.ts'
 import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
 
 /** Every key the request was served by or tried, for the `key_ids` filter. */
-function keyIds(record: RequestRecord): string[] {
+export function keyIds(record: RequestRecord): string[] {
   const ids: string[] = []
   if (record.served.key_id !== null) ids.push(record.served.key_id)
   for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
@@ -38,21 +38,24 @@ const jsonNumberOrNull = (value: number | null): string => (value === null ? 'nu
 // built for a row, and nothing of it is left for the GC. rows.test.ts reads the tuples back
 // field by field against the record, and request-log.test.ts through Postgres.
 
-/** A JSON string. */
-function sinkJson(sink: BinarySink, value: string): void {
+/** Writes one JSON string (quotes included) into a sink. */
+export type JsonStringWriter = (sink: ByteSink, value: string) => void
+
+/** A JSON string as UTF-8: plain text copied a byte per character, anything else through JSON.stringify. */
+const sinkJson: JsonStringWriter = (sink, value) => {
   if (!sink.plain(value, true)) sink.utf8(JSON.stringify(value))
 }
 
-function sinkJsonNullable(sink: BinarySink, value: string | null): void {
+function sinkJsonNullable(sink: ByteSink, value: string | null, json: JsonStringWriter): void {
   if (value === null) sink.ascii('null')
-  else sinkJson(sink, value)
+  else json(sink, value)
 }
 
-function sinkJsonStrings(sink: BinarySink, values: readonly string[]): void {
+function sinkJsonStrings(sink: ByteSink, values: readonly string[], json: JsonStringWriter): void {
   sink.ascii('[')
   for (let index = 0; index < values.length; index++) {
     if (index > 0) sink.ascii(',')
-    sinkJson(sink, values[index] as string)
+    json(sink, values[index] as string)
   }
   sink.ascii(']')
 }
@@ -110,13 +113,17 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   sink.close(detail)
 }
 
-/** The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it. */
-function encodeEntry(sink: BinarySink, record: RequestRecord): void {
+/**
+ * The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it.
+ * `json` writes each string: the bench's text-format rows (bench/lib/request-log-text.ts) pass
+ * one that also doubles backslashes for COPY's text format.
+ */
+export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStringWriter = sinkJson): void {
   const { routing, usage, content } = record
   sink.ascii('[1,')
-  sinkJsonStrings(sink, record.requested.fallbacks)
+  sinkJsonStrings(sink, record.requested.fallbacks, json)
   sink.ascii(',')
-  sinkJsonNullable(sink, record.message)
+  sinkJsonNullable(sink, record.message, json)
   sink.ascii(',')
   sink.ascii(jsonNumberOrNull(record.ttft_ms))
   if (usage === null) sink.ascii(',null,[')
@@ -132,17 +139,17 @@ function encodeEntry(sink: BinarySink, record: RequestRecord): void {
   for (let index = 0; index < record.attempts.length; index++) {
     const attempt = record.attempts[index] as RequestRecord['attempts'][number]
     sink.ascii(index === 0 ? '[' : ',[')
-    sinkJson(sink, attempt.provider)
+    json(sink, attempt.provider)
     sink.ascii(',')
-    sinkJson(sink, attempt.model)
+    json(sink, attempt.model)
     sink.ascii(',')
-    sinkJson(sink, attempt.key_id)
+    json(sink, attempt.key_id)
     sink.ascii(',')
-    sinkJson(sink, attempt.key_name)
+    json(sink, attempt.key_name)
     sink.ascii(',')
     sink.ascii(jsonNumber(attempt.status))
     sink.ascii(',')
-    sinkJsonNullable(sink, attempt.failure_class)
+    sinkJsonNullable(sink, attempt.failure_class, json)
     sink.ascii(',')
     sink.ascii(jsonNumber(attempt.latency_ms))
     sink.ascii(',')
@@ -152,49 +159,49 @@ function encodeEntry(sink: BinarySink, record: RequestRecord): void {
   if (routing.moved_off === null) sink.ascii('],null,[')
   else {
     sink.ascii('],[')
-    sinkJson(sink, routing.moved_off.provider)
+    json(sink, routing.moved_off.provider)
     sink.ascii(',')
-    sinkJson(sink, routing.moved_off.reason)
+    json(sink, routing.moved_off.reason)
     sink.ascii('],[')
   }
   for (let index = 0; index < routing.skipped_keys.length; index++) {
     const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
     sink.ascii(index === 0 ? '[' : ',[')
-    sinkJson(sink, key.provider)
+    json(sink, key.provider)
     sink.ascii(',')
-    sinkJson(sink, key.model)
+    json(sink, key.model)
     sink.ascii(',')
-    sinkJson(sink, key.key_id)
+    json(sink, key.key_id)
     sink.ascii(',')
-    sinkJson(sink, key.key_name)
+    json(sink, key.key_name)
     sink.ascii(',')
-    sinkJson(sink, key.reason)
+    json(sink, key.reason)
     sink.ascii(']')
   }
   const check = routing.check
   if (check === null) sink.ascii('],null,')
   else {
     sink.ascii('],[')
-    sinkJson(sink, check.key_id)
+    json(sink, check.key_id)
     sink.ascii(',')
-    sinkJson(sink, check.key_name)
+    json(sink, check.key_name)
     sink.ascii(',')
-    sinkJson(sink, check.provider)
+    json(sink, check.provider)
     sink.ascii(',')
-    sinkJson(sink, check.model)
+    json(sink, check.model)
     sink.ascii(',')
-    sinkJson(sink, check.outcome)
+    json(sink, check.outcome)
     sink.ascii('],')
   }
   sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
   sink.ascii(routing.pinned_kept_failed ? 'true,' : 'false,')
-  sinkJsonStrings(sink, routing.log)
+  sinkJsonStrings(sink, routing.log, json)
   if (content === null) sink.ascii(',null]')
   else {
     sink.ascii(',[')
-    sinkJsonNullable(sink, content.request)
+    sinkJsonNullable(sink, content.request, json)
     sink.ascii(',')
-    sinkJsonNullable(sink, content.response)
+    sinkJsonNullable(sink, content.response, json)
     sink.ascii(content.truncated ? ',true]]' : ',false]]')
   }
 }

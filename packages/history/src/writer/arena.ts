@@ -45,6 +45,8 @@ export class RowArena<Sink extends ByteSink = ByteSink> {
   private freeCount: number
   private rows = 0
   private bytes = 0
+  /** What rows are encoded through (`encode`): reset onto the current slab for each row. */
+  private readonly sink: Sink
 
   constructor(init: RowArenaInit<Sink> = {}) {
     // Only the default type parameter leaves `sink` out and gets a ByteSink.
@@ -114,7 +116,6 @@ export class RowArena<Sink extends ByteSink = ByteSink> {
     return this.take(sink.position - this.offset)
   }
 
-  private readonly sink: Sink
 
   /** Gives the bytes just written at the slab's free space a slot. */
   private take(written: number): number {
