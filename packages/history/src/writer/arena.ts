@@ -116,7 +116,6 @@ export class RowArena<Sink extends ByteSink = ByteSink> {
     return this.take(sink.position - this.offset)
   }
 
-
   /** Gives the bytes just written at the slab's free space a slot. */
   private take(written: number): number {
     if (this.freeCount === 0) this.grow()
