@@ -206,6 +206,9 @@ const VARIANTS: Variant[] = [
   // lines, 0 bytes in binary), so a 1000-row batch makes 1000 slots, each pinning the same tuple
   // descriptor in the resource owner, whose hash probes grow with them: smaller batches avoid it.
   { name: 'binary250', what: 'entry text, COPY binary format, 250 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), binary: true, batch: 250 },
+  { name: 'binary250+nopk', what: 'binary250 without the primary key (its share)', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL').replace(/,\s*PRIMARY KEY \(at, id\)/, ''), binary: true, batch: 250 },
+  { name: 'binary250+brin', what: 'binary250, a BRIN index on at instead of the primary key', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL').replace(/,\s*PRIMARY KEY \(at, id\)/, ''), partitionIndex: 'USING brin (at)', binary: true, batch: 250 },
+  { name: 'binary250+unlogged', what: 'binary250, the partition UNLOGGED (WAL\'s share)', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), unlogged: true, binary: true, batch: 250 },
   { name: 'binary100', what: 'entry text, COPY binary format, 100 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), binary: true, batch: 100 },
   { name: 'text250', what: 'entry text, 250 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), batch: 250 },
   {

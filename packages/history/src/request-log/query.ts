@@ -200,6 +200,18 @@ export interface LogPage {
 
 const MODEL = 'coalesce(served_model, requested_model)'
 
+/**
+ * What `search` matches, lowercased: the request id, session, providers and models asked and
+ * served, gateway key, key ids and names, and the message. A row's `search` column holds the
+ * message, its attempts' other key names and any of these columns lowercasing would change
+ * (rows.ts), so a row whose ids and names are lowercase, as most are, stores none of them twice.
+ * Older rows hold every part in `search` itself, and match the same way.
+ */
+const SEARCHED = [
+  'id::text', 'session_id', 'requested_provider', 'requested_model', 'served_provider', 'served_model', 'gateway_key',
+  "array_to_string(key_ids, E'\\n')", 'served_key_name', 'search',
+]
+
 /** The WHERE clause of a query and its parameters. */
 function where(query: LogQuery): { sql: string; values: unknown[] } {
   const values: unknown[] = []
@@ -232,7 +244,10 @@ function where(query: LogQuery): { sql: string; values: unknown[] } {
   if (query.maxLatencyMs !== null) clauses.push(`latency_ms <= ${add(query.maxLatencyMs)}`)
   if (query.minTokens !== null) clauses.push(`total_tokens >= ${add(query.minTokens)}`)
   if (query.maxTokens !== null) clauses.push(`total_tokens <= ${add(query.maxTokens)}`)
-  if (query.search !== null) clauses.push(`search LIKE ${add(`%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`)}`)
+  if (query.search !== null) {
+    const pattern = add(`%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`)
+    clauses.push(`(${SEARCHED.map((column) => `${column} LIKE ${pattern}`).join(' OR ')})`)
+  }
   return { sql: clauses.join(' AND '), values }
 }
 

@@ -77,10 +77,6 @@ describe('a request log row (COPY binary)', () => {
         const ids: string[] = []
         if (served.key_id !== null) ids.push(served.key_id)
         for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
-        const parts = [record.id, requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key, record.message]
-        for (const attempt of record.attempts) parts.push(attempt.key_id, attempt.key_name)
-        let search = ''
-        for (const part of parts) if (part) search += `${part.toLowerCase()}\n`
         const tokens = record.usage?.total_tokens ?? null
         expect([
           ...rest.slice(0, 11).map(text), textArray(rest[11]!), int4(rest[12]!), text(rest[13]!), rest[14]!.readDoubleBE(0), int4(rest[15]!),
@@ -88,9 +84,34 @@ describe('a request log row (COPY binary)', () => {
         ]).toEqual([
           ...[record.node_id, record.region, record.surface, record.gateway_key, requested.provider, requested.model, requested.session_id, served.provider, served.model, served.key_id, served.key_name].map(stored),
           ids.map(stored), record.status, stored(record.failure_class), record.latency_ms, tokens !== null && tokens <= 0x7fffffff ? tokens : null,
-          record.stream, routing.picked_by, routing.moved_off !== null, routing.check !== null, routing.added_fallback_served, stored(search),
+          record.stream, routing.picked_by, routing.moved_off !== null, routing.check !== null, routing.added_fallback_served, text(rest[21]!),
           JSON.stringify(compactEntry(record)),
         ])
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('keeps in search, lowercased, every part search matches that no column holds as it is, and nothing else', () => {
+    fc.assert(
+      fc.property(anyRecord, (record) => {
+        const fields = fieldsOf(tupleOf(record))
+        const search = text(fields[23]!) as string
+        const { requested, served } = record
+        // What query.ts matches besides `search`, as Postgres holds it (the id as uuid text).
+        const columns = [requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key, served.key_name, ...textArray(fields[13]!)]
+          .filter((value): value is string => value !== null)
+          .map(stored)
+        // Every part search matches, in the order rows.ts writes them.
+        const parts = [requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key, record.message]
+        for (const attempt of record.attempts) parts.push(attempt.key_id, attempt.key_name)
+        const lowered = parts.filter((part): part is string => !!part).map((part) => stored(part.toLowerCase()) as string)
+        for (const part of lowered) expect(search.includes(`${part}\n`) || columns.includes(part)).toBe(true)
+        if (record.message) expect(search).toContain(`${stored(record.message.toLowerCase())}\n`)
+        // Nothing else: the column is some of those parts, each with its newline, in order.
+        let at = 0
+        for (const part of lowered) if (search.startsWith(`${part}\n`, at)) at += part.length + 1
+        expect(at).toBe(search.length)
       }),
       { numRuns: 300 },
     )

@@ -60,11 +60,25 @@ function sinkJsonStrings(sink: ByteSink, values: readonly string[], json: JsonSt
   sink.ascii(']')
 }
 
+/** True when lowercasing cannot change `text`: no ASCII capital and nothing past ASCII. */
+function lowercase(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if ((code >= 0x41 && code <= 0x5a) || code > 0x7f) return false
+  }
+  return true
+}
+
 /** One line of the `search` column: lowercased, then a newline; nothing for an empty part. */
 function sinkSearchPart(sink: BinarySink, part: string | null): void {
   if (!part) return
   sink.part(part, true)
   sink.byte(0x0a)
+}
+
+/** A part a column holds as it is: in `search` only when lowercasing would change it (query.ts matches the column itself otherwise). */
+function sinkColumnPart(sink: BinarySink, part: string | null): void {
+  if (part && !lowercase(part)) sinkSearchPart(sink, part)
 }
 
 /** Writes the tuple of `record` into `sink` (COPY's binary format, its fields in the order of COLUMNS). */
@@ -94,18 +108,21 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   sink.bool(routing.moved_off !== null)
   sink.bool(routing.check !== null)
   sink.bool(routing.added_fallback_served)
+  // `search` holds, lowercased, what `search` must match and no column holds as it is: the
+  // message, key names of attempts, and any column part lowercasing would change. So a row of
+  // lowercase ids and names (most of them) carries an empty one (query.ts, SEARCHED).
   const search = sink.open()
-  sinkSearchPart(sink, record.id)
-  sinkSearchPart(sink, requested.session_id)
-  sinkSearchPart(sink, requested.provider)
-  sinkSearchPart(sink, requested.model)
-  sinkSearchPart(sink, served.provider)
-  sinkSearchPart(sink, served.model)
-  sinkSearchPart(sink, record.gateway_key)
+  sinkColumnPart(sink, requested.session_id)
+  sinkColumnPart(sink, requested.provider)
+  sinkColumnPart(sink, requested.model)
+  sinkColumnPart(sink, served.provider)
+  sinkColumnPart(sink, served.model)
+  sinkColumnPart(sink, record.gateway_key)
   sinkSearchPart(sink, record.message)
   for (const attempt of record.attempts) {
-    sinkSearchPart(sink, attempt.key_id)
-    sinkSearchPart(sink, attempt.key_name)
+    sinkColumnPart(sink, attempt.key_id)
+    if (attempt.key_name === served.key_name) sinkColumnPart(sink, attempt.key_name)
+    else sinkSearchPart(sink, attempt.key_name)
   }
   sink.close(search)
   const detail = sink.open()

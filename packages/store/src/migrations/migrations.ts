@@ -10,6 +10,7 @@ import { vertexKeysMigration } from './0017-vertex-keys.ts'
 import { snapshotRollupsMigration } from './0018-snapshot-rollups.ts'
 import { countRollupsMigration } from './0019-count-rollups.ts'
 import { requestLogDetailMigration } from './0020-request-log-detail.ts'
+import { requestLogBrinMigration } from './0021-request-log-brin.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -112,4 +113,5 @@ export const migrations: readonly Migration[] = [
   snapshotRollupsMigration,
   countRollupsMigration,
   requestLogDetailMigration,
+  requestLogBrinMigration,
 ]
