@@ -25,7 +25,11 @@ export function dayStart(ms: number): number {
  * `daysAhead` days after it (defaults: today, 2 days ahead). Idempotent; safe from many nodes.
  * Returns the partitions it created.
  */
-export async function createDayPartitions(pool: pg.Pool, tables: readonly string[], options: { fromMs: number; daysAhead?: number; daysBehind?: number }): Promise<string[]> {
+export async function createDayPartitions(
+  pool: pg.Pool,
+  tables: readonly string[],
+  options: { fromMs: number; daysAhead?: number; daysBehind?: number; /** Storage parameters of each new partition (`name = value, ...`). */ storage?: string },
+): Promise<string[]> {
   const first = dayStart(options.fromMs) - (options.daysBehind ?? 0) * DAY_MS
   const last = dayStart(options.fromMs) + (options.daysAhead ?? 2) * DAY_MS
   const wanted: { table: string; name: string; from: string; to: string }[] = []
@@ -42,7 +46,8 @@ export async function createDayPartitions(pool: pg.Pool, tables: readonly string
     const now = new Set(await listPartitionNames(client, tables))
     for (const partition of missing) {
       if (now.has(partition.name)) continue
-      await client.query(`CREATE TABLE ${partition.name} PARTITION OF ${partition.table} FOR VALUES FROM ('${partition.from}') TO ('${partition.to}')`)
+      const storage = options.storage === undefined ? '' : ` WITH (${options.storage})`
+      await client.query(`CREATE TABLE ${partition.name} PARTITION OF ${partition.table} FOR VALUES FROM ('${partition.from}') TO ('${partition.to}')${storage}`)
       created.push(partition.name)
     }
     return created

@@ -199,6 +199,11 @@ export interface LogPage {
 }
 
 const MODEL = 'coalesce(served_model, requested_model)'
+/**
+ * Every key a request was served by or tried. A row holds them in `key_ids` only when it tried
+ * another key than the one that served it; most rows hold NULL there (migration 0021, rows.ts).
+ */
+const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
 
 /**
  * What `search` matches, lowercased: the request id, session, providers and models asked and
@@ -209,7 +214,7 @@ const MODEL = 'coalesce(served_model, requested_model)'
  */
 const SEARCHED = [
   'id::text', 'session_id', 'requested_provider', 'requested_model', 'served_provider', 'served_model', 'gateway_key',
-  "array_to_string(key_ids, E'\\n')", 'served_key_name', 'search',
+  'served_key_id', "array_to_string(key_ids, E'\\n')", 'served_key_name', 'search',
 ]
 
 /** The WHERE clause of a query and its parameters. */
@@ -229,7 +234,7 @@ function where(query: LogQuery): { sql: string; values: unknown[] } {
     clauses.push(`(${either.join(' OR ')})`)
   }
   if (query.failureClasses.length > 0) clauses.push(`coalesce(failure_class, 'none') = ANY(${add(query.failureClasses)}::text[])`)
-  if (query.keyIds.length > 0) clauses.push(`key_ids && ${add(query.keyIds)}::text[]`)
+  if (query.keyIds.length > 0) clauses.push(`${KEY_IDS} && ${add(query.keyIds)}::text[]`)
   if (query.sessionId !== null) clauses.push(`session_id = ${add(query.sessionId)}`)
   if (query.requestId !== null) {
     // The id carries its time: the partition is found without scanning the window.
@@ -297,7 +302,7 @@ async function readFacets(pool: pg.Pool, from: number, to: number): Promise<LogF
     window,
   )
   const keys = pool.query<{ value: string; count: string }>(
-    `SELECT key_id AS value, count(*) FROM ${REQUEST_LOG_TABLE}, unnest(key_ids) AS key_id WHERE at >= $1 AND at <= $2 GROUP BY 1`,
+    `SELECT key_id AS value, count(*) FROM ${REQUEST_LOG_TABLE}, unnest(${KEY_IDS}) AS key_id WHERE at >= $1 AND at <= $2 GROUP BY 1`,
     window,
   )
   const facets: LogFacets = { providers: {}, models: {}, status: {}, failure_classes: {}, key_ids: {}, nodes: {}, picked_by: {}, moved_off: {}, check: {}, added_fallback: {} }

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
-import { migrate } from '@switchboard/store'
+import { migrate, migrations } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
 import { newRequestId } from './id.ts'
 import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
 import type { RequestRecord } from './record.ts'
-import { createRequestLog, type RequestLog } from './request-log.ts'
+import { createRequestLog, PARTITION_STORAGE, type RequestLog } from './request-log.ts'
 import { anyRecord } from '../../test/any-record.ts'
 
 const NOW = Date.parse('2026-12-01T13:00:00Z')
@@ -134,6 +134,43 @@ describe('the request log in Postgres', () => {
     expect(await ids({ search: 'AZ-1' })).toEqual([fallback.id])
     expect(await ids({ from: String((NOW - 45_000) / 1000) })).toEqual([fallback.id, failed.id])
     expect(await ids({ from: new Date(NOW - 4 * 86_400_000).toISOString(), to: new Date(NOW - 2 * 86_400_000).toISOString() })).toEqual([old.id])
+  })
+
+  it('finds a request by every key it tried, the one that served it and the one that failed first', async () => {
+    const retried = record(NOW - 20_000, {
+      served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-4', key_name: 'second' },
+      attempts: [
+        { provider: 'openai', model: 'gpt-4o', key_id: 'oa-3', key_name: 'First-Try', status: 500, failure_class: 'transient', latency_ms: 5, wait_hint_ms: null },
+        { provider: 'openai', model: 'gpt-4o', key_id: 'oa-4', key_name: 'second', status: 200, failure_class: null, latency_ms: 9, wait_hint_ms: null },
+      ],
+    })
+    requestLog.listener(retried)
+    await requestLog.flush()
+    try {
+      expect(await ids({ key_ids: 'oa-3' })).toEqual([retried.id])
+      expect(await ids({ key_ids: 'oa-4' })).toEqual([retried.id])
+      expect(await ids({ search: 'first-try' })).toEqual([retried.id])
+      expect((await search({})).facets.key_ids).toMatchObject({ 'oa-3': 1, 'oa-4': 1, 'az-1': 1 })
+    } finally {
+      await database.pool.query('DELETE FROM request_log WHERE id = $1', [retried.id])
+    }
+  })
+
+  it('makes partitions that take no vacuum for inserts, and migration 0021 sets the same on older ones', async () => {
+    const options = async () => {
+      const result = await database.pool.query<{ options: string[] | null }>(
+        "SELECT c.reloptions AS options FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'request_log'::regclass",
+      )
+      return result.rows.map((row) => row.options)
+    }
+    const made = await options()
+    expect(made.length).toBeGreaterThan(3)
+    for (const option of made) expect(option).toContain(PARTITION_STORAGE.replaceAll(' ', ''))
+    const { rows } = await database.pool.query<{ name: string }>("SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'request_log'::regclass")
+    for (const { name } of rows) await database.pool.query(`ALTER TABLE ${name} RESET (autovacuum_vacuum_insert_threshold)`)
+    expect(await options()).toContain(null)
+    await database.pool.query(migrations.find((migration) => migration.version === '0021')?.sql ?? 'no migration 0021')
+    for (const option of await options()) expect(option).toContain(PARTITION_STORAGE.replaceAll(' ', ''))
   })
 
   it('sorts and pages', async () => {

@@ -65,6 +65,16 @@ const DAY_MS = 86_400_000
 const STAGE_ROWS = 128
 const STAGE_MS = 50
 
+/**
+ * No vacuum for inserts on the log's partitions (Postgres 13+). The log only appends: a vacuum
+ * there reads back every page just written (the checksums verified again), sets its hint bits and
+ * logs the pages once more, for an all-visible map no query uses (no index-only scan on BRIN). It
+ * cost the server about twice the COPY's CPU per row under load (bench/README.md, "Stop 17").
+ * Dead rows (a batch that failed) still start a vacuum, as does the wraparound guard, and analyze
+ * is as the server sets it. Migration 0021 sets the same on partitions made before.
+ */
+export const PARTITION_STORAGE = 'autovacuum_vacuum_insert_threshold = -1'
+
 /** Creates the request log of one node. */
 export function createRequestLog(components: RequestLogComponents, init: RequestLogInit = {}): RequestLog {
   const { pool, now } = components
@@ -94,7 +104,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
 
   const makePartitions = async () => {
     // Yesterday too: a node whose clock lags a little still has somewhere to write.
-    await createDayPartitions(pool, [REQUEST_LOG_TABLE], { fromMs: now(), daysAhead: 2, daysBehind: 1 })
+    await createDayPartitions(pool, [REQUEST_LOG_TABLE], { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
   }
   const applyRetention = async () => {
     const dropped = await dropDayPartitionsBefore(pool, [REQUEST_LOG_TABLE], retentionCutoff(now(), retentionDays))

@@ -79,11 +79,11 @@ describe('a request log row (COPY binary)', () => {
         for (const attempt of record.attempts) if (!ids.includes(attempt.key_id)) ids.push(attempt.key_id)
         const tokens = record.usage?.total_tokens ?? null
         expect([
-          ...rest.slice(0, 11).map(text), textArray(rest[11]!), int4(rest[12]!), text(rest[13]!), rest[14]!.readDoubleBE(0), int4(rest[15]!),
+          ...rest.slice(0, 11).map(text), rest[11] === null ? null : textArray(rest[11]!), int4(rest[12]!), text(rest[13]!), rest[14]!.readDoubleBE(0), int4(rest[15]!),
           bool(rest[16]!), text(rest[17]!), bool(rest[18]!), bool(rest[19]!), bool(rest[20]!), text(rest[21]!), text(rest[22]!),
         ]).toEqual([
           ...[record.node_id, record.region, record.surface, record.gateway_key, requested.provider, requested.model, requested.session_id, served.provider, served.model, served.key_id, served.key_name].map(stored),
-          ids.map(stored), record.status, stored(record.failure_class), record.latency_ms, tokens !== null && tokens <= 0x7fffffff ? tokens : null,
+          ids.length === 0 || (ids.length === 1 && ids[0] === served.key_id) ? null : ids.map(stored), record.status, stored(record.failure_class), record.latency_ms, tokens !== null && tokens <= 0x7fffffff ? tokens : null,
           record.stream, routing.picked_by, routing.moved_off !== null, routing.check !== null, routing.added_fallback_served, text(rest[21]!),
           JSON.stringify(compactEntry(record)),
         ])
@@ -99,7 +99,7 @@ describe('a request log row (COPY binary)', () => {
         const search = text(fields[23]!) as string
         const { requested, served } = record
         // What query.ts matches besides `search`, as Postgres holds it (the id as uuid text).
-        const columns = [requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key, served.key_name, ...textArray(fields[13]!)]
+        const columns = [requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key, served.key_id, served.key_name, ...(fields[13] === null ? [] : textArray(fields[13]!))]
           .filter((value): value is string => value !== null)
           .map(stored)
         // Every part search matches, in the order rows.ts writes them.

@@ -19,6 +19,13 @@ export function keyIds(record: RequestRecord): string[] {
   return ids
 }
 
+/** True when the request tried no key but the one that served it (or no key at all). */
+function onlyServedKey(record: RequestRecord): boolean {
+  const served = record.served.key_id
+  for (const attempt of record.attempts) if (attempt.key_id !== served) return false
+  return true
+}
+
 /** The columns of `request_log` (migrations 0015, 0020) a row fills, in the order `encodeRow` writes them. */
 const COLUMNS = [
   'at', 'id', 'node_id', 'region', 'surface', 'gateway_key', 'requested_provider', 'requested_model', 'session_id',
@@ -98,7 +105,9 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   sink.text(served.model)
   sink.text(served.key_id)
   sink.text(served.key_name)
-  sink.textArray(keyIds(record))
+  // NULL for a request that used no key but the one that served it (query.ts, KEY_IDS)
+  if (onlyServedKey(record)) sink.null()
+  else sink.textArray(keyIds(record))
   sink.int4(record.status)
   sink.text(record.failure_class)
   sink.float8(record.latency_ms)
