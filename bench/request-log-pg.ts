@@ -209,6 +209,7 @@ const VARIANTS: Variant[] = [
   { name: 'binary250+nopk', what: 'binary250 without the primary key (its share)', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL').replace(/,\s*PRIMARY KEY \(at, id\)/, ''), binary: true, batch: 250 },
   { name: 'binary250+brin', what: 'binary250, a BRIN index on at instead of the primary key', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL').replace(/,\s*PRIMARY KEY \(at, id\)/, ''), partitionIndex: 'USING brin (at)', binary: true, batch: 250 },
   { name: 'binary250+unlogged', what: 'binary250, the partition UNLOGGED (WAL\'s share)', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), unlogged: true, binary: true, batch: 250 },
+  { name: 'noinsertvacuum', what: 'base, its partition with autovacuum_vacuum_insert_threshold = -1 (no vacuum for inserts)', partitionWith: 'autovacuum_vacuum_insert_threshold = -1' },
   { name: 'binary100', what: 'entry text, COPY binary format, 100 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), binary: true, batch: 100 },
   { name: 'text250', what: 'entry text, 250 rows/COPY', ddl: (sql) => sql.replace('entry json NOT NULL', 'entry text NOT NULL'), batch: 250 },
   {

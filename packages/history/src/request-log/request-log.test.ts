@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { migrate, migrations } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
 import { newRequestId } from './id.ts'
+import { dayName } from '../partitions/day-partitions.ts'
 import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
 import type { RequestRecord } from './record.ts'
 import { createRequestLog, PARTITION_STORAGE, type RequestLog } from './request-log.ts'
@@ -173,6 +174,28 @@ describe('the request log in Postgres', () => {
     for (const option of await options()) expect(option).toContain(PARTITION_STORAGE.replaceAll(' ', ''))
   })
 
+  it('summarizes its BRIN ranges up to the newest rows, so no query reads pages no summary covers', async () => {
+    const unsummarized = async () => {
+      const { rows } = await database.pool.query<{ ranges: number }>(
+        `SELECT coalesce(sum(brin_summarize_new_values(i.indexrelid::regclass)), 0)::int AS ranges FROM pg_inherits h JOIN pg_index i ON i.indrelid = h.inhrelid
+          WHERE h.inhparent = 'request_log'::regclass AND h.inhrelid::regclass::text = $1`,
+        [`request_log_p${dayName(NOW)}`],
+      )
+      return rows[0]?.ranges
+    }
+    // More than one range's pages (128): the first range is summarized from the start.
+    const from = NOW - 9_000
+    for (let index = 0; index < 5_000; index++) requestLog.listener(record(from + index))
+    await requestLog.flush()
+    try {
+      expect(await requestLog.summarize()).toBeGreaterThanOrEqual(1)
+      expect(await unsummarized()).toBe(0)
+      expect(await requestLog.summarize()).toBe(0)
+    } finally {
+      await database.pool.query('DELETE FROM request_log WHERE at >= $1 AND at < $2', [new Date(from).toISOString(), new Date(from + 5_000).toISOString()])
+    }
+  })
+
   it('sorts and pages', async () => {
     expect(await ids({ sort: 'oldest' })).toEqual([moved.id, check.id, failed.id, fallback.id])
     expect((await ids({ sort: 'slowest' }))[0]).toBe(moved.id)
@@ -252,7 +275,7 @@ describe('the request log in Postgres', () => {
     await database.pool.query('DELETE FROM request_log WHERE id = $1', [awkward.id])
   })
 
-  it('writes a record nobody flushes: it waits to be encoded with others at most 50 ms, and is counted as buffered meanwhile', async () => {
+  it('writes a record nobody flushes: it waits to be encoded with the others of its turn of the event loop, and is counted as buffered meanwhile', async () => {
     const lone = record(NOW - 10_000)
     const written = requestLog.stats().written
     requestLog.listener(lone)

@@ -8,7 +8,7 @@ import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
 import { RowArena } from '../writer/arena.ts'
 import { BinarySink } from '../writer/binary-sink.ts'
-import { createDayPartitions, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
+import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
 
@@ -38,6 +38,8 @@ export interface RequestLogInit {
   flushIntervalMs?: number
   /** How often partitions are made ahead and retention is applied; default 1 h (drops happen once a day). */
   maintenanceEveryMs?: number
+  /** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows; default 30 s. */
+  summarizeEveryMs?: number
 }
 
 /** The request log of one node. */
@@ -51,19 +53,21 @@ export interface RequestLog {
   flush(): Promise<void>
   /** Applies retention now (the leader's daily job); returns the partitions dropped. */
   applyRetention(): Promise<string[]>
+  /** Summarizes the BRIN ranges of today's and yesterday's partitions not summarized yet (every `summarizeEveryMs`); returns how many. */
+  summarize(): Promise<number>
   /** Flushes within `timeoutMs` (default 5 s) and stops. */
   close(options?: { timeoutMs?: number }): Promise<void>
 }
 
 const DAY_MS = 86_400_000
 /**
- * Records wait as objects until this many arrived (or STAGE_MS passed), then are encoded one
- * after another into the arena. The encoder takes about 4 µs a row in a loop, but encoding each
- * record alone, between requests, added about 10 µs per request on a loaded node: it ran cold
- * every time (bench/README.md, "Stop 16"). The wait is short enough that the records still die young.
+ * Records wait as objects until the end of the event loop's turn that made them (or this many
+ * arrived), then are encoded one after another into the arena: the encoder runs warm, over the
+ * records of a turn, and they still die young. Staged longer (up to 50 ms, stop 16), nearly
+ * every record lived through a scavenge and was copied, some promoted: the log-on node spent
+ * about 8 us per request more in GC (bench/README.md, "Stop 17").
  */
 const STAGE_ROWS = 128
-const STAGE_MS = 50
 
 /**
  * No vacuum for inserts on the log's partitions (Postgres 13+). The log only appends: a vacuum
@@ -74,6 +78,24 @@ const STAGE_MS = 50
  * is as the server sets it. Migration 0021 sets the same on partitions made before.
  */
 export const PARTITION_STORAGE = 'autovacuum_vacuum_insert_threshold = -1'
+
+/**
+ * Summarizes the unsummarized BRIN ranges (migration 0021) of the named partitions. Ranges are
+ * not left to autovacuum: its `autosummarize` work items did not run under steady load here, and
+ * a range nobody summarized is read by every query, a lookup by id included (bench/README.md,
+ * "Stop 17"). The last, partly filled range is summarized too, and each row added to it after
+ * updates its summary: at most a range's worth of rows (about 2,500) per call pay that. Nodes
+ * calling at once queue on the index's lock; one that waits 200 ms gives up until next time.
+ */
+const SUMMARIZE_SQL = `
+  SELECT coalesce(sum(brin_summarize_new_values(i.indexrelid::regclass)), 0)::int AS ranges
+    FROM pg_inherits h
+    JOIN pg_index i ON i.indrelid = h.inhrelid
+    JOIN pg_class c ON c.oid = i.indexrelid
+    JOIN pg_am a ON a.oid = c.relam
+   WHERE h.inhparent = '${REQUEST_LOG_TABLE}'::regclass AND a.amname = 'brin' AND h.inhrelid::regclass::text = ANY($1::text[])`
+/** Postgres's lock_not_available: another node is summarizing. */
+const LOCK_NOT_AVAILABLE = '55P03'
 
 /** Creates the request log of one node. */
 export function createRequestLog(components: RequestLogComponents, init: RequestLogInit = {}): RequestLog {
@@ -101,6 +123,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   })
   let lastRetention = 0
   let timer: NodeJS.Timeout | undefined
+  let summarizeTimer: NodeJS.Timeout | undefined
 
   const makePartitions = async () => {
     // Yesterday too: a node whose clock lags a little still has somewhere to write.
@@ -122,6 +145,31 @@ export function createRequestLog(components: RequestLogComponents, init: Request
       log(`request log: partition upkeep failed (retried within the hour): ${error instanceof Error ? error.message : String(error)}`)
     }
   }
+  const summarizeOnce = async (): Promise<number> => {
+    const partitions = [now(), now() - DAY_MS].map((ms) => `${REQUEST_LOG_TABLE}_p${dayName(ms)}`)
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query("SET LOCAL lock_timeout = '200ms'")
+      const result = await client.query<{ ranges: number }>(SUMMARIZE_SQL, [partitions])
+      await client.query('COMMIT')
+      return result.rows[0]?.ranges ?? 0
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    } finally {
+      client.release()
+    }
+  }
+  /** The summarizing running now, so `close` waits for it too. */
+  let summarizing: Promise<number> | undefined
+  const summarize = () => (summarizing ??= summarizeOnce().finally(() => (summarizing = undefined)))
+  const summarizeQuietly = () =>
+    void summarize().catch((error: unknown) => {
+      if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return
+      log(`request log: summarizing its index failed (tried again in ${Math.round((init.summarizeEveryMs ?? 30_000) / 1000)} s): ${error instanceof Error ? error.message : String(error)}`)
+    })
+
   /** The upkeep running now, so `close` waits for it instead of ending the pool under it (a stop right after a start). */
   let upkeep: Promise<void> | undefined
   const maintain = () => (upkeep ??= upkeepOnce().finally(() => (upkeep = undefined)))
@@ -137,12 +185,12 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     }
     writer.add(slot)
   }
-  /** Records not encoded yet (at most STAGE_ROWS, for at most STAGE_MS). */
+  /** Records not encoded yet (at most STAGE_ROWS, until the end of this turn of the event loop). */
   const staged: RequestRecord[] = []
-  let stageTimer: NodeJS.Timeout | undefined
+  let stageImmediate: NodeJS.Immediate | undefined
   const encodeStaged = () => {
-    if (stageTimer !== undefined) clearTimeout(stageTimer)
-    stageTimer = undefined
+    if (stageImmediate !== undefined) clearImmediate(stageImmediate)
+    stageImmediate = undefined
     for (let index = 0; index < staged.length; index++) encodeOne(staged[index] as RequestRecord)
     staged.length = 0
   }
@@ -151,9 +199,9 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     listener: (record) => {
       staged.push(record)
       if (staged.length >= STAGE_ROWS) encodeStaged()
-      else if (stageTimer === undefined) {
-        stageTimer = setTimeout(encodeStaged, STAGE_MS)
-        stageTimer.unref()
+      else if (stageImmediate === undefined) {
+        stageImmediate = setImmediate(encodeStaged)
+        stageImmediate.unref()
       }
     },
     async start() {
@@ -161,6 +209,10 @@ export function createRequestLog(components: RequestLogComponents, init: Request
       if (timer === undefined) {
         timer = setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000)
         timer.unref()
+      }
+      if (summarizeTimer === undefined) {
+        summarizeTimer = setInterval(summarizeQuietly, init.summarizeEveryMs ?? 30_000)
+        summarizeTimer.unref()
       }
     },
     stats: () => {
@@ -172,10 +224,14 @@ export function createRequestLog(components: RequestLogComponents, init: Request
       return writer.flush()
     },
     applyRetention,
+    summarize,
     async close(options) {
       if (timer !== undefined) clearInterval(timer)
+      if (summarizeTimer !== undefined) clearInterval(summarizeTimer)
       timer = undefined
+      summarizeTimer = undefined
       await upkeep
+      await summarizing?.catch(() => {})
       encodeStaged()
       await writer.close(options)
     },
