@@ -9,6 +9,7 @@ import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
+import { countWindow, KEY_IDS, MODEL } from './counts.ts'
 
 /** A parameter the log API cannot use; `param` names it. Answered as a 400. */
 export class RequestLogQueryError extends Error {
@@ -198,13 +199,6 @@ export interface LogPage {
   key_names: Record<string, string>
 }
 
-const MODEL = 'coalesce(served_model, requested_model)'
-/**
- * Every key a request was served by or tried. A row holds them in `key_ids` only when it tried
- * another key than the one that served it; most rows hold NULL there (migration 0021, rows.ts).
- */
-const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
-
 /**
  * What `search` matches, lowercased: the request id, session, providers and models asked and
  * served, gateway key, key ids and names, and the message. A row's `search` column holds the
@@ -264,55 +258,47 @@ const ORDER: Record<LogSort, string> = {
   most_tokens: 'total_tokens DESC NULLS LAST, at DESC',
 }
 
+/**
+ * The windows a page sorted by time is looked for in, each ending where the query's window
+ * ends (starting, for `oldest`), the last the whole window: the newest rows of a busy day are
+ * found in its last seconds, without sorting the day (the log has no index to read in order).
+ */
+const PAGE_SPANS_MS = [10_000, 120_000, 1_800_000, 6 * 3_600_000]
+
+/** One page of rows: in the shortest of PAGE_SPANS_MS's windows that holds the whole page, else in the whole window. */
+async function readPage(pool: pg.Pool, query: LogQuery): Promise<EntryRow[]> {
+  const spans = (query.sort === 'newest' || query.sort === 'oldest') && query.requestId === null ? PAGE_SPANS_MS.filter((span) => span < query.to - query.from) : []
+  for (const span of [...spans, Number.POSITIVE_INFINITY]) {
+    const window = span === Number.POSITIVE_INFINITY ? query : query.sort === 'newest' ? { ...query, from: query.to - span } : { ...query, to: query.from + span }
+    const filter = where(window)
+    const rows = await pool.query<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql} ORDER BY ${ORDER[query.sort]} LIMIT ${query.limit} OFFSET ${query.offset}`,
+      filter.values,
+    )
+    // Every row outside this window sorts after every row in it: a full page here is the page.
+    if (rows.rows.length === query.limit || span === Number.POSITIVE_INFINITY) return rows.rows
+  }
+  return []
+}
+
 /** One page of the log, its total and the window's facets. */
 export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
-  const filter = where(query)
-  const page = pool.query<EntryRow>(
-    `SELECT ${ENTRY_COLUMNS} FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql} ORDER BY ${ORDER[query.sort]} LIMIT ${query.limit} OFFSET ${query.offset}`,
-    filter.values,
-  )
-  const total = pool.query<{ total: string }>(`SELECT count(*) AS total FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql}`, filter.values)
-  const facets = readFacets(pool, query.from, query.to)
-  const [rows, count, counted] = await Promise.all([page, total, facets])
-  const logs = rows.rows.map(recordOfRow)
+  const counted = countWindow(pool, query)
+  const page = readPage(pool, query)
+  const total = counted.then(async ({ total }) => {
+    if (total !== null) return total
+    const filter = where(query)
+    const count = await pool.query<{ total: string }>(`SELECT count(*) AS total FROM ${REQUEST_LOG_TABLE} WHERE ${filter.sql}`, filter.values)
+    return Number(count.rows[0]?.total ?? 0)
+  })
+  const [rows, { facets }, totalRows] = await Promise.all([page, counted, total])
+  const logs = rows.map(recordOfRow)
   const keyNames: Record<string, string> = {}
   for (const entry of logs) {
     if (entry.served.key_id !== null && entry.served.key_name !== null) keyNames[entry.served.key_id] = entry.served.key_name
     for (const attempt of entry.attempts) keyNames[attempt.key_id] = attempt.key_name
   }
-  return { logs, total: Number(count.rows[0]?.total ?? 0), facets: counted, from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString(), limit: query.limit, offset: query.offset, key_names: keyNames }
-}
-
-async function readFacets(pool: pg.Pool, from: number, to: number): Promise<LogFacets> {
-  const window = [new Date(from).toISOString(), new Date(to).toISOString()]
-  const grouped = pool.query<{ facet: string; value: string | null; count: string }>(
-    `WITH windowed AS (
-       SELECT served_provider, ${MODEL} AS model, status::text AS status, coalesce(failure_class, 'none') AS failure_class,
-              node_id, picked_by, moved_off::text AS moved_off, is_check::text AS is_check, added_fallback_served::text AS added_fallback
-         FROM ${REQUEST_LOG_TABLE} WHERE at >= $1 AND at <= $2)
-     SELECT 'providers' AS facet, served_provider AS value, count(*) FROM windowed WHERE served_provider IS NOT NULL GROUP BY 2
-     UNION ALL SELECT 'models', model, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'status', status, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'failure_classes', failure_class, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'nodes', node_id, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'picked_by', picked_by, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'moved_off', moved_off, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'check', is_check, count(*) FROM windowed GROUP BY 2
-     UNION ALL SELECT 'added_fallback', added_fallback, count(*) FROM windowed GROUP BY 2`,
-    window,
-  )
-  const keys = pool.query<{ value: string; count: string }>(
-    `SELECT key_id AS value, count(*) FROM ${REQUEST_LOG_TABLE}, unnest(${KEY_IDS}) AS key_id WHERE at >= $1 AND at <= $2 GROUP BY 1`,
-    window,
-  )
-  const facets: LogFacets = { providers: {}, models: {}, status: {}, failure_classes: {}, key_ids: {}, nodes: {}, picked_by: {}, moved_off: {}, check: {}, added_fallback: {} }
-  const [groupedRows, keyRows] = await Promise.all([grouped, keys])
-  for (const row of groupedRows.rows) {
-    if (row.value === null) continue
-    facets[row.facet as keyof LogFacets][row.value] = Number(row.count)
-  }
-  for (const row of keyRows.rows) facets.key_ids[row.value] = Number(row.count)
-  return facets
+  return { logs, total: totalRows, facets, from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString(), limit: query.limit, offset: query.offset, key_names: keyNames }
 }
 
 /** One request whole, found by its id (the id's time finds its partition); null when not logged. */

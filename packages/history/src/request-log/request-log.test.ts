@@ -206,6 +206,120 @@ describe('the request log in Postgres', () => {
     expect(page).toMatchObject({ total: 4, limit: 2, offset: 1 })
   })
 
+  it('counts whole minutes from the per-minute counts and the rest from rows, both as the rows themselves say', async () => {
+    // Two days back, in partitions the `earlier` log made: rows no other test deletes under.
+    const base = NOW - 2 * 86_400_000 - 3 * 3_600_000 + 17_345
+    const span = 10 * 60_000
+    const variants = fc.record({
+      offset: fc.integer({ min: 0, max: span - 1 }),
+      node_id: fc.constantFrom('node-1', 'node-2', 'Node-3'),
+      served: fc.constantFrom<RequestRecord['served']>(
+        { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'prod-1' },
+        { provider: 'azure', model: 'gpt-4o', key_id: 'az-1', key_name: 'eu-1' },
+        { provider: 'anthropic', model: 'claude-sonnet-4-5', key_id: 'an-1', key_name: 'main' },
+        { provider: null, model: null, key_id: null, key_name: null },
+      ),
+      failure: fc.constantFrom<[number, string | null]>([200, null], [429, 'rate_limit'], [502, 'transient'], [400, 'caller_fault'], [499, 'cancelled']),
+      retried: fc.boolean(),
+      picked_by: fc.constantFrom<'routing' | 'caller'>('routing', 'caller'),
+      moved: fc.boolean(),
+      check: fc.boolean(),
+      added: fc.boolean(),
+    })
+    const records = fc.sample(variants, { numRuns: 600, seed: 15 }).map((variant) => {
+      const attempts: RequestRecord['attempts'] = []
+      if (variant.retried) attempts.push({ provider: 'openai', model: 'gpt-4o', key_id: 'oa-9', key_name: 'spare', status: 429, failure_class: 'rate_limit', latency_ms: 3, wait_hint_ms: null })
+      if (variant.served.key_id !== null) attempts.push({ provider: variant.served.provider ?? '', model: variant.served.model ?? '', key_id: variant.served.key_id, key_name: variant.served.key_name ?? '', status: 200, failure_class: null, latency_ms: 5, wait_hint_ms: null })
+      return record(base + variant.offset, {
+        node_id: variant.node_id,
+        requested: { provider: null, model: 'gpt-4o', fallbacks: [], session_id: null },
+        served: variant.served,
+        status: variant.failure[0],
+        failure_class: variant.failure[1],
+        attempts,
+        routing: {
+          picked_by: variant.picked_by,
+          moved_off: variant.moved ? { provider: 'openai', reason: 'failed' } : null,
+          check: variant.check ? { key_id: 'oa-9', key_name: 'spare', provider: 'openai', model: 'gpt-4o', outcome: 'served' } : null,
+          added_fallback_served: variant.added,
+        },
+      })
+    })
+    for (const entry of records) requestLog.listener(entry)
+    await requestLog.flush()
+    const { rows: written } = await database.pool.query<{ requests: string }>('SELECT sum(requests) AS requests FROM request_log_minutes WHERE at >= $1 AND at < $2', [
+      new Date(base - 60_000).toISOString(),
+      new Date(base + span).toISOString(),
+    ])
+    expect(Number(written[0]?.requests)).toBe(records.length)
+
+    // What the rows themselves say: the facets of the window and the total of each filter.
+    const keysOf = (entry: RequestRecord) => [...new Set([...(entry.served.key_id === null ? [] : [entry.served.key_id]), ...entry.attempts.map((attempt) => attempt.key_id)])]
+    const filters: [Record<string, string>, (entry: RequestRecord) => boolean][] = [
+      [{}, () => true],
+      [{ providers: 'azure,anthropic' }, (entry) => entry.served.provider === 'azure' || entry.served.provider === 'anthropic'],
+      [{ models: 'gpt-4o' }, (entry) => (entry.served.model ?? entry.requested.model) === 'gpt-4o'],
+      [{ status: '429,5xx' }, (entry) => entry.status === 429 || Math.trunc(entry.status / 100) === 5],
+      [{ failure_classes: 'none,cancelled' }, (entry) => entry.failure_class === null || entry.failure_class === 'cancelled'],
+      [{ key_ids: 'oa-9' }, (entry) => keysOf(entry).includes('oa-9')],
+      [{ nodes: 'Node-3' }, (entry) => entry.node_id === 'Node-3'],
+      [{ moved_off: 'true', check: 'false' }, (entry) => entry.routing.moved_off !== null && entry.routing.check === null],
+      [{ added_fallback: 'true', picked_by: 'caller' }, (entry) => entry.routing.added_fallback_served && entry.routing.picked_by === 'caller'],
+      [{ min_latency_ms: '0', providers: 'openai' }, (entry) => entry.served.provider === 'openai'],
+    ]
+    const facetsOf = (entries: RequestRecord[]) => {
+      const facets: Record<string, Record<string, number>> = { providers: {}, models: {}, status: {}, failure_classes: {}, key_ids: {}, nodes: {}, picked_by: {}, moved_off: {}, check: {}, added_fallback: {} }
+      const add = (facet: string, value: string) => (facets[facet]![value] = (facets[facet]![value] ?? 0) + 1)
+      for (const entry of entries) {
+        if (entry.served.provider !== null) add('providers', entry.served.provider)
+        add('models', entry.served.model ?? entry.requested.model)
+        add('status', String(entry.status))
+        add('failure_classes', entry.failure_class ?? 'none')
+        for (const key of keysOf(entry)) add('key_ids', key)
+        add('nodes', entry.node_id)
+        add('picked_by', entry.routing.picked_by)
+        add('moved_off', String(entry.routing.moved_off !== null))
+        add('check', String(entry.routing.check !== null))
+        add('added_fallback', String(entry.routing.added_fallback_served))
+      }
+      return facets
+    }
+    const newest = (a: RequestRecord, b: RequestRecord) => Date.parse(b.at) - Date.parse(a.at) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0)
+    // Windows on and off the minute, inside the rows and around them.
+    const minute = Math.ceil(base / 60_000) * 60_000
+    const windows = [
+      [base - 60_000, base + span],
+      [minute, minute + 5 * 60_000],
+      [minute - 1, minute + 5 * 60_000 + 1],
+      [base + 12_345, base + span - 54_321],
+      [minute + 10_000, minute + 50_000],
+    ] as const
+    const { rows: before } = await database.pool.query<{ since: Date }>('SELECT since FROM request_log_minutes_since')
+    try {
+      for (const since of ['infinity', new Date(base - 3_600_000).toISOString(), new Date(minute + 2 * 60_000).toISOString()]) {
+        await database.pool.query('UPDATE request_log_minutes_since SET since = $1', [since])
+        for (const [from, to] of windows) {
+          const inWindow = records.filter((entry) => Date.parse(entry.at) >= from && Date.parse(entry.at) <= to)
+          const window = { from: new Date(from).toISOString(), to: new Date(to).toISOString() }
+          for (const [params, matches] of filters) {
+            const page = await search({ ...window, ...params, limit: '7', offset: '3' })
+            const expected = inWindow.filter(matches).sort(newest)
+            expect({ since, window, params, total: page.total }).toEqual({ since, window, params, total: expected.length })
+            expect(page.logs.map((entry) => entry.id)).toEqual(expected.slice(3, 10).map((entry) => entry.id))
+            expect(page.facets).toEqual(facetsOf(inWindow))
+          }
+          const oldest = await search({ ...window, sort: 'oldest', limit: '5' })
+          expect(oldest.logs.map((entry) => entry.id)).toEqual(inWindow.sort(newest).reverse().slice(0, 5).map((entry) => entry.id))
+        }
+      }
+    } finally {
+      await database.pool.query('UPDATE request_log_minutes_since SET since = $1', [before[0]?.since])
+      for (const table of ['request_log', 'request_log_minutes']) {
+        await database.pool.query(`DELETE FROM ${table} WHERE at >= $1 AND at < $2`, [new Date(base - 60_000).toISOString(), new Date(base + span).toISOString()])
+      }
+    }
+  })
+
   it('answers a bad parameter with an error naming it', () => {
     const bad: [Record<string, string>, string][] = [
       [{ from: 'yesterday' }, 'from'],
@@ -339,7 +453,7 @@ describe('the request log in Postgres', () => {
     const sameDay = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true }, { retentionDays: 7 })
     expect(await sameDay.applyRetention()).toEqual([])
     const later = createRequestLog({ pool: database.pool, now: () => NOW + 5 * 86_400_000, isLeader: () => true }, { retentionDays: 7 })
-    expect(await later.applyRetention()).toEqual(['request_log_p20261127', 'request_log_p20261128'])
+    expect(await later.applyRetention()).toEqual(['request_log_minutes_p20261127', 'request_log_minutes_p20261128', 'request_log_p20261127', 'request_log_p20261128'])
     expect((await search({ from: new Date(NOW - 4 * 86_400_000).toISOString() })).total).toBe(4)
     await Promise.all([sameDay.close(), later.close()])
   })

@@ -10,7 +10,8 @@ import { RowArena } from '../writer/arena.ts'
 import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
-import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
+import { batchOf, encodeRow, REQUEST_LOG_TABLE } from './rows.ts'
+import { insertCountedRows, MinuteCounts, REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -60,6 +61,8 @@ export interface RequestLog {
 }
 
 const DAY_MS = 86_400_000
+/** The log's tables, partitioned alike by day: its rows and their per-minute counts. */
+const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_MINUTES_TABLE]
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
  * arrived), then are encoded one after another into the arena: the encoder runs warm, over the
@@ -107,6 +110,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts). At most every
   // buffered row and a whole batch in flight are held at once, plus the row being added.
   const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536), sink: new BinarySink() })
+  // What each buffered row counts as in the per-minute counts, written with it (minutes.ts).
+  const minutes = new MinuteCounts()
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,
@@ -116,8 +121,9 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     release: (slot) => arena.release(slot),
     write: async (slots) => {
       const data = batchOf(arena, slots)
+      const counts = minutes.countsOf(slots)
       const started = performance.now()
-      await insertRows(pool, data)
+      await insertCountedRows(pool, data, counts)
       components.onWritten?.(slots.length, (performance.now() - started) / 1000)
     },
   })
@@ -127,10 +133,10 @@ export function createRequestLog(components: RequestLogComponents, init: Request
 
   const makePartitions = async () => {
     // Yesterday too: a node whose clock lags a little still has somewhere to write.
-    await createDayPartitions(pool, [REQUEST_LOG_TABLE], { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
+    await createDayPartitions(pool, TABLES, { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
   }
   const applyRetention = async () => {
-    const dropped = await dropDayPartitionsBefore(pool, [REQUEST_LOG_TABLE], retentionCutoff(now(), retentionDays))
+    const dropped = await dropDayPartitionsBefore(pool, TABLES, retentionCutoff(now(), retentionDays))
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)
     return dropped
   }
@@ -179,6 +185,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     let slot: number
     try {
       slot = arena.encode(encodeRow, record)
+      minutes.note(slot, record, Date.parse(record.at))
     } catch (error) {
       log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
       return

@@ -7,7 +7,7 @@ import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
 import type { ByteSink, RowArena } from '../writer/arena.ts'
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, type BinarySink } from '../writer/binary-sink.ts'
-import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
+import { COPY_HEADER_BYTES, copyOn, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
 
@@ -243,4 +243,9 @@ export function batchOf(arena: RowArena<BinarySink>, slots: readonly number[]): 
 /** Writes a batch (`batchOf`'s bytes) in one COPY. */
 export async function insertRows(pool: pg.Pool, data: Buffer): Promise<void> {
   await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true })
+}
+
+/** Writes a batch in one COPY on a connection the caller holds (inside its transaction: minutes.ts). */
+export function copyBatch(client: pg.PoolClient, data: Buffer): Promise<void> {
+  return copyOn(client, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true })
 }

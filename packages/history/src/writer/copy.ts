@@ -82,19 +82,32 @@ export const COPY_HEADER_BYTES = 5
  */
 export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: { binary?: boolean } = {}): Promise<void> {
   if (data.length <= COPY_HEADER_BYTES) return
-  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
   const client = await pool.connect()
   let broken: Error | undefined
   try {
-    await new Promise<void>((resolve, reject) => {
-      // pg's typings know only its own Query; a submittable is what pg-cursor and COPY use.
-      ;(client as unknown as { query(submittable: CopyIn, callback: (error: Error | null) => void): void }).query(new CopyIn(statement, data), (error) => (error ? reject(error) : resolve()))
-    })
+    await copyOn(client, table, columns, data, options)
   } catch (error) {
-    // A connection that lost its server is not put back; a refused row leaves it usable.
-    if (!(error instanceof Error && 'severity' in error)) broken = error instanceof Error ? error : new Error(String(error))
+    broken = lostConnection(error)
     throw error
   } finally {
     client.release(broken)
   }
+}
+
+/** `copyRows` on a connection the caller holds (inside its transaction, say). */
+export function copyOn(client: pg.PoolClient, table: string, columns: readonly string[], data: Buffer, options: { binary?: boolean } = {}): Promise<void> {
+  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
+  return new Promise<void>((resolve, reject) => {
+    // pg's typings know only its own Query; a submittable is what pg-cursor and COPY use.
+    ;(client as unknown as { query(submittable: CopyIn, callback: (error: Error | null) => void): void }).query(new CopyIn(statement, data), (error) => (error ? reject(error) : resolve()))
+  })
+}
+
+/**
+ * The error to release a connection with after `error`: a connection that lost its server is
+ * not put back (undefined when the server answered, a refused row say: the connection is fine).
+ */
+export function lostConnection(error: unknown): Error | undefined {
+  if (error instanceof Error && 'severity' in error) return undefined
+  return error instanceof Error ? error : new Error(String(error))
 }

@@ -11,6 +11,7 @@ import { snapshotRollupsMigration } from './0018-snapshot-rollups.ts'
 import { countRollupsMigration } from './0019-count-rollups.ts'
 import { requestLogDetailMigration } from './0020-request-log-detail.ts'
 import { requestLogBrinMigration } from './0021-request-log-brin.ts'
+import { requestLogMinutesMigration } from './0022-request-log-minutes.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -114,4 +115,5 @@ export const migrations: readonly Migration[] = [
   countRollupsMigration,
   requestLogDetailMigration,
   requestLogBrinMigration,
+  requestLogMinutesMigration,
 ]

@@ -1,0 +1,144 @@
+/**
+ * The per-minute counts of the request log (migration 0022): what each row counts as in the
+ * facets of `GET /api/logs` (its minute and the values the facets group by), noted when the row
+ * is encoded and summed per batch when the batch is written, in the batch's own transaction. So
+ * the counts hold exactly the rows written: a row dropped from the buffer or refused with its
+ * batch is in neither. query.ts reads the facets and totals of whole minutes from them.
+ */
+import type pg from 'pg'
+import type { RequestRecord } from './record.ts'
+import { lostConnection } from '../writer/copy.ts'
+import { copyBatch, keyIds } from './rows.ts'
+
+export const REQUEST_LOG_MINUTES_TABLE = 'request_log_minutes'
+
+/** The values a row is counted by (the columns of `request_log_minutes` but its minute and count). */
+export interface MinuteKey {
+  node_id: string
+  served_provider: string | null
+  /** The model served, else the one asked for (query.ts's MODEL). */
+  model: string
+  status: number
+  failure_class: string | null
+  picked_by: string
+  moved_off: boolean
+  is_check: boolean
+  added_fallback_served: boolean
+  /** Every key the request was served by or tried (query.ts's KEY_IDS). */
+  key_ids: string[]
+}
+
+/** One row of `request_log_minutes`: a minute (ms), what its requests count as, how many. */
+export interface MinuteCount {
+  at: number
+  key: MinuteKey
+  requests: number
+}
+
+/** Distinct keys remembered before the table starts again (a caller sending a new model name every time cannot grow it). */
+const MAX_KEYS = 4_096
+const MINUTE_MS = 60_000
+
+/** Postgres text holds no NUL; the row's columns write it as U+FFFD (binary-sink.ts), and so do the counts. */
+const clean = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text)
+const cleanOrNull = (text: string | null): string | null => (text === null ? null : clean(text))
+/** A part of a key's identity: its length first, so no two lists of parts read alike. */
+const part = (text: string | null): string => (text === null ? '~' : `${text.length}:${text}`)
+
+/**
+ * What the rows waiting in a request log's slots count as. Keys are shared between rows (one
+ * object per distinct combination, kept in a table that starts again past MAX_KEYS), so a row
+ * costs a slot in two arrays and nothing the GC has to copy.
+ */
+export class MinuteCounts {
+  private keys = new Map<string, MinuteKey>()
+  private readonly keyOfSlot: (MinuteKey | undefined)[] = []
+  private readonly minuteOfSlot: number[] = []
+
+  /** Notes what the row in `slot` counts as (`at`: its time in ms). */
+  note(slot: number, record: RequestRecord, at: number): void {
+    const { served, routing } = record
+    const model = served.model ?? record.requested.model
+    const keys = keyIds(record)
+    const identity =
+      `${record.status} ${routing.picked_by} ${routing.moved_off !== null ? 1 : 0}${routing.check !== null ? 1 : 0}${routing.added_fallback_served ? 1 : 0} ` +
+      `${part(record.node_id)}${part(served.provider)}${part(model)}${part(record.failure_class)}${keys.map(part).join('')}`
+    let key = this.keys.get(identity)
+    if (key === undefined) {
+      if (this.keys.size >= MAX_KEYS) this.keys = new Map()
+      key = {
+        node_id: clean(record.node_id),
+        served_provider: cleanOrNull(served.provider),
+        model: clean(model),
+        status: record.status,
+        failure_class: cleanOrNull(record.failure_class),
+        picked_by: clean(routing.picked_by),
+        moved_off: routing.moved_off !== null,
+        is_check: routing.check !== null,
+        added_fallback_served: routing.added_fallback_served,
+        key_ids: keys.map(clean),
+      }
+      this.keys.set(identity, key)
+    }
+    this.keyOfSlot[slot] = key
+    this.minuteOfSlot[slot] = Math.floor(at / MINUTE_MS) * MINUTE_MS
+  }
+
+  /** The counts of the rows in `slots`, one per minute and key (slots noted with no key are left out). */
+  countsOf(slots: readonly number[]): MinuteCount[] {
+    const counts: MinuteCount[] = []
+    for (const slot of slots) {
+      const key = this.keyOfSlot[slot]
+      if (key === undefined) continue
+      const at = this.minuteOfSlot[slot] as number
+      // A batch holds a minute or two of a few combinations: a short list beats a map here.
+      let count: MinuteCount | undefined
+      for (let index = counts.length - 1; index >= 0; index--) {
+        const candidate = counts[index] as MinuteCount
+        if (candidate.key === key && candidate.at === at) {
+          count = candidate
+          break
+        }
+      }
+      if (count === undefined) counts.push({ at, key, requests: 1 })
+      else count.requests += 1
+    }
+    return counts
+  }
+}
+
+const COLUMNS = ['at', 'node_id', 'served_provider', 'model', 'status', 'failure_class', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids', 'requests'] as const
+const TYPES = ['timestamptz', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'bool', 'bool', 'text[]', 'int4'] as const
+
+/** Inserts `counts` on `client` (inside the batch's transaction). */
+export async function insertMinuteCounts(client: pg.PoolClient, counts: readonly MinuteCount[]): Promise<void> {
+  if (counts.length === 0) return
+  const values: unknown[] = []
+  const tuples: string[] = []
+  for (const { at, key, requests } of counts) {
+    const row = [new Date(at).toISOString(), key.node_id, key.served_provider, key.model, key.status, key.failure_class, key.picked_by, key.moved_off, key.is_check, key.added_fallback_served, key.key_ids, requests]
+    tuples.push(`(${row.map((value, index) => `$${values.push(value)}::${TYPES[index]}`).join(', ')})`)
+  }
+  await client.query(`INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`, values)
+}
+
+/**
+ * Writes a batch of rows (rows.ts `batchOf`'s bytes) and their per-minute counts in one
+ * transaction, so the counts hold exactly the rows written.
+ */
+export async function insertCountedRows(pool: pg.Pool, data: Buffer, counts: readonly MinuteCount[]): Promise<void> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query('BEGIN')
+    await copyBatch(client, data)
+    await insertMinuteCounts(client, counts)
+    await client.query('COMMIT')
+  } catch (error) {
+    broken = lostConnection(error)
+    if (broken === undefined) await client.query('ROLLBACK').catch((rollback: unknown) => (broken = lostConnection(rollback)))
+    throw error
+  } finally {
+    client.release(broken)
+  }
+}
