@@ -5,6 +5,7 @@
  * the counts hold exactly the rows written: a row dropped from the buffer or refused with its
  * batch is in neither. query.ts reads the facets and totals of whole minutes from them.
  */
+import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
 import { lostConnection } from '../writer/copy.ts'
@@ -26,6 +27,8 @@ export interface MinuteKey {
   added_fallback_served: boolean
   /** Every key the request was served by or tried (query.ts's KEY_IDS). */
   key_ids: string[]
+  /** All of the above as one text (a hash of it when long): the row's identity within its minute and node. */
+  combination: string
 }
 
 /** One row of `request_log_minutes`: a minute (ms), what its requests count as, how many. */
@@ -34,6 +37,9 @@ export interface MinuteCount {
   key: MinuteKey
   requests: number
 }
+
+/** A combination longer than this is named by its hash: a B-tree entry holds at most about 2.7 kB (a caller may send any model name). */
+const MAX_COMBINATION_CHARS = 512
 
 /** Distinct keys remembered before the table starts again (a caller sending a new model name every time cannot grow it). */
 const MAX_KEYS = 4_096
@@ -46,6 +52,50 @@ const cleanOrNull = (text: string | null): string | null => (text === null ? nul
 const part = (text: string | null): string => (text === null ? '~' : `${text.length}:${text}`)
 
 /**
+ * The `combination` of an identity: as Postgres will store it (no NUL, no lone surrogate, so two
+ * identities that differ only there are one combination here too), hashed when long.
+ */
+function combinationOf(identity: string): string {
+  const text = clean(identity).toWellFormed()
+  return text.length <= MAX_COMBINATION_CHARS ? text : `sha256:${createHash('sha256').update(text).digest('hex')}`
+}
+
+/** True when `record` counts as `key`: every value alike (a value NUL was cleaned out of never is: it takes the long way). */
+function countsAs(record: RequestRecord, key: MinuteKey): boolean {
+  const { served, routing } = record
+  return (
+    record.status === key.status &&
+    (served.model ?? record.requested.model) === key.model &&
+    served.provider === key.served_provider &&
+    record.node_id === key.node_id &&
+    record.failure_class === key.failure_class &&
+    routing.picked_by === key.picked_by &&
+    (routing.moved_off !== null) === key.moved_off &&
+    (routing.check !== null) === key.is_check &&
+    routing.added_fallback_served === key.added_fallback_served &&
+    sameKeys(record, key.key_ids)
+  )
+}
+
+/** True when `ids` are `keyIds(record)` (rows.ts): the served key, then each key tried not listed yet. */
+function sameKeys(record: RequestRecord, ids: readonly string[]): boolean {
+  let count = 0
+  const served = record.served.key_id
+  if (served !== null) {
+    if (ids[0] !== served) return false
+    count = 1
+  }
+  for (const attempt of record.attempts) {
+    let listed = false
+    for (let index = 0; index < count && !listed; index++) listed = ids[index] === attempt.key_id
+    if (listed) continue
+    if (ids[count] !== attempt.key_id) return false
+    count += 1
+  }
+  return count === ids.length
+}
+
+/**
  * What the rows waiting in a request log's slots count as. Keys are shared between rows (one
  * object per distinct combination, kept in a table that starts again past MAX_KEYS), so a row
  * costs a slot in two arrays and nothing the GC has to copy.
@@ -55,8 +105,20 @@ export class MinuteCounts {
   private readonly keyOfSlot: (MinuteKey | undefined)[] = []
   private readonly minuteOfSlot: number[] = []
 
+  /** The key noted last: most rows count as the one before them, and are known by comparing fields. */
+  private last: MinuteKey | undefined
+
   /** Notes what the row in `slot` counts as (`at`: its time in ms). */
   note(slot: number, record: RequestRecord, at: number): void {
+    const last = this.last
+    const key = last !== undefined && countsAs(record, last) ? last : this.keyOf(record)
+    this.last = key
+    this.keyOfSlot[slot] = key
+    this.minuteOfSlot[slot] = Math.floor(at / MINUTE_MS) * MINUTE_MS
+  }
+
+  /** The shared key of what `record` counts as: its combination's text built and looked up. */
+  private keyOf(record: RequestRecord): MinuteKey {
     const { served, routing } = record
     const model = served.model ?? record.requested.model
     const keys = keyIds(record)
@@ -77,11 +139,11 @@ export class MinuteCounts {
         is_check: routing.check !== null,
         added_fallback_served: routing.added_fallback_served,
         key_ids: keys.map(clean),
+        combination: combinationOf(identity),
       }
       this.keys.set(identity, key)
     }
-    this.keyOfSlot[slot] = key
-    this.minuteOfSlot[slot] = Math.floor(at / MINUTE_MS) * MINUTE_MS
+    return key
   }
 
   /** The counts of the rows in `slots`, one per minute and key (slots noted with no key are left out). */
@@ -95,7 +157,8 @@ export class MinuteCounts {
       let count: MinuteCount | undefined
       for (let index = counts.length - 1; index >= 0; index--) {
         const candidate = counts[index] as MinuteCount
-        if (candidate.key === key && candidate.at === at) {
+        // Equal keys may be two objects (the table started again): one upsert cannot touch a row twice.
+        if (candidate.at === at && (candidate.key === key || candidate.key.combination === key.combination)) {
           count = candidate
           break
         }
@@ -107,19 +170,23 @@ export class MinuteCounts {
   }
 }
 
-const COLUMNS = ['at', 'node_id', 'served_provider', 'model', 'status', 'failure_class', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids', 'requests'] as const
-const TYPES = ['timestamptz', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'bool', 'bool', 'text[]', 'int4'] as const
+const COLUMNS = ['at', 'node_id', 'served_provider', 'model', 'status', 'failure_class', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids', 'combination', 'requests'] as const
+const TYPES = ['timestamptz', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'bool', 'bool', 'text[]', 'text', 'int4'] as const
 
-/** Inserts `counts` on `client` (inside the batch's transaction). */
+/** Adds `counts` to their minutes' rows on `client` (inside the batch's transaction). */
 export async function insertMinuteCounts(client: pg.PoolClient, counts: readonly MinuteCount[]): Promise<void> {
   if (counts.length === 0) return
   const values: unknown[] = []
   const tuples: string[] = []
   for (const { at, key, requests } of counts) {
-    const row = [new Date(at).toISOString(), key.node_id, key.served_provider, key.model, key.status, key.failure_class, key.picked_by, key.moved_off, key.is_check, key.added_fallback_served, key.key_ids, requests]
+    const row = [new Date(at).toISOString(), key.node_id, key.served_provider, key.model, key.status, key.failure_class, key.picked_by, key.moved_off, key.is_check, key.added_fallback_served, key.key_ids, key.combination, requests]
     tuples.push(`(${row.map((value, index) => `$${values.push(value)}::${TYPES[index]}`).join(', ')})`)
   }
-  await client.query(`INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`, values)
+  await client.query(
+    `INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
+     ON CONFLICT (at, node_id, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
+    values,
+  )
 }
 
 /**

@@ -6,9 +6,11 @@
  * exactly the rows written. The facets and totals of a day then sum a few thousand rows instead
  * of every request of the day: 1.9M rows took 7.5 s to count (bench/README.md, "Stop 20").
  *
+ * One row per minute, node and combination (`combination` names it: the values as one text, or
+ * its hash when long), added to by every batch that holds such requests (an upsert), so a busy
+ * node's minute is a row per combination however many requests and batches it had.
  * `request_log_minutes_since` holds the first minute the counts cover: rows before it were
- * written without counts and are counted from `request_log` itself. Several rows may hold the
- * same combination and minute (one per batch that had it); readers sum them.
+ * written without counts and are counted from `request_log` itself.
  */
 import type { Migration } from './migrations.ts'
 
@@ -29,9 +31,10 @@ export const requestLogMinutesMigration: Migration = {
       is_check boolean NOT NULL,
       added_fallback_served boolean NOT NULL,
       key_ids text[] NOT NULL,
+      combination text NOT NULL,
       requests integer NOT NULL
     ) PARTITION BY RANGE (at);
-    CREATE INDEX request_log_minutes_at ON request_log_minutes (at);
+    CREATE UNIQUE INDEX request_log_minutes_key ON request_log_minutes (at, node_id, combination);
 
     CREATE TABLE request_log_minutes_since (since timestamptz NOT NULL);
     INSERT INTO request_log_minutes_since VALUES (date_trunc('minute', now()) + interval '1 minute');
