@@ -15,6 +15,7 @@ import { REQUEST_LOG_TABLE } from './rows.ts'
 import { REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
 
 const MINUTE_MS = 60_000
+const HOUR_MS = 3_600_000
 
 /** The model a row counts under: the one served, else the one asked for. */
 export const MODEL = 'coalesce(served_model, requested_model)'
@@ -39,21 +40,39 @@ interface Combination {
   requests: string
 }
 
-/** Where a window's counts come from: `[from, to)` of whole minutes from the counts (null: none), the rest from rows. */
-export interface CountSources {
-  minutes: { from: number; to: number } | null
-  /** Time ranges counted from rows, `[from, to)` but the last, which is `[from, to]` like the window. */
-  rows: { from: number; to: number }[]
+/** A time range `[from, to)`, or `[from, to]` when `closed` (the window's own end). */
+export interface Range {
+  from: number
+  to: number
+  closed?: boolean
 }
 
-/** Splits the window `[from, to]` given the first minute the counts cover. */
+/** Where a window's counts come from: whole hours and whole minutes from the counts, the rest from rows. */
+export interface CountSources {
+  rows: Range[]
+  minutes: Range[]
+  hours: Range[]
+}
+
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit
+
+/**
+ * Splits the window `[from, to]`, given the first minute the counts cover: its whole hours from
+ * the hours' counts, the whole minutes left from the minutes', and from rows the part of a
+ * minute at either end and any time before the counts began.
+ */
 export function countSources(from: number, to: number, since: number): CountSources {
-  const first = Math.max(Math.ceil(from / MINUTE_MS) * MINUTE_MS, since)
-  const last = Math.floor(to / MINUTE_MS) * MINUTE_MS
-  if (!(first < last)) return { minutes: null, rows: [{ from, to }] }
-  const rows = from < first ? [{ from, to: first }] : []
-  rows.push({ from: last, to })
-  return { minutes: { from: first, to: last }, rows }
+  const firstMinute = Math.max(ceilTo(from, MINUTE_MS), ceilTo(since, MINUTE_MS))
+  const lastMinute = floorTo(to, MINUTE_MS)
+  if (!(firstMinute < lastMinute)) return { rows: [{ from, to, closed: true }], minutes: [], hours: [] }
+  const rows: Range[] = from < firstMinute ? [{ from, to: firstMinute }] : []
+  rows.push({ from: lastMinute, to, closed: true })
+  const firstHour = ceilTo(firstMinute, HOUR_MS)
+  const lastHour = floorTo(lastMinute, HOUR_MS)
+  if (!(firstHour < lastHour)) return { rows, minutes: [{ from: firstMinute, to: lastMinute }], hours: [] }
+  const minutes = [{ from: firstMinute, to: firstHour }, { from: lastHour, to: lastMinute }].filter((range) => range.from < range.to)
+  return { rows, minutes, hours: [{ from: firstHour, to: lastHour }] }
 }
 
 /** True when every filter of `query` is on a value the combinations hold. */
@@ -77,7 +96,13 @@ function passes(combination: Combination, query: LogQuery): boolean {
   return true
 }
 
-const GROUPED = 'served_provider, model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, key_ids'
+/**
+ * A combination's values from its counts' rows, grouped by the text that names it (rows.ts keeps
+ * the values of one combination alike, so any row's are the group's).
+ */
+const COMBINED =
+  'min(served_provider) AS served_provider, min(model) AS model, min(status) AS status, min(failure_class) AS failure_class, node_id, min(picked_by) AS picked_by, ' +
+  'bool_or(moved_off) AS moved_off, bool_or(is_check) AS is_check, bool_or(added_fallback_served) AS added_fallback_served, min(key_ids) AS key_ids, sum(requests) AS requests'
 
 /** The first minute the per-minute counts cover (migration 0022); rows before it are counted as rows. */
 async function countsSince(pool: pg.Pool): Promise<number> {
@@ -86,19 +111,23 @@ async function countsSince(pool: pg.Pool): Promise<number> {
   return since instanceof Date ? since.getTime() : Number.POSITIVE_INFINITY
 }
 
-/** The combinations of a window, from the counts and the rows as `countSources` splits it. */
+/** The combinations of a window (a combination may come more than once: from the counts and from rows), as `countSources` splits it. */
 async function combinations(pool: pg.Pool, from: number, to: number): Promise<Combination[]> {
   const sources = countSources(from, to, await countsSince(pool))
-  const values: string[] = []
-  const add = (ms: number) => `$${values.push(new Date(ms).toISOString())}::timestamptz`
+  const values: (string | number)[] = []
+  const add = (value: string | number) => `$${values.push(value)}`
+  const time = (ms: number) => `${add(new Date(ms).toISOString())}::timestamptz`
+  const within = (range: Range) => `at >= ${time(range.from)} AND at ${range.closed === true ? '<=' : '<'} ${time(range.to)}`
   const parts: string[] = []
-  if (sources.minutes !== null) {
-    parts.push(`SELECT ${GROUPED}, sum(requests) AS requests FROM ${REQUEST_LOG_MINUTES_TABLE}
-                WHERE at >= ${add(sources.minutes.from)} AND at < ${add(sources.minutes.to)} GROUP BY ${GROUPED}`)
+  for (const [span, ranges] of [[MINUTE_MS, sources.minutes], [HOUR_MS, sources.hours]] as const) {
+    for (const range of ranges) {
+      parts.push(`SELECT ${COMBINED} FROM ${REQUEST_LOG_MINUTES_TABLE} WHERE span = ${add(span / 1000)}::int AND ${within(range)} GROUP BY node_id, combination`)
+    }
   }
-  const ranges = sources.rows.map((range, index) => `(at >= ${add(range.from)} AND at ${index === sources.rows.length - 1 ? '<=' : '<'} ${add(range.to)})`)
-  parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests
-                FROM ${REQUEST_LOG_TABLE} WHERE ${ranges.join(' OR ')} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
+  for (const range of sources.rows) {
+    parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests
+                  FROM ${REQUEST_LOG_TABLE} WHERE ${within(range)} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
+  }
   const result = await pool.query<Combination>(parts.join('\nUNION ALL\n'), values)
   return result.rows
 }

@@ -1,5 +1,5 @@
 /**
- * The per-minute counts of the request log (migration 0022): what each row counts as in the
+ * The per-minute (and per-hour) counts of the request log (migration 0022): what each row counts as in the
  * facets of `GET /api/logs` (its minute and the values the facets group by), noted when the row
  * is encoded and summed per batch when the batch is written, in the batch's own transaction. So
  * the counts hold exactly the rows written: a row dropped from the buffer or refused with its
@@ -170,21 +170,35 @@ export class MinuteCounts {
   }
 }
 
-const COLUMNS = ['at', 'node_id', 'served_provider', 'model', 'status', 'failure_class', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids', 'combination', 'requests'] as const
-const TYPES = ['timestamptz', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'bool', 'bool', 'text[]', 'text', 'int4'] as const
+const COLUMNS = ['span', 'at', 'node_id', 'served_provider', 'model', 'status', 'failure_class', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids', 'combination', 'requests'] as const
+const TYPES = ['int4', 'timestamptz', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'bool', 'bool', 'text[]', 'text', 'int4'] as const
+const HOUR_MS = 3_600_000
 
-/** Adds `counts` to their minutes' rows on `client` (inside the batch's transaction). */
+/**
+ * Adds `counts` to their minutes' and their hours' rows on `client` (inside the batch's
+ * transaction): one upsert, with each hour's combination once (a statement cannot touch a row twice).
+ */
 export async function insertMinuteCounts(client: pg.PoolClient, counts: readonly MinuteCount[]): Promise<void> {
   if (counts.length === 0) return
+  const hours = new Map<string, MinuteCount>()
+  for (const count of counts) {
+    const at = Math.floor(count.at / HOUR_MS) * HOUR_MS
+    const name = `${at} ${count.key.node_id} ${count.key.combination}`
+    const hour = hours.get(name)
+    if (hour === undefined) hours.set(name, { at, key: count.key, requests: count.requests })
+    else hour.requests += count.requests
+  }
   const values: unknown[] = []
   const tuples: string[] = []
-  for (const { at, key, requests } of counts) {
-    const row = [new Date(at).toISOString(), key.node_id, key.served_provider, key.model, key.status, key.failure_class, key.picked_by, key.moved_off, key.is_check, key.added_fallback_served, key.key_ids, key.combination, requests]
+  const push = (span: number, { at, key, requests }: MinuteCount) => {
+    const row = [span, new Date(at).toISOString(), key.node_id, key.served_provider, key.model, key.status, key.failure_class, key.picked_by, key.moved_off, key.is_check, key.added_fallback_served, key.key_ids, key.combination, requests]
     tuples.push(`(${row.map((value, index) => `$${values.push(value)}::${TYPES[index]}`).join(', ')})`)
   }
+  for (const count of counts) push(MINUTE_MS / 1000, count)
+  for (const hour of hours.values()) push(HOUR_MS / 1000, hour)
   await client.query(
     `INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
-     ON CONFLICT (at, node_id, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
+     ON CONFLICT (span, at, node_id, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
     values,
   )
 }

@@ -208,8 +208,8 @@ describe('the request log in Postgres', () => {
 
   it('counts whole minutes from the per-minute counts and the rest from rows, both as the rows themselves say', async () => {
     // Two days back, in partitions the `earlier` log made: rows no other test deletes under.
-    const base = NOW - 2 * 86_400_000 - 3 * 3_600_000 + 17_345
-    const span = 10 * 60_000
+    const base = NOW - 2 * 86_400_000 - 5 * 3_600_000 + 17_345
+    const span = 3 * 3_600_000
     const variants = fc.record({
       offset: fc.integer({ min: 0, max: span - 1 }),
       node_id: fc.constantFrom('node-1', 'node-2', 'Node-3'),
@@ -247,7 +247,7 @@ describe('the request log in Postgres', () => {
     })
     for (const entry of records) requestLog.listener(entry)
     await requestLog.flush()
-    const { rows: written } = await database.pool.query<{ requests: string }>('SELECT sum(requests) AS requests FROM request_log_minutes WHERE at >= $1 AND at < $2', [
+    const { rows: written } = await database.pool.query<{ requests: string }>('SELECT sum(requests) AS requests FROM request_log_minutes WHERE span = 60 AND at >= $1 AND at < $2', [
       new Date(base - 60_000).toISOString(),
       new Date(base + span).toISOString(),
     ])
@@ -287,16 +287,19 @@ describe('the request log in Postgres', () => {
     const newest = (a: RequestRecord, b: RequestRecord) => Date.parse(b.at) - Date.parse(a.at) || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0)
     // Windows on and off the minute, inside the rows and around them.
     const minute = Math.ceil(base / 60_000) * 60_000
+    const hour = Math.ceil(base / 3_600_000) * 3_600_000
     const windows = [
       [base - 60_000, base + span],
       [minute, minute + 5 * 60_000],
       [minute - 1, minute + 5 * 60_000 + 1],
+      [hour, hour + 3_600_000],
+      [hour - 60_001, hour + 2 * 3_600_000 + 1],
       [base + 12_345, base + span - 54_321],
       [minute + 10_000, minute + 50_000],
     ] as const
     const { rows: before } = await database.pool.query<{ since: Date }>('SELECT since FROM request_log_minutes_since')
     try {
-      for (const since of ['infinity', new Date(base - 3_600_000).toISOString(), new Date(minute + 2 * 60_000).toISOString()]) {
+      for (const since of ['infinity', new Date(base - 3_600_000).toISOString(), new Date(minute + 2 * 60_000).toISOString(), new Date(hour + 30 * 60_000).toISOString()]) {
         await database.pool.query('UPDATE request_log_minutes_since SET since = $1', [since])
         for (const [from, to] of windows) {
           const inWindow = records.filter((entry) => Date.parse(entry.at) >= from && Date.parse(entry.at) <= to)

@@ -1,12 +1,13 @@
 /**
- * Per-minute counts of the request log (issue 15): for every minute, node and combination of
+ * Per-minute and per-hour counts of the request log (issue 15): for every minute (`span` 60)
+ * and every hour (`span` 3600), node and combination of
  * the values `GET /api/logs` counts in its facets (provider, model, status, failure class, who
  * picked, moved off, check, added fallback, keys), how many requests. Each node writes them
  * with its rows, in the same transaction (history's request-log/minutes.ts), so they count
  * exactly the rows written. The facets and totals of a day then sum a few thousand rows instead
  * of every request of the day: 1.9M rows took 7.5 s to count (bench/README.md, "Stop 20").
  *
- * One row per minute, node and combination (`combination` names it: the values as one text, or
+ * One row per span, minute or hour, node and combination (`combination` names it: the values as one text, or
  * its hash when long), added to by every batch that holds such requests (an upsert), so a busy
  * node's minute is a row per combination however many requests and batches it had.
  * `request_log_minutes_since` holds the first minute the counts cover: rows before it were
@@ -14,12 +15,13 @@
  */
 import type { Migration } from './migrations.ts'
 
-/** Migration 0022: `request_log_minutes`, partitioned by day like `request_log`, and the minute it starts. */
+/** Migration 0022: `request_log_minutes` (minutes and hours), partitioned by day like `request_log`, and the minute it starts. */
 export const requestLogMinutesMigration: Migration = {
   version: '0022',
   name: 'request log minutes',
   sql: `
     CREATE TABLE request_log_minutes (
+      span integer NOT NULL,
       at timestamptz NOT NULL,
       node_id text NOT NULL,
       served_provider text,
@@ -34,7 +36,7 @@ export const requestLogMinutesMigration: Migration = {
       combination text NOT NULL,
       requests integer NOT NULL
     ) PARTITION BY RANGE (at);
-    CREATE UNIQUE INDEX request_log_minutes_key ON request_log_minutes (at, node_id, combination);
+    CREATE UNIQUE INDEX request_log_minutes_key ON request_log_minutes (span, at, node_id, combination);
 
     CREATE TABLE request_log_minutes_since (since timestamptz NOT NULL);
     INSERT INTO request_log_minutes_since VALUES (date_trunc('minute', now()) + interval '1 minute');
