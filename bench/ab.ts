@@ -31,24 +31,10 @@ import { startPrivateServer } from '../packages/store/test/private-server.ts'
 import { measure } from './lib/load.mjs'
 import { freePort, startService, stopAll, waitUntilReady, killAllNow } from './lib/processes.mjs'
 import { startSimulator, UPSTREAM_KEY } from './lib/targets.mjs'
-import { clockTicks, readStatFile } from './lib/processes.mjs'
+import { clockTicks, postgresCpuMs, readStatFile } from './lib/processes.mjs'
 import { readdirSync } from 'node:fs'
 import os from 'node:os'
 import { execFileSync } from 'node:child_process'
-
-/** CPU ms of a PostgreSQL server: its postmaster and every backend (they are its children). */
-function postgresCpuMs(postmaster: number): number {
-  let ticks = 0
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readStatFile(`/proc/${entry}/stat`, Number(entry))
-      if (stat.pid !== postmaster && stat.ppid !== postmaster) continue
-      ticks += stat.ticks
-    } catch { /* gone */ }
-  }
-  return (ticks * 1000) / clockTicks
-}
 
 /** Read and write syscalls and context switches of one process, from /proc. */
 function syscalls(pid: number): { reads: number; writes: number; voluntary: number; involuntary: number } {

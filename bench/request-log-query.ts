@@ -12,7 +12,7 @@
  *
  * `--keep` leaves the database in place (to look into a query). Uses its own embedded PostgreSQL under bench/results/request-log-query/ (or DATABASE_URL).
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -25,6 +25,7 @@ import { MinuteCounts } from '../packages/history/src/request-log/minutes.ts'
 import { encodeRow } from '../packages/history/src/request-log/rows.ts'
 import { RowArena } from '../packages/history/src/writer/arena.ts'
 import { BinarySink } from '../packages/history/src/writer/binary-sink.ts'
+import { postgresCpuMs } from './lib/processes.mjs'
 import { replaceSection } from './lib/report.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
@@ -150,6 +151,47 @@ function perRowCosts(records: RequestRecord[]): { encode: number; note: number }
   return { encode: median(runs.encode.slice(2)), note: median(runs.note.slice(2)) }
 }
 
+/** A fresh, migrated database on the bench's server, and its pool. */
+async function freshDatabase(admin: pg.Pool, serverUrl: string, name: string): Promise<pg.Pool> {
+  await admin.query(`CREATE DATABASE ${name}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  const pool = createPool({ url: url.toString() })
+  await migrate(pool)
+  await pool.query('UPDATE request_log_minutes_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
+  return pool
+}
+
+/**
+ * What writing rows costs with their counts and without (`countMinutes: false`): Postgres's CPU
+ * and this process's per row, each traffic shape written to two fresh databases in chunks that
+ * take turns, so both sides see the same stretch of the machine.
+ */
+async function writeCosts(pools: { counted: pg.Pool; plain: pg.Pool }, postmaster: number, records: RequestRecord[], now: number) {
+  const sides = {
+    counted: { log: createRequestLog({ pool: pools.counted, now: () => now, isLeader: () => false }), pgMs: 0, ownMs: 0 },
+    plain: { log: createRequestLog({ pool: pools.plain, now: () => now, isLeader: () => false }, { countMinutes: false }), pgMs: 0, ownMs: 0 },
+  }
+  await Promise.all([sides.counted.log.start(), sides.plain.log.start()])
+  const chunk = 10_000
+  for (let start = 0; start < records.length; start += chunk) {
+    const order = (start / chunk) % 2 === 0 ? (['counted', 'plain'] as const) : (['plain', 'counted'] as const)
+    for (const name of order) {
+      const side = sides[name]
+      const pgBefore = postgresCpuMs(postmaster)
+      const ownBefore = process.cpuUsage()
+      for (let index = start; index < Math.min(records.length, start + chunk); index++) side.log.listener(records[index]!)
+      await side.log.flush()
+      const own = process.cpuUsage(ownBefore)
+      side.ownMs += (own.user + own.system) / 1000
+      side.pgMs += postgresCpuMs(postmaster) - pgBefore
+    }
+  }
+  await Promise.all([sides.counted.log.close(), sides.plain.log.close()])
+  const perRow = (ms: number) => (ms * 1000) / records.length
+  return { counted: { pg: perRow(sides.counted.pgMs), own: perRow(sides.counted.ownMs) }, plain: { pg: perRow(sides.plain.pgMs), own: perRow(sides.plain.ownMs) } }
+}
+
 async function main() {
   const resultsDir = join(benchDir, 'results', 'request-log-query')
   mkdirSync(resultsDir, { recursive: true })
@@ -220,6 +262,25 @@ async function main() {
     const same = now20.total === then19.total && canonical(now20.facets as unknown as Record<string, Record<string, number>>) === canonical(then19.facets) && JSON.stringify(now20.logs.map((entry) => entry.id)) === JSON.stringify(then19.ids)
     if (!same) throw new Error(`the counts answered differently from the rows: ${now20.total} against ${then19.total}`)
     const costs = perRowCosts(sample)
+    // Writing with counts and without, for two shapes of traffic: the day's mix, and one route (every request alike, as bench/http.mjs sends).
+    const postmaster = Number(readFileSync(join(resultsDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
+    const template = sample[0]!
+    const alike = sample.map((record) => ({ ...template, id: record.id, at: record.at }))
+    const shapes: [string, RequestRecord[]][] = [['the day\'s mix', sample], ['one route, every request alike', alike]]
+    const costRows: string[] = []
+    for (const [index, [label, records]] of shapes.entries()) {
+      const pools = { counted: await freshDatabase(admin, database.url, `${name}_counted_${index}`), plain: await freshDatabase(admin, database.url, `${name}_plain_${index}`) }
+      try {
+        const cost = await writeCosts(pools, postmaster, records, now)
+        costRows.push(`| ${label} | ${records.length.toLocaleString('en-US')} | ${cost.plain.pg.toFixed(1)} | ${cost.counted.pg.toFixed(1)} (${(cost.counted.pg / cost.plain.pg).toFixed(2)}x) | ${cost.plain.own.toFixed(1)} | ${cost.counted.own.toFixed(1)} (${(cost.counted.own / cost.plain.own).toFixed(2)}x) |`)
+        console.log(costRows[costRows.length - 1])
+      } finally {
+        for (const [side, pool] of Object.entries(pools)) {
+          await pool.end()
+          await admin.query(`DROP DATABASE IF EXISTS ${name}_${side}_${index} WITH (FORCE)`).catch(() => {})
+        }
+      }
+    }
 
     const table = [
       `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/request-log-query.ts --rows ${rowCount} --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL; load average ${loadavg()[0]!.toFixed(1)} at the end.`,
@@ -229,6 +290,12 @@ async function main() {
       '| query | parameters | p50 ms | p95 ms | |',
       '| --- | --- | ---: | ---: | --- |',
       ...rows,
+      '',
+      'Writing rows with their counts and without (`countMinutes: false`), Postgres CPU per row (the server and every backend) and this process\'s CPU per row (building nothing: encoding, counting, sending), written as fast as the writer goes, in chunks of 10,000 rows taking turns:',
+      '',
+      '| traffic | rows | Postgres µs per row, rows alone | with counts | this process µs per row, rows alone | with counts |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+      ...costRows,
     ].join('\n')
     console.log(table)
     if (!values['no-readme']) replaceSection(join(benchDir, 'README.md'), 'request-log-query', table)

@@ -234,3 +234,23 @@ export function machineBusyMs() {
   const [user, nice, system, , , , , steal] = line.trim().split(/\s+/).slice(1).map(Number);
   return ((user + nice + system + (steal || 0)) * 1000) / clockTicks;
 }
+
+/**
+ * CPU ms (user + system) of a PostgreSQL server: its postmaster and every live child (the
+ * backends and background workers). A backend that exits between two readings takes its ticks
+ * with it: read across a stretch in which the connections stay open.
+ */
+export function postgresCpuMs(postmaster) {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readStat(Number(entry));
+      if (stat.pid !== postmaster && stat.ppid !== postmaster) continue;
+      ticks += stat.ticks;
+    } catch {
+      // exited while we looked
+    }
+  }
+  return (ticks * 1000) / clockTicks;
+}

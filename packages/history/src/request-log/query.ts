@@ -9,7 +9,7 @@ import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
-import { countWindow, KEY_IDS, MODEL } from './counts.ts'
+import { countable, countWindow, KEY_IDS, MODEL } from './counts.ts'
 
 /** A parameter the log API cannot use; `param` names it. Answered as a 400. */
 export class RequestLogQueryError extends Error {
@@ -284,7 +284,8 @@ async function readPage(pool: pg.Pool, query: LogQuery): Promise<EntryRow[]> {
 /** One page of the log, its total and the window's facets. */
 export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
   const counted = countWindow(pool, query)
-  const page = readPage(pool, query)
+  // A total known from the counts that ends before the page spares looking for rows that are not there.
+  const page = countable(query) ? counted.then(({ total }) => (total !== null && total <= query.offset ? [] : readPage(pool, query))) : readPage(pool, query)
   const total = counted.then(async ({ total }) => {
     if (total !== null) return total
     const filter = where(query)

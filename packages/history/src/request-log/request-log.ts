@@ -10,7 +10,7 @@ import { RowArena } from '../writer/arena.ts'
 import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
-import { batchOf, encodeRow, REQUEST_LOG_TABLE } from './rows.ts'
+import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
 import { insertCountedRows, MinuteCounts, REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
 
 export interface RequestLogComponents {
@@ -41,6 +41,8 @@ export interface RequestLogInit {
   maintenanceEveryMs?: number
   /** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows; default 30 s. */
   summarizeEveryMs?: number
+  /** Writes the per-minute counts with the rows (minutes.ts); default true. False only for bench/request-log-query.ts's comparison. */
+  countMinutes?: boolean
 }
 
 /** The request log of one node. */
@@ -112,6 +114,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536), sink: new BinarySink() })
   // What each buffered row counts as in the per-minute counts, written with it (minutes.ts).
   const minutes = new MinuteCounts()
+  const countMinutes = init.countMinutes ?? true
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,
@@ -121,9 +124,9 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     release: (slot) => arena.release(slot),
     write: async (slots) => {
       const data = batchOf(arena, slots)
-      const counts = minutes.countsOf(slots)
       const started = performance.now()
-      await insertCountedRows(pool, data, counts)
+      if (countMinutes) await insertCountedRows(pool, data, minutes.countsOf(slots))
+      else await insertRows(pool, data)
       components.onWritten?.(slots.length, (performance.now() - started) / 1000)
     },
   })
@@ -185,7 +188,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     let slot: number
     try {
       slot = arena.encode(encodeRow, record)
-      minutes.note(slot, record, Date.parse(record.at))
+      if (countMinutes) minutes.note(slot, record, Date.parse(record.at))
     } catch (error) {
       log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
       return
