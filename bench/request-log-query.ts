@@ -10,6 +10,7 @@
  * Checks that both answer the same totals and facets (and the same page), and times the cost of
  * noting a row's counts beside the cost of encoding it (µs per row, the writer's own loop).
  *
+ * `--costs-only` times only the writes with counts and without (nothing written to the README).
  * `--keep` leaves the database in place (to look into a query). Uses its own embedded PostgreSQL under bench/results/request-log-query/ (or DATABASE_URL).
  */
 import { mkdirSync, readFileSync } from 'node:fs'
@@ -29,7 +30,7 @@ import { postgresCpuMs } from './lib/processes.mjs'
 import { replaceSection } from './lib/report.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '2000000' }, iterations: { type: 'string', default: '9' }, keep: { type: 'boolean', default: false }, 'no-readme': { type: 'boolean', default: false } } })
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '2000000' }, iterations: { type: 'string', default: '9' }, keep: { type: 'boolean', default: false }, 'no-readme': { type: 'boolean', default: false }, 'costs-only': { type: 'boolean', default: false } } })
 const rowCount = Math.min(20_000_000, Math.max(10_000, Number(values.rows)))
 const iterations = Math.min(100, Math.max(3, Number(values.iterations)))
 const DAY = 86_400_000
@@ -192,6 +193,29 @@ async function writeCosts(pools: { counted: pg.Pool; plain: pg.Pool }, postmaste
   return { counted: { pg: perRow(sides.counted.pgMs), own: perRow(sides.counted.ownMs) }, plain: { pg: perRow(sides.plain.pgMs), own: perRow(sides.plain.ownMs) } }
 }
 
+/** Writing with counts and without, for two shapes of traffic: the day's mix, and one route (every request alike, as bench/http.mjs sends). */
+async function costTable(admin: pg.Pool, serverUrl: string, name: string, sample: RequestRecord[], now: number): Promise<string[]> {
+  const postmaster = Number(readFileSync(join(benchDir, 'results', 'request-log-query', 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
+  const template = sample[0]!
+  const alike = sample.map((record) => ({ ...template, id: record.id, at: record.at }))
+  const shapes: [string, RequestRecord[]][] = [["the day's mix", sample], ['one route, every request alike', alike]]
+  const costRows: string[] = []
+  for (const [index, [label, records]] of shapes.entries()) {
+    const pools = { counted: await freshDatabase(admin, serverUrl, `${name}_counted_${index}`), plain: await freshDatabase(admin, serverUrl, `${name}_plain_${index}`) }
+    try {
+      const cost = await writeCosts(pools, postmaster, records, now)
+      costRows.push(`| ${label} | ${records.length.toLocaleString('en-US')} | ${cost.plain.pg.toFixed(1)} | ${cost.counted.pg.toFixed(1)} (${(cost.counted.pg / cost.plain.pg).toFixed(2)}x) | ${cost.plain.own.toFixed(1)} | ${cost.counted.own.toFixed(1)} (${(cost.counted.own / cost.plain.own).toFixed(2)}x) |`)
+      console.log(costRows[costRows.length - 1])
+    } finally {
+      for (const [side, pool] of Object.entries(pools)) {
+        await pool.end()
+        await admin.query(`DROP DATABASE IF EXISTS ${name}_${side}_${index} WITH (FORCE)`).catch(() => {})
+      }
+    }
+  }
+  return costRows
+}
+
 async function main() {
   const resultsDir = join(benchDir, 'results', 'request-log-query')
   mkdirSync(resultsDir, { recursive: true })
@@ -207,6 +231,12 @@ async function main() {
     // The counts cover the whole day written here, as on a node that has run the migration a day.
     await pool.query('UPDATE request_log_minutes_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
     const now = Date.now()
+    if (values['costs-only']) {
+      const random = prng(15)
+      const sample = Array.from({ length: 100_000 }, (_, index) => requestAt(now - DAY + Math.floor((index * DAY) / rowCount), random))
+      await costTable(admin, database.url, name, sample, now)
+      return
+    }
     const requestLog = createRequestLog({ pool, now: () => now, isLeader: () => false }, { capacity: 50_000 })
     await requestLog.start()
     const random = prng(15)
@@ -262,25 +292,7 @@ async function main() {
     const same = now20.total === then19.total && canonical(now20.facets as unknown as Record<string, Record<string, number>>) === canonical(then19.facets) && JSON.stringify(now20.logs.map((entry) => entry.id)) === JSON.stringify(then19.ids)
     if (!same) throw new Error(`the counts answered differently from the rows: ${now20.total} against ${then19.total}`)
     const costs = perRowCosts(sample)
-    // Writing with counts and without, for two shapes of traffic: the day's mix, and one route (every request alike, as bench/http.mjs sends).
-    const postmaster = Number(readFileSync(join(resultsDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
-    const template = sample[0]!
-    const alike = sample.map((record) => ({ ...template, id: record.id, at: record.at }))
-    const shapes: [string, RequestRecord[]][] = [['the day\'s mix', sample], ['one route, every request alike', alike]]
-    const costRows: string[] = []
-    for (const [index, [label, records]] of shapes.entries()) {
-      const pools = { counted: await freshDatabase(admin, database.url, `${name}_counted_${index}`), plain: await freshDatabase(admin, database.url, `${name}_plain_${index}`) }
-      try {
-        const cost = await writeCosts(pools, postmaster, records, now)
-        costRows.push(`| ${label} | ${records.length.toLocaleString('en-US')} | ${cost.plain.pg.toFixed(1)} | ${cost.counted.pg.toFixed(1)} (${(cost.counted.pg / cost.plain.pg).toFixed(2)}x) | ${cost.plain.own.toFixed(1)} | ${cost.counted.own.toFixed(1)} (${(cost.counted.own / cost.plain.own).toFixed(2)}x) |`)
-        console.log(costRows[costRows.length - 1])
-      } finally {
-        for (const [side, pool] of Object.entries(pools)) {
-          await pool.end()
-          await admin.query(`DROP DATABASE IF EXISTS ${name}_${side}_${index} WITH (FORCE)`).catch(() => {})
-        }
-      }
-    }
+    const costRows = await costTable(admin, database.url, name, sample, now)
 
     const table = [
       `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/request-log-query.ts --rows ${rowCount} --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL; load average ${loadavg()[0]!.toFixed(1)} at the end.`,

@@ -152,7 +152,9 @@ export function readStatFile(path, pid) {
   const fields = text.slice(close + 2).split(' ');
   const user = Number(fields[11]);
   const system = Number(fields[12]);
-  return { pid, comm, ppid: Number(fields[1]), user, system, ticks: user + system };
+  // cutime + cstime: the children it has waited for (a server's exited backends).
+  const reaped = Number(fields[13]) + Number(fields[14]);
+  return { pid, comm, ppid: Number(fields[1]), user, system, ticks: user + system, reaped };
 }
 
 /**
@@ -236,9 +238,9 @@ export function machineBusyMs() {
 }
 
 /**
- * CPU ms (user + system) of a PostgreSQL server: its postmaster and every live child (the
- * backends and background workers). A backend that exits between two readings takes its ticks
- * with it: read across a stretch in which the connections stay open.
+ * CPU ms (user + system) of a PostgreSQL server: its postmaster, every live child (the
+ * backends and background workers) and every child it has reaped (cutime and cstime), so a
+ * backend that exits between two readings still counts.
  */
 export function postgresCpuMs(postmaster) {
   let ticks = 0;
@@ -247,7 +249,8 @@ export function postgresCpuMs(postmaster) {
     try {
       const stat = readStat(Number(entry));
       if (stat.pid !== postmaster && stat.ppid !== postmaster) continue;
-      ticks += stat.ticks;
+      // A backend that exits between two readings moves from the live ones into the postmaster's reaped time.
+      ticks += stat.ticks + (stat.pid === postmaster ? stat.reaped : 0);
     } catch {
       // exited while we looked
     }

@@ -12,7 +12,7 @@
 import type pg from 'pg'
 import type { LogFacets, LogQuery } from './query.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
-import { REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
+import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
 
 const MINUTE_MS = 60_000
 const HOUR_MS = 3_600_000
@@ -96,14 +96,6 @@ function passes(combination: Combination, query: LogQuery): boolean {
   return true
 }
 
-/**
- * A combination's values from its counts' rows, grouped by the text that names it (rows.ts keeps
- * the values of one combination alike, so any row's are the group's).
- */
-const COMBINED =
-  'min(served_provider) AS served_provider, min(model) AS model, min(status) AS status, min(failure_class) AS failure_class, node_id, min(picked_by) AS picked_by, ' +
-  'bool_or(moved_off) AS moved_off, bool_or(is_check) AS is_check, bool_or(added_fallback_served) AS added_fallback_served, min(key_ids) AS key_ids, sum(requests) AS requests'
-
 /** The first minute the per-minute counts cover (migration 0022); rows before it are counted as rows. */
 async function countsSince(pool: pg.Pool): Promise<number> {
   const result = await pool.query<{ since: Date }>('SELECT min(since) AS since FROM request_log_minutes_since')
@@ -119,10 +111,15 @@ async function combinations(pool: pg.Pool, from: number, to: number): Promise<Co
   const time = (ms: number) => `${add(new Date(ms).toISOString())}::timestamptz`
   const within = (range: Range) => `at >= ${time(range.from)} AND at ${range.closed === true ? '<=' : '<'} ${time(range.to)}`
   const parts: string[] = []
+  const counted: string[] = []
   for (const [span, ranges] of [[MINUTE_MS, sources.minutes], [HOUR_MS, sources.hours]] as const) {
-    for (const range of ranges) {
-      parts.push(`SELECT ${COMBINED} FROM ${REQUEST_LOG_MINUTES_TABLE} WHERE span = ${add(span / 1000)}::int AND ${within(range)} GROUP BY node_id, combination`)
-    }
+    for (const range of ranges) counted.push(`SELECT combination, requests FROM ${REQUEST_LOG_MINUTES_TABLE} WHERE span = ${span / 1000} AND ${within(range)}`)
+  }
+  if (counted.length > 0) {
+    // Summed per combination first, then given its values: a few hundred lookups for a day.
+    parts.push(`SELECT c.served_provider, c.model, c.status, c.failure_class, c.node_id, c.picked_by, c.moved_off, c.is_check, c.added_fallback_served, c.key_ids, counted.requests
+                  FROM (SELECT combination, sum(requests) AS requests FROM (${counted.join(' UNION ALL ')}) spans GROUP BY combination) counted
+                  JOIN ${REQUEST_LOG_COMBINATIONS_TABLE} c ON c.id = counted.combination`)
   }
   for (const range of sources.rows) {
     parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests

@@ -3,7 +3,12 @@
  * facets of `GET /api/logs` (its minute and the values the facets group by), noted when the row
  * is encoded and summed per batch when the batch is written, in the batch's own transaction. So
  * the counts hold exactly the rows written: a row dropped from the buffer or refused with its
- * batch is in neither. query.ts reads the facets and totals of whole minutes from them.
+ * batch is in neither. counts.ts reads the facets and totals of whole minutes from them.
+ *
+ * The values a row counts by are a combination (`request_log_combinations`), named by a 64-bit
+ * hash of them; a count is then four numbers (span, minute, combination, requests), and a batch
+ * writes its rows and counts in one message: the combinations new to this process that day, the
+ * rows' COPY and the counts' upsert, run by Postgres as one transaction (writer/copy.ts).
  */
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
@@ -12,6 +17,7 @@ import { lostConnection } from '../writer/copy.ts'
 import { copyBatch, keyIds } from './rows.ts'
 
 export const REQUEST_LOG_MINUTES_TABLE = 'request_log_minutes'
+export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
 
 /** The values a row is counted by (the columns of `request_log_minutes` but its minute and count). */
 export interface MinuteKey {
@@ -27,8 +33,8 @@ export interface MinuteKey {
   added_fallback_served: boolean
   /** Every key the request was served by or tried (query.ts's KEY_IDS). */
   key_ids: string[]
-  /** All of the above as one text (a hash of it when long): the row's identity within its minute and node. */
-  combination: string
+  /** All of the above hashed to a signed 64-bit integer (decimal): `request_log_combinations.id`. */
+  id: string
 }
 
 /** One row of `request_log_minutes`: a minute (ms), what its requests count as, how many. */
@@ -37,9 +43,6 @@ export interface MinuteCount {
   key: MinuteKey
   requests: number
 }
-
-/** A combination longer than this is named by its hash: a B-tree entry holds at most about 2.7 kB (a caller may send any model name). */
-const MAX_COMBINATION_CHARS = 512
 
 /** Distinct keys remembered before the table starts again (a caller sending a new model name every time cannot grow it). */
 const MAX_KEYS = 4_096
@@ -52,12 +55,12 @@ const cleanOrNull = (text: string | null): string | null => (text === null ? nul
 const part = (text: string | null): string => (text === null ? '~' : `${text.length}:${text}`)
 
 /**
- * The `combination` of an identity: as Postgres will store it (no NUL, no lone surrogate, so two
- * identities that differ only there are one combination here too), hashed when long.
+ * The id of an identity: its SHA-256's first 8 bytes as a signed bigint, taken from the text as
+ * Postgres will store it (no NUL, no lone surrogate), so two identities that differ only there
+ * are one combination here too. Two combinations alike in 64 bits: about one chance in 10^19 per pair.
  */
-function combinationOf(identity: string): string {
-  const text = clean(identity).toWellFormed()
-  return text.length <= MAX_COMBINATION_CHARS ? text : `sha256:${createHash('sha256').update(text).digest('hex')}`
+function idOf(identity: string): string {
+  return createHash('sha256').update(clean(identity).toWellFormed()).digest().readBigInt64BE(0).toString()
 }
 
 /** True when `record` counts as `key`: every value alike (a value NUL was cleaned out of never is: it takes the long way). */
@@ -139,7 +142,7 @@ export class MinuteCounts {
         is_check: routing.check !== null,
         added_fallback_served: routing.added_fallback_served,
         key_ids: keys.map(clean),
-        combination: combinationOf(identity),
+        id: idOf(identity),
       }
       this.keys.set(identity, key)
     }
@@ -158,7 +161,7 @@ export class MinuteCounts {
       for (let index = counts.length - 1; index >= 0; index--) {
         const candidate = counts[index] as MinuteCount
         // Equal keys may be two objects (the table started again): one upsert cannot touch a row twice.
-        if (candidate.at === at && (candidate.key === key || candidate.key.combination === key.combination)) {
+        if (candidate.at === at && (candidate.key === key || candidate.key.id === key.id)) {
           count = candidate
           break
         }
@@ -170,56 +173,96 @@ export class MinuteCounts {
   }
 }
 
-const COLUMNS = ['span', 'at', 'node_id', 'served_provider', 'model', 'status', 'failure_class', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids', 'combination', 'requests'] as const
-const TYPES = ['int4', 'timestamptz', 'text', 'text', 'text', 'int4', 'text', 'text', 'bool', 'bool', 'bool', 'text[]', 'text', 'int4'] as const
 const HOUR_MS = 3_600_000
+const DAY_MS = 86_400_000
+/** (combination, day) pairs remembered as written before the set starts again. */
+const MAX_KNOWN = 16_384
 
 /**
- * Adds `counts` to their minutes' and their hours' rows on `client` (inside the batch's
- * transaction): one upsert, with each hour's combination once (a statement cannot touch a row twice).
+ * A string as an SQL literal, whatever `standard_conforming_strings` says: quotes doubled, and
+ * backslashes doubled in an E'' string when there are any (as libpq's PQescapeLiteral does).
+ * The text holds no NUL (`clean`).
  */
-export async function insertMinuteCounts(client: pg.PoolClient, counts: readonly MinuteCount[]): Promise<void> {
-  if (counts.length === 0) return
+export function literal(text: string | null): string {
+  if (text === null) return 'NULL'
+  const quoted = text.replaceAll("'", "''")
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`
+}
+
+const textArray = (texts: readonly string[]): string => (texts.length === 0 ? "'{}'::text[]" : `ARRAY[${texts.map(literal).join(', ')}]`)
+const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+
+/**
+ * The statements that write a batch's counts around its rows' COPY: before it, the combinations
+ * not yet written that day (`known` holds those that are: `${id} ${day}`); after it, the upsert
+ * of each minute's and each hour's count (a statement touches a row once: each hour's
+ * combination summed first). Numbers, ISO times and quoted literals only: no parameters, so the
+ * whole batch goes as one simple query.
+ */
+export function countStatements(counts: readonly MinuteCount[], known: ReadonlySet<string>): { before: string | undefined; after: string | undefined; learned: string[] } {
+  if (counts.length === 0) return { before: undefined, after: undefined, learned: [] }
+  const fresh = new Map<string, { key: MinuteKey; day: number }>()
+  const learned: string[] = []
   const hours = new Map<string, MinuteCount>()
+  const tuples: string[] = []
   for (const count of counts) {
-    const at = Math.floor(count.at / HOUR_MS) * HOUR_MS
-    const name = `${at} ${count.key.node_id} ${count.key.combination}`
-    const hour = hours.get(name)
-    if (hour === undefined) hours.set(name, { at, key: count.key, requests: count.requests })
+    const { key } = count
+    const day = Math.floor(count.at / DAY_MS) * DAY_MS
+    const name = `${key.id} ${day}`
+    if (!known.has(name) && !learned.includes(name)) {
+      learned.push(name)
+      const seen = fresh.get(key.id)
+      if (seen === undefined || seen.day < day) fresh.set(key.id, { key, day })
+    }
+    tuples.push(`(60, '${new Date(count.at).toISOString()}', ${key.id}, ${count.requests})`)
+    const hourAt = Math.floor(count.at / HOUR_MS) * HOUR_MS
+    const hourName = `${hourAt} ${key.id}`
+    const hour = hours.get(hourName)
+    if (hour === undefined) hours.set(hourName, { at: hourAt, key, requests: count.requests })
     else hour.requests += count.requests
   }
-  const values: unknown[] = []
-  const tuples: string[] = []
-  const push = (span: number, { at, key, requests }: MinuteCount) => {
-    const row = [span, new Date(at).toISOString(), key.node_id, key.served_provider, key.model, key.status, key.failure_class, key.picked_by, key.moved_off, key.is_check, key.added_fallback_served, key.key_ids, key.combination, requests]
-    tuples.push(`(${row.map((value, index) => `$${values.push(value)}::${TYPES[index]}`).join(', ')})`)
-  }
-  for (const count of counts) push(MINUTE_MS / 1000, count)
-  for (const hour of hours.values()) push(HOUR_MS / 1000, hour)
-  await client.query(
-    `INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (${COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
-     ON CONFLICT (span, at, node_id, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
-    values,
+  for (const hour of hours.values()) tuples.push(`(3600, '${new Date(hour.at).toISOString()}', ${hour.key.id}, ${hour.requests})`)
+  const combinations = [...fresh.values()].map(
+    ({ key, day }) =>
+      `(${key.id}, ${literal(key.node_id)}, ${literal(key.served_provider)}, ${literal(key.model)}, ${key.status}, ${literal(key.failure_class)}, ${literal(key.picked_by)}, ` +
+      `${key.moved_off}, ${key.is_check}, ${key.added_fallback_served}, ${textArray(key.key_ids)}, '${isoDay(day)}')`,
   )
+  return {
+    before:
+      combinations.length === 0
+        ? undefined
+        : `INSERT INTO ${REQUEST_LOG_COMBINATIONS_TABLE} (id, node_id, served_provider, model, status, failure_class, picked_by, moved_off, is_check, added_fallback_served, key_ids, last_day)
+           VALUES ${combinations.join(', ')}
+           ON CONFLICT (id) DO UPDATE SET last_day = GREATEST(${REQUEST_LOG_COMBINATIONS_TABLE}.last_day, EXCLUDED.last_day)`,
+    after: `INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (span, at, combination, requests) VALUES ${tuples.join(', ')}
+            ON CONFLICT (span, at, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
+    learned,
+  }
 }
 
 /**
- * Writes a batch of rows (rows.ts `batchOf`'s bytes) and their per-minute counts in one
- * transaction, so the counts hold exactly the rows written.
+ * Writes batches of rows (rows.ts `batchOf`'s bytes) with their counts: each batch one message,
+ * run as one transaction, so the counts hold exactly the rows written. Remembers the
+ * combinations it has written for each day, to send each once a day.
  */
-export async function insertCountedRows(pool: pg.Pool, data: Buffer, counts: readonly MinuteCount[]): Promise<void> {
-  const client = await pool.connect()
-  let broken: Error | undefined
-  try {
-    await client.query('BEGIN')
-    await copyBatch(client, data)
-    await insertMinuteCounts(client, counts)
-    await client.query('COMMIT')
-  } catch (error) {
-    broken = lostConnection(error)
-    if (broken === undefined) await client.query('ROLLBACK').catch((rollback: unknown) => (broken = lostConnection(rollback)))
-    throw error
-  } finally {
-    client.release(broken)
+export class CountedWriter {
+  private known = new Set<string>()
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  async write(data: Buffer, counts: readonly MinuteCount[]): Promise<void> {
+    const { before, after, learned } = countStatements(counts, this.known)
+    const client = await this.pool.connect()
+    let broken: Error | undefined
+    try {
+      await copyBatch(client, data, { before, after })
+    } catch (error) {
+      broken = lostConnection(error)
+      throw error
+    } finally {
+      client.release(broken)
+    }
+    if (this.known.size + learned.length > MAX_KNOWN) this.known = new Set()
+    for (const name of learned) this.known.add(name)
   }
 }

@@ -7,6 +7,7 @@ import { dayName } from '../partitions/day-partitions.ts'
 import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
 import type { RequestRecord } from './record.ts'
 import { createRequestLog, PARTITION_STORAGE, type RequestLog } from './request-log.ts'
+import { literal } from './minutes.ts'
 import { anyRecord } from '../../test/any-record.ts'
 
 const NOW = Date.parse('2026-12-01T13:00:00Z')
@@ -212,9 +213,12 @@ describe('the request log in Postgres', () => {
     const span = 3 * 3_600_000
     const variants = fc.record({
       offset: fc.integer({ min: 0, max: span - 1 }),
-      node_id: fc.constantFrom('node-1', 'node-2', 'Node-3'),
+      node_id: fc.constantFrom('node-1', 'node-2', 'Node-3', "no'de\\4"),
       served: fc.constantFrom<RequestRecord['served']>(
         { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'prod-1' },
+        // Values the counts' statements quote: a quote, backslashes, an escape that would end the literal, a long name.
+        { provider: "o'reilly\\", model: "gpt\\'); DROP TABLE request_log; --", key_id: "k\\'1", key_name: 'odd' },
+        { provider: 'openai', model: `long-${'x'.repeat(3_000)}`, key_id: 'oa-1', key_name: 'prod-1' },
         { provider: 'azure', model: 'gpt-4o', key_id: 'az-1', key_name: 'eu-1' },
         { provider: 'anthropic', model: 'claude-sonnet-4-5', key_id: 'an-1', key_name: 'main' },
         { provider: null, model: null, key_id: null, key_name: null },
@@ -320,6 +324,22 @@ describe('the request log in Postgres', () => {
       for (const table of ['request_log', 'request_log_minutes']) {
         await database.pool.query(`DELETE FROM ${table} WHERE at >= $1 AND at < $2`, [new Date(base - 60_000).toISOString(), new Date(base + span).toISOString()])
       }
+    }
+  })
+
+  it("quotes any text the counts' statements carry so Postgres reads it back unchanged, whatever standard_conforming_strings says", async () => {
+    const texts = fc.sample(fc.string({ unit: fc.oneof(fc.constantFrom("'", '\\', '"', '$', ';', '\n', 'E'), fc.string({ unit: 'binary', maxLength: 1 })), maxLength: 40 }), { numRuns: 200, seed: 5 })
+    const clean = texts.map((text) => text.replaceAll('\0', '\uFFFD'))
+    const client = await database.pool.connect()
+    try {
+      for (const setting of ['on', 'off']) {
+        await client.query(`SET standard_conforming_strings = ${setting}`)
+        const { rows } = await client.query<{ texts: string[] }>(`SELECT ARRAY[${clean.map(literal).join(', ')}]::text[] AS texts`)
+        expect(rows[0]?.texts).toEqual(clean.map((text) => text.toWellFormed()))
+      }
+    } finally {
+      await client.query('RESET standard_conforming_strings')
+      client.release()
     }
   })
 

@@ -11,7 +11,7 @@ import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
-import { insertCountedRows, MinuteCounts, REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
+import { CountedWriter, MinuteCounts, REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -115,6 +115,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   // What each buffered row counts as in the per-minute counts, written with it (minutes.ts).
   const minutes = new MinuteCounts()
   const countMinutes = init.countMinutes ?? true
+  const counted = new CountedWriter(pool)
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,
@@ -125,7 +126,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     write: async (slots) => {
       const data = batchOf(arena, slots)
       const started = performance.now()
-      if (countMinutes) await insertCountedRows(pool, data, minutes.countsOf(slots))
+      if (countMinutes) await counted.write(data, minutes.countsOf(slots))
       else await insertRows(pool, data)
       components.onWritten?.(slots.length, (performance.now() - started) / 1000)
     },
@@ -139,7 +140,10 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     await createDayPartitions(pool, TABLES, { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
   }
   const applyRetention = async () => {
-    const dropped = await dropDayPartitionsBefore(pool, TABLES, retentionCutoff(now(), retentionDays))
+    const cutoff = retentionCutoff(now(), retentionDays)
+    const dropped = await dropDayPartitionsBefore(pool, TABLES, cutoff)
+    // The combinations no day kept counts any more (the last day that counted each is on it).
+    await pool.query(`DELETE FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE last_day < $1::date`, [new Date(Math.floor(cutoff / DAY_MS) * DAY_MS).toISOString().slice(0, 10)])
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)
     return dropped
   }

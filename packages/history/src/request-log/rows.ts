@@ -245,7 +245,7 @@ export async function insertRows(pool: pg.Pool, data: Buffer): Promise<void> {
   await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true })
 }
 
-/** Writes a batch in one COPY on a connection the caller holds (inside its transaction: minutes.ts). */
-export function copyBatch(client: pg.PoolClient, data: Buffer): Promise<void> {
-  return copyOn(client, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true })
+/** Writes a batch in one COPY on a connection the caller holds, with statements run before and after it in the same transaction (minutes.ts). */
+export function copyBatch(client: pg.PoolClient, data: Buffer, around: { before?: string | undefined; after?: string | undefined } = {}): Promise<void> {
+  return copyOn(client, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true, ...around })
 }

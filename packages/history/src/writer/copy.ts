@@ -80,7 +80,7 @@ export const COPY_HEADER_BYTES = 5
  * text-format rows, or with `binary` a whole binary-format stream, header and trailer included)
  * into `table`'s `columns` in one statement on one pooled connection.
  */
-export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: { binary?: boolean } = {}): Promise<void> {
+export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: CopyOptions = {}): Promise<void> {
   if (data.length <= COPY_HEADER_BYTES) return
   const client = await pool.connect()
   let broken: Error | undefined
@@ -94,9 +94,23 @@ export async function copyRows(pool: pg.Pool, table: string, columns: readonly s
   }
 }
 
-/** `copyRows` on a connection the caller holds (inside its transaction, say). */
-export function copyOn(client: pg.PoolClient, table: string, columns: readonly string[], data: Buffer, options: { binary?: boolean } = {}): Promise<void> {
-  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
+export interface CopyOptions {
+  binary?: boolean
+  /** Statements run before the COPY, in the same message; with `after`, all one implicit transaction. */
+  before?: string | undefined
+  /** Statements run after the COPY, in the same message (a statement's error undoes the COPY too). */
+  after?: string | undefined
+}
+
+/**
+ * `copyRows` on a connection the caller holds. With `before` or `after` the message holds several
+ * statements: Postgres runs a simple query's statements as one transaction (unless they hold
+ * their own BEGIN/COMMIT), COPY FROM STDIN among them, so one round trip writes the rows and
+ * whatever goes with them, or none of it.
+ */
+export function copyOn(client: pg.PoolClient, table: string, columns: readonly string[], data: Buffer, options: CopyOptions = {}): Promise<void> {
+  const copy = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
+  const statement = [options.before, copy, options.after].filter((part) => part !== undefined).join(';\n')
   return new Promise<void>((resolve, reject) => {
     // pg's typings know only its own Query; a submittable is what pg-cursor and COPY use.
     ;(client as unknown as { query(submittable: CopyIn, callback: (error: Error | null) => void): void }).query(new CopyIn(statement, data), (error) => (error ? reject(error) : resolve()))
