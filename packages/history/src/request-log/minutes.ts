@@ -151,26 +151,37 @@ export class MinuteCounts {
 
   /** The counts of the rows in `slots`, one per minute and key (slots noted with no key are left out). */
   countsOf(slots: readonly number[]): MinuteCount[] {
-    const counts: MinuteCount[] = []
-    for (const slot of slots) {
-      const key = this.keyOfSlot[slot]
-      if (key === undefined) continue
-      const at = this.minuteOfSlot[slot] as number
-      // A batch holds a minute or two of a few combinations: a short list beats a map here.
-      let count: MinuteCount | undefined
-      for (let index = counts.length - 1; index >= 0; index--) {
-        const candidate = counts[index] as MinuteCount
-        // Equal keys may be two objects (the table started again): one upsert cannot touch a row twice.
-        if (candidate.at === at && (candidate.key === key || candidate.key.id === key.id)) {
-          count = candidate
-          break
-        }
-      }
-      if (count === undefined) counts.push({ at, key, requests: 1 })
-      else count.requests += 1
-    }
-    return counts
+    return sumCounts(slots, (slot) => this.keyOfSlot[slot], (slot) => this.minuteOfSlot[slot] as number)
   }
+}
+
+/**
+ * The counts of `items` summed per time and combination (one per pair: an upsert cannot touch
+ * a row twice). Equal keys may be two objects (the key table started again): known by their id.
+ */
+function sumCounts<T>(items: Iterable<T>, keyOf: (item: T) => MinuteKey | undefined, atOf: (item: T) => number, requestsOf: (item: T) => number = () => 1): MinuteCount[] {
+  const counts: MinuteCount[] = []
+  // A batch holds a minute or two: the map of the last time seen is nearly always the one.
+  const byTime = new Map<number, Map<string, MinuteCount>>()
+  let lastAt = Number.NaN
+  let ofTime: Map<string, MinuteCount> | undefined
+  for (const item of items) {
+    const key = keyOf(item)
+    if (key === undefined) continue
+    const at = atOf(item)
+    if (at !== lastAt || ofTime === undefined) {
+      lastAt = at
+      ofTime = byTime.get(at)
+      if (ofTime === undefined) byTime.set(at, (ofTime = new Map()))
+    }
+    const count = ofTime.get(key.id)
+    if (count === undefined) {
+      const added = { at, key, requests: requestsOf(item) }
+      ofTime.set(key.id, added)
+      counts.push(added)
+    } else count.requests += requestsOf(item)
+  }
+  return counts
 }
 
 const HOUR_MS = 3_600_000
@@ -202,26 +213,23 @@ const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 export function countStatements(counts: readonly MinuteCount[], known: ReadonlySet<string>): { before: string | undefined; after: string | undefined; learned: string[] } {
   if (counts.length === 0) return { before: undefined, after: undefined, learned: [] }
   const fresh = new Map<string, { key: MinuteKey; day: number }>()
-  const learned: string[] = []
-  const hours = new Map<string, MinuteCount>()
+  const learned = new Set<string>()
   const tuples: string[] = []
-  for (const count of counts) {
-    const { key } = count
-    const day = Math.floor(count.at / DAY_MS) * DAY_MS
+  let lastMs = Number.NaN
+  let lastIso = ''
+  const iso = (ms: number) => (ms === lastMs ? lastIso : ((lastMs = ms), (lastIso = new Date(ms).toISOString())))
+  for (const { at, key, requests } of counts) {
+    const day = Math.floor(at / DAY_MS) * DAY_MS
     const name = `${key.id} ${day}`
-    if (!known.has(name) && !learned.includes(name)) {
-      learned.push(name)
+    if (!known.has(name) && !learned.has(name)) {
+      learned.add(name)
       const seen = fresh.get(key.id)
       if (seen === undefined || seen.day < day) fresh.set(key.id, { key, day })
     }
-    tuples.push(`(60, '${new Date(count.at).toISOString()}', ${key.id}, ${count.requests})`)
-    const hourAt = Math.floor(count.at / HOUR_MS) * HOUR_MS
-    const hourName = `${hourAt} ${key.id}`
-    const hour = hours.get(hourName)
-    if (hour === undefined) hours.set(hourName, { at: hourAt, key, requests: count.requests })
-    else hour.requests += count.requests
+    tuples.push(`(60,'${iso(at)}',${key.id},${requests})`)
   }
-  for (const hour of hours.values()) tuples.push(`(3600, '${new Date(hour.at).toISOString()}', ${hour.key.id}, ${hour.requests})`)
+  const hours = sumCounts(counts, (count) => count.key, (count) => Math.floor(count.at / HOUR_MS) * HOUR_MS, (count) => count.requests)
+  for (const { at, key, requests } of hours) tuples.push(`(3600,'${iso(at)}',${key.id},${requests})`)
   const combinations = [...fresh.values()].map(
     ({ key, day }) =>
       `(${key.id}, ${literal(key.node_id)}, ${literal(key.served_provider)}, ${literal(key.model)}, ${key.status}, ${literal(key.failure_class)}, ${literal(key.picked_by)}, ` +
@@ -236,7 +244,7 @@ export function countStatements(counts: readonly MinuteCount[], known: ReadonlyS
            ON CONFLICT (id) DO UPDATE SET last_day = GREATEST(${REQUEST_LOG_COMBINATIONS_TABLE}.last_day, EXCLUDED.last_day)`,
     after: `INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (span, at, combination, requests) VALUES ${tuples.join(', ')}
             ON CONFLICT (span, at, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
-    learned,
+    learned: [...learned],
   }
 }
 
