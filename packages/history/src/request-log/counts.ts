@@ -3,7 +3,7 @@
  * minutes.ts) for the whole minutes of the window they cover, and from the rows themselves for
  * the rest: the part of the first and last minute inside the window, and any time before the
  * counts began. A day at 22 requests a second is 1.9M rows: counting them took 7.5 s, summing
- * their counts takes milliseconds (bench/README.md, "Stop 20").
+ * their counts and reading a page took 74 ms (bench/README.md, "The request log read back").
  *
  * Both sides are grouped by the same values (`Combination`), and the facets and the total of
  * any filter on those values are summed from the combinations here; a filter on anything else

@@ -19,7 +19,7 @@ import { copyBatch, keyIds } from './rows.ts'
 export const REQUEST_LOG_MINUTES_TABLE = 'request_log_minutes'
 export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
 
-/** The values a row is counted by (the columns of `request_log_minutes` but its minute and count). */
+/** The values a row is counted by: a row of `request_log_combinations` (its `last_day` aside). */
 export interface MinuteKey {
   node_id: string
   served_provider: string | null

@@ -476,7 +476,17 @@ describe('the request log in Postgres', () => {
     const sameDay = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true }, { retentionDays: 7 })
     expect(await sameDay.applyRetention()).toEqual([])
     const later = createRequestLog({ pool: database.pool, now: () => NOW + 5 * 86_400_000, isLeader: () => true }, { retentionDays: 7 })
+    // Combinations last counted on the last day dropped, and on the first day kept.
+    await database.pool.query(
+      `INSERT INTO request_log_combinations (id, node_id, model, status, picked_by, moved_off, is_check, added_fallback_served, key_ids, last_day)
+       VALUES (-15, 'node-9', 'gone', 200, 'routing', false, false, false, '{}', '2026-11-28'), (15, 'node-9', 'kept', 200, 'routing', false, false, false, '{}', '2026-11-29')`,
+    )
     expect(await later.applyRetention()).toEqual(['request_log_minutes_p20261127', 'request_log_minutes_p20261128', 'request_log_p20261127', 'request_log_p20261128'])
+    const { rows: left } = await database.pool.query<{ id: string }>('SELECT id FROM request_log_combinations WHERE id IN (-15, 15)')
+    expect(left.map((row) => row.id)).toEqual(['15'])
+    // Every count left still has its combination.
+    const { rows: orphans } = await database.pool.query<{ count: string }>('SELECT count(*) FROM request_log_minutes m WHERE NOT EXISTS (SELECT 1 FROM request_log_combinations c WHERE c.id = m.combination)')
+    expect(orphans[0]?.count).toBe('0')
     expect((await search({ from: new Date(NOW - 4 * 86_400_000).toISOString() })).total).toBe(4)
     await Promise.all([sameDay.close(), later.close()])
   })

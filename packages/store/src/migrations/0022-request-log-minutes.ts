@@ -5,7 +5,7 @@
  * fallback, keys), how many requests. Each node writes them with its rows, in the same
  * transaction (history's request-log/minutes.ts), so they count exactly the rows written. The
  * facets and totals of a day then sum a few thousand rows instead of every request of the day:
- * 1.9M rows took 7.5 s to count (bench/README.md, "Stop 20").
+ * 1.9M rows took 7.5 s to count, 74 ms to sum (bench/README.md, "The request log read back").
  *
  * `request_log_combinations` holds each combination's values once, under the 64-bit hash of
  * them the writer names it by; `last_day` is the latest day whose counts name it, so the leader
