@@ -14,11 +14,9 @@
  *
  * Uses its own embedded PostgreSQL under bench/results/history-issues/ (or DATABASE_URL).
  */
-import { mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createPool, ensureDatabase, migrate } from '@switchboard/store'
 import { availableParallelism, loadavg } from 'node:os'
 import { readFileSync } from 'node:fs'
 import { answerIssues, createDayPartitions, createHistoryQueries, insertRows, parseIssueFilters, type Episode, type HistoryEvent, type IssuesAnswer } from '@switchboard/history'
@@ -27,6 +25,8 @@ import { parseWindow } from '../packages/history/src/queries/params.ts'
 import { upsertEpisodes } from '../packages/history/src/recorder/episodes-sql.ts'
 import { eventColumns, type Stamped } from '../packages/history/src/recorder/tables.ts'
 import { newEpisode } from '../packages/history/src/tracker/episodes.ts'
+import { createBenchDatabase, dropBenchDatabase, openBenchServer } from './lib/database.ts'
+import { prng } from './lib/prng.ts'
 import { replaceSection } from './lib/report.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
@@ -39,17 +39,6 @@ const NODES = Array.from({ length: 10 }, (_, index) => ({ id: `node-${index + 1}
 const PROVIDERS = Array.from({ length: 20 }, (_, index) => `provider-${index + 1}`)
 const KEYS = Array.from({ length: 50 }, (_, index) => `key-${index + 1}`)
 const MODELS = ['gpt-4o', 'gpt-4o-mini', 'claude-sonnet-4-5']
-
-/** A seeded PRNG (mulberry32), so every run draws the same week. */
-function prng(seed: number): () => number {
-  return () => {
-    seed |= 0
-    seed = (seed + 0x6d2b79f5) | 0
-    let value = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const benchKeyName = (_provider: string, keyId: string) => `name-${keyId}`
 
@@ -139,17 +128,10 @@ async function seed(pool: import('pg').Pool, now: number): Promise<{ episodes: n
 }
 
 async function main() {
-  const resultsDir = join(benchDir, 'results', 'history-issues')
-  mkdirSync(resultsDir, { recursive: true })
-  const database = await ensureDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: join(resultsDir, 'postgres'), port: 18420 })
-  const admin = createPool({ url: database.url })
+  const server = await openBenchServer(join(benchDir, 'results', 'history-issues'), 18420)
   const name = `history_issues_bench_${Date.now()}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(database.url)
-  url.pathname = `/${name}`
-  const pool = createPool({ url: url.toString() })
+  const pool = await createBenchDatabase(server, name)
   try {
-    await migrate(pool)
     const now = Date.now()
     const seeded = await seed(pool, now)
     await pool.query('ANALYZE')
@@ -232,10 +214,8 @@ async function main() {
     console.log(table)
     if (!values['no-readme']) replaceSection(join(benchDir, 'README.md'), 'history-issues', table)
   } finally {
-    await pool.end()
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
-    await admin.end()
-    await database.release()
+    await dropBenchDatabase(server, pool, name)
+    await server.close()
   }
 }
 

@@ -43,6 +43,7 @@ import { copyJson, encodeTextRow } from './lib/request-log-text.ts'
 import { clockTicks, readStatFile } from './lib/processes.mjs'
 import { binaryBatch } from './lib/request-log-binary.ts'
 import { ByteSink } from '../packages/history/src/writer/arena.ts'
+import { prng as random } from './lib/prng.ts'
 
 const { values } = parseArgs({
   options: {
@@ -64,18 +65,6 @@ const cores = availableParallelism()
 const rounds = Math.min(15, Math.max(1, Number(values.rounds)))
 
 // ---- records -------------------------------------------------------------------------------
-
-/** A small seeded PRNG (mulberry32): the same records every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const DAY_START = Date.parse('2026-12-01T00:00:00Z')
 const KEYS = [

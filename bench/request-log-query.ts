@@ -13,20 +13,21 @@
  * `--costs-only` times only the writes with counts and without (nothing written to the README).
  * `--keep` leaves the database in place (to look into a query). Uses its own embedded PostgreSQL under bench/results/request-log-query/ (or DATABASE_URL).
  */
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type pg from 'pg'
-import { createPool, ensureDatabase, migrate } from '@switchboard/store'
 import { createRequestLog, parseLogQuery, searchLogs, type LogQuery, type RequestRecord } from '@switchboard/history'
 import { newRequestId } from '../packages/history/src/request-log/id.ts'
 import { MinuteCounts } from '../packages/history/src/request-log/minutes.ts'
 import { encodeRow } from '../packages/history/src/request-log/rows.ts'
 import { RowArena } from '../packages/history/src/writer/arena.ts'
 import { BinarySink } from '../packages/history/src/writer/binary-sink.ts'
+import { createBenchDatabase, dropBenchDatabase, openBenchServer, type BenchServer } from './lib/database.ts'
 import { postgresCpuMs } from './lib/processes.mjs'
+import { prng } from './lib/prng.ts'
 import { replaceSection } from './lib/report.mjs'
 
 const benchDir = dirname(fileURLToPath(import.meta.url))
@@ -34,17 +35,6 @@ const { values } = parseArgs({ options: { rows: { type: 'string', default: '2000
 const rowCount = Math.min(20_000_000, Math.max(10_000, Number(values.rows)))
 const iterations = Math.min(100, Math.max(3, Number(values.iterations)))
 const DAY = 86_400_000
-
-/** A seeded PRNG (mulberry32), so every run writes the same day. */
-function prng(seed: number): () => number {
-  return () => {
-    seed |= 0
-    seed = (seed + 0x6d2b79f5) | 0
-    let value = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const PROVIDERS = [
   { provider: 'openai', models: ['gpt-4o', 'gpt-4o-mini'] },
@@ -152,13 +142,9 @@ function perRowCosts(records: RequestRecord[]): { encode: number; note: number }
   return { encode: median(runs.encode.slice(2)), note: median(runs.note.slice(2)) }
 }
 
-/** A fresh, migrated database on the bench's server, and its pool. */
-async function freshDatabase(admin: pg.Pool, serverUrl: string, name: string): Promise<pg.Pool> {
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const pool = createPool({ url: url.toString() })
-  await migrate(pool)
+/** A fresh, migrated database on the bench's server whose counts began two days ago (as on a node that has run the migration that long). */
+async function countedDatabase(server: BenchServer, name: string): Promise<pg.Pool> {
+  const pool = await createBenchDatabase(server, name)
   await pool.query('UPDATE request_log_minutes_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
   return pool
 }
@@ -194,8 +180,8 @@ async function writeCosts(pools: { counted: pg.Pool; plain: pg.Pool }, postmaste
 }
 
 /** Writing with counts and without, for two shapes of traffic: the day's mix, and one route (every request alike, as bench/http.mjs sends). */
-async function costTable(admin: pg.Pool, serverUrl: string, name: string, sample: RequestRecord[], now: number): Promise<string[]> {
-  const postmaster = Number(readFileSync(join(benchDir, 'results', 'request-log-query', 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
+async function costTable(server: BenchServer, name: string, sample: RequestRecord[], now: number): Promise<string[]> {
+  const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
   const template = sample[0]!
   const alike = sample.map((record) => ({ ...template, id: record.id, at: record.at }))
   // The day's mix as one busy node sees it: its own rows only, 5,000 a second (a batch of 250 holds 50 ms).
@@ -203,40 +189,28 @@ async function costTable(admin: pg.Pool, serverUrl: string, name: string, sample
   const shapes: [string, RequestRecord[]][] = [["the day's mix, 3 nodes' rows at 23 a second (2M a day)", sample], ["the day's mix, one node's rows at 5,000 a second", busy], ['one route, every request alike', alike]]
   const costRows: string[] = []
   for (const [index, [label, records]] of shapes.entries()) {
-    const pools = { counted: await freshDatabase(admin, serverUrl, `${name}_counted_${index}`), plain: await freshDatabase(admin, serverUrl, `${name}_plain_${index}`) }
+    const pools = { counted: await countedDatabase(server, `${name}_counted_${index}`), plain: await countedDatabase(server, `${name}_plain_${index}`) }
     try {
       const cost = await writeCosts(pools, postmaster, records, now)
       costRows.push(`| ${label} | ${records.length.toLocaleString('en-US')} | ${cost.plain.pg.toFixed(1)} | ${cost.counted.pg.toFixed(1)} (${(cost.counted.pg / cost.plain.pg).toFixed(2)}x) | ${cost.plain.own.toFixed(1)} | ${cost.counted.own.toFixed(1)} (${(cost.counted.own / cost.plain.own).toFixed(2)}x) |`)
       console.log(costRows[costRows.length - 1])
     } finally {
-      for (const [side, pool] of Object.entries(pools)) {
-        await pool.end()
-        await admin.query(`DROP DATABASE IF EXISTS ${name}_${side}_${index} WITH (FORCE)`).catch(() => {})
-      }
+      for (const [side, pool] of Object.entries(pools)) await dropBenchDatabase(server, pool, `${name}_${side}_${index}`)
     }
   }
   return costRows
 }
 
 async function main() {
-  const resultsDir = join(benchDir, 'results', 'request-log-query')
-  mkdirSync(resultsDir, { recursive: true })
-  const database = await ensureDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: join(resultsDir, 'postgres'), port: 18421 })
-  const admin = createPool({ url: database.url })
+  const server = await openBenchServer(join(benchDir, 'results', 'request-log-query'), 18421)
   const name = `request_log_query_bench_${Date.now()}`
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(database.url)
-  url.pathname = `/${name}`
-  const pool = createPool({ url: url.toString() })
+  const pool = await countedDatabase(server, name)
   try {
-    await migrate(pool)
-    // The counts cover the whole day written here, as on a node that has run the migration a day.
-    await pool.query('UPDATE request_log_minutes_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
     const now = Date.now()
     if (values['costs-only']) {
       const random = prng(15)
       const sample = Array.from({ length: 100_000 }, (_, index) => requestAt(now - DAY + Math.floor((index * DAY) / rowCount), random))
-      await costTable(admin, database.url, name, sample, now)
+      await costTable(server, name, sample, now)
       return
     }
     const requestLog = createRequestLog({ pool, now: () => now, isLeader: () => false }, { capacity: 50_000 })
@@ -294,7 +268,7 @@ async function main() {
     const same = now20.total === then19.total && canonical(now20.facets as unknown as Record<string, Record<string, number>>) === canonical(then19.facets) && JSON.stringify(now20.logs.map((entry) => entry.id)) === JSON.stringify(then19.ids)
     if (!same) throw new Error(`the counts answered differently from the rows: ${now20.total} against ${then19.total}`)
     const costs = perRowCosts(sample)
-    const costRows = await costTable(admin, database.url, name, sample, now)
+    const costRows = await costTable(server, name, sample, now)
 
     const table = [
       `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/request-log-query.ts --rows ${rowCount} --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL; load average ${loadavg()[0]!.toFixed(1)} at the end.`,
@@ -314,11 +288,11 @@ async function main() {
     console.log(table)
     if (!values['no-readme']) replaceSection(join(benchDir, 'README.md'), 'request-log-query', table)
   } finally {
-    await pool.end()
-    if (values.keep) console.log(`kept the database ${name} on ${database.url.replace(/:[^:@/]*@/, ':***@')}`)
-    else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
-    await admin.end()
-    await database.release()
+    if (values.keep) {
+      await pool.end()
+      console.log(`kept the database ${name} on ${server.url.replace(/:[^:@/]*@/, ':***@')}`)
+    } else await dropBenchDatabase(server, pool, name)
+    await server.close()
   }
 }
 
