@@ -145,7 +145,7 @@ function perRowCosts(records: RequestRecord[]): { encode: number; note: number }
 /** A fresh, migrated database on the bench's server whose counts began two days ago (as on a node that has run the migration that long). */
 async function countedDatabase(server: BenchServer, name: string): Promise<pg.Pool> {
   const pool = await createBenchDatabase(server, name)
-  await pool.query('UPDATE request_log_minutes_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
+  await pool.query('UPDATE request_log_counts_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
   return pool
 }
 
@@ -230,7 +230,7 @@ async function main() {
     console.log(`wrote ${stats.written} rows in ${writeSeconds.toFixed(0)} s (dropped ${JSON.stringify(stats.dropped)})`)
     await requestLog.summarize().catch(() => 0)
     await pool.query('ANALYZE')
-    const { rows: sizes } = await pool.query<{ rows: string; minutes: string }>('SELECT (SELECT count(*) FROM request_log) AS rows, (SELECT count(*) FROM request_log_minutes) AS minutes')
+    const { rows: sizes } = await pool.query<{ rows: string; minutes: string }>('SELECT (SELECT count(*) FROM request_log) AS rows, (SELECT count(*) FROM request_log_counts) AS minutes')
 
     const day = `from=${Math.floor((now - DAY) / 1000)}&to=${Math.floor(now / 1000)}`
     const cases: [string, string][] = [

@@ -1,5 +1,5 @@
 /**
- * The per-minute (and per-hour) counts of the request log (migration 0022): what each row counts as in the
+ * The per-minute (and per-hour) counts of the request log (migration 0023): what each row counts as in the
  * facets of `GET /api/logs` (its minute and the values the facets group by), noted when the row
  * is encoded and summed per batch when the batch is written, in the batch's own transaction. So
  * the counts hold exactly the rows written: a row dropped from the buffer or refused with its
@@ -16,7 +16,7 @@ import type { RequestRecord } from './record.ts'
 import { lostConnection } from '../writer/copy.ts'
 import { copyBatch, keyIds } from './rows.ts'
 
-export const REQUEST_LOG_MINUTES_TABLE = 'request_log_minutes'
+export const REQUEST_LOG_COUNTS_TABLE = 'request_log_counts'
 export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
 
 /** The values a row is counted by: a row of `request_log_combinations` (its `last_day` aside). */
@@ -37,7 +37,7 @@ export interface MinuteKey {
   id: string
 }
 
-/** One row of `request_log_minutes`: a minute (ms), what its requests count as, how many. */
+/** One row of `request_log_counts`: a minute (ms), what its requests count as, how many. */
 export interface MinuteCount {
   at: number
   key: MinuteKey
@@ -242,8 +242,8 @@ export function countStatements(counts: readonly MinuteCount[], known: ReadonlyS
         : `INSERT INTO ${REQUEST_LOG_COMBINATIONS_TABLE} (id, node_id, served_provider, model, status, failure_class, picked_by, moved_off, is_check, added_fallback_served, key_ids, last_day)
            VALUES ${combinations.join(', ')}
            ON CONFLICT (id) DO UPDATE SET last_day = GREATEST(${REQUEST_LOG_COMBINATIONS_TABLE}.last_day, EXCLUDED.last_day)`,
-    after: `INSERT INTO ${REQUEST_LOG_MINUTES_TABLE} (span, at, combination, requests) VALUES ${tuples.join(', ')}
-            ON CONFLICT (span, at, combination) DO UPDATE SET requests = ${REQUEST_LOG_MINUTES_TABLE}.requests + EXCLUDED.requests`,
+    after: `INSERT INTO ${REQUEST_LOG_COUNTS_TABLE} (span, at, combination, requests) VALUES ${tuples.join(', ')}
+            ON CONFLICT (span, at, combination) DO UPDATE SET requests = ${REQUEST_LOG_COUNTS_TABLE}.requests + EXCLUDED.requests`,
     learned: [...learned],
   }
 }

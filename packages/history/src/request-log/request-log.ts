@@ -11,7 +11,7 @@ import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
-import { CountedWriter, MinuteCounts, REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_MINUTES_TABLE } from './minutes.ts'
+import { CountedWriter, MinuteCounts, REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './minutes.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -64,7 +64,9 @@ export interface RequestLog {
 
 const DAY_MS = 86_400_000
 /** The log's tables, partitioned alike by day: its rows and their per-minute counts. */
-const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_MINUTES_TABLE]
+const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
+/** Migration 0022's counts: written only by nodes that have not taken migration 0023's code yet; their days are dropped with the log's. */
+const LEGACY_TABLES = ['request_log_minutes']
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
  * arrived), then are encoded one after another into the arena: the encoder runs warm, over the
@@ -141,7 +143,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   }
   const applyRetention = async () => {
     const cutoff = retentionCutoff(now(), retentionDays)
-    const dropped = await dropDayPartitionsBefore(pool, TABLES, cutoff)
+    const dropped = await dropDayPartitionsBefore(pool, [...TABLES, ...LEGACY_TABLES], cutoff)
     // The combinations no day kept counts any more (the last day that counted each is on it).
     await pool.query(`DELETE FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE last_day < $1::date`, [new Date(Math.floor(cutoff / DAY_MS) * DAY_MS).toISOString().slice(0, 10)])
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)

@@ -12,6 +12,7 @@ import { countRollupsMigration } from './0019-count-rollups.ts'
 import { requestLogDetailMigration } from './0020-request-log-detail.ts'
 import { requestLogBrinMigration } from './0021-request-log-brin.ts'
 import { requestLogMinutesMigration } from './0022-request-log-minutes.ts'
+import { requestLogCountsMigration } from './0023-request-log-counts.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -116,4 +117,5 @@ export const migrations: readonly Migration[] = [
   requestLogDetailMigration,
   requestLogBrinMigration,
   requestLogMinutesMigration,
+  requestLogCountsMigration,
 ]
