@@ -240,7 +240,15 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   if (imported.changes.some((change) => change.type === 'settings:changed')) joined.publishConfig({ kind: 'settings', settings: settings.get() })
 
   const requestLog = await startRequestLog(
-    { pool, recorder, metrics, now, isLeader: async () => (await joined.view()).node.leader, log: (line) => logger.warn(line) },
+    {
+      pool,
+      recorder,
+      metrics,
+      now,
+      isLeader: async () => (await joined.view()).node.leader,
+      log: (line) => logger.warn(line),
+      keyNames: () => providers.registry.list.flatMap((runtime) => runtime.config.keys),
+    },
     { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
   )
 

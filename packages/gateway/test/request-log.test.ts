@@ -164,6 +164,11 @@ describe('the request log', () => {
     expect(page.total).toBe(1)
     expect(page.logs[0].routing.check).toMatchObject({ provider: 'azure', model: 'gpt-4o', key_name: 'eu-key-1', outcome: 'served' })
     expect(page.logs[0].served.key_name).toBe('eu-key-1')
+    // The page holds that one row; the facets count every key of the window, each named as configured.
+    const facetKeys = Object.keys(page.facets.key_ids)
+    expect(facetKeys.length).toBeGreaterThan(1)
+    expect(facetKeys.map((id) => page.key_names[id]).sort()).toEqual(expect.arrayContaining(['eu-key-1', 'prod-1']))
+    expect(facetKeys.every((id) => ['prod-1', 'prod-2', 'eu-key-1', 'eu-key-2'].includes(page.key_names[id]))).toBe(true)
   }, 40_000)
 
   it('answers a bad parameter with a 400 naming it, and a bad id with a 400', async () => {

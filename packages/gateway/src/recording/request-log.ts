@@ -14,6 +14,8 @@ export interface NodeRequestLogComponents {
   now: () => number
   isLeader: () => Promise<boolean>
   log: (line: string) => void
+  /** The configured keys' names by id (the facets name every key they count, not only the page's). */
+  keyNames: () => Iterable<{ id: string; name: string }>
 }
 
 export interface NodeRequestLogInit {
@@ -75,7 +77,16 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
   }
   return {
     api: {
-      logs: { search: (query) => searchLogs(pool, query), read: (id) => readLog(pool, id) },
+      logs: {
+        search: async (query) => {
+          const page = await searchLogs(pool, query)
+          // The page names the keys of its own rows (as they were named then); the rest of the facets' keys by their names now.
+          const named = new Set(Object.keys(page.facets.key_ids))
+          for (const key of components.keyNames()) if (named.has(key.id) && page.key_names[key.id] === undefined) page.key_names[key.id] = key.name
+          return page
+        },
+        read: (id) => readLog(pool, id),
+      },
       now: components.now,
       enabled: () => init.enabled,
     },
