@@ -200,6 +200,8 @@ export function literal(text: string | null): string {
   return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`
 }
 
+/** An int4 literal, or NULL for a value that is no int32 (as the rows' binary COPY writes it: writer/binary-sink.ts). */
+const int4 = (value: number): string => (Number.isInteger(value) && value >= -2_147_483_648 && value <= 2_147_483_647 ? String(value) : 'NULL')
 const textArray = (texts: readonly string[]): string => (texts.length === 0 ? "'{}'::text[]" : `ARRAY[${texts.map(literal).join(', ')}]`)
 const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
@@ -232,7 +234,7 @@ export function countStatements(counts: readonly MinuteCount[], known: ReadonlyS
   for (const { at, key, requests } of hours) tuples.push(`(3600,'${iso(at)}',${key.id},${requests})`)
   const combinations = [...fresh.values()].map(
     ({ key, day }) =>
-      `(${key.id}, ${literal(key.node_id)}, ${literal(key.served_provider)}, ${literal(key.model)}, ${key.status}, ${literal(key.failure_class)}, ${literal(key.picked_by)}, ` +
+      `(${key.id}, ${literal(key.node_id)}, ${literal(key.served_provider)}, ${literal(key.model)}, ${int4(key.status)}, ${literal(key.failure_class)}, ${literal(key.picked_by)}, ` +
       `${key.moved_off}, ${key.is_check}, ${key.added_fallback_served}, ${textArray(key.key_ids)}, '${isoDay(day)}')`,
   )
   return {
