@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
-import { lostConnection } from '../writer/copy.ts'
-import { copyBatch, keyIds } from './rows.ts'
+import { dayStart } from '../partitions/day-partitions.ts'
+import { insertRows, keyIds } from './rows.ts'
 
 export const REQUEST_LOG_COUNTS_TABLE = 'request_log_counts'
 export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
@@ -185,7 +185,6 @@ function sumCounts<T>(items: Iterable<T>, keyOf: (item: T) => MinuteKey | undefi
 }
 
 const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 /** (combination, day) pairs remembered as written before the set starts again. */
 const MAX_KNOWN = 16_384
 
@@ -221,7 +220,7 @@ export function countStatements(counts: readonly MinuteCount[], known: ReadonlyS
   let lastIso = ''
   const iso = (ms: number) => (ms === lastMs ? lastIso : ((lastMs = ms), (lastIso = new Date(ms).toISOString())))
   for (const { at, key, requests } of counts) {
-    const day = Math.floor(at / DAY_MS) * DAY_MS
+    const day = dayStart(at)
     const name = `${key.id} ${day}`
     if (!known.has(name) && !learned.has(name)) {
       learned.add(name)
@@ -262,16 +261,7 @@ export class CountedWriter {
 
   async write(data: Buffer, counts: readonly MinuteCount[]): Promise<void> {
     const { before, after, learned } = countStatements(counts, this.known)
-    const client = await this.pool.connect()
-    let broken: Error | undefined
-    try {
-      await copyBatch(client, data, { before, after })
-    } catch (error) {
-      broken = lostConnection(error)
-      throw error
-    } finally {
-      client.release(broken)
-    }
+    await insertRows(this.pool, data, { before, after })
     if (this.known.size + learned.length > MAX_KNOWN) this.known = new Set()
     for (const name of learned) this.known.add(name)
   }

@@ -145,7 +145,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     const cutoff = retentionCutoff(now(), retentionDays)
     const dropped = await dropDayPartitionsBefore(pool, [...TABLES, ...LEGACY_TABLES], cutoff)
     // The combinations no day kept counts any more (the last day that counted each is on it).
-    await pool.query(`DELETE FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE last_day < $1::date`, [new Date(Math.floor(cutoff / DAY_MS) * DAY_MS).toISOString().slice(0, 10)])
+    await pool.query(`DELETE FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE last_day < $1::date`, [new Date(cutoff).toISOString().slice(0, 10)])
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)
     return dropped
   }

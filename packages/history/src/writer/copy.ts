@@ -82,46 +82,33 @@ export const COPY_HEADER_BYTES = 5
  */
 export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: CopyOptions = {}): Promise<void> {
   if (data.length <= COPY_HEADER_BYTES) return
+  const copy = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
+  const statement = [options.before, copy, options.after].filter((part) => part !== undefined).join(';\n')
   const client = await pool.connect()
   let broken: Error | undefined
   try {
-    await copyOn(client, table, columns, data, options)
+    await new Promise<void>((resolve, reject) => {
+      // pg's typings know only its own Query; a submittable is what pg-cursor and COPY use.
+      ;(client as unknown as { query(submittable: CopyIn, callback: (error: Error | null) => void): void }).query(new CopyIn(statement, data), (error) => (error ? reject(error) : resolve()))
+    })
   } catch (error) {
-    broken = lostConnection(error)
+    // A connection that lost its server is not put back; a refused row leaves it usable.
+    if (!(error instanceof Error && 'severity' in error)) broken = error instanceof Error ? error : new Error(String(error))
     throw error
   } finally {
     client.release(broken)
   }
 }
 
+/**
+ * With `before` or `after` the message holds several statements: Postgres runs a simple query's
+ * statements as one transaction (unless they hold their own BEGIN/COMMIT), COPY FROM STDIN among
+ * them, so one round trip writes the rows and whatever goes with them, or none of it.
+ */
 export interface CopyOptions {
   binary?: boolean
-  /** Statements run before the COPY, in the same message; with `after`, all one implicit transaction. */
+  /** Statements run before the COPY, in the same message. */
   before?: string | undefined
   /** Statements run after the COPY, in the same message (a statement's error undoes the COPY too). */
   after?: string | undefined
-}
-
-/**
- * `copyRows` on a connection the caller holds. With `before` or `after` the message holds several
- * statements: Postgres runs a simple query's statements as one transaction (unless they hold
- * their own BEGIN/COMMIT), COPY FROM STDIN among them, so one round trip writes the rows and
- * whatever goes with them, or none of it.
- */
-export function copyOn(client: pg.PoolClient, table: string, columns: readonly string[], data: Buffer, options: CopyOptions = {}): Promise<void> {
-  const copy = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
-  const statement = [options.before, copy, options.after].filter((part) => part !== undefined).join(';\n')
-  return new Promise<void>((resolve, reject) => {
-    // pg's typings know only its own Query; a submittable is what pg-cursor and COPY use.
-    ;(client as unknown as { query(submittable: CopyIn, callback: (error: Error | null) => void): void }).query(new CopyIn(statement, data), (error) => (error ? reject(error) : resolve()))
-  })
-}
-
-/**
- * The error to release a connection with after `error`: a connection that lost its server is
- * not put back (undefined when the server answered, a refused row say: the connection is fine).
- */
-export function lostConnection(error: unknown): Error | undefined {
-  if (error instanceof Error && 'severity' in error) return undefined
-  return error instanceof Error ? error : new Error(String(error))
 }
