@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
 import { dayStart } from '../partitions/day-partitions.ts'
+import { storable } from '../writer/binary-sink.ts'
 import { insertRows, keyIds } from './rows.ts'
 
 export const REQUEST_LOG_COUNTS_TABLE = 'request_log_counts'
@@ -48,9 +49,8 @@ export interface MinuteCount {
 const MAX_KEYS = 4_096
 const MINUTE_MS = 60_000
 
-/** Postgres text holds no NUL; the row's columns write it as U+FFFD (binary-sink.ts), and so do the counts. */
-const clean = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text)
-const cleanOrNull = (text: string | null): string | null => (text === null ? null : clean(text))
+/** Postgres text holds no NUL: the counts store their texts as the rows' columns do. */
+const storableOrNull = (text: string | null): string | null => (text === null ? null : storable(text))
 /** A part of a key's identity: its length first, so no two lists of parts read alike. */
 const part = (text: string | null): string => (text === null ? '~' : `${text.length}:${text}`)
 
@@ -60,7 +60,7 @@ const part = (text: string | null): string => (text === null ? '~' : `${text.len
  * are one combination here too. Two combinations alike in 64 bits: about one chance in 10^19 per pair.
  */
 function idOf(identity: string): string {
-  return createHash('sha256').update(clean(identity).toWellFormed()).digest().readBigInt64BE(0).toString()
+  return createHash('sha256').update(storable(identity).toWellFormed()).digest().readBigInt64BE(0).toString()
 }
 
 /** True when `record` counts as `key`: every value alike (a value NUL was cleaned out of never is: it takes the long way). */
@@ -132,16 +132,16 @@ export class MinuteCounts {
     if (key === undefined) {
       if (this.keys.size >= MAX_KEYS) this.keys = new Map()
       key = {
-        node_id: clean(record.node_id),
-        served_provider: cleanOrNull(served.provider),
-        model: clean(model),
+        node_id: storable(record.node_id),
+        served_provider: storableOrNull(served.provider),
+        model: storable(model),
         status: record.status,
-        failure_class: cleanOrNull(record.failure_class),
-        picked_by: clean(routing.picked_by),
+        failure_class: storableOrNull(record.failure_class),
+        picked_by: storable(routing.picked_by),
         moved_off: routing.moved_off !== null,
         is_check: routing.check !== null,
         added_fallback_served: routing.added_fallback_served,
-        key_ids: keys.map(clean),
+        key_ids: keys.map(storable),
         id: idOf(identity),
       }
       this.keys.set(identity, key)
@@ -191,7 +191,7 @@ const MAX_KNOWN = 16_384
 /**
  * A string as an SQL literal, whatever `standard_conforming_strings` says: quotes doubled, and
  * backslashes doubled in an E'' string when there are any (as libpq's PQescapeLiteral does).
- * The text holds no NUL (`clean`).
+ * The text holds no NUL (`storable`).
  */
 export function literal(text: string | null): string {
   if (text === null) return 'NULL'
