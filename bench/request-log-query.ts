@@ -179,7 +179,7 @@ async function writeCosts(pools: { counted: pg.Pool; plain: pg.Pool }, postmaste
   return { counted: { pg: perRow(sides.counted.pgMs), own: perRow(sides.counted.ownMs) }, plain: { pg: perRow(sides.plain.pgMs), own: perRow(sides.plain.ownMs) } }
 }
 
-/** Writing with counts and without, for two shapes of traffic: the day's mix, and one route (every request alike, as bench/http.mjs sends). */
+/** Writing with counts and without, for three shapes of traffic: the day's mix from three nodes, the mix as one busy node writes it, and one route (every request alike, as bench/http.mjs sends). */
 async function costTable(server: BenchServer, name: string, sample: RequestRecord[], now: number): Promise<string[]> {
   const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
   const template = sample[0]!
