@@ -159,6 +159,10 @@ afterAll(async () => {
 
 describe('the rough day, as history tells it', () => {
   it('turns each problem into exactly one incident, the same on every node, and an edit resolves the revoked key', async () => {
+    // node-a meets the revoked key first; the other nodes learn the hold from the fleet before
+    // they send anything (sent to all three at once, each could meet the key before the hold reached it).
+    const heldOn = async (node: string) => ((await call(node, 'GET', '/api/adaptive-routing/conditions')).json.conditions as any[]).some((condition) => condition.key_name === 'prod-key-2')
+    await until('the revoked key held on every node', async () => (await Promise.all(names.map(heldOn))).every(Boolean), (held) => held, { between: () => traffic(3, ['node-a']) })
     // A burst of traffic finds every problem; then the rate limit starts.
     await traffic(60)
     await simulator.setRules([
