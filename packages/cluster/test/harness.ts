@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
@@ -115,14 +114,4 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((fixture) => fixture.kill('SIGKILL')))
 }
 
-/** A TCP port free right now on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
-}
+export { freePort } from '../../store/test/ports.ts'

@@ -4,7 +4,7 @@
  * without stopping it. Concurrent test runs in one checkout never share one.
  */
 import { mkdir, readdir, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
+import { freePort } from './ports.ts'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureDatabase, stopEmbeddedDatabase, type DatabaseHandle } from '../src/index.ts'
@@ -41,15 +41,7 @@ export async function startPrivateServer(label: string): Promise<PrivateServer> 
   }
 }
 
-/** A TCP port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const address = server.address()
-  await new Promise((done) => server.close(done))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
+export { freePort }
 
 /** Stops and deletes servers left by test processes that died before cleaning up. */
 async function sweepOrphans(): Promise<void> {
