@@ -168,8 +168,8 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
  * first key (a check, a session's key) or a weighted draw, keys left out as dead (a refusal that
  * kills them for the request) or only waiting (rate limited, backed off: the end is then a 429).
  */
-export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number): KeyRotation {
-  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, cumulative: cumulativeOf(plan.weights) })
+export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number, alternatives = false): KeyRotation {
+  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, cumulative: cumulativeOf(plan.weights), alternatives })
   let split = leftOutSplits.get(plan)
   if (split === undefined) {
     const unavailable: number[] = []
@@ -185,7 +185,7 @@ export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () =>
   }
   // Keys left out weigh 0 in the table (held and backed-off keys do): the running sums draw as the rotation would.
   const cumulative = split.weightless ? cumulativeOf(plan.weights) : undefined
-  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, cumulative })
+  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, cumulative, alternatives })
 }
 
 /** The left-out keys of shared plans, split as the rotation takes them. */

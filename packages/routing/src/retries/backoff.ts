@@ -6,11 +6,19 @@ export interface RetryPolicy {
   maxRetries: number
   backoffInitialMs: number
   backoffMaxMs: number
+  /**
+   * The longest wait a provider may ask for (Retry-After) that this request waits out on the
+   * same key when no other key can take it; longer asks move the request on. Default
+   * DEFAULT_RETRY_AFTER_MAX_MS.
+   */
+  retryAfterMaxMs?: number
 }
 
 /** Defaults of the reference product: 500 ms initial, 5000 ms max. */
 export const DEFAULT_BACKOFF_INITIAL_MS = 500
 export const DEFAULT_BACKOFF_MAX_MS = 5000
+/** A Retry-After up to this long is waited out on a key nothing else can replace (network_config.max_retry_after_in_seconds). */
+export const DEFAULT_RETRY_AFTER_MAX_MS = 5000
 
 /**
  * The wait before retry number `attempt` (0-based): min(initial * 2^attempt, max) * jitter,

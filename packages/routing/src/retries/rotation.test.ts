@@ -86,6 +86,48 @@ describe('createKeyRotation', () => {
     expect(long.next({ failureClass: 'rate_limit', waitHintMs: 60_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
   })
 
+  it('waits out a Retry-After up to retryAfterMaxMs once on a key nothing else can replace, then fails over', () => {
+    const rotation = createKeyRotation({ weights: keys(1), policy, random: middle })
+    rotation.first()
+    // 2 s asked, longer than the 500 ms backoff but within the 5 s default: the same key, after 2 s.
+    expect(attemptOf(rotation.next({ failureClass: 'rate_limit', waitHintMs: 2_000 }))).toMatchObject({ keyIndex: 0, delayMs: 2_000, why: 'retry' })
+    // Asked again: a persistent 429 is not waited out twice; the target gives up (the fallback runs).
+    expect(rotation.next({ failureClass: 'rate_limit', waitHintMs: 2_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+    expect(rotation.waiting).toBe(true)
+  })
+
+  it('does not wait out a Retry-After longer than retryAfterMaxMs, nor one on a key another key can replace', () => {
+    const capped = createKeyRotation({ weights: keys(1), policy: { ...policy, retryAfterMaxMs: 1_000 }, random: middle })
+    capped.first()
+    expect(capped.next({ failureClass: 'rate_limit', waitHintMs: 2_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+    const two = createKeyRotation({ weights: keys(2), policy, random: middle })
+    const first = attemptOf(two.first())
+    const second = attemptOf(two.next({ failureClass: 'rate_limit', waitHintMs: 2_000 }))
+    expect(second.keyIndex).not.toBe(first.keyIndex)
+    expect(second.delayMs).toBe(500)
+  })
+
+  it('moves off a key that gave no answer (a deadline, a reset) before trying it again', () => {
+    for (const failure of [{ failureClass: 'timeout' as const, waitHintMs: null, status: 0 }, { failureClass: 'transient' as const, waitHintMs: null, status: 0 }]) {
+      // Another key: straight to it, no backoff.
+      const two = createKeyRotation({ weights: keys(2), policy, random: middle })
+      const first = attemptOf(two.first())
+      expect(attemptOf(two.next(failure))).toMatchObject({ keyIndex: 1 - first.keyIndex, delayMs: 0, why: 'rotate' })
+      // One key and a fallback after this target: the target ends, the fallback runs.
+      const single = createKeyRotation({ weights: keys(1), policy, random: middle, alternatives: true })
+      single.first()
+      expect(single.next(failure)).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
+      // One key and nothing else: the same key again, after the backoff.
+      const alone = createKeyRotation({ weights: keys(1), policy, random: middle })
+      alone.first()
+      expect(attemptOf(alone.next(failure))).toMatchObject({ keyIndex: 0, delayMs: 500, why: 'retry' })
+    }
+    // A 5xx that did answer stays on its key, as before, fallback or not.
+    const answered = createKeyRotation({ weights: keys(2), policy, random: middle, alternatives: true })
+    const first = attemptOf(answered.first())
+    expect(attemptOf(answered.next({ failureClass: 'transient', waitHintMs: null, status: 503 }))).toMatchObject({ keyIndex: first.keyIndex, why: 'retry' })
+  })
+
   it('with three keys and max_retries 5, cycles through the keys on rate limits and then stops', () => {
     const rotation = createKeyRotation({ weights: keys(3), policy: { ...policy, maxRetries: 5 }, random: Math.random })
     let attempts = 1

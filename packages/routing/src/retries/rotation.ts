@@ -5,9 +5,13 @@
  * region_blocked -> the key is dead for this request, rotate at once; caller_fault -> stop.
  * A move to a key not yet tried is free: only attempts on keys already tried spend
  * max_retries, so a provider with many keys is never given up early.
+ * Two refinements (issue 35): an attempt that got no answer at all (a deadline, a connection
+ * reset before any byte) moves to another key, or to the next target, before it is tried on
+ * the same key again; and a short Retry-After on a key nothing else can replace is waited out
+ * once on that key, since a wait the provider asks for is cheaper than a switch of provider.
  */
 import { killsKeyForRequest, type FailureClass } from '../failures/failure-class.ts'
-import { backoffDelay, type RetryPolicy } from './backoff.ts'
+import { backoffDelay, DEFAULT_RETRY_AFTER_MAX_MS, type RetryPolicy } from './backoff.ts'
 import { firstAbove } from '../selection/weighted.ts'
 
 /** Why rotation stopped trying this provider. `retries_exhausted` with keys only waiting is a rate limit for the caller. */
@@ -31,6 +35,8 @@ export type RotationStep =
 export interface RotationFailure {
   failureClass: FailureClass
   waitHintMs: number | null
+  /** The upstream's status; 0 when no answer came at all (a reset, a refused connection). */
+  status?: number
 }
 
 /** Plans the attempts of one request on one provider. */
@@ -64,6 +70,8 @@ export interface KeyRotationInit {
    * first draw is then a binary search instead of two passes (the same key for the same draw).
    */
   cumulative?: Float64Array | undefined
+  /** True when another target (a fallback, another provider) can take the request after this one. */
+  alternatives?: boolean
 }
 
 const enum KeyStatus {
@@ -96,6 +104,9 @@ class RotationPlan implements KeyRotation {
   private readonly cumulative: Float64Array | undefined
   private retriesUsed = 0
   private backoffs = 0
+  private readonly alternatives: boolean
+  /** Keys whose Retry-After this request already waited out once (made on first use). */
+  private honoured: Uint8Array | null = null
 
   constructor(init: KeyRotationInit) {
     this.weights = init.weights
@@ -105,6 +116,7 @@ class RotationPlan implements KeyRotation {
     this.once = init.once ?? -1
     this.status = new Uint8Array(init.weights.length)
     this.cumulative = init.cumulative
+    this.alternatives = init.alternatives === true
     const unavailable = init.unavailable
     if (unavailable !== undefined) for (let index = 0; index < unavailable.length; index++) this.status[unavailable[index]!] = KeyStatus.Dead
     const waiting = init.waiting
@@ -139,12 +151,29 @@ class RotationPlan implements KeyRotation {
       return this.rotate(backoffDelay(this.backoffs++, this.policy, this.random), false)
     }
     const delayMs = backoffDelay(this.backoffs, this.policy, this.random)
-    const hintTooLong = failure.waitHintMs !== null && failure.waitHintMs > delayMs
+    const hint = failure.waitHintMs
+    const hintTooLong = hint !== null && hint > delayMs
     this.backoffs++
-    if (hintTooLong) this.status[this.current] = KeyStatus.Waiting
+    if (hintTooLong) {
+      // A short wait the provider asks for on a key nothing else can replace: wait it out, once.
+      const current = this.current
+      if (hint <= (this.policy.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS) && this.retriesUsed < this.policy.maxRetries && !this.hasOther() && this.honoured?.[current] !== 1) {
+        ;(this.honoured ??= new Uint8Array(this.status.length))[current] = 1
+        this.retriesUsed++
+        return this.attempt(current, hint, 'retry')
+      }
+      this.status[current] = KeyStatus.Waiting
+    }
     if (failureClass === 'rate_limit' || hintTooLong) {
       // Prefer another key; come back to this one only when nothing else is left.
       return this.rotate(delayMs, true)
+    }
+    if (failureClass === 'timeout' || (failureClass === 'transient' && failure.status === 0)) {
+      // No answer at all: trying the same key again costs another deadline. Another key first,
+      // then the next target; the same key only when nothing else can take the request.
+      const moved = this.moveOff(0)
+      if (moved !== null) return moved
+      if (this.alternatives) return this.stop()
     }
     // transient, timeout, unknown: the answer says nothing about the key, so stay on it.
     if (this.retriesUsed < this.policy.maxRetries) {
@@ -152,6 +181,16 @@ class RotationPlan implements KeyRotation {
       return this.attempt(this.current, delayMs, 'retry')
     }
     return this.stop()
+  }
+
+  /** True when a key other than the current one could still take an attempt. */
+  private hasOther(): boolean {
+    for (let index = 0; index < this.status.length; index++) {
+      if (index === this.current) continue
+      const status = this.status[index]
+      if (status === KeyStatus.Untried || (status === KeyStatus.Tried && this.retriesUsed < this.policy.maxRetries)) return true
+    }
+    return false
   }
 
   /**
@@ -220,6 +259,17 @@ class RotationPlan implements KeyRotation {
    * and the current key itself is the last resort when `includeCurrent`.
    */
   private rotate(delayMs: number, includeCurrent: boolean): RotationStep {
+    const moved = this.moveOff(delayMs)
+    if (moved !== null) return moved
+    if (includeCurrent && this.status[this.current] === KeyStatus.Tried && this.retriesUsed < this.policy.maxRetries) {
+      this.retriesUsed++
+      return this.attempt(this.current, delayMs, 'retry')
+    }
+    return this.stop()
+  }
+
+  /** To a key not yet tried (free), else to another tried one (a retry); null when there is none. */
+  private moveOff(delayMs: number): RotationStep | null {
     const untried = this.pickAmong(KeyStatus.Untried, -1)
     if (untried >= 0) return this.attempt(untried, delayMs, 'rotate')
     if (this.retriesUsed < this.policy.maxRetries) {
@@ -228,12 +278,8 @@ class RotationPlan implements KeyRotation {
         this.retriesUsed++
         return this.attempt(other, delayMs, 'rotate')
       }
-      if (includeCurrent && this.status[this.current] === KeyStatus.Tried) {
-        this.retriesUsed++
-        return this.attempt(this.current, delayMs, 'retry')
-      }
     }
-    return this.stop()
+    return null
   }
 
   private stop(): RotationStep {
