@@ -68,6 +68,14 @@ export interface ProviderNetwork {
   retry_backoff_initial: number
   retry_backoff_max: number
   extra_headers: Record<string, string>
+  /** Time to open a connection to the upstream; undici's pool gives up after it. */
+  connect_timeout_in_seconds?: number
+  /** A stream's time from the attempt's start to its first content event (issue 35). */
+  first_token_timeout_in_seconds?: number
+  /** Longest silence inside a stream (no event at all) before it counts as stalled. */
+  stream_idle_timeout_in_seconds?: number
+  /** The longest Retry-After waited out on a key nothing else can replace. */
+  max_retry_after_in_seconds?: number
 }
 
 /** What an adapter needs to know about its provider. */

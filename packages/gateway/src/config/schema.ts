@@ -51,6 +51,10 @@ const networkSchema = z.strictObject({
   retry_backoff_initial: z.number().nonnegative().optional(),
   retry_backoff_max: z.number().nonnegative().optional(),
   extra_headers: z.record(z.string(), z.string()).optional(),
+  connect_timeout_in_seconds: positiveNumber.optional(),
+  first_token_timeout_in_seconds: positiveNumber.optional(),
+  stream_idle_timeout_in_seconds: positiveNumber.optional(),
+  max_retry_after_in_seconds: z.number().nonnegative().optional(),
 })
 
 /** One provider: `providers.<name>` of config.json, and the body of the providers API. */

@@ -28,6 +28,7 @@ import {
   type Settlement,
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
+import type { RequestDeadlines } from '../inference/deadlines.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { ProviderRegistry, ProviderRuntime } from '../inference/registry.ts'
 import { names, NO_DIRECTIONS, parseFallback, parseModel } from './request-targets.ts'
@@ -60,6 +61,8 @@ export interface RequestContext {
   log: RoutingLog
   /** The caller's gateway key may use these providers only (issue 13): the engine skips any other target. */
   allowedProviders?: ReadonlySet<string>
+  /** Deadlines the request set by header (`x-bf-request-timeout`, `x-bf-first-token-timeout`, `x-bf-stream-idle-timeout`). */
+  deadlines?: RequestDeadlines
 }
 
 /** What routing needs of a request: the model as the caller named it and its fallbacks (`provider/model`). */

@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { serveChat, type EngineComponents } from '../inference/engine.ts'
-import { renderJson, renderStream } from '../inference/render.ts'
+import { CHAT_FRAMING, renderJson, renderStream } from '../inference/render.ts'
+import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { newRequestId } from '@switchboard/history'
@@ -50,15 +51,17 @@ export function createInferenceHandler(components: InferenceComponents, init: In
     // writeError): a header set before writeHead would send Node down its slow path, which
     // re-validates every header one setHeader at a time.
     const track = recorder.active ? recorder.track(outgoing, 'chat_completions', startedAt, requestId) : null
+    const held: { hold: StreamHold | null } = { hold: null }
     try {
-      await serveInference(components, init, incoming, outgoing, requestId, track)
+      await serveInference(components, init, incoming, outgoing, requestId, track, held)
     } catch (error) {
-      writeError(components, outgoing, error, requestId, track)
+      held.hold?.release()
+      writeError(components, outgoing, error, requestId, track, held.hold?.committed === true)
     }
   }
 }
 
-async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null): Promise<void> {
+async function serveInference(components: InferenceComponents, init: InferenceInit, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null, held: { hold: StreamHold | null }): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
   if (!isJsonMediaType(contentType)) {
@@ -81,6 +84,8 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     track.asked = { model: request.model, fallbacks: request.fallbacks, stream: request.stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? text : undefined }
     track.log = log
   }
+  // A stream's caller gets its 200 only with the first content, or keep-alives once it waited long.
+  if (request.stream) held.hold = holdStream(outgoing, requestId)
   let served
   try {
     served = await serveChat(components, request, cancellation, context)
@@ -105,6 +110,7 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     track.succeeded(served)
     if (served.success.kind === 'stream') served.observer = track
   }
+  held.hold?.release()
   const answerHeaders = routingHeaders(requestId, served.extraFields)
   if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders)
   else renderJson(outgoing, served, answerHeaders)
@@ -113,11 +119,13 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
 const NO_ATTEMPTS = Object.freeze([])
 
 /** Where an inference error becomes an answer (the Hono app's onError answers for its routes). */
-function writeError(components: InferenceComponents, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null): void {
+function writeError(components: InferenceComponents, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null, committed: boolean): void {
   const gatewayError = asGatewayError(error, components.logger)
   // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
   gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
   track?.failed(gatewayError)
+  // The caller's stream was opened while the gate waited: the error goes in-band, where SDKs raise it.
+  if (committed) return endHeldStream(outgoing, CHAT_FRAMING, gatewayError)
   if (outgoing.headersSent) {
     // Too late for a status: end what was started.
     if (!outgoing.writableEnded) outgoing.destroy()

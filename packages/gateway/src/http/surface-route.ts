@@ -16,6 +16,7 @@ import { renderJson, renderStream, type StreamFraming } from '../inference/rende
 import type { InferenceComponents, InferenceInit } from './inference.ts'
 import { newRequestId } from '@switchboard/history'
 import type { RequestTrack } from '../recording/request-record.ts'
+import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
 import { callerCancellation, readFallbacks, readJsonObject, readModel, readStream, requestContext, routingHeaders, upstreamFields } from './surface.ts'
 
 /** What a surface adds to the shared handler. */
@@ -47,15 +48,17 @@ export function createSurfaceHandler(components: InferenceComponents, init: Infe
     const requestId = newRequestId(startedAt)
     outgoing.setHeader('x-request-id', requestId)
     const track = recorder.active ? recorder.track(outgoing, spec.surface === 'count_tokens' ? 'messages_count_tokens' : spec.surface, startedAt, requestId) : null
+    const held: { hold: StreamHold | null } = { hold: null }
     try {
-      await serve(components, init, spec, incoming, outgoing, requestId, track)
+      await serve(components, init, spec, incoming, outgoing, requestId, track, held)
     } catch (error) {
-      writeSurfaceError(components, spec, outgoing, error, requestId, track)
+      held.hold?.release()
+      writeSurfaceError(components, spec, outgoing, error, requestId, track, held.hold?.committed === true)
     }
   }
 }
 
-async function serve(components: InferenceComponents, init: InferenceInit, spec: SurfaceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null): Promise<void> {
+async function serve(components: InferenceComponents, init: InferenceInit, spec: SurfaceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null, held: { hold: StreamHold | null }): Promise<void> {
   const headers = incoming.headers
   // Who is calling, before the body is read: the same check as chat completions (access/callers.ts).
   const found = authenticateCaller(components.callers, incoming)
@@ -80,6 +83,8 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     track.asked = { model, fallbacks, stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? JSON.stringify(input) : undefined }
     track.log = context.log
   }
+  // A stream's caller gets its 200 only with the first content, or keep-alives once it waited long.
+  if (stream) held.hold = holdStream(outgoing, requestId)
   let served: Served
   try {
     served = await serveChat(components, {
@@ -120,6 +125,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     if (success.kind === 'stream') served.observer = new UsageReadingObserver(track)
     else track.usage = usageOf(success.body ?? JSON.parse(success.bytes.toString('utf8')))
   }
+  held.hold?.release()
   const answerHeaders = routingHeaders(requestId, served.extraFields)
   if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders, spec.framing)
   else renderJson(outgoing, served, answerHeaders)
@@ -173,10 +179,12 @@ function writeJson(outgoing: ServerResponse, status: number, body: Record<string
   outgoing.end(text)
 }
 
-function writeSurfaceError(components: InferenceComponents, spec: SurfaceSpec, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null): void {
+function writeSurfaceError(components: InferenceComponents, spec: SurfaceSpec, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null, committed: boolean): void {
   const gatewayError = asGatewayError(error, components.logger)
   gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
   track?.failed(gatewayError)
+  // The caller's stream was opened while the gate waited: the error goes in-band, where SDKs raise it.
+  if (committed) return endHeldStream(outgoing, spec.framing, gatewayError)
   if (outgoing.headersSent) {
     if (!outgoing.writableEnded) outgoing.destroy()
     return

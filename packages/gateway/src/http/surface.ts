@@ -13,6 +13,7 @@ import type { RequestContext } from '../dispatch/dispatcher.ts'
 import { parseJsonBody, readBody } from './body.ts'
 import { isJsonMediaType } from '../access/media.ts'
 import { MAX_FALLBACKS } from '../inference/validate.ts'
+import { readDeadlineHeaders } from '../inference/deadlines.ts'
 
 /** The request's JSON object body; 415, 400 or 413 errors that say what to fix. */
 export async function readJsonObject(incoming: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
@@ -36,6 +37,8 @@ export function requestContext(headers: IncomingHttpHeaders, logger: Logger, req
   const wantsLog = headers['x-bf-routing-log'] === 'true' || logger.isLevelEnabled('debug')
   const context: RequestContext = { requestId, sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording) }
   if (session.ttlMs !== null) context.sessionTtlMs = session.ttlMs
+  const deadlines = readDeadlineHeaders(headers)
+  if (deadlines !== undefined) context.deadlines = deadlines
   return context
 }
 

@@ -22,6 +22,11 @@ export class AttemptRun {
     private readonly caller: Cancellation,
   ) {}
 
+  /** True once the upstream call was aborted (the caller left, a deadline passed, the stream ended early). */
+  get aborted(): boolean {
+    return this.cancellation.aborted
+  }
+
   /** Aborts the upstream call and unlinks it from the caller; safe to call more than once. */
   abort(): void {
     this.cancellation.unfollow(this.caller)
@@ -35,9 +40,10 @@ function expire(cancellation: Cancellation): void {
 }
 
 /**
- * Sends one attempt. The deadline covers the whole answer for JSON, and up to the
- * response headers for a stream (a long generation is not a timeout). A `notSent` result
- * (a body this provider cannot be sent) comes back as it is: the engine answers 400.
+ * Sends one attempt. `deadlineMs` covers the whole answer for JSON, and up to the response
+ * headers for a stream (the stream's own deadlines are the guard's: stream-guard.ts). A
+ * `notSent` result (a body this provider cannot be sent) comes back as it is: the engine
+ * answers 400.
  */
 export async function runAttempt(
   provider: ProviderRuntime,
@@ -45,12 +51,13 @@ export async function runAttempt(
   model: string,
   key: ProviderKey,
   caller: Cancellation,
+  deadlineMs: number,
   surface?: SurfaceCall,
 ): Promise<AttemptRun> {
   const cancellation = new Cancellation()
   cancellation.follow(caller)
   if (cancellation.aborted) return new AttemptRun({ ok: false, failure: cancelledFailure(), headers: {} }, cancellation, caller)
-  const timer = setTimeout(expire, provider.timeoutMs, cancellation)
+  const timer = setTimeout(expire, deadlineMs, cancellation)
   let result: AttemptResult
   try {
     result = surface === undefined
@@ -64,7 +71,7 @@ export async function runAttempt(
   }
   clearTimeout(timer)
   if (!result.ok && cancellation.aborted) {
-    result = { ok: false, failure: cancellation.reason === 'timeout' ? timeoutFailure(provider.timeoutMs) : cancelledFailure(), headers: result.headers }
+    result = { ok: false, failure: cancellation.reason === 'timeout' ? timeoutFailure(deadlineMs) : cancelledFailure(), headers: result.headers }
   }
   // A stream still needs the caller's cancel linked to the upstream until it ends; the renderer calls abort.
   if (!result.ok || result.kind === 'json') cancellation.unfollow(caller)

@@ -7,10 +7,12 @@
  * the adapter renders in, a served answer or a GatewayError out.
  */
 import { keyChosenLine, keyRotationFor, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
-import { canServe, speaksNatively, streamFailureOf, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamSuccess } from '@switchboard/providers'
+import { canServe, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
+import { attemptDeadlines } from './deadlines.ts'
+import { GuardedStream } from './stream-guard.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 export interface AttemptRecord {
@@ -103,7 +105,7 @@ export async function serveChat(components: EngineComponents, request: EngineReq
       skipped++
       continue
     }
-    const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts)
+    const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts, index < targets.length - 1)
     if ('success' in outcome) return outcome
     firstFailure ??= outcome
     if (index === dispatch.plan.primary) primaryFailure = outcome
@@ -128,11 +130,18 @@ async function serveTarget(
   request: EngineRequest,
   caller: Cancellation,
   attempts: AttemptRecord[],
+  fallbackAfter: boolean,
 ): Promise<Served | TargetFailure> {
   const { dispatcher } = components
   const log = dispatch.context.log
   const { keys, plan } = dispatcher.keyPlan(target, log)
-  const rotation = keyRotationFor(plan, target.provider.policy, components.random)
+  const rotation = keyRotationFor(plan, target.provider.policy, components.random, fallbackAfter)
+  // Something else could take the request: the default first-token deadline applies (deadlines.ts).
+  const deadlines = attemptDeadlines(target.provider.deadlines, dispatch.context.deadlines, fallbackAfter || keys.length > 1)
+  const surface = request.surface
+  const streams = surface === undefined ? request.body.stream === true : surface.stream
+  // A stream's headers come before its first content: they are bounded by that deadline too.
+  const headersMs = streams && deadlines.firstTokenMs !== null ? Math.min(deadlines.requestMs, deadlines.firstTokenMs) : deadlines.requestMs
   let step = rotation.first()
   let last: AttemptFailure | null = null
   let key: ProviderKey | null = null
@@ -144,52 +153,68 @@ async function serveTarget(
         return { reason: 'cancelled', last, target, key, retryAfterMs: null }
       }
     }
-    key = keys[step.keyIndex]!
+    const tried = keys[step.keyIndex]!
+    key = tried
     // The routing log names the key actually tried, and why.
-    if (log.enabled) log.add(keyChosenLine({ provider: target.provider.name, model: target.model, key: key.name }, plan, step.keyIndex, step.why, target.directKey !== undefined))
+    if (log.enabled) log.add(keyChosenLine({ provider: target.provider.name, model: target.model, key: tried.name }, plan, step.keyIndex, step.why, target.directKey !== undefined))
     const started = components.now()
-    dispatcher.attemptStarted(target, key)
+    dispatcher.attemptStarted(target, tried)
     let run
     try {
-      run = await runAttempt(target.provider, request.body, target.model, key, caller, request.surface)
+      run = await runAttempt(target.provider, request.body, target.model, tried, caller, headersMs, surface)
     } catch (error) {
-      dispatcher.attemptAbandoned(target, key)
+      dispatcher.attemptAbandoned(target, tried)
       throw error
     }
     const result = run.result
     // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
     if (!result.ok && result.notSent === true) {
-      dispatcher.attemptAbandoned(target, key)
+      dispatcher.attemptAbandoned(target, tried)
       throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
     }
     // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
-    const failure = result.ok ? null : routingFailure(result.failure)
-    // A stream is in flight until it ends, and only its end says how it went: reported then.
-    const streaming = result.ok && result.kind === 'stream'
-    // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-    if (!streaming) dispatcher.attemptFinished(target, key, started, failure, log, result.ok ? result.rateLimit : null, result.ok && result.kind === 'json' ? result.usage : null)
+    let failure = result.ok ? null : routingFailure(result.failure)
+    let stream: GuardedStream | null = null
+    if (result.ok && result.kind === 'stream') {
+      // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
+      const rateLimit = result.rateLimit
+      stream = new GuardedStream(result.events, {
+        idleMs: deadlines.idleMs,
+        now: components.now,
+        abort: () => run.abort(),
+        ended: (ending) => dispatcher.attemptFinished(target, tried, started, ending === null ? null : routingFailure(ending), log, rateLimit, null),
+      })
+      // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
+      // fails before it fails over like any attempt.
+      const gated = await stream.gate(streamFormatOf(surface), deadlines.firstTokenMs === null ? null : deadlines.firstTokenMs - (components.now() - started))
+      if (gated !== null) {
+        run.abort()
+        failure = routingFailure(gated)
+        stream = null
+      }
+    } else {
+      // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
+      dispatcher.attemptFinished(target, tried, started, failure, log, result.ok ? result.rateLimit : null, result.ok && result.kind === 'json' ? result.usage : null)
+    }
     attempts.push({
       provider: target.provider.name,
       model: target.model,
-      key_id: key.id,
-      key_name: key.name,
-      status: result.ok ? result.status : result.failure.status,
+      key_id: tried.id,
+      key_name: tried.name,
+      status: failure !== null ? failure.status : result.ok ? result.status : 0,
       failure_class: failure?.failureClass ?? null,
       latency_ms: components.now() - started,
       wait_hint_ms: failure?.waitHintMs ?? null,
     })
-    if (result.ok) {
-      dispatcher.served(dispatch, target, key)
-      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
+    if (failure === null && result.ok) {
+      dispatcher.served(dispatch, target, tried)
+      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: tried.id, key_name: tried.name, attempts, request_id: dispatch.context.requestId }
       if (log.enabled) extraFields.routing_log = log.lines
-      if (result.kind === 'stream') {
-        const streamed = target
-        const streamKey = key
-        const events = reportEnd(result.events, (ending) => dispatcher.attemptFinished(streamed, streamKey, started, ending, log, result.rateLimit, null))
-        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events }
+      if (stream !== null) {
+        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: stream }
         return { success, extraFields, upstream: run }
       }
-      return { success: result, extraFields, upstream: run }
+      return { success: result as JsonSuccess, extraFields, upstream: run }
     }
     last = failure
     step = rotation.next(failure!)
@@ -197,44 +222,11 @@ async function serveTarget(
   return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
 }
 
-/**
- * The events of a stream, reporting how it ended exactly once: served (null), broken mid-way
- * (counts against the route), or left by the caller (cancelled, which counts against nothing).
- */
-function reportEnd(events: AsyncIterable<string>, ended: (failure: AttemptFailure | null) => void): AsyncIterable<string> {
-  return {
-    [Symbol.asyncIterator]() {
-      const inner = events[Symbol.asyncIterator]()
-      let done = false
-      const finish = (failure: AttemptFailure | null) => {
-        if (done) return
-        done = true
-        ended(failure)
-      }
-      return {
-        next() {
-          return inner.next().then(
-            (step) => {
-              if (step.done === true) finish(null)
-              return step
-            },
-            (error: unknown) => {
-              // The adapter's stream rejects with its normalized failure (a StreamFailure).
-              finish(streamFailureOf(error))
-              throw error
-            },
-          )
-        },
-        return(value?: unknown) {
-          finish(CALLER_LEFT)
-          return inner.return ? inner.return(value) : Promise.resolve({ done: true as const, value: undefined })
-        },
-      }
-    },
-  }
+/** The event format of a request's stream. */
+function streamFormatOf(surface: SurfaceCall | undefined): StreamFormat {
+  if (surface === undefined) return 'chat'
+  return surface.surface === 'messages' ? 'messages' : surface.surface === 'responses' ? 'responses' : 'chat'
 }
-
-const CALLER_LEFT: AttemptFailure = Object.freeze({ failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'the caller left during the stream', code: null })
 
 /** How long until a key of the target may serve again: the earliest left-out key's due time, or the provider's hint. */
 function retryAfter(plan: KeyPlan, last: AttemptFailure | null, now: number): number | null {

@@ -37,7 +37,7 @@ function lastWithFields(pending: string | null, served: Served, empty: string): 
 export const ANTHROPIC_FRAMING: StreamFraming = {
   frame: named,
   last: (pending, served) => lastWithFields(pending, served, '{"type":"message_stop"}'),
-  error: (message, _code, served) => named(JSON.stringify({ type: 'error', error: { type: 'api_error', message }, extra_fields: served.extraFields })),
+  error: (message, _code, extraFields) => named(JSON.stringify({ type: 'error', error: { type: 'api_error', message }, extra_fields: extraFields })),
   end: '',
 }
 
@@ -45,6 +45,6 @@ export const ANTHROPIC_FRAMING: StreamFraming = {
 export const RESPONSES_FRAMING: StreamFraming = {
   frame: named,
   last: (pending, served) => lastWithFields(pending, served, '{"type":"response.completed"}'),
-  error: (message, code, served) => named(JSON.stringify({ type: 'error', code, message, param: null, extra_fields: served.extraFields })),
+  error: (message, code, extraFields) => named(JSON.stringify({ type: 'error', code, message, param: null, extra_fields: extraFields })),
   end: '',
 }

@@ -2,6 +2,7 @@
 import { createProvider, type ProviderAdapter, type ProviderKey } from '@switchboard/providers'
 import { keyServesModel, type RetryPolicy } from '@switchboard/routing'
 import type { ResolvedProviderConfig } from '../config/load.ts'
+import { providerDeadlines, type ProviderDeadlines } from './deadlines.ts'
 
 /** One provider as the engine uses it. */
 export interface ProviderRuntime {
@@ -9,7 +10,8 @@ export interface ProviderRuntime {
   readonly config: ResolvedProviderConfig
   readonly adapter: ProviderAdapter
   readonly policy: RetryPolicy
-  readonly timeoutMs: number
+  /** network_config's deadlines (the engine adds the request's and the defaults). */
+  readonly deadlines: ProviderDeadlines
   /** The keys that serve `model`, in config order (cached per model). */
   keysFor(model: string): readonly ProviderKey[]
 }
@@ -46,8 +48,9 @@ export function createRegistry(providers: readonly ResolvedProviderConfig[], pre
         maxRetries: config.network.max_retries,
         backoffInitialMs: config.network.retry_backoff_initial,
         backoffMaxMs: config.network.retry_backoff_max,
+        ...(config.network.max_retry_after_in_seconds !== undefined ? { retryAfterMaxMs: config.network.max_retry_after_in_seconds * 1000 } : {}),
       },
-      timeoutMs: config.network.default_request_timeout_in_seconds * 1000,
+      deadlines: providerDeadlines(config.network),
       keysFor(model) {
         let keys = byModel.get(model)
         if (keys === undefined) {

@@ -43,8 +43,8 @@ export interface StreamFraming {
   frame(data: string): string
   /** The last event, carrying `extra_fields`. */
   last(pending: string | null, served: Served): string
-  /** The event that ends a stream which broke after it started. */
-  error(message: string, code: string, served: Served): string
+  /** The event that ends a stream which broke after it started (or failed while the caller's connection was held open). */
+  error(message: string, code: string, extraFields: unknown): string
   /** What ends the stream (`data: [DONE]` for chat). */
   end: string
 }
@@ -53,7 +53,7 @@ export interface StreamFraming {
 export const CHAT_FRAMING: StreamFraming = {
   frame: (data) => `data: ${data}\n\n`,
   last: (pending, served) => `data: ${withExtraFields(pending, served)}\n\n`,
-  error: (message, code, served) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code, param: null }, extra_fields: served.extraFields })}\n\n`,
+  error: (message, code, extraFields) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code, param: null }, extra_fields: extraFields })}\n\n`,
   end: 'data: [DONE]\n\n',
 }
 
@@ -66,13 +66,8 @@ export const CHAT_FRAMING: StreamFraming = {
 export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<void> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
   const events = served.success.events
-  if (headers === undefined) outgoing.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
-  else {
-    headers['content-type'] = 'text/event-stream; charset=utf-8'
-    headers['cache-control'] = 'no-cache'
-    headers['x-accel-buffering'] = 'no'
-    outgoing.writeHead(200, headers)
-  }
+  // The caller's connection may already be open (http/stream-hold.ts): its 200 went out then.
+  if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers ?? {}))
   let corked = false
   const uncork = () => {
     corked = false
@@ -103,12 +98,20 @@ export async function renderStream(outgoing: ServerResponse, served: Served, hea
       const message = error instanceof Error ? error.message : String(error)
       observer?.broke(message)
       const code = (error as { code?: unknown }).code
-      await write(framing.error(`The upstream stream broke: ${message}`, typeof code === 'string' ? code : 'upstream_stream_error', served))
+      await write(framing.error(`The upstream stream broke: ${message}`, typeof code === 'string' ? code : 'upstream_stream_error', served.extraFields))
     }
   } finally {
     served.upstream.abort()
   }
   if (!outgoing.destroyed) outgoing.end(framing.end)
+}
+
+/** The headers of an SSE answer, added to `headers`. */
+export function sseHeaders(headers: Record<string, string>): Record<string, string> {
+  headers['content-type'] = 'text/event-stream; charset=utf-8'
+  headers['cache-control'] = 'no-cache'
+  headers['x-accel-buffering'] = 'no'
+  return headers
 }
 
 function waitForDrain(outgoing: ServerResponse): Promise<void> {

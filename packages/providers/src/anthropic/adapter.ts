@@ -1,5 +1,5 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
-import { createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { connectTimeoutOf, createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
 import { upstreamModel } from '../body.ts'
@@ -13,7 +13,7 @@ export const ANTHROPIC_VERSION = '2023-06-01'
 
 /** Creates an adapter for Anthropic's Messages API. */
 export function createAnthropicAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher()
+  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
   const target = splitBaseUrl(init.network.base_url, '/v1/messages')
   const countTarget = splitBaseUrl(init.network.base_url, '/v1/messages/count_tokens')
   return {
@@ -65,7 +65,7 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       if (beta !== undefined) headers['anthropic-beta'] = beta
       request.body.model = upstreamModel(request)
       // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
-      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal }, request.stream, now, 'messages')
     },
     close: () => dispatcher.close(),
   }

@@ -1,5 +1,5 @@
 /** The Azure OpenAI adapter: deployments per key, `api-version`, and the `api-key` header. */
-import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
@@ -12,7 +12,7 @@ const MAX_CACHED_TARGETS = 1024
 
 /** Creates an adapter for Azure OpenAI resources. */
 export function createAzureAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher()
+  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
   const targets = new Map<string, { origin: string; path: string }>()
   return {
     name: init.name,
@@ -59,7 +59,7 @@ export function createAzureAdapter(init: ProviderInit, now: () => number = Date.
       }
       request.body.model = deployment
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'api-key': request.key.value }, init.network.extra_headers)
-      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now, 'responses')
     },
     close: () => dispatcher.close(),
   }

@@ -5,7 +5,7 @@
  * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
  * API key sent as a bearer token.
  */
-import { createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
+import { connectTimeoutOf, createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
 import { upstreamModel } from '../body.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
@@ -31,7 +31,7 @@ export function bedrockModelId(key: ProviderKey, requested: string, upstream: st
 
 /** Creates an adapter for Amazon Bedrock's runtime (Converse). */
 export function createBedrockAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher()
+  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
   let responseIds = 0
   return {
     name: init.name,

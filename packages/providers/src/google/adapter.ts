@@ -14,7 +14,7 @@ import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } fr
 import { upstreamModel } from '../body.ts'
 import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
-import { createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
+import { connectTimeoutOf, createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
 import { sendOpenAiShaped } from '../openai/adapter.ts'
 import { sendSurface } from '../surfaces/index.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest, VertexKeyConfig } from '../types.ts'
@@ -48,7 +48,7 @@ interface Call {
 
 /** Creates an adapter for the Gemini API (`type: 'gemini'`) or Vertex AI (`type: 'vertex'`). */
 export function createGoogleAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher: Agent = createDispatcher()
+  const dispatcher: Agent = createDispatcher(connectTimeoutOf(init.network))
   const vertex = init.type === 'vertex'
   let responseIds = 0
 
@@ -170,7 +170,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const headers = await vertexHeaders(credentials, force, beta !== undefined ? { 'anthropic-beta': beta } : {})
       if ('ok' in headers) return headers as AttemptFailed
       // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
-      result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal }, request.stream, now)
+      result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal }, request.stream, now, 'messages')
       // A 401 is retried once with a fresh token, as for chat.
       if (result.ok || result.failure.status !== 401) return result
     }

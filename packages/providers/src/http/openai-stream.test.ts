@@ -25,11 +25,11 @@ describe('OpenAiChunkQueue', () => {
     expect(await reading).toEqual(['{"n":1}', '{"n":2}'])
   })
 
-  it('ends without [DONE] when the body ends, and throws an in-band error after the chunks before it', async () => {
+  it('ends complete without [DONE] once a chunk finished, and throws an in-band error after the chunks before it', async () => {
     const plain = new OpenAiChunkQueue()
-    plain.push(sse('{"n":1}'))
+    plain.push(sse('{"n":1,"choices":[{"delta":{},"finish_reason":"stop"}]}', '{"choices":[],"usage":{"total_tokens":3}}'))
     plain.end()
-    expect(await drain(plain)).toEqual(['{"n":1}'])
+    expect(await drain(plain)).toEqual(['{"n":1,"choices":[{"delta":{},"finish_reason":"stop"}]}', '{"choices":[],"usage":{"total_tokens":3}}'])
 
     const failing = new OpenAiChunkQueue()
     failing.push(sse('{"n":1}', '{"error":{"message":"overloaded","type":"server_error"}}'))
@@ -40,6 +40,38 @@ describe('OpenAiChunkQueue', () => {
       })(),
     ).rejects.toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', status: 200, code: 'server_error', message: 'the stream broke: overloaded' } })
     expect(seen).toEqual(['{"n":1}'])
+  })
+
+  it('rejects a body that ends before its last event, however cleanly the connection closed', async () => {
+    const cases: Array<[ConstructorParameters<typeof OpenAiChunkQueue>[0], string[]]> = [
+      ['chat', ['{"choices":[{"delta":{"content":"Hel"},"finish_reason":null}]}']],
+      ['messages', ['{"type":"message_start","message":{}}', '{"type":"content_block_delta","delta":{"text":"Hel"}}']],
+      ['responses', ['{"type":"response.created"}', '{"type":"response.output_text.delta","delta":"Hel"}']],
+    ]
+    for (const [ending, events] of cases) {
+      const queue = new OpenAiChunkQueue(ending)
+      queue.push(sse(...events))
+      queue.end()
+      const seen: string[] = []
+      await expect((async () => {
+        for await (const chunk of queue) seen.push(chunk)
+      })()).rejects.toMatchObject({ name: 'StreamFailure', failure: { failureClass: 'transient', code: 'stream_truncated' } })
+      expect(seen).toEqual(events)
+    }
+    const complete = new OpenAiChunkQueue('messages')
+    complete.push(sse('{"type":"message_start"}', '{"type":"message_stop"}'))
+    complete.end()
+    expect(await drain(complete)).toHaveLength(2)
+  })
+
+  it('rejects an event whose data is not a JSON object (a truncated chunk) as malformed', async () => {
+    const queue = new OpenAiChunkQueue()
+    queue.push(sse('{"choices":[{"delta":{"content":"Hel"}}]}', '{"choices":[{"delta":{"content":"lo'))
+    const seen: string[] = []
+    await expect((async () => {
+      for await (const chunk of queue) seen.push(chunk)
+    })()).rejects.toMatchObject({ failure: { failureClass: 'unknown', code: 'upstream_malformed' } })
+    expect(seen).toHaveLength(1)
   })
 
   it('passes a transport failure on after the chunks already queued', async () => {

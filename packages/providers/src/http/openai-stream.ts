@@ -19,6 +19,34 @@ function streamError(data: string): UpstreamStreamError {
   return new UpstreamStreamError(message, code)
 }
 
+/**
+ * What a complete stream ends with, by format: chat chunks end with `[DONE]` (or at least a
+ * chunk with a finish_reason), Anthropic Messages events with `message_stop`, Responses events
+ * with `response.completed` (or `.incomplete` / `.failed`). A body that ends before that was cut,
+ * however cleanly the connection closed: never passed off as a whole answer.
+ */
+export type StreamEnding = 'chat' | 'messages' | 'responses'
+
+/** True when `data` (or the event before it) is the last event a complete stream of this format sends. */
+function endsComplete(ending: StreamEnding, last: string | null, previous: string | null): boolean {
+  if (last === null) return false
+  if (ending === 'messages') return last.includes('"message_stop"')
+  if (ending === 'responses') return /"response\.(completed|incomplete|failed)"/.test(last)
+  // A usage-only chunk may follow the one that finished.
+  return hasFinishReason(last) || (previous !== null && hasFinishReason(previous))
+}
+
+function hasFinishReason(data: string): boolean {
+  return /"finish_reason":\s*"/.test(data)
+}
+
+/** True when the data of an event reads as one JSON object at a glance (a full parse costs more than the whole relay). */
+function looksLikeObject(data: string): boolean {
+  let last = data.length - 1
+  while (last > 0 && (data.charCodeAt(last) === 0x20 || data.charCodeAt(last) === 0x0a || data.charCodeAt(last) === 0x0d || data.charCodeAt(last) === 0x09)) last--
+  return data.charCodeAt(0) === 0x7b && data.charCodeAt(last) === 0x7d
+}
+
 /** How many parsed chunks may wait for the consumer before the upstream is paused. */
 const HIGH_WATER = 64
 
@@ -40,6 +68,10 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   resume: () => void = noop
   cancel: () => void = noop
   private paused = false
+  private last: string | null = null
+  private previous: string | null = null
+
+  constructor(private readonly ending: StreamEnding = 'chat') {}
 
   /** A packet of the body; returns false when the upstream should pause. */
   push(chunk: Uint8Array): boolean {
@@ -50,11 +82,14 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     return !this.paused
   }
 
-  /** The body ended normally (a stream without `[DONE]` ends there too). */
+  /** The body ended: complete when its last event says so, cut otherwise (see `StreamEnding`). */
   end(): void {
     if (this.done) return
     this.parser.end()
-    this.finish(null)
+    if (this.done) return
+    if (endsComplete(this.ending, this.last, this.previous)) return this.finish(null)
+    const what = this.ending === 'chat' ? 'data: [DONE]' : this.ending === 'messages' ? 'message_stop' : 'response.completed'
+    this.finish(new StreamFailure({ failureClass: 'transient', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: the upstream closed the stream before ${what}`, code: 'stream_truncated' }))
   }
 
   /** The body failed: the consumer gets `error` after the chunks already queued. */
@@ -108,6 +143,11 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     if (this.done) return
     if (data === '[DONE]') return this.finish(null)
     if (event === 'error' || data.startsWith('{"error"')) return this.finish(new StreamFailure(streamFailureOf(streamError(data))))
+    if (!looksLikeObject(data)) {
+      return this.finish(new StreamFailure({ failureClass: 'unknown', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, code: 'upstream_malformed' }))
+    }
+    this.previous = this.last
+    this.last = data
     const waiting = this.waiting
     if (waiting !== null) {
       this.waiting = null

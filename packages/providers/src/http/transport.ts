@@ -4,9 +4,13 @@ import { classifyFailure, networkFailure } from '../errors/index.ts'
 import type { AttemptFailed } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
+/** Time to open a connection when network_config does not say (undici's own default is 10 s). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
+
 /** One keep-alive pool per upstream origin, owned by one provider. */
-export function createDispatcher(): Agent {
+export function createDispatcher(connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS): Agent {
   return new Agent({
+    connect: { timeout: connectTimeoutMs },
     connections: 256,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 120_000,
@@ -14,6 +18,11 @@ export function createDispatcher(): Agent {
     headersTimeout: 0,
     bodyTimeout: 0,
   })
+}
+
+/** The connect timeout of a provider's pool, in ms. */
+export function connectTimeoutOf(network: { connect_timeout_in_seconds?: number }): number {
+  return network.connect_timeout_in_seconds !== undefined ? network.connect_timeout_in_seconds * 1000 : DEFAULT_CONNECT_TIMEOUT_MS
 }
 
 /** A request to an upstream. */

@@ -3,15 +3,15 @@
  * together, vLLM) through `custom_provider_config.base_provider_type: "openai"`.
  */
 import type { Agent } from 'undici'
-import { createDispatcher, failureOf, postBuffered, postStreaming, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
-import { OpenAiChunkQueue } from '../http/openai-stream.ts'
+import { connectTimeoutOf, createDispatcher, failureOf, postBuffered, postStreaming, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
+import { OpenAiChunkQueue, type StreamEnding } from '../http/openai-stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
 import { jsonBytes, malformedSuccess, streamOf } from '../outcome.ts'
 
 /** Creates an adapter for an upstream speaking OpenAI's chat.completions. */
 export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher: Agent = createDispatcher()
+  const dispatcher: Agent = createDispatcher(connectTimeoutOf(init.network))
   const target = splitBaseUrl(init.network.base_url, '/v1/chat/completions')
   const responsesTarget = splitBaseUrl(init.network.base_url, '/v1/responses')
   const embeddingsTarget = splitBaseUrl(init.network.base_url, '/v1/embeddings')
@@ -30,7 +30,7 @@ export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date
       const where = request.surface === 'embeddings' ? embeddingsTarget : responsesTarget
       const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${request.key.value}` }, init.network.extra_headers)
       request.body.model = upstreamModel(request)
-      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now)
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now, 'responses')
     },
     close: () => dispatcher.close(),
   }
@@ -42,9 +42,10 @@ export async function sendOpenAiShaped(
   call: UpstreamRequest,
   stream: boolean,
   now: () => number,
+  ending: StreamEnding = 'chat',
 ): Promise<AttemptResult> {
   if (stream) {
-    const chunks = new OpenAiChunkQueue()
+    const chunks = new OpenAiChunkQueue(ending)
     let response
     try {
       response = await postStreaming(dispatcher, call, chunks)

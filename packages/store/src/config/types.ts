@@ -37,6 +37,10 @@ export interface NetworkConfig {
   retry_backoff_initial?: number
   retry_backoff_max?: number
   extra_headers?: Record<string, string>
+  connect_timeout_in_seconds?: number
+  first_token_timeout_in_seconds?: number
+  stream_idle_timeout_in_seconds?: number
+  max_retry_after_in_seconds?: number
 }
 
 /** Marks an OpenAI-compatible upstream under a name of its own. */

@@ -1,0 +1,149 @@
+/**
+ * A stream on its way from the upstream to the caller, with the deadlines that hold inside it
+ * (issue 35): the first-chunk gate reads the stream's preamble up to its first content event
+ * before anything goes to the caller, bounded by the time-to-first-token deadline, so a stream
+ * that fails, stalls or starts too slowly before that point fails over like any attempt; and
+ * the idle deadline cuts a stream that sends nothing for too long, at any point. It reports
+ * how the stream ended exactly once: served (null), broken, or left by the caller.
+ */
+import type { AttemptFailure } from '@switchboard/routing'
+import { carriesContent, StreamFailure, streamFailureOf, type StreamFormat } from '@switchboard/providers'
+
+export interface StreamGuardInit {
+  /** Longest silence inside the stream before it counts as stalled. */
+  idleMs: number
+  now: () => number
+  /** Aborts the upstream call: a deadline passed. */
+  abort: () => void
+  /** Told once how the stream ended: null when served whole. */
+  ended: (failure: AttemptFailure | null) => void
+}
+
+/** The ending of a stream the caller left: nobody's fault. */
+export const CALLER_LEFT: AttemptFailure = Object.freeze({ failureClass: 'cancelled', scope: 'model', status: 0, waitHintMs: null, message: 'the caller left during the stream', code: null })
+
+/** A deadline inside a stream passed: a timeout of the route, never the caller's fault. */
+export function deadlineFailure(kind: 'first_token' | 'stream_idle', ms: number): AttemptFailure {
+  const message = kind === 'first_token' ? `no content within ${ms} ms of the attempt's start (first-token deadline)` : `the stream sent nothing for ${ms} ms (stream idle deadline)`
+  return { failureClass: 'timeout', scope: 'model', status: 200, waitHintMs: null, message, code: kind === 'first_token' ? 'first_token_timeout' : 'stream_idle_timeout' }
+}
+
+const DONE: Promise<IteratorResult<string>> = Promise.resolve({ value: undefined, done: true })
+
+/** How often a stream's silence is looked at: a quarter of its idle deadline, between 25 ms and 1 s. */
+function watchEvery(idleMs: number): number {
+  return Math.max(25, Math.min(1_000, idleMs / 4))
+}
+
+function watch(stream: GuardedStream): void {
+  stream.watch()
+}
+
+/**
+ * The guarded events of one stream. A class with bound handlers rather than a generator: one
+ * per stream, and no promise or closure per event beyond the upstream's own.
+ */
+export class GuardedStream implements AsyncIterableIterator<string> {
+  private readonly inner: AsyncIterator<string>
+  /** Events the gate read, replayed first. */
+  private held: string[] | null = null
+  private heldAt = 0
+  /** When the pending read started; -1 while none is pending. */
+  private waitingSince = -1
+  private expired: AttemptFailure | null = null
+  private finished = false
+  private exhausted = false
+  private readonly watcher: NodeJS.Timeout
+
+  constructor(events: AsyncIterable<string>, private readonly init: StreamGuardInit) {
+    this.inner = events[Symbol.asyncIterator]()
+    this.watcher = setInterval(watch, watchEvery(init.idleMs), this)
+    this.watcher.unref()
+  }
+
+  /**
+   * Reads up to the first content event (kept, and replayed to the caller later). Resolves to
+   * null once content came (or the stream ended whole), or to the failure that ended it first:
+   * `firstTokenMs` (from now) passing, silence, a cut, a malformed event, the caller leaving.
+   */
+  async gate(format: StreamFormat, firstTokenMs: number | null): Promise<AttemptFailure | null> {
+    const held: string[] = []
+    const timer = firstTokenMs === null ? null : setTimeout(() => this.expire(deadlineFailure('first_token', firstTokenMs)), Math.max(0, firstTokenMs))
+    try {
+      for (;;) {
+        const step = await this.next()
+        if (step.done === true) break
+        held.push(step.value)
+        if (carriesContent(format, step.value)) break
+      }
+    } catch (error) {
+      return error instanceof StreamFailure ? error.failure : streamFailureOf(error)
+    } finally {
+      if (timer !== null) clearTimeout(timer)
+    }
+    this.held = held
+    this.heldAt = 0
+    return null
+  }
+
+  next(): Promise<IteratorResult<string>> {
+    const held = this.held
+    if (held !== null) {
+      if (this.heldAt < held.length) return Promise.resolve({ value: held[this.heldAt++]!, done: false })
+      this.held = null
+    }
+    if (this.exhausted) return DONE
+    this.waitingSince = this.init.now()
+    return this.inner.next().then(this.onStep, this.onError)
+  }
+
+  return(): Promise<IteratorResult<string>> {
+    this.held = null
+    this.exhausted = true
+    this.finish(CALLER_LEFT)
+    const inner = this.inner
+    return inner.return ? inner.return().then(() => ({ value: undefined, done: true as const })) : DONE
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  /** The watcher's tick: a read pending for longer than the idle deadline ends the stream. */
+  watch(): void {
+    if (this.waitingSince >= 0 && this.expired === null && this.init.now() - this.waitingSince >= this.init.idleMs) {
+      this.expire(deadlineFailure('stream_idle', this.init.idleMs))
+    }
+  }
+
+  private expire(failure: AttemptFailure): void {
+    if (this.finished || this.expired !== null) return
+    this.expired = failure
+    // The pending read rejects with the abort; onError reports the deadline instead.
+    this.init.abort()
+  }
+
+  private readonly onStep = (step: IteratorResult<string>): IteratorResult<string> => {
+    this.waitingSince = -1
+    if (step.done === true) {
+      this.exhausted = true
+      this.finish(null)
+    }
+    return step
+  }
+
+  private readonly onError = (error: unknown): never => {
+    this.waitingSince = -1
+    this.exhausted = true
+    const failure = this.expired ?? (error instanceof StreamFailure ? error.failure : streamFailureOf(error))
+    this.finish(failure)
+    throw error instanceof StreamFailure && failure === error.failure ? error : new StreamFailure(failure)
+  }
+
+  private finish(failure: AttemptFailure | null): void {
+    if (this.finished) return
+    this.finished = true
+    clearInterval(this.watcher)
+    this.init.ended(failure)
+  }
+}

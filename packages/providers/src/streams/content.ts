@@ -1,0 +1,54 @@
+/**
+ * Which stream events carry the answer itself, per format. Everything a stream sends before its
+ * first content event (a role-only chat chunk, Azure's prompt-filter chunk, `message_start`,
+ * `ping`, `response.created`) is preamble: a stream that fails during it has told the caller
+ * nothing, so the gateway can still fail over as for a request that never streamed (issue 35,
+ * the first-chunk gate). Only a few events per stream are read here, so they are parsed.
+ */
+
+/** The event formats of a stream: chat chunks, Anthropic Messages events, Responses events. */
+export type StreamFormat = 'chat' | 'messages' | 'responses'
+
+const MESSAGES_PREAMBLE = new Set(['message_start', 'ping'])
+const RESPONSES_PREAMBLE = new Set(['response.created', 'response.in_progress', 'response.queued', 'response.output_item.added', 'response.content_part.added'])
+
+/** True when the event `data` (its JSON text) carries content, a tool call, or the answer's end. */
+export function carriesContent(format: StreamFormat, data: string): boolean {
+  let event: Record<string, unknown>
+  try {
+    event = JSON.parse(data) as Record<string, unknown>
+  } catch {
+    // Not ours to judge here: the relay passes it on and the stream reader rejects what is malformed.
+    return true
+  }
+  if (event === null || typeof event !== 'object') return true
+  if (format === 'messages') {
+    const type = event.type
+    if (typeof type !== 'string' || MESSAGES_PREAMBLE.has(type)) return false
+    if (type !== 'content_block_start') return true
+    // An empty text or thinking block opening is preamble; a tool_use block names a call.
+    const block = event.content_block as { type?: unknown; text?: unknown; thinking?: unknown } | undefined
+    return !((block?.type === 'text' && !block.text) || (block?.type === 'thinking' && !block.thinking))
+  }
+  if (format === 'responses') {
+    const type = event.type
+    return typeof type !== 'string' || !RESPONSES_PREAMBLE.has(type)
+  }
+  if (event.usage !== undefined && event.usage !== null) return true
+  const choices = event.choices
+  if (!Array.isArray(choices)) return true
+  for (const choice of choices as Array<{ delta?: Record<string, unknown>; finish_reason?: unknown } | null>) {
+    if (choice === null || typeof choice !== 'object') return true
+    if (choice.finish_reason !== undefined && choice.finish_reason !== null) return true
+    const delta = choice.delta
+    if (delta === undefined || delta === null) continue
+    for (const field in delta) {
+      if (field === 'role') continue
+      const value = delta[field]
+      if (value === null || value === undefined || value === '') continue
+      if (Array.isArray(value) && value.length === 0) continue
+      return true
+    }
+  }
+  return false
+}
