@@ -192,5 +192,11 @@ export interface ProviderAdapter {
   speaks?(surface: Surface): boolean
   /** Sends a surface request natively; success bodies and stream events are in that surface's format. */
   sendNative?(request: SurfaceRequest): Promise<AttemptResult>
+  /**
+   * True when the upstream continues an answer from an assistant prefill (the conversation ends
+   * with the assistant's partial text) for `model`: what a broken stream is continued on. See
+   * the capability table in the README ("How a request is served").
+   */
+  continues?(model: string): boolean
   close(): Promise<void>
 }

@@ -169,6 +169,10 @@ class UsageReadingObserver implements StreamObserver {
   broke(message: string): void {
     this.track.broke(message)
   }
+
+  continued(served: Served): void {
+    this.track.continued(served)
+  }
 }
 
 function writeJson(outgoing: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string>): void {

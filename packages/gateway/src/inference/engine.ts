@@ -7,7 +7,7 @@
  * the adapter renders in, a served answer or a GatewayError out.
  */
 import { keyChosenLine, keyRotationFor, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
-import { canServe, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess } from '@switchboard/providers'
+import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
@@ -47,12 +47,22 @@ export interface Served {
   upstream: { abort(): void }
   /** Told of each stream event sent and of a stream that broke (the request log's track), when someone records. */
   observer?: StreamObserver
+  /**
+   * A stream that broke after content went to the caller asks for the rest of the answer here,
+   * with every event it sent: another key or target that continues from an assistant prefill
+   * serves it (null when none can, or what was sent cannot be continued).
+   */
+  resume?: (sent: readonly string[]) => Promise<Served | null>
+  /** A continuation's events as the caller gets them, spliced onto what was sent. */
+  splicer?: ContinuationSplicer
 }
 
 /** Watches a stream as it goes to the caller. */
 export interface StreamObserver {
   chunk(data: string): void
   broke(message: string): void
+  /** The stream broke and `served` continues it: the record names what served the end. */
+  continued?(served: Served): void
 }
 
 export interface EngineComponents {
@@ -106,7 +116,11 @@ export async function serveChat(components: EngineComponents, request: EngineReq
       continue
     }
     const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts, index < targets.length - 1)
-    if ('success' in outcome) return outcome
+    if ('success' in outcome) {
+      // A stream that could be continued keeps what it sent (render.ts): only when a target could continue it.
+      if (outcome.success.kind === 'stream' && canContinue(dispatch, index)) outcome.resume = (sent) => continueStream(components, dispatch, index, request, caller, attempts, sent)
+      return outcome
+    }
     firstFailure ??= outcome
     if (index === dispatch.plan.primary) primaryFailure = outcome
     if (outcome.reason === 'cancelled') break
@@ -175,6 +189,7 @@ async function serveTarget(
     // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
     let failure = result.ok ? null : routingFailure(result.failure)
     let stream: GuardedStream | null = null
+    let record: AttemptRecord | null = null
     if (result.ok && result.kind === 'stream') {
       // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
       const rateLimit = result.rateLimit
@@ -182,7 +197,15 @@ async function serveTarget(
         idleMs: deadlines.idleMs,
         now: components.now,
         abort: () => run.abort(),
-        ended: (ending) => dispatcher.attemptFinished(target, tried, started, ending === null ? null : routingFailure(ending), log, rateLimit, null),
+        ended: (ending) => {
+          const endedWith = ending === null ? null : routingFailure(ending)
+          dispatcher.attemptFinished(target, tried, started, endedWith, log, rateLimit, null)
+          // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
+          if (record !== null && endedWith !== null && endedWith.failureClass !== 'cancelled') {
+            record.failure_class = endedWith.failureClass
+            record.latency_ms = components.now() - started
+          }
+        },
       })
       // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
       // fails before it fails over like any attempt.
@@ -196,7 +219,7 @@ async function serveTarget(
       // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
       dispatcher.attemptFinished(target, tried, started, failure, log, result.ok ? result.rateLimit : null, result.ok && result.kind === 'json' ? result.usage : null)
     }
-    attempts.push({
+    record = {
       provider: target.provider.name,
       model: target.model,
       key_id: tried.id,
@@ -205,7 +228,8 @@ async function serveTarget(
       failure_class: failure?.failureClass ?? null,
       latency_ms: components.now() - started,
       wait_hint_ms: failure?.waitHintMs ?? null,
-    })
+    }
+    attempts.push(record)
     if (failure === null && result.ok) {
       dispatcher.served(dispatch, target, tried)
       const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: tried.id, key_name: tried.name, attempts, request_id: dispatch.context.requestId }
@@ -220,6 +244,52 @@ async function serveTarget(
     step = rotation.next(failure!)
   }
   return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
+}
+
+/**
+ * The rest of a stream that broke after content went to the caller (issue 35): the targets from
+ * the one that broke on, those that continue from an assistant prefill, each asked for the
+ * answer from the text already sent. Null when what was sent cannot be continued (a tool call,
+ * thinking) or no target continues it; the caller then gets the original break in-band.
+ */
+async function continueStream(components: EngineComponents, dispatch: Dispatch, from: number, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[], sent: readonly string[]): Promise<Served | null> {
+  const surface = request.surface
+  const format = streamFormatOf(surface)
+  const sentSoFar = readSent(format, sent)
+  const log = dispatch.context.log
+  if (!sentSoFar.continuable) {
+    if (log.enabled) log.add('Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
+    return null
+  }
+  const text = sentSoFar.text
+  const continued: EngineRequest = surface === undefined
+    ? { ...request, body: continuationBody('chat', request.body, text) as ChatRequestBody }
+    : { ...request, surface: { ...surface, bodyFor: () => continuationBody(format, surface.bodyFor(), text) } }
+  const targets = dispatch.targets
+  const allowed = dispatch.context.allowedProviders
+  for (let index = from; index < targets.length; index++) {
+    const target = targets[index]!
+    if (allowed !== undefined && !allowed.has(target.provider.name)) continue
+    if (surface !== undefined && !canServe(target.provider.adapter, surface.surface)) continue
+    if (target.provider.adapter.continues?.(target.model) !== true) continue
+    if (log.enabled) log.add(`Continuing the broken stream on ${target.provider.name}/${target.model} from the ${text.length} characters sent`)
+    const outcome = await serveTarget(components, dispatch, target, continued, caller, attempts, index < targets.length - 1)
+    if ('success' in outcome) {
+      if (outcome.success.kind !== 'stream') return null
+      outcome.splicer = new ContinuationSplicer(format, sentSoFar)
+      outcome.resume = (more) => continueStream(components, dispatch, index, request, caller, attempts, more)
+      return outcome
+    }
+    if (outcome.reason === 'cancelled') return null
+  }
+  return null
+}
+
+/** True when a target from `from` on continues from a prefill. */
+function canContinue(dispatch: Dispatch, from: number): boolean {
+  const targets = dispatch.targets
+  for (let index = from; index < targets.length; index++) if (targets[index]!.provider.adapter.continues?.(targets[index]!.model) === true) return true
+  return false
 }
 
 /** The event format of a request's stream. */

@@ -5,6 +5,7 @@
  * streaming path (bench/README.md).
  */
 import type { ServerResponse } from 'node:http'
+import { StreamFailure, type StreamSuccess } from '@switchboard/providers'
 import type { Served } from './engine.ts'
 
 /** The JSON answer: the upstream's body (chat.completion, message, response, ...) with `extra_fields` added. */
@@ -59,13 +60,14 @@ export const CHAT_FRAMING: StreamFraming = {
 
 /**
  * The SSE answer. One chunk is held back so the final chunk before `[DONE]` can carry
- * `extra_fields`; a stream that breaks after it started ends with an error event, since
- * the status line is already sent and a retry would duplicate output. Writes made in the
- * same tick (the events of one upstream packet) go out in one syscall.
+ * `extra_fields`. A stream that breaks after it started is continued where the engine can
+ * (`served.resume`: another target goes on from the text sent, its events spliced on); else it
+ * ends with an error event naming the break, since the status line is already sent and a retry
+ * would duplicate output. Writes made in the same tick (the events of one upstream packet) go
+ * out in one syscall.
  */
 export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<void> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
-  const events = served.success.events
   // The caller's connection may already be open (http/stream-hold.ts): its 200 went out then.
   if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers ?? {}))
   let corked = false
@@ -84,24 +86,43 @@ export async function renderStream(outgoing: ServerResponse, served: Served, hea
   }
   let pending: string | null = null
   const observer = served.observer
+  let current = served
+  // Every event sent, kept only while a break could be continued (the continuation reads them back).
+  const sent: string[] | null = served.resume !== undefined ? [] : null
   try {
-    for await (const data of events) {
-      if (outgoing.destroyed) break
-      if (pending !== null) await write(framing.frame(pending))
-      pending = data
-      observer?.chunk(data)
-    }
-    if (!outgoing.destroyed) await write(framing.last(pending, served))
-  } catch (error) {
-    if (!outgoing.destroyed) {
-      if (pending !== null) await write(framing.frame(pending))
-      const message = error instanceof Error ? error.message : String(error)
-      observer?.broke(message)
-      const code = (error as { code?: unknown }).code
-      await write(framing.error(`The upstream stream broke: ${message}`, typeof code === 'string' ? code : 'upstream_stream_error', served.extraFields))
+    for (;;) {
+      const splicer = current.splicer
+      try {
+        for await (const upstream of (current.success as StreamSuccess).events) {
+          if (outgoing.destroyed) break
+          const data = splicer === undefined ? upstream : splicer.accept(upstream)
+          if (data === null) continue
+          if (pending !== null) await write(framing.frame(pending))
+          pending = data
+          sent?.push(data)
+          observer?.chunk(data)
+        }
+        if (!outgoing.destroyed) await write(framing.last(pending, current))
+        break
+      } catch (error) {
+        if (outgoing.destroyed) break
+        const next = sent !== null && current.resume !== undefined ? await current.resume(sent) : null
+        if (next !== null && !outgoing.destroyed) {
+          current.upstream.abort()
+          current = next
+          observer?.continued?.(next)
+          continue
+        }
+        if (pending !== null) await write(framing.frame(pending))
+        const message = error instanceof Error ? error.message : String(error)
+        observer?.broke(message)
+        const code = error instanceof StreamFailure ? error.failure.code : (error as { code?: unknown }).code
+        await write(framing.error(`The upstream stream broke: ${message}`, typeof code === 'string' ? code : 'upstream_stream_error', current.extraFields))
+        break
+      }
     }
   } finally {
-    served.upstream.abort()
+    current.upstream.abort()
   }
   if (!outgoing.destroyed) outgoing.end(framing.end)
 }

@@ -122,6 +122,11 @@ export class RequestTrack {
   broke(message: string): void {
     this.streamError = message
   }
+
+  /** The stream broke and `served` continues it: the record names what served the end. */
+  continued(served: Served): void {
+    this.served = served
+  }
 }
 
 /** Creates the recorder of one node. */

@@ -53,6 +53,8 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       return translatedAnswer(response, now, (message) => fromAnthropicResponse(message, request.model, createdSeconds), 'a body that is not a Message')
     },
     speaks: (surface: Surface) => surface === 'messages' || surface === 'count_tokens',
+    // Anthropic continues from a prefilled assistant turn (its docs: "Prefill Claude's response").
+    continues: () => true,
     /**
      * The caller's Messages body as it came, with the upstream's model name; the caller's
      * `anthropic-version` and `anthropic-beta` go along unchanged (Claude Code's gateway

@@ -36,6 +36,8 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
   return {
     name: init.name,
     type: 'bedrock',
+    // Claude on Bedrock continues from a prefilled assistant turn, through Converse as natively.
+    continues: (model: string) => /claude/i.test(model),
     async send(request: AttemptRequest): Promise<AttemptResult> {
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
       const model = upstreamModel(request)

@@ -148,7 +148,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       return answer(request, call, first, stream, () => signed(true))
     },
     // Claude on Vertex takes Anthropic's Messages bodies as they are (rawPredict): Claude Code's requests keep every field.
-    ...(vertex ? { speaks: (surface: Surface) => surface === 'messages', sendNative } : {}),
+    ...(vertex ? { speaks: (surface: Surface) => surface === 'messages', sendNative, continues: isVertexClaude } : {}),
     close: () => dispatcher.close(),
   }
   /** The same adapter without native surfaces: what a Gemini model's Messages request is translated through. */

@@ -1,0 +1,231 @@
+/**
+ * Continuing a stream that broke after content went to the caller (issue 35): what was sent
+ * is read back from its events, the request is sent again with that text as an assistant
+ * prefill to an upstream that continues from it, and the continuation's events are spliced on,
+ * so the caller gets one answer. Only text is continued: a stream that sent a tool call, a
+ * thinking block or a reasoning item is never continued (a half call cannot be resumed, and a
+ * thinking block cannot be prefilled). Events are parsed here: this runs only on a rescue.
+ */
+import type { StreamFormat } from './content.ts'
+import { carriesContent } from './content.ts'
+
+/** What a stream sent before it broke, as far as a continuation needs it. */
+export interface SentSoFar {
+  /** The answer's text so far. */
+  text: string
+  /** False when the stream sent something a prefill cannot carry (a tool call, thinking, reasoning). */
+  continuable: boolean
+  /** Messages: the index of the last content block, and whether it is still open. */
+  lastBlock: number
+  blockOpen: boolean
+  /** Responses: the response's id, its message item's id and output index, the last sequence number. */
+  responseId: string | null
+  itemId: string | null
+  outputIndex: number
+  sequence: number
+}
+
+type Json = Record<string, unknown>
+
+function parse(data: string): Json | null {
+  try {
+    const value = JSON.parse(data) as unknown
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null
+  } catch {
+    return null
+  }
+}
+
+/** Reads the events a stream sent (their JSON data, in order). */
+export function readSent(format: StreamFormat, events: readonly string[]): SentSoFar {
+  const sent: SentSoFar = { text: '', continuable: true, lastBlock: -1, blockOpen: false, responseId: null, itemId: null, outputIndex: 0, sequence: -1 }
+  for (const data of events) {
+    const event = parse(data)
+    if (event === null) continue
+    if (format === 'chat') readChat(sent, event)
+    else if (format === 'messages') readMessages(sent, event)
+    else readResponses(sent, event)
+  }
+  return sent
+}
+
+function readChat(sent: SentSoFar, chunk: Json): void {
+  const choices = Array.isArray(chunk.choices) ? (chunk.choices as Array<Json | null>) : []
+  for (const choice of choices) {
+    const delta = choice?.delta as Json | undefined
+    if (delta === undefined || delta === null) continue
+    if (typeof delta.content === 'string') sent.text += delta.content
+    if ((Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) || delta.function_call != null) sent.continuable = false
+    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') sent.continuable = false
+    if (typeof delta.reasoning === 'string' && delta.reasoning !== '') sent.continuable = false
+  }
+}
+
+function readMessages(sent: SentSoFar, event: Json): void {
+  const index = typeof event.index === 'number' ? event.index : -1
+  if (event.type === 'content_block_start') {
+    const block = event.content_block as Json | undefined
+    if (block?.type !== 'text') sent.continuable = false
+    else if (typeof block.text === 'string') sent.text += block.text
+    sent.lastBlock = index
+    sent.blockOpen = true
+  } else if (event.type === 'content_block_delta') {
+    const delta = event.delta as Json | undefined
+    if (delta?.type === 'text_delta' && typeof delta.text === 'string') sent.text += delta.text
+    else sent.continuable = false
+  } else if (event.type === 'content_block_stop' && index === sent.lastBlock) sent.blockOpen = false
+}
+
+function readResponses(sent: SentSoFar, event: Json): void {
+  if (typeof event.sequence_number === 'number') sent.sequence = event.sequence_number
+  const type = event.type
+  if (type === 'response.created') {
+    const response = event.response as Json | undefined
+    if (typeof response?.id === 'string') sent.responseId = response.id
+  } else if (type === 'response.output_item.added') {
+    const item = event.item as Json | undefined
+    if (item?.type !== 'message' || sent.itemId !== null) sent.continuable = false
+    else {
+      sent.itemId = typeof item.id === 'string' ? item.id : null
+      sent.outputIndex = typeof event.output_index === 'number' ? event.output_index : 0
+    }
+  } else if (type === 'response.output_text.delta') {
+    if (typeof event.delta === 'string') sent.text += event.delta
+  } else if (typeof type === 'string' && (type.includes('function_call') || type.includes('reasoning'))) sent.continuable = false
+}
+
+/**
+ * The request body that asks for the rest of the answer: the caller's body with the text sent
+ * so far as the last, assistant, message (trailing whitespace dropped: Anthropic refuses a
+ * prefill that ends with it). `surface` is the body's format: chat, Messages or Responses.
+ */
+export function continuationBody(format: StreamFormat, body: Json, text: string): Json {
+  const prefill = text.trimEnd()
+  if (format === 'responses') {
+    const input = body.input
+    const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? [...input] : []
+    items.push({ role: 'assistant', content: prefill })
+    return { ...body, input: items }
+  }
+  const messages = Array.isArray(body.messages) ? [...(body.messages as unknown[])] : []
+  messages.push({ role: 'assistant', content: prefill })
+  return { ...body, messages }
+}
+
+/**
+ * Splices a continuation's events onto what was sent: its preamble is dropped, its first text
+ * loses the whitespace the prefill dropped when the caller already has it, and its indexes,
+ * ids and final texts are those of the answer the caller has been reading.
+ */
+export class ContinuationSplicer {
+  private started = false
+  private readonly trailingSpace: boolean
+  private sequence: number
+
+  constructor(
+    private readonly format: StreamFormat,
+    private readonly sent: SentSoFar,
+  ) {
+    this.trailingSpace = sent.text !== sent.text.trimEnd()
+    this.sequence = sent.sequence
+  }
+
+  /** The event to pass on for the continuation's `data`, or null to drop it. */
+  accept(data: string): string | null {
+    if (!this.started) {
+      if (!carriesContent(this.format, data)) return null
+      this.started = true
+      return this.first(data)
+    }
+    return this.format === 'chat' ? data : this.rewrite(data)
+  }
+
+  private first(data: string): string | null {
+    if (this.format === 'chat') {
+      if (!this.trailingSpace) return data
+      const chunk = parse(data)
+      const delta = (chunk?.choices as Array<Json> | undefined)?.[0]?.delta as Json | undefined
+      if (chunk === null || typeof delta?.content !== 'string') return data
+      delta.content = delta.content.trimStart()
+      return JSON.stringify(chunk)
+    }
+    return this.rewrite(data)
+  }
+
+  private rewrite(data: string): string | null {
+    const event = parse(data)
+    if (event === null) return data
+    return this.format === 'messages' ? this.messages(event) : this.responses(event)
+  }
+
+  private trimFirst(text: string): string {
+    if (!this.trailingSpace || this.sentText) return text
+    this.sentText = true
+    return text.trimStart()
+  }
+
+  private sentText = false
+
+  private messages(event: Json): string | null {
+    const sent = this.sent
+    // The continuation's block 0 goes on in the block the caller has open; later ones follow it.
+    const base = sent.blockOpen ? sent.lastBlock : sent.lastBlock + 1
+    if (typeof event.index === 'number') {
+      if (event.type === 'content_block_start' && event.index === 0 && sent.blockOpen) return null
+      event.index = event.index + base
+    }
+    const delta = event.delta as Json | undefined
+    if (event.type === 'content_block_delta' && delta?.type === 'text_delta' && typeof delta.text === 'string') delta.text = this.trimFirst(delta.text)
+    if (event.type === 'message_start' || event.type === 'ping') return null
+    return JSON.stringify(event)
+  }
+
+  private responses(event: Json): string | null {
+    const sent = this.sent
+    const type = event.type
+    if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') return null
+    if (sent.itemId !== null && (type === 'response.output_item.added' || type === 'response.content_part.added')) {
+      const item = event.item as Json | undefined
+      if (type === 'response.content_part.added' || item?.type === 'message') return null
+    }
+    if (typeof event.sequence_number === 'number') event.sequence_number = ++this.sequence
+    if (sent.itemId !== null && typeof event.item_id === 'string') {
+      event.item_id = sent.itemId
+      event.output_index = sent.outputIndex
+    }
+    const prefix = sent.text
+    if (type === 'response.output_text.delta' && typeof event.delta === 'string') event.delta = this.trimFirst(event.delta)
+    else if (type === 'response.output_text.done' && typeof event.text === 'string') event.text = joinText(prefix, event.text)
+    else if (type === 'response.content_part.done') prefixPart(event.part, prefix)
+    else if (type === 'response.output_item.done') this.prefixItem(event.item, prefix, event)
+    else if (type === 'response.completed' || type === 'response.incomplete') {
+      const response = event.response as Json | undefined
+      if (response !== undefined) {
+        if (sent.responseId !== null) response.id = sent.responseId
+        const output = Array.isArray(response.output) ? (response.output as Json[]) : []
+        const message = output.find((item) => item?.type === 'message')
+        if (message !== undefined) this.prefixItem(message, prefix, null)
+      }
+    }
+    return JSON.stringify(event)
+  }
+
+  private prefixItem(item: unknown, prefix: string, event: Json | null): void {
+    const record = item as Json | undefined
+    if (record?.type !== 'message') return
+    if (this.sent.itemId !== null) record.id = this.sent.itemId
+    if (event !== null) event.output_index = this.sent.outputIndex
+    const content = Array.isArray(record.content) ? (record.content as Json[]) : []
+    if (content[0] !== undefined) prefixPart(content[0], prefix)
+  }
+}
+
+function prefixPart(part: unknown, prefix: string): void {
+  const record = part as Json | undefined
+  if (record !== undefined && typeof record.text === 'string') record.text = joinText(prefix, record.text)
+}
+
+/** The caller's text and the continuation's, without doubling the whitespace the prefill dropped. */
+function joinText(prefix: string, rest: string): string {
+  return prefix !== prefix.trimEnd() ? prefix + rest.trimStart() : prefix + rest
+}
