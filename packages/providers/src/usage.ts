@@ -39,7 +39,7 @@ export function readUsage(success: UsageSource): TokenUsage | null {
   if (promptTokens !== null && completionTokens !== null && matchingBrace(bytes, open, Math.max(promptAt, completionAt)) < 0) {
     return { promptTokens, completionTokens }
   }
-  // Anything else (spaces around colons, counts elsewhere): parse the usage object itself.
+  // Anything else (spaces around colons, counts elsewhere, input_tokens): parse the usage object itself.
   const close = matchingBrace(bytes, open)
   if (close < 0) return null
   try {
@@ -81,9 +81,60 @@ function matchingBrace(bytes: Buffer, open: number, until = bytes.length): numbe
   return -1
 }
 
-function usageOf(usage: unknown): TokenUsage | null {
+/**
+ * Token counts in any surface's words: chat's `prompt_tokens` / `completion_tokens`, Anthropic
+ * Messages' and Responses' `input_tokens` / `output_tokens` (Anthropic's cache reads and writes
+ * are input too), embeddings' `prompt_tokens` alone. Null when there are none.
+ */
+export function usageOf(usage: unknown): TokenUsage | null {
   if (usage === null || typeof usage !== 'object') return null
-  const { prompt_tokens: prompt, completion_tokens: completion } = usage as Record<string, unknown>
-  if (typeof prompt !== 'number' || typeof completion !== 'number' || !Number.isFinite(prompt) || !Number.isFinite(completion)) return null
-  return { promptTokens: prompt, completionTokens: completion }
+  const record = usage as Record<string, unknown>
+  const prompt = count(record.prompt_tokens) ?? count(record.input_tokens)
+  if (prompt === null) return null
+  const cached = (count(record.cache_read_input_tokens) ?? 0) + (count(record.cache_creation_input_tokens) ?? 0)
+  const completion = count(record.completion_tokens) ?? count(record.output_tokens) ?? 0
+  return { promptTokens: prompt + cached, completionTokens: completion }
+}
+
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
+}
+
+/**
+ * The token counts of a stream, read off its events as they pass: chat's usage chunk, Anthropic's
+ * input tokens at `message_start` and output tokens at `message_delta` (cumulative), Responses'
+ * usage in `response.completed`. Only events that mention `"usage"` are parsed.
+ */
+export class StreamUsage {
+  private prompt = 0
+  private completion = 0
+  private seen = false
+
+  /** Reads one event's data. */
+  read(data: string): void {
+    if (!data.includes('"usage"')) return
+    let event: { usage?: unknown; message?: { usage?: unknown }; response?: { usage?: unknown } }
+    try {
+      event = JSON.parse(data) as typeof event
+    } catch {
+      return
+    }
+    const usage = usageOf(event?.usage ?? event?.message?.usage ?? event?.response?.usage)
+    if (usage === null) {
+      // Anthropic's message_delta states output tokens alone.
+      const output = count((event?.usage as { output_tokens?: unknown } | undefined)?.output_tokens)
+      if (output === null) return
+      this.completion = output
+      this.seen = true
+      return
+    }
+    this.prompt = Math.max(this.prompt, usage.promptTokens)
+    this.completion = Math.max(this.completion, usage.completionTokens)
+    this.seen = true
+  }
+
+  /** What the stream reported, or null when it reported nothing. */
+  get usage(): TokenUsage | null {
+    return this.seen ? { promptTokens: this.prompt, completionTokens: this.completion } : null
+  }
 }

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import { GatewayError, asGatewayError } from '../errors.ts'
-import { serveChat, type EngineComponents } from '../inference/engine.ts'
+import { servedUsage, serveChat, type EngineComponents } from '../inference/engine.ts'
 import { CHAT_FRAMING, renderJson, renderStream } from '../inference/render.ts'
 import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
 import { validateChatRequest } from '../inference/validate.ts'
@@ -98,13 +98,7 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
-  if (caller.key !== null) {
-    components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.key.name, status: '200' })
-    if (caller.key.tokensPerMinute !== null && served.success.kind === 'json') {
-      const usage = served.success.usage
-      if (usage !== null) components.callers.limiter.recordTokens(caller.key, usage.promptTokens + usage.completionTokens)
-    }
-  }
+  if (caller.key !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: caller.key.name, status: '200' })
   if (wantsLog && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (track !== null) {
     track.succeeded(served)
@@ -112,8 +106,12 @@ async function serveInference(components: InferenceComponents, init: InferenceIn
   }
   held.hold?.release()
   const answerHeaders = routingHeaders(requestId, served.extraFields)
-  if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders)
-  else renderJson(outgoing, served, answerHeaders)
+  const ended = served.success.kind === 'stream' ? await renderStream(outgoing, served, answerHeaders) : (renderJson(outgoing, served, answerHeaders), served)
+  // The gateway key's tokens per minute count what was billed: a stream's once it ended.
+  if (caller.key !== null && caller.key.tokensPerMinute !== null) {
+    const usage = servedUsage(ended)
+    if (usage !== null) components.callers.limiter.recordTokens(caller.key, usage.promptTokens + usage.completionTokens)
+  }
 }
 
 const NO_ATTEMPTS = Object.freeze([])

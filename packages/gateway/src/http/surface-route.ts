@@ -10,8 +10,7 @@ import type { Surface } from '@switchboard/providers'
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { authenticateCaller, checkCallerTarget } from '../access/callers.ts'
-import { serveChat, type Served, type StreamObserver } from '../inference/engine.ts'
-import type { RecordedUsage } from '@switchboard/history'
+import { servedUsage, serveChat, type Served } from '../inference/engine.ts'
 import { renderJson, renderStream, type StreamFraming } from '../inference/render.ts'
 import type { InferenceComponents, InferenceInit } from './inference.ts'
 import { newRequestId } from '@switchboard/history'
@@ -110,68 +109,19 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
-  if (identity.key !== null) {
-    components.metrics.gatewayKeyRequests.inc({ gateway_key: identity.key.name, status: '200' })
-    const success = served.success
-    if (identity.key.tokensPerMinute !== null && success.kind === 'json') {
-      const usage = usageOf(success.body ?? JSON.parse(success.bytes.toString('utf8')))
-      if (usage !== null) components.callers.limiter.recordTokens(identity.key, usage.total_tokens)
-    }
-  }
+  if (identity.key !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: identity.key.name, status: '200' })
   if (context.log.enabled && context.log.lines.length > 0) components.logger.debug({ routing: context.log.lines }, 'routing log')
   if (track !== null) {
     track.succeeded(served)
-    const success = served.success
-    if (success.kind === 'stream') served.observer = new UsageReadingObserver(track)
-    else track.usage = usageOf(success.body ?? JSON.parse(success.bytes.toString('utf8')))
+    if (served.success.kind === 'stream') served.observer = track
   }
   held.hold?.release()
   const answerHeaders = routingHeaders(requestId, served.extraFields)
-  if (served.success.kind === 'stream') await renderStream(outgoing, served, answerHeaders, spec.framing)
-  else renderJson(outgoing, served, answerHeaders)
-}
-
-/**
- * Token counts in the surfaces' own words: `input_tokens`/`output_tokens` (Messages,
- * Responses), `prompt_tokens` (embeddings); null when the answer has none.
- */
-function usageOf(body: unknown): RecordedUsage | null {
-  const record = body as { usage?: Record<string, unknown>; response?: { usage?: Record<string, unknown> } } | null
-  const usage = record?.usage ?? record?.response?.usage
-  if (usage === undefined || usage === null) return null
-  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
-  const prompt = number(usage.input_tokens ?? usage.prompt_tokens) + number(usage.cache_read_input_tokens) + number(usage.cache_creation_input_tokens)
-  const completion = number(usage.output_tokens ?? usage.completion_tokens)
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
-}
-
-/** Passes stream events to the request's track and reads the usage of the events that carry it (message_start/delta, response.completed). */
-class UsageReadingObserver implements StreamObserver {
-  private prompt = 0
-  constructor(private readonly track: RequestTrack) {}
-
-  chunk(data: string): void {
-    this.track.chunk(data)
-    if (!data.includes('"usage"')) return
-    let usage
-    try {
-      const event = JSON.parse(data) as { message?: unknown }
-      usage = usageOf(event.message ?? event)
-    } catch {
-      return
-    }
-    if (usage === null) return
-    // Anthropic states input tokens at message_start and output tokens at message_delta.
-    this.prompt = Math.max(this.prompt, usage.prompt_tokens)
-    this.track.usage = { prompt_tokens: this.prompt, completion_tokens: usage.completion_tokens, total_tokens: this.prompt + usage.completion_tokens }
-  }
-
-  broke(message: string): void {
-    this.track.broke(message)
-  }
-
-  continued(served: Served): void {
-    this.track.continued(served)
+  const ended = served.success.kind === 'stream' ? await renderStream(outgoing, served, answerHeaders, spec.framing) : (renderJson(outgoing, served, answerHeaders), served)
+  // The gateway key's tokens per minute count what was billed (the adapters read every surface's usage).
+  if (identity.key !== null && identity.key.tokensPerMinute !== null) {
+    const usage = servedUsage(ended)
+    if (usage !== null) components.callers.limiter.recordTokens(identity.key, usage.promptTokens + usage.completionTokens)
   }
 }
 

@@ -7,7 +7,7 @@
  * the adapter renders in, a served answer or a GatewayError out.
  */
 import { keyChosenLine, keyRotationFor, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
-import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess } from '@switchboard/providers'
+import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
@@ -55,6 +55,25 @@ export interface Served {
   resume?: (sent: readonly string[]) => Promise<Served | null>
   /** A continuation's events as the caller gets them, spliced onto what was sent. */
   splicer?: ContinuationSplicer
+  /** The served stream this one continues. */
+  previous?: Served
+  /** A stream's token counts as its events report them. */
+  streamUsage?: StreamUsage
+}
+
+/** The token counts of a served answer: the JSON answer's, or a stream's with every stream it continues (each was billed). */
+export function servedUsage(served: Served): TokenUsage | null {
+  let prompt = 0
+  let completion = 0
+  let seen = false
+  for (let at: Served | undefined = served; at !== undefined; at = at.previous) {
+    const usage = at.success.kind === 'json' ? at.success.usage : (at.streamUsage?.usage ?? null)
+    if (usage === null) continue
+    prompt += usage.promptTokens
+    completion += usage.completionTokens
+    seen = true
+  }
+  return seen ? { promptTokens: prompt, completionTokens: completion } : null
 }
 
 /** Watches a stream as it goes to the caller. */
@@ -197,9 +216,9 @@ async function serveTarget(
         idleMs: deadlines.idleMs,
         now: components.now,
         abort: () => run.abort(),
-        ended: (ending) => {
+        ended: (ending, usage) => {
           const endedWith = ending === null ? null : routingFailure(ending)
-          dispatcher.attemptFinished(target, tried, started, endedWith, log, rateLimit, null)
+          dispatcher.attemptFinished(target, tried, started, endedWith, log, rateLimit, usage)
           // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
           if (record !== null && endedWith !== null && endedWith.failureClass !== 'cancelled') {
             record.failure_class = endedWith.failureClass
@@ -236,7 +255,7 @@ async function serveTarget(
       if (log.enabled) extraFields.routing_log = log.lines
       if (stream !== null) {
         const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: stream }
-        return { success, extraFields, upstream: run }
+        return { success, extraFields, upstream: run, streamUsage: stream.usage }
       }
       return { success: result as JsonSuccess, extraFields, upstream: run }
     }

@@ -66,7 +66,7 @@ export const CHAT_FRAMING: StreamFraming = {
  * would duplicate output. Writes made in the same tick (the events of one upstream packet) go
  * out in one syscall.
  */
-export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<void> {
+export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<Served> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
   // The caller's connection may already be open (http/stream-hold.ts): its 200 went out then.
   if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers ?? {}))
@@ -109,6 +109,7 @@ export async function renderStream(outgoing: ServerResponse, served: Served, hea
         const next = sent !== null && current.resume !== undefined ? await current.resume(sent) : null
         if (next !== null && !outgoing.destroyed) {
           current.upstream.abort()
+          next.previous = current
           current = next
           observer?.continued?.(next)
           continue
@@ -125,6 +126,8 @@ export async function renderStream(outgoing: ServerResponse, served: Served, hea
     current.upstream.abort()
   }
   if (!outgoing.destroyed) outgoing.end(framing.end)
+  // What served the end of the stream (a continuation links back to what it continued).
+  return current
 }
 
 /** The headers of an SSE answer, added to `headers`. */

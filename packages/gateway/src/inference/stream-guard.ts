@@ -7,7 +7,7 @@
  * how the stream ended exactly once: served (null), broken, or left by the caller.
  */
 import type { AttemptFailure } from '@switchboard/routing'
-import { carriesContent, StreamFailure, streamFailureOf, type StreamFormat } from '@switchboard/providers'
+import { carriesContent, StreamFailure, streamFailureOf, StreamUsage, type StreamFormat, type TokenUsage } from '@switchboard/providers'
 
 export interface StreamGuardInit {
   /** Longest silence inside the stream before it counts as stalled. */
@@ -15,8 +15,8 @@ export interface StreamGuardInit {
   now: () => number
   /** Aborts the upstream call: a deadline passed. */
   abort: () => void
-  /** Told once how the stream ended: null when served whole. */
-  ended: (failure: AttemptFailure | null) => void
+  /** Told once how the stream ended (null when served whole) and the token counts it reported. */
+  ended: (failure: AttemptFailure | null, usage: TokenUsage | null) => void
 }
 
 /** The ending of a stream the caller left: nobody's fault. */
@@ -54,6 +54,8 @@ export class GuardedStream implements AsyncIterableIterator<string> {
   private finished = false
   private exhausted = false
   private readonly watcher: NodeJS.Timeout
+  /** The token counts the stream's events report (the balancer's and the gateway key's tokens). */
+  readonly usage = new StreamUsage()
 
   constructor(events: AsyncIterable<string>, private readonly init: StreamGuardInit) {
     this.inner = events[Symbol.asyncIterator]()
@@ -125,7 +127,8 @@ export class GuardedStream implements AsyncIterableIterator<string> {
 
   private readonly onStep = (step: IteratorResult<string>): IteratorResult<string> => {
     this.waitingSince = -1
-    if (step.done === true) {
+    if (step.done !== true) this.usage.read(step.value)
+    else {
       this.exhausted = true
       this.finish(null)
     }
@@ -144,6 +147,6 @@ export class GuardedStream implements AsyncIterableIterator<string> {
     if (this.finished) return
     this.finished = true
     clearInterval(this.watcher)
-    this.init.ended(failure)
+    this.init.ended(failure, this.usage.usage)
   }
 }

@@ -12,7 +12,7 @@ import type { ServerResponse } from 'node:http'
 import { directionLog, isHoldReason } from '@switchboard/routing'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
-import type { AttemptRecord, Served } from '../inference/engine.ts'
+import { servedUsage, type AttemptRecord, type Served } from '../inference/engine.ts'
 import { RoutingLog } from '@switchboard/routing'
 import { scrubSecrets } from './scrub.ts'
 import { createIsoTime } from './iso-time.ts'
@@ -294,24 +294,12 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): R
   }
 }
 
-/** Token counts: what the surface read, else the JSON answer's, else the last stream chunk's. */
+/** Token counts: what the surface read, else what the answer reported, a stream and its continuations summed (all were billed). */
 function usageOf(track: RequestTrack): RecordedUsage | null {
-  const success = track.served?.success
-  if (success === undefined) return null
-  if (success.kind === 'json') {
-    const usage = success.usage
-    return usage === null ? null : { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens }
-  }
-  if (track.lastChunk === null || !track.lastChunk.includes('"usage"')) return null
-  try {
-    const chunk = JSON.parse(track.lastChunk) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }
-    const prompt = chunk.usage?.prompt_tokens
-    const completion = chunk.usage?.completion_tokens
-    if (typeof prompt !== 'number' || typeof completion !== 'number') return null
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
-  } catch {
-    return null
-  }
+  const served = track.served
+  if (served === null) return null
+  const usage = servedUsage(served)
+  return usage === null ? null : { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens }
 }
 
 function contentOf(track: RequestTrack, secrets: readonly string[]): NonNullable<RequestRecord['content']> {
