@@ -228,9 +228,12 @@ describe('errors and checks on one provider set', () => {
       return line === undefined ? 0 : Number(line.split(' ').pop())
     }
     const before = await transient()
-    await simulator.setRules([{ key: keys.an1, fault: 'stream_cut' }])
-    await (await stream('anthropic/gpt-4o')).text()
+    // Cut once: the cut counts against the route, and the stream is continued on it (Anthropic continues from a prefill).
+    await simulator.setRules([{ key: keys.an1, fault: 'stream_cut', times: 1 }])
+    const text = await (await stream('anthropic/gpt-4o')).text()
     expect(await transient()).toBe(before + 1)
+    expect(text).toContain('data: [DONE]')
+    expect(text).not.toContain('"error"')
   })
 
   it('f. a refusal from a request sent before its key was edited neither fails the route nor holds the key', async () => {

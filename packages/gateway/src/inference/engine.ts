@@ -137,7 +137,7 @@ export async function serveChat(components: EngineComponents, request: EngineReq
     const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts, index < targets.length - 1)
     if ('success' in outcome) {
       // A stream that could be continued keeps what it sent (render.ts): only when a target could continue it.
-      if (outcome.success.kind === 'stream' && canContinue(dispatch, index)) outcome.resume = (sent) => continueStream(components, dispatch, index, request, caller, attempts, sent)
+      if (outcome.success.kind === 'stream' && canContinue(dispatch, index)) outcome.resume = (sent) => continueStream(components, dispatch, index, request, caller, attempts, sent, 1)
       return outcome
     }
     firstFailure ??= outcome
@@ -271,11 +271,16 @@ async function serveTarget(
  * answer from the text already sent. Null when what was sent cannot be continued (a tool call,
  * thinking) or no target continues it; the caller then gets the original break in-band.
  */
-async function continueStream(components: EngineComponents, dispatch: Dispatch, from: number, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[], sent: readonly string[]): Promise<Served | null> {
+async function continueStream(components: EngineComponents, dispatch: Dispatch, from: number, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[], sent: readonly string[], continuation: number): Promise<Served | null> {
   const surface = request.surface
   const format = streamFormatOf(surface)
   const sentSoFar = readSent(format, sent)
   const log = dispatch.context.log
+  // A target that breaks every stream it starts would otherwise be asked again and again.
+  if (continuation > MAX_CONTINUATIONS) {
+    if (log.enabled) log.add(`Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already`)
+    return null
+  }
   if (!sentSoFar.continuable) {
     if (log.enabled) log.add('Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
     return null
@@ -296,13 +301,16 @@ async function continueStream(components: EngineComponents, dispatch: Dispatch, 
     if ('success' in outcome) {
       if (outcome.success.kind !== 'stream') return null
       outcome.splicer = new ContinuationSplicer(format, sentSoFar)
-      outcome.resume = (more) => continueStream(components, dispatch, index, request, caller, attempts, more)
+      outcome.resume = (more) => continueStream(components, dispatch, index, request, caller, attempts, more, continuation + 1)
       return outcome
     }
     if (outcome.reason === 'cancelled') return null
   }
   return null
 }
+
+/** How many times one request's stream may be continued. */
+const MAX_CONTINUATIONS = 2
 
 /** True when a target from `from` on continues from a prefill. */
 function canContinue(dispatch: Dispatch, from: number): boolean {
