@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import type { DirectionDecision } from '@switchboard/routing'
 import type { RequestRecord } from '@switchboard/history'
+import { StreamUsage } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Served } from '../inference/engine.ts'
 import { RoutingLog } from '@switchboard/routing'
@@ -115,12 +116,18 @@ describe('the per-request record', () => {
     expect(buildRequestRecord(gone, context(false))).toMatchObject({ status: 499, failure_class: 'cancelled', stream: true })
   })
 
-  it('reads a stream: time to first chunk and the usage of its last chunk', () => {
+  it('reads a stream: time to first chunk, and the usage its events reported, a continuation added to what it continued', () => {
     let clock = AT
     const track = new RequestTrack('id-6', 'chat_completions', AT, false, () => clock)
     track.asked = { model: 'gpt-4o', fallbacks: [], stream: true, sessionId: null, directKey: false }
-    const served = servedBy('openai', 'oa-1', 'prod-1', [])
-    served.success = { ok: true, kind: 'stream', status: 200, headers: {}, rateLimit: null, events: (async function* () {})() }
+    const streamed = (provider: string, events: string[]): Served => {
+      const served = servedBy(provider, `${provider}-1`, 'prod-1', [])
+      served.success = { ok: true, kind: 'stream', status: 200, headers: {}, rateLimit: null, events: (async function* () {})() }
+      served.streamUsage = new StreamUsage()
+      for (const data of events) served.streamUsage.read(data)
+      return served
+    }
+    const served = streamed('openai', ['{"choices":[{"delta":{"content":"hi"}}]}', '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}'])
     track.succeeded(served)
     clock += 35
     track.chunk('{"choices":[{"delta":{"content":"hi"}}]}')
@@ -129,6 +136,11 @@ describe('the per-request record', () => {
     const record = buildRequestRecord(track, context())
     expect(record.ttft_ms).toBe(35)
     expect(record.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })
+    // Continued on Anthropic: both parts were billed, and the record names what served the end.
+    const continuation = streamed('anthropic', ['{"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}', '{"type":"message_delta","usage":{"output_tokens":6}}'])
+    continuation.previous = served
+    track.continued(continuation)
+    expect(buildRequestRecord(track, context())).toMatchObject({ usage: { prompt_tokens: 8, completion_tokens: 10, total_tokens: 18 }, served: { provider: 'anthropic' } })
   })
 })
 
