@@ -3,8 +3,9 @@ import { Hono } from 'hono'
 import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GatewayError, asGatewayError } from '../errors.ts'
-import { createInferenceHandler, isInferencePath, type InferenceComponents } from './inference.ts'
-import { anthropicErrorBody, createSurfaceHandler } from './surface-route.ts'
+import { CHAT_SPEC, isInferencePath } from './inference.ts'
+import { createInferenceRoute, type InferenceComponents } from './pipeline.ts'
+import { anthropicErrorBody, surfaceRoute } from './surface-route.ts'
 import { newRequestId } from '@switchboard/history'
 import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
 import { RESPONSES_SPEC } from './responses.ts'
@@ -52,12 +53,12 @@ export interface AppInit {
  */
 export function createListener(components: AppComponents, init: AppInit): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   const hono = getRequestListener(createApp(components, init).fetch)
-  const inference = createInferenceHandler(components, init)
+  const inference = createInferenceRoute(components, init, CHAT_SPEC)
   const surfaces = new Map([
-    ['/v1/messages', createSurfaceHandler(components, init, MESSAGES_SPEC)],
-    ['/v1/messages/count_tokens', createSurfaceHandler(components, init, COUNT_TOKENS_SPEC)],
-    ['/v1/responses', createSurfaceHandler(components, init, RESPONSES_SPEC)],
-    ['/v1/embeddings', createSurfaceHandler(components, init, EMBEDDINGS_SPEC)],
+    ['/v1/messages', createInferenceRoute(components, init, surfaceRoute(MESSAGES_SPEC))],
+    ['/v1/messages/count_tokens', createInferenceRoute(components, init, surfaceRoute(COUNT_TOKENS_SPEC))],
+    ['/v1/responses', createInferenceRoute(components, init, surfaceRoute(RESPONSES_SPEC))],
+    ['/v1/embeddings', createInferenceRoute(components, init, surfaceRoute(EMBEDDINGS_SPEC))],
   ])
   return (incoming, outgoing) => {
     if (incoming.method === 'POST') {

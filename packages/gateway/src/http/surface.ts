@@ -1,31 +1,17 @@
 /**
- * What every inference surface shares around the engine: reading a JSON body, the session
+ * What every inference route shares around the engine (pipeline.ts): the fields every body may carry, the session
  * and routing-log headers, the request id, and the routing facts every answer carries as
  * headers (`x-request-id`, `x-bf-provider`, `x-bf-model`, `x-bf-key-name`).
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import { readSessionHeaders } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
 import { RoutingLog } from '@switchboard/routing'
 import type { RequestContext } from '../dispatch/dispatcher.ts'
-import { parseJsonBody, readBody } from './body.ts'
-import { isJsonMediaType } from '../access/media.ts'
 import { MAX_FALLBACKS } from '../inference/validate.ts'
 import { readDeadlineHeaders } from '../inference/deadlines.ts'
-
-/** The request's JSON object body; 415, 400 or 413 errors that say what to fix. */
-export async function readJsonObject(incoming: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  const contentType = incoming.headers['content-type']
-  if (!isJsonMediaType(contentType)) {
-    throw new GatewayError('unsupported_media_type', `Send the body as JSON with "content-type: application/json" (got ${contentType === undefined ? 'none' : `"${contentType}"`}).`)
-  }
-  // Depth checked before parsing (http/body.ts): a body nested thousands deep is a 400, not a stack overflow.
-  const json = parseJsonBody(await readBody(incoming, limit))
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.', { param: '' })
-  return json as Record<string, unknown>
-}
 
 /** The routing context of a request: its id, session, direct key and routing log (`recording`: the request log is on). */
 export function requestContext(headers: IncomingHttpHeaders, logger: Logger, requestId: string, recording: boolean, allowDirectKeys: boolean): RequestContext {
