@@ -5,7 +5,7 @@
  * per request of each, per window and the median of the windows.
  *
  *   node --import tsx bench/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
- *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile]
+ *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
  *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;
  *        --node-flags-b=--env-file=f.env gives B environment variables of its own)
@@ -80,6 +80,8 @@ const { values } = parseArgs({
     'postgres-cpus': { type: 'string', default: '' },
     'postgres-idle': { type: 'boolean', default: false },
     'gateway-cpus': { type: 'string', default: '' },
+    /** `stream: true` requests (the load generator reads each SSE answer to its end). */
+    stream: { type: 'boolean', default: false },
   },
 })
 const rounds = Math.min(20, Math.max(1, Number(values.rounds)))
@@ -123,7 +125,7 @@ try {
     const origin = `http://127.0.0.1:${port}`
     if (values['gateway-cpus'] !== '') execFileSync('taskset', ['-a', '-pc', values['gateway-cpus'], String(service.pid)])
     await waitUntilReady(service, async () => (await fetch(`${origin}/health`).catch(() => null))?.status === 200, { timeoutMs: 120_000, intervalMs: 250 })
-    sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) } })
+    sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...(values.stream ? { stream: true } : {}) }) } })
   }
   await admin.end()
   const results: Record<string, number[]> = { A: [], B: [] }

@@ -1,58 +1,24 @@
 /**
- * The deadlines of one attempt (issue 35), from the provider's network_config, the request's
- * own headers, and defaults. A stream has four: connect (the provider's pool), response
- * headers, first content event, and silence inside the stream; a JSON answer has one, for the
- * whole answer. A deadline hit is a timeout of the route, never the caller's fault.
+ * The deadlines a provider's network_config and a request's headers set (issue 35). Which one
+ * an attempt runs under is routing's rule (`attemptDeadlines` in @switchboard/routing).
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ProviderNetwork } from '@switchboard/providers'
+import type { DeadlineSettings } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 
-/** Time to the first content event when the provider does not say and something else could take the request. */
-export const DEFAULT_FIRST_TOKEN_MS = 10_000
-/** Longest silence inside a stream when the provider does not say. */
-export const DEFAULT_STREAM_IDLE_MS = 60_000
-
-/** A provider's deadlines as network_config sets them (ms); null where it sets none. */
-export interface ProviderDeadlines {
-  requestMs: number
-  firstTokenMs: number | null
-  idleMs: number
-}
+/** A provider's deadlines as network_config sets them (ms). */
+export type ProviderDeadlines = DeadlineSettings & { requestMs: number }
 
 /** What a request's headers set (`x-bf-request-timeout`, `x-bf-first-token-timeout`, `x-bf-stream-idle-timeout`, in seconds). */
-export interface RequestDeadlines {
-  requestMs?: number
-  firstTokenMs?: number
-  idleMs?: number
-}
-
-/** The deadlines one attempt runs under. */
-export interface AttemptDeadlines {
-  /** Response headers of a stream (bounded by the first-token deadline too), or the whole JSON answer. */
-  requestMs: number
-  /** A stream's first content event, from the attempt's start; null for none. */
-  firstTokenMs: number | null
-  idleMs: number
-}
+export type RequestDeadlines = DeadlineSettings
 
 /** The deadlines network_config sets for a provider. */
 export function providerDeadlines(network: ProviderNetwork): ProviderDeadlines {
-  return {
-    requestMs: network.default_request_timeout_in_seconds * 1000,
-    firstTokenMs: network.first_token_timeout_in_seconds === undefined ? null : network.first_token_timeout_in_seconds * 1000,
-    idleMs: (network.stream_idle_timeout_in_seconds ?? DEFAULT_STREAM_IDLE_MS / 1000) * 1000,
-  }
-}
-
-/**
- * One attempt's deadlines. The first-token deadline set by nobody applies only while something
- * else could take the request (`alternatives`: another key or target): waiting out a slow start
- * is then the only way to an answer, bounded by the idle deadline.
- */
-export function attemptDeadlines(provider: ProviderDeadlines, request: RequestDeadlines | undefined, alternatives: boolean): AttemptDeadlines {
-  const firstTokenMs = request?.firstTokenMs ?? provider.firstTokenMs ?? (alternatives ? DEFAULT_FIRST_TOKEN_MS : null)
-  return { requestMs: request?.requestMs ?? provider.requestMs, firstTokenMs, idleMs: request?.idleMs ?? provider.idleMs }
+  const deadlines: ProviderDeadlines = { requestMs: network.default_request_timeout_in_seconds * 1000 }
+  if (network.first_token_timeout_in_seconds !== undefined) deadlines.firstTokenMs = network.first_token_timeout_in_seconds * 1000
+  if (network.stream_idle_timeout_in_seconds !== undefined) deadlines.idleMs = network.stream_idle_timeout_in_seconds * 1000
+  return deadlines
 }
 
 const HEADERS = [

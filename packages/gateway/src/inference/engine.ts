@@ -6,12 +6,11 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import { keyChosenLine, keyRotationFor, routingFailure, type AttemptFailure, type KeyPlan, type RotationStopReason } from '@switchboard/routing'
+import { attemptDeadlines, endsChain, keyChosenLine, keyRotationFor, mayContinue, MAX_CONTINUATIONS, retryAfterMs, routingFailure, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
 import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
-import { attemptDeadlines } from './deadlines.ts'
 import { GuardedStream } from './stream-guard.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
@@ -142,9 +141,7 @@ export async function serveChat(components: EngineComponents, request: EngineReq
     }
     firstFailure ??= outcome
     if (index === dispatch.plan.primary) primaryFailure = outcome
-    if (outcome.reason === 'cancelled') break
-    // A caller fault on the primary is about the request: no fallback can fix it. On a fallback it ends that fallback only.
-    if (outcome.reason === 'caller_fault' && index === dispatch.plan.primary) break
+    if (endsChain(outcome.reason, index === dispatch.plan.primary)) break
   }
   const failure = primaryFailure ?? firstFailure
   if (failure === null && surface !== undefined && skipped > 0) {
@@ -262,7 +259,7 @@ async function serveTarget(
     last = failure
     step = rotation.next(failure!)
   }
-  return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfter(plan, last, components.now()) : null }
+  return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfterMs(plan, last, components.now()) : null }
 }
 
 /**
@@ -276,13 +273,9 @@ async function continueStream(components: EngineComponents, dispatch: Dispatch, 
   const format = streamFormatOf(surface)
   const sentSoFar = readSent(format, sent)
   const log = dispatch.context.log
-  // A target that breaks every stream it starts would otherwise be asked again and again.
-  if (continuation > MAX_CONTINUATIONS) {
-    if (log.enabled) log.add(`Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already`)
-    return null
-  }
-  if (!sentSoFar.continuable) {
-    if (log.enabled) log.add('Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
+  const may = mayContinue(continuation, sentSoFar.continuable)
+  if (may !== 'yes') {
+    if (log.enabled) log.add(may === 'continued_enough' ? `Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already` : 'Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
     return null
   }
   const text = sentSoFar.text
@@ -309,9 +302,6 @@ async function continueStream(components: EngineComponents, dispatch: Dispatch, 
   return null
 }
 
-/** How many times one request's stream may be continued. */
-const MAX_CONTINUATIONS = 2
-
 /** True when a target from `from` on continues from a prefill. */
 function canContinue(dispatch: Dispatch, from: number): boolean {
   const targets = dispatch.targets
@@ -323,15 +313,6 @@ function canContinue(dispatch: Dispatch, from: number): boolean {
 function streamFormatOf(surface: SurfaceCall | undefined): StreamFormat {
   if (surface === undefined) return 'chat'
   return surface.surface === 'messages' ? 'messages' : surface.surface === 'responses' ? 'responses' : 'chat'
-}
-
-/** How long until a key of the target may serve again: the earliest left-out key's due time, or the provider's hint. */
-function retryAfter(plan: KeyPlan, last: AttemptFailure | null, now: number): number | null {
-  let earliest: number | null = null
-  for (const key of plan.leftOut) if (!key.dead && (earliest === null || key.until - now < earliest)) earliest = Math.max(0, key.until - now)
-  const hint = last?.failureClass === 'rate_limit' ? last.waitHintMs : null
-  if (hint !== null && (earliest === null || hint < earliest)) earliest = hint
-  return earliest
 }
 
 /** Maps how the primary (or the first failed target) ended to the error the caller gets. */

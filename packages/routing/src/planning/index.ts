@@ -6,6 +6,7 @@ export { RateLimitBackoffs, type RateLimitBackoff } from './backoffs.ts'
 export { RoutingLog, describeEntry, keyChosenLine, type AttemptWhy, type CheckFact, type SkippedKeyFact } from './log.ts'
 export { planRequest } from './request-plan.ts'
 export { planKeys, keyRotationFor, SESSION_CHECK_GRACE_MS } from './key-plan.ts'
+export { attemptDeadlines, endsChain, mayContinue, retryAfterMs, DEFAULT_FIRST_TOKEN_MS, DEFAULT_STREAM_IDLE_MS, MAX_CONTINUATIONS, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
 export type {
   KeyLeftOut,
   KeyLeftOutReason,
