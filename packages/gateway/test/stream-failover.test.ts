@@ -28,7 +28,7 @@ beforeAll(async () => {
       },
       backup: {
         keys: [{ name: 'backup-1', value: 'sk-backup-3333', models: ['*'], weight: 1 }],
-        network_config: network(url),
+        network_config: network(url, { max_retries: 0 }),
         custom_provider_config: { base_provider_type: 'openai' },
       },
     },
@@ -216,6 +216,24 @@ describe('the first-chunk gate and the first-token deadline', () => {
       expect(reading.text).toBe(await wholeReply(surface, 'backup/gpt-4o-mini', true))
     })
   }
+
+  it('holds a waiting caller open with keep-alive comments, then serves the stream, or ends it with the error in-band', async () => {
+    await simulator.setRules([{ provider: 'openai', key: 'sk-backup-3333', latency_ms: 4_000 }])
+    for (const surface of SURFACES) {
+      const served = await send(surface, 'backup/gpt-4o-mini', [], true)
+      expect(served.status).toBe(200)
+      expect(served.keepAlives).toBeGreaterThanOrEqual(1)
+      expect(served.complete).toBe(true)
+      expect(served.error).toBeNull()
+      // Nothing else can serve (one key, no retry), and the request's own first-token deadline passes after its 200 went out.
+      const failed = await send(surface, 'backup/gpt-4o-mini', [], true, { 'x-bf-first-token-timeout': '3.5' })
+      expect(failed.status).toBe(200)
+      expect(failed.keepAlives).toBeGreaterThanOrEqual(1)
+      expect(failed.complete).toBe(false)
+      expect(failed.error).toMatch(/did not answer in time|first-token/)
+      expect(failed.extra?.attempts.map((attempt) => attempt.failure_class)).toEqual(['timeout'])
+    }
+  })
 
   it('rejects a deadline header that is not a number of seconds, naming it', async () => {
     const reading = await send('chat', PRIMARY, [], true, { 'x-bf-first-token-timeout': 'soon' })
