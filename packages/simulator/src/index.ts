@@ -39,14 +39,24 @@ export type FaultPreset =
   | 'reset'
   | 'stream_cut'
   | 'stream_error'
+  | 'stream_stall'
+  | 'stream_malformed'
+  | 'stream_no_done'
 
 /** A preset with options: `retry_after_s` for `rate_limit`, `after_ms` for `timeout`, `message` to replace the provider's words. */
 export interface FaultPresetOptions {
   preset: FaultPreset
   retry_after_s?: number
   message?: string
-  /** For `timeout`: destroy the connection after this long instead of holding it forever. */
+  /** For `timeout` and `stream_stall`: destroy the connection after this long instead of holding it forever. */
   after_ms?: number
+  /**
+   * For the stream faults: how many content events go out before the fault (`stream_cut`,
+   * `stream_stall`, `stream_no_done`: then it breaks; `stream_malformed`: the next one is
+   * malformed). Content events are the ones carrying text or a tool call's arguments; the
+   * preamble before them always goes out. Default: half of them (all, for `stream_no_done`).
+   */
+  after_chunks?: number
 }
 
 /** A literal answer: sent as given (a string body verbatim, anything else as JSON). */
@@ -85,6 +95,10 @@ export interface SimulatorRule {
   rpm?: number
   /** Size of the reply in tokens (reported exactly in usage). */
   completion_tokens?: number
+  /** A stream's headers and preamble go out at once, its first content event this long after (a slow first token). */
+  first_token_delay_ms?: number
+  /** A request whose conversation ends with the assistant's text (a prefill) is refused with the provider's 400. */
+  rejects_prefill?: boolean
 }
 
 /** One request the simulator answered (or that ended before an answer). */
@@ -109,6 +123,8 @@ export interface RecordedRequest {
   /** `anthropic-version` and `anthropic-beta` as received (Anthropic paths), so a test can see what a gateway forwarded. */
   anthropic_version?: string
   anthropic_beta?: string
+  /** The request's conversation ended with the assistant's text: it asked for a continuation (a prefill). */
+  prefill?: true
 }
 
 /** Options for {@link createSimulator}. */

@@ -33,7 +33,7 @@ export interface ChatRequest {
 }
 
 /** Faults that are answers; `timeout`, `reset`, `stream_cut` and `stream_error` are connection or stream behaviours instead. */
-export type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error'>
+export type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error' | 'stream_stall' | 'stream_malformed' | 'stream_no_done'>
 
 /** What a fault answer may mention. */
 export interface FaultContext {

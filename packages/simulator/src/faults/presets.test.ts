@@ -7,7 +7,7 @@ beforeAll(async () => { simulator = await createSimulator() })
 afterAll(() => simulator.close())
 beforeEach(() => simulator.clearRules())
 
-type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error'>
+type AnswerPreset = Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error' | 'stream_stall' | 'stream_malformed' | 'stream_no_done'>
 
 /** Status per preset and provider, from each provider's documented errors. */
 /** The dialects this table covers (Gemini and Vertex have their own tests in google/). */

@@ -29,13 +29,16 @@ export const faultPresets: readonly FaultPreset[] = [
   'reset',
   'stream_cut',
   'stream_error',
+  'stream_stall',
+  'stream_malformed',
+  'stream_no_done',
 ]
 
 const presetSet = new Set<string>(faultPresets)
 const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
 const ruleFields = new Set([
   'provider', 'key', 'model', 'latency_ms', 'chunk_delay_ms', 'error_rate', 'error',
-  'fault', 'times', 'tpm', 'rpm', 'completion_tokens',
+  'fault', 'times', 'tpm', 'rpm', 'completion_tokens', 'first_token_delay_ms', 'rejects_prefill',
 ])
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -94,6 +97,10 @@ export function parseFault(value: unknown, field: string): FaultSpec {
     if (value.retry_after_s !== undefined) spec.retry_after_s = nonNegative(value.retry_after_s, `${field}.retry_after_s`)
     if (value.after_ms !== undefined) spec.after_ms = nonNegative(value.after_ms, `${field}.after_ms`)
     if (value.message !== undefined) spec.message = text(value.message, `${field}.message`)
+    if (value.after_chunks !== undefined) {
+      if (typeof value.after_chunks !== 'number' || !Number.isInteger(value.after_chunks) || value.after_chunks < 0) throw new RuleError(`${field}.after_chunks must be a non-negative integer`)
+      spec.after_chunks = value.after_chunks
+    }
     return spec
   }
   const status = value.status
@@ -140,6 +147,11 @@ export function parseRule(value: unknown, field = 'rule'): SimulatorRule {
   if (value.rpm !== undefined) rule.rpm = positiveInteger(value.rpm, `${field}.rpm`)
   if (value.completion_tokens !== undefined) {
     rule.completion_tokens = positiveInteger(value.completion_tokens, `${field}.completion_tokens`)
+  }
+  if (value.first_token_delay_ms !== undefined) rule.first_token_delay_ms = nonNegative(value.first_token_delay_ms, `${field}.first_token_delay_ms`)
+  if (value.rejects_prefill !== undefined) {
+    if (typeof value.rejects_prefill !== 'boolean') throw new RuleError(`${field}.rejects_prefill must be true or false`)
+    rule.rejects_prefill = value.rejects_prefill
   }
   return rule
 }

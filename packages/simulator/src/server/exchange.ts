@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
 import type { Answer, ChatRequest, Dialect, FaultContext, StreamAnswer } from '../dialects/dialect.ts'
 import { isAnswer } from '../dialects/dialect.ts'
-import { buildReply } from '../reply/content.ts'
+import { buildReply, type Reply } from '../reply/content.ts'
+import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
 import { sampleLatency } from '../rules/random.ts'
 import { keySuffix } from './records.ts'
@@ -17,8 +18,8 @@ const unlimitedView: RateView = {
 /** What the exchange will do once its latency has passed. */
 type Plan =
   | { kind: 'answer'; answer: Answer }
-  | { kind: 'stream'; answer: StreamAnswer; cutAfter: number | undefined }
-  | { kind: 'cut'; answer: Answer }
+  | { kind: 'stream'; answer: StreamAnswer; script: Omit<StreamScript, 'chunks' | 'firstContentDelayMs' | 'chunkDelayMs'> | undefined }
+  | { kind: 'cut'; answer: Answer; clean: boolean }
   | { kind: 'hold'; afterMs: number | undefined }
   | { kind: 'reset' }
 
@@ -59,6 +60,8 @@ export class Exchange {
   private timer: NodeJS.Timeout | undefined
   private destroyedOnPurpose = false
   private readonly requestId: string
+  /** The assistant's text the conversation ends with, when the request asks for a continuation. */
+  private prefill: string | undefined
 
   constructor(
     private readonly state: SimulatorState,
@@ -95,6 +98,7 @@ export class Exchange {
       return this.send(dialect.invalidJson(this.requestId))
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return this.send(dialect.invalidJson(this.requestId))
+    this.prefill = prefillOf(body as Record<string, unknown>)
     const chat = dialect.parse(body as Record<string, unknown>, this.deployment, this.apiVersion, this.requestId)
     if (isAnswer(chat)) return this.send(chat)
     this.model = chat.model
@@ -113,7 +117,10 @@ export class Exchange {
     }
     let plan: Plan | undefined
     let rate = unlimitedView
-    if (fault !== undefined) {
+    if (rule.rejects_prefill === true && this.prefill !== undefined) {
+      this.fault = 'rejects_prefill'
+      plan = { kind: 'answer', answer: this.dialect.fault('bad_request', this.faultContext(chat, { message: PREFILL_REFUSED })) }
+    } else if (fault !== undefined) {
       plan = this.faultPlan(chat, rule, fault)
     } else if (rule.rpm !== undefined || rule.tpm !== undefined) {
       const tokens = chat.promptTokens + (rule.completion_tokens ?? 0)
@@ -128,7 +135,7 @@ export class Exchange {
     const latency = rule.latency_ms === undefined ? 0 : sampleLatency(rule.latency_ms, state.random)
     const act = plan === undefined
       ? () => this.succeed(chat, rule, rate)
-      : () => this.perform(plan, rule.chunk_delay_ms ?? 0)
+      : () => this.perform(plan, rule)
     if (latency > 0) {
       this.timer = setTimeout(() => { this.timer = undefined; act() }, latency)
     } else {
@@ -155,21 +162,38 @@ export class Exchange {
     switch (preset) {
       case 'timeout': return { kind: 'hold', afterMs: options?.after_ms }
       case 'reset': return { kind: 'reset' }
-      case 'stream_cut': {
-        const reply = buildReply(this.dialect.provider, chat.model, rule.completion_tokens, chat.maxTokens)
+      case 'stream_cut':
+      case 'stream_stall':
+      case 'stream_malformed':
+      case 'stream_no_done': {
+        const reply = this.replyFor(chat, rule)
         const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
-        if (chat.stream) {
-          const answer = this.dialect.stream(chat, reply, context)
-          return { kind: 'stream', answer, cutAfter: Math.max(1, Math.floor(answer.chunks.length / 2)) }
+        if (!chat.stream) {
+          if (preset === 'stream_stall') return { kind: 'hold', afterMs: options?.after_ms }
+          const answer = this.dialect.complete(chat, reply, context)
+          if (preset === 'stream_malformed') return { kind: 'answer', answer: { ...answer, body: answer.body.slice(0, Math.floor(answer.body.length / 2)), headers: withoutLength(answer.headers) } }
+          return { kind: 'cut', answer, clean: preset === 'stream_no_done' }
         }
-        return { kind: 'cut', answer: this.dialect.complete(chat, reply, context) }
+        const answer = this.dialect.stream(chat, reply, context)
+        const chunks = answer.chunks
+        const content = contentCount(chunks)
+        const count = options?.after_chunks ?? (preset === 'stream_no_done' ? content : Math.floor(content / 2))
+        // Without after_chunks, a cut keeps its old shape: half the events, whatever they are.
+        const sent = preset === 'stream_cut' && options?.after_chunks === undefined ? Math.max(1, Math.floor(chunks.length / 2)) : afterContent(chunks, count)
+        if (preset === 'stream_malformed') {
+          const chunks = [...answer.chunks]
+          if (sent < chunks.length) chunks[sent] = malformed(chunks[sent]!)
+          return { kind: 'stream', answer: { headers: answer.headers, chunks }, script: { sent: chunks.length, ending: 'end', holdMs: undefined } }
+        }
+        const ending = preset === 'stream_cut' ? 'destroy' : preset === 'stream_stall' ? 'hold' : 'end'
+        return { kind: 'stream', answer, script: { sent, ending, holdMs: options?.after_ms } }
       }
       case 'stream_error': {
         // The in-band error only exists in a stream; a plain request (or a dialect without one) gets the 500.
         if (!chat.stream || this.dialect.streamError === undefined) return { kind: 'answer', answer: this.dialect.fault('server_error', this.faultContext(chat, options)) }
-        const reply = buildReply(this.dialect.provider, chat.model, rule.completion_tokens, chat.maxTokens)
+        const reply = this.replyFor(chat, rule)
         const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
-        return { kind: 'stream', answer: this.dialect.streamError(chat, reply, context, options?.message), cutAfter: undefined }
+        return { kind: 'stream', answer: this.dialect.streamError(chat, reply, context, options?.message), script: undefined }
       }
       default: return { kind: 'answer', answer: this.dialect.fault(preset, this.faultContext(chat, options)) }
     }
@@ -182,24 +206,46 @@ export class Exchange {
     }
   }
 
-  private succeed(chat: ChatRequest, rule: SimulatorRule | undefined, rate: RateView): void {
+  /** The reply to a request; a continuation (the conversation ends with the assistant's text) gets the rest of it. */
+  private replyFor(chat: ChatRequest, rule: SimulatorRule | undefined): Reply {
     const reply = buildReply(this.dialect.provider, chat.model, rule?.completion_tokens, chat.maxTokens)
+    const prefill = this.prefill?.trimEnd()
+    if (prefill === undefined || prefill === '' || !reply.text.startsWith(prefill)) return reply
+    return { ...reply, text: reply.text.slice(prefill.length) }
+  }
+
+  private succeed(chat: ChatRequest, rule: SimulatorRule | undefined, rate: RateView): void {
+    const reply = this.replyFor(chat, rule)
     const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate }
     if (chat.stream) {
-      this.perform({ kind: 'stream', answer: this.dialect.stream(chat, reply, context), cutAfter: undefined }, rule?.chunk_delay_ms ?? 0)
+      this.perform({ kind: 'stream', answer: this.dialect.stream(chat, reply, context), script: undefined }, rule)
+    } else if (rule?.first_token_delay_ms !== undefined && rule.first_token_delay_ms > 0) {
+      // A plain request has no first token of its own: the delay is more latency before the answer.
+      this.timer = setTimeout(() => { this.timer = undefined; this.send(this.dialect.complete(chat, reply, context)) }, rule.first_token_delay_ms)
     } else {
       this.send(this.dialect.complete(chat, reply, context))
     }
   }
 
-  private perform(plan: Plan, chunkDelay: number): void {
+  private perform(plan: Plan, rule: SimulatorRule | undefined): void {
     switch (plan.kind) {
       case 'answer': return this.send(plan.answer)
-      case 'stream': return this.writeStream(plan.answer, plan.cutAfter, chunkDelay)
+      case 'stream': {
+        const chunks = plan.answer.chunks
+        const script = plan.script ?? { sent: chunks.length, ending: 'end', holdMs: undefined }
+        return this.writeStream(plan.answer, { ...script, chunks, firstContentDelayMs: rule?.first_token_delay_ms ?? 0, chunkDelayMs: rule?.chunk_delay_ms ?? 0 })
+      }
       case 'cut': {
         const { answer } = plan
+        const half = answer.body.slice(0, Math.floor(answer.body.length / 2))
+        if (plan.clean) {
+          // A body that ends early on a connection that closes cleanly.
+          this.response.writeHead(answer.status, withoutLength(answer.headers))
+          this.response.end(half)
+          return
+        }
         this.response.writeHead(answer.status, answer.headers)
-        this.response.write(answer.body.slice(0, Math.floor(answer.body.length / 2)), () => this.destroy())
+        this.response.write(half, () => this.destroy())
         return
       }
       case 'hold':
@@ -209,30 +255,38 @@ export class Exchange {
     }
   }
 
-  private writeStream(answer: StreamAnswer, cutAfter: number | undefined, chunkDelay: number): void {
+  /** Writes a stream as its script says: events back to back where nothing delays them, then its ending. */
+  private writeStream(answer: StreamAnswer, script: StreamScript): void {
     const response = this.response
-    const chunks = answer.chunks
-    const stop = cutAfter ?? chunks.length
+    const { chunks, sent } = script
     response.writeHead(200, answer.headers)
-    if (chunkDelay <= 0) {
-      if (cutAfter === undefined) return void response.end(joined(chunks))
-      response.write(joined(chunks.slice(0, stop)), () => this.destroy())
-      return
+    const firstContent = script.firstContentDelayMs > 0 ? chunks.findIndex((chunk) => eventKind(chunk) === 'content') : -1
+    const delayBefore = (index: number) => (index > 0 ? script.chunkDelayMs : 0) + (index === firstContent ? script.firstContentDelayMs : 0)
+    const finish = (): void => {
+      if (script.ending === 'end') response.end()
+      else if (script.ending === 'destroy') this.destroy()
+      else if (script.holdMs !== undefined) this.timer = setTimeout(() => { this.timer = undefined; this.destroy() }, script.holdMs)
     }
     let index = 0
     const step = (): void => {
       this.timer = undefined
-      const chunk = chunks[index] ?? ''
-      index += 1
-      if (index >= stop) {
-        if (cutAfter === undefined) response.end(chunk)
-        else response.write(chunk, () => this.destroy())
+      // Every event up to the next delay goes out in one write.
+      let end = index + 1
+      while (end < sent && delayBefore(end) === 0) end++
+      const piece = joined(chunks.slice(index, end))
+      index = end
+      if (index >= sent) {
+        if (script.ending === 'end') return void response.end(piece)
+        response.write(piece, finish)
         return
       }
-      response.write(chunk)
-      this.timer = setTimeout(step, chunkDelay)
+      response.write(piece)
+      this.timer = setTimeout(step, delayBefore(index))
     }
-    step()
+    if (sent === 0) return finish()
+    const first = delayBefore(0)
+    if (first > 0) this.timer = setTimeout(step, first)
+    else step()
   }
 
   private send(answer: Answer): void {
@@ -263,7 +317,37 @@ export class Exchange {
       ...(this.fault === undefined ? {} : { fault: this.fault }),
       path: pathOf(this.request.url),
       ...anthropicHeaders(this.request),
+      ...(this.prefill === undefined ? {} : { prefill: true as const }),
     }
     this.state.log.add(record)
   }
+}
+
+/** Anthropic's words when a model refuses a conversation that ends with the assistant's text. */
+const PREFILL_REFUSED = 'This model does not support assistant message prefill. The conversation must end with a user message.'
+
+/** Headers without content-length (a body that ends early must not promise its length). */
+function withoutLength(headers: string[]): string[] {
+  const kept: string[] = []
+  for (let index = 0; index + 1 < headers.length; index += 2) {
+    if (headers[index]!.toLowerCase() !== 'content-length') kept.push(headers[index]!, headers[index + 1]!)
+  }
+  return kept
+}
+
+/**
+ * The assistant's text a conversation ends with, when it does (a prefill: the caller asks for
+ * the rest): chat, Anthropic and Bedrock `messages`, Responses `input`, Gemini `contents`.
+ */
+function prefillOf(body: Record<string, unknown>): string | undefined {
+  const list = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : Array.isArray(body.contents) ? body.contents : undefined
+  const last = list?.[list.length - 1] as { role?: unknown; content?: unknown; parts?: unknown } | undefined
+  if (last === undefined || (last.role !== 'assistant' && last.role !== 'model')) return undefined
+  return textOf(last.content ?? last.parts)
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content.map((part) => (typeof part === 'string' ? part : typeof (part as { text?: unknown })?.text === 'string' ? (part as { text: string }).text : '')).join('')
 }
