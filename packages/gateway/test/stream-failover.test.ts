@@ -163,15 +163,68 @@ describe('a stream cut after content went out', () => {
       expect(reading.status).toBe(200)
       expect(reading.error).toBeNull()
       expect(reading.complete).toBe(true)
-      // The caller read the primary's first half, then the fallback's continuation, spliced.
-      expect(reading.text.startsWith('Hello')).toBe(true)
-      expect(reading.text).toContain('anthropic/')
+      // The caller read the primary's first half, then the fallback's continuation from it: one answer.
+      expect(reading.text).toBe(await wholeReply(surface, CLAUDE, true))
       expect(reading.extra?.provider).toBe('anthropic')
       expect(reading.extra?.attempts.map((attempt) => [attempt.provider, attempt.failure_class])).toEqual([['openai', 'transient'], ['anthropic', null]])
       const asked = (await simulator.requests()).filter((request) => request.provider === 'anthropic')
-      expect(asked).toHaveLength(1)
+      expect(asked[0]).toMatchObject({ prefill: true })
     })
   }
+
+  // Each way a stream breaks after content went out, on every surface: the fallback continues it.
+  const BREAKS: Array<[string, Record<string, unknown>, Record<string, string>]> = [
+    ['cut after 20 of 60 content events', { fault: { preset: 'stream_cut', after_chunks: 20 }, completion_tokens: 60 }, {}],
+    ['stalled with the socket open', { fault: { preset: 'stream_stall', after_chunks: 2 } }, { 'x-bf-stream-idle-timeout': '1' }],
+    ['a malformed event', { fault: { preset: 'stream_malformed', after_chunks: 2 } }, {}],
+    ['ended without its closing events', { fault: { preset: 'stream_no_done', after_chunks: 2 } }, {}],
+  ]
+  for (const [what, rule, headers] of BREAKS) {
+    for (const surface of SURFACES) {
+      it(`${what}: continued on the fallback as one complete answer (${surface})`, async () => {
+        await simulator.setRules([{ provider: 'openai', key: 'sk-primary-1111', ...rule }])
+        const reading = await send(surface, PRIMARY, [CLAUDE], true, headers)
+        expect(reading.status).toBe(200)
+        expect(reading.error).toBeNull()
+        expect(reading.complete).toBe(true)
+        expect(reading.extra?.provider).toBe('anthropic')
+        expect(reading.extra?.attempts.map((attempt) => attempt.provider)).toEqual(['openai', 'anthropic'])
+        expect(reading.extra?.attempts[0]!.failure_class).not.toBeNull()
+        const asked = (await simulator.requests()).filter((request) => request.provider === 'anthropic')
+        expect(asked.map((request) => request.prefill ?? false)).toEqual([true])
+        // What the primary sent before it broke, then the rest from it: never the same text twice.
+        if (rule.completion_tokens === undefined) expect(reading.text).toBe(await wholeReply(surface, CLAUDE, true))
+        else expect(reading.text.endsWith('(anthropic/claude-3-5-haiku-latest).')).toBe(true)
+      })
+    }
+  }
+
+  it('whose fallback refuses the prefill ends with the real break in-band, never the fallback\'s 400', async () => {
+    await simulator.setRules([
+      { provider: 'openai', key: 'sk-primary-1111', fault: { preset: 'stream_cut', after_chunks: 2 } },
+      { provider: 'anthropic', rejects_prefill: true },
+    ])
+    for (const surface of SURFACES) {
+      const reading = await send(surface, PRIMARY, [CLAUDE], true)
+      expect(reading.status).toBe(200)
+      expect(reading.complete).toBe(false)
+      expect(reading.error).toMatch(/stream broke/)
+      expect(reading.error).not.toMatch(/prefill/)
+      expect(reading.extra?.attempts.map((attempt) => [attempt.provider, attempt.failure_class])).toEqual([['openai', 'transient'], ['anthropic', 'caller_fault']])
+    }
+  })
+
+  it('that carried a tool call is never continued: the caller gets the break', async () => {
+    await simulator.setRules([{ provider: 'openai', key: 'sk-primary-1111', fault: { preset: 'stream_cut', after_chunks: 2 } }])
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: PRIMARY, stream: true, fallbacks: [CLAUDE], messages: [{ role: 'user', content: 'weather?' }], tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }], tool_choice: 'required' }),
+    })
+    const reading = readStream('chat', response.status, await response.text())
+    expect(reading.error).toMatch(/stream broke/)
+    expect((await simulator.requests()).filter((request) => request.provider === 'anthropic')).toHaveLength(0)
+  })
 
   it('is not continued on a fallback that cannot continue from a prefill: the caller gets the break, in-band', async () => {
     await simulator.setRules([{ provider: 'openai', key: 'sk-primary-1111', fault: 'stream_cut' }])
@@ -197,6 +250,50 @@ describe('a stream cut after content went out', () => {
     }
     expect(finish).toBe('stop')
     expect(text).toContain('anthropic/')
+  })
+})
+
+describe('failures before anything reached the caller, streamed and not', () => {
+  const CASES: Array<[string, Record<string, unknown>, Record<string, string>, 'openai' | 'backup', boolean]> = [
+    // [what, the primary's rule, headers, who serves, streamed only]
+    ['500 once: the same key again', { fault: 'server_error', times: 1 }, {}, 'openai', false],
+    ['503 persistent: the fallback', { fault: 'unavailable' }, {}, 'backup', false],
+    ['a reset before any byte: the fallback, the primary not tried again', { fault: 'reset' }, {}, 'backup', false],
+    ['no answer at all: the fallback after the deadline', { fault: 'timeout' }, { 'x-bf-request-timeout': '1', 'x-bf-first-token-timeout': '1' }, 'backup', false],
+    ['a stall before any content: the fallback', { fault: { preset: 'stream_stall', after_chunks: 0 } }, { 'x-bf-stream-idle-timeout': '1' }, 'backup', true],
+    ['a first token after 20 s: the fallback', { first_token_delay_ms: 20_000 }, { 'x-bf-first-token-timeout': '1' }, 'backup', true],
+  ]
+  for (const [what, rule, headers, served, streamedOnly] of CASES) {
+    for (const surface of SURFACES) {
+      for (const stream of streamedOnly ? [true] : [false, true]) {
+        it(`${what} (${surface}, ${stream ? 'streamed' : 'not streamed'})`, async () => {
+          await simulator.setRules([{ provider: 'openai', key: 'sk-primary-1111', ...rule }])
+          const reading = await send(surface, PRIMARY, ['backup/gpt-4o-mini'], stream, headers)
+          expect(reading.status).toBe(200)
+          expect(reading.error).toBeNull()
+          expect(reading.complete).toBe(true)
+          expect(reading.extra?.provider).toBe(served)
+          // The answer is whole and names what served it: the fallback's own reply, model and attempt.
+          expect(reading.text).toBe(await wholeReply(surface, `${served}/gpt-4o-mini`, stream))
+          expect(reading.extra?.model).toBe('gpt-4o-mini')
+          expect(reading.extra?.attempts.at(-1)).toMatchObject({ provider: served, failure_class: null })
+        })
+      }
+    }
+  }
+
+  it('a content-filter 400 is the caller\'s: answered at once with the provider\'s reason, no retry, no fallback', async () => {
+    const filtered = { status: 400, body: { error: { message: 'The response was filtered due to the prompt triggering content management policy.', type: 'invalid_request_error', param: 'prompt', code: 'content_filter' } } }
+    for (const surface of SURFACES) {
+      for (const stream of [false, true]) {
+        await simulator.setRules([{ provider: 'openai', key: 'sk-primary-1111', fault: filtered }])
+        await simulator.resetRequests()
+        const reading = await send(surface, PRIMARY, ['backup/gpt-4o-mini'], stream)
+        expect(reading.status).toBe(400)
+        expect(reading.error).toContain('content management policy')
+        expect(await simulator.requests()).toHaveLength(1)
+      }
+    }
   })
 })
 
