@@ -38,6 +38,7 @@ export const ERROR_CODES = {
   upstream_unavailable: { status: 502, type: 'upstream_error' },
   upstream_error: { status: 502, type: 'upstream_error' },
   upstream_rejected_request: { status: 400, type: 'invalid_request_error' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error' },
   direct_key_rejected: { status: 401, type: 'authentication_error' },
   direct_keys_disabled: { status: 400, type: 'invalid_request_error' },
   client_closed_request: { status: 499, type: 'invalid_request_error' },

@@ -81,6 +81,8 @@ export interface SimulatedRequest {
   key_suffix: string
   model: string
   stream: boolean
+  /** The request asked for a continuation: its conversation ended with the assistant's text. */
+  prefill?: boolean
   status: number
   aborted?: boolean
 }

@@ -282,6 +282,25 @@ describe('failures before anything reached the caller, streamed and not', () => 
     }
   }
 
+  it('a context too long for the primary goes to the fallback; with none, it is the caller\'s 400 in the provider\'s words', async () => {
+    for (const surface of SURFACES) {
+      for (const stream of [false, true]) {
+        await simulator.setRules([{ provider: 'openai', key: 'sk-primary-1111', fault: 'context_length_exceeded' }])
+        const rescued = await send(surface, PRIMARY, [CLAUDE], stream)
+        expect(rescued.status).toBe(200)
+        expect(rescued.complete).toBe(true)
+        expect(rescued.extra?.provider).toBe('anthropic')
+        expect(rescued.extra?.attempts.map((attempt) => [attempt.provider, attempt.failure_class])).toEqual([['openai', 'context_length'], ['anthropic', null]])
+        const alone = await send(surface, PRIMARY, [], stream)
+        expect(alone.status).toBe(400)
+        expect(alone.error).toContain('maximum context length')
+        expect(alone.extra?.attempts.map((attempt) => attempt.failure_class)).toEqual(['context_length'])
+      }
+    }
+    const code = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: PRIMARY, messages: [{ role: 'user', content: 'hi' }] }) })
+    expect(((await code.json()) as { error: { code: string } }).error.code).toBe('context_length_exceeded')
+  })
+
   it('a content-filter 400 is the caller\'s: answered at once with the provider\'s reason, no retry, no fallback', async () => {
     const filtered = { status: 400, body: { error: { message: 'The response was filtered due to the prompt triggering content management policy.', type: 'invalid_request_error', param: 'prompt', code: 'content_filter' } } }
     for (const surface of SURFACES) {

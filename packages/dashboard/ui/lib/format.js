@@ -10,6 +10,7 @@ export const REASONS = {
   rate_limit: 'rate limited',
   transient: 'transient errors',
   caller_fault: 'request errors',
+  context_length: 'context too long',
   unknown: 'unrecognised failures',
   timeout: 'timeouts',
   cancelled: 'cancelled',

@@ -51,8 +51,8 @@ export interface HistoryRecordingInit {
   env: NodeJS.ProcessEnv
 }
 
-/** Failure classes that count against nothing: the caller's fault, or a cancel. */
-const EXCLUDED = new Set(['caller_fault', 'cancelled'])
+/** Failure classes that count against nothing: the caller's fault, a context too long, or a cancel. */
+const EXCLUDED = new Set(['caller_fault', 'context_length', 'cancelled'])
 
 /** History wiring of one node. */
 export interface HistoryRecording {

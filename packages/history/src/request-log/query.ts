@@ -28,7 +28,7 @@ export const LOG_SORTS = ['newest', 'oldest', 'slowest', 'fastest', 'most_tokens
 export type LogSort = (typeof LOG_SORTS)[number]
 
 /** Failure classes a log entry can carry, plus `none` for a success. */
-export const LOG_FAILURE_CLASSES = ['none', 'credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit', 'transient', 'caller_fault', 'unknown', 'timeout', 'cancelled'] as const
+export const LOG_FAILURE_CLASSES = ['none', 'credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit', 'transient', 'caller_fault', 'context_length', 'unknown', 'timeout', 'cancelled'] as const
 
 /** A checked request-log query. */
 export interface LogQuery {

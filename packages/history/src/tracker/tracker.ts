@@ -106,7 +106,7 @@ export class NodeTracker {
     for (const attempt of outcome.attempts) {
       const traffic = this.routeTraffic.at(attempt.provider, attempt.model, attempt.key_id)
       traffic.requests++
-      const failureClass = attempt.failure_class !== null && attempt.failure_class !== 'caller_fault' && attempt.failure_class !== 'cancelled' ? attempt.failure_class : null
+      const failureClass = attempt.failure_class !== null && attempt.failure_class !== 'caller_fault' && attempt.failure_class !== 'context_length' && attempt.failure_class !== 'cancelled' ? attempt.failure_class : null
       if (failureClass !== null) {
         traffic.errors++
         this.lastFailure.set(routeEntity(attempt.provider, attempt.model, attempt.key_id), failureClass)

@@ -43,6 +43,7 @@ const REGION_BLOCKED = verdict('region_blocked')
 const RATE_LIMIT = verdict('rate_limit')
 const TRANSIENT = verdict('transient')
 const CALLER_FAULT = verdict('caller_fault')
+const CONTEXT_LENGTH = verdict('context_length')
 const UNKNOWN = verdict('unknown')
 
 // Wording, matched against lower-cased text. Each names what the provider said, not how we react.
@@ -66,9 +67,12 @@ const SAYS_OVERLOADED = /overloaded|temporarily unavailable/
  * form, and another model or key may serve it.
  */
 const SAYS_CONTENT_GATE = /guardrail|input was flagged|requires moderation|moderation:|request blocked/
+/** The request is longer than the model's context window (another model or provider may hold it). */
+const SAYS_CONTEXT_TOO_LONG =
+  /maximum context length|context length|context window|prompt is too long|input is too long|too many input tokens|input token count .*exceeds|exceeds the maximum number of tokens|reduce the length of the (?:messages|prompt|input)/
 /** The provider says the request itself cannot be served as written: its content, size or form. */
 const SAYS_REQUEST_REFUSED =
-  /content (?:management )?polic|safety system|maximum context length|prompt is too long|input is too long|exceeds the maximum number of tokens|size limit exceeded|shorter or fewer inputs/
+  /content (?:management )?polic|safety system|size limit exceeded|shorter or fewer inputs/
 const SAYS_NO_MODEL_ACCESS =
   /(?:does|do) not have access to (?:the )?model|(?:does|do) not have access to it|don't have access to the model|not allowed to (?:sample from|use|access) (?:this|the|publisher) model|not authorized to (?:use|access) (?:this|the) model|not have permission to use|not servable in region|on-demand throughput isn.?t supported|model identifier is invalid|requires terms acceptance|blocked at the organization level|use case details have not been submitted|no endpoints found|no allowed providers/
 const SAYS_MODEL_RETIRED =
@@ -180,7 +184,8 @@ const DECISIVE_CODES: ReadonlyMap<string, Verdict | ((facts: Facts) => Verdict)>
   ...['serviceunavailableexception', 'internalserverexception', 'modeltimeoutexception', 'modelstreamerrorexception',
     'server_error', 'api_error', 'unavailable', 'internal', 'deadline_exceeded'].map((code) => [code, serverSide] as const),
   ...['content_policy_violation', 'content_filter', 'responsibleaipolicyviolation'].map((code) => [code, contentPolicy] as const),
-  ...['context_length_exceeded', 'request_too_large', 'invalid_encrypted_content'].map((code) => [code, CALLER_FAULT] as const),
+  ['context_length_exceeded', CONTEXT_LENGTH],
+  ...['request_too_large', 'invalid_encrypted_content'].map((code) => [code, CALLER_FAULT] as const),
 ])
 
 /**
@@ -222,6 +227,7 @@ function byWording(facts: Facts): Verdict | null {
   if (SAYS_ACCOUNT_OUT_OF_MONEY.test(text)) return KEY_QUOTA
   if (SAYS_QUOTA_EXCEEDED.test(text)) return SAYS_PER_DAY.test(text) ? MODEL_QUOTA : RATE_LIMIT
   if (facts.report.flagged || SAYS_CONTENT_GATE.test(text)) return UNKNOWN
+  if (SAYS_CONTEXT_TOO_LONG.test(text)) return CONTEXT_LENGTH
   if (SAYS_REQUEST_REFUSED.test(text)) return CALLER_FAULT
   if (SAYS_RATE_LIMITED.test(text)) return RATE_LIMIT
   if (SAYS_OVERLOADED.test(text)) return TRANSIENT

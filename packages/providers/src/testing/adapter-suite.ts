@@ -88,7 +88,7 @@ export const EXPECTED_CLASSES: Readonly<Partial<Record<FaultPreset, ExpectedFail
   bad_gateway: { failureClass: 'transient', scope: 'model' },
   unavailable: { failureClass: 'transient', scope: 'model' },
   overloaded: { failureClass: 'transient', scope: 'model' },
-  context_length_exceeded: { failureClass: 'caller_fault', scope: 'model' },
+  context_length_exceeded: { failureClass: 'context_length', scope: 'model' },
   bad_request: { failureClass: 'caller_fault', scope: 'model' },
 }
 

@@ -13,6 +13,8 @@ export const FAILURE_CLASSES = [
   'rate_limit',
   'transient',
   'caller_fault',
+  /** The request is longer than the model's context window here: another target, with a larger one, may serve it. */
+  'context_length',
   'unknown',
   'timeout',
   'cancelled',
@@ -56,9 +58,9 @@ export function holdsKey(failureClass: FailureClass): boolean {
   return DEAD_KEY_CLASSES.has(failureClass) || failureClass === 'rate_limit'
 }
 
-/** True when a failure of this class may count against a key's health (caller faults and cancels never do). */
+/** True when a failure of this class may count against a key's health (caller faults, a context too long and cancels never do). */
 export function countsAgainstKey(failureClass: FailureClass): boolean {
-  return failureClass !== 'caller_fault' && failureClass !== 'cancelled'
+  return failureClass !== 'caller_fault' && failureClass !== 'context_length' && failureClass !== 'cancelled'
 }
 
 /**

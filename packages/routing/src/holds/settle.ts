@@ -61,7 +61,7 @@ function judge(held: HoldEntry, answer: AttemptAnswer, refusal: HoldReason | nul
   if (answer.failure === null) return sentDuringHold ? 'release' : 'ignore'
   if (refusal === null) {
     // A request error means the provider took the credential and read the request: settled in the key's favour.
-    if (answer.failure.failureClass === 'caller_fault' && held.reason === 'credential') return sentDuringHold ? 'release' : 'ignore'
+    if ((answer.failure.failureClass === 'caller_fault' || answer.failure.failureClass === 'context_length') && held.reason === 'credential') return sentDuringHold ? 'release' : 'ignore'
     // A cancelled check never reported back: its slot lapses after 5 minutes instead.
     if (answer.failure.failureClass === 'cancelled') return 'ignore'
     // Network errors, 5xx, timeouts, unknown and request errors say nothing about the key.

@@ -2,7 +2,8 @@
  * Key rotation within one provider for one request.
  * Spec: reference/retries-and-fallbacks.txt. transient -> the same key after backoff;
  * rate_limit -> another key after backoff; credential, quota, model_access, model_gone,
- * region_blocked -> the key is dead for this request, rotate at once; caller_fault -> stop.
+ * region_blocked -> the key is dead for this request, rotate at once; caller_fault -> stop;
+ * context_length -> stop this target (the provider's keys share the model's context window).
  * A move to a key not yet tried is free: only attempts on keys already tried spend
  * max_retries, so a provider with many keys is never given up early.
  * Two refinements (issue 35): an attempt that got no answer at all (a deadline, a connection
@@ -18,6 +19,8 @@ import { firstAbove } from '../selection/weighted.ts'
 export type RotationStopReason =
   /** The caller's request is at fault: answer at once, no retry, no fallback. */
   | 'caller_fault'
+  /** The request is longer than the model's context here: this target ends, a fallback may take it. */
+  | 'context_length'
   /** Every key of the provider is dead for this request: 502 upstream_credentials_exhausted. */
   | 'credentials_exhausted'
   /** max_retries spent, or every key left asked for a wait longer than the backoff. */
@@ -141,6 +144,7 @@ class RotationPlan implements KeyRotation {
     const failureClass = failure.failureClass
     if (failureClass === 'cancelled') return { kind: 'stop', reason: 'cancelled' }
     if (failureClass === 'caller_fault') return { kind: 'stop', reason: 'caller_fault' }
+    if (failureClass === 'context_length') return { kind: 'stop', reason: 'context_length' }
     if (killsKeyForRequest(failureClass)) {
       this.status[this.current] = KeyStatus.Dead
       return this.rotate(0, false)
