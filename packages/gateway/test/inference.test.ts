@@ -210,7 +210,8 @@ describe('retries, key rotation and fallbacks', () => {
   })
 
   it('answers a caller fault at once: no retry, no fallback', async () => {
-    await simulator.setRules([{ provider: 'openai', fault: 'context_length_exceeded' }])
+    // A request the provider refuses as written (a bad parameter); a context too long is not that: stream-failover.test.ts.
+    await simulator.setRules([{ provider: 'openai', fault: 'bad_request' }])
     const { status, json } = await post({ model: 'openai/gpt-4o-mini', messages, fallbacks: ['anthropic/claude-3-5-haiku-latest'] })
     expect(status).toBe(400)
     expect(json.error.code).toBe('upstream_rejected_request')

@@ -112,7 +112,12 @@ export class StreamUsage {
 
   /** Reads one event's data. */
   read(data: string): void {
-    if (!data.includes('"usage"')) return
+    const at = data.indexOf('"usage"')
+    if (at < 0) return
+    // OpenAI streams with include_usage carry `"usage":null` in every chunk but the last: not parsed.
+    let next = at + 7
+    while (next < data.length && (data.charCodeAt(next) === 0x3a || data.charCodeAt(next) === 0x20)) next++
+    if (data.charCodeAt(next) !== 0x7b) return
     let event: { usage?: unknown; message?: { usage?: unknown }; response?: { usage?: unknown } }
     try {
       event = JSON.parse(data) as typeof event

@@ -15,39 +15,59 @@ export const STREAM_HOLD_MS = 3_000
 /** How often a held connection gets a keep-alive comment. */
 export const KEEP_ALIVE_EVERY_MS = 5_000
 
-/** A held connection. */
-export interface StreamHold {
+const KEEP_ALIVE = ': keep-alive\n\n'
+
+/** A held connection: a class, so a request that never waits costs one object and one timer, no closures. */
+export class StreamHold {
   /** True once the 200 went out ahead of the answer. */
-  readonly committed: boolean
+  committed = false
+  private timer: NodeJS.Timeout | null
+  private interval: NodeJS.Timeout | null = null
+
+  constructor(
+    private readonly outgoing: ServerResponse,
+    private readonly requestId: string,
+    waitMs: number,
+    private readonly everyMs: number,
+  ) {
+    this.timer = setTimeout(commit, waitMs, this)
+  }
+
+  /** The wait ran out: the 200 and the first keep-alive go out, then one every `everyMs`. */
+  commit(): void {
+    this.timer = null
+    const outgoing = this.outgoing
+    if (outgoing.headersSent || outgoing.destroyed) return
+    this.committed = true
+    outgoing.writeHead(200, sseHeaders({ 'x-request-id': this.requestId }))
+    this.beat()
+    this.interval = setInterval(beat, this.everyMs, this)
+  }
+
+  beat(): void {
+    if (!this.outgoing.destroyed) this.outgoing.write(KEEP_ALIVE)
+  }
+
   /** Stops the timers (the answer is about to be written). */
-  release(): void
+  release(): void {
+    if (this.timer !== null) clearTimeout(this.timer)
+    if (this.interval !== null) clearInterval(this.interval)
+    this.timer = null
+    this.interval = null
+  }
 }
 
-const KEEP_ALIVE = ': keep-alive\n\n'
+function commit(hold: StreamHold): void {
+  hold.commit()
+}
+
+function beat(hold: StreamHold): void {
+  hold.beat()
+}
 
 /** Starts holding `outgoing` (whose `x-request-id` is `requestId`). */
 export function holdStream(outgoing: ServerResponse, requestId: string, waitMs = STREAM_HOLD_MS, everyMs = KEEP_ALIVE_EVERY_MS): StreamHold {
-  let committed = false
-  let interval: NodeJS.Timeout | null = null
-  const beat = () => {
-    if (!outgoing.destroyed) outgoing.write(KEEP_ALIVE)
-  }
-  const timer = setTimeout(() => {
-    if (outgoing.headersSent || outgoing.destroyed) return
-    committed = true
-    outgoing.writeHead(200, sseHeaders({ 'x-request-id': requestId }))
-    beat()
-    interval = setInterval(beat, everyMs)
-  }, waitMs)
-  return {
-    get committed() {
-      return committed
-    },
-    release() {
-      clearTimeout(timer)
-      if (interval !== null) clearInterval(interval)
-    },
-  }
+  return new StreamHold(outgoing, requestId, waitMs, everyMs)
 }
 
 /** Ends a held stream with the surface's in-band error event (no event was sent before it). */

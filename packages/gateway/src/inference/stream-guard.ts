@@ -30,13 +30,22 @@ export function deadlineFailure(kind: 'first_token' | 'stream_idle', ms: number)
 
 const DONE: Promise<IteratorResult<string>> = Promise.resolve({ value: undefined, done: true })
 
-/** How often a stream's silence is looked at: a quarter of its idle deadline, between 25 ms and 1 s. */
-function watchEvery(idleMs: number): number {
-  return Math.max(25, Math.min(1_000, idleMs / 4))
-}
+/**
+ * The streams in flight, looked at together for silence: one timer for the node rather than one
+ * per stream (a timer per stream measured as more garbage-collector time than the rest of the
+ * guard). It ticks every WATCH_EVERY_MS while any stream is open, so a stream is cut between its
+ * idle deadline and that much later.
+ */
+const open = new Set<GuardedStream>()
+let watcher: NodeJS.Timeout | null = null
+const WATCH_EVERY_MS = 250
 
-function watch(stream: GuardedStream): void {
-  stream.watch()
+function watchAll(): void {
+  for (const stream of open) stream.watch()
+  if (open.size === 0 && watcher !== null) {
+    clearInterval(watcher)
+    watcher = null
+  }
 }
 
 /**
@@ -53,14 +62,16 @@ export class GuardedStream implements AsyncIterableIterator<string> {
   private expired: AttemptFailure | null = null
   private finished = false
   private exhausted = false
-  private readonly watcher: NodeJS.Timeout
   /** The token counts the stream's events report (the balancer's and the gateway key's tokens). */
   readonly usage = new StreamUsage()
 
   constructor(events: AsyncIterable<string>, private readonly init: StreamGuardInit) {
     this.inner = events[Symbol.asyncIterator]()
-    this.watcher = setInterval(watch, watchEvery(init.idleMs), this)
-    this.watcher.unref()
+    open.add(this)
+    if (watcher === null) {
+      watcher = setInterval(watchAll, WATCH_EVERY_MS)
+      watcher.unref()
+    }
   }
 
   /**
@@ -146,7 +157,7 @@ export class GuardedStream implements AsyncIterableIterator<string> {
   private finish(failure: AttemptFailure | null): void {
     if (this.finished) return
     this.finished = true
-    clearInterval(this.watcher)
+    open.delete(this)
     this.init.ended(failure, this.usage.usage)
   }
 }

@@ -12,8 +12,33 @@ export type StreamFormat = 'chat' | 'messages' | 'responses'
 const MESSAGES_PREAMBLE = new Set(['message_start', 'ping'])
 const RESPONSES_PREAMBLE = new Set(['response.created', 'response.in_progress', 'response.queued', 'response.output_item.added', 'response.content_part.added'])
 
-/** True when the event `data` (its JSON text) carries content, a tool call, or the answer's end. */
+const TYPE_PREFIX = '{"type":"'
+/** Chat chunk text that can only be content (a non-empty text, a call, the end); checked before any parse. */
+const CHAT_CONTENT = /"content":"[^"]|"tool_calls":\[\{|"finish_reason":"|"usage":\{|"refusal":"[^"]/
+/** Chat fields that may carry content a plain text check cannot judge: those chunks are parsed. */
+const CHAT_UNSURE = /"reasoning|"audio"|"function_call"/
+
+/**
+ * True when the event `data` (its JSON text) carries content, a tool call, or the answer's end.
+ * The usual events are judged from their text (a parse per event measured as a good share of the
+ * gate's cost); anything unusual is parsed.
+ */
 export function carriesContent(format: StreamFormat, data: string): boolean {
+  if (format === 'chat') {
+    if (CHAT_CONTENT.test(data)) return true
+    if (!CHAT_UNSURE.test(data) && data.includes('"choices":[')) return false
+  } else if (data.startsWith(TYPE_PREFIX)) {
+    const end = data.indexOf('"', TYPE_PREFIX.length)
+    const type = data.slice(TYPE_PREFIX.length, end)
+    if (format === 'messages') {
+      if (MESSAGES_PREAMBLE.has(type)) return false
+      if (type !== 'content_block_start') return true
+    } else return !RESPONSES_PREAMBLE.has(type)
+  }
+  return parsedCarriesContent(format, data)
+}
+
+function parsedCarriesContent(format: StreamFormat, data: string): boolean {
   let event: Record<string, unknown>
   try {
     event = JSON.parse(data) as Record<string, unknown>

@@ -158,13 +158,14 @@ export class ContinuationSplicer {
     return this.format === 'messages' ? this.messages(event) : this.responses(event)
   }
 
+  /** The continuation's first text, without the whitespace the caller already has (the prefill dropped it). */
   private trimFirst(text: string): string {
-    if (!this.trailingSpace || this.sentText) return text
-    this.sentText = true
+    if (!this.trailingSpace || this.trimmed) return text
+    this.trimmed = true
     return text.trimStart()
   }
 
-  private sentText = false
+  private trimmed = false
 
   private messages(event: Json): string | null {
     const sent = this.sent
