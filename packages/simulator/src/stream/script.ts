@@ -8,14 +8,14 @@
  */
 
 /** What one event of a stream is. */
-export type EventKind = 'preamble' | 'content' | 'ending'
+export type StreamEventKind = 'preamble' | 'content' | 'ending'
 
 const ENDING_MARKERS = ['data: [DONE]', '"finish_reason":"', '"usage":{"prompt_tokens"', 'content_block_stop', 'message_delta', 'message_stop', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.function_call_arguments.done', 'response.completed', 'response.incomplete', '"finishReason"']
 const CONTENT = /"content":"[^"]|"arguments":"[^"]|content_block_delta|response\.output_text\.delta|response\.function_call_arguments\.delta|"text":"[^"]/
 const BEDROCK_ENDING = ['contentBlockStop', 'messageStop', 'metadata']
 
 /** Reads one event as it goes on the wire (SSE text, or a Bedrock event-stream frame). */
-export function eventKind(chunk: string | Buffer): EventKind {
+export function eventKind(chunk: string | Buffer): StreamEventKind {
   if (typeof chunk !== 'string') {
     if (chunk.includes('contentBlockDelta')) return 'content'
     return BEDROCK_ENDING.some((marker) => chunk.includes(marker)) ? 'ending' : 'preamble'
