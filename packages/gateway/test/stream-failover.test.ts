@@ -335,12 +335,13 @@ describe('the first-chunk gate and the first-token deadline', () => {
 
   it('holds a waiting caller open with keep-alive comments, then serves the stream, or ends it with the error in-band', async () => {
     await simulator.setRules([{ provider: 'openai', key: 'sk-backup-3333', latency_ms: 4_000 }])
+    // The held 200 and its keep-alives are the pipeline's, the same on every surface: served once, on chat.
+    const served = await send('chat', 'backup/gpt-4o-mini', [], true)
+    expect(served.status).toBe(200)
+    expect(served.keepAlives).toBeGreaterThanOrEqual(1)
+    expect(served.complete).toBe(true)
+    expect(served.error).toBeNull()
     for (const surface of SURFACES) {
-      const served = await send(surface, 'backup/gpt-4o-mini', [], true)
-      expect(served.status).toBe(200)
-      expect(served.keepAlives).toBeGreaterThanOrEqual(1)
-      expect(served.complete).toBe(true)
-      expect(served.error).toBeNull()
       // Nothing else can serve (one key, no retry), and the request's own first-token deadline passes after its 200 went out.
       const failed = await send(surface, 'backup/gpt-4o-mini', [], true, { 'x-bf-first-token-timeout': '3.5' })
       expect(failed.status).toBe(200)
