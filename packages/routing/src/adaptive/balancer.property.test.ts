@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { createAdaptiveBalancer, type AdaptiveBalancer } from './balancer.ts'
-import { BREAKER_MS, RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+import { RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+import { TRIAL_FIRST_WAIT_MS } from '../trials/timing.ts'
 import { FAILURE_CLASSES, type FailureClass } from '../failures/failure-class.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider, type RouteRef } from './types.ts'
 import { drawShares, keyEngine } from '../planning/engine-fixture.ts'
@@ -142,7 +143,7 @@ describe('adaptive balancer properties', () => {
         balancer.failRoute({ provider: 'p', model: 'm', keyId: 'k0' }, 0)
         const weightOfRecovering = () => balancer.routes().find((route) => route.keyId === 'k0')!.weight
         let previous = 0
-        for (let now = RECOMPUTE_INTERVAL_MS; now <= BREAKER_MS + 30 * RECOMPUTE_INTERVAL_MS; now += RECOMPUTE_INTERVAL_MS) {
+        for (let now = RECOMPUTE_INTERVAL_MS; now <= TRIAL_FIRST_WAIT_MS + 30 * RECOMPUTE_INTERVAL_MS; now += RECOMPUTE_INTERVAL_MS) {
           for (const draw of grid(perCycle)) {
             const keyId = engine.firstKey('p', 'm', () => draw, { now })!.key.id
             balancer.attemptStarted({ provider: 'p', model: 'm', keyId }, now)
@@ -150,7 +151,7 @@ describe('adaptive balancer properties', () => {
           }
           balancer.recompute(now)
           const weight = weightOfRecovering()
-          if (now > BREAKER_MS) expect(weight).toBeGreaterThanOrEqual(previous - 15)
+          if (now > TRIAL_FIRST_WAIT_MS) expect(weight).toBeGreaterThanOrEqual(previous - 15)
           previous = weight
         }
         const routes = balancer.routes()

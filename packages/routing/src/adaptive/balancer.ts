@@ -3,11 +3,14 @@
  * Spec: reference/adaptive-load-balancing.txt; reference/adaptive-routing-overview.txt, "How
  * adaptive routing works". Time and randomness come in as arguments; nothing here reads a clock.
  */
+import { countsAgainstKey } from '../failures/failure-class.ts'
+import { createTrials, type Trials } from '../trials/trials.ts'
+import type { TrialEntry } from '../trials/entry.ts'
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
-import { rescoreModel, routeWeight } from './scoring.ts'
+import { failingNow, rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
-import { MAX_CACHED_TABLES, TABLE_IDLE_CYCLES } from './tuning.ts'
+import { MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, TABLE_IDLE_CYCLES } from './tuning.ts'
 import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
 /** A key's weight for the rotation module, in configured order. */
@@ -21,6 +24,8 @@ export interface AdaptiveBalancerInit {
   providers: readonly BalancerProvider[]
   /** The held-keys logic's answer; call `holdsChanged()` whenever it would change. */
   isHeld: HeldPredicate
+  /** The fleet's trial rounds as this node knows them; default: a node alone (per-node trials). */
+  trials?: Trials
 }
 
 /** The adaptive load balancer. Hot-path methods read tables; the rest runs off the hot path. */
@@ -33,14 +38,23 @@ export interface AdaptiveBalancer {
   attemptStarted(route: RouteRef, now: number): void
   /** An attempt ended (in-flight - 1) with this outcome. A refusal's hold fails its routes through `failRoute`. */
   attemptFinished(outcome: AttemptOutcome): void
-  /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded. */
-  attemptAbandoned(route: RouteRef): void
+  /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
+  attemptAbandoned(route: RouteRef, now?: number): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
   /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
   failRoute(route: RouteRef, now: number): void
   /** A hold on the route was released (a check served, or an operator): it goes to recovering. */
   releaseRoute(route: RouteRef, now: number): void
+  /** The trial rounds this balancer's failed routes follow (the gateway carries their changes to the fleet). */
+  readonly trials: Trials
+  /**
+   * True when this request is the fleet's one trial of a route that failed here on its metrics
+   * (not held): send it one attempt there first. See ../trials/trials.ts.
+   */
+  takeTrial(route: RouteRef, now: number): boolean
+  /** Rounds from peers: a served one recovers the route here if it failed before it. Returns this node's newer rounds, to send back. */
+  mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[]
   /** Level 1: the provider and fallbacks of a request for `model`. */
   selectDirection(model: string, options: DirectionOptions): DirectionDecision
   /** Per-key weights for the rotation module: adaptive (or static with key selection off); 0 when held or failed. */
@@ -58,6 +72,7 @@ export interface AdaptiveBalancer {
 /** Creates the adaptive load balancer of one node. */
 export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBalancer {
   const isHeld = init.isHeld
+  const trials = init.trials ?? createTrials({ nodeId: 'local' })
   let providers: readonly BalancerProvider[] = []
   let keysByProvider = new Map<string, Map<string, BalancerKey>>()
   const metrics = new Map<string, RouteMetrics>()
@@ -124,6 +139,39 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     tables.delete(route.model)
   }
 
+  /** A failed route goes to recovering, at the bottom of its ramp ("so the key earns its traffic back"). */
+  function recover(tracked: RouteMetrics, now: number): void {
+    enterRecovering(tracked, now)
+    tracked.recoveryProgress = 0
+    tracked.weight = routeWeight(tracked)
+    tables.delete(tracked.model)
+  }
+
+  /** A route failing on its metrics right now (not at the recompute): out of rotation, and its trials start. */
+  function failOnMetrics(tracked: RouteMetrics, now: number): void {
+    enterFailed(tracked, now)
+    tables.delete(tracked.model)
+    trials.routeFailed(tracked, now)
+  }
+
+  /**
+   * An answer from a route that failed on this node. A request sent after the failure that was
+   * served is the proof the trial looks for, whichever request it was (a trial, or one pinned to
+   * the route with re-routing off): the route recovers, here and, through its served round, on
+   * every node. A failure counts only as this node's own trial's answer.
+   */
+  function answeredWhileFailed(tracked: RouteMetrics, outcome: AttemptOutcome): void {
+    const startedAt = outcome.now - Math.max(0, outcome.latencyMs)
+    const failureClass = outcome.failureClass
+    if (failureClass === null) {
+      if (startedAt < tracked.stateSince) return
+      recover(tracked, outcome.now)
+      trials.answered(outcome, startedAt, 'served', outcome.now)
+      return
+    }
+    trials.answered(outcome, startedAt, countsAgainstKey(failureClass) ? 'failed' : 'inconclusive', outcome.now)
+  }
+
   setProviders(init.providers)
 
   return {
@@ -139,12 +187,21 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       const tracked = track(outcome, outcome.now)
       if (tracked === undefined) return
       tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+      const before = tracked.state
       // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
       recordAttempt(tracked, outcome)
+      // A held route is settled by its hold's check, not by trials.
+      if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
+      if (before === 'failed') return answeredWhileFailed(tracked, outcome)
+      if (outcome.failureClass === null) return
+      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : failingNow(tracked)) failOnMetrics(tracked, outcome.now)
     },
-    attemptAbandoned(route) {
+    attemptAbandoned(route, now) {
       const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))
-      if (tracked !== undefined) tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+      if (tracked === undefined) return
+      tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+      // Never sent: if it was this node's trial, the slot is free again.
+      if (now !== undefined && tracked.state === 'failed') trials.answered(route, now, 'inconclusive', now)
     },
     recompute(now) {
       cycle++
@@ -154,8 +211,9 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
         if (list === undefined) byModel.set(route.model, [route])
         else list.push(route)
       }
-      const context = { isHeld, keysServing }
+      const context = { isHeld, keysServing, routeFailed: (route: RouteMetrics, at: number) => trials.routeFailed(route, at) }
       for (const routes of byModel.values()) rescoreModel(routes, now, context)
+      trials.collect(now)
       for (const [id, route] of metrics) {
         // A route idle for long enough that nothing of it is left to remember goes back to a cold start.
         if (route.state === 'healthy' && route.inFlight === 0 && route.attempts < 0.01 && route.baselineWeight < 0.01) metrics.delete(id)
@@ -170,10 +228,26 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       const tracked = track(route, now)
       if (tracked === undefined || tracked.state !== 'failed') return
       // Back on the bottom of the ramp at once, "so the key earns its traffic back" (reference: "Checking a held key again").
-      enterRecovering(tracked, now)
-      tracked.recoveryProgress = 0
-      tracked.weight = routeWeight(tracked)
-      tables.delete(route.model)
+      recover(tracked, now)
+    },
+    trials,
+    takeTrial(route, now) {
+      const tracked = metricsOf(route.provider, route.model, route.keyId)
+      if (tracked === undefined || tracked.state !== 'failed' || isHeld(route.provider, route.keyId, route.model)) return false
+      // Failed while held (no round opened then), or the fleet's last round served before this node's failure: a round of its own.
+      const entry = trials.entry(route)
+      if (entry === undefined || entry.state === 'served') trials.routeFailed(route, now)
+      return trials.take(route, now)
+    },
+    mergeTrials(entries, now) {
+      const { changed, newer } = trials.merge(entries, now)
+      for (const entry of changed) {
+        if (entry.state !== 'served') continue
+        const tracked = metricsOf(entry.provider, entry.model, entry.keyId)
+        // Served after this node's route failed: the outage is over here too (a later failure here is news the round does not answer).
+        if (tracked !== undefined && tracked.state === 'failed' && tracked.stateSince <= entry.round.wallMs && !isHeld(entry.provider, entry.keyId, entry.model)) recover(tracked, now)
+      }
+      return newer
     },
     selectDirection(model, options) {
       return decideDirection(tableFor(model), options, tableFor)

@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { keyEngine } from '../planning/engine-fixture.ts'
+import { RoutingLog } from '../planning/log.ts'
+import { planRequest } from '../planning/request-plan.ts'
 import { RECOMPUTE_INTERVAL_MS } from './tuning.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
@@ -55,12 +57,14 @@ describe('the reference story', () => {
       let groqSkipped = false
       for (let request = 0; request < REQUESTS_PER_CYCLE; request++) {
         const now = end - RECOMPUTE_INTERVAL_MS + (request * RECOMPUTE_INTERVAL_MS) / REQUESTS_PER_CYCLE
-        const decision = balancer.selectDirection(MODEL, { settings: defaultLoadBalancerSettings, random })
-        primary.set(decision.primary!.provider, (primary.get(decision.primary!.provider) ?? 0) + 1)
-        groqSkipped ||= decision.skipped.some((target) => target.provider === 'groq')
-        // The gateway's part: try the primary, then each fallback, one attempt each.
-        for (const target of [decision.primary!, ...decision.fallbacks]) {
-          const key = engine.firstKey(target.provider, target.model, random)!.key
+        const log = new RoutingLog(false)
+        const plan = planRequest(engine.planner, { model: MODEL, pinnedProvider: undefined, fallbacks: [], sessionId: null, directKey: false, settings: defaultLoadBalancerSettings, now, random, log })!
+        const chosen = plan.targets[plan.primary]!.provider
+        primary.set(chosen, (primary.get(chosen) ?? 0) + 1)
+        groqSkipped ||= log.decision!.skipped.some((target) => target.provider === 'groq')
+        // The gateway's part: try each target in order (a failed provider's trial first, when this request is it), one attempt each.
+        for (const target of plan.targets) {
+          const key = engine.firstKey(target.provider, target.model, random, { now, planned: target })!.key
           const route = { provider: target.provider, model: target.model, keyId: key.id }
           const answer = upstream(target.provider, now, sequence++)
           balancer.attemptStarted(route, now)

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { createAdaptiveBalancer } from './balancer.ts'
 import { errorPenaltyOf, latencyPenaltyOf, weightOf } from './scoring.ts'
 import { normalisedLatency } from './metrics.ts'
-import { BREAKER_MS, RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+import { RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+import { TRIAL_FIRST_WAIT_MS } from '../trials/timing.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
 import type { BalancerProvider, RouteRef } from './types.ts'
 import { keyEngine } from '../planning/engine-fixture.ts'
@@ -119,15 +120,21 @@ describe('route states', () => {
     for (let draw = 0; draw < 100; draw++) expect(engine.firstKey('openai', MODEL, () => draw / 100)!.key.id).not.toBe('k2')
   })
 
-  it('moves failed to recovering after the breaker timer, and back to healthy only after clean live traffic', () => {
+  it('keeps a failed route out on no timer, moves it to recovering when its trial is served, and back to healthy only after clean live traffic', () => {
     const { balancer, feed, snapshot, weight } = setup()
-    balancer.failRoute(route('k1'), 0)
-    balancer.recompute(BREAKER_MS - 5_000)
+    const BREAKER_MS = 30_000
+    for (let now = 0; now <= 10 * BREAKER_MS; now += 5_000) {
+      feed('k1', now, 'transient')
+      balancer.recompute(now)
+    }
     expect(snapshot('k1').state).toBe('failed')
-    balancer.recompute(BREAKER_MS)
+    // Its trial: due TRIAL_FIRST_WAIT_MS after it failed (its failed trials above pushed it further out).
+    let at = 10 * BREAKER_MS
+    while (!balancer.takeTrial(route('k1'), at)) at += 1_000
+    feed('k1', at, null)
     expect(snapshot('k1').state).toBe('recovering')
     const weights = [weight('k1')]
-    let now = BREAKER_MS
+    let now = at
     for (let cycle = 1; cycle <= 4; cycle++) {
       now += 5_000
       for (let step = 0; step < 2; step++) feed('k1', now, null)
@@ -144,22 +151,39 @@ describe('route states', () => {
   it('does not promote a recovering route on a burst: time must pass too', () => {
     const { balancer, feed, snapshot } = setup()
     balancer.failRoute(route('k1'), 0)
-    balancer.recompute(BREAKER_MS)
-    for (let step = 0; step < RECOVERY_CLEAN_REQUESTS * 3; step++) feed('k1', BREAKER_MS + 1, null)
-    balancer.recompute(BREAKER_MS + 5_000)
+    balancer.releaseRoute(route('k1'), 1)
+    for (let step = 0; step < RECOVERY_CLEAN_REQUESTS * 3; step++) feed('k1', 2, null)
+    balancer.recompute(5_000)
     expect(snapshot('k1').state).toBe('recovering')
-    balancer.recompute(BREAKER_MS + 10_000)
+    balancer.recompute(10_001)
     expect(snapshot('k1').state).toBe('healthy')
   })
 
-  it('sends a recovering route that keeps failing back to failed', () => {
+  it('sends a recovering route that keeps failing back to failed at its second failure, not at the next recompute', () => {
     const { balancer, feed, snapshot } = setup()
     balancer.failRoute(route('k1'), 0)
-    balancer.recompute(BREAKER_MS)
-    feed('k1', BREAKER_MS + 1, 'transient')
-    feed('k1', BREAKER_MS + 2, 'transient')
-    balancer.recompute(BREAKER_MS + 5_000)
+    balancer.releaseRoute(route('k1'), 1)
+    feed('k1', 2, 'transient')
+    expect(snapshot('k1').state).toBe('recovering')
+    feed('k1', 3, 'transient')
     expect(snapshot('k1').state).toBe('failed')
+    // ... and its trials start: the first is due TRIAL_FIRST_WAIT_MS later.
+    expect(balancer.trials.entry(route('k1'))).toMatchObject({ state: 'failing', rung: 0, dueAt: 3 + TRIAL_FIRST_WAIT_MS })
+  })
+
+  it('fails a healthy route on the failure that makes it fail most of its requests, without waiting for the recompute', () => {
+    const { balancer, feed, snapshot } = setup()
+    for (let step = 0; step < 4; step++) feed('k1', 100, null)
+    feed('k1', 200, 'transient')
+    feed('k1', 300, 'transient')
+    feed('k1', 400, 'transient')
+    // Three failures, but not yet half of its requests.
+    expect(snapshot('k1').state).toBe('healthy')
+    feed('k1', 500, 'transient')
+    expect(snapshot('k1').state).toBe('failed')
+    // A caller's fault counts against nothing, so it fails nothing either.
+    for (let step = 0; step < 5; step++) feed('k2', 600, 'caller_fault')
+    expect(snapshot('k2').state).toBe('healthy')
   })
 
   it('never lets the breaker release a held key; a released hold goes to recovering', () => {

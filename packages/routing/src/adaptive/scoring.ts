@@ -7,10 +7,9 @@
  *   weight  = WEIGHT_FLOOR + (WEIGHT_MAX - WEIGHT_FLOOR) * ramp * (1 - LATENCY_WEIGHT * latencyPenalty)  (recovering)
  *   weight  = 0                                                                     (failed: out of rotation)
  */
-import { decayTo, enterFailed, enterRecovering, errorRate, recentLatency, type RouteMetrics } from './metrics.ts'
+import { decayTo, enterFailed, errorRate, recentLatency, type RouteMetrics } from './metrics.ts'
 import {
   BASELINE_MIN_SAMPLES,
-  BREAKER_MS,
   DEGRADE_ERROR_RATE,
   DEGRADE_LATENCY_PENALTY,
   ERROR_RATE_FULL_PENALTY,
@@ -35,10 +34,12 @@ import {
 
 /** What the recompute needs to know besides the metrics. */
 export interface ScoringContext {
-  /** Whether the route's key is held for its model: a held route is never released by the breaker. */
+  /** Whether the route's key is held for its model. */
   isHeld(provider: string, keyId: string, model: string): boolean
   /** How many keys of the provider share the model's load (never-used ones included), for fair share. */
   keysServing(provider: string, model: string): number
+  /** The route just failed on its metrics (not a hold): its trials start. */
+  routeFailed(metrics: RouteMetrics, now: number): void
 }
 
 /** Clamps to [0, 1]. */
@@ -101,17 +102,33 @@ function medianWithout(sorted: readonly number[], own: number | null): number | 
   return (at((count - 1) >> 1) + at(count >> 1)) / 2
 }
 
-/** Moves a route between states from its error rate, latency, breaker timer and recovery. */
-function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number, held: boolean, now: number): void {
+/**
+ * True when the route fails most of its requests right now: at least FAIL_CYCLE_MIN_FAILURES
+ * failures since the last recompute, and at least FAIL_ERROR_RATE of its attempts. Checked on every
+ * failed attempt as well as at the recompute, so a provider that went down stops costing requests
+ * after a few, not after up to one cycle of all of them.
+ */
+export function failingNow(metrics: RouteMetrics): boolean {
   const cycleFailures = metrics.cycleFailures
-  const failingNow = cycleFailures >= FAIL_CYCLE_MIN_FAILURES && cycleFailures >= FAIL_ERROR_RATE * (cycleFailures + metrics.cycleSuccesses)
+  return cycleFailures >= FAIL_CYCLE_MIN_FAILURES && cycleFailures >= FAIL_ERROR_RATE * (cycleFailures + metrics.cycleSuccesses)
+}
+
+/**
+ * Moves a route between states from its error rate, latency and recovery; true when it failed.
+ * A failed route stays failed here: it recovers when a request sent to it is served (its trial,
+ * ../trials) or its hold is released, not on a timer.
+ */
+function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number, now: number): boolean {
+  const failing = failingNow(metrics)
   metrics.cycleFailures = 0
   metrics.cycleSuccesses = 0
   switch (metrics.state) {
     case 'healthy':
     case 'degraded':
-      if (rate >= FAIL_ERROR_RATE || failingNow) enterFailed(metrics, now)
-      else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
+      if (rate >= FAIL_ERROR_RATE || failing) {
+        enterFailed(metrics, now)
+        return true
+      } else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
         metrics.state = 'degraded'
         metrics.stateSince = now
         metrics.recoveryClean = 0
@@ -120,19 +137,19 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         metrics.state = 'healthy'
         metrics.stateSince = now
       }
-      return
+      return false
     case 'failed':
-      // The breaker's own short timer; a held key stays out until a check, an operator or a key
-      // change releases it (reference, "Checking a held key again", last paragraph).
-      if (!held && now - metrics.stateSince >= BREAKER_MS) enterRecovering(metrics, now)
-      return
+      return false
     case 'recovering':
-      if (metrics.recoveryFailures >= RECOVERY_MAX_FAILURES) enterFailed(metrics, now)
-      else if (recoveryProgressOf(metrics, now) >= 1) {
+      if (metrics.recoveryFailures >= RECOVERY_MAX_FAILURES) {
+        enterFailed(metrics, now)
+        return true
+      }
+      if (recoveryProgressOf(metrics, now) >= 1) {
         metrics.state = 'healthy'
         metrics.stateSince = now
       }
-      return
+      return false
   }
 }
 
@@ -159,9 +176,7 @@ export function rescoreModel(routes: readonly RouteMetrics[], now: number, conte
     const directionLoad = loads.get(metrics.provider) ?? 0
     const fairLoad = directionLoad / Math.max(1, context.keysServing(metrics.provider, metrics.model))
     const utilisation = fairLoad > 0 ? (metrics.inFlight + metrics.attempts) / fairLoad : 0
-    const held = context.isHeld(metrics.provider, metrics.keyId, metrics.model)
-
-    transition(metrics, rate, latencyPenalty, held, now)
+    if (transition(metrics, rate, latencyPenalty, now) && !context.isHeld(metrics.provider, metrics.keyId, metrics.model)) context.routeFailed(metrics, now)
 
     metrics.errorPenalty = errorPenaltyOf(rate)
     metrics.latencyPenalty = latencyPenalty

@@ -16,6 +16,11 @@ export interface RotationWeights {
   heldCount: number
   /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
   heldIndexes: readonly number[]
+  /**
+   * Keys failed on their metrics and not held (ascending; adaptive weights only, where they weigh
+   * 0): a request asks whether it is one's trial. Every change of state rebuilds the table.
+   */
+  failedIndexes: readonly number[]
 }
 
 /** One direction (provider + model) and its keys that serve the model, in configured order. */
@@ -66,6 +71,8 @@ export interface ModelTable {
 }
 
 
+const NO_INDEXES: readonly number[] = Object.freeze([])
+
 /** The map key of a route. NUL cannot appear in a provider, model or key id from JSON config. */
 export function routeKey(provider: string, model: string, keyId: string): string {
   return `${provider}\u0000${model}\u0000${keyId}`
@@ -84,6 +91,7 @@ export function buildDirectionTable(
   const held: boolean[] = []
   const failed: boolean[] = []
   const adaptiveIndexes: number[] = []
+  const failedIndexes: number[] = []
   keys.forEach((key, index) => {
     const metrics = metricsOf(key.id)
     const isKeyHeld = isHeld(provider, key.id, model)
@@ -94,6 +102,7 @@ export function buildDirectionTable(
     staticWeights.push(key.weight)
     adaptiveWeights.push(isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX))
     if (!isKeyHeld && !isKeyFailed) adaptiveIndexes.push(index)
+    if (isKeyFailed && !isKeyHeld) failedIndexes.push(index)
   })
   let adaptiveTotal = 0
   for (const index of adaptiveIndexes) adaptiveTotal += Math.max(0, adaptiveWeights[index]!)
@@ -104,9 +113,11 @@ export function buildDirectionTable(
   })
   const heldCount = heldIndexes.length
   Object.freeze(heldIndexes)
+  Object.freeze(failedIndexes)
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes },
-    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes },
+    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes, failedIndexes },
+    // Static weights keep sending failed keys their share: any of those requests served recovers them, no trial needed.
+    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes, failedIndexes: NO_INDEXES },
   }
   let squares = 0
   for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!

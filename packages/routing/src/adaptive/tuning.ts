@@ -63,8 +63,10 @@ export const HEALTHY_LATENCY_PENALTY = 0.25
 export const FAIL_ERROR_RATE = 0.5
 export const FAIL_CYCLE_MIN_FAILURES = 3
 
-/** The route circuit breaker: failed -> recovering after this long (never for a held key). */
-export const BREAKER_MS = 30_000
+/*
+ * There is no route circuit breaker timer any more: a failed route gets one trial request per due
+ * time across the fleet (../trials), and goes to recovering when a request sent to it is served.
+ */
 /** Recovering -> healthy after this many clean requests in a row ... */
 export const RECOVERY_CLEAN_REQUESTS = 5
 /** ... spread over at least this long, so a burst does not prove a route. */

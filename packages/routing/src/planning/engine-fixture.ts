@@ -22,6 +22,8 @@ export interface FirstKeyOptions {
   /** The session's key: planned first when it is still offered. */
   sessionKeyId?: string
   now?: number
+  /** The target as request planning planned it (a check's or a trial's key first), instead of a plain one. */
+  planned?: PlannedTarget
 }
 
 /** The key of an engine's first attempt, and the plan it came from. */
@@ -62,7 +64,7 @@ export function keyEngine(providers: readonly BalancerProvider[]): KeyEngine {
     firstKey(provider, model, random, options = {}) {
       clock = options.now ?? clock
       const keys = keysFor(provider, model) ?? []
-      const target: PlannedTarget = { provider, model, source: 'primary', direct: false, firstKeyId: options.sessionKeyId, firstIsCheck: false }
+      const target: PlannedTarget = options.planned ?? { provider, model, source: 'primary', direct: false, firstKeyId: options.sessionKeyId, firstIsCheck: false }
       const settings = options.routeSelectionEnabled === false ? { ...defaultLoadBalancerSettings, route_selection_enabled: false } : defaultLoadBalancerSettings
       const plan = planKeys(planner, target, keys, { settings, now: clock, log: RoutingLog.off })
       const step = keyRotationFor(plan, POLICY, random).first()

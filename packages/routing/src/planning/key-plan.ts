@@ -9,6 +9,7 @@ import type { RotationWeights } from '../adaptive/tables.ts'
 import type { BalancerKey } from '../adaptive/types.ts'
 import { killsKeyForRequest } from '../failures/failure-class.ts'
 import { checkLine, everyKeyHeldLine, skipLine } from '../holds/log-lines.ts'
+import { trialLine } from '../trials/log-lines.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import { createKeyRotation, type KeyRotation } from '../retries/rotation.ts'
 import type { RoutingLog } from './log.ts'
@@ -34,11 +35,37 @@ export const SESSION_CHECK_GRACE_MS = 5_000
  * one attempt counts as the check.
  */
 export function planKeys(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], input: KeyPlanInput): KeyPlan {
-  const { balancer, holds, backoffs } = components
+  const { balancer } = components
   const { provider, model } = target
   const { now, log } = input
   const table = balancer.rotationWeights(provider, model, input.settings.route_selection_enabled)
   const weights = alignWeights(keys, table)
+  const aligned = table !== undefined && weights === table.weights
+  if (aligned && table.failedIndexes.length > 0) {
+    // A key failed here whose round is due: this request may be the fleet's one trial of it (issue 35, item 8).
+    if (!target.firstIsCheck) {
+      for (const index of table.failedIndexes) {
+        const key = keys[index]!
+        if (!balancer.takeTrial({ provider, model, keyId: key.id }, now)) continue
+        log.trial ??= { provider, model, keyId: key.id }
+        if (log.enabled || log.recording) log.add(trialLine({ provider, model, key: key.name, wholeProvider: false }))
+        target = { ...target, firstKeyId: key.id, firstIsCheck: true }
+        break
+      }
+    }
+    // A trial (taken here, or by request-plan.ts for a provider failed on every key): one attempt on
+    // that key, none on the provider's other failed keys.
+    const trialIndex = target.firstIsCheck && target.firstKeyId !== undefined ? indexOfKey(keys, target.firstKeyId) : -1
+    if (trialIndex >= 0 && table.failedIndexes.includes(trialIndex)) return leaveOutFailed(planWithKeys(components, target, keys, input, table, weights), table.failedIndexes, keys)
+  }
+  return planWithKeys(components, target, keys, input, table, weights)
+}
+
+/** planKeys once any trial is settled: the held and backed-off keys left out, and a due hold's check. */
+function planWithKeys(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], input: KeyPlanInput, table: RotationWeights | undefined, weights: readonly number[]): KeyPlan {
+  const { holds, backoffs } = components
+  const { provider, model } = target
+  const { now, log } = input
   const aligned = table !== undefined && weights === table.weights
   // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
   if (aligned && table.heldCount === 0) {
@@ -110,6 +137,17 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
     }
   }
   return plan
+}
+
+/** A trial's plan: every failed key but the trial's own is left out, dead for the request. */
+function leaveOutFailed(plan: KeyPlan, failedIndexes: readonly number[], keys: readonly BalancerKey[]): KeyPlan {
+  const leftOut = [...plan.leftOut]
+  for (const index of failedIndexes) {
+    if (index === plan.first || leftOut.some((key) => key.index === index)) continue
+    const key = keys[index]!
+    leftOut.push({ index, keyId: key.id, keyName: key.name, reason: 'failed', dead: true, until: 0 })
+  }
+  return { ...plan, leftOut }
 }
 
 /** Leaves the keys left out in the request's log, for the request log's routing summary. */

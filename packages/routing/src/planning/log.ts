@@ -38,6 +38,8 @@ export class RoutingLog {
   /** What session affinity did, when the request has a session. */
   session: AffinityOutcome | null = null
   check: CheckFact | null = null
+  /** The trial of a failed key this request carries (one per due time across the fleet). */
+  trial: { provider: string; model: string; keyId: string } | null = null
   skipped: SkippedKeyFact[] | null = null
   /** The request's plan (targets in order, primary, picked by, moved off, check, session), once planned. */
   plan: RequestPlan | null = null

@@ -10,6 +10,7 @@ import { directionLog } from '../adaptive/routing-log.ts'
 import { applySessionAffinity, type AffinityOutcome } from '../adaptive/session.ts'
 import { keyNamesModel, type BalancerKey, type Direction } from '../adaptive/types.ts'
 import { providerCheckLine } from '../holds/log-lines.ts'
+import { trialLine } from '../trials/log-lines.ts'
 import type { PickedBy, PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
 
 /**
@@ -49,6 +50,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   // on, never with the caller's own key, and for a pinned request only its own provider, only when
   // re-routing is on: a request pinned to a healthy provider is never sent elsewhere first.
   let check: RequestPlan['check'] = null
+  let trial: RequestPlan['check'] = null
   let checked: Direction | null = null
   const rerouted = decision.reason === 'pinned_rerouted' && decision.pinned !== null
   if (settings.direction_selection_enabled && !input.directKey) {
@@ -57,20 +59,32 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     else if (rerouted && settings.reroute_failed_directions) candidates = [decision.pinned!]
     for (const candidate of candidates) {
       const due = claimProviderCheck(components, candidate, now)
-      if (due === undefined) continue
-      check = { provider: candidate.provider, model: candidate.model, keyId: due.id }
-      checked = candidate
-      log.check = check
-      log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
-      break
+      if (due !== undefined) {
+        check = { provider: candidate.provider, model: candidate.model, keyId: due.id }
+        checked = candidate
+        log.check = check
+        log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
+        break
+      }
+      // A provider failed on every key (not held): the fleet's one trial per due time, the same way (issue 35, item 8).
+      const tried = takeProviderTrial(components, candidate, now)
+      if (tried !== undefined) {
+        trial = { provider: candidate.provider, model: candidate.model, keyId: tried.id }
+        checked = candidate
+        log.trial = trial
+        log.add(trialLine({ provider: candidate.provider, model: candidate.model, key: tried.name, wholeProvider: true }))
+        break
+      }
     }
   }
+  // A check or a trial: the first target is sent one attempt on that key, then the providers behind it.
+  const probe = check ?? trial
 
   // Session affinity: keep the session on its provider and key while they are offered.
   let session: AffinityOutcome = 'none'
   let sessionKeyId: string | undefined
   let directions: readonly Direction[] | null = null
-  const last = input.sessionId !== null && check === null ? components.sessions.recall(input.sessionId, model, now) : undefined
+  const last = input.sessionId !== null && probe === null ? components.sessions.recall(input.sessionId, model, now) : undefined
   const bySession = last !== undefined && scored ? sessionPlanned.get(decision.fallbacks)?.get(last.provider) : undefined
   if (last !== undefined && bySession !== undefined && bySession[0]!.provider === last.provider && balancer.isRouteOffered({ provider: last.provider, model, keyId: last.keyId })) {
     // The hot path of a session kept on its provider and key: the order was planned once per table.
@@ -93,8 +107,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   let targets: readonly PlannedTarget[]
   let primary = 0
   // Pinned, no fallbacks of its own, nothing appended: the targets depend on the table (its `skipped` list is its own) and the provider.
-  const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && check === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept') && decision.primary?.provider === pinnedProvider
-  const reusable = scored && check === null && session !== 'kept'
+  const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && probe === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept') && decision.primary?.provider === pinnedProvider
+  const reusable = scored && probe === null && session !== 'kept'
   const known = reusable ? planned.get(decision.fallbacks) : undefined
   if (known !== undefined && known[0]!.provider === chosen.provider) {
     // The hot path: planned once per table, shared (read only) by every request until the next build.
@@ -107,16 +121,16 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const known = pinnedPlanned.get(decision.skipped)!.get(pinnedProvider!)!
     targets = known.targets
     primary = known.primary
-  } else if (directions === null && check === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
+  } else if (directions === null && probe === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
     // A decision the balancer shares (a pinned request, or one with its own fallbacks): planned once per decision.
     const known = decisionPlanned.get(decision)!
     targets = known.targets
     primary = known.primary
   } else {
-    const sharedDecision = directions === null && check === null && Object.isFrozen(decision)
+    const sharedDecision = directions === null && probe === null && Object.isFrozen(decision)
     directions ??= orderedDirections(components, decision, configured, scored)
     if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
-    const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, check)
+    const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, probe, trial !== null)
     targets = built.targets
     primary = built.primary
     if (pinnedAlone) {
@@ -130,22 +144,22 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       planned.set(decision.fallbacks, targets)
-    } else if (scored && check === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
+    } else if (scored && probe === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
       targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       let byProvider = sessionPlanned.get(decision.fallbacks)
       if (byProvider === undefined) sessionPlanned.set(decision.fallbacks, (byProvider = new Map()))
       byProvider.set(last.provider, targets)
     }
   }
-  const keptTargets = session === 'kept' && check === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined
+  const keptTargets = session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined
   if (keptTargets !== undefined) {
     // A kept session's targets with its key first, built once per shared plan and key.
     targets = keptTargets
-  } else if (targets.length > 0 && (check !== null || sessionKeyId !== undefined || input.directKey)) {
-    // The first target carries what is this request's own: its check, its session's key, the caller's key.
+  } else if (targets.length > 0 && (probe !== null || sessionKeyId !== undefined || input.directKey)) {
+    // The first target carries what is this request's own: its check or trial, its session's key, the caller's key.
     const first: PlannedTarget = { ...targets[0]! }
-    if (check !== null) {
-      first.firstKeyId = check.keyId
+    if (probe !== null) {
+      first.firstKeyId = probe.keyId
       first.firstIsCheck = true
     } else if (sessionKeyId !== undefined) first.firstKeyId = sessionKeyId
     // The caller's key goes where the request is first routed, never to a check: with a direct key no check is planned.
@@ -153,7 +167,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     // Built element by element: a slice of a frozen array is slow to write into on V8.
     const copy: PlannedTarget[] = [first]
     for (let index = 1; index < targets.length; index++) copy.push(targets[index]!)
-    if (session === 'kept' && check === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
+    if (session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
       let byKey = sessionKeyTargets.get(targets)
       if (byKey === undefined) sessionKeyTargets.set(targets, (byKey = new Map()))
       // Bounded by the provider's keys (a session's key is one of them).
@@ -163,8 +177,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     targets = copy
   }
   const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
-  const movedOff = rerouted && check === null ? { provider: pinnedProvider!, reason: decision.skipped.some((skipped) => skipped.provider === pinnedProvider) ? ('held' as const) : ('failed' as const) } : null
-  const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, session }
+  const movedOff = rerouted && probe === null ? { provider: pinnedProvider!, reason: decision.skipped.some((skipped) => skipped.provider === pinnedProvider) ? ('held' as const) : ('failed' as const) } : null
+  const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, trial, session }
   log.plan = plan
   return plan
 }
@@ -188,13 +202,14 @@ function buildTargets(
   model: string,
   configured: readonly Direction[],
   check: RequestPlan['check'],
+  isTrial: boolean,
 ): { targets: PlannedTarget[]; primary: number } {
   const targets: PlannedTarget[] = []
   let primary = -1
   for (const direction of directions) {
     if (components.keysFor(direction.provider, direction.model) === undefined) continue
     let source: TargetSource
-    if (check !== null && targets.length === 0 && direction.provider === check.provider && direction.model === check.model && direction.provider !== primaryProvider) source = 'check'
+    if (check !== null && targets.length === 0 && direction.provider === check.provider && direction.model === check.model && direction.provider !== primaryProvider) source = isTrial ? 'trial' : 'check'
     else if (primary < 0 && direction.provider === primaryProvider && direction.model === model) source = 'primary'
     else if (configured.length > 0 && configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model)) source = 'fallback'
     else source = 'added'
@@ -203,7 +218,7 @@ function buildTargets(
   }
   // A re-routed request's primary is the provider routing chose (the named one is not in the list).
   if (primary < 0) {
-    primary = targets.findIndex((target) => target.source !== 'check')
+    primary = targets.findIndex((target) => target.source !== 'check' && target.source !== 'trial')
     if (primary >= 0) targets[primary]!.source = 'primary'
     else primary = 0
   }
@@ -217,6 +232,18 @@ function claimProviderCheck(components: PlannerComponents, direction: Direction,
   const holds = components.holds
   for (const key of keys) if (!holds.isHeld(direction.provider, key.id, direction.model)) return undefined
   for (const key of keys) if (holds.claimCheck(direction.provider, key.id, direction.model, now)) return key
+  return undefined
+}
+
+/**
+ * The key of a provider failed on every key for the model (on its metrics; held keys are the
+ * checks' business) whose trial this request is; undefined when none (see ../trials/trials.ts).
+ */
+function takeProviderTrial(components: PlannerComponents, direction: Direction, now: number): BalancerKey | undefined {
+  const keys = components.keysFor(direction.provider, direction.model)
+  if (keys === undefined || keys.length === 0) return undefined
+  const { balancer } = components
+  for (const key of keys) if (balancer.takeTrial({ provider: direction.provider, model: direction.model, keyId: key.id }, now)) return key
   return undefined
 }
 

@@ -47,6 +47,8 @@ export type TargetSource =
   | 'added'
   /** A provider held on every key, sent this request first as its check (healthy ones behind it). */
   | 'check'
+  /** A provider failed on every key (on its metrics), sent this request first as the fleet's one trial (healthy ones behind it). */
+  | 'trial'
 
 /** One provider + model to try, with its own retry budget. */
 export interface PlannedTarget extends Direction {
@@ -75,11 +77,13 @@ export interface RequestPlan {
   movedOff: { provider: string; reason: 'failed' | 'held' } | null
   /** The provider-level check this request claimed (a provider held on every key), if any. */
   check: { provider: string; model: string; keyId: string } | null
+  /** The provider-level trial this request took (a provider failed on every key), if any. */
+  trial?: { provider: string; model: string; keyId: string } | null
   session: AffinityOutcome
 }
 
-/** Why a key is left out of an attempt. */
-export type KeyLeftOutReason = 'held' | 'backed_off'
+/** Why a key is left out of an attempt: held, backed off, or failed while another key of the provider takes its trial. */
+export type KeyLeftOutReason = 'held' | 'backed_off' | 'failed'
 
 /** A key an attempt may not use, and until when (epoch ms: its due time or the end of its backoff). */
 export interface KeyLeftOut {

@@ -1,0 +1,213 @@
+/**
+ * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8).
+ *
+ * A route that fails on live traffic (transient errors: a provider answering 503) is out of
+ * rotation; it comes back only when a request sent to it is served. Before this, every node's
+ * route circuit breaker let its own traffic back after 30 s, so each node paid for the outage on
+ * its own. Now the fleet shares one schedule per route (a round: when the next trial is due, on
+ * which rung) and one slot per round:
+ *
+ * - A node whose route fails joins the fleet's failing round, or opens one (due 5 s later).
+ * - When the round is due, the first request on a node that could use the route claims the slot
+ *   and gossips the claim. After TRIAL_CLAIM_SETTLE_MS, if no other claim on that round won (the
+ *   lowest node id wins among claims made before their claimers heard of each other), the node's
+ *   next such request is the trial; every other request, here and on every other node, keeps
+ *   routing around the route.
+ * - The trial fails: the next round, on the next rung (5, 10, 20, 30 s ...). It serves: a served
+ *   round, and every node whose route failed before it sends the route to recovering.
+ *
+ * Why claims by gossip rather than a lease from one owner (the lowest node id alive, as
+ * gateway-key limits do): a claim needs no round trip on the request path, no node whose loss
+ * or a partition stalls every route's recovery, and it degrades by itself: a node that hears
+ * nobody wins its own claims (and with no peers at all claims and sends at once), so a node cut
+ * off from the fleet still recovers on its own, per node, as before. The price is one settle
+ * delay per trial, and two trials in a round only when a claim takes longer than the settle
+ * delay to reach the other claimer.
+ *
+ * Pure: time comes in as `now`; nothing here does I/O. The gateway carries `changes()` to the
+ * fleet and hands what peers sent to `merge`.
+ */
+import { compareVersions, createClock, type HybridClock, type Version } from '../holds/clock.ts'
+import type { RouteRef } from '../adaptive/types.ts'
+import { compareTrialEntries, trialKey, type TrialClaim, type TrialEntry } from './entry.ts'
+import { TRIAL_CLAIM_LAPSE_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_ENTRY_LIFETIME_MS, TRIAL_SLOT_TIMEOUT_MS, TRIAL_STALE_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
+
+/** What `createTrials` needs: who this node is. */
+export interface TrialsInit {
+  nodeId: string
+}
+
+/** How an answer from a failed route went, as far as its trial is concerned. */
+export type TrialAnswer =
+  /** Served: the route works again. */
+  | 'served'
+  /** A failure that counts against the key (transient, timeout, ...): still down. */
+  | 'failed'
+  /** Says nothing about the route (the caller's fault, a cancel, never sent): the slot is free again. */
+  | 'inconclusive'
+
+/** What a merge of peers' rounds did here. */
+export interface TrialMerge {
+  /** Rounds that replaced this node's: a served one recovers the route where it failed before it. */
+  changed: TrialEntry[]
+  /** This node's rounds newer than what a peer sent: send them back, the peer is behind. */
+  newer: TrialEntry[]
+}
+
+/** One node's view of the fleet's trial rounds, and its own claims. */
+export interface Trials {
+  readonly nodeId: string
+  /** How many peers this node hears; 0 (alone, or cut off) claims and sends at once, per node. */
+  setPeers(count: number): void
+  /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
+  routeFailed(route: RouteRef, now: number): void
+  /**
+   * True when this request is the route's trial: its round is due, and this node holds the
+   * settled, winning claim (claimed now when the slot is free: then true only with no peers).
+   */
+  take(route: RouteRef, now: number): boolean
+  /**
+   * An answer from a route this node has failed, from an attempt started at `startedAt`. Served:
+   * a served round (the route recovers here and on every node). Failed or inconclusive: counts
+   * only for this node's own trial in flight (the next round, or the slot freed).
+   */
+  answered(route: RouteRef, startedAt: number, answer: TrialAnswer, now: number): void
+  /** Rounds from a peer (or a joining pull), already checked; see TrialMerge. */
+  merge(entries: readonly TrialEntry[], now: number): TrialMerge
+  /** The rounds this node changed since the last call, for the fleet. */
+  changes(): TrialEntry[]
+  /** The current round of a route. */
+  entry(route: RouteRef): TrialEntry | undefined
+  /** Every round known. */
+  entries(): TrialEntry[]
+  /** Forgets rounds nobody changed for TRIAL_ENTRY_LIFETIME_MS. */
+  collect(now: number): void
+}
+
+/** A trial this node sent, to recognise its answer. */
+interface SentTrial {
+  round: Version
+  generation: number
+  startedAt: number
+}
+
+/** True while a claim holds its round's slot: not yet lapsed unsent, or sent and not timed out. */
+export function claimLive(claim: TrialClaim | null, now: number): boolean {
+  if (claim === null) return false
+  if (claim.startedAt === null) return now - claim.at < TRIAL_CLAIM_LAPSE_MS
+  return now - claim.startedAt < TRIAL_SLOT_TIMEOUT_MS
+}
+
+/** Creates the trial rounds of node `init.nodeId`, empty. */
+export function createTrials(init: TrialsInit): Trials {
+  const nodeId = init.nodeId
+  const clock: HybridClock = createClock(nodeId)
+  const rounds = new Map<string, TrialEntry>()
+  const pending = new Map<string, TrialEntry>()
+  const sent = new Map<string, SentTrial>()
+  let peers = 0
+
+  const put = (key: string, entry: TrialEntry) => {
+    rounds.set(key, entry)
+    pending.set(key, entry)
+  }
+
+  const open = (route: RouteRef, state: TrialEntry['state'], rung: number, dueAt: number, now: number) => {
+    const key = trialKey(route.provider, route.model, route.keyId)
+    put(key, { provider: route.provider, model: route.model, keyId: route.keyId, round: clock.tick(now), state, rung, dueAt, claim: null })
+    sent.delete(key)
+  }
+
+  const stale = (entry: TrialEntry, now: number) => now - entry.dueAt > TRIAL_STALE_MS && !claimLive(entry.claim, now)
+
+  return {
+    nodeId,
+    setPeers(count) {
+      peers = Math.max(0, count)
+    },
+    routeFailed(route, now) {
+      const current = rounds.get(trialKey(route.provider, route.model, route.keyId))
+      if (current !== undefined && current.state === 'failing' && !stale(current, now)) return
+      open(route, 'failing', 0, now + trialWaitMs(0), now)
+    },
+    take(route, now) {
+      const key = trialKey(route.provider, route.model, route.keyId)
+      const entry = rounds.get(key)
+      if (entry === undefined || entry.state !== 'failing' || now < entry.dueAt) return false
+      const settle = peers > 0 ? TRIAL_CLAIM_SETTLE_MS : 0
+      const claim = entry.claim
+      if (claim !== null && claimLive(claim, now)) {
+        // Someone's claim holds the slot: it is this request's only if it is ours, settled, and not yet sent.
+        if (claim.nodeId !== nodeId || claim.startedAt !== null || now < claim.at + settle) return false
+        put(key, { ...entry, claim: { ...claim, startedAt: now } })
+        sent.set(key, { round: entry.round, generation: claim.generation, startedAt: now })
+        return true
+      }
+      const generation = (claim?.generation ?? 0) + 1
+      const alone = settle === 0
+      put(key, { ...entry, claim: { nodeId, generation, at: now, startedAt: alone ? now : null } })
+      if (!alone) return false
+      sent.set(key, { round: entry.round, generation, startedAt: now })
+      return true
+    },
+    answered(route, startedAt, answer, now) {
+      const key = trialKey(route.provider, route.model, route.keyId)
+      const current = rounds.get(key)
+      if (answer === 'served') {
+        // Already known served since this attempt started: nothing new to tell.
+        if (current !== undefined && current.state === 'served' && current.dueAt >= startedAt) return
+        open(route, 'served', 0, now, now)
+        return
+      }
+      const mine = sent.get(key)
+      if (mine === undefined || startedAt < mine.startedAt) return
+      sent.delete(key)
+      // The round moved on meanwhile (another node's answer came first): this answer is old news.
+      if (current === undefined || current.state !== 'failing' || compareVersions(current.round, mine.round) !== 0) return
+      if (current.claim === null || current.claim.nodeId !== nodeId || current.claim.generation !== mine.generation) return
+      if (answer === 'failed') {
+        const rung = Math.min(current.rung + 1, TRIAL_TOP_RUNG)
+        open(route, 'failing', rung, now + trialWaitMs(rung), now)
+      } else {
+        // The trial said nothing about the route: a new round on the same rung, due at once.
+        open(route, 'failing', current.rung, now, now)
+      }
+    },
+    merge(entries, now) {
+      const changed: TrialEntry[] = []
+      const newer: TrialEntry[] = []
+      for (const entry of entries) {
+        clock.observe(entry.round, now)
+        const key = trialKey(entry.provider, entry.model, entry.keyId)
+        const local = rounds.get(key)
+        const order = local === undefined ? 1 : compareTrialEntries(entry, local)
+        if (order > 0) {
+          rounds.set(key, entry)
+          // A change of ours the peer's round replaced need not go out any more.
+          pending.delete(key)
+          changed.push(entry)
+        } else if (order < 0 && compareVersions(local!.round, entry.round) > 0) {
+          newer.push(local!)
+        }
+      }
+      return { changed, newer }
+    },
+    changes() {
+      if (pending.size === 0) return []
+      const out = [...pending.values()]
+      pending.clear()
+      return out
+    },
+    entry: (route) => rounds.get(trialKey(route.provider, route.model, route.keyId)),
+    entries: () => [...rounds.values()],
+    collect(now) {
+      for (const [key, entry] of rounds) {
+        const touched = Math.max(entry.dueAt, entry.round.wallMs, entry.claim?.startedAt ?? entry.claim?.at ?? 0)
+        if (now - touched >= TRIAL_ENTRY_LIFETIME_MS && !claimLive(entry.claim, now)) {
+          rounds.delete(key)
+          sent.delete(key)
+        }
+      }
+    },
+  }
+}
