@@ -177,7 +177,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     targets = copy
   }
   const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
-  const movedOff = rerouted && probe === null ? { provider: pinnedProvider!, reason: decision.skipped.some((skipped) => skipped.provider === pinnedProvider) ? ('held' as const) : ('failed' as const) } : null
+  const movedOff = rerouted && probe === null ? { provider: pinnedProvider!, reason: everyKeyHeld(components, pinnedProvider!, model) ? ('held' as const) : ('failed' as const) } : null
   const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, trial, session }
   log.plan = plan
   return plan
@@ -209,7 +209,8 @@ function buildTargets(
   for (const direction of directions) {
     if (components.keysFor(direction.provider, direction.model) === undefined) continue
     let source: TargetSource
-    if (check !== null && targets.length === 0 && direction.provider === check.provider && direction.model === check.model && direction.provider !== primaryProvider) source = isTrial ? 'trial' : 'check'
+    // A trial is never the request's primary: a re-routed request's is the provider routing chose.
+    if (check !== null && targets.length === 0 && direction.provider === check.provider && direction.model === check.model && (isTrial || direction.provider !== primaryProvider)) source = isTrial ? 'trial' : 'check'
     else if (primary < 0 && direction.provider === primaryProvider && direction.model === model) source = 'primary'
     else if (configured.length > 0 && configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model)) source = 'fallback'
     else source = 'added'
@@ -223,6 +224,14 @@ function buildTargets(
     else primary = 0
   }
   return { targets, primary }
+}
+
+/** True when every key of the provider that serves the model is held (not only failed on its metrics). */
+function everyKeyHeld(components: PlannerComponents, provider: string, model: string): boolean {
+  const keys = components.keysFor(provider, model)
+  if (keys === undefined || keys.length === 0) return false
+  for (const key of keys) if (!components.holds.isHeld(provider, key.id, model)) return false
+  return true
 }
 
 /** The due key of a provider held on every key for the model, claimed as this node's check; undefined when none. */

@@ -13,9 +13,10 @@ export const TRIAL_MAX_WAIT_MS = 30 * SECOND
 
 /**
  * A claim is sent only after this long, and only if no other node's claim on the same round won
- * meanwhile: long enough for every claim made before its claimer heard of the others to reach
- * every node (gossip p99 is under 10 ms at 3 nodes and about 60 ms at 10 on loopback; see
- * notes/libp2p.md), short against the wait between trials. A node that hears no peers skips it.
+ * meanwhile. A rival claim can be made up to one gossip delay after ours (before ours reached its
+ * node) and takes one more delay to reach us, so this must exceed a round trip: gossip p99 is
+ * under 10 ms at 3 nodes and about 60 ms at 10 on loopback (notes/libp2p.md), so 120 ms there.
+ * Short against the wait between trials. A node that hears no peers skips it.
  */
 export const TRIAL_CLAIM_SETTLE_MS = 250
 /** A claim whose trial was not sent within this long lapses (its node got no request to send it with). */

@@ -1,0 +1,154 @@
+/**
+ * Trials in request planning (issue 35, item 8): what a request does while a provider is down
+ * (503s, which hold nothing), on a fake clock.
+ */
+import { describe, expect, it } from 'vitest'
+import { createAdaptiveBalancer } from '../adaptive/balancer.ts'
+import { createSessionAffinity } from '../adaptive/session.ts'
+import { defaultLoadBalancerSettings, type BalancerProvider, type RouteRef } from '../adaptive/types.ts'
+import { createHolds } from '../holds/holds.ts'
+import { createTrials } from '../trials/trials.ts'
+import { TRIAL_CLAIM_SETTLE_MS, TRIAL_FIRST_WAIT_MS, trialWaitMs } from '../trials/timing.ts'
+import { RateLimitBackoffs } from './backoffs.ts'
+import { planKeys } from './key-plan.ts'
+import { RoutingLog } from './log.ts'
+import { planRequest } from './request-plan.ts'
+import type { PlannerComponents } from './types.ts'
+
+const MODEL = 'gpt-4o'
+const providers: BalancerProvider[] = [
+  { provider: 'openai', keys: [{ id: 'o1', name: 'prod-1', models: [MODEL], weight: 1 }, { id: 'o2', name: 'prod-2', models: [MODEL], weight: 1 }] },
+  { provider: 'azure', keys: [{ id: 'a1', name: 'eu', models: [MODEL], weight: 1 }] },
+]
+const REROUTE = { ...defaultLoadBalancerSettings, reroute_failed_directions: true }
+const route = (keyId: string): RouteRef => ({ provider: 'openai', model: MODEL, keyId })
+
+function setup(nodeId = 'node-a', peers = 0) {
+  const holds = createHolds({ nodeId, random: () => 0.5 })
+  const trials = createTrials({ nodeId })
+  trials.setPeers(peers)
+  const balancer = createAdaptiveBalancer({ providers, isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model), trials })
+  const components: PlannerComponents = { balancer, holds, sessions: createSessionAffinity({ capacity: 10, idleMs: 60_000 }), backoffs: new RateLimitBackoffs(), keysFor: (provider) => providers.find((entry) => entry.provider === provider)?.keys }
+  /** One attempt on a route, answered at `now` after `latencyMs`. */
+  const answer = (keyId: string, now: number, failureClass: 'transient' | null, latencyMs = 10) => {
+    balancer.attemptStarted(route(keyId), now - latencyMs)
+    balancer.attemptFinished({ ...route(keyId), failureClass, latencyMs, now })
+  }
+  /** openai answers 503: three failures on prod-1 (at 100, 200, 300), then three on prod-2 (400, 500, 600). */
+  const down = () => {
+    for (let at = 100; at <= 600; at += 100) answer(at <= 300 ? 'o1' : 'o2', at, 'transient')
+  }
+  /** The plan of a request naming openai/gpt-4o with azure as its fallback. */
+  const plan = (now: number, log = RoutingLog.off) => planRequest(components, { model: MODEL, pinnedProvider: 'openai', fallbacks: [{ provider: 'azure', model: MODEL }], sessionId: null, directKey: false, settings: REROUTE, now, random: () => 0.5, log })!
+  return { balancer, trials, components, answer, down, plan }
+}
+
+describe('a provider down on every key', () => {
+  it('fails after three failures, not at the next recompute, and moves a pinned request to its fallback', () => {
+    const { balancer, answer, plan } = setup()
+    answer('o1', 100, 'transient')
+    answer('o1', 200, 'transient')
+    expect(balancer.routeState(route('o1'))).toBe('healthy')
+    answer('o1', 300, 'transient')
+    expect(balancer.routeState(route('o1'))).toBe('failed')
+    // One key of two failed: the provider still serves the model.
+    expect(plan(350).targets[0]!.provider).toBe('openai')
+    for (let at = 400; at <= 600; at += 100) answer('o2', at, 'transient')
+    expect(balancer.routeState(route('o2'))).toBe('failed')
+    const moved = plan(700)
+    expect(moved.targets.map((target) => target.provider)).toEqual(['azure'])
+    expect(moved.movedOff).toEqual({ provider: 'openai', reason: 'failed' })
+  })
+
+  it('sends one request per key and due time to it first (one key, one attempt), the fallback behind, and the rest to the fallback', () => {
+    const { down, plan, components } = setup()
+    down()
+    const probes: string[] = []
+    for (let now = 700; now < 600 + TRIAL_FIRST_WAIT_MS + 5_000; now += 100) {
+      const log = new RoutingLog(true)
+      const planned = plan(now, log)
+      if (planned.trial === null || planned.trial === undefined) {
+        expect(planned.targets.map((target) => target.provider)).toEqual(['azure'])
+        continue
+      }
+      probes.push(`${now}:${planned.trial.keyId}`)
+      expect(planned.targets.map((target) => `${target.provider}:${target.firstIsCheck}`)).toEqual(['openai:true', 'azure:false'])
+      expect(planned.targets[planned.primary]!.provider).toBe('azure')
+      const name = planned.trial.keyId === 'o1' ? 'prod-1' : 'prod-2'
+      expect(log.lines.join('\n')).toContain(`Every key of openai failed for gpt-4o; trying key ${name} with this request first (the fleet's one trial)`)
+      // One attempt on that key; the provider's other failed key is left out of this request.
+      const keys = planKeys(components, planned.targets[0]!, providers[0]!.keys, { settings: REROUTE, now, log })
+      const index = planned.trial.keyId === 'o1' ? 0 : 1
+      expect(keys.first).toBe(index)
+      expect(keys.check).toBe(index)
+      expect(keys.leftOut).toEqual([expect.objectContaining({ keyId: planned.trial.keyId === 'o1' ? 'o2' : 'o1', reason: 'failed', dead: true })])
+    }
+    // Each key failed on its own (at 300 and 600): each has its own round, due 5 s later.
+    expect(probes).toEqual([`${300 + TRIAL_FIRST_WAIT_MS}:o1`, `${600 + TRIAL_FIRST_WAIT_MS}:o2`])
+  })
+
+  it('waits a rung longer after a failed trial, and sends traffic back to it once a trial is served', () => {
+    const { balancer, answer, down, plan } = setup()
+    down()
+    let now = 5_300
+    expect(plan(now).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
+    answer('o1', now + 20, 'transient', 20)
+    expect(balancer.trials.entry(route('o1'))).toMatchObject({ rung: 1, dueAt: now + 20 + trialWaitMs(1) })
+    // prod-2's own trial at 5.6 s fails too.
+    expect(plan(5_600).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o2' })
+    answer('o2', 5_620, 'transient', 20)
+    for (now = 5_700; now < 5_320 + trialWaitMs(1); now += 100) expect(plan(now).trial ?? null).toBeNull()
+    const served = plan(now)
+    expect(served.trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
+    answer('o1', now + 20, null, 20)
+    expect(balancer.routeState(route('o1'))).toBe('recovering')
+    // The provider is offered again: the pinned request goes to it, its fallback behind.
+    expect(plan(now + 30).targets.map((target) => target.provider)).toEqual(['openai', 'azure'])
+    expect(balancer.trials.entry(route('o1'))).toMatchObject({ state: 'served' })
+  })
+})
+
+describe('one failed key of a provider still serving', () => {
+  it('gets the trial as the first key of one request per due time, and no other request', () => {
+    const { balancer, answer, components } = setup()
+    for (let at = 100; at <= 300; at += 100) answer('o1', at, 'transient')
+    expect(balancer.routeState(route('o1'))).toBe('failed')
+    const target = { provider: 'openai', model: MODEL, source: 'primary' as const, direct: false, firstKeyId: undefined, firstIsCheck: false }
+    const firsts: number[] = []
+    for (let now = 400; now < 300 + TRIAL_FIRST_WAIT_MS + 2_000; now += 100) {
+      const keys = planKeys(components, target, providers[0]!.keys, { settings: defaultLoadBalancerSettings, now, log: RoutingLog.off })
+      expect(keys.weights[0]).toBe(0)
+      if (keys.check >= 0) {
+        expect(keys.first).toBe(0)
+        firsts.push(now)
+      }
+    }
+    expect(firsts).toEqual([300 + TRIAL_FIRST_WAIT_MS])
+  })
+})
+
+describe('a fleet', () => {
+  it('recovers a route on every node whose route failed before a trial served, and not one that failed after', () => {
+    const a = setup('node-a', 2)
+    const b = setup('node-b', 2)
+    const c = setup('node-c', 2)
+    a.down()
+    b.balancer.mergeTrials(a.trials.changes(), 650)
+    b.down()
+    // node-b joined node-a's rounds: nothing new to tell.
+    expect(b.trials.changes()).toEqual([])
+    // node-a takes prod-1's trial (claim, settle), and it is served.
+    expect(a.plan(5_300).trial ?? null).toBeNull()
+    b.balancer.mergeTrials(a.trials.changes(), 5_301)
+    expect(b.plan(5_400).trial ?? null).toBeNull()
+    expect(a.plan(5_300 + TRIAL_CLAIM_SETTLE_MS).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
+    a.answer('o1', 5_590, null, 40)
+    // node-c's route fails only after the trial served (in-flight requests of its own).
+    for (let at = 5_591; at <= 5_593; at += 1) c.answer('o1', at, 'transient')
+    const shared = a.trials.changes()
+    b.balancer.mergeTrials(shared, 5_595)
+    c.balancer.mergeTrials(shared, 5_595)
+    expect(b.balancer.routeState(route('o1'))).toBe('recovering')
+    expect(c.balancer.routeState(route('o1'))).toBe('failed')
+  })
+})
