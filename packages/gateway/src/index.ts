@@ -20,7 +20,7 @@ import { createDispatcher } from './dispatch/dispatcher.ts'
 import { editedKeys, keySignatures } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
 import { createSettings } from './settings/settings.ts'
-import { createAdaptiveBalancer, createHolds, createSessionAffinity, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
+import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
 import { parseAdminTokens } from './admin/auth.ts'
 import { isLoopback } from './access/network.ts'
@@ -104,7 +104,9 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   // Routing state: held keys and rate-limit backoffs first (the balancer asks them), then the balancer and sessions.
   const holds = createHolds({ nodeId, random })
   const backoffs = new RateLimitBackoffs()
-  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()) })
+  // Trials of failed routes: one per due time across the fleet (issue 35, item 8); alone until the fleet says it has peers.
+  const trials = createTrials({ nodeId })
+  const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()), trials })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
   const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
   let directory: ProviderDirectory | undefined
@@ -126,6 +128,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       history?.holds(entries, 'local')
     },
     onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
+    onTrialsChanged: (entries) => fleet?.publishTrials(entries),
   })
   directory = await createProviderDirectory(
     { store, queue, logger, env },
@@ -176,6 +179,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     const at = now()
     if (dispatcher.expireBackoffs()) balancer.holdsChanged()
     balancer.recompute(at)
+    dispatcher.flushTrials()
     history?.recomputed()
     if (++cycles % 12 === 0) holds.collect(at)
     metrics.holdsActive.reset()
@@ -201,6 +205,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   fleet = await startFleet(
     {
       holds,
+      trials,
       dispatcher: recording.observeMerges(dispatcher),
       pool,
       logger,

@@ -26,6 +26,7 @@ import {
   type RoutingLog,
   type SessionAffinity,
   type Settlement,
+  type TrialEntry,
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { RequestDeadlines } from '../inference/deadlines.ts'
@@ -48,6 +49,8 @@ export interface DispatcherComponents {
   onHoldsChanged?: (entries: readonly HoldEntry[]) => void
   /** A key's rate-limit window ran out here: the region's nodes back it off too. */
   onRateLimited?: (backoff: RateLimitBackoff) => void
+  /** Trial rounds this node changed (a failed route's round opened, a claim, a trial's answer), for the fleet to share. */
+  onTrialsChanged?: (entries: readonly TrialEntry[]) => void
 }
 
 /** What a request brings besides its body, whatever surface it came in on. */
@@ -118,6 +121,10 @@ export interface Dispatcher {
   backOff(backoff: RateLimitBackoff): void
   /** Drops expired backoffs; true when any expired (selection tables must be rebuilt). */
   expireBackoffs(): boolean
+  /** Rounds from peers (already checked): routing applies them; this node's newer rounds go back out. */
+  mergeTrials(entries: readonly TrialEntry[]): void
+  /** Hands the trial rounds routing changed since the last call to the fleet (after a recompute). */
+  flushTrials(): void
 }
 
 const DIRECT_KEY_NAME = 'caller key (x-bf-direct-key)'
@@ -133,6 +140,12 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     sessions,
     backoffs,
     keysFor: (provider, model) => components.registry().get(provider)?.keysFor(model),
+  }
+
+  /** Whatever routing changed in the trial rounds while planning or recording goes to the fleet: routing decides, this carries. */
+  const flushTrials = () => {
+    const changes = balancer.trials.changes()
+    if (changes.length > 0) components.onTrialsChanged?.(changes)
   }
 
   const backOff = (backoff: RateLimitBackoff) => {
@@ -202,6 +215,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
         random: components.random,
         log: context.log,
       })
+      flushTrials()
       if (plan === null) {
         throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
       }
@@ -223,6 +237,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       if (target.directKey) return { keys: [target.directKey], plan: DIRECT_KEY_PLAN }
       const keys = target.provider.keysFor(target.model)
       const plan = planKeys(planner, target.planned, keys, { settings: components.settings(), now: now(), log })
+      flushTrials()
       if (plan.leftOut.length > 0) metrics.heldKeySkips.inc({ provider: target.provider.name })
       return { keys, plan }
     },
@@ -234,7 +249,8 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
 
     attemptAbandoned(target, key) {
       if (target.directKey) return
-      balancer.attemptAbandoned({ provider: target.provider.name, model: target.model, keyId: key.id })
+      balancer.attemptAbandoned({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
+      flushTrials()
     },
 
     attemptFinished(target, key, startedAt, failure, log, rateLimit, usage) {
@@ -262,6 +278,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
         completionTokens: usage?.completionTokens,
         now: at,
       })
+      flushTrials()
       settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log, target.model)
     },
 
@@ -273,6 +290,14 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     settle,
     backOff,
     expireBackoffs: () => backoffs.expire(now()),
+    mergeTrials(entries) {
+      const newer = balancer.mergeTrials(entries, now())
+      // A peer behind (restarted, or back from a partition) hears the newer rounds; our own pending changes go with them.
+      const changes = balancer.trials.changes()
+      const out = changes.length === 0 ? newer : [...newer.filter((entry) => !changes.includes(entry)), ...changes]
+      if (out.length > 0) components.onTrialsChanged?.(out)
+    },
+    flushTrials,
     released: releaseAll,
     merged(entries) {
       if (entries.length === 0) return

@@ -8,15 +8,17 @@
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
 import type { Cluster, ClusterStats, Topic } from '@switchboard/cluster'
-import { compareVersions, differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff } from '@switchboard/routing'
+import { compareVersions, differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff, type TrialEntry, type Trials } from '@switchboard/routing'
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, MAX_RATE_LIMIT_MS, plausibleHold, type ConfigChange, type VersionsResponse } from './messages.ts'
+import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, MAX_RATE_LIMIT_MS, parseTrialEntry, plausibleHold, plausibleTrial, trialBatch, trialToWire, type ConfigChange, type VersionsResponse } from './messages.ts'
 import type { KeyLimiter } from '../access/limits.ts'
 
 export interface FleetComponents {
   holds: Holds
+  /** Trial rounds of failed routes: told how many peers this node hears, and read whole for a joining peer. */
+  trials: Trials
   dispatcher: Dispatcher
   pool: Pool
   logger: Logger
@@ -65,6 +67,8 @@ export interface Fleet {
   publishHolds(entries: readonly HoldEntry[]): void
   /** Shares a rate-limit backoff with the region. */
   publishRateLimit(backoff: RateLimitBackoff): void
+  /** Shares trial rounds this node changed (or that a peer behind needs) with every node. */
+  publishTrials(entries: readonly TrialEntry[]): void
   /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
   view(): Promise<ClusterView>
@@ -79,7 +83,7 @@ const SMALL_BUCKETS = 64
 
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
-  const { holds, dispatcher, pool, logger, metrics, now } = components
+  const { holds, trials, dispatcher, pool, logger, metrics, now } = components
   const started = now()
   /** Set once snapshots are scheduled: asks for one soon after holds change. */
   let changedHolds = () => {}
@@ -117,6 +121,21 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   let holdsTopic: Topic<{ entries: unknown[] }> | null = null
   let rateTopic: Topic<{ provider: string; key_id: string; model: string; until_ms: number }> | null = null
   let configTopic: Topic<ConfigChange> | null = null
+  let trialsTopic: Topic<{ entries: unknown[] }> | null = null
+
+  /** Takes trial rounds from a peer: each checked, bad ones counted; routing applies the rest (a served one recovers routes here). */
+  const takeTrials = (raw: readonly unknown[]) => {
+    const entries: TrialEntry[] = []
+    const at = now()
+    for (const value of raw) {
+      const entry = parseTrialEntry(value)
+      if (entry === null) metrics.clusterDropped.inc({ reason: 'invalid_trial' })
+      else if (!plausibleTrial(entry, at)) metrics.clusterDropped.inc({ reason: 'implausible_trial' })
+      else if (components.knownKey && !components.knownKey(entry.provider, entry.keyId)) metrics.clusterDropped.inc({ reason: 'unknown_key' })
+      else entries.push(entry)
+    }
+    if (entries.length > 0) dispatcher.mergeTrials(entries)
+  }
   const timers: NodeJS.Timeout[] = []
 
   if (init.fleetSecret) {
@@ -138,6 +157,17 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     holdsTopic = fleet.topic('holds', holdBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
     rateTopic = fleet.topic('rate-limits', rateLimitSignal, { scope: 'region', coalesceKey: (message) => `${message.provider}\u0000${message.key_id}\u0000${message.model}` })
     configTopic = fleet.topic('config', configChange, { scope: 'fleet', coalesceKey: (message) => message.kind })
+    // Trial rounds (issue 35, item 8): fleet-wide, so one node per due time tries a failed route and its success recovers it everywhere.
+    trialsTopic = fleet.topic('trials', trialBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
+    trialsTopic.subscribe((message, _from, meta) => {
+      if (meta.peerId !== fleet.peerId) takeTrials(message.entries)
+    })
+    // A node that hears no peer (alone, or cut off) claims and sends its trials at once: per-node trials, as before.
+    const peersChanged = () => trials.setPeers(fleet.members().filter((member) => !member.self).length)
+    fleet.on('member:join', peersChanged)
+    fleet.on('member:leave', peersChanged)
+    peersChanged()
+    await fleet.handle(PROTOCOLS.trials, digestRequest, trialBatch, async () => ({ entries: trials.entries().map(trialToWire) }))
     holdsTopic.subscribe((message, _from, meta) => {
       if (meta.peerId !== fleet.peerId) takeIn(message.entries, `gossip from ${meta.nodeId}`)
     })
@@ -260,6 +290,12 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
           const snapshot = await fleet.request(peer.peerId, PROTOCOLS.snapshot, {}, holdBatch)
           const merged = takeIn(snapshot.entries, `join from ${peer.nodeId}`)
           logger.info({ peer: peer.nodeId, entries: snapshot.entries.length, merged }, 'pulled the hold set from a peer')
+          // The fleet's trial rounds too, so a route failing here joins the round in progress instead of starting one.
+          try {
+            takeTrials((await fleet.request(peer.peerId, PROTOCOLS.trials, {}, trialBatch)).entries)
+          } catch (error) {
+            logger.debug({ err: error, peer: peer.nodeId }, 'could not pull the trial rounds on join; gossip brings them')
+          }
           return
         }
         await new Promise((resolve) => setTimeout(resolve, 100))
@@ -338,6 +374,9 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     publishHolds(entries) {
       changedHolds()
       holdsTopic?.publish({ entries: [...entries] }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish holds'))
+    },
+    publishTrials(entries) {
+      trialsTopic?.publish({ entries: entries.map(trialToWire) }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish trial rounds'))
     },
     publishRateLimit(signal) {
       rateTopic?.publish({ provider: signal.provider, key_id: signal.keyId, model: signal.model, until_ms: Math.ceil(signal.untilMs) }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish a rate-limit signal'))

@@ -4,7 +4,7 @@
  * by one, by routing's own parser; a bad one is dropped and counted.
  */
 import { z } from 'zod'
-import type { HoldEntry } from '@switchboard/routing'
+import { TRIAL_MAX_WAIT_MS, type HoldEntry, type TrialEntry } from '@switchboard/routing'
 
 /** Hold entries (and tombstones) a node changed, or a snapshot of them. */
 export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
@@ -68,8 +68,78 @@ export const leaseRequest = z.strictObject({
 })
 export const leaseResponse = z.strictObject({ granted: z.number().int().nonnegative() })
 
+/** Trial rounds a node changed (or the whole set, for a joining node); each entry is checked on its own (`parseTrialEntry`). */
+export const trialBatch = z.strictObject({ entries: z.array(z.unknown()).max(5_000) })
+
+/** One trial round on the wire (issue 35, item 8): a route's due trial, its rung, and who claimed it. */
+const trialEntryWire = z.strictObject({
+  provider: z.string().min(1).max(200),
+  model: z.string().min(1).max(500),
+  key_id: z.string().min(1).max(200),
+  /** The hybrid-clock version that opened the round: [wall ms, counter, node id]. */
+  round: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.string().min(1).max(128)]),
+  state: z.enum(['failing', 'served']),
+  rung: z.number().int().min(0).max(32),
+  due_at: z.number().int().nonnegative(),
+  claim: z
+    .strictObject({
+      node_id: z.string().min(1).max(128),
+      generation: z.number().int().positive().max(1_000_000),
+      at: z.number().int().nonnegative(),
+      started_at: z.number().int().nonnegative().nullable(),
+    })
+    .nullable(),
+})
+export type TrialEntryWire = z.infer<typeof trialEntryWire>
+
+/** A round as it goes on the wire. */
+export function trialToWire(entry: TrialEntry): TrialEntryWire {
+  const claim = entry.claim
+  return {
+    provider: entry.provider,
+    model: entry.model,
+    key_id: entry.keyId,
+    round: [entry.round.wallMs, entry.round.counter, entry.round.nodeId],
+    state: entry.state,
+    rung: entry.rung,
+    due_at: Math.round(entry.dueAt),
+    claim: claim === null ? null : { node_id: claim.nodeId, generation: claim.generation, at: Math.round(claim.at), started_at: claim.startedAt === null ? null : Math.round(claim.startedAt) },
+  }
+}
+
+/** A round from a peer, or null when it is not one (dropped and counted by the caller). */
+export function parseTrialEntry(value: unknown): TrialEntry | null {
+  const parsed = trialEntryWire.safeParse(value)
+  if (!parsed.success) return null
+  const wire = parsed.data
+  const [wallMs, counter, nodeId] = wire.round
+  const claim = wire.claim
+  return {
+    provider: wire.provider,
+    model: wire.model,
+    keyId: wire.key_id,
+    round: { wallMs, counter, nodeId },
+    state: wire.state,
+    rung: wire.rung,
+    dueAt: wire.due_at,
+    claim: claim === null ? null : { nodeId: claim.node_id, generation: claim.generation, at: claim.at, startedAt: claim.started_at },
+  }
+}
+
+/**
+ * A round whose times a sane peer could have sent: none further ahead than the clock skew allows,
+ * and a due time no further than the longest wait beyond that (a round due in a day would keep
+ * a route out for a day on every node).
+ */
+export function plausibleTrial(entry: TrialEntry, at: number): boolean {
+  const latest = at + MAX_CLOCK_SKEW_MS
+  const claim = entry.claim
+  return entry.round.wallMs <= latest && entry.dueAt <= latest + TRIAL_MAX_WAIT_MS && (claim === null || (claim.at <= latest && (claim.startedAt ?? 0) <= latest))
+}
+
 export const PROTOCOLS = {
   lease: 'gateway-keys/lease/1',
+  trials: 'trials/snapshot/1',
   snapshot: 'holds/snapshot/1',
   digest: 'holds/digest/1',
   buckets: 'holds/buckets/1',
