@@ -8,7 +8,7 @@ import { createTrials, type Trials } from '../trials/trials.ts'
 import type { TrialEntry } from '../trials/entry.ts'
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
-import { failingNow, rescoreModel, routeWeight } from './scoring.ts'
+import { downNow, rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
 import { MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, TABLE_IDLE_CYCLES } from './tuning.ts'
 import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
@@ -194,7 +194,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
       if (before === 'failed') return answeredWhileFailed(tracked, outcome)
       if (outcome.failureClass === null) return
-      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : failingNow(tracked)) failOnMetrics(tracked, outcome.now)
+      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) failOnMetrics(tracked, outcome.now)
     },
     attemptAbandoned(route, now) {
       const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))

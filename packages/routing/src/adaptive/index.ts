@@ -20,7 +20,7 @@ export {
   type SessionAffinityInit,
   type SessionRoute,
 } from './session.ts'
-export { FAIL_CYCLE_MIN_FAILURES, RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+export { FAIL_CYCLE_MIN_FAILURES, FAIL_SUSTAINED_MS, RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 export {
   defaultLoadBalancerSettings,
   keyNamesModel,

@@ -27,6 +27,9 @@ export interface RouteMetrics {
   /** Undecayed counts since the last recompute, for failing a route within one cycle. */
   cycleSuccesses: number
   cycleFailures: number
+  /** Failures (that count against the key) in a row since the last served attempt, and when the first of them ended. */
+  failuresInRow: number
+  failingSince: number
   /** Decayed count of every attempt that reached the route, for utilisation and actual share. */
   attempts: number
   /** Decayed sum and weight of work-normalised latency of served attempts: recent, and the long baseline. */
@@ -60,6 +63,8 @@ export function createRouteMetrics(provider: string, model: string, keyId: strin
     failures: 0,
     cycleSuccesses: 0,
     cycleFailures: 0,
+    failuresInRow: 0,
+    failingSince: now,
     attempts: 0,
     latencySum: 0,
     latencyWeight: 0,
@@ -118,6 +123,7 @@ export function recordAttempt(metrics: RouteMetrics, outcome: AttemptOutcome): v
   if (failureClass === null) {
     metrics.successes += 1
     metrics.cycleSuccesses += 1
+    metrics.failuresInRow = 0
     const latency = normalisedLatency(outcome.latencyMs, outcome.promptTokens, outcome.completionTokens)
     metrics.latencySum += latency
     metrics.latencyWeight += 1
@@ -130,6 +136,7 @@ export function recordAttempt(metrics: RouteMetrics, outcome: AttemptOutcome): v
   if (!countsAgainstKey(failureClass)) return
   metrics.failures += 1
   metrics.cycleFailures += 1
+  if (metrics.failuresInRow++ === 0) metrics.failingSince = outcome.now
   if (metrics.state === 'degraded') metrics.recoveryClean = 0
   if (metrics.state === 'recovering') {
     metrics.recoveryClean = 0

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createAdaptiveBalancer } from './balancer.ts'
 import { errorPenaltyOf, latencyPenaltyOf, weightOf } from './scoring.ts'
 import { normalisedLatency } from './metrics.ts'
-import { RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
+import { FAIL_SUSTAINED_MS, RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 import { TRIAL_FIRST_WAIT_MS } from '../trials/timing.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
 import type { BalancerProvider, RouteRef } from './types.ts'
@@ -171,19 +171,28 @@ describe('route states', () => {
     expect(balancer.trials.entry(route('k1'))).toMatchObject({ state: 'failing', rung: 0, dueAt: 3 + TRIAL_FIRST_WAIT_MS })
   })
 
-  it('fails a healthy route on the failure that makes it fail most of its requests, without waiting for the recompute', () => {
+  it('fails a route that stopped serving after a second of failures in a row, however much it served before, without waiting for the recompute', () => {
     const { balancer, feed, snapshot } = setup()
-    for (let step = 0; step < 4; step++) feed('k1', 100, null)
-    feed('k1', 200, 'transient')
-    feed('k1', 300, 'transient')
-    feed('k1', 400, 'transient')
-    // Three failures, but not yet half of its requests.
-    expect(snapshot('k1').state).toBe('healthy')
-    feed('k1', 500, 'transient')
+    // A busy, healthy route: 40 served this cycle.
+    for (let step = 0; step < 40; step++) feed('k1', 100 + step * 10, null)
+    let now = 1_000
+    for (; now < 1_000 + FAIL_SUSTAINED_MS; now += 100) {
+      feed('k1', now, 'transient')
+      expect(snapshot('k1').state).toBe('healthy')
+    }
+    feed('k1', now, 'transient')
     expect(snapshot('k1').state).toBe('failed')
+    expect(balancer.trials.entry(route('k1'))).toMatchObject({ state: 'failing', dueAt: now + TRIAL_FIRST_WAIT_MS })
+    // Slowly, too: three failures in a row over a second and more.
+    for (let at = 0; at <= 2_000; at += 1_000) feed('k2', at, 'transient')
+    expect(snapshot('k2').state).toBe('failed')
+    // A flaky route serves within the second: it never trips, however many of its attempts fail.
+    for (let at = 0; at < 20_000; at += 100) feed('k3', at, at % 400 === 0 ? null : 'transient')
+    expect(snapshot('k3').state).not.toBe('failed')
     // A caller's fault counts against nothing, so it fails nothing either.
-    for (let step = 0; step < 5; step++) feed('k2', 600, 'caller_fault')
-    expect(snapshot('k2').state).toBe('healthy')
+    const fresh = setup()
+    for (let at = 0; at <= 3_000; at += 100) fresh.feed('k1', at, 'caller_fault')
+    expect(fresh.snapshot('k1').state).toBe('healthy')
   })
 
   it('never lets the breaker release a held key; a released hold goes to recovering', () => {

@@ -16,6 +16,7 @@ import {
   ERROR_WEIGHT,
   FAIL_CYCLE_MIN_FAILURES,
   FAIL_ERROR_RATE,
+  FAIL_SUSTAINED_MS,
   HEALTHY_ERROR_RATE,
   HEALTHY_LATENCY_PENALTY,
   LATENCY_BASELINE_SLOPE,
@@ -103,14 +104,18 @@ function medianWithout(sorted: readonly number[], own: number | null): number | 
 }
 
 /**
- * True when the route fails most of its requests right now: at least FAIL_CYCLE_MIN_FAILURES
- * failures since the last recompute, and at least FAIL_ERROR_RATE of its attempts. Checked on every
- * failed attempt as well as at the recompute, so a provider that went down stops costing requests
- * after a few, not after up to one cycle of all of them.
+ * True when the route has stopped serving: FAIL_CYCLE_MIN_FAILURES failures in a row and nothing
+ * served for FAIL_SUSTAINED_MS. Checked on every failed attempt (and at the recompute), so a
+ * provider that went down costs each node about a second of its traffic, not up to a cycle of it.
  */
-export function failingNow(metrics: RouteMetrics): boolean {
+export function downNow(metrics: RouteMetrics, now: number): boolean {
+  return metrics.failuresInRow >= FAIL_CYCLE_MIN_FAILURES && now - metrics.failingSince >= FAIL_SUSTAINED_MS
+}
+
+/** At the recompute: the route failed most of the cycle's attempts (at least FAIL_CYCLE_MIN_FAILURES), or is down. */
+function failingThisCycle(metrics: RouteMetrics, now: number): boolean {
   const cycleFailures = metrics.cycleFailures
-  return cycleFailures >= FAIL_CYCLE_MIN_FAILURES && cycleFailures >= FAIL_ERROR_RATE * (cycleFailures + metrics.cycleSuccesses)
+  return (cycleFailures >= FAIL_CYCLE_MIN_FAILURES && cycleFailures >= FAIL_ERROR_RATE * (cycleFailures + metrics.cycleSuccesses)) || downNow(metrics, now)
 }
 
 /**
@@ -119,7 +124,7 @@ export function failingNow(metrics: RouteMetrics): boolean {
  * ../trials) or its hold is released, not on a timer.
  */
 function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number, now: number): boolean {
-  const failing = failingNow(metrics)
+  const failing = failingThisCycle(metrics, now)
   metrics.cycleFailures = 0
   metrics.cycleSuccesses = 0
   switch (metrics.state) {

@@ -62,6 +62,15 @@ export const HEALTHY_LATENCY_PENALTY = 0.25
  */
 export const FAIL_ERROR_RATE = 0.5
 export const FAIL_CYCLE_MIN_FAILURES = 3
+/**
+ * -> failed, too, once a route has served nothing for this long while at least
+ * FAIL_CYCLE_MIN_FAILURES of its attempts in a row failed (a provider that went down), checked on
+ * every failed attempt: what finding an outage costs is then about a second of a node's traffic
+ * (at least FAIL_CYCLE_MIN_FAILURES attempts), however many successes the cycle had before it, and
+ * about the same for a fleet as for one node taking all its traffic. A flaky route serves within
+ * the second and never trips it.
+ */
+export const FAIL_SUSTAINED_MS = 1_000
 
 /*
  * There is no route circuit breaker timer any more: a failed route gets one trial request per due

@@ -34,9 +34,10 @@ function setup(nodeId = 'node-a', peers = 0) {
     balancer.attemptStarted(route(keyId), now - latencyMs)
     balancer.attemptFinished({ ...route(keyId), failureClass, latencyMs, now })
   }
-  /** openai answers 503: three failures on prod-1 (at 100, 200, 300), then three on prod-2 (400, 500, 600). */
+  /** openai answers 503: prod-1 fails at 0, 0.5 and 1 s (down for a second: failed at 1 s), then prod-2 at 1.1, 1.6 and 2.1 s. */
   const down = () => {
-    for (let at = 100; at <= 600; at += 100) answer(at <= 300 ? 'o1' : 'o2', at, 'transient')
+    for (const at of [0, 500, 1_000]) answer('o1', at, 'transient')
+    for (const at of [1_100, 1_600, 2_100]) answer('o2', at, 'transient')
   }
   /** The plan of a request naming openai/gpt-4o with azure as its fallback. */
   const plan = (now: number, log = RoutingLog.off) => planRequest(components, { model: MODEL, pinnedProvider: 'openai', fallbacks: [{ provider: 'azure', model: MODEL }], sessionId: null, directKey: false, settings: REROUTE, now, random: () => 0.5, log })!
@@ -44,18 +45,19 @@ function setup(nodeId = 'node-a', peers = 0) {
 }
 
 describe('a provider down on every key', () => {
-  it('fails after three failures, not at the next recompute, and moves a pinned request to its fallback', () => {
+  it('fails once a key served nothing for a second, not at the next recompute, and moves a pinned request to its fallback', () => {
     const { balancer, answer, plan } = setup()
-    answer('o1', 100, 'transient')
-    answer('o1', 200, 'transient')
+    answer('o1', 0, 'transient')
+    answer('o1', 500, 'transient')
+    answer('o1', 999, 'transient')
     expect(balancer.routeState(route('o1'))).toBe('healthy')
-    answer('o1', 300, 'transient')
+    answer('o1', 1_000, 'transient')
     expect(balancer.routeState(route('o1'))).toBe('failed')
     // One key of two failed: the provider still serves the model.
-    expect(plan(350).targets[0]!.provider).toBe('openai')
-    for (let at = 400; at <= 600; at += 100) answer('o2', at, 'transient')
+    expect(plan(1_050).targets[0]!.provider).toBe('openai')
+    for (const at of [1_100, 1_600, 2_100]) answer('o2', at, 'transient')
     expect(balancer.routeState(route('o2'))).toBe('failed')
-    const moved = plan(700)
+    const moved = plan(2_200)
     expect(moved.targets.map((target) => target.provider)).toEqual(['azure'])
     expect(moved.movedOff).toEqual({ provider: 'openai', reason: 'failed' })
   })
@@ -64,7 +66,7 @@ describe('a provider down on every key', () => {
     const { down, plan, components } = setup()
     down()
     const probes: string[] = []
-    for (let now = 700; now < 600 + TRIAL_FIRST_WAIT_MS + 5_000; now += 100) {
+    for (let now = 2_200; now < 2_100 + TRIAL_FIRST_WAIT_MS + 5_000; now += 100) {
       const log = new RoutingLog(true)
       const planned = plan(now, log)
       if (planned.trial === null || planned.trial === undefined) {
@@ -83,21 +85,21 @@ describe('a provider down on every key', () => {
       expect(keys.check).toBe(index)
       expect(keys.leftOut).toEqual([expect.objectContaining({ keyId: planned.trial.keyId === 'o1' ? 'o2' : 'o1', reason: 'failed', dead: true })])
     }
-    // Each key failed on its own (at 300 and 600): each has its own round, due 5 s later.
-    expect(probes).toEqual([`${300 + TRIAL_FIRST_WAIT_MS}:o1`, `${600 + TRIAL_FIRST_WAIT_MS}:o2`])
+    // Each key failed on its own (at 1 and 2.1 s): each has its own round, due 5 s later.
+    expect(probes).toEqual([`${1_000 + TRIAL_FIRST_WAIT_MS}:o1`, `${2_100 + TRIAL_FIRST_WAIT_MS}:o2`])
   })
 
   it('waits a rung longer after a failed trial, and sends traffic back to it once a trial is served', () => {
     const { balancer, answer, down, plan } = setup()
     down()
-    let now = 5_300
+    let now = 6_000
     expect(plan(now).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
     answer('o1', now + 20, 'transient', 20)
     expect(balancer.trials.entry(route('o1'))).toMatchObject({ rung: 1, dueAt: now + 20 + trialWaitMs(1) })
-    // prod-2's own trial at 5.6 s fails too.
-    expect(plan(5_600).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o2' })
-    answer('o2', 5_620, 'transient', 20)
-    for (now = 5_700; now < 5_320 + trialWaitMs(1); now += 100) expect(plan(now).trial ?? null).toBeNull()
+    // prod-2's own trial at 7.1 s fails too.
+    expect(plan(7_100).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o2' })
+    answer('o2', 7_120, 'transient', 20)
+    for (now = 7_200; now < 6_020 + trialWaitMs(1); now += 100) expect(plan(now).trial ?? null).toBeNull()
     const served = plan(now)
     expect(served.trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
     answer('o1', now + 20, null, 20)
@@ -111,11 +113,11 @@ describe('a provider down on every key', () => {
 describe('one failed key of a provider still serving', () => {
   it('gets the trial as the first key of one request per due time, and no other request', () => {
     const { balancer, answer, components } = setup()
-    for (let at = 100; at <= 300; at += 100) answer('o1', at, 'transient')
+    for (const at of [100, 600, 1_100]) answer('o1', at, 'transient')
     expect(balancer.routeState(route('o1'))).toBe('failed')
     const target = { provider: 'openai', model: MODEL, source: 'primary' as const, direct: false, firstKeyId: undefined, firstIsCheck: false }
     const firsts: number[] = []
-    for (let now = 400; now < 300 + TRIAL_FIRST_WAIT_MS + 2_000; now += 100) {
+    for (let now = 1_200; now < 1_100 + TRIAL_FIRST_WAIT_MS + 2_000; now += 100) {
       const keys = planKeys(components, target, providers[0]!.keys, { settings: defaultLoadBalancerSettings, now, log: RoutingLog.off })
       expect(keys.weights[0]).toBe(0)
       if (keys.check >= 0) {
@@ -123,7 +125,7 @@ describe('one failed key of a provider still serving', () => {
         firsts.push(now)
       }
     }
-    expect(firsts).toEqual([300 + TRIAL_FIRST_WAIT_MS])
+    expect(firsts).toEqual([1_100 + TRIAL_FIRST_WAIT_MS])
   })
 })
 
@@ -133,21 +135,21 @@ describe('a fleet', () => {
     const b = setup('node-b', 2)
     const c = setup('node-c', 2)
     a.down()
-    b.balancer.mergeTrials(a.trials.changes(), 650)
+    b.balancer.mergeTrials(a.trials.changes(), 2_150)
     b.down()
     // node-b joined node-a's rounds: nothing new to tell.
     expect(b.trials.changes()).toEqual([])
     // node-a takes prod-1's trial (claim, settle), and it is served.
-    expect(a.plan(5_300).trial ?? null).toBeNull()
-    b.balancer.mergeTrials(a.trials.changes(), 5_301)
-    expect(b.plan(5_400).trial ?? null).toBeNull()
-    expect(a.plan(5_300 + TRIAL_CLAIM_SETTLE_MS).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
-    a.answer('o1', 5_590, null, 40)
-    // node-c's route fails only after the trial served (in-flight requests of its own).
-    for (let at = 5_591; at <= 5_593; at += 1) c.answer('o1', at, 'transient')
+    expect(a.plan(6_000).trial ?? null).toBeNull()
+    b.balancer.mergeTrials(a.trials.changes(), 6_001)
+    expect(b.plan(6_100).trial ?? null).toBeNull()
+    expect(a.plan(6_000 + TRIAL_CLAIM_SETTLE_MS).trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
+    a.answer('o1', 6_290, null, 40)
+    // node-c's route fails only after the trial served (on requests of its own that were in flight).
+    for (const at of [5_300, 5_800, 6_300]) c.answer('o1', at, 'transient')
     const shared = a.trials.changes()
-    b.balancer.mergeTrials(shared, 5_595)
-    c.balancer.mergeTrials(shared, 5_595)
+    b.balancer.mergeTrials(shared, 6_350)
+    c.balancer.mergeTrials(shared, 6_350)
     expect(b.balancer.routeState(route('o1'))).toBe('recovering')
     expect(c.balancer.routeState(route('o1'))).toBe('failed')
   })
