@@ -172,6 +172,8 @@ export function enterRecovering(metrics: RouteMetrics, now: number): void {
   metrics.failures = 0
   metrics.recoveryClean = 0
   metrics.recoveryFailures = 0
+  // A run of failures from before the recovery says nothing about the route now.
+  metrics.failuresInRow = 0
 }
 
 /** Moves the route to failed (out of rotation); an already failed route keeps its breaker start. */

@@ -43,7 +43,9 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
   const aligned = table !== undefined && weights === table.weights
   if (aligned && table.failedIndexes.length > 0) {
     // A key failed here whose round is due: this request may be the fleet's one trial of it (issue 35, item 8).
-    if (!target.firstIsCheck) {
+    // Only while other keys serve: a request sent to a provider failed on every key (pinned to it with
+    // re-routing off, or nothing better left) tries its keys as it would anyway, and any of them served recovers it.
+    if (!target.firstIsCheck && weights.some((weight) => weight > 0)) {
       for (const index of table.failedIndexes) {
         const key = keys[index]!
         if (!balancer.takeTrial({ provider, model, keyId: key.id }, now)) continue

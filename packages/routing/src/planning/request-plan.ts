@@ -66,8 +66,9 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
         log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
         break
       }
-      // A provider failed on every key (not held): the fleet's one trial per due time, the same way (issue 35, item 8).
-      const tried = takeProviderTrial(components, candidate, now)
+      // A provider failed on every key (not held): the fleet's one trial per due time, the same way (issue 35, item 8);
+      // not the provider the request goes to anyway (every provider failed: the first is sent regardless).
+      const tried = candidate.provider === chosen.provider && candidate.model === chosen.model ? undefined : takeProviderTrial(components, candidate, now)
       if (tried !== undefined) {
         trial = { provider: candidate.provider, model: candidate.model, keyId: tried.id }
         checked = candidate

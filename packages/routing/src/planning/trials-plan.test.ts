@@ -8,9 +8,9 @@ import { createSessionAffinity } from '../adaptive/session.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider, type RouteRef } from '../adaptive/types.ts'
 import { createHolds } from '../holds/holds.ts'
 import { createTrials } from '../trials/trials.ts'
-import { TRIAL_CLAIM_SETTLE_MS, TRIAL_FIRST_WAIT_MS, trialWaitMs } from '../trials/timing.ts'
+import { TRIAL_CLAIM_SETTLE_MS, TRIAL_FIRST_WAIT_MS, TRIAL_MAX_WAIT_MS, trialWaitMs } from '../trials/timing.ts'
 import { RateLimitBackoffs } from './backoffs.ts'
-import { planKeys } from './key-plan.ts'
+import { keyRotationFor, planKeys } from './key-plan.ts'
 import { RoutingLog } from './log.ts'
 import { planRequest } from './request-plan.ts'
 import type { PlannerComponents } from './types.ts'
@@ -110,6 +110,23 @@ describe('a provider down on every key', () => {
   })
 })
 
+describe('a request that goes to the failed provider anyway', () => {
+  it('(pinned, re-routing off) is no trial: it tries the keys as it would, and its success recovers the route', () => {
+    const { balancer, components, down } = setup()
+    down()
+    const settings = defaultLoadBalancerSettings
+    const planned = planRequest(components, { model: MODEL, pinnedProvider: 'openai', fallbacks: [{ provider: 'azure', model: MODEL }], sessionId: null, directKey: false, settings, now: 8_000, random: () => 0.5, log: RoutingLog.off })!
+    expect(planned.reason).toBe('pinned_failed_kept')
+    expect(planned.trial ?? null).toBeNull()
+    const keys = planKeys(components, planned.targets[0]!, providers[0]!.keys, { settings, now: 8_000, log: RoutingLog.off })
+    expect(keys).toMatchObject({ first: -1, check: -1, leftOut: [] })
+    balancer.attemptStarted(route('o2'), 8_000)
+    balancer.attemptFinished({ ...route('o2'), failureClass: null, latencyMs: 20, now: 8_020 })
+    expect(balancer.routeState(route('o2'))).toBe('recovering')
+    expect(balancer.trials.entry(route('o2'))).toMatchObject({ state: 'served' })
+  })
+})
+
 describe('one failed key of a provider still serving', () => {
   it('gets the trial as the first key of one request per due time, and no other request', () => {
     const { balancer, answer, components } = setup()
@@ -152,5 +169,71 @@ describe('a fleet', () => {
     c.balancer.mergeTrials(shared, 6_350)
     expect(b.balancer.routeState(route('o1'))).toBe('recovering')
     expect(c.balancer.routeState(route('o1'))).toBe('failed')
+  })
+})
+
+describe('a 60 s outage, request by request on a fake clock', () => {
+  const single: BalancerProvider[] = [
+    { provider: 'openai', keys: [{ id: 'o1', name: 'primary', models: [MODEL], weight: 1 }] },
+    { provider: 'azure', keys: [{ id: 'a1', name: 'backup', models: [MODEL], weight: 1 }] },
+  ]
+  const POLICY = { maxRetries: 0, backoffInitialMs: 10, backoffMaxMs: 20 }
+
+  /** `count` nodes taking 10 requests a second between them, in turn; the primary answers 503 from 0 to 60 s. */
+  function outage(count: number) {
+    const nodes = Array.from({ length: count }, (_, index) => {
+      const nodeId = `node-${'abcdef'[index]}`
+      const holds = createHolds({ nodeId, random: () => 0.5 })
+      const trials = createTrials({ nodeId })
+      trials.setPeers(count - 1)
+      const balancer = createAdaptiveBalancer({ providers: single, isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model), trials })
+      const components: PlannerComponents = { balancer, holds, sessions: createSessionAffinity({ capacity: 10, idleMs: 60_000 }), backoffs: new RateLimitBackoffs(), keysFor: (provider) => single.find((entry) => entry.provider === provider)?.keys }
+      return { balancer, trials, components }
+    })
+    // Gossip within a few milliseconds: every change reaches every other node before the next request.
+    const gossip = (from: (typeof nodes)[number], now: number) => {
+      const changes = from.trials.changes()
+      if (changes.length === 0) return
+      for (const to of nodes) if (to !== from) from.balancer.mergeTrials(to.balancer.mergeTrials(changes, now + 2), now + 4)
+    }
+    let onPrimaryDuringOutage = 0
+    const backAt = new Map<number, number>()
+    for (let now = -5_000, sent = 0; now < 100_000; now += 100, sent++) {
+      if (now % 5_000 === 0) for (const node of nodes) node.balancer.recompute(now)
+      const index = sent % count
+      const node = nodes[index]!
+      const plan = planRequest(node.components, { model: MODEL, pinnedProvider: 'openai', fallbacks: [{ provider: 'azure', model: MODEL }], sessionId: null, directKey: false, settings: REROUTE, now, random: () => 0.5, log: RoutingLog.off })!
+      gossip(node, now)
+      for (const target of plan.targets) {
+        const keys = single.find((entry) => entry.provider === target.provider)!.keys
+        const keyPlan = planKeys(node.components, target, keys, { settings: REROUTE, now, log: RoutingLog.off })
+        gossip(node, now)
+        const step = keyRotationFor(keyPlan, POLICY, () => 0.5, true).first()
+        if (step.kind !== 'attempt') continue
+        const down = target.provider === 'openai' && now >= 0 && now < 60_000
+        if (down) onPrimaryDuringOutage++
+        if (target.provider === 'openai' && now >= 60_000 && !backAt.has(index)) backAt.set(index, now)
+        const routeOf = { provider: target.provider, model: MODEL, keyId: keys[step.keyIndex]!.id }
+        node.balancer.attemptStarted(routeOf, now)
+        node.balancer.attemptFinished({ ...routeOf, failureClass: down ? 'transient' : null, latencyMs: 20, now: now + 20 })
+        gossip(node, now + 20)
+        if (!down) break
+      }
+    }
+    return { onPrimaryDuringOutage, backAt: [...backAt.values()], nodes: count }
+  }
+
+  it('costs the primary under twenty attempts at 1 and at 3 nodes, one trial per due time across the fleet, then traffic returns on every node', () => {
+    const alone = outage(1)
+    const fleet = outage(3)
+    // A second of traffic to find it (per node, at least three failures), then one trial per due time: 5, 15, 35 s in.
+    expect(alone.onPrimaryDuringOutage).toBeLessThan(20)
+    expect(fleet.onPrimaryDuringOutage).toBeLessThan(20)
+    const trialsDue = 3
+    expect(fleet.onPrimaryDuringOutage).toBeLessThanOrEqual(alone.onPrimaryDuringOutage + trialsDue + 2 * 4)
+    for (const result of [alone, fleet]) {
+      expect(result.backAt).toHaveLength(result.nodes)
+      for (const at of result.backAt) expect(at).toBeLessThanOrEqual(60_000 + TRIAL_MAX_WAIT_MS + TRIAL_CLAIM_SETTLE_MS + 1_000)
+    }
   })
 })
