@@ -105,7 +105,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const holds = createHolds({ nodeId, random })
   const backoffs = new RateLimitBackoffs()
   // Trials of failed routes: one per due time across the fleet (issue 35, item 8); alone until the fleet says it has peers.
-  const trials = createTrials({ nodeId })
+  const trials = createTrials({ nodeId, region: init.fleet?.region ?? 'default' })
   const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()), trials })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
   const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)

@@ -81,6 +81,7 @@ const trialEntryWire = z.strictObject({
   state: z.enum(['failing', 'served']),
   rung: z.number().int().min(0).max(32),
   due_at: z.number().int().nonnegative(),
+  region: z.string().min(1).max(200),
   claim: z
     .strictObject({
       node_id: z.string().min(1).max(128),
@@ -103,6 +104,7 @@ export function trialToWire(entry: TrialEntry): TrialEntryWire {
     state: entry.state,
     rung: entry.rung,
     due_at: Math.round(entry.dueAt),
+    region: entry.region,
     claim: claim === null ? null : { node_id: claim.nodeId, generation: claim.generation, at: Math.round(claim.at), started_at: claim.startedAt === null ? null : Math.round(claim.startedAt) },
   }
 }
@@ -122,6 +124,7 @@ export function parseTrialEntry(value: unknown): TrialEntry | null {
     state: wire.state,
     rung: wire.rung,
     dueAt: wire.due_at,
+    region: wire.region,
     claim: claim === null ? null : { nodeId: claim.node_id, generation: claim.generation, at: claim.at, startedAt: claim.started_at },
   }
 }

@@ -10,7 +10,8 @@ import { decideDirection, type DirectionDecision, type DirectionOptions } from '
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { downNow, rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
-import { MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, TABLE_IDLE_CYCLES } from './tuning.ts'
+import { TRIAL_MAX_WAIT_MS } from '../trials/timing.ts'
+import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, TABLE_IDLE_CYCLES } from './tuning.ts'
 import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
 /** A key's weight for the rotation module, in configured order. */
@@ -53,7 +54,11 @@ export interface AdaptiveBalancer {
    * (not held): send it one attempt there first. See ../trials/trials.ts.
    */
   takeTrial(route: RouteRef, now: number): boolean
-  /** Rounds from peers: a served one recovers the route here if it failed before it. Returns this node's newer rounds, to send back. */
+  /**
+   * Rounds from peers: a served one recovers the route here if it failed before it; a failing one
+   * just opened in this node's region fails the route here too if it served nothing since the
+   * outage began. Returns this node's newer rounds, to send back.
+   */
   mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[]
   /** Level 1: the provider and fallbacks of a request for `model`. */
   selectDirection(model: string, options: DirectionOptions): DirectionDecision
@@ -172,6 +177,23 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     trials.answered(outcome, startedAt, countsAgainstKey(failureClass) ? 'failed' : 'inconclusive', outcome.now)
   }
 
+  /**
+   * A peer of this region found the route down (or its trial failed): the route fails here too,
+   * unless it served something here since that outage began (the peer's run of failures lasted
+   * FAIL_SUSTAINED_MS before it opened the round), so each node of a region does not pay for the
+   * same outage with its own traffic. Only a round just opened (no claim yet), and a recent one:
+   * a joining node's pull of old rounds fails nothing.
+   */
+  function adoptFailure(entry: TrialEntry, now: number): void {
+    if (entry.claim !== null || entry.region !== trials.region || now - entry.round.wallMs > TRIAL_MAX_WAIT_MS + FAIL_SUSTAINED_MS) return
+    if (isHeld(entry.provider, entry.keyId, entry.model)) return
+    const tracked = track(entry, now)
+    if (tracked === undefined || tracked.state === 'failed') return
+    if (tracked.lastServedAt !== null && tracked.lastServedAt >= entry.round.wallMs - FAIL_SUSTAINED_MS) return
+    enterFailed(tracked, now)
+    tables.delete(tracked.model)
+  }
+
   setProviders(init.providers)
 
   return {
@@ -242,7 +264,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     mergeTrials(entries, now) {
       const { changed, newer } = trials.merge(entries, now)
       for (const entry of changed) {
-        if (entry.state !== 'served') continue
+        if (entry.state !== 'served') {
+          adoptFailure(entry, now)
+          continue
+        }
         const tracked = metricsOf(entry.provider, entry.model, entry.keyId)
         // Served after this node's route failed: the outage is over here too (a later failure here is news the round does not answer).
         if (tracked !== undefined && tracked.state === 'failed' && tracked.stateSince <= entry.round.wallMs && !isHeld(entry.provider, entry.keyId, entry.model)) recover(tracked, now)

@@ -27,6 +27,8 @@ export interface RouteMetrics {
   /** Undecayed counts since the last recompute, for failing a route within one cycle. */
   cycleSuccesses: number
   cycleFailures: number
+  /** When the last served attempt ended; null before any. */
+  lastServedAt: number | null
   /** Failures (that count against the key) in a row since the last served attempt, and when the first of them ended. */
   failuresInRow: number
   failingSince: number
@@ -63,6 +65,7 @@ export function createRouteMetrics(provider: string, model: string, keyId: strin
     failures: 0,
     cycleSuccesses: 0,
     cycleFailures: 0,
+    lastServedAt: null,
     failuresInRow: 0,
     failingSince: now,
     attempts: 0,
@@ -124,6 +127,7 @@ export function recordAttempt(metrics: RouteMetrics, outcome: AttemptOutcome): v
     metrics.successes += 1
     metrics.cycleSuccesses += 1
     metrics.failuresInRow = 0
+    metrics.lastServedAt = outcome.now
     const latency = normalisedLatency(outcome.latencyMs, outcome.promptTokens, outcome.completionTokens)
     metrics.latencySum += latency
     metrics.latencyWeight += 1

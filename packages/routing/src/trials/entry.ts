@@ -36,6 +36,12 @@ export interface TrialEntry {
   /** When the round's trial is due (epoch ms); for a served round, when it served. */
   dueAt: number
   claim: TrialClaim | null
+  /**
+   * The region of the node that opened the round. A failing round is also news to the nodes of
+   * that region whose route has served nothing since: they fail it too, without paying for the
+   * outage on their own traffic (like rate-limit signals, failures are shared within a region).
+   */
+  region: string
 }
 
 /**

@@ -275,7 +275,7 @@ describe('a fleet', () => {
 })
 
 describe('the merge', () => {
-  const entry = (overrides: Partial<TrialEntry>): TrialEntry => ({ ...ROUTE, round: { wallMs: 1_000, counter: 0, nodeId: 'node-a' }, state: 'failing', rung: 0, dueAt: 6_000, claim: null, ...overrides })
+  const entry = (overrides: Partial<TrialEntry>): TrialEntry => ({ ...ROUTE, round: { wallMs: 1_000, counter: 0, nodeId: 'node-a' }, state: 'failing', rung: 0, dueAt: 6_000, claim: null, region: 'default', ...overrides })
   const claim = (nodeId: string, generation = 1, startedAt: number | null = null) => ({ nodeId, generation, at: 6_000, startedAt })
 
   it('orders rounds by their opening, then the claim generation, a sent trial, and the lowest node id', () => {

@@ -32,9 +32,11 @@ import type { RouteRef } from '../adaptive/types.ts'
 import { compareTrialEntries, trialKey, type TrialClaim, type TrialEntry } from './entry.ts'
 import { TRIAL_CLAIM_LAPSE_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_ENTRY_LIFETIME_MS, TRIAL_SLOT_TIMEOUT_MS, TRIAL_STALE_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
 
-/** What `createTrials` needs: who this node is. */
+/** What `createTrials` needs: who this node is, and where. */
 export interface TrialsInit {
   nodeId: string
+  /** This node's region (default `default`): failing rounds opened in it are shared failures. */
+  region?: string
 }
 
 /** How an answer from a failed route went, as far as its trial is concerned. */
@@ -57,6 +59,7 @@ export interface TrialMerge {
 /** One node's view of the fleet's trial rounds, and its own claims. */
 export interface Trials {
   readonly nodeId: string
+  readonly region: string
   /** How many peers this node hears; 0 (alone, or cut off) claims and sends at once, per node. */
   setPeers(count: number): void
   /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
@@ -101,6 +104,7 @@ export function claimLive(claim: TrialClaim | null, now: number): boolean {
 /** Creates the trial rounds of node `init.nodeId`, empty. */
 export function createTrials(init: TrialsInit): Trials {
   const nodeId = init.nodeId
+  const region = init.region ?? 'default'
   const clock: HybridClock = createClock(nodeId)
   const rounds = new Map<string, TrialEntry>()
   const pending = new Map<string, TrialEntry>()
@@ -114,7 +118,7 @@ export function createTrials(init: TrialsInit): Trials {
 
   const open = (route: RouteRef, state: TrialEntry['state'], rung: number, dueAt: number, now: number) => {
     const key = trialKey(route.provider, route.model, route.keyId)
-    put(key, { provider: route.provider, model: route.model, keyId: route.keyId, round: clock.tick(now), state, rung, dueAt, claim: null })
+    put(key, { provider: route.provider, model: route.model, keyId: route.keyId, round: clock.tick(now), state, rung, dueAt, claim: null, region })
     sent.delete(key)
   }
 
@@ -122,6 +126,7 @@ export function createTrials(init: TrialsInit): Trials {
 
   return {
     nodeId,
+    region,
     setPeers(count) {
       peers = Math.max(0, count)
     },
