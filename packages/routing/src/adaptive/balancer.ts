@@ -6,11 +6,11 @@
 import { countsAgainstKey } from '../failures/failure-class.ts'
 import { createTrials, type Trials } from '../trials/trials.ts'
 import type { TrialEntry } from '../trials/entry.ts'
+import { TRIAL_MAX_WAIT_MS } from '../trials/timing.ts'
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { downNow, rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
-import { TRIAL_MAX_WAIT_MS } from '../trials/timing.ts'
 import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, TABLE_IDLE_CYCLES } from './tuning.ts'
 import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
