@@ -43,5 +43,5 @@ export function createProvider(init: ProviderInit, now: () => number = Date.now)
   }
 }
 export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'
-export { carriesContent, type StreamFormat } from './streams/content.ts'
+export { carriesContent, leadingType, type StreamFormat } from './streams/content.ts'
 export { readSent, continuationBody, ContinuationSplicer, type SentSoFar } from './streams/continuation.ts'

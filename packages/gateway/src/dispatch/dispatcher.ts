@@ -14,6 +14,7 @@ import {
   renewLine,
   type AdaptiveBalancer,
   type AttemptFailure,
+  type DeadlineSettings,
   type HoldEntry,
   type Holds,
   type KeyPlan,
@@ -29,7 +30,6 @@ import {
   type TrialEntry,
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
-import type { RequestDeadlines } from '../inference/deadlines.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { ProviderRegistry, ProviderRuntime } from '../inference/registry.ts'
 import { names, NO_DIRECTIONS, parseFallback, parseModel } from './request-targets.ts'
@@ -65,7 +65,7 @@ export interface RequestContext {
   /** The caller's gateway key may use these providers only (issue 13): the engine skips any other target. */
   allowedProviders?: ReadonlySet<string>
   /** Deadlines the request set by header (`x-bf-request-timeout`, `x-bf-first-token-timeout`, `x-bf-stream-idle-timeout`). */
-  deadlines?: RequestDeadlines
+  deadlines?: DeadlineSettings
 }
 
 /** What routing needs of a request: the model as the caller named it and its fallbacks (`provider/model`). */

@@ -10,9 +10,6 @@ import { GatewayError } from '../errors.ts'
 /** A provider's deadlines as network_config sets them (ms). */
 export type ProviderDeadlines = DeadlineSettings & { requestMs: number }
 
-/** What a request's headers set (`x-bf-request-timeout`, `x-bf-first-token-timeout`, `x-bf-stream-idle-timeout`, in seconds). */
-export type RequestDeadlines = DeadlineSettings
-
 /** The deadlines network_config sets for a provider. */
 export function providerDeadlines(network: ProviderNetwork): ProviderDeadlines {
   const deadlines: ProviderDeadlines = { requestMs: network.default_request_timeout_in_seconds * 1000 }
@@ -28,8 +25,8 @@ const HEADERS = [
 ] as const
 
 /** The deadlines a request sets by header, or undefined; a value that is not a number of seconds is a 400 naming the header. */
-export function readDeadlineHeaders(headers: IncomingHttpHeaders): RequestDeadlines | undefined {
-  let found: RequestDeadlines | undefined
+export function readDeadlineHeaders(headers: IncomingHttpHeaders): DeadlineSettings | undefined {
+  let found: DeadlineSettings | undefined
   for (const [name, field] of HEADERS) {
     const value = headers[name]
     if (value === undefined) continue

@@ -332,7 +332,8 @@ function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[], conte
     case 'no_keys':
       return new GatewayError('model_not_served', `Provider "${provider}" has no key that serves model "${target.model}". Add the model to a key's "models", or use another provider.`, { param: 'model', extraFields })
     case 'context_length':
-      return new GatewayError('context_length_exceeded', `${where}: the request is longer than the model's context window, and no fallback took it.${said}`, { extraFields })
+      // The provider's own words, as a caller talking to it directly would read them.
+      return new GatewayError('context_length_exceeded', last?.message ?? `${where}: the request is longer than the model's context window, and no fallback took it.`, { extraFields })
     case 'caller_fault':
       return new GatewayError('upstream_rejected_request', last?.message ?? `${where} rejected the request.`, { status: last && last.status >= 400 && last.status < 500 ? last.status : 400, extraFields })
     case 'credentials_exhausted':

@@ -3,17 +3,14 @@
  * Responses): `event: <type>` then `data: <json>`, no `[DONE]`; the last event carries
  * `extra_fields`. Each event's name is the `type` inside its data, where both formats put it.
  */
+import { leadingType } from '@switchboard/providers'
 import { spliceExtraFields, type StreamFraming } from './render.ts'
 import type { Served } from './engine.ts'
 
-const TYPE_PREFIX = '{"type":"'
-
 /** The event name of a data line: its `type` field (read in place when it comes first, as providers send it). */
 export function eventName(data: string): string {
-  if (data.startsWith(TYPE_PREFIX)) {
-    const end = data.indexOf('"', TYPE_PREFIX.length)
-    if (end > TYPE_PREFIX.length) return data.slice(TYPE_PREFIX.length, end)
-  }
+  const leading = leadingType(data)
+  if (leading !== undefined) return leading
   try {
     const type = (JSON.parse(data) as { type?: unknown }).type
     return typeof type === 'string' ? type : 'message'

@@ -12,6 +12,7 @@ describe('classifyFailure on recorded provider errors', () => {
     })
     if (fixture.expected.waitHintMs !== undefined) expect(failure.waitHintMs).toBe(fixture.expected.waitHintMs)
     if (fixture.expected.code !== undefined) expect(failure.code).toBe(fixture.expected.code)
+    if (fixture.expected.message !== undefined) expect(failure.message).toBe(fixture.expected.message)
     expect(failure.status).toBe(fixture.status)
   })
 
@@ -70,6 +71,41 @@ describe('caller_fault only when the provider says what is wrong with the reques
         expect(failure.failureClass, `${status} ${message}`).toBe('model_access')
       }
     }
+  })
+})
+
+describe('context_length only for a prompt over the model\'s context window', () => {
+  const now = FIXTURE_NOW
+  const anthropic = (status: number, type: string, message: string) => ({ status, headers: {}, body: { type: 'error', error: { type, message } }, now })
+
+  it('classes each provider\'s words for a prompt over the window as context_length, scope model', () => {
+    const words = [
+      "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+      'Your input exceeds the context window of this model. Please adjust your input and try again.',
+      'prompt is too long: 201000 tokens > 200000 maximum',
+      'input length and `max_tokens` exceed context limit: 199000 + 4096 > 200000, decrease input length or `max_tokens` and try again',
+      'Input is too long for requested model.',
+      'Too many input tokens. Max input tokens: 8192, request input token count: 9000',
+      'The input token count (1100000) exceeds the maximum number of tokens allowed (1048576).',
+    ]
+    for (const message of words) {
+      const failure = classifyFailure(anthropic(400, 'invalid_request_error', message))
+      expect({ failureClass: failure.failureClass, scope: failure.scope }, message).toEqual({ failureClass: 'context_length', scope: 'model' })
+      expect(failure.message).toBe(message)
+    }
+  })
+
+  it('keeps a body over the size limit in bytes, an output cap and a content filter as caller_fault', () => {
+    expect(classifyFailure(anthropic(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.')).failureClass).toBe('caller_fault')
+    expect(classifyFailure(anthropic(400, 'invalid_request_error', 'max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet')).failureClass).toBe('caller_fault')
+    const filtered = { error: { message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", type: null, param: 'prompt', code: 'content_filter', status: 400, innererror: { code: 'ResponsibleAIPolicyViolation' } } }
+    expect(classifyFailure({ status: 400, headers: {}, body: filtered, now })).toMatchObject({ failureClass: 'caller_fault', message: filtered.error.message })
+  })
+
+  it('judges an error after a 2xx (a stream) by its code alone: context_length_exceeded, not the words', () => {
+    const body = { error: { message: 'maximum context length exceeded', type: 'invalid_request_error', code: 'context_length_exceeded' } }
+    expect(classifyFailure({ status: 200, headers: {}, body, now }).failureClass).toBe('context_length')
+    expect(classifyFailure({ status: 200, headers: {}, body: { error: { message: 'prompt is too long: 3 tokens > 2 maximum' } }, now }).failureClass).toBe('unknown')
   })
 })
 

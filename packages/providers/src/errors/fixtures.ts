@@ -12,6 +12,7 @@ import type { ErrorFixture } from './fixtures/fixture.ts'
 import { GOOGLE_FIXTURES } from './fixtures/google.ts'
 import { AZURE_FIXTURES } from './fixtures/azure.ts'
 import { OPENAI_FIXTURES } from './fixtures/openai.ts'
+import { VLLM_FIXTURES } from './fixtures/vllm.ts'
 
 export { FIXTURE_NOW, type ErrorFixture } from './fixtures/fixture.ts'
 
@@ -25,5 +26,6 @@ export const ERROR_FIXTURES: readonly ErrorFixture[] = [
   ...GROQ_FIXTURES,
   ...MISTRAL_FIXTURES,
   ...OPENROUTER_FIXTURES,
+  ...VLLM_FIXTURES,
   ...PLAIN_FIXTURES,
 ]

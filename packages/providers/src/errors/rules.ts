@@ -69,10 +69,10 @@ const SAYS_OVERLOADED = /overloaded|temporarily unavailable/
 const SAYS_CONTENT_GATE = /guardrail|input was flagged|requires moderation|moderation:|request blocked/
 /** The request is longer than the model's context window (another model or provider may hold it). */
 const SAYS_CONTEXT_TOO_LONG =
-  /maximum context length|context length|context window|prompt is too long|input is too long|too many input tokens|input token count .*exceeds|exceeds the maximum number of tokens|reduce the length of the (?:messages|prompt|input)/
+  /maximum context length|context length|context window|context limit|prompt is too long|input is too long|too many input tokens|input token count .*exceeds|exceeds the maximum number of tokens|reduce the length of the (?:messages|prompt|input)|size limit exceeded by \d+ tokens|shorter or fewer inputs/
 /** The provider says the request itself cannot be served as written: its content, size or form. */
 const SAYS_REQUEST_REFUSED =
-  /content (?:management )?polic|safety system|size limit exceeded|shorter or fewer inputs/
+  /content (?:management )?polic|safety system|size limit exceeded/
 const SAYS_NO_MODEL_ACCESS =
   /(?:does|do) not have access to (?:the )?model|(?:does|do) not have access to it|don't have access to the model|not allowed to (?:sample from|use|access) (?:this|the|publisher) model|not authorized to (?:use|access) (?:this|the) model|not have permission to use|not servable in region|on-demand throughput isn.?t supported|model identifier is invalid|requires terms acceptance|blocked at the organization level|use case details have not been submitted|no endpoints found|no allowed providers/
 const SAYS_MODEL_RETIRED =

@@ -1,5 +1,6 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
 import { SseParser } from './sse.ts'
+import type { StreamFormat } from '../streams/content.ts'
 import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'
 
 export { UpstreamStreamError }
@@ -20,15 +21,13 @@ function streamError(data: string): UpstreamStreamError {
 }
 
 /**
- * What a complete stream ends with, by format: chat chunks end with `[DONE]` (or at least a
- * chunk with a finish_reason), Anthropic Messages events with `message_stop`, Responses events
- * with `response.completed` (or `.incomplete` / `.failed`). A body that ends before that was cut,
- * however cleanly the connection closed: never passed off as a whole answer.
+ * True when `data` (or the event before it) is the last event a complete stream of this format
+ * sends: chat chunks end with `[DONE]` (or at least a chunk with a finish_reason), Anthropic
+ * Messages events with `message_stop`, Responses events with `response.completed` (or
+ * `.incomplete` / `.failed`). A body that ends before that was cut, however cleanly the
+ * connection closed: never passed off as a whole answer.
  */
-export type StreamEnding = 'chat' | 'messages' | 'responses'
-
-/** True when `data` (or the event before it) is the last event a complete stream of this format sends. */
-function endsComplete(ending: StreamEnding, last: string | null, previous: string | null): boolean {
+function endsComplete(ending: StreamFormat, last: string | null, previous: string | null): boolean {
   if (last === null) return false
   if (ending === 'messages') return last.includes('"message_stop"')
   if (ending === 'responses') return /"response\.(completed|incomplete|failed)"/.test(last)
@@ -71,7 +70,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   private last: string | null = null
   private previous: string | null = null
 
-  constructor(private readonly ending: StreamEnding = 'chat') {}
+  constructor(private readonly ending: StreamFormat = 'chat') {}
 
   /** A packet of the body; returns false when the upstream should pause. */
   push(chunk: Uint8Array): boolean {
@@ -82,7 +81,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     return !this.paused
   }
 
-  /** The body ended: complete when its last event says so, cut otherwise (see `StreamEnding`). */
+  /** The body ended: complete when its last event says so, cut otherwise (see `endsComplete`). */
   end(): void {
     if (this.done) return
     this.parser.end()

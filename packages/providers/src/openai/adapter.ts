@@ -4,7 +4,8 @@
  */
 import type { Agent } from 'undici'
 import { connectTimeoutOf, createDispatcher, failureOf, postBuffered, postStreaming, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
-import { OpenAiChunkQueue, type StreamEnding } from '../http/openai-stream.ts'
+import { OpenAiChunkQueue } from '../http/openai-stream.ts'
+import type { StreamFormat } from '../streams/content.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 import { upstreamBody, upstreamModel } from '../body.ts'
 import { jsonBytes, malformedSuccess, streamOf } from '../outcome.ts'
@@ -42,7 +43,7 @@ export async function sendOpenAiShaped(
   call: UpstreamRequest,
   stream: boolean,
   now: () => number,
-  ending: StreamEnding = 'chat',
+  ending: StreamFormat = 'chat',
 ): Promise<AttemptResult> {
   if (stream) {
     const chunks = new OpenAiChunkQueue(ending)

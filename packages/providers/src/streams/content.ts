@@ -13,6 +13,13 @@ const MESSAGES_PREAMBLE = new Set(['message_start', 'ping'])
 const RESPONSES_PREAMBLE = new Set(['response.created', 'response.in_progress', 'response.queued', 'response.output_item.added', 'response.content_part.added'])
 
 const TYPE_PREFIX = '{"type":"'
+
+/** An event's `type` read in place when it is the data's first field, as providers send it; undefined otherwise. */
+export function leadingType(data: string): string | undefined {
+  if (!data.startsWith(TYPE_PREFIX)) return undefined
+  const end = data.indexOf('"', TYPE_PREFIX.length)
+  return end > TYPE_PREFIX.length ? data.slice(TYPE_PREFIX.length, end) : undefined
+}
 /** Chat chunk text that can only be content (a non-empty text, a call, the end); checked before any parse. */
 const CHAT_CONTENT = /"content":"[^"]|"tool_calls":\[\{|"finish_reason":"|"usage":\{|"refusal":"[^"]/
 /** Chat fields that may carry content a plain text check cannot judge: those chunks are parsed. */
@@ -27,9 +34,9 @@ export function carriesContent(format: StreamFormat, data: string): boolean {
   if (format === 'chat') {
     if (CHAT_CONTENT.test(data)) return true
     if (!CHAT_UNSURE.test(data) && data.includes('"choices":[')) return false
-  } else if (data.startsWith(TYPE_PREFIX)) {
-    const end = data.indexOf('"', TYPE_PREFIX.length)
-    const type = data.slice(TYPE_PREFIX.length, end)
+  } else {
+    const type = leadingType(data)
+    if (type === undefined) return parsedCarriesContent(format, data)
     if (format === 'messages') {
       if (MESSAGES_PREAMBLE.has(type)) return false
       if (type !== 'content_block_start') return true
