@@ -6,7 +6,8 @@
  *
  * A one-node gateway and a three-node fleet take the same traffic (the same total rate, the
  * fleet's spread evenly over its nodes) through the same outage at the same time, each on its
- * own primary key, and the simulator counts what reached each primary.
+ * own primary key, and the simulator counts what reached each primary. The traffic cycles through
+ * chat, Messages and Responses, streamed and not: the outage is routing's, whatever the surface.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtemp } from 'node:fs/promises'
@@ -93,23 +94,38 @@ interface Answer {
   provider: string | null
 }
 
-/** Sends one request every TICK_MS to `urls` in turn until stopped; keeps every answer. */
+/** The six ways a request can come: chat, Messages and Responses, each streamed and not; traffic cycles through them. */
+const SHAPES = (['chat', 'messages', 'responses'] as const).flatMap((surface) => [false, true].map((stream) => ({ surface, stream })))
+
+/** The path and body of one request naming the primary and its fallback, on `shape`. */
+function requestOn(shape: (typeof SHAPES)[number]): { path: string; body: Record<string, unknown> } {
+  const common = { model: 'openai/gpt-4o', fallbacks: ['azure/gpt-4o'], stream: shape.stream }
+  if (shape.surface === 'messages') return { path: '/v1/messages', body: { ...common, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } }
+  if (shape.surface === 'responses') return { path: '/v1/responses', body: { ...common, input: 'hi' } }
+  return { path: '/v1/chat/completions', body: { ...common, messages: [{ role: 'user', content: 'hi' }] } }
+}
+
+/** Sends one request every TICK_MS to `urls` in turn (and through SHAPES in turn) until stopped; keeps every answer. */
 function traffic(urls: readonly string[]) {
   const answers: Answer[] = []
   const pending = new Set<Promise<void>>()
   let sent = 0
   const send = () => {
-    const url = urls[sent++ % urls.length]!
+    const url = urls[sent % urls.length]!
+    const { path, body } = requestOn(SHAPES[sent % SHAPES.length]!)
+    sent++
     const sentAt = Date.now()
-    const request = fetch(`${url}/v1/chat/completions`, {
+    const request = fetch(`${url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'openai/gpt-4o', fallbacks: ['azure/gpt-4o'], messages: [{ role: 'user', content: 'hi' }] }),
+      body: JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     })
       .then(async (response) => {
-        const body = (await response.json()) as { extra_fields?: { provider?: string } }
-        answers.push({ sentAt, node: url, status: response.status, provider: body.extra_fields?.provider ?? null })
+        // Read to the end: a stream's failure after its 200 would show in its body.
+        const text = await response.text()
+        const failedInBand = body.stream === true && /"type":\s*"(error|response\.failed)"|"error":\s*\{/.test(text)
+        answers.push({ sentAt, node: url, status: failedInBand ? 0 : response.status, provider: response.headers.get('x-bf-provider') })
       })
       .catch(() => {
         answers.push({ sentAt, node: url, status: 0, provider: null })
