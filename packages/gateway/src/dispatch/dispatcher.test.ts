@@ -4,7 +4,7 @@ import { createAdaptiveBalancer, createHolds, createSessionAffinity, defaultLoad
 import { parseConfig } from '../config/load.ts'
 import { createRegistry } from '../inference/registry.ts'
 import { createMetrics } from '../observability/metrics.ts'
-import { createDispatcher, type DispatchTarget } from './dispatcher.ts'
+import { createDispatcher } from './dispatcher.ts'
 
 const config = parseConfig(
   {
@@ -26,11 +26,12 @@ const registry = createRegistry(config.providers)
 afterAll(() => registry.close())
 
 describe('the dispatcher', () => {
-  it('hands the answer\'s token counts to the balancer: a long completion is not a slow key', () => {
+  it('hands the answer\'s token counts to the balancer: a long completion is not a slow key', async () => {
     let clock = 1_000_000
     const holds = createHolds({ nodeId: 'test', random: () => 0.5 })
     const balancer = createAdaptiveBalancer({ providers: registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys })), isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) })
     const metrics = createMetrics()
+    let draws = 0
     const router = createDispatcher({
       backoffs: new RateLimitBackoffs(),
       balancer,
@@ -41,22 +42,27 @@ describe('the dispatcher', () => {
       registry: () => registry,
       settings: () => defaultLoadBalancerSettings,
       now: () => clock,
-      random: () => 0.5,
+      random: () => (draws++ % 2 === 0 ? 0.25 : 0.75),
     })
     const provider = registry.get('openai')!
-    const target: DispatchTarget = { provider, model: 'gpt-4o', planned: { provider: 'openai', model: 'gpt-4o', source: 'primary', direct: false, firstKeyId: undefined, firstIsCheck: false } }
     const [long, short] = provider.config.keys
-    const log = new RoutingLog(false)
-    // Both keys take 4 s per answer; one writes 4,000 tokens each time, the other 10.
-    for (let round = 0; round < 40; round++) {
-      for (const [key, completionTokens] of [[long!, 4_000], [short!, 10]] as const) {
-        const started = clock
-        router.attemptStarted(target, key)
-        clock += 4_000
-        router.attemptFinished(target, key, started, null, log, null, { promptTokens: 20, completionTokens })
-      }
+    const written = new Map([[long!.id, 4_000], [short!.id, 10]])
+    const sent = new Map<string, number>()
+    // Both keys take 4 s per answer; one writes 4,000 tokens each time, the other 10. Each request
+    // is planned, sent on the key routing picks, and reported as a real one would be.
+    for (let round = 0; round < 80; round++) {
+      const dispatch = router.plan({ model: 'openai/gpt-4o', fallbacks: [] }, { requestId: `r${round}`, sessionId: null, directKey: null, log: new RoutingLog(false) }, false, () => 'fits')
+      const step = dispatch.next()
+      if (step.kind !== 'attempt') throw new Error(`no attempt: ${step.outcome}`)
+      const started = clock
+      clock += 4_000
+      dispatch.report(step, { sent: true, startedAt: started, failure: null, served: true, rateLimit: null, usage: { promptTokens: 20, completionTokens: written.get(step.key.id)! } })
+      sent.set(step.key.id, (sent.get(step.key.id) ?? 0) + 1)
       clock += 100
     }
+    expect(sent.get(long!.id)).toBeGreaterThan(10)
+    expect(sent.get(short!.id)).toBeGreaterThan(10)
+    expect(await metrics.registry.metrics()).toMatch(/switchboard_upstream_attempts_total\{provider="openai",failure_class="none"\} 80/)
     balancer.recompute(clock)
     const routes = balancer.routes()
     const penalty = (name: string) => routes.find((route) => route.keyName === name)!.parts.latencyPenalty

@@ -1,32 +1,35 @@
 /**
- * Dispatch of one node: asks @switchboard/routing for the plan of a request (`plan`, `keyPlan`),
- * binds it to the providers this node runs, and records what each attempt did (metrics, the
- * node log, holds to gossip, rate-limit backoffs to share). It decides nothing: every rule is in
- * the routing package, and the plan it returns is data a recorder reads as is.
+ * Dispatch of one node: binds the plan @switchboard/routing makes for a request to the providers
+ * this node runs, and carries out what routing returns for each attempt (metrics, the node log,
+ * holds to gossip, rate-limit backoffs and trial rounds to share). It decides nothing: the plan,
+ * the next attempt and what each outcome means are routing's (`createRouter`); a request's
+ * attempts make two calls there each, `next` and `report`.
  */
 import type { Logger } from 'pino'
-import type { ProviderKey, RateLimitExhaustion, TokenUsage } from '@switchboard/providers'
+import type { ProviderKey } from '@switchboard/providers'
 import {
-  holdLine,
-  planKeys,
-  planRequest,
-  releaseLine,
-  renewLine,
+  createRouter,
   type AdaptiveBalancer,
-  type AttemptFailure,
+  type AttemptEffects,
+  type AttemptReport,
+  type AttemptStep,
   type DeadlineSettings,
   type HoldEntry,
+  type HoldNews,
   type Holds,
-  type KeyPlan,
   type LoadBalancerSettings,
   type PlannedTarget,
-  type PlannerComponents,
   type RateLimitBackoff,
   type RateLimitBackoffs,
   type RequestPlan,
+  type RequestRoute,
+  type RetryPolicy,
+  type RouteEnd,
+  type RouteTarget,
   type RoutingLog,
   type SessionAffinity,
   type Settlement,
+  type TargetFit,
   type TrialEntry,
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
@@ -74,8 +77,8 @@ export interface RoutedRequest {
   fallbacks: readonly string[]
 }
 
-/** One planned target bound to the provider runtime that sends it. */
-export interface DispatchTarget {
+/** One planned target bound to the provider runtime that sends it: routing's RouteTarget. */
+export interface DispatchTarget extends RouteTarget<ProviderKey> {
   planned: PlannedTarget
   provider: ProviderRuntime
   model: string
@@ -83,34 +86,32 @@ export interface DispatchTarget {
   directKey?: ProviderKey
 }
 
+/** One attempt of a request, as routing planned it. */
+export type DispatchStep = AttemptStep<DispatchTarget, ProviderKey>
+/** How a request ended without an answer. */
+export type DispatchEnd = RouteEnd<DispatchTarget, ProviderKey>
+
 /** The plan of one request with its targets bound to this node's providers. */
 export interface Dispatch {
   plan: RequestPlan
   /** Shared with other requests when the plan's targets are: read only. */
   targets: readonly DispatchTarget[]
   context: RequestContext
-}
-
-/** The keys of one target's attempts and what routing planned for them. */
-export interface KeyDispatch {
-  keys: readonly ProviderKey[]
-  plan: KeyPlan
+  /** The next attempt, or how the request ended (routing's; the dispatcher carries out what it returns). */
+  next(): DispatchStep | DispatchEnd
+  /** How an attempt went; what routing made of it (its failure as routing classes it). */
+  report(step: DispatchStep, report: AttemptReport): AttemptEffects
+  /** A stream `step` served broke after content went out: true when `next()` now walks the targets that may continue it. */
+  resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean
 }
 
 /** The dispatch of one node. */
 export interface Dispatcher {
-  /** Plans a request; throws a GatewayError naming what to fix when no provider can serve it. */
-  plan(request: RoutedRequest, context: RequestContext): Dispatch
-  keyPlan(target: DispatchTarget, log: RoutingLog): KeyDispatch
-  attemptStarted(target: DispatchTarget, key: ProviderKey): void
   /**
-   * An attempt ended: its failure (null when served), and from a success the adapter's reading
-   * of the key's rate-limit window and the answer's token counts.
+   * Plans a request; `fit` says which targets may take it (the gateway key's providers, what
+   * each provider serves). Throws a GatewayError naming what to fix when no provider can serve it.
    */
-  attemptFinished(target: DispatchTarget, key: ProviderKey, startedAt: number, failure: AttemptFailure | null, log: RoutingLog, rateLimit?: RateLimitExhaustion | null, usage?: TokenUsage | null): void
-  /** An attempt started but never sent (a body the provider cannot be sent): in-flight only is undone. */
-  attemptAbandoned(target: DispatchTarget, key: ProviderKey): void
-  served(dispatch: Dispatch, target: DispatchTarget, key: ProviderKey): void
+  plan(request: RoutedRequest, context: RequestContext, streams: boolean, fit: (target: DispatchTarget) => TargetFit): Dispatch
   /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
@@ -134,180 +135,121 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
   const { balancer, holds, sessions, backoffs, metrics, logger, now } = components
 
   const bound = new WeakMap<readonly PlannedTarget[], { registry: ProviderRegistry; targets: DispatchTarget[] }>()
-  const planner: PlannerComponents = {
+  const router = createRouter({
     balancer,
     holds,
     sessions,
     backoffs,
     keysFor: (provider, model) => components.registry().get(provider)?.keysFor(model),
+    settings: components.settings,
+    now,
+    random: components.random,
+    keyName: (provider, keyId) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId,
+  })
+
+  const shareTrials = (entries: readonly TrialEntry[]) => {
+    if (entries.length > 0) components.onTrialsChanged?.(entries)
   }
 
-  /** Whatever routing changed in the trial rounds while planning or recording goes to the fleet: routing decides, this carries. */
-  const flushTrials = () => {
-    const changes = balancer.trials.changes()
-    if (changes.length > 0) components.onTrialsChanged?.(changes)
-  }
-
-  const backOff = (backoff: RateLimitBackoff) => {
-    if (backoffs.add(backoff)) balancer.holdsChanged()
-  }
-
-  const keyName = (provider: string, keyId: string) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId
-
-  /** The routes a hold covers: the held model, or every model of a whole-key hold. */
-  const routesOf = (entry: HoldEntry) => {
-    if (entry.model !== null) return [{ provider: entry.provider, model: entry.model, keyId: entry.keyId }]
-    return balancer.routes().filter((route) => route.provider === entry.provider && route.keyId === entry.keyId)
-  }
-
-  const releaseAll = (entries: readonly HoldEntry[]) => {
-    const at = now()
-    for (const entry of entries) if (entry.state === 'released') for (const route of routesOf(entry)) balancer.releaseRoute(route, at)
-  }
-
-  const settle = (settlement: Settlement, log?: RoutingLog, requestModel?: string) => {
-    const at = now()
-    for (const event of settlement.events) {
-      const entry = event.entry
-      const model = requestModel ?? entry.model ?? 'every model'
-      const route = { provider: entry.provider, model, key: keyName(entry.provider, entry.keyId) }
-      let line: string
-      if (event.kind === 'placed') {
-        const held = holds.holdsOn(entry.provider, entry.keyId, entry.model ?? '').find((candidate) => candidate.entry.model === entry.model)
-        const waitMs = held ? held.dueAt - entry.waitStartedAt : entry.baseWaitMs
-        line = holdLine({ ...route, reason: entry.reason, wholeKey: entry.model === null, waitMs, askedWaitMs: event.askedWaitMs })
-        // A held key's routes read failed at once: every model of a whole-key hold.
-        for (const covered of routesOf(entry)) balancer.failRoute(covered, at)
-        if (entry.model === null && requestModel !== undefined) balancer.failRoute({ provider: entry.provider, model: requestModel, keyId: entry.keyId }, at)
-        metrics.holdsPlaced.inc({ provider: entry.provider, reason: entry.reason })
-        logger.warn({ provider: entry.provider, key: route.key, model: entry.model, reason: entry.reason }, line)
-      } else if (event.kind === 'renewed') {
-        line = renewLine({ ...route, reason: entry.reason, waitMs: entry.baseWaitMs, refusedAgain: event.outcome === 'refused_again' })
-        metrics.checks.inc({ provider: entry.provider, outcome: event.outcome })
-        logger.warn({ provider: entry.provider, key: route.key, model: entry.model, reason: entry.reason }, line)
+  /** What routing's hold changes mean for the node log, the metrics and the fleet. */
+  const carryHolds = (news: HoldNews) => {
+    for (const change of news.changes) {
+      const fields = { provider: change.provider, key: change.key, model: change.model }
+      if (change.kind === 'placed') {
+        metrics.holdsPlaced.inc({ provider: change.provider, reason: change.reason })
+        logger.warn({ ...fields, reason: change.reason }, change.line)
+      } else if (change.kind === 'renewed') {
+        metrics.checks.inc({ provider: change.provider, outcome: change.outcome })
+        logger.warn({ ...fields, reason: change.reason }, change.line)
       } else {
-        line = releaseLine({ ...route, cause: event.cause })
-        metrics.checks.inc({ provider: entry.provider, outcome: event.cause })
-        for (const covered of routesOf(entry)) balancer.releaseRoute(covered, at)
-        logger.info({ provider: entry.provider, key: route.key, model: entry.model }, line)
+        metrics.checks.inc({ provider: change.provider, outcome: change.cause })
+        logger.info(fields, change.line)
       }
-      log?.add(line)
     }
-    if (settlement.changed.length > 0) {
-      balancer.holdsChanged()
-      components.onHoldsChanged?.(settlement.changed)
+    if (news.changed.length > 0) components.onHoldsChanged?.(news.changed)
+  }
+
+  /** Binds the plan's targets to this node's providers (once per shared plan and registry). */
+  const bind = (plan: RequestPlan, registry: ProviderRegistry, directKey: string | null): readonly DispatchTarget[] => {
+    const known = bound.get(plan.targets)
+    if (known !== undefined && known.registry === registry) return known.targets
+    const targets: DispatchTarget[] = []
+    for (const planned of plan.targets) {
+      const provider = registry.get(planned.provider)!
+      const direct = planned.direct && directKey !== null ? { id: 'direct', name: DIRECT_KEY_NAME, value: directKey, models: ['*'], weight: 1 } : undefined
+      targets.push(bindTarget(planned, provider, direct))
     }
+    if (Object.isFrozen(plan.targets)) bound.set(plan.targets, { registry, targets: Object.freeze(targets) as DispatchTarget[] })
+    return targets
   }
 
   return {
-    plan(request, context) {
+    plan(request, context, streams, fit) {
       const registry = components.registry()
       const { pinned, model } = parseModel(registry, request.model)
       const fallbacks = request.fallbacks.length === 0 ? NO_DIRECTIONS : request.fallbacks.map((fallback, index) => parseFallback(registry, fallback, index))
-      const plan = planRequest(planner, {
-        model,
-        pinnedProvider: pinned,
-        fallbacks,
-        sessionId: context.sessionId,
-        directKey: context.directKey !== null,
-        settings: components.settings(),
-        now: now(),
-        random: components.random,
-        log: context.log,
-      })
-      flushTrials()
+      const plan = router.plan({ model, pinnedProvider: pinned, fallbacks, sessionId: context.sessionId, directKey: context.directKey !== null, log: context.log })
+      shareTrials(router.trialChanges())
       if (plan === null) {
         throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
       }
-      // Targets planned once per selection table are bound once per table and registry too.
-      const known = bound.get(plan.targets)
-      if (known !== undefined && known.registry === registry) return { plan, targets: known.targets, context }
-      const targets: DispatchTarget[] = []
-      for (const planned of plan.targets) {
-        const provider = registry.get(planned.provider)!
-        const target: DispatchTarget = { planned, provider, model: planned.model }
-        if (planned.direct && context.directKey !== null) target.directKey = { id: 'direct', name: DIRECT_KEY_NAME, value: context.directKey, models: ['*'], weight: 1 }
-        targets.push(target)
+      const targets = bind(plan, registry, context.directKey)
+      const route: RequestRoute<DispatchTarget, ProviderKey> = router.route(plan, targets, { sessionId: context.sessionId, sessionTtlMs: context.sessionTtlMs, log: context.log, deadlines: context.deadlines, streams, fit })
+      return {
+        plan,
+        targets,
+        context,
+        next() {
+          const step = route.next()
+          if (step.kind === 'attempt') {
+            if (step.leftOut > 0) metrics.heldKeySkips.inc({ provider: step.target.provider.name })
+            shareTrials(step.trials)
+          }
+          return step
+        },
+        report(step, report) {
+          const effects = route.report(step, report)
+          const provider = step.target.provider.name
+          if (report.sent) {
+            metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
+            metrics.attemptLatency.observe({ provider }, (now() - report.startedAt) / 1000)
+          }
+          if (effects.backoff !== null) components.onRateLimited?.(effects.backoff)
+          shareTrials(effects.trials)
+          if (effects.holds !== null) carryHolds(effects.holds)
+          return effects
+        },
+        resume: (step, continuable, sentChars) => route.resume(step, continuable, sentChars),
       }
-      if (Object.isFrozen(plan.targets)) bound.set(plan.targets, { registry, targets: Object.freeze(targets) as DispatchTarget[] })
-      return { plan, targets, context }
     },
 
-    keyPlan(target, log) {
-      if (target.directKey) return { keys: [target.directKey], plan: DIRECT_KEY_PLAN }
-      const keys = target.provider.keysFor(target.model)
-      const plan = planKeys(planner, target.planned, keys, { settings: components.settings(), now: now(), log })
-      flushTrials()
-      if (plan.leftOut.length > 0) metrics.heldKeySkips.inc({ provider: target.provider.name })
-      return { keys, plan }
+    settle(settlement, log, requestModel) {
+      carryHolds(router.settle(settlement, log, requestModel))
     },
-
-    attemptStarted(target, key) {
-      if (target.directKey) return
-      balancer.attemptStarted({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
-    },
-
-    attemptAbandoned(target, key) {
-      if (target.directKey) return
-      balancer.attemptAbandoned({ provider: target.provider.name, model: target.model, keyId: key.id }, now())
-      flushTrials()
-    },
-
-    attemptFinished(target, key, startedAt, failure, log, rateLimit, usage) {
-      const at = now()
-      const provider = target.provider.name
-      metrics.attempts.inc({ provider, failure_class: failure === null ? 'none' : failure.failureClass })
-      metrics.attemptLatency.observe({ provider }, (at - startedAt) / 1000)
-      if (target.directKey) return
-      if (failure === null && rateLimit != null) {
-        const exhausted = rateLimit
-        if (exhausted.untilMs > at && !backoffs.isBackedOff(provider, key.id, target.model, at)) {
-          const backoff = { provider, keyId: key.id, model: target.model, untilMs: exhausted.untilMs }
-          backOff(backoff)
-          log.add(`Backing key ${key.name} off ${provider}/${target.model} until its ${exhausted.window} window resets in ${Math.ceil((exhausted.untilMs - at) / 1000)}s (${exhausted.remaining} left)`)
-          components.onRateLimited?.(backoff)
-        }
-      }
-      balancer.attemptFinished({
-        provider,
-        model: target.model,
-        keyId: key.id,
-        failureClass: failure === null ? null : failure.failureClass,
-        latencyMs: at - startedAt,
-        promptTokens: usage?.promptTokens,
-        completionTokens: usage?.completionTokens,
-        now: at,
-      })
-      flushTrials()
-      settle(holds.recordAnswer({ provider, keyId: key.id, model: target.model, startedAt, now: at, failure }), log, target.model)
-    },
-
-    served(dispatch, target, key) {
-      if (dispatch.context.sessionId === null || target.directKey) return
-      sessions.remember(dispatch.context.sessionId, target.model, { provider: target.provider.name, keyId: key.id }, now(), dispatch.context.sessionTtlMs)
-    },
-
-    settle,
-    backOff,
-    expireBackoffs: () => backoffs.expire(now()),
-    mergeTrials(entries) {
-      const newer = balancer.mergeTrials(entries, now())
-      // A peer behind (restarted, or back from a partition) hears the newer rounds; our own pending changes go with them.
-      const changes = balancer.trials.changes()
-      const out = changes.length === 0 ? newer : [...newer.filter((entry) => !changes.includes(entry)), ...changes]
-      if (out.length > 0) components.onTrialsChanged?.(out)
-    },
-    flushTrials,
-    released: releaseAll,
-    merged(entries) {
-      if (entries.length === 0) return
-      // A hold learned from a peer or Postgres fails its routes here too, so its release sends them to recovering.
-      const at = now()
-      for (const entry of entries) if (entry.state === 'held') for (const route of routesOf(entry)) balancer.failRoute(route, at)
-      releaseAll(entries)
-      balancer.holdsChanged()
-    },
+    backOff: (backoff) => void router.backOff(backoff),
+    expireBackoffs: () => router.expireBackoffs(),
+    mergeTrials: (entries) => shareTrials(router.mergeTrials(entries)),
+    flushTrials: () => shareTrials(router.trialChanges()),
+    released: (entries) => router.released(entries),
+    merged: (entries) => router.merged(entries),
   }
 }
 
-const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, everyKeyHeld: false })
+/** A planned target bound to the provider that sends it (and the caller's own key, on the target that carries it). */
+export function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey?: ProviderKey): DispatchTarget {
+  const model = planned.model
+  const policy: RetryPolicy = provider.policy
+  const deadlines: DeadlineSettings & { requestMs: number } = provider.deadlines
+  const target: DispatchTarget = {
+    planned,
+    provider,
+    model,
+    policy,
+    deadlines,
+    direct: directKey !== undefined,
+    continues: provider.adapter.continues?.(model) === true,
+    keys: directKey !== undefined ? () => [directKey] : () => provider.keysFor(model),
+  }
+  if (directKey !== undefined) target.directKey = directKey
+  return target
+}

@@ -6,10 +6,10 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import { attemptDeadlines, endsChain, keyChosenLine, keyRotationFor, mayContinue, MAX_CONTINUATIONS, retryAfterMs, routingFailure, type AttemptFailure, type RotationStopReason } from '@switchboard/routing'
+import type { AttemptFailure, TargetFailure, TargetFit } from '@switchboard/routing'
 import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
-import type { Dispatch, Dispatcher, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
+import type { Dispatch, DispatchEnd, Dispatcher, DispatchStep, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
 import { GuardedStream } from './stream-guard.ts'
 
@@ -101,212 +101,139 @@ export interface EngineRequest extends RoutedRequest {
 
 const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
 
-/** What one target ended in when it did not serve. */
-interface TargetFailure {
-  reason: RotationStopReason
-  last: AttemptFailure | null
-  target: DispatchTarget
-  key: ProviderKey | null
-  /** Keys left waiting (rate limited, backed off) rather than dead: the earliest is due this many ms from now. */
-  retryAfterMs: number | null
-}
-
 /** Serves a request or throws a GatewayError carrying extra_fields. */
 export async function serveChat(components: EngineComponents, request: EngineRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
-  const dispatch = components.dispatcher.plan(request, context)
-  const attempts: AttemptRecord[] = []
-  const targets = dispatch.targets
-  let primaryFailure: TargetFailure | null = null
-  let firstFailure: TargetFailure | null = null
-  const surface = request.surface
-  let skipped = 0
-  const allowed = context.allowedProviders
-  let disallowed = 0
-  for (let index = 0; index < targets.length; index++) {
-    // A gateway key limited to some providers never reaches another, appended fallbacks included.
-    if (allowed !== undefined && !allowed.has(targets[index]!.provider.name)) {
-      disallowed++
-      continue
-    }
-    // A surface some providers cannot serve (embeddings at Anthropic) skips them, as if not offered.
-    if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(targets[index]!.provider.adapter, surface.surface) : canServe(targets[index]!.provider.adapter, surface.surface))) {
-      skipped++
-      continue
-    }
-    const outcome = await serveTarget(components, dispatch, targets[index]!, request, caller, attempts, index < targets.length - 1)
-    if ('success' in outcome) {
-      // A stream that could be continued keeps what it sent (render.ts): only when a target could continue it.
-      if (outcome.success.kind === 'stream' && canContinue(dispatch, index)) outcome.resume = (sent) => continueStream(components, dispatch, index, request, caller, attempts, sent, 1)
-      return outcome
-    }
-    firstFailure ??= outcome
-    if (index === dispatch.plan.primary) primaryFailure = outcome
-    if (endsChain(outcome.reason, index === dispatch.plan.primary)) break
-  }
-  const failure = primaryFailure ?? firstFailure
-  if (failure === null && surface !== undefined && skipped > 0) {
-    const names = targets.map((target) => target.provider.name).join(', ')
-    throw new GatewayError('surface_not_served', `None of the providers of model "${request.model}" (${names}) serves ${SURFACE_NAMES[surface.surface]}${surface.nativeOnly === true ? ' natively' : ''}.`, { param: 'model' })
-  }
-  if (failure === null && disallowed > 0) throw new GatewayError('gateway_key_forbidden', `No provider this gateway key may use (${[...allowed!].join(', ')}) serves model "${request.model}".`, { param: 'model' })
-  if (failure === null) throw new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
-  throw toGatewayError(failure, attempts, context)
-}
-
-async function serveTarget(
-  components: EngineComponents,
-  dispatch: Dispatch,
-  target: DispatchTarget,
-  request: EngineRequest,
-  caller: Cancellation,
-  attempts: AttemptRecord[],
-  fallbackAfter: boolean,
-): Promise<Served | TargetFailure> {
-  const { dispatcher } = components
-  const log = dispatch.context.log
-  const { keys, plan } = dispatcher.keyPlan(target, log)
-  const rotation = keyRotationFor(plan, target.provider.policy, components.random, fallbackAfter)
-  // Something else could take the request: the default first-token deadline applies (deadlines.ts).
-  const deadlines = attemptDeadlines(target.provider.deadlines, dispatch.context.deadlines, fallbackAfter || keys.length > 1)
   const surface = request.surface
   const streams = surface === undefined ? request.body.stream === true : surface.stream
-  // A stream's headers come before its first content: they are bounded by that deadline too.
-  const headersMs = streams && deadlines.firstTokenMs !== null ? Math.min(deadlines.requestMs, deadlines.firstTokenMs) : deadlines.requestMs
-  let step = rotation.first()
-  let last: AttemptFailure | null = null
-  let key: ProviderKey | null = null
-  while (step.kind === 'attempt') {
-    if (step.delayMs > 0) {
-      try {
-        await components.sleep(step.delayMs, caller)
-      } catch {
-        return { reason: 'cancelled', last, target, key, retryAfterMs: null }
-      }
-    }
-    const tried = keys[step.keyIndex]!
-    key = tried
-    // The routing log names the key actually tried, and why.
-    if (log.enabled) log.add(keyChosenLine({ provider: target.provider.name, model: target.model, key: tried.name }, plan, step.keyIndex, step.why, target.directKey !== undefined))
-    const started = components.now()
-    dispatcher.attemptStarted(target, tried)
-    let run
-    try {
-      run = await runAttempt(target.provider, request.body, target.model, tried, caller, headersMs, surface)
-    } catch (error) {
-      dispatcher.attemptAbandoned(target, tried)
-      throw error
-    }
-    const result = run.result
-    // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
-    if (!result.ok && result.notSent === true) {
-      dispatcher.attemptAbandoned(target, tried)
-      throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
-    }
-    // The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key).
-    let failure = result.ok ? null : routingFailure(result.failure)
-    let stream: GuardedStream | null = null
-    let record: AttemptRecord | null = null
-    if (result.ok && result.kind === 'stream') {
-      // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
-      const rateLimit = result.rateLimit
-      stream = new GuardedStream(result.events, {
-        idleMs: deadlines.idleMs,
-        now: components.now,
-        abort: () => run.abort(),
-        ended: (ending, usage) => {
-          const endedWith = ending === null ? null : routingFailure(ending)
-          dispatcher.attemptFinished(target, tried, started, endedWith, log, rateLimit, usage)
-          // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
-          if (record !== null && endedWith !== null && endedWith.failureClass !== 'cancelled') {
-            record.failure_class = endedWith.failureClass
-            record.latency_ms = components.now() - started
-          }
-        },
-      })
-      // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
-      // fails before it fails over like any attempt.
-      const gated = await stream.gate(streamFormatOf(surface), deadlines.firstTokenMs === null ? null : deadlines.firstTokenMs - (components.now() - started))
-      if (gated !== null) {
-        run.abort()
-        failure = routingFailure(gated)
-        stream = null
-      }
-    } else {
-      // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-      dispatcher.attemptFinished(target, tried, started, failure, log, result.ok ? result.rateLimit : null, result.ok && result.kind === 'json' ? result.usage : null)
-    }
-    record = {
-      provider: target.provider.name,
-      model: target.model,
-      key_id: tried.id,
-      key_name: tried.name,
-      status: failure !== null ? failure.status : result.ok ? result.status : 0,
-      failure_class: failure?.failureClass ?? null,
-      latency_ms: components.now() - started,
-      wait_hint_ms: failure?.waitHintMs ?? null,
-    }
-    attempts.push(record)
-    if (failure === null && result.ok) {
-      dispatcher.served(dispatch, target, tried)
-      const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: tried.id, key_name: tried.name, attempts, request_id: dispatch.context.requestId }
-      if (log.enabled) extraFields.routing_log = log.lines
-      if (stream !== null) {
-        const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: stream }
-        return { success, extraFields, upstream: run, streamUsage: stream.usage }
-      }
-      return { success: result as JsonSuccess, extraFields, upstream: run }
-    }
-    last = failure
-    step = rotation.next(failure!)
+  const allowed = context.allowedProviders
+  // What routing may not choose here: a gateway key limited to some providers never reaches another
+  // (appended fallbacks included); a surface some providers cannot serve (embeddings at Anthropic) skips them.
+  const fit = (target: DispatchTarget): TargetFit => {
+    if (allowed !== undefined && !allowed.has(target.provider.name)) return 'not_allowed'
+    const adapter = target.provider.adapter
+    if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface))) return 'not_served'
+    return 'fits'
   }
-  return { reason: step.reason, last, target, key, retryAfterMs: rotation.waiting ? retryAfterMs(plan, last, components.now()) : null }
+  const dispatch = components.dispatcher.plan(request, context, streams, fit)
+  const attempts: AttemptRecord[] = []
+  for (;;) {
+    const step = dispatch.next()
+    if (step.kind === 'end') throw endError(step, dispatch, request, attempts)
+    const served = await runStep(components, dispatch, step, request, caller, attempts)
+    if (served === null) continue
+    // A stream that could be continued keeps what it sent (render.ts): only when a target could continue it.
+    if (served.success.kind === 'stream' && step.continuable) served.resume = (sent) => continueStream(components, dispatch, step, request, caller, attempts, sent)
+    return served
+  }
+}
+
+/** Sends one attempt routing planned; the served answer, or null when it failed (routing has its report). */
+async function runStep(components: EngineComponents, dispatch: Dispatch, step: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[]): Promise<Served | null> {
+  const { target, key } = step
+  const log = dispatch.context.log
+  const surface = request.surface
+  if (step.delayMs > 0) {
+    try {
+      await components.sleep(step.delayMs, caller)
+    } catch {
+      dispatch.report(step, { sent: false, cancelled: true })
+      return null
+    }
+  }
+  const started = components.now()
+  let run
+  try {
+    run = await runAttempt(target.provider, request.body, target.model, key, caller, step.headersMs, surface)
+  } catch (error) {
+    dispatch.report(step, { sent: false, cancelled: false })
+    throw error
+  }
+  const result = run.result
+  // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
+  if (!result.ok && result.notSent === true) {
+    dispatch.report(step, { sent: false, cancelled: false })
+    throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
+  }
+  let failure: AttemptFailure | null
+  let stream: GuardedStream | null = null
+  let record: AttemptRecord | null = null
+  if (result.ok && result.kind === 'stream') {
+    // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
+    const rateLimit = result.rateLimit
+    let passed = false
+    let reported: AttemptFailure | null | undefined
+    const report = (ending: AttemptFailure | null, usage: TokenUsage | null) => {
+      if (reported !== undefined) return reported
+      reported = dispatch.report(step, { sent: true, startedAt: started, failure: ending, served: passed, rateLimit, usage }).failure
+      // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
+      if (record !== null && reported !== null && reported.failureClass !== 'cancelled') {
+        record.failure_class = reported.failureClass
+        record.latency_ms = components.now() - started
+      }
+      return reported
+    }
+    stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, abort: () => run.abort(), ended: report })
+    // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
+    // fails before it fails over like any attempt.
+    const gated = await stream.gate(streamFormatOf(surface), step.firstTokenMs === null ? null : step.firstTokenMs - (components.now() - started))
+    if (gated !== null) {
+      run.abort()
+      failure = report(gated, null)
+      stream = null
+    } else {
+      passed = true
+      failure = null
+    }
+  } else {
+    // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
+    failure = dispatch.report(step, { sent: true, startedAt: started, failure: result.ok ? null : result.failure, served: result.ok, rateLimit: result.ok ? result.rateLimit : null, usage: result.ok && result.kind === 'json' ? result.usage : null }).failure
+  }
+  record = {
+    provider: target.provider.name,
+    model: target.model,
+    key_id: key.id,
+    key_name: key.name,
+    status: failure !== null ? failure.status : result.ok ? result.status : 0,
+    failure_class: failure?.failureClass ?? null,
+    latency_ms: components.now() - started,
+    wait_hint_ms: failure?.waitHintMs ?? null,
+  }
+  attempts.push(record)
+  if (failure !== null || !result.ok) return null
+  const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
+  if (log.enabled) extraFields.routing_log = log.lines
+  if (stream !== null) {
+    const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: stream }
+    return { success, extraFields, upstream: run, streamUsage: stream.usage }
+  }
+  return { success: result as JsonSuccess, extraFields, upstream: run }
 }
 
 /**
- * The rest of a stream that broke after content went to the caller (issue 35): the targets from
- * the one that broke on, those that continue from an assistant prefill, each asked for the
- * answer from the text already sent. Null when what was sent cannot be continued (a tool call,
- * thinking) or no target continues it; the caller then gets the original break in-band.
+ * The rest of a stream that broke after content went to the caller (issue 35): routing walks the
+ * targets from the one that broke on, those that continue from an assistant prefill, each asked
+ * for the answer from the text already sent. Null when what was sent cannot be continued (a tool
+ * call, thinking) or no target continues it; the caller then gets the original break in-band.
  */
-async function continueStream(components: EngineComponents, dispatch: Dispatch, from: number, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[], sent: readonly string[], continuation: number): Promise<Served | null> {
+async function continueStream(components: EngineComponents, dispatch: Dispatch, broke: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[], sent: readonly string[]): Promise<Served | null> {
   const surface = request.surface
   const format = streamFormatOf(surface)
   const sentSoFar = readSent(format, sent)
-  const log = dispatch.context.log
-  const may = mayContinue(continuation, sentSoFar.continuable)
-  if (may !== 'yes') {
-    if (log.enabled) log.add(may === 'continued_enough' ? `Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already` : 'Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
-    return null
-  }
+  if (!dispatch.resume(broke, sentSoFar.continuable, sentSoFar.text.length)) return null
   const text = sentSoFar.text
   const continued: EngineRequest = surface === undefined
     ? { ...request, body: continuationBody('chat', request.body, text) as ChatRequestBody }
     : { ...request, surface: { ...surface, bodyFor: () => continuationBody(format, surface.bodyFor(), text) } }
-  const targets = dispatch.targets
-  const allowed = dispatch.context.allowedProviders
-  for (let index = from; index < targets.length; index++) {
-    const target = targets[index]!
-    if (allowed !== undefined && !allowed.has(target.provider.name)) continue
-    if (surface !== undefined && !canServe(target.provider.adapter, surface.surface)) continue
-    if (target.provider.adapter.continues?.(target.model) !== true) continue
-    if (log.enabled) log.add(`Continuing the broken stream on ${target.provider.name}/${target.model} from the ${text.length} characters sent`)
-    const outcome = await serveTarget(components, dispatch, target, continued, caller, attempts, index < targets.length - 1)
-    if ('success' in outcome) {
-      if (outcome.success.kind !== 'stream') return null
-      outcome.splicer = new ContinuationSplicer(format, sentSoFar)
-      outcome.resume = (more) => continueStream(components, dispatch, index, request, caller, attempts, more, continuation + 1)
-      return outcome
-    }
-    if (outcome.reason === 'cancelled') return null
+  for (;;) {
+    const step = dispatch.next()
+    if (step.kind === 'end') return null
+    const served = await runStep(components, dispatch, step, continued, caller, attempts)
+    if (served === null) continue
+    if (served.success.kind !== 'stream') return null
+    served.splicer = new ContinuationSplicer(format, sentSoFar)
+    served.resume = (more) => continueStream(components, dispatch, step, request, caller, attempts, more)
+    return served
   }
-  return null
-}
-
-/** True when a target from `from` on continues from a prefill. */
-function canContinue(dispatch: Dispatch, from: number): boolean {
-  const targets = dispatch.targets
-  for (let index = from; index < targets.length; index++) if (targets[index]!.provider.adapter.continues?.(targets[index]!.model) === true) return true
-  return false
 }
 
 /** The event format of a request's stream. */
@@ -315,8 +242,25 @@ function streamFormatOf(surface: SurfaceCall | undefined): StreamFormat {
   return surface.surface === 'messages' ? 'messages' : surface.surface === 'responses' ? 'responses' : 'chat'
 }
 
+/** The error of a request that ended without an answer. */
+function endError(end: DispatchEnd, dispatch: Dispatch, request: EngineRequest, attempts: AttemptRecord[]): GatewayError {
+  const surface = request.surface
+  switch (end.outcome) {
+    case 'failed':
+      return toGatewayError(end.failure, attempts, dispatch.context)
+    case 'not_served': {
+      const names = dispatch.targets.map((target) => target.provider.name).join(', ')
+      return new GatewayError('surface_not_served', `None of the providers of model "${request.model}" (${names}) serves ${SURFACE_NAMES[surface!.surface]}${surface!.nativeOnly === true ? ' natively' : ''}.`, { param: 'model' })
+    }
+    case 'not_allowed':
+      return new GatewayError('gateway_key_forbidden', `No provider this gateway key may use (${[...dispatch.context.allowedProviders!].join(', ')}) serves model "${request.model}".`, { param: 'model' })
+    default:
+      return new GatewayError('model_not_served', `No provider can serve model "${request.model}".`, { param: 'model' })
+  }
+}
+
 /** Maps how the primary (or the first failed target) ended to the error the caller gets. */
-function toGatewayError(failure: TargetFailure, attempts: AttemptRecord[], context: RequestContext): GatewayError {
+function toGatewayError(failure: TargetFailure<DispatchTarget, ProviderKey>, attempts: AttemptRecord[], context: RequestContext): GatewayError {
   const { target, last, key } = failure
   const provider = target.provider.name
   const where = `${provider}/${target.model}`

@@ -6,6 +6,22 @@ export { RateLimitBackoffs, type RateLimitBackoff } from './backoffs.ts'
 export { RoutingLog, describeEntry, keyChosenLine, type AttemptWhy, type CheckFact, type SkippedKeyFact } from './log.ts'
 export { planRequest } from './request-plan.ts'
 export { planKeys, keyRotationFor, SESSION_CHECK_GRACE_MS } from './key-plan.ts'
+export {
+  createRouter,
+  type AttemptEffects,
+  type AttemptReport,
+  type AttemptStep,
+  type HoldChange,
+  type HoldNews,
+  type RequestRoute,
+  type RouteEnd,
+  type RouteRequest,
+  type RouteTarget,
+  type Router,
+  type RouterComponents,
+  type TargetFailure,
+  type TargetFit,
+} from './router.ts'
 export { attemptDeadlines, endsChain, mayContinue, retryAfterMs, DEFAULT_FIRST_TOKEN_MS, DEFAULT_STREAM_IDLE_MS, MAX_CONTINUATIONS, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
 export type {
   KeyLeftOut,

@@ -1,0 +1,454 @@
+/**
+ * The router of one node (issue 35, item 2): the plan of a request, the next attempt, and what
+ * each attempt's outcome means, in one place. The gateway asks `next()` for an attempt, sends
+ * it, and tells `report()` how it went: two calls per attempt. Everything routing decides on the
+ * way (skip a target, rotate or retry a key, wait out a short Retry-After, stop the chain, hold a
+ * key, back it off, fail or recover a route, take a trial, remember a session's key) happens
+ * here; what the gateway must carry out (gossip, metrics, log lines) comes back as data.
+ *
+ * Pure apart from the routing state it owns: time comes from `components.now`, randomness from
+ * `components.random`; nothing here does I/O.
+ */
+import { routingFailure, type AttemptFailure } from '../failures/failure-class.ts'
+import type { HoldEntry, HoldReason } from '../holds/entry.ts'
+import { holdLine, releaseLine, renewLine } from '../holds/log-lines.ts'
+import type { Settlement } from '../holds/settle.ts'
+import type { RetryPolicy } from '../retries/backoff.ts'
+import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/rotation.ts'
+import type { TrialEntry } from '../trials/entry.ts'
+import type { BalancerKey, LoadBalancerSettings, RouteRef } from '../adaptive/types.ts'
+import type { RateLimitBackoff } from './backoffs.ts'
+import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type DeadlineSettings } from './chain.ts'
+import { keyRotationFor, planKeys } from './key-plan.ts'
+import { keyChosenLine, type RoutingLog } from './log.ts'
+import { planRequest } from './request-plan.ts'
+import type { KeyPlan, PlanInput, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
+
+/** What the router reads besides the planner's state. */
+export interface RouterComponents extends PlannerComponents {
+  settings(): LoadBalancerSettings
+  now(): number
+  random(): number
+  /** A key's configured name, for log lines (its id when unknown). */
+  keyName(provider: string, keyId: string): string
+}
+
+/** A planned target as the node runs it: what routing needs to plan its attempts. */
+export interface RouteTarget<K extends BalancerKey = BalancerKey> {
+  readonly planned: PlannedTarget
+  /** The keys attempts may use: the provider's keys for the model, or the caller's own key alone (`direct`). */
+  keys(): readonly K[]
+  readonly policy: RetryPolicy
+  /** The provider's deadlines (`network_config`). */
+  readonly deadlines: DeadlineSettings & { requestMs: number }
+  /** Attempts use the caller's own key (`x-bf-direct-key`): nothing about them is recorded against a key. */
+  readonly direct: boolean
+  /** The target continues a stream from an assistant prefill (a capability of the provider type). */
+  readonly continues: boolean
+}
+
+/** Whether a target may take this request: the gateway key's providers, and what the provider serves. */
+export type TargetFit = 'fits' | 'not_allowed' | 'not_served'
+
+/** What a request brings to its route besides its plan. */
+export interface RouteRequest<T> {
+  sessionId: string | null
+  /** The session's own idle limit (`x-bf-session-ttl`). */
+  sessionTtlMs?: number
+  log: RoutingLog
+  /** Deadlines the request set by header. */
+  deadlines?: DeadlineSettings
+  /** The request streams: its response headers are bounded by the first-token deadline too. */
+  streams: boolean
+  fit(target: T): TargetFit
+}
+
+/** One attempt to send. */
+export interface AttemptStep<T, K> {
+  kind: 'attempt'
+  target: T
+  /** Index of `target` in the request's targets. */
+  index: number
+  key: K
+  /** Wait this long before sending (a retry's backoff, a short Retry-After). */
+  delayMs: number
+  /** Response headers of a stream (or the whole JSON answer), its first content event (null: none), silence inside it. */
+  headersMs: number
+  firstTokenMs: number | null
+  idleMs: number
+  /** The first attempt on a target whose key plan left keys out (held, backed off): how many. */
+  leftOut: number
+  /** A stream this attempt serves could be continued by this target or a later one, should it break. */
+  continuable: boolean
+  /** Trial rounds routing changed while planning it, for the fleet. */
+  trials: readonly TrialEntry[]
+}
+
+/** How a target ended that did not serve. */
+export interface TargetFailure<T, K> {
+  reason: RotationStopReason
+  last: AttemptFailure | null
+  target: T
+  key: K | null
+  /** Keys left waiting (rate limited, backed off) rather than dead: the earliest is due this many ms from now. */
+  retryAfterMs: number | null
+}
+
+/** How the request ended without an answer. */
+export type RouteEnd<T, K> =
+  /** The primary's failure (or the first target's, when the primary was never tried). */
+  | { kind: 'end'; outcome: 'failed'; failure: TargetFailure<T, K> }
+  /** No target tried: the surface is served by none, no provider the gateway key may use has the model, or none has it at all. */
+  | { kind: 'end'; outcome: 'not_served' | 'not_allowed' | 'no_target' }
+  /** A broken stream's continuation found no target that continued it. */
+  | { kind: 'end'; outcome: 'not_continued' }
+
+/** How an attempt went. */
+export type AttemptReport =
+  /** Sent and answered: served (`failure` null: the JSON answer, or the whole stream) or failed. */
+  | {
+      sent: true
+      startedAt: number
+      failure: AttemptFailure | null
+      /** The caller got this attempt's answer (a JSON answer, or a stream past its first-chunk gate). */
+      served: boolean
+      /** A served answer's reading of the key's rate-limit window. */
+      rateLimit?: { untilMs: number; window: string; remaining: number } | null
+      usage?: { promptTokens: number; completionTokens: number } | null
+    }
+  /** Never sent: the body cannot be said in the provider's format, the send threw, or the caller left during the step's delay. */
+  | { sent: false; cancelled: boolean }
+
+/** What the gateway carries out after an attempt. */
+export interface AttemptEffects {
+  /** The failure as routing acts on it (a 5xx that reports no rate limit holds nothing; a 402 is the whole key). */
+  failure: AttemptFailure | null
+  /** Holds the answer placed, renewed or released. */
+  holds: HoldNews | null
+  /** A key whose rate-limit window ran out: backed off here, and for the region's nodes. */
+  backoff: RateLimitBackoff | null
+  /** Trial rounds changed, for the fleet. */
+  trials: readonly TrialEntry[]
+}
+
+/** One hold change, as the node log and metrics say it. */
+export type HoldChange =
+  | { kind: 'placed'; provider: string; key: string; model: string | null; reason: HoldReason; line: string }
+  | { kind: 'renewed'; provider: string; key: string; model: string | null; reason: HoldReason; outcome: 'refused_again' | 'inconclusive'; line: string }
+  | { kind: 'released'; provider: string; key: string; model: string | null; cause: 'served' | 'settled'; line: string }
+
+/** What a settlement did: each change in words, and the entries the fleet must hear of. */
+export interface HoldNews {
+  changes: HoldChange[]
+  /** Entries changed, for gossip (empty when nothing changed). */
+  changed: readonly HoldEntry[]
+}
+
+/** The route of one request through its targets. */
+export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
+  readonly plan: RequestPlan
+  /** The next attempt, or how the request ended. */
+  next(): AttemptStep<T, K> | RouteEnd<T, K>
+  /** How `step` went; what routing made of it. */
+  report(step: AttemptStep<T, K>, report: AttemptReport): AttemptEffects
+  /**
+   * A stream served by `step` broke after content went to the caller: true when it may be
+   * continued (what was sent carries no tool call or thinking, and it was continued fewer than
+   * MAX_CONTINUATIONS times); then `next()` walks the targets from that one that continue it.
+   */
+  resume(step: AttemptStep<T, K>, continuable: boolean, sentChars: number): boolean
+}
+
+/** The router of one node. */
+export interface Router {
+  /** The plan of a request, or null when no configured provider has a key for its model. */
+  plan(input: Omit<PlanInput, 'settings' | 'now' | 'random'>): RequestPlan | null
+  /** The route of a planned request through `targets` (the plan's, bound to the node's providers). */
+  route<T extends RouteTarget<K>, K extends BalancerKey>(plan: RequestPlan, targets: readonly T[], request: RouteRequest<T>): RequestRoute<T, K>
+  /** Applies a settlement made outside a request (an operator clear, a key edit, a peer's news). */
+  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): HoldNews
+  /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
+  released(entries: readonly HoldEntry[]): void
+  /** Entries from elsewhere (a peer, Postgres) changed this node's set: their routes fail or recover. */
+  merged(entries: readonly HoldEntry[]): void
+  /** Backs a key off until its window resets; true when that is news here. */
+  backOff(backoff: RateLimitBackoff): boolean
+  /** Drops expired backoffs; true when any expired. */
+  expireBackoffs(): boolean
+  /** Rounds from peers (already checked); returns what this node must send back (newer rounds, its own changes). */
+  mergeTrials(entries: readonly TrialEntry[]): TrialEntry[]
+  /** Trial rounds changed since the last call (after a recompute), for the fleet. */
+  trialChanges(): TrialEntry[]
+}
+
+const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
+const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, everyKeyHeld: false })
+
+/** Creates the router of one node over its routing state. */
+export function createRouter(components: RouterComponents): Router {
+  const { balancer, holds, sessions, backoffs, now } = components
+
+  const trialChanges = (): readonly TrialEntry[] => {
+    const changes = balancer.trials.changes()
+    return changes.length === 0 ? NO_TRIALS : changes
+  }
+
+  /** The routes a hold covers: the held model, or every model of a whole-key hold. */
+  const routesOf = (entry: HoldEntry): RouteRef[] => {
+    if (entry.model !== null) return [{ provider: entry.provider, model: entry.model, keyId: entry.keyId }]
+    return balancer.routes().filter((route) => route.provider === entry.provider && route.keyId === entry.keyId)
+  }
+
+  const releaseAll = (entries: readonly HoldEntry[]) => {
+    const at = now()
+    for (const entry of entries) if (entry.state === 'released') for (const route of routesOf(entry)) balancer.releaseRoute(route, at)
+  }
+
+  const NO_NEWS: HoldNews = Object.freeze({ changes: [], changed: Object.freeze([]) as readonly HoldEntry[] }) as HoldNews
+
+  const settle = (settlement: Settlement, log?: RoutingLog, requestModel?: string): HoldNews => {
+    if (settlement.events.length === 0 && settlement.changed.length === 0) return NO_NEWS
+    const at = now()
+    const changes: HoldChange[] = []
+    for (const event of settlement.events) {
+      const entry = event.entry
+      const model = requestModel ?? entry.model ?? 'every model'
+      const route = { provider: entry.provider, model, key: components.keyName(entry.provider, entry.keyId) }
+      let change: HoldChange
+      if (event.kind === 'placed') {
+        const held = holds.holdsOn(entry.provider, entry.keyId, entry.model ?? '').find((candidate) => candidate.entry.model === entry.model)
+        const waitMs = held ? held.dueAt - entry.waitStartedAt : entry.baseWaitMs
+        const line = holdLine({ ...route, reason: entry.reason, wholeKey: entry.model === null, waitMs, askedWaitMs: event.askedWaitMs })
+        // A held key's routes read failed at once: every model of a whole-key hold.
+        for (const covered of routesOf(entry)) balancer.failRoute(covered, at)
+        if (entry.model === null && requestModel !== undefined) balancer.failRoute({ provider: entry.provider, model: requestModel, keyId: entry.keyId }, at)
+        change = { kind: 'placed', provider: entry.provider, key: route.key, model: entry.model, reason: entry.reason, line }
+      } else if (event.kind === 'renewed') {
+        const line = renewLine({ ...route, reason: entry.reason, waitMs: entry.baseWaitMs, refusedAgain: event.outcome === 'refused_again' })
+        change = { kind: 'renewed', provider: entry.provider, key: route.key, model: entry.model, reason: entry.reason, outcome: event.outcome, line }
+      } else {
+        const line = releaseLine({ ...route, cause: event.cause })
+        for (const covered of routesOf(entry)) balancer.releaseRoute(covered, at)
+        change = { kind: 'released', provider: entry.provider, key: route.key, model: entry.model, cause: event.cause, line }
+      }
+      changes.push(change)
+      log?.add(change.line)
+    }
+    if (settlement.changed.length > 0) balancer.holdsChanged()
+    return { changes, changed: settlement.changed }
+  }
+
+  const backOff = (backoff: RateLimitBackoff): boolean => {
+    if (!backoffs.add(backoff)) return false
+    balancer.holdsChanged()
+    return true
+  }
+
+  return {
+    plan: (input) => planRequest(components, { ...input, settings: components.settings(), now: now(), random: components.random }),
+    route: (plan, targets, request) => createRequestRoute(components, { settle, backOff, trialChanges }, plan, targets, request),
+    settle,
+    released: releaseAll,
+    merged(entries) {
+      if (entries.length === 0) return
+      // A hold learned from a peer or Postgres fails its routes here too, so its release sends them to recovering.
+      const at = now()
+      for (const entry of entries) if (entry.state === 'held') for (const route of routesOf(entry)) balancer.failRoute(route, at)
+      releaseAll(entries)
+      balancer.holdsChanged()
+    },
+    backOff,
+    expireBackoffs: () => backoffs.expire(now()),
+    mergeTrials(entries) {
+      const newer = balancer.mergeTrials(entries, now())
+      // A peer behind (restarted, or back from a partition) hears the newer rounds; our own pending changes go with them.
+      const changes = balancer.trials.changes()
+      return changes.length === 0 ? newer : [...newer.filter((entry) => !changes.includes(entry)), ...changes]
+    },
+    trialChanges: () => [...trialChanges()],
+  }
+}
+
+/** The router's node-level parts a request's route uses. */
+interface RouteShared {
+  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): HoldNews
+  backOff(backoff: RateLimitBackoff): boolean
+  trialChanges(): readonly TrialEntry[]
+}
+
+/** The route of one request: a cursor over its targets, and the key rotation of the current one. */
+function createRequestRoute<T extends RouteTarget<K>, K extends BalancerKey>(
+  components: RouterComponents,
+  shared: RouteShared,
+  plan: RequestPlan,
+  targets: readonly T[],
+  request: RouteRequest<T>,
+): RequestRoute<T, K> {
+  const { balancer, holds, now } = components
+  const log = request.log
+  let index = -1
+  let primaryFailure: TargetFailure<T, K> | null = null
+  let firstFailure: TargetFailure<T, K> | null = null
+  let notServed = 0
+  let notAllowed = 0
+  // The current target's rotation; null between targets.
+  let rotation: KeyRotation | null = null
+  let keyPlan: KeyPlan = DIRECT_KEY_PLAN
+  let keys: readonly K[] = []
+  let step: RotationStep | null = null
+  let last: AttemptFailure | null = null
+  let lastKey: K | null = null
+  let leftOut = 0
+  let deadlines = { headersMs: 0, firstTokenMs: null as number | null, idleMs: 0 }
+  // Continuing a broken stream: only targets that continue, and only `cancelled` ends the walk.
+  let continuation = 0
+  let sentChars = 0
+
+  /** Moves to the next target that may take the request; false when none is left. */
+  const advance = (): boolean => {
+    for (index++; index < targets.length; index++) {
+      const target = targets[index]!
+      const fit = request.fit(target)
+      if (fit !== 'fits') {
+        if (fit === 'not_served') notServed++
+        else notAllowed++
+        continue
+      }
+      if (continuation > 0) {
+        if (!target.continues) continue
+        if (log.enabled) log.add(`Continuing the broken stream on ${target.planned.provider}/${target.planned.model} from the ${sentChars} characters sent`)
+      }
+      keys = target.keys()
+      keyPlan = target.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: now(), log })
+      leftOut = keyPlan.leftOut.length
+      const fallbackAfter = index < targets.length - 1
+      rotation = keyRotationFor(keyPlan, target.policy, components.random, fallbackAfter)
+      // Something else could take the request: the default first-token deadline applies (chain.ts).
+      const attempt = attemptDeadlines(target.deadlines, request.deadlines, fallbackAfter || keys.length > 1)
+      // A stream's headers come before its first content: they are bounded by that deadline too.
+      deadlines = {
+        headersMs: request.streams && attempt.firstTokenMs !== null ? Math.min(attempt.requestMs, attempt.firstTokenMs) : attempt.requestMs,
+        firstTokenMs: attempt.firstTokenMs,
+        idleMs: attempt.idleMs,
+      }
+      step = rotation.first()
+      last = null
+      lastKey = null
+      return true
+    }
+    return false
+  }
+
+  const continuableFrom = (from: number): boolean => {
+    for (let at = from; at < targets.length; at++) if (targets[at]!.continues) return true
+    return false
+  }
+
+  /** The end of the request: the primary's failure, else the first, else why no target was tried. */
+  const end = (): RouteEnd<T, K> => {
+    if (continuation > 0) return { kind: 'end', outcome: 'not_continued' }
+    const failure = primaryFailure ?? firstFailure
+    if (failure !== null) return { kind: 'end', outcome: 'failed', failure }
+    if (notServed > 0) return { kind: 'end', outcome: 'not_served' }
+    if (notAllowed > 0) return { kind: 'end', outcome: 'not_allowed' }
+    return { kind: 'end', outcome: 'no_target' }
+  }
+
+  return {
+    plan,
+    next() {
+      for (;;) {
+        if (rotation === null && !advance()) return end()
+        const current = step!
+        if (current.kind === 'attempt') {
+          const target = targets[index]!
+          const key = keys[current.keyIndex]!
+          lastKey = key
+          if (log.enabled) log.add(keyChosenLine({ provider: target.planned.provider, model: target.planned.model, key: key.name }, keyPlan, current.keyIndex, current.why, target.direct))
+          if (!target.direct) balancer.attemptStarted({ provider: target.planned.provider, model: target.planned.model, keyId: key.id }, now())
+          const first = current.why === 'first'
+          return {
+            kind: 'attempt',
+            target,
+            index,
+            key,
+            delayMs: current.delayMs,
+            headersMs: deadlines.headersMs,
+            firstTokenMs: deadlines.firstTokenMs,
+            idleMs: deadlines.idleMs,
+            leftOut: first ? leftOut : 0,
+            continuable: continuableFrom(index),
+            trials: first ? shared.trialChanges() : NO_TRIALS,
+          }
+        }
+        // The target is done without serving.
+        const target = targets[index]!
+        const failure: TargetFailure<T, K> = { reason: current.reason, last, target, key: lastKey, retryAfterMs: rotation!.waiting ? retryAfterMs(keyPlan, last, now()) : null }
+        rotation = null
+        if (continuation > 0) {
+          if (current.reason === 'cancelled') return end()
+          continue
+        }
+        firstFailure ??= failure
+        const primary = index === plan.primary
+        if (primary) primaryFailure = failure
+        if (endsChain(current.reason, primary)) return end()
+      }
+    },
+
+    report(attempt, report) {
+      const target = attempt.target
+      const route = { provider: target.planned.provider, model: target.planned.model, keyId: attempt.key.id }
+      if (!report.sent) {
+        if (!target.direct) balancer.attemptAbandoned(route, now())
+        if (report.cancelled && rotation !== null && index === attempt.index) step = { kind: 'stop', reason: 'cancelled' }
+        return { failure: null, holds: null, backoff: null, trials: target.direct ? NO_TRIALS : shared.trialChanges() }
+      }
+      const at = now()
+      const failure = report.failure === null ? null : routingFailure(report.failure)
+      let backoff: RateLimitBackoff | null = null
+      let news: HoldNews | null = null
+      let trials = NO_TRIALS
+      if (!target.direct) {
+        const rateLimit = report.rateLimit
+        if (failure === null && rateLimit != null && rateLimit.untilMs > at && !components.backoffs.isBackedOff(route.provider, route.keyId, route.model, at)) {
+          backoff = { ...route, untilMs: rateLimit.untilMs }
+          shared.backOff(backoff)
+          log.add(`Backing key ${attempt.key.name} off ${route.provider}/${route.model} until its ${rateLimit.window} window resets in ${Math.ceil((rateLimit.untilMs - at) / 1000)}s (${rateLimit.remaining} left)`)
+        }
+        balancer.attemptFinished({
+          ...route,
+          failureClass: failure === null ? null : failure.failureClass,
+          latencyMs: at - report.startedAt,
+          promptTokens: report.usage?.promptTokens,
+          completionTokens: report.usage?.completionTokens,
+          now: at,
+        })
+        trials = shared.trialChanges()
+        const settled = shared.settle(holds.recordAnswer({ ...route, startedAt: report.startedAt, now: at, failure }), log, route.model)
+        if (settled.changes.length > 0 || settled.changed.length > 0) news = settled
+        if ((report.served || failure === null) && request.sessionId !== null) components.sessions.remember(request.sessionId, route.model, { provider: route.provider, keyId: route.keyId }, at, request.sessionTtlMs)
+      }
+      // The request moves on only from an attempt the caller did not get (a stream past its gate has left the chain).
+      if (!report.served && rotation !== null && index === attempt.index) {
+        last = failure
+        step = failure === null ? { kind: 'stop', reason: 'retries_exhausted' } : rotation.next(failure)
+      }
+      return { failure, holds: news, backoff, trials }
+    },
+
+    resume(attempt, continuable, sent) {
+      const may = mayContinue(continuation + 1, continuable)
+      if (may !== 'yes') {
+        if (log.enabled) log.add(may === 'continued_enough' ? `Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already` : 'Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
+        return false
+      }
+      continuation++
+      sentChars = sent
+      // From the target that broke: another of its keys, or a later target, continues it.
+      index = attempt.index - 1
+      rotation = null
+      return true
+    },
+  }
+}
