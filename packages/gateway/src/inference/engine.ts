@@ -1,8 +1,9 @@
 /**
- * The request path: the targets routing planned, each with its own retry budget, in order.
- * Spec: reference/retries-and-fallbacks.txt ("The fallback logic follows a predictable
- * sequence"). Which targets and keys comes from the plan (@switchboard/routing); every
- * upstream attempt is recorded for `extra_fields.attempts` and reported to the dispatcher.
+ * The request path: sends the attempts routing's router plans, one at a time, and tells it how
+ * each went (`dispatch.next()`, `dispatch.report()`: two calls per attempt). Spec:
+ * reference/retries-and-fallbacks.txt ("The fallback logic follows a predictable sequence").
+ * Which target, which key, how long to wait and when to stop are the router's (@switchboard/routing);
+ * here are the I/O, the first-chunk gate and `extra_fields.attempts`.
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
