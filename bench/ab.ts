@@ -131,6 +131,9 @@ try {
   const results: Record<string, number[]> = { A: [], B: [] }
   const rps: Record<string, number[]> = { A: [], B: [] }
   const served: Record<string, number> = { A: 0, B: 0 }
+  // The main thread's CPU per request: the request path's JavaScript and the GC it does inline,
+  // without V8's background GC threads, whose share swings between processes of the same code.
+  const mainThread: Record<string, number[]> = { A: [], B: [] }
   for (let round = 0; round < rounds; round++) {
     // alternate who goes first, so neither always follows the other's warm caches
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -153,6 +156,7 @@ try {
       results[side.name].push(run.cpuMsPerRequest)
       rps[side.name].push(run.rps)
       served[side.name] += run.requests
+      mainThread[side.name].push((threads.get('main') ?? 0) / run.requests)
       const perThread = [...threads].filter(([, ms]) => ms > 0).map(([name, ms]) => `${name} ${(ms / run.requests).toFixed(4)}`).join(', ')
       console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, user/system ${(split.user / run.requests).toFixed(4)}/${(split.system / run.requests).toFixed(4)}, simulator ${run.upstreamCpuMsPerRequest.toFixed(4)}, load generator ${run.benchCpuMsPerRequest.toFixed(4)}, machine busy ${(run.machineBusyShare * 100).toFixed(0)}%, other work ${(run.foreignCpuShare * 100).toFixed(0)}%; per 1k req: reads ${(1000 * calls.reads / run.requests).toFixed(0)} writes ${(1000 * calls.writes / run.requests).toFixed(0)} switches ${(1000 * calls.voluntary / run.requests).toFixed(0)}/${(1000 * calls.involuntary / run.requests).toFixed(0)}; threads ms/req: ${perThread}`)
     }
@@ -172,6 +176,9 @@ try {
     for (const side of sides) console.log(`${side.name} answered ${await answered(side.origin)} requests in all (measured windows: ${served[side.name]})`)
   }
   console.log(`B / A: CPU per request ${(mb / ma).toFixed(3)}x, RPS ${(median(rps.B) / median(rps.A)).toFixed(3)}x`)
+  // Paired within each round (the two windows run back to back), then the median over rounds.
+  const pairedMain = mainThread.A.map((a, round) => mainThread.B[round]! / a)
+  console.log(`B / A: main-thread CPU per request ${(median(mainThread.B) / median(mainThread.A)).toFixed(3)}x (medians ${median(mainThread.A).toFixed(4)} / ${median(mainThread.B).toFixed(4)} ms/req); paired by round, median ${median(pairedMain).toFixed(3)}x, range ${Math.min(...pairedMain).toFixed(3)}-${Math.max(...pairedMain).toFixed(3)}x`)
 } finally {
   await stopAll()
   await database.dispose()

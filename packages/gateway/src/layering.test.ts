@@ -30,10 +30,12 @@ describe('gateway layering', () => {
   })
 
   it('asks routing once for each attempt and once for its outcome: the dispatch\'s next and report each make one call to the router', () => {
-    const dispatcher = readFileSync(join(source, 'dispatch', 'dispatcher.ts'), 'utf8')
+    const file = readFileSync(join(source, 'dispatch', 'dispatcher.ts'), 'utf8')
+    // A request's dispatch: the class the dispatcher makes per request.
+    const dispatcher = file.slice(file.indexOf('class RequestDispatch'))
     const body = (method: string) => {
-      const start = dispatcher.indexOf(`        ${method}(`)
-      return dispatcher.slice(start, dispatcher.indexOf('\n        },', start))
+      const start = dispatcher.indexOf(`\n  ${method}(`)
+      return dispatcher.slice(start, dispatcher.indexOf('\n  }', start + 1))
     }
     expect(body('next').match(/\broute\.\w+\(/g)).toEqual(['route.next('])
     expect(body('report').match(/\broute\.\w+\(/g)).toEqual(['route.report('])

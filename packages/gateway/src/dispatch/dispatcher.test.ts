@@ -51,7 +51,7 @@ describe('the dispatcher', () => {
     // Both keys take 4 s per answer; one writes 4,000 tokens each time, the other 10. Each request
     // is planned, sent on the key routing picks, and reported as a real one would be.
     for (let round = 0; round < 80; round++) {
-      const dispatch = router.plan({ model: 'openai/gpt-4o', fallbacks: [] }, { requestId: `r${round}`, sessionId: null, directKey: null, log: new RoutingLog(false) }, false, () => 'fits')
+      const dispatch = router.plan({ model: 'openai/gpt-4o', fallbacks: [] }, { requestId: `r${round}`, sessionId: null, directKey: null, log: new RoutingLog(false) }, false, { fit: () => 'fits' })
       const step = dispatch.next()
       if (step.kind !== 'attempt') throw new Error(`no attempt: ${step.outcome}`)
       const started = clock

@@ -29,7 +29,7 @@ import {
   type RoutingLog,
   type SessionAffinity,
   type Settlement,
-  type TargetFit,
+  type TargetFilter,
   type TrialEntry,
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
@@ -108,10 +108,10 @@ export interface Dispatch {
 /** The dispatch of one node. */
 export interface Dispatcher {
   /**
-   * Plans a request; `fit` says which targets may take it (the gateway key's providers, what
+   * Plans a request; `filter` says which targets may take it (the gateway key's providers, what
    * each provider serves). Throws a GatewayError naming what to fix when no provider can serve it.
    */
-  plan(request: RoutedRequest, context: RequestContext, streams: boolean, fit: (target: DispatchTarget) => TargetFit): Dispatch
+  plan(request: RoutedRequest, context: RequestContext, streams: boolean, filter: TargetFilter<DispatchTarget>): Dispatch
   /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
   /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
@@ -169,6 +169,14 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     if (news.changed.length > 0) components.onHoldsChanged?.(news.changed)
   }
 
+  const carrier: EffectCarrier = {
+    metrics,
+    now,
+    shareTrials,
+    carryHolds,
+    rateLimited: (backoff) => components.onRateLimited?.(backoff),
+  }
+
   /** Binds the plan's targets to this node's providers (once per shared plan and registry). */
   const bind = (plan: RequestPlan, registry: ProviderRegistry, directKey: string | null): readonly DispatchTarget[] => {
     const known = bound.get(plan.targets)
@@ -184,7 +192,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
   }
 
   return {
-    plan(request, context, streams, fit) {
+    plan(request, context, streams, filter) {
       const registry = components.registry()
       const { pinned, model } = parseModel(registry, request.model)
       const fallbacks = request.fallbacks.length === 0 ? NO_DIRECTIONS : request.fallbacks.map((fallback, index) => parseFallback(registry, fallback, index))
@@ -194,33 +202,8 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
         throw new GatewayError('model_not_served', `No configured provider has a key for model "${model}". Name it as "provider/model", or add it to a key's "models". Configured providers: ${names(registry)}.`, { param: 'model' })
       }
       const targets = bind(plan, registry, context.directKey)
-      const route: RequestRoute<DispatchTarget, ProviderKey> = router.route(plan, targets, { sessionId: context.sessionId, sessionTtlMs: context.sessionTtlMs, log: context.log, deadlines: context.deadlines, streams, fit })
-      return {
-        plan,
-        targets,
-        context,
-        next() {
-          const step = route.next()
-          if (step.kind === 'attempt') {
-            if (step.leftOut > 0) metrics.heldKeySkips.inc({ provider: step.target.provider.name })
-            shareTrials(step.trials)
-          }
-          return step
-        },
-        report(step, report) {
-          const effects = route.report(step, report)
-          const provider = step.target.provider.name
-          if (report.sent) {
-            metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
-            metrics.attemptLatency.observe({ provider }, (now() - report.startedAt) / 1000)
-          }
-          if (effects.backoff !== null) components.onRateLimited?.(effects.backoff)
-          shareTrials(effects.trials)
-          if (effects.holds !== null) carryHolds(effects.holds)
-          return effects
-        },
-        resume: (step, continuable, sentChars) => route.resume(step, continuable, sentChars),
-      }
+      const route: RequestRoute<DispatchTarget, ProviderKey> = router.route(plan, targets, { sessionId: context.sessionId, sessionTtlMs: context.sessionTtlMs, log: context.log, deadlines: context.deadlines, streams, filter })
+      return new RequestDispatch(plan, targets, context, route, carrier)
     },
 
     settle(settlement, log, requestModel) {
@@ -232,6 +215,53 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     flushTrials: () => shareTrials(router.trialChanges()),
     released: (entries) => router.released(entries),
     merged: (entries) => router.merged(entries),
+  }
+}
+
+/** What a request's dispatch carries out for routing: metrics, gossip, the node log. */
+interface EffectCarrier {
+  metrics: Metrics
+  now: () => number
+  shareTrials(entries: readonly TrialEntry[]): void
+  carryHolds(news: HoldNews): void
+  rateLimited(backoff: RateLimitBackoff): void
+}
+
+/** One request's dispatch: each call is one call to routing's route, and what it returns carried out. A class: one per request, methods shared. */
+class RequestDispatch implements Dispatch {
+  constructor(
+    readonly plan: RequestPlan,
+    readonly targets: readonly DispatchTarget[],
+    readonly context: RequestContext,
+    private readonly route: RequestRoute<DispatchTarget, ProviderKey>,
+    private readonly carrier: EffectCarrier,
+  ) {}
+
+  next(): DispatchStep | DispatchEnd {
+    const step = this.route.next()
+    if (step.kind === 'attempt') {
+      if (step.leftOut > 0) this.carrier.metrics.heldKeySkips.inc({ provider: step.target.provider.name })
+      if (step.trials.length > 0) this.carrier.shareTrials(step.trials)
+    }
+    return step
+  }
+
+  report(step: DispatchStep, report: AttemptReport): AttemptEffects {
+    const effects = this.route.report(step, report)
+    const carrier = this.carrier
+    const provider = step.target.provider.name
+    if (report.sent) {
+      carrier.metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
+      carrier.metrics.attemptLatency.observe({ provider }, (carrier.now() - report.startedAt) / 1000)
+    }
+    if (effects.backoff !== null) carrier.rateLimited(effects.backoff)
+    if (effects.trials.length > 0) carrier.shareTrials(effects.trials)
+    if (effects.holds !== null) carrier.carryHolds(effects.holds)
+    return effects
+  }
+
+  resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean {
+    return this.route.resume(step, continuable, sentChars)
   }
 }
 

@@ -7,7 +7,7 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import type { AttemptFailure, TargetFailure, TargetFit } from '@switchboard/routing'
+import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit } from '@switchboard/routing'
 import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, DispatchEnd, Dispatcher, DispatchStep, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
@@ -102,20 +102,31 @@ export interface EngineRequest extends RoutedRequest {
 
 const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
 
+/**
+ * What routing may not choose for a request: a gateway key limited to some providers never
+ * reaches another (appended fallbacks included); a surface some providers cannot serve
+ * (embeddings at Anthropic) skips them.
+ */
+class RequestFilter implements TargetFilter<DispatchTarget> {
+  constructor(
+    private readonly allowed: ReadonlySet<string> | undefined,
+    private readonly surface: SurfaceCall | undefined,
+  ) {}
+
+  fit(target: DispatchTarget): TargetFit {
+    if (this.allowed !== undefined && !this.allowed.has(target.provider.name)) return 'not_allowed'
+    const surface = this.surface
+    if (surface === undefined) return 'fits'
+    const adapter = target.provider.adapter
+    return (surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface)) ? 'fits' : 'not_served'
+  }
+}
+
 /** Serves a request or throws a GatewayError carrying extra_fields. */
 export async function serveChat(components: EngineComponents, request: EngineRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
   const surface = request.surface
   const streams = surface === undefined ? request.body.stream === true : surface.stream
-  const allowed = context.allowedProviders
-  // What routing may not choose here: a gateway key limited to some providers never reaches another
-  // (appended fallbacks included); a surface some providers cannot serve (embeddings at Anthropic) skips them.
-  const fit = (target: DispatchTarget): TargetFit => {
-    if (allowed !== undefined && !allowed.has(target.provider.name)) return 'not_allowed'
-    const adapter = target.provider.adapter
-    if (surface !== undefined && !(surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface))) return 'not_served'
-    return 'fits'
-  }
-  const dispatch = components.dispatcher.plan(request, context, streams, fit)
+  const dispatch = components.dispatcher.plan(request, context, streams, new RequestFilter(context.allowedProviders, surface))
   const attempts: AttemptRecord[] = []
   for (;;) {
     const step = dispatch.next()

@@ -20,6 +20,7 @@ export {
   type Router,
   type RouterComponents,
   type TargetFailure,
+  type TargetFilter,
   type TargetFit,
 } from './router.ts'
 export { attemptDeadlines, endsChain, mayContinue, retryAfterMs, DEFAULT_FIRST_TOKEN_MS, DEFAULT_STREAM_IDLE_MS, MAX_CONTINUATIONS, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'

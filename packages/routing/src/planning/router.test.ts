@@ -49,7 +49,7 @@ function setup(options: { continues?: readonly string[]; fit?: (target: RouteTar
       direct: false,
       continues: options.continues?.includes(planned.provider) ?? false,
     }))
-    return { log, request: router.route<RouteTarget, BalancerKey>(plan, targets, { sessionId: options.sessionId ?? null, log, streams: true, fit: options.fit ?? (() => 'fits') }) }
+    return { log, request: router.route<RouteTarget, BalancerKey>(plan, targets, { sessionId: options.sessionId ?? null, log, streams: true, filter: { fit: options.fit ?? (() => 'fits') } }) }
   }
   return { router, holds, backoffs, balancer, sessions, route, tick: (ms: number) => (clock += ms), now: () => clock }
 }

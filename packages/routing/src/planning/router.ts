@@ -60,6 +60,12 @@ export interface RouteRequest<T> {
   deadlines?: DeadlineSettings
   /** The request streams: its response headers are bounded by the first-token deadline too. */
   streams: boolean
+  /** Which targets may take it. */
+  filter: TargetFilter<T>
+}
+
+/** Says which targets may take a request (the gateway reads its key's providers and each adapter's surfaces). */
+export interface TargetFilter<T> {
   fit(target: T): TargetFit
 }
 
@@ -244,9 +250,22 @@ export function createRouter(components: RouterComponents): Router {
     return true
   }
 
+  const shared: RouteShared = { settle, backOff, trialChanges }
+
   return {
-    plan: (input) => planRequest(components, { ...input, settings: components.settings(), now: now(), random: components.random }),
-    route: (plan, targets, request) => createRequestRoute(components, { settle, backOff, trialChanges }, plan, targets, request),
+    plan: (input) =>
+      planRequest(components, {
+        model: input.model,
+        pinnedProvider: input.pinnedProvider,
+        fallbacks: input.fallbacks,
+        sessionId: input.sessionId,
+        directKey: input.directKey,
+        settings: components.settings(),
+        now: now(),
+        random: components.random,
+        log: input.log,
+      }),
+    route: (plan, targets, request) => new RequestRouteState(components, shared, plan, targets, request),
     settle,
     released: releaseAll,
     merged(entries) {
@@ -276,179 +295,190 @@ interface RouteShared {
   trialChanges(): readonly TrialEntry[]
 }
 
-/** The route of one request: a cursor over its targets, and the key rotation of the current one. */
-function createRequestRoute<T extends RouteTarget<K>, K extends BalancerKey>(
-  components: RouterComponents,
-  shared: RouteShared,
-  plan: RequestPlan,
-  targets: readonly T[],
-  request: RouteRequest<T>,
-): RequestRoute<T, K> {
-  const { balancer, holds, now } = components
-  const log = request.log
-  let index = -1
-  let primaryFailure: TargetFailure<T, K> | null = null
-  let firstFailure: TargetFailure<T, K> | null = null
-  let notServed = 0
-  let notAllowed = 0
-  // The current target's rotation; null between targets.
-  let rotation: KeyRotation | null = null
-  let keyPlan: KeyPlan = DIRECT_KEY_PLAN
-  let keys: readonly K[] = []
-  let step: RotationStep | null = null
-  let last: AttemptFailure | null = null
-  let lastKey: K | null = null
-  let leftOut = 0
-  let deadlines = { headersMs: 0, firstTokenMs: null as number | null, idleMs: 0 }
-  // Continuing a broken stream: only targets that continue, and only `cancelled` ends the walk.
-  let continuation = 0
-  let sentChars = 0
+/**
+ * The route of one request: a cursor over its targets, and the key rotation of the current one.
+ * A class, not closures: one is made per request, and its methods are shared.
+ */
+class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> implements RequestRoute<T, K> {
+  private index = -1
+  private primaryFailure: TargetFailure<T, K> | null = null
+  private firstFailure: TargetFailure<T, K> | null = null
+  private notServed = 0
+  private notAllowed = 0
+  /** The current target's rotation; null between targets. */
+  private rotation: KeyRotation | null = null
+  private keyPlan: KeyPlan = DIRECT_KEY_PLAN
+  private keys: readonly K[] = []
+  private step: RotationStep | null = null
+  private last: AttemptFailure | null = null
+  private lastKey: K | null = null
+  private leftOut = 0
+  private headersMs = 0
+  private firstTokenMs: number | null = null
+  private idleMs = 0
+  /** Continuing a broken stream: only targets that continue, and only `cancelled` ends the walk. */
+  private continuation = 0
+  private sentChars = 0
 
-  /** Moves to the next target that may take the request; false when none is left. */
-  const advance = (): boolean => {
-    for (index++; index < targets.length; index++) {
-      const target = targets[index]!
-      const fit = request.fit(target)
-      if (fit !== 'fits') {
-        if (fit === 'not_served') notServed++
-        else notAllowed++
+  constructor(
+    private readonly components: RouterComponents,
+    private readonly shared: RouteShared,
+    readonly plan: RequestPlan,
+    private readonly targets: readonly T[],
+    private readonly request: RouteRequest<T>,
+  ) {}
+
+  next(): AttemptStep<T, K> | RouteEnd<T, K> {
+    const { components, targets } = this
+    for (;;) {
+      if (this.rotation === null && !this.advance()) return this.end()
+      const current = this.step!
+      const target = targets[this.index]!
+      if (current.kind === 'attempt') {
+        const key = this.keys[current.keyIndex]!
+        this.lastKey = key
+        const log = this.request.log
+        if (log.enabled) log.add(keyChosenLine({ provider: target.planned.provider, model: target.planned.model, key: key.name }, this.keyPlan, current.keyIndex, current.why, target.direct))
+        if (!target.direct) components.balancer.attemptStarted({ provider: target.planned.provider, model: target.planned.model, keyId: key.id }, components.now())
+        const first = current.why === 'first'
+        return {
+          kind: 'attempt',
+          target,
+          index: this.index,
+          key,
+          delayMs: current.delayMs,
+          headersMs: this.headersMs,
+          firstTokenMs: this.firstTokenMs,
+          idleMs: this.idleMs,
+          leftOut: first ? this.leftOut : 0,
+          continuable: this.continuableFrom(this.index),
+          trials: first ? this.shared.trialChanges() : NO_TRIALS,
+        }
+      }
+      // The target is done without serving.
+      const failure: TargetFailure<T, K> = { reason: current.reason, last: this.last, target, key: this.lastKey, retryAfterMs: this.rotation!.waiting ? retryAfterMs(this.keyPlan, this.last, components.now()) : null }
+      this.rotation = null
+      if (this.continuation > 0) {
+        if (current.reason === 'cancelled') return this.end()
         continue
       }
-      if (continuation > 0) {
+      this.firstFailure ??= failure
+      const primary = this.index === this.plan.primary
+      if (primary) this.primaryFailure = failure
+      if (endsChain(current.reason, primary)) return this.end()
+    }
+  }
+
+  report(attempt: AttemptStep<T, K>, report: AttemptReport): AttemptEffects {
+    const { components, shared } = this
+    const target = attempt.target
+    const route = { provider: target.planned.provider, model: target.planned.model, keyId: attempt.key.id }
+    if (!report.sent) {
+      if (!target.direct) components.balancer.attemptAbandoned(route, components.now())
+      if (report.cancelled && this.rotation !== null && this.index === attempt.index) this.step = { kind: 'stop', reason: 'cancelled' }
+      return { failure: null, holds: null, backoff: null, trials: target.direct ? NO_TRIALS : shared.trialChanges() }
+    }
+    const at = components.now()
+    const failure = report.failure === null ? null : routingFailure(report.failure)
+    let backoff: RateLimitBackoff | null = null
+    let news: HoldNews | null = null
+    let trials = NO_TRIALS
+    if (!target.direct) {
+      const log = this.request.log
+      const rateLimit = report.rateLimit
+      if (failure === null && rateLimit != null && rateLimit.untilMs > at && !components.backoffs.isBackedOff(route.provider, route.keyId, route.model, at)) {
+        backoff = { provider: route.provider, keyId: route.keyId, model: route.model, untilMs: rateLimit.untilMs }
+        shared.backOff(backoff)
+        log.add(`Backing key ${attempt.key.name} off ${route.provider}/${route.model} until its ${rateLimit.window} window resets in ${Math.ceil((rateLimit.untilMs - at) / 1000)}s (${rateLimit.remaining} left)`)
+      }
+      components.balancer.attemptFinished({
+        provider: route.provider,
+        model: route.model,
+        keyId: route.keyId,
+        failureClass: failure === null ? null : failure.failureClass,
+        latencyMs: at - report.startedAt,
+        promptTokens: report.usage?.promptTokens,
+        completionTokens: report.usage?.completionTokens,
+        now: at,
+      })
+      trials = shared.trialChanges()
+      const settlement = components.holds.recordAnswer({ provider: route.provider, keyId: route.keyId, model: route.model, startedAt: report.startedAt, now: at, failure })
+      if (settlement.events.length > 0 || settlement.changed.length > 0) news = shared.settle(settlement, log, route.model)
+      const sessionId = this.request.sessionId
+      if ((report.served || failure === null) && sessionId !== null) components.sessions.remember(sessionId, route.model, { provider: route.provider, keyId: route.keyId }, at, this.request.sessionTtlMs)
+    }
+    // The request moves on only from an attempt the caller did not get (a stream past its gate has left the chain).
+    if (!report.served && this.rotation !== null && this.index === attempt.index) {
+      this.last = failure
+      this.step = failure === null ? { kind: 'stop', reason: 'retries_exhausted' } : this.rotation.next(failure)
+    }
+    return { failure, holds: news, backoff, trials }
+  }
+
+  resume(attempt: AttemptStep<T, K>, continuable: boolean, sentChars: number): boolean {
+    const may = mayContinue(this.continuation + 1, continuable)
+    if (may !== 'yes') {
+      const log = this.request.log
+      if (log.enabled) log.add(may === 'continued_enough' ? `Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already` : 'Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
+      return false
+    }
+    this.continuation++
+    this.sentChars = sentChars
+    // From the target that broke: another of its keys, or a later target, continues it.
+    this.index = attempt.index - 1
+    this.rotation = null
+    return true
+  }
+
+  /** Moves to the next target that may take the request; false when none is left. */
+  private advance(): boolean {
+    const { components, targets, request } = this
+    for (this.index++; this.index < targets.length; this.index++) {
+      const target = targets[this.index]!
+      const fit = request.filter.fit(target)
+      if (fit !== 'fits') {
+        if (fit === 'not_served') this.notServed++
+        else this.notAllowed++
+        continue
+      }
+      if (this.continuation > 0) {
         if (!target.continues) continue
-        if (log.enabled) log.add(`Continuing the broken stream on ${target.planned.provider}/${target.planned.model} from the ${sentChars} characters sent`)
+        if (request.log.enabled) request.log.add(`Continuing the broken stream on ${target.planned.provider}/${target.planned.model} from the ${this.sentChars} characters sent`)
       }
-      keys = target.keys()
-      keyPlan = target.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: now(), log })
-      leftOut = keyPlan.leftOut.length
-      const fallbackAfter = index < targets.length - 1
-      rotation = keyRotationFor(keyPlan, target.policy, components.random, fallbackAfter)
+      const keys = target.keys()
+      this.keys = keys
+      this.keyPlan = target.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: components.now(), log: request.log })
+      this.leftOut = this.keyPlan.leftOut.length
+      const fallbackAfter = this.index < targets.length - 1
+      const rotation = keyRotationFor(this.keyPlan, target.policy, components.random, fallbackAfter)
+      this.rotation = rotation
       // Something else could take the request: the default first-token deadline applies (chain.ts).
-      const attempt = attemptDeadlines(target.deadlines, request.deadlines, fallbackAfter || keys.length > 1)
+      const deadlines = attemptDeadlines(target.deadlines, request.deadlines, fallbackAfter || keys.length > 1)
       // A stream's headers come before its first content: they are bounded by that deadline too.
-      deadlines = {
-        headersMs: request.streams && attempt.firstTokenMs !== null ? Math.min(attempt.requestMs, attempt.firstTokenMs) : attempt.requestMs,
-        firstTokenMs: attempt.firstTokenMs,
-        idleMs: attempt.idleMs,
-      }
-      step = rotation.first()
-      last = null
-      lastKey = null
+      this.headersMs = request.streams && deadlines.firstTokenMs !== null ? Math.min(deadlines.requestMs, deadlines.firstTokenMs) : deadlines.requestMs
+      this.firstTokenMs = deadlines.firstTokenMs
+      this.idleMs = deadlines.idleMs
+      this.step = rotation.first()
+      this.last = null
+      this.lastKey = null
       return true
     }
     return false
   }
 
-  const continuableFrom = (from: number): boolean => {
+  private continuableFrom(from: number): boolean {
+    const targets = this.targets
     for (let at = from; at < targets.length; at++) if (targets[at]!.continues) return true
     return false
   }
 
   /** The end of the request: the primary's failure, else the first, else why no target was tried. */
-  const end = (): RouteEnd<T, K> => {
-    if (continuation > 0) return { kind: 'end', outcome: 'not_continued' }
-    const failure = primaryFailure ?? firstFailure
+  private end(): RouteEnd<T, K> {
+    if (this.continuation > 0) return { kind: 'end', outcome: 'not_continued' }
+    const failure = this.primaryFailure ?? this.firstFailure
     if (failure !== null) return { kind: 'end', outcome: 'failed', failure }
-    if (notServed > 0) return { kind: 'end', outcome: 'not_served' }
-    if (notAllowed > 0) return { kind: 'end', outcome: 'not_allowed' }
+    if (this.notServed > 0) return { kind: 'end', outcome: 'not_served' }
+    if (this.notAllowed > 0) return { kind: 'end', outcome: 'not_allowed' }
     return { kind: 'end', outcome: 'no_target' }
-  }
-
-  return {
-    plan,
-    next() {
-      for (;;) {
-        if (rotation === null && !advance()) return end()
-        const current = step!
-        if (current.kind === 'attempt') {
-          const target = targets[index]!
-          const key = keys[current.keyIndex]!
-          lastKey = key
-          if (log.enabled) log.add(keyChosenLine({ provider: target.planned.provider, model: target.planned.model, key: key.name }, keyPlan, current.keyIndex, current.why, target.direct))
-          if (!target.direct) balancer.attemptStarted({ provider: target.planned.provider, model: target.planned.model, keyId: key.id }, now())
-          const first = current.why === 'first'
-          return {
-            kind: 'attempt',
-            target,
-            index,
-            key,
-            delayMs: current.delayMs,
-            headersMs: deadlines.headersMs,
-            firstTokenMs: deadlines.firstTokenMs,
-            idleMs: deadlines.idleMs,
-            leftOut: first ? leftOut : 0,
-            continuable: continuableFrom(index),
-            trials: first ? shared.trialChanges() : NO_TRIALS,
-          }
-        }
-        // The target is done without serving.
-        const target = targets[index]!
-        const failure: TargetFailure<T, K> = { reason: current.reason, last, target, key: lastKey, retryAfterMs: rotation!.waiting ? retryAfterMs(keyPlan, last, now()) : null }
-        rotation = null
-        if (continuation > 0) {
-          if (current.reason === 'cancelled') return end()
-          continue
-        }
-        firstFailure ??= failure
-        const primary = index === plan.primary
-        if (primary) primaryFailure = failure
-        if (endsChain(current.reason, primary)) return end()
-      }
-    },
-
-    report(attempt, report) {
-      const target = attempt.target
-      const route = { provider: target.planned.provider, model: target.planned.model, keyId: attempt.key.id }
-      if (!report.sent) {
-        if (!target.direct) balancer.attemptAbandoned(route, now())
-        if (report.cancelled && rotation !== null && index === attempt.index) step = { kind: 'stop', reason: 'cancelled' }
-        return { failure: null, holds: null, backoff: null, trials: target.direct ? NO_TRIALS : shared.trialChanges() }
-      }
-      const at = now()
-      const failure = report.failure === null ? null : routingFailure(report.failure)
-      let backoff: RateLimitBackoff | null = null
-      let news: HoldNews | null = null
-      let trials = NO_TRIALS
-      if (!target.direct) {
-        const rateLimit = report.rateLimit
-        if (failure === null && rateLimit != null && rateLimit.untilMs > at && !components.backoffs.isBackedOff(route.provider, route.keyId, route.model, at)) {
-          backoff = { ...route, untilMs: rateLimit.untilMs }
-          shared.backOff(backoff)
-          log.add(`Backing key ${attempt.key.name} off ${route.provider}/${route.model} until its ${rateLimit.window} window resets in ${Math.ceil((rateLimit.untilMs - at) / 1000)}s (${rateLimit.remaining} left)`)
-        }
-        balancer.attemptFinished({
-          ...route,
-          failureClass: failure === null ? null : failure.failureClass,
-          latencyMs: at - report.startedAt,
-          promptTokens: report.usage?.promptTokens,
-          completionTokens: report.usage?.completionTokens,
-          now: at,
-        })
-        trials = shared.trialChanges()
-        const settled = shared.settle(holds.recordAnswer({ ...route, startedAt: report.startedAt, now: at, failure }), log, route.model)
-        if (settled.changes.length > 0 || settled.changed.length > 0) news = settled
-        if ((report.served || failure === null) && request.sessionId !== null) components.sessions.remember(request.sessionId, route.model, { provider: route.provider, keyId: route.keyId }, at, request.sessionTtlMs)
-      }
-      // The request moves on only from an attempt the caller did not get (a stream past its gate has left the chain).
-      if (!report.served && rotation !== null && index === attempt.index) {
-        last = failure
-        step = failure === null ? { kind: 'stop', reason: 'retries_exhausted' } : rotation.next(failure)
-      }
-      return { failure, holds: news, backoff, trials }
-    },
-
-    resume(attempt, continuable, sent) {
-      const may = mayContinue(continuation + 1, continuable)
-      if (may !== 'yes') {
-        if (log.enabled) log.add(may === 'continued_enough' ? `Not continuing the broken stream: it was continued ${MAX_CONTINUATIONS} times already` : 'Not continuing the broken stream: it sent a tool call or thinking, which a prefill cannot carry')
-        return false
-      }
-      continuation++
-      sentChars = sent
-      // From the target that broke: another of its keys, or a later target, continues it.
-      index = attempt.index - 1
-      rotation = null
-      return true
-    },
   }
 }
