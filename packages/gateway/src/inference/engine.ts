@@ -8,11 +8,11 @@
  * the adapter renders in, a served answer or a GatewayError out.
  */
 import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit } from '@switchboard/routing'
-import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
+import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, DispatchEnd, Dispatcher, DispatchStep, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
-import { GuardedStream } from './stream-guard.ts'
+import { GuardedStream, type GuardedAttempt } from './stream-guard.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 export interface AttemptRecord {
@@ -171,45 +171,26 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   let record: AttemptRecord | null = null
   if (result.ok && result.kind === 'stream') {
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
-    const rateLimit = result.rateLimit
-    let passed = false
-    let reported: AttemptFailure | null | undefined
-    const report = (ending: AttemptFailure | null, usage: TokenUsage | null) => {
-      if (reported !== undefined) return reported
-      reported = dispatch.report(step, { sent: true, startedAt: started, failure: ending, served: passed, rateLimit, usage }).failure
-      // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
-      if (record !== null && reported !== null && reported.failureClass !== 'cancelled') {
-        record.failure_class = reported.failureClass
-        record.latency_ms = components.now() - started
-      }
-      return reported
-    }
-    stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, abort: () => run.abort(), ended: report })
+    const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now)
+    stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, attempt })
     // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
     // fails before it fails over like any attempt.
     const gated = await stream.gate(streamFormatOf(surface), step.firstTokenMs === null ? null : step.firstTokenMs - (components.now() - started))
     if (gated !== null) {
       run.abort()
-      failure = report(gated, null)
+      failure = attempt.ended(gated, null)
       stream = null
     } else {
-      passed = true
+      attempt.passed = true
       failure = null
     }
+    record = attemptRecord(step, failure, result.status, components.now() - started)
+    attempt.record = record
   } else {
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
     failure = dispatch.report(step, { sent: true, startedAt: started, failure: result.ok ? null : result.failure, served: result.ok, rateLimit: result.ok ? result.rateLimit : null, usage: result.ok && result.kind === 'json' ? result.usage : null }).failure
   }
-  record = {
-    provider: target.provider.name,
-    model: target.model,
-    key_id: key.id,
-    key_name: key.name,
-    status: failure !== null ? failure.status : result.ok ? result.status : 0,
-    failure_class: failure?.failureClass ?? null,
-    latency_ms: components.now() - started,
-    wait_hint_ms: failure?.waitHintMs ?? null,
-  }
+  record ??= attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
   attempts.push(record)
   if (failure !== null || !result.ok) return null
   const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
@@ -219,6 +200,60 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     return { success, extraFields, upstream: run, streamUsage: stream.usage }
   }
   return { success: result as JsonSuccess, extraFields, upstream: run }
+}
+
+/** One upstream attempt as `extra_fields.attempts[]` reports it. */
+function attemptRecord(step: DispatchStep, failure: AttemptFailure | null, status: number, latencyMs: number): AttemptRecord {
+  return {
+    provider: step.target.provider.name,
+    model: step.target.model,
+    key_id: step.key.id,
+    key_name: step.key.name,
+    status: failure !== null ? failure.status : status,
+    failure_class: failure?.failureClass ?? null,
+    latency_ms: latencyMs,
+    wait_hint_ms: failure?.waitHintMs ?? null,
+  }
+}
+
+/**
+ * A streamed attempt as its guard sees it: aborted when a deadline passes, and reported to
+ * routing once, when the stream ends (before its gate: as a failed attempt the request moves on
+ * from; after it: as the answer the caller got).
+ */
+class StreamAttempt implements GuardedAttempt {
+  /** The stream passed its first-chunk gate: the caller got it. */
+  passed = false
+  /** Its line in `extra_fields.attempts[]`, once written. */
+  record: AttemptRecord | null = null
+  private reported: AttemptFailure | null | undefined = undefined
+
+  constructor(
+    private readonly dispatch: Dispatch,
+    private readonly step: DispatchStep,
+    private readonly startedAt: number,
+    private readonly upstream: { abort(): void },
+    private readonly rateLimit: RateLimitExhaustion | null,
+    private readonly now: () => number,
+  ) {}
+
+  abort(): void {
+    this.upstream.abort()
+  }
+
+  /** Reports the ending once; returns it as routing classes it. */
+  ended(failure: AttemptFailure | null, usage: TokenUsage | null): AttemptFailure | null {
+    if (this.reported !== undefined) return this.reported
+    const reported = this.dispatch.report(this.step, { sent: true, startedAt: this.startedAt, failure, served: this.passed, rateLimit: this.rateLimit, usage }).failure
+    this.reported = reported
+    // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
+    const record = this.record
+    if (record !== null && reported !== null && reported.failureClass !== 'cancelled') {
+      record.failure_class = reported.failureClass
+      record.latency_ms = this.now() - this.startedAt
+    }
+    return reported
+  }
 }
 
 /**

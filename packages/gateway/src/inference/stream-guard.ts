@@ -13,10 +13,16 @@ export interface StreamGuardInit {
   /** Longest silence inside the stream before it counts as stalled. */
   idleMs: number
   now: () => number
+  /** The attempt the stream is the answer of. */
+  attempt: GuardedAttempt
+}
+
+/** What the guard tells the attempt a stream belongs to (an object, so no closure is made per stream). */
+export interface GuardedAttempt {
   /** Aborts the upstream call: a deadline passed. */
-  abort: () => void
+  abort(): void
   /** Told once how the stream ended (null when served whole) and the token counts it reported. */
-  ended: (failure: AttemptFailure | null, usage: TokenUsage | null) => void
+  ended(failure: AttemptFailure | null, usage: TokenUsage | null): void
 }
 
 /** The ending of a stream the caller left: nobody's fault. */
@@ -65,8 +71,14 @@ export class GuardedStream implements AsyncIterableIterator<string> {
   /** The token counts the stream's events report (the balancer's and the gateway key's tokens). */
   readonly usage = new StreamUsage()
 
+  /** The upstream read's handlers, bound once (methods, not arrow fields: tsx names every closure it makes). */
+  private readonly onStep: (step: IteratorResult<string>) => IteratorResult<string>
+  private readonly onError: (error: unknown) => never
+
   constructor(events: AsyncIterable<string>, private readonly init: StreamGuardInit) {
     this.inner = events[Symbol.asyncIterator]()
+    this.onStep = this.stepped.bind(this)
+    this.onError = this.failed.bind(this)
     open.add(this)
     if (watcher === null) {
       watcher = setInterval(watchAll, WATCH_EVERY_MS)
@@ -133,10 +145,10 @@ export class GuardedStream implements AsyncIterableIterator<string> {
     if (this.finished || this.expired !== null) return
     this.expired = failure
     // The pending read rejects with the abort; onError reports the deadline instead.
-    this.init.abort()
+    this.init.attempt.abort()
   }
 
-  private readonly onStep = (step: IteratorResult<string>): IteratorResult<string> => {
+  private stepped(step: IteratorResult<string>): IteratorResult<string> {
     this.waitingSince = -1
     if (step.done !== true) this.usage.read(step.value)
     else {
@@ -146,7 +158,7 @@ export class GuardedStream implements AsyncIterableIterator<string> {
     return step
   }
 
-  private readonly onError = (error: unknown): never => {
+  private failed(error: unknown): never {
     this.waitingSince = -1
     this.exhausted = true
     const failure = this.expired ?? (error instanceof StreamFailure ? error.failure : streamFailureOf(error))
@@ -158,6 +170,6 @@ export class GuardedStream implements AsyncIterableIterator<string> {
     if (this.finished) return
     this.finished = true
     open.delete(this)
-    this.init.ended(failure, this.usage.usage)
+    this.init.attempt.ended(failure, this.usage.usage)
   }
 }
