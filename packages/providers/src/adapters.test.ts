@@ -42,9 +42,9 @@ adapterSuite({
   inBandStreamErrors: "the simulator's Azure dialect sends no in-band error event",
   rateLimitHeaders: 'Azure sends remaining counts but no reset time: a spent window shows as its 429 and retry-after',
   // Azure's gateway layer answers these with bare 403s whose code is the status: read as a refused
-  // credential (the whole key held either way). Finer classes are issue #12's (failure classes).
+  // credential (the whole key held either way), except "Out of call volume quota", which says it is
+  // quota (issue 36, item 7). Finer classes are issue #12's (failure classes).
   classes: {
-    insufficient_quota: { failureClass: 'credential', scope: 'key' },
     model_access: { failureClass: 'credential', scope: 'key' },
     region_blocked: { failureClass: 'credential', scope: 'key' },
   },

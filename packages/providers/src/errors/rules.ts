@@ -57,6 +57,12 @@ const SAYS_REGION_BLOCKED =
 const SAYS_ACCOUNT_OUT_OF_MONEY =
   /credit balance|insufficient (?:credits|balance|funds)|requires more credits|can only afford|prepa(?:y|id|yment) credits|billing (?:hard )?limit|spend(?:ing)? (?:limit|cap)|api usage limits|key limit exceeded|account is not active|billing to be enabled|billing (?:is )?(?:not enabled|disabled)/
 const SAYS_QUOTA_EXCEEDED = /exceeded your current quota/
+/**
+ * Azure's (and API Management's) 403 "Out of call volume quota ... Quota will be replenished in
+ * d.hh:mm:ss": the resource's call quota is spent until then. Quota, not a refused key: the key is
+ * fine, and waiting is the cure, not replacing it.
+ */
+const SAYS_CALL_VOLUME_QUOTA = /out of call volume quota/
 /** A quota that refills once a day (Gemini's per-model daily quotas), not within a rate-limit window. */
 const SAYS_PER_DAY = /per.?day|daily/
 const SAYS_RATE_LIMITED = /rate.?limit|too many requests|throttl|slow down/
@@ -220,6 +226,7 @@ function byCode(facts: Facts, rules: ReadonlyMap<string, Verdict | ((facts: Fact
 function byWording(facts: Facts): Verdict | null {
   const { text, status } = facts
   if (text === '') return null
+  if (SAYS_CALL_VOLUME_QUOTA.test(text)) return KEY_QUOTA
   if (SAYS_CREDENTIAL_BAD.test(text) || SAYS_ACCOUNT_SHUT.test(text)) return KEY_CREDENTIAL
   if (SAYS_REGION_BLOCKED.test(text)) return REGION_BLOCKED
   // Anthropic answers requests from unsupported regions with a bare 403 "Request not allowed".

@@ -148,7 +148,15 @@ const WORD_UNITS: [RegExp, number][] = [
 const WAIT_WORDING =
   /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
 
+/** Azure's "Quota will be replenished in 2.06:46:18" (a .NET TimeSpan: days, then hh:mm:ss). */
+const REPLENISHED = /replenished in\s+(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?!\d)/i
+
 function fromWording(text: string): number | null {
+  const replenished = REPLENISHED.exec(text)
+  if (replenished !== null) {
+    const [, days, hours, minutes, seconds] = replenished
+    return (((Number(days ?? 0) * 24 + Number(hours)) * 60 + Number(minutes)) * 60 + Number(seconds)) * 1000
+  }
   const match = WAIT_WORDING.exec(text)
   if (match === null) return null
   if (match[1] !== undefined) return nonNegative(parseDuration(match[1]))
