@@ -173,15 +173,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     { nodeId, region },
   )
 
-  // The 5-second recompute, off the hot path; expired tombstones are collected once a minute.
-  let cycles = 0
+  // Routing's 5-second cycle, off the hot path.
   const recompute = setInterval(() => {
-    const at = now()
-    if (dispatcher.expireBackoffs()) balancer.holdsChanged()
-    balancer.recompute(at)
-    dispatcher.flushTrials()
+    dispatcher.recompute()
     history?.recomputed()
-    if (++cycles % 12 === 0) holds.collect(at)
     metrics.holdsActive.reset()
     for (const condition of holds.conditions()) metrics.holdsActive.inc({ reason: condition.reason })
   }, RECOMPUTE_INTERVAL_MS)

@@ -120,12 +120,10 @@ export interface Dispatcher {
   merged(entries: readonly HoldEntry[]): void
   /** Backs a key off until its window resets (our own headers, or a signal from the region). */
   backOff(backoff: RateLimitBackoff): void
-  /** Drops expired backoffs; true when any expired (selection tables must be rebuilt). */
-  expireBackoffs(): boolean
+  /** Routing's 5 s cycle (routing's `recompute`); the trial rounds it changed go to the fleet. */
+  recompute(): void
   /** Rounds from peers (already checked): routing applies them; this node's newer rounds go back out. */
   mergeTrials(entries: readonly TrialEntry[]): void
-  /** Hands the trial rounds routing changed since the last call to the fleet (after a recompute). */
-  flushTrials(): void
 }
 
 const DIRECT_KEY_NAME = 'caller key (x-bf-direct-key)'
@@ -210,9 +208,8 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       carryHolds(router.settle(settlement, log, requestModel))
     },
     backOff: (backoff) => void router.backOff(backoff),
-    expireBackoffs: () => router.expireBackoffs(),
+    recompute: () => shareTrials(router.recompute()),
     mergeTrials: (entries) => shareTrials(router.mergeTrials(entries)),
-    flushTrials: () => shareTrials(router.trialChanges()),
     released: (entries) => router.released(entries),
     merged: (entries) => router.merged(entries),
   }

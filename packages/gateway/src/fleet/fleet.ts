@@ -12,8 +12,9 @@ import { compareVersions, differingBuckets, holdId, parseHoldEntry, type HoldEnt
 import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, MAX_RATE_LIMIT_MS, parseTrialEntry, plausibleHold, plausibleTrial, trialBatch, trialToWire, type ConfigChange, type VersionsResponse } from './messages.ts'
+import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, MAX_RATE_LIMIT_MS, plausibleHold, type ConfigChange, type VersionsResponse } from './messages.ts'
 import type { KeyLimiter } from '../access/limits.ts'
+import { carryTrials, type TrialsCarrier } from './trials.ts'
 
 export interface FleetComponents {
   holds: Holds
@@ -121,21 +122,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   let holdsTopic: Topic<{ entries: unknown[] }> | null = null
   let rateTopic: Topic<{ provider: string; key_id: string; model: string; until_ms: number }> | null = null
   let configTopic: Topic<ConfigChange> | null = null
-  let trialsTopic: Topic<{ entries: unknown[] }> | null = null
-
-  /** Takes trial rounds from a peer: each checked, bad ones counted; routing applies the rest (a served one recovers routes here). */
-  const takeTrials = (raw: readonly unknown[]) => {
-    const entries: TrialEntry[] = []
-    const at = now()
-    for (const value of raw) {
-      const entry = parseTrialEntry(value)
-      if (entry === null) metrics.clusterDropped.inc({ reason: 'invalid_trial' })
-      else if (!plausibleTrial(entry, at)) metrics.clusterDropped.inc({ reason: 'implausible_trial' })
-      else if (components.knownKey && !components.knownKey(entry.provider, entry.keyId)) metrics.clusterDropped.inc({ reason: 'unknown_key' })
-      else entries.push(entry)
-    }
-    if (entries.length > 0) dispatcher.mergeTrials(entries)
-  }
+  let trialRounds: TrialsCarrier | null = null
   const timers: NodeJS.Timeout[] = []
 
   if (init.fleetSecret) {
@@ -157,17 +144,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     holdsTopic = fleet.topic('holds', holdBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
     rateTopic = fleet.topic('rate-limits', rateLimitSignal, { scope: 'region', coalesceKey: (message) => `${message.provider}\u0000${message.key_id}\u0000${message.model}` })
     configTopic = fleet.topic('config', configChange, { scope: 'fleet', coalesceKey: (message) => message.kind })
-    // Trial rounds (issue 35, item 8): fleet-wide, so one node per due time tries a failed route and its success recovers it everywhere.
-    trialsTopic = fleet.topic('trials', trialBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
-    trialsTopic.subscribe((message, _from, meta) => {
-      if (meta.peerId !== fleet.peerId) takeTrials(message.entries)
-    })
-    // A node that hears no peer (alone, or cut off) claims and sends its trials at once: per-node trials, as before.
-    const peersChanged = () => trials.setPeers(fleet.members().filter((member) => !member.self).length)
-    fleet.on('member:join', peersChanged)
-    fleet.on('member:leave', peersChanged)
-    peersChanged()
-    await fleet.handle(PROTOCOLS.trials, digestRequest, trialBatch, async () => ({ entries: trials.entries().map(trialToWire) }))
+    trialRounds = await carryTrials(fleet, { trials, dispatcher, metrics, logger, now, knownKey: components.knownKey })
     holdsTopic.subscribe((message, _from, meta) => {
       if (meta.peerId !== fleet.peerId) takeIn(message.entries, `gossip from ${meta.nodeId}`)
     })
@@ -290,12 +267,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
           const snapshot = await fleet.request(peer.peerId, PROTOCOLS.snapshot, {}, holdBatch)
           const merged = takeIn(snapshot.entries, `join from ${peer.nodeId}`)
           logger.info({ peer: peer.nodeId, entries: snapshot.entries.length, merged }, 'pulled the hold set from a peer')
-          // The fleet's trial rounds too, so a route failing here joins the round in progress instead of starting one.
-          try {
-            takeTrials((await fleet.request(peer.peerId, PROTOCOLS.trials, {}, trialBatch)).entries)
-          } catch (error) {
-            logger.debug({ err: error, peer: peer.nodeId }, 'could not pull the trial rounds on join; gossip brings them')
-          }
+          await trialRounds?.pull(peer.peerId)
           return
         }
         await new Promise((resolve) => setTimeout(resolve, 100))
@@ -376,7 +348,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       holdsTopic?.publish({ entries: [...entries] }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish holds'))
     },
     publishTrials(entries) {
-      trialsTopic?.publish({ entries: entries.map(trialToWire) }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish trial rounds'))
+      trialRounds?.publish(entries)
     },
     publishRateLimit(signal) {
       rateTopic?.publish({ provider: signal.provider, key_id: signal.keyId, model: signal.model, until_ms: Math.ceil(signal.untilMs) }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish a rate-limit signal'))

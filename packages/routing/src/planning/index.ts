@@ -6,23 +6,22 @@ export { RateLimitBackoffs, type RateLimitBackoff } from './backoffs.ts'
 export { RoutingLog, describeEntry, keyChosenLine, type AttemptWhy, type CheckFact, type SkippedKeyFact } from './log.ts'
 export { planRequest } from './request-plan.ts'
 export { planKeys, keyRotationFor, SESSION_CHECK_GRACE_MS } from './key-plan.ts'
-export {
-  createRouter,
-  type AttemptEffects,
-  type AttemptReport,
-  type AttemptStep,
-  type HoldChange,
-  type HoldNews,
-  type RequestRoute,
-  type RouteEnd,
-  type RouteRequest,
-  type RouteTarget,
-  type Router,
-  type RouterComponents,
-  type TargetFailure,
-  type TargetFilter,
-  type TargetFit,
-} from './router.ts'
+export { createRouter, type Router } from './router.ts'
+export type {
+  AttemptEffects,
+  AttemptReport,
+  AttemptStep,
+  HoldChange,
+  HoldNews,
+  RequestRoute,
+  RouteEnd,
+  RouteRequest,
+  RouteTarget,
+  RouterComponents,
+  TargetFailure,
+  TargetFilter,
+  TargetFit,
+} from './request-route.ts'
 export { attemptDeadlines, endsChain, mayContinue, retryAfterMs, DEFAULT_FIRST_TOKEN_MS, DEFAULT_STREAM_IDLE_MS, MAX_CONTINUATIONS, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
 export type {
   KeyLeftOut,

@@ -11,7 +11,8 @@ import type { AttemptFailure, FailureClass } from '../failures/failure-class.ts'
 import { createHolds } from '../holds/holds.ts'
 import { RateLimitBackoffs } from './backoffs.ts'
 import { RoutingLog } from './log.ts'
-import { createRouter, type AttemptStep, type RouteEnd, type RouteTarget, type TargetFit } from './router.ts'
+import type { AttemptStep, RouteEnd, RouteTarget, TargetFit } from './request-route.ts'
+import { createRouter } from './router.ts'
 import type { PlannedTarget } from './types.ts'
 
 const PROVIDERS: BalancerProvider[] = [
