@@ -263,7 +263,7 @@ class RequestDispatch implements Dispatch {
 }
 
 /** A planned target bound to the provider that sends it (and the caller's own key, on the target that carries it). */
-export function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey?: ProviderKey): DispatchTarget {
+function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey?: ProviderKey): DispatchTarget {
   const model = planned.model
   const policy: RetryPolicy = provider.policy
   const deadlines: DeadlineSettings & { requestMs: number } = provider.deadlines

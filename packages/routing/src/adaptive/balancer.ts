@@ -40,7 +40,7 @@ export interface AdaptiveBalancer {
   /** An attempt ended (in-flight - 1) with this outcome. A refusal's hold fails its routes through `failRoute`. */
   attemptFinished(outcome: AttemptOutcome): void
   /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
-  attemptAbandoned(route: RouteRef, now?: number): void
+  attemptAbandoned(route: RouteRef, now: number): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
   /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
@@ -223,7 +223,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       if (tracked === undefined) return
       tracked.inFlight = Math.max(0, tracked.inFlight - 1)
       // Never sent: if it was this node's trial, the slot is free again.
-      if (now !== undefined && tracked.state === 'failed') trials.answered(route, now, 'inconclusive', now)
+      if (tracked.state === 'failed') trials.answered(route, now, 'inconclusive', now)
     },
     recompute(now) {
       cycle++
