@@ -9,9 +9,9 @@ import { createServer } from 'node:http';
 import { Pool } from 'undici';
 import { passThroughArgs, stopOnSignals } from './lib/pass-through.mjs';
 
-const { port, upstream } = passThroughArgs('passthrough-node.mjs');
+const { port, upstream, connections } = passThroughArgs('passthrough-node.mjs');
 
-const pool = new Pool(upstream, { connections: 128, keepAliveTimeout: 30_000 });
+const pool = new Pool(upstream, { connections, keepAliveTimeout: 30_000 });
 
 async function forward(request, response) {
   const chunks = [];

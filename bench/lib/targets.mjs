@@ -23,7 +23,8 @@ export const SWITCHBOARD_BIN = join(repoDir, 'packages/gateway/bin/switchboard.j
 /** Starts of Switchboard tried while its embedded database port is taken. */
 const EMBEDDED_PORT_ATTEMPTS = 8;
 
-function chatBody(model, stream) {
+/** The small chat request every target is sent. */
+export function chatBody(model, stream) {
   const body = { model, messages: [{ role: 'user', content: 'hi' }] };
   if (stream) body.stream = true;
   return JSON.stringify(body);
@@ -84,14 +85,12 @@ export const targets = [
     external: true,
     async start({ upstream, stream, resultsDir, nodeFlagsFor }) {
       const port = await freePort();
-      const entry = join(dirname(require.resolve('@portkey-ai/gateway/package.json')), 'build/start-server.js');
+      const { args, env } = portkeyLaunch({ port });
       const service = startService({
         name: 'portkey',
-        // start-server.js has no host option: the preload pins listen() to 127.0.0.1
-        args: [...nodeFlagsFor('portkey'), '--require', join(benchDir, 'loopback-only.cjs'), entry, '--headless', `--port=${port}`],
+        args: [...nodeFlagsFor('portkey'), ...args],
         cwd: benchDir,
-        // production: no /log/stream UI, which would otherwise expose request headers (keys)
-        env: { NODE_ENV: 'production', TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
+        env,
         logFile: join(resultsDir, 'portkey.log'),
       });
       const origin = `http://127.0.0.1:${port}`;
@@ -99,17 +98,35 @@ export const targets = [
       return {
         service,
         url: `${origin}/v1/chat/completions`,
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${UPSTREAM_KEY}`,
-          'x-portkey-provider': 'openai',
-          'x-portkey-custom-host': `${upstream.origin}/v1`,
-        },
+        headers: portkeyHeaders(upstream.origin),
         body: chatBody('gpt-4o-mini', stream),
       };
     },
   },
 ];
+
+/**
+ * How @portkey-ai/gateway is started: its node arguments and environment. `packageDir` is the
+ * installed package (default: bench/'s own dependency).
+ */
+export function portkeyLaunch({ port, packageDir = dirname(require.resolve('@portkey-ai/gateway/package.json')) }) {
+  return {
+    // start-server.js has no host option: the preload pins listen() to 127.0.0.1
+    args: ['--require', join(benchDir, 'loopback-only.cjs'), join(packageDir, 'build/start-server.js'), '--headless', `--port=${port}`],
+    // production: no /log/stream UI, which would otherwise expose request headers (keys)
+    env: { NODE_ENV: 'production', TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
+  };
+}
+
+/** The headers that point one Portkey request at the OpenAI-shaped upstream at `origin`. */
+export function portkeyHeaders(origin) {
+  return {
+    'content-type': 'application/json',
+    authorization: `Bearer ${UPSTREAM_KEY}`,
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `${origin}/v1`,
+  };
+}
 
 /** A pass-through floor (`passthrough*.mjs`): forwards the body and Authorization to the simulator. */
 function passThrough(id, label, script) {

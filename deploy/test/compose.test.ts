@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../packages/gateway/src/config/load.ts'
 import { parseRules } from '../../packages/simulator/src/rules/validate.ts'
-import { composeFile, configEnvReferences, envNamesOfFlag, exists, gatewayEnvReads, gatewayFlags, gatewayGetRoutes, interpolate, readText, type Yaml } from './repo.ts'
+import { composeFile, configEnvReferences, envNamesOfFlag, exists, gatewayEnvReads, gatewayFlags, gatewayGetRoutes, interpolate, readText, shutdownBoundSeconds, type Yaml } from './repo.ts'
 
 /** Flags the compose nodes deliberately leave at the gateway's default. Empty: every flag is set. */
 const FLAGS_LEFT_AT_DEFAULT = new Set<string>()
@@ -158,9 +158,10 @@ describe.each(nodeNames)('docker-compose.yml %s', (name) => {
     expect(service.depends_on?.[simulatorName]?.condition).toBe('service_healthy')
   })
 
-  it('gives the gateway time to drain on stop', () => {
+  // Regression (issue 37): the files assumed a 10 s shutdown; the gateway's bound is 24 s.
+  it('gives the gateway its whole shutdown bound, with margin, before SIGKILL', () => {
     expect(service.stop_grace_period).toMatch(/^\d+s$/)
-    expect(Number.parseInt(service.stop_grace_period, 10)).toBeGreaterThanOrEqual(15)
+    expect(Number.parseInt(service.stop_grace_period, 10)).toBeGreaterThanOrEqual(shutdownBoundSeconds() + 10)
   })
 })
 
@@ -199,5 +200,49 @@ describe('deploy/compose files', () => {
     const rules = mounts(simulator).find((mount) => mount.target === argument(simulatorCommand, 'rules'))
     expect(rules?.source).toBe('./deploy/compose/simulator-rules.json')
     expect(() => parseRules(JSON.parse(readText('deploy/compose/simulator-rules.json')))).not.toThrow()
+  })
+})
+
+// Regression (issue 37): Compose v1 (`docker-compose` 1.29, still Debian's) refused the
+// file for its top-level `name:`; the file now works with both Composes.
+describe('docker-compose.yml for Compose v1.29 and v2', () => {
+  /** Top-level keys of the Compose Specification both versions read. */
+  const TOP_LEVEL = new Set(['services', 'volumes', 'networks', 'secrets', 'configs'])
+
+  it('has only top-level keys both understand: no `name:` (v1 refuses it), no `version:` (v2 calls it obsolete)', () => {
+    const unknown = Object.keys(compose).filter((key) => !TOP_LEVEL.has(key) && !key.startsWith('x-'))
+    expect(unknown).toEqual([])
+  })
+
+  it('says how to name the project without `name:`', () => {
+    expect(readText('docker-compose.yml')).toMatch(/COMPOSE_PROJECT_NAME|-p switchboard/)
+    expect(readText('deploy/README.md')).toMatch(/COMPOSE_PROJECT_NAME|-p switchboard/)
+  })
+
+  // An anonymous volume (a bare container path, or a VOLUME of the image nobody mounts over)
+  // is created anew at every `up` and orphaned at every `down`.
+  it('mounts only named volumes it declares, or files of the repository', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const mount of mounts(service)) {
+        if (mount.target === '') throw new Error(`${name} has an anonymous volume at ${mount.source}`)
+        if (mount.source.startsWith('./') || mount.source.startsWith('/')) continue
+        expect(Object.keys(compose.volumes ?? {}), `${name} mounts an undeclared volume ${mount.source}`).toContain(mount.source)
+      }
+    }
+  })
+})
+
+// Regression (issue 37): the README's `docker run` failed: a container listens beyond
+// loopback, and the node refuses to start there without admin tokens.
+describe('deploy/README.md `docker run` example', () => {
+  const block = /```sh\n((?:(?!```)[\s\S])*docker run[\s\S]*?)```/.exec(readText('deploy/README.md'))?.[1] ?? ''
+
+  it('sets admin tokens, passes a gateway key and publishes on 127.0.0.1 only', () => {
+    expect(block).toContain('docker run')
+    expect(block).toMatch(/SWITCHBOARD_ADMIN_TOKENS=/)
+    expect(block).toMatch(/-e SWITCHBOARD_ADMIN_TOKENS\b/)
+    expect(block).toMatch(/GATEWAY_KEY/)
+    expect(block).toMatch(/-p 127\.0\.0\.1:8080:8080/)
+    expect(block).not.toMatch(/replace-me/)
   })
 })

@@ -12,6 +12,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseConfig } from '../../packages/gateway/src/config/load.ts'
+import { placeholderSecrets } from '../../packages/gateway/src/config/placeholders.ts'
 import {
   configEnvReferences,
   dockerfile,
@@ -21,8 +22,10 @@ import {
   gatewayGetRoutes,
   imageUser,
   k8sManifests,
+  kustomizationConfigMapGenerators,
   kustomizationResources,
   root,
+  shutdownBoundSeconds,
   type Yaml,
 } from './repo.ts'
 
@@ -76,6 +79,18 @@ describe('deploy/k8s kustomization', () => {
       .filter((file) => /\.ya?ml$/.test(file) && file !== 'kustomization.yaml')
       .sort()
     expect([...kustomizationResources()].sort()).toEqual(files)
+  })
+
+  // Regression (issue 37): edits to a plain ConfigMap did not restart the pods.
+  it('generates the ConfigMap with a content hash in its name, so an edit rolls the pods', () => {
+    const generators = kustomizationConfigMapGenerators()
+    expect(generators.map((generator) => generator.name)).toEqual(['switchboard-config'])
+    for (const generator of generators) {
+      expect(generator.options?.disableNameSuffixHash, `${generator.name} must keep kustomize's content hash`).not.toBe(true)
+      for (const file of generator.files as string[]) expect(readdirSync(join(root, 'deploy/k8s')), `${file} is generated from but missing`).toContain(file.split('=').at(-1))
+    }
+    const kustomization = readdirSync(join(root, 'deploy/k8s'))
+    expect(kustomization).not.toContain('configmap.yaml')
   })
 })
 
@@ -212,7 +227,7 @@ describe('deploy/k8s wiring', () => {
       expect(containerEnv.find((entry) => entry.name === name)?.valueFrom?.secretKeyRef?.key, `config.json reads env.${name}, which the pod does not get from the Secret`).toBeDefined()
     }
     const podEnv = Object.fromEntries(containerEnv.map((entry) => [entry.name, entry.value ?? secret.stringData?.[entry.valueFrom?.secretKeyRef?.key] ?? 'from-the-downward-api']))
-    expect(() => parseConfig(config, 'deploy/k8s/configmap.yaml', podEnv)).not.toThrow()
+    expect(() => parseConfig(config, 'deploy/k8s/config.json', podEnv)).not.toThrow()
   })
 
   it('keeps the p2p identity on a per-pod volume claim at the data dir', () => {
@@ -222,12 +237,38 @@ describe('deploy/k8s wiring', () => {
     expect(claims.map((claim) => claim.metadata.name)).toContain(mount?.name)
   })
 
-  it('drains before SIGKILL: a preStop pause inside the grace period', () => {
+  it('probes readiness on /health, startup and liveness on /health/live (a node waiting for Postgres is kept out of the Service, not restarted)', () => {
+    expect(gateway.startupProbe.httpGet.path).toBe('/health/live')
+    expect(gateway.readinessProbe.httpGet.path).toBe('/health')
+    expect(gateway.livenessProbe.httpGet.path).toBe('/health/live')
+  })
+
+  // Regression (issue 37): the grace period was 30 s, 1 s above preStop + the real 24 s bound.
+  it('drains before SIGKILL: the preStop pause and the gateway shutdown bound fit in the grace period with margin', () => {
     const command: string[] = gateway.lifecycle?.preStop?.exec?.command ?? []
     const pause = gateway.lifecycle?.preStop?.sleep?.seconds ?? Number(command[0] === 'sleep' ? command[1] : Number.NaN)
     expect(pause).toBeGreaterThanOrEqual(3)
-    // The gateway gives in-flight requests up to 10 s after SIGTERM (packages/gateway/src/cli.ts).
-    expect(podTemplate.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(pause + 10)
+    const bound = shutdownBoundSeconds()
+    expect(bound).toBe(24)
+    expect(podTemplate.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(pause + bound + 10)
+  })
+
+  // Regression (issue 37): pods were only loosely spread (ScheduleAnyway on hostnames).
+  it('never puts two gateways on one node (required anti-affinity) and spreads them across zones', () => {
+    const required = (podTemplate.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) as Yaml[]
+    const onHostname = required.find((term) => term.topologyKey === 'kubernetes.io/hostname')
+    expect(onHostname, 'no required anti-affinity on kubernetes.io/hostname').toBeDefined()
+    expect(selectsPods(onHostname?.labelSelector?.matchLabels)).toBe(true)
+    const spread = ((podTemplate.spec.topologySpreadConstraints ?? []) as Yaml[]).find((constraint) => constraint.topologyKey === 'topology.kubernetes.io/zone')
+    expect(spread, 'no topology spread across topology.kubernetes.io/zone').toBeDefined()
+    expect(spread?.maxSkew).toBe(1)
+    expect(selectsPods(spread?.labelSelector?.matchLabels)).toBe(true)
+  })
+
+  // Regression (issue 37): the gateway started with the template's placeholder secrets.
+  it('ships a Secret whose every value the gateway refuses at start until it is replaced', () => {
+    const values = Object.entries(secret.stringData as Record<string, string>).map(([name, value]) => ({ name, value }))
+    expect(placeholderSecrets(values).sort()).toEqual(values.map((entry) => entry.name).sort())
   })
 
   it('runs as the image user, non-root, on a read-only root filesystem with a writable /tmp', () => {
@@ -260,6 +301,10 @@ describe('deploy/k8s wiring', () => {
     expect((autoscaler.spec.metrics as Yaml[]).some((metric) => metric.type === 'Resource' && metric.resource.name === 'cpu')).toBe(true)
     expect(autoscaler.spec.minReplicas).toBeGreaterThanOrEqual(3)
     expect(autoscaler.spec.maxReplicas).toBeGreaterThanOrEqual(autoscaler.spec.minReplicas)
-    expect(statefulSet.spec.replicas).toBeGreaterThanOrEqual(autoscaler.spec.minReplicas)
+  })
+
+  // Regression (issue 37): `replicas: 3` reset the HPA's count at every apply.
+  it('leaves the replica count to the HPA (no replicas in the StatefulSet)', () => {
+    expect(statefulSet.spec.replicas).toBeUndefined()
   })
 })

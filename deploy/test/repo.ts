@@ -73,19 +73,8 @@ function sourceFiles(folder: string): string[] {
   return out
 }
 
-/** `env.NAME` values of a config.json (provider keys), the variables a node must have. */
-export function configEnvReferences(config: unknown): string[] {
-  const names = new Set<string>()
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') {
-      const match = /^env\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(value)
-      if (match?.[1]) names.add(match[1])
-    } else if (Array.isArray(value)) value.forEach(walk)
-    else if (value !== null && typeof value === 'object') Object.values(value).forEach(walk)
-  }
-  walk(config)
-  return [...names].sort()
-}
+/** `env.NAME` values of a config.json (provider keys), the variables a node must have: the gateway's own reading. */
+export { configEnvReferences } from '../../packages/gateway/src/config/placeholders.ts'
 
 /** A parsed YAML mapping. `any`: YAML is untyped until the tests check each field they use. */
 export type Yaml = Record<string, any>
@@ -102,8 +91,42 @@ export function kustomizationResources(): string[] {
   return (kustomization.resources ?? []) as string[]
 }
 
-/** Every object of every resource listed in deploy/k8s/kustomization.yaml. */
+/** The kustomization's configMapGenerator entries. */
+export function kustomizationConfigMapGenerators(): Yaml[] {
+  const kustomization = parse(readText('deploy/k8s/kustomization.yaml')) as Yaml
+  return (kustomization.configMapGenerator ?? []) as Yaml[]
+}
+
+/**
+ * The ConfigMaps kustomize generates, as `kubectl apply -k` would create them, except for
+ * the content hash kustomize appends to the name (and to every reference to it).
+ */
+export function generatedConfigMaps(): Manifest[] {
+  return kustomizationConfigMapGenerators().map((generator) => {
+    const data = Object.fromEntries(
+      ((generator.files ?? []) as string[]).map((entry) => {
+        const [key, path = key] = entry.split('=') as [string, string?]
+        return [key.split('/').at(-1) ?? key, readText(`deploy/k8s/${path}`)]
+      }),
+    )
+    const labels = generator.options?.labels as Record<string, string> | undefined
+    return { file: 'kustomization.yaml', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: generator.name, ...(labels ? { labels } : {}) }, data } }
+  })
+}
+
+/** The SHUTDOWN_BOUND_MS of packages/gateway/src/cli.ts, in seconds: how long after SIGTERM a node exits at the latest. */
+export function shutdownBoundSeconds(): number {
+  const match = /export const SHUTDOWN_BOUND_MS = ([\d_]+)/.exec(readText('packages/gateway/src/cli.ts'))
+  if (!match?.[1]) throw new Error('packages/gateway/src/cli.ts has no `export const SHUTDOWN_BOUND_MS = ...` any more: update deploy/test/repo.ts')
+  return Number(match[1].replaceAll('_', '')) / 1000
+}
+
+/** Every object of every resource listed in deploy/k8s/kustomization.yaml, and the ConfigMaps it generates. */
 export function k8sManifests(): Manifest[] {
+  return [...resourceManifests(), ...generatedConfigMaps()]
+}
+
+function resourceManifests(): Manifest[] {
   return kustomizationResources().flatMap((file) =>
     parseAllDocuments(readText(`deploy/k8s/${file}`))
       .map((document) => {

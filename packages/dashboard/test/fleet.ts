@@ -25,9 +25,14 @@ export interface TestFleet {
   stop(): Promise<void>
 }
 
-export async function startFleet(): Promise<TestFleet> {
+/** What a test may change of the fleet: the simulator's rules at the start (default: `npm start`'s rough day). */
+export interface FleetOptions {
+  rules?: readonly unknown[]
+}
+
+export async function startFleet(options: FleetOptions = {}): Promise<TestFleet> {
   const simulator = await startSimulator()
-  await simulator.setRules(ROUGH_DAY_RULES)
+  await simulator.setRules([...(options.rules ?? ROUGH_DAY_RULES)])
   const database: TestDatabase = await createTestDatabase()
   const stateDir = await mkdtemp(join(tmpdir(), 'sb-dashboard-fleet-'))
   const configFile = join(stateDir, 'config.json')

@@ -4,6 +4,7 @@ import pino from 'pino'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config/load.ts'
+import { configEnvReferences, describePlaceholders, placeholderSecrets } from './config/placeholders.ts'
 import { startGateway } from './index.ts'
 
 const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <addr>]
@@ -16,6 +17,16 @@ const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <ad
 
 Every flag can also be set as an environment variable SWITCHBOARD_<NAME>
 (e.g. SWITCHBOARD_PORT, SWITCHBOARD_DATABASE_URL; DATABASE_URL also works).`
+
+/** How long in-flight requests may run after SIGTERM before the node closes them. */
+export const SHUTDOWN_DRAIN_MS = 20_000
+/**
+ * The hard bound of a shutdown: the process exits this long after SIGTERM whatever is still
+ * running (drain, leaving the fleet, the leader's last snapshot). The deploy files' grace
+ * periods (Kubernetes' terminationGracePeriodSeconds after its preStop pause, Compose's
+ * stop_grace_period) must exceed it; deploy/test reads it from here.
+ */
+export const SHUTDOWN_BOUND_MS = 24_000
 
 const FLAGS = ['config', 'port', 'host', 'node-id', 'region', 'p2p-port', 'peers', 'fleet-secret', 'database-url', 'data-dir'] as const
 
@@ -81,6 +92,22 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     }
     throw error
   }
+  // Where a flag's value came from, to name it in an error: the flag, or the variable.
+  const origin = (flag: (typeof FLAGS)[number]): string => {
+    if (typeof (parsed.values as Record<string, unknown>)[flag] === 'string') return `--${flag}`
+    const name = `SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`
+    return env[name] || flag !== 'database-url' ? name : 'DATABASE_URL'
+  }
+  const placeholders = placeholderSecrets([
+    { name: origin('fleet-secret'), value: option('fleet-secret') },
+    { name: 'SWITCHBOARD_ADMIN_TOKENS', value: env.SWITCHBOARD_ADMIN_TOKENS },
+    { name: origin('database-url'), value: option('database-url') },
+    ...configEnvReferences(config.source).map((name) => ({ name, value: env[name] })),
+  ])
+  if (placeholders.length > 0) {
+    process.stderr.write(`switchboard: ${describePlaceholders(placeholders)}\n`)
+    return 1
+  }
   const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
   let gateway
   try {
@@ -93,6 +120,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       env,
       logger,
       insecure: parsed.values.insecure === true || /^(1|true|yes)$/i.test(env.SWITCHBOARD_INSECURE ?? ''),
+      // Before Postgres and the fleet: /health answers "starting" from here; "listening on" follows once every route is wired.
+      onListening: (url) => logger.child({}, { level: 'info' }).info({ url }, `switchboard starting on ${url}`),
       fleet: { region: option('region') ?? 'default', p2pPort, peers, dataDir: option('data-dir') ?? join('.switchboard', 'nodes', nodeId), ...(option('fleet-secret') ? { fleetSecret: option('fleet-secret')! } : {}) },
     })
   } catch (error) {
@@ -114,15 +143,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     }
     shuttingDown = true
     logger.info({ signal }, 'shutting down: draining in-flight requests')
-    void gateway.close({ drainMs: 20_000 }).then(
+    void gateway.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed')
         process.exit(1)
       },
     )
-    // Inside Kubernetes' 30 s grace period (minus the preStop sleep), whatever happens.
-    setTimeout(() => process.exit(0), 24_000).unref()
+    // Inside the deploy files' grace periods (deploy/README.md, "Stopping"), whatever happens.
+    setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS).unref()
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   gateway_key_not_found: { status: 404, type: 'not_found_error' },
   gateway_key_exists: { status: 409, type: 'invalid_request_error' },
   store_unavailable: { status: 503, type: 'server_error' },
+  gateway_starting: { status: 503, type: 'server_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   upstream_credentials_exhausted: { status: 502, type: 'upstream_error' },
   upstream_rate_limited: { status: 429, type: 'rate_limit_error' },

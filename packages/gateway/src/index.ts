@@ -6,30 +6,36 @@
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
-import type { Cancellation } from '@switchboard/providers'
-import { createConfigStore, createPool, createWriteQueue, ensureDatabase, importGatewayKeys, listGatewayKeys } from '@switchboard/store'
-import { GatewayKeyRing, hashSecret, redactSecret } from './access/gateway-keys.ts'
+import { createConfigStore, createPool, createWriteQueue, ensureDatabase } from '@switchboard/store'
+import { GatewayKeyRing } from './access/gateway-keys.ts'
+import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
 import { createGuardedServer } from './http/connections.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
-import { createMetrics } from './observability/metrics.ts'
+import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
 import { editedKeys, keySignatures } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
-import { watchDatabase } from './directory/health.ts'
-import { parseAdminTokens } from './admin/auth.ts'
-import { isLoopback } from './access/network.ts'
+import { startingReport, watchDatabase, type DatabaseHealth } from './directory/health.ts'
+import { parseAdminTokens, type AdminToken } from './admin/auth.ts'
+import { ReadinessState, startingError } from './boot/readiness.ts'
+import { atMost, drainServer, shutdownStep } from './boot/shutdown.ts'
+import { checkExposure, isLoopbackHost } from './boot/exposure.ts'
+import { createEarlyListener, type SwitchableListener } from './http/early.ts'
+import { cancellableSleep } from './http/surface.ts'
+import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
+export { ExposedError } from './boot/exposure.ts'
 
 export interface GatewayInit {
   config: GatewayConfig
@@ -47,6 +53,8 @@ export interface GatewayInit {
   fleet?: Omit<FleetInit, 'nodeId' | 'host'>
   /** Start on a non-loopback address without admin tokens (`--insecure`); warns at every start. */
   insecure?: boolean
+  /** Called once the HTTP server listens, early in boot: /health answers `starting` from then on. */
+  onListening?(url: string): void
 }
 
 /** A running node. */
@@ -57,7 +65,10 @@ export interface Gateway {
   close(options?: { drainMs?: number }): Promise<void>
 }
 
-/** Starts a gateway node: database, config import, providers, HTTP on host:port (0 = any free port). */
+/**
+ * Starts a gateway node: HTTP on host:port first (0 = any free port; /health says `starting`),
+ * then database, config import, providers and fleet; resolves once every route is wired.
+ */
 export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const env = init.env ?? process.env
   const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
@@ -65,6 +76,47 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const host = init.host ?? '127.0.0.1'
   checkExposure(host, adminTokens.length, init.insecure === true, logger)
 
+  // Listening first (issue 37): a probe tells a booting node from a dead one, and traffic waits for readiness.
+  const readiness = new ReadinessState()
+  let health: DatabaseHealth | undefined
+  const metrics = createMetrics()
+  const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    const { server: listening } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
+    listening.once('error', reject)
+    listening.listen(init.port, host, () => resolve(listening))
+  })
+  const port = (server.address() as AddressInfo).port
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  init.onListening?.(url)
+  try {
+    return await wire(init, { env, logger, adminTokens, host, readiness, metrics, early, server, port, url, watching: (watcher) => (health = watcher) })
+  } catch (error) {
+    server.close()
+    server.closeAllConnections()
+    throw error
+  }
+}
+
+/** What the early part of boot hands to the rest: the node is listening, and /health reads `readiness` and then `health`. */
+interface Listening {
+  env: NodeJS.ProcessEnv
+  logger: Logger
+  adminTokens: AdminToken[]
+  host: string
+  readiness: ReadinessState
+  metrics: Metrics
+  early: SwitchableListener
+  server: HttpServer
+  port: number
+  url: string
+  /** Gives /health the database watcher once there is a pool to watch. */
+  watching(health: DatabaseHealth): void
+}
+
+/** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
+async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
+  const { env, logger, adminTokens, host, readiness, metrics, early, server, port, url } = listening
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
@@ -73,30 +125,26 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const imported = prepared ?? { firstBoot: false, changes: [] }
   if (prepared) logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
   const queue = createWriteQueue({ log: (line) => logger.warn(line) })
-  // Gateway keys: config.json's hashed into the store, then the fleet's active ones in memory.
+  const databaseHealth = watchDatabase({ pool, queue, readiness }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
+  listening.watching(databaseHealth)
+  // Gateway keys (issue 37): Postgres's, else a peer's (asked once the fleet is up), else config.json's; none known, no inference.
   const gatewayKeys = new GatewayKeyRing()
-  const importConfiguredGatewayKeys = async () => {
-    if (init.config.gatewayKeys.length === 0) return
-    const imported = await importGatewayKeys(pool, init.config.gatewayKeys.map((key) => ({
-      name: key.name,
-      secretHash: hashSecret(key.value),
-      redacted: redactSecret(key.value),
-      providers: key.providers ?? null,
-      models: key.models ?? null,
-      requestsPerMinute: key.requests_per_minute ?? null,
-      tokensPerMinute: key.tokens_per_minute ?? null,
-    })))
-    if (imported.skippedRevoked > 0) logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
+  const keyLoader = new GatewayKeyLoader({ pool, ring: gatewayKeys, logger, onLoaded: (from) => readiness.update({ gatewayKeys: from }) }, init.config.gatewayKeys)
+  let fleet: Fleet | undefined
+  // Re-read from Postgres; when it does not answer, from a peer (which read them there).
+  const reloadGatewayKeys = async () => {
+    try {
+      await keyLoader.fromStore()
+    } catch (error) {
+      if (!(await fleet?.pullGatewayKeys())) throw error
+    }
   }
-  const reloadGatewayKeys = async () => gatewayKeys.replace(await listGatewayKeys(pool))
-  // Without Postgres at boot the ring stays empty (callers are refused, not let in unchecked) until the store answers.
   if (prepared) {
-    await importConfiguredGatewayKeys()
-    await reloadGatewayKeys()
-  } else if (init.config.gatewayKeys.length > 0) logger.warn('gateway keys are read from Postgres: callers are refused until it answers')
+    await keyLoader.importConfigured()
+    await keyLoader.fromStore()
+  } else if (!keyLoader.fromConfig()) logger.warn('gateway keys live in Postgres: inference answers 503 gateway_starting until it answers or a peer shares them')
   const windowMs = Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) > 0 ? Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) : LIMIT_WINDOW_MS
   const limiter = new KeyLimiter({ now: Date.now, windowMs, onLeaseError: (error) => logger.warn({ err: error }, 'could not ask for a gateway key lease; using this node\'s share') })
-  const metrics = createMetrics()
   const now = Date.now
   const random = Math.random
   const nodeId = init.nodeId ?? `node-${process.pid}`
@@ -110,7 +158,6 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
   const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
   let directory: ProviderDirectory | undefined
-  let fleet: Fleet | undefined
   let history: HistoryRecording | undefined
   const dispatcher = createDispatcher({
     balancer,
@@ -133,7 +180,10 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   directory = await createProviderDirectory(
     { store, queue, logger, env },
     {
-      onChange: (registry) => balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys }))),
+      onChange: (registry) => {
+        balancer.setProviders(registry.list.map((runtime) => ({ provider: runtime.name, keys: runtime.config.keys })))
+        readiness.update({ providers: registry.list.length })
+      },
       fallback: Object.entries(init.config.source.providers).map(([name, raw]) => ({ ...raw, name })),
     },
   )
@@ -197,6 +247,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     },
   )
   const recording = history
+  // config.json's edits at this boot were made before history listened: recorded now, with what they changed (never a value).
+  recording.configImported(imported.changes)
   fleet = await startFleet(
     {
       holds,
@@ -219,12 +271,13 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       },
       reloadGatewayKeys,
       limiter,
+      gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
     },
     { nodeId, host: init.host ?? '127.0.0.1', region, p2pPort: init.fleet?.p2pPort ?? 9000, peers: init.fleet?.peers ?? [], dataDir: init.fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`, ...(init.fleet?.fleetSecret ? { fleetSecret: init.fleet.fleetSecret } : {}) },
   )
   const joined = fleet
   // Besides peers' announcements: re-read gateway keys every few seconds (a lost message, a key revoked by SQL).
-  const keysReload = setInterval(() => reloadGatewayKeys().catch((error: unknown) => logger.debug({ err: error }, 'could not reload gateway keys')), 5_000)
+  const keysReload = setInterval(() => keyLoader.fromStore().catch((error: unknown) => logger.debug({ err: error }, 'could not reload gateway keys')), 5_000)
   keysReload.unref()
   // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
   unsubscribes.push(settings.onChange((next, origin) => {
@@ -252,15 +305,14 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
   )
 
-  const health = watchDatabase({ pool, queue }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   // Started without Postgres: once it answers, migrate, apply config.json and read the store as a boot would.
   const stopStoreRetry = prepared
     ? () => {}
     : retryPrepareStore(
         () => prepareStore(pool, store, init.config.source, logger, { quiet: true }),
         async () => {
-          await importConfiguredGatewayKeys()
-          await reloadGatewayKeys()
+          await keyLoader.importConfigured()
+          await keyLoader.fromStore()
           await providers.reload()
           settings.set((await store.getSettings()).load_balancer_config, 'store')
         },
@@ -272,7 +324,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
     {
       dispatcher,
       directory: providers,
-      health,
+      health: databaseHealth,
       clusterView: () => joined.view(),
       logs: requestLog.api,
       metrics,
@@ -282,12 +334,13 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
       now,
       random,
       sleep: cancellableSleep,
-      callers: { keys: gatewayKeys, limiter },
+      callers: { keys: gatewayKeys, limiter, readiness },
       gatewayKeys: {
         pool,
         keys: gatewayKeys,
         async changed() {
-          await reloadGatewayKeys()
+          // The write landed: a read-back that fails (Postgres gone just after) is logged, never a 500.
+          await keyLoader.fromStore().catch((error: unknown) => logger.warn({ err: error }, 'a gateway key change landed but the keys could not be read back; peers re-read them'))
           joined.publishConfig({ kind: 'gateway_keys' })
         },
       },
@@ -296,28 +349,20 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
         holds,
         dispatcher,
         settings: settings.get,
-        async saveSettings(next) {
-          settings.set(next, 'api')
-          const landed = queue.enqueue('save load balancer settings', () => store.saveSettings(next, 'api'))
-          const waited = await Promise.race([landed.then(() => 'landed' as const), new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 2_000).unref())])
-          return { pending: waited === 'waiting' }
-        },
+        saveSettings: createSettingsSave({ store, queue, settings, history: () => recording }),
         keyName,
         now,
-        history: { settings: () => ({ ...recording.settings() }), saveSettings: async (values) => ({ ...(await recording.saveSettings(values)) }) },
+        history: { settings: () => ({ ...recording.settings() }) },
       },
     },
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
-  const server = await new Promise<HttpServer>((resolve, reject) => {
-    const { server: listening } = createGuardedServer(listener, init.config.connections, () => metrics.connectionsEvicted.inc())
-    listening.once('error', reject)
-    listening.listen(init.port, host, () => resolve(listening))
-  })
-  const port = (server.address() as AddressInfo).port
+  early.switchTo(listener)
+  readiness.update({ booted: true })
+  if (!readiness.ready) logger.warn({ reasons: readiness.get().starting }, 'not ready to serve inference yet: /health says starting')
   let closing: Promise<void> | undefined
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     // Once: a second call (a second signal) waits for the first instead of ending the pool under it.
     close(options = {}) {
@@ -329,68 +374,24 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   async function shutDown(options: { drainMs?: number }): Promise<void> {
     // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
     // in-flight requests finish within the bound, then whatever is left is cut.
-    health.setDraining()
-    const drained = new Promise<void>((resolve) => server.close(() => resolve()))
-    const idle = setInterval(() => server.closeIdleConnections(), 100)
-    const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), options.drainMs ?? 20_000).unref())
-    if ((await Promise.race([drained, bound])) === 'timeout') {
-      logger.warn('drain bound reached: closing the connections still open')
-      server.closeAllConnections()
-      await drained
-    }
-    clearInterval(idle)
+    databaseHealth.setDraining()
+    await drainServer(server, options.drainMs ?? 20_000, logger)
     stopStoreRetry()
-    await requestLog.close()
-    await joined.stop()
-    health.close()
+    const step = (name: string, run: () => Promise<unknown>) => shutdownStep(logger, name, run)
+    await step('request log flush', () => requestLog.close())
+    await step('leaving the fleet', () => joined.stop())
+    databaseHealth.close()
     clearInterval(recompute)
     clearInterval(keysReload)
     for (const off of unsubscribes) off()
-    await recording.close()
-    await Promise.race([queue.drained(), new Promise((resolve) => setTimeout(resolve, 2_000))])
+    await step('history flush', () => recording.close())
+    await step('store writes', () => atMost(2_000, queue.drained()))
     queue.close()
-    await providers.close()
-    await pool.end().catch(() => {})
-    await database.release()
+    await step('upstream connections', () => providers.close())
+    // Bounded: after a network cut from Postgres (the compose test's 30 s disconnect) the pool
+    // kept a connection whose end it waited for until the CLI's 24 s bound. Every write has
+    // landed or been given up by now, so nothing is lost by not waiting.
+    await step('database pool', () => atMost(3_000, pool.end().catch(() => {})))
+    await step('database', () => database.release())
   }
-}
-
-/** The error a node refuses to start with when it would be reachable from other hosts with no admin tokens. */
-export class ExposedError extends Error {
-  readonly code = 'exposed_without_tokens'
-}
-
-/** True for addresses only this host can reach (the default 127.0.0.1, ::1, localhost). */
-function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || isLoopback(host)
-}
-
-/**
- * A node listening beyond loopback with no admin tokens would give its admin API to anyone
- * who reaches it: it refuses to start unless `--insecure` says so, and then warns each start.
- */
-function checkExposure(host: string, tokens: number, insecure: boolean, logger: Logger): void {
-  if (tokens > 0 || isLoopbackHost(host)) return
-  if (!insecure) {
-    throw new ExposedError(
-      `refusing to listen on ${host} with no admin tokens: anyone who reaches this address could change the fleet. Set SWITCHBOARD_ADMIN_TOKENS (<token>:update, tokens of at least 16 characters) or admin.tokens in config.json, or pass --insecure to start anyway.`,
-    )
-  }
-  logger.warn(`INSECURE: listening on ${host} with no admin tokens (--insecure). The admin API still answers loopback callers only; set SWITCHBOARD_ADMIN_TOKENS to manage this node remotely.`)
-}
-
-/** setTimeout as a promise that rejects when the cancellation fires first. */
-function cancellableSleep(ms: number, cancellation: Cancellation): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (cancellation.aborted) return reject(new Error('cancelled'))
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(new Error('cancelled'))
-    }
-    const timer = setTimeout(() => {
-      cancellation.removeListener('abort', onAbort)
-      resolve()
-    }, ms)
-    cancellation.once('abort', onAbort)
-  })
 }

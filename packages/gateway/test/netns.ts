@@ -115,7 +115,9 @@ export function createNetwork(count: number): Network {
       [fleetBridge, `10.${second}.${third}.1/25`],
       [serviceBridge, `10.${second}.${third}.129/25`],
     ] as const) {
-      ip('link', 'add', bridge, 'type', 'bridge')
+      // Bridged frames skip iptables (br_netfilter is loaded on these machines): a FORWARD
+      // policy of DROP, as a Docker engine leaves it, would otherwise cut the fleet at random.
+      ip('link', 'add', bridge, 'type', 'bridge', 'nf_call_iptables', '0', 'nf_call_ip6tables', '0', 'nf_call_arptables', '0')
       made.links.push(bridge)
       ip('addr', 'add', address, 'dev', bridge)
       ip('link', 'set', bridge, 'up')

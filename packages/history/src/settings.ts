@@ -29,7 +29,7 @@ export function checkHistorySettings(values: Partial<Record<keyof HistorySetting
 }
 
 /** Reads the settings, defaults for what nobody set. */
-export async function readHistorySettings(pool: pg.Pool): Promise<HistorySettings> {
+export async function readHistorySettings(pool: pg.Pool | pg.ClientBase): Promise<HistorySettings> {
   const result = await pool.query<{ name: string; value: unknown }>('SELECT name, value FROM settings WHERE name = ANY($1::text[])', [Object.values(NAMES)])
   const settings: HistorySettings = { ...defaultHistorySettings }
   for (const row of result.rows) {
@@ -39,8 +39,8 @@ export async function readHistorySettings(pool: pg.Pool): Promise<HistorySetting
   return settings
 }
 
-/** Writes the values given; origin `config` leaves a value saved through the API alone. */
-export async function writeHistorySettings(pool: pg.Pool, values: Partial<HistorySettings>, origin: 'config' | 'api'): Promise<HistorySettings> {
+/** Writes the values given; origin `config` leaves a value saved through the API alone. A transaction's client writes them inside it. */
+export async function writeHistorySettings(pool: pg.Pool | pg.ClientBase, values: Partial<HistorySettings>, origin: 'config' | 'api'): Promise<HistorySettings> {
   for (const field of Object.keys(NAMES) as (keyof HistorySettings)[]) {
     if (values[field] === undefined) continue
     await pool.query(

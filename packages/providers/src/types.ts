@@ -117,7 +117,7 @@ export interface AttemptRequest {
  * A successful non-streaming answer in OpenAI chat.completion shape: either the upstream's
  * own JSON bytes (passed through unparsed: the fast path) or an object we built.
  */
-export type JsonSuccess = {
+export type JsonSuccess = AttemptNotes & {
   ok: true
   kind: 'json'
   status: number
@@ -135,7 +135,7 @@ export type JsonSuccess = {
  * it completes when the upstream finished the answer, and rejects with a `StreamFailure`
  * (outcome.ts: class, scope and the provider's words) when it broke after it started.
  */
-export interface StreamSuccess {
+export interface StreamSuccess extends AttemptNotes {
   ok: true
   kind: 'stream'
   status: number
@@ -146,7 +146,7 @@ export interface StreamSuccess {
 }
 
 /** A failed attempt: the normalized failure and the upstream's headers. */
-export interface AttemptFailed {
+export interface AttemptFailed extends AttemptNotes {
   ok: false
   failure: AttemptFailure
   headers: Record<string, string>
@@ -158,6 +158,15 @@ export interface AttemptFailed {
 }
 
 export type AttemptResult = JsonSuccess | StreamSuccess | AttemptFailed
+
+/**
+ * What every attempt result may add: `notes`, what a translation left out or did not send (a
+ * hosted tool only OpenAI runs, Anthropic beta flags on a translated route), as sentences the
+ * gateway adds to the request's routing log.
+ */
+export interface AttemptNotes {
+  notes?: readonly string[]
+}
 
 /** The inference surfaces besides chat completions (issue 17). */
 export type Surface = 'messages' | 'count_tokens' | 'responses' | 'embeddings'

@@ -99,6 +99,12 @@ export interface SimulatorRule {
   first_token_delay_ms?: number
   /** A request whose conversation ends with the assistant's text (a prefill) is refused with the provider's 400. */
   rejects_prefill?: boolean
+  /**
+   * Anthropic beta flags refused with Anthropic's 400 ("Unexpected value(s) `x` for the
+   * `anthropic-beta` header") when the request's `anthropic-beta` carries any of them, as Claude
+   * on Vertex AI answers flags it does not serve.
+   */
+  refuses_betas?: string[]
 }
 
 /** One request the simulator answered (or that ended before an answer). */

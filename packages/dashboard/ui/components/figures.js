@@ -32,7 +32,7 @@ function breakdown(name, { incidents, requests }) {
     return html`<dl class="facts">
       ${row('Moved off a failing provider by routing', requests.redirected)}${row('Served by a fallback routing added', requests.fallback_served)}${row('Requests saved', requests.saved)}
     </dl><p class="muted">Your own retries and fallback lists are not counted: these are requests only adaptive routing saved.</p>
-    <p><button class="secondary" onClick=${() => navigate('logs', { moved_off: 'true' })}>Requests moved off their provider</button>
+    <p><button class="secondary" onClick=${() => navigate('logs', { moved_off: 'true', log_status: '2xx' })}>Requests moved off their provider</button>
       <button class="secondary" onClick=${() => navigate('logs', { added_fallback: 'true' })}>Served by an added fallback</button></p>`
   }
   if (name === 'failed') {

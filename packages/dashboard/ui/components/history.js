@@ -11,7 +11,8 @@ import { Timeline } from './timeline.js'
 
 export { SUMMARY_PATH, TIMELINE_PATH } from '../lib/query.js'
 
-export function HistoryPanels({ context, onReady }) {
+/** `conditions` is the held keys answer the page already has (the timeline's key rows badge the keys held now). */
+export function HistoryPanels({ context, conditions, onReady }) {
   const { window, route } = context
   const deps = [context.tick, context.version]
   // The same URLs boot.js asked for before the views loaded (lib/query.js), so those answers are used.
@@ -25,6 +26,6 @@ export function HistoryPanels({ context, onReady }) {
     <${ErrorNotice} error=${summary.error} what="Routing history" />
     ${summary.data ? html`<${Figures} summary=${summary.data} open=${open} onOpen=${(name) => setOpen(open === name ? null : name)} />` : null}
     <${ErrorNotice} error=${timeline.error} what="Timeline" />
-    ${timeline.data ? html`<${Timeline} timeline=${timeline.data} context=${context} />` : null}
+    ${timeline.data ? html`<${Timeline} timeline=${timeline.data} context=${context} conditions=${conditions} />` : null}
   </div>`
 }

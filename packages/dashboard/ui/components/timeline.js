@@ -1,7 +1,9 @@
 // The timeline (reference: "The Dashboard"): a row per provider + model, expanding to its keys;
-// each dot a stretch of time coloured by the worst state any node saw, filled part way when
-// only some nodes saw it, hatched when the key was held; above them the incidents lane.
-// Clicking a dot asks the issues API what happened on that row in that stretch.
+// each dot a stretch of time coloured by the worst state any node saw in it (not the state at
+// one instant), filled part way when only some nodes saw it, hatched when the key was held, with
+// the failed attempts counted in its title; a key held now (or in the window) has a Held badge
+// on its row; above them the incidents lane. Clicking a dot asks the issues API what happened
+// on that row in that stretch.
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { useApi, withQuery } from '../lib/api.js'
@@ -12,7 +14,35 @@ import { ScoreChart } from './score-chart.js'
 
 const ISSUES = '/api/adaptive-routing/history/issues'
 
-export function Timeline({ timeline, context }) {
+/** What a bucket's failures read as: "3 of 120 attempts failed", "none of 40 attempts failed", "no traffic". */
+export function failuresText(bucket) {
+  const requests = bucket.requests ?? 0
+  const failed = bucket.failed ?? 0
+  if (requests === 0 && failed === 0) return 'no traffic'
+  if (failed === 0) return `none of ${requests} attempt${requests === 1 ? '' : 's'} failed`
+  return `${failed} of ${requests} attempt${requests === 1 ? '' : 's'} failed`
+}
+
+/** The holds of `conditions` on this key of this direction (a whole-key hold or one of this model). */
+function holdsOn(conditions, provider, model, keyId) {
+  return (conditions?.conditions ?? []).filter((hold) => hold.provider === provider && hold.key_id === keyId && (hold.model === null || hold.model === model))
+}
+
+/** The Held badge of a key row: held now (by the conditions API), else held in a stretch of the window (its buckets); none otherwise. */
+function HeldBadge({ holds, buckets }) {
+  if (holds.length > 0) {
+    const hold = holds[0]
+    return html`<span class="badge state-failed held tl-held" data-testid="timeline-held" data-held="now"
+      title=${`Held now: ${reasonLabel(hold.reason)}. ${hold.provider} said: “${hold.message}”`}>Held</span>`
+  }
+  if (buckets.some((bucket) => bucket.held)) {
+    return html`<span class="badge state-failed held tl-held earlier" data-testid="timeline-held" data-held="window"
+      title="Held during this window, released since">Held earlier</span>`
+  }
+  return null
+}
+
+export function Timeline({ timeline, context, conditions }) {
   // Entities named in the URL (a request's "View in routing history") are marked, and their rows open.
   const highlighted = new Set((context.route.params.entities ?? '').split(',').filter(Boolean))
   const [expanded, setExpanded] = useState(() => new Set(timeline.rows.filter((row) => highlighted.has(row.entity) || row.keys.some((key) => highlighted.has(key.entity))).map((row) => row.entity)))
@@ -36,7 +66,8 @@ export function Timeline({ timeline, context }) {
       ${cells.map((bucket, index) => bucket === null
         ? html`<span key=${index}></span>`
         : html`<button key=${index} class=${`tl-dot s-${bucket.state}${bucket.held ? ' held' : ''}`} data-state=${bucket.state} data-held=${bucket.held}
-            title=${`${stamp(bucket.at)}: ${STATE_LABELS[bucket.state]}${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of ${bucket.nodes} nodes` : ` on ${bucket.nodes === 1 ? 'the only node reporting' : `all ${bucket.nodes} nodes`}`}${bucket.held ? ', held' : ''}`}
+            data-at=${bucket.at} data-failed=${bucket.failed ?? 0} data-requests=${bucket.requests ?? 0}
+            title=${`${stamp(bucket.at)}: ${STATE_LABELS[bucket.state]} at worst,${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of ${bucket.nodes} nodes` : ` on ${bucket.nodes === 1 ? 'the only node reporting' : `all ${bucket.nodes} nodes`}`}${bucket.held ? ', held' : ''}; ${failuresText(bucket)}`}
             onClick=${() => setStretch({ label, entities, bucket })}>
             <span class="fill" style=${`height: ${Math.max(15, Math.round(bucket.share * 100))}%`}></span>
           </button>`)}
@@ -63,7 +94,7 @@ export function Timeline({ timeline, context }) {
           <span></span>
         </div>
         ${expanded.has(row.entity) ? row.keys.map((key) => html`<div class=${`tl-row key${highlighted.has(key.entity) ? ' highlight' : ''}`} key=${key.entity} data-testid="timeline-key" data-entity=${key.entity} data-key=${key.key_name}>
-          <div class="tl-label">${key.key_name}</div>
+          <div class="tl-label">${key.key_name} <${HeldBadge} holds=${holdsOn(conditions, row.provider, row.model, key.key_id)} buckets=${key.buckets} /></div>
           ${dots(key, `${row.provider} · ${row.model} · ${key.key_name}`, [key.entity, `key:${row.provider}:${key.key_id}`])}
           <button class="secondary" title="Routing score per node" aria-label=${`Score of ${key.key_name}`} onClick=${() => setChart({ entity: key.entity, label: `${row.provider} · ${row.model} · ${key.key_name}` })}>📈</button>
         </div>`) : null}`)}
@@ -82,7 +113,8 @@ function Stretch({ stretch, bucketMs, onClose }) {
   return html`<div class="card stretch" data-testid="stretch">
     <header class="card-head"><h2>${stretch.label}, ${stamp(start)} – ${stamp(start + bucketMs)}</h2><div class="card-actions"><button class="secondary" onClick=${onClose}>Close</button></div></header>
     <p>Worst state: <span class=${`badge state-${bucket.state}${bucket.held ? ' held' : ''}`}>${STATE_LABELS[bucket.state]}</span>
-      ${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of the ${bucket.nodes} nodes reporting` : ` on every node reporting (${bucket.nodes})`}${bucket.held ? '; the key was held' : ''}.</p>
+      ${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of the ${bucket.nodes} nodes reporting` : ` on every node reporting (${bucket.nodes})`}${bucket.held ? '; the key was held' : ''}.
+      <span data-testid="stretch-failures">${failuresText(bucket).replace(/^./, (first) => first.toUpperCase())}.</span></p>
     ${issues.data?.issues?.length ? html`<ul class="events">${issues.data.issues.map((incident) => html`<li key=${incident.id}>
         <span>${incident.status}</span>
         <span><button class="link" onClick=${() => navigate('incidents', {}, incident.id)}>${incident.reasons.map(reasonLabel).join(', ') || incident.worst_state} on ${incident.provider} ${incident.models.join(', ')}</button>

@@ -46,6 +46,17 @@ export function relative(at, now = Date.now()) {
   return delta > 0 ? `in ${duration(delta)}` : `${duration(-delta)} ago`
 }
 
+/**
+ * When a due time reads against `now`: "in 25 s" ahead of it, "due now" within a second of it,
+ * "overdue 48 s" past it (a check that is late is not something that happened "48 s ago").
+ */
+export function dueIn(at, now = Date.now()) {
+  if (at === null || at === undefined) return '—'
+  const delta = (toMs(at) - now) / 1000
+  if (Math.abs(delta) < 1) return 'due now'
+  return delta > 0 ? `in ${duration(delta)}` : `overdue ${duration(-delta)}`
+}
+
 const STAMP_OPTIONS = { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }
 // The browser's own locale, unless it names one Intl cannot use (a POSIX "en-US@posix" does that).
 const stampFormat = (() => {

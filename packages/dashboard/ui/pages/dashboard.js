@@ -13,7 +13,7 @@ export function DashboardPage({ context }) {
   const conditions = useApi(CONDITIONS_PATH, deps)
   const routes = useApi(ROUTES_PATH, deps)
   return html`<div class="page dashboard">
-    <${HistoryPanels} context=${context} />
+    <${HistoryPanels} context=${context} conditions=${conditions.data} />
     <${ErrorNotice} error=${conditions.error} what="Held keys" />
     <${HeldKeysCard} conditions=${conditions.data} session=${context.session} now=${context.now} onReleased=${context.reload} />
     <${ErrorNotice} error=${routes.error} what="Routes" />

@@ -12,6 +12,7 @@ import { GatewayError } from '../errors.ts'
 import type { GatewayKey, GatewayKeyRing } from './gateway-keys.ts'
 import type { KeyLimiter, LimitRefusal } from './limits.ts'
 import { isLocalCaller } from './network.ts'
+import { startingError, type ReadinessState } from '../boot/readiness.ts'
 
 /** The authenticated caller of one inference request. */
 export interface Caller {
@@ -28,6 +29,8 @@ export const LOCAL_CALLER: Caller = Object.freeze({ key: null, keyId: null, keyN
 export interface CallerComponents {
   keys: GatewayKeyRing
   limiter: KeyLimiter
+  /** Whether the node may serve yet (boot/readiness.ts): until it knows its gateway keys, every call is a 503. */
+  readiness?: Pick<ReadinessState, 'ready' | 'get'>
 }
 
 const HOW_TO_KEYS = 'Create a gateway key with POST /api/gateway-keys {"name": "my-app"} (a settings.update admin token), or gateway_keys in config.json, and send it as "Authorization: Bearer <key>" or "x-api-key: <key>".'
@@ -45,9 +48,11 @@ export function offeredKey(incoming: IncomingMessage): string | null {
 
 /**
  * Authenticates an inference call and counts it against its key's limits; throws a
- * GatewayError (401, 429) otherwise. Every inference surface calls this first.
+ * GatewayError (401, 429; 503 while the node is starting) otherwise. Every inference surface calls this first.
  */
 export function authenticateCaller(components: CallerComponents, incoming: IncomingMessage): Caller | Promise<Caller> {
+  // A node that has not loaded its gateway keys cannot tell "no key exists" from "not read yet" (issue 37).
+  if (components.readiness !== undefined && !components.readiness.ready) throw startingError(components.readiness.get())
   if (components.keys.size === 0) {
     if (!isLocalCaller(incoming.socket.remoteAddress, incoming.socket.localPort, incoming.headers)) {
       throw new GatewayError('gateway_key_required', `No gateway key exists yet, so this gateway answers inference calls from loopback only. ${HOW_TO_KEYS}`)

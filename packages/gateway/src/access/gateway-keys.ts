@@ -18,6 +18,9 @@ export interface GatewayKey {
   tokensPerMinute: number | null
 }
 
+/** What the ring needs of a key: the stored row, a peer's copy of it, or config.json's key hashed here (never a secret). */
+export type GatewayKeyRecord = Pick<StoredGatewayKey, 'id' | 'name' | 'secretHash' | 'providers' | 'models' | 'requestsPerMinute' | 'tokensPerMinute'> & { revokedAt?: Date | null }
+
 /** The hex SHA-256 of a secret: what the store keeps and the ring is keyed by. */
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
@@ -43,25 +46,31 @@ export class GatewayKeyRing {
     return this.byHash.size
   }
 
-  /** Replaces every key with the stored active ones. */
-  replace(stored: readonly StoredGatewayKey[]): void {
-    const byHash = new Map<string, GatewayKey>()
-    const byId = new Map<string, GatewayKey>()
-    for (const row of stored) {
-      if (row.revokedAt !== null) continue
-      const key: GatewayKey = {
-        id: row.id,
-        name: row.name,
-        providers: row.providers ? new Set(row.providers) : null,
-        models: row.models ? new Set(row.models) : null,
-        requestsPerMinute: row.requestsPerMinute,
-        tokensPerMinute: row.tokensPerMinute,
-      }
-      byHash.set(row.secretHash, key)
-      byId.set(row.id, key)
+  /** Replaces every key with the active ones given. */
+  replace(stored: readonly GatewayKeyRecord[]): void {
+    this.byHash = new Map()
+    this.byId = new Map()
+    for (const row of stored) this.insert(row)
+  }
+
+  /** Adds (or replaces) one key, e.g. one just created here, before the store is read again. */
+  put(row: GatewayKeyRecord): void {
+    this.remove(row.id)
+    this.insert(row)
+  }
+
+  private insert(row: GatewayKeyRecord): void {
+    if (row.revokedAt) return
+    const key: GatewayKey = {
+      id: row.id,
+      name: row.name,
+      providers: row.providers ? new Set(row.providers) : null,
+      models: row.models ? new Set(row.models) : null,
+      requestsPerMinute: row.requestsPerMinute,
+      tokensPerMinute: row.tokensPerMinute,
     }
-    this.byHash = byHash
-    this.byId = byId
+    this.byHash.set(row.secretHash, key)
+    this.byId.set(row.id, key)
   }
 
   /** Drops a key at once (revoked here, before the store is read again). */

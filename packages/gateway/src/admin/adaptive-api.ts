@@ -20,12 +20,15 @@ export interface AdaptiveApiComponents {
   holds: Holds
   dispatcher: Dispatcher
   settings(): LoadBalancerSettings
-  /** Saves and applies the switches; `pending` when Postgres did not answer in time. */
-  saveSettings(settings: LoadBalancerSettings): Promise<{ pending: boolean }>
+  /**
+   * Saves and applies the switches; `pending` when Postgres did not answer in time. With
+   * history's settings, both or neither (settings/save.ts): a 503 when Postgres cannot take them.
+   */
+  saveSettings(settings: LoadBalancerSettings, history?: { history_enabled?: boolean; history_retention_days?: number }): Promise<{ pending: boolean }>
   keyName(provider: string, keyId: string): string | undefined
   now(): number
   /** `history_enabled` and `history_retention_days`, shown and saved beside the switches. */
-  history?: { settings(): Record<string, unknown>; saveSettings(values: { history_enabled?: boolean; history_retention_days?: number }): Promise<Record<string, unknown>> }
+  history?: { settings(): Record<string, unknown> }
 }
 
 /** The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration). */
@@ -54,13 +57,11 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
       reroute_failed_directions: parsed.data.reroute_failed_directions ?? false,
       prune_failed_fallbacks: parsed.data.prune_failed_fallbacks ?? false,
     }
-    const { pending } = await components.saveSettings(settings)
     // Settings beyond the five keep their value unless sent (design.md).
     const { history_enabled, history_retention_days } = parsed.data
-    const history =
-      history_enabled !== undefined || history_retention_days !== undefined
-        ? await components.history?.saveSettings({ ...(history_enabled !== undefined ? { history_enabled } : {}), ...(history_retention_days !== undefined ? { history_retention_days } : {}) })
-        : components.history?.settings()
+    const sent = history_enabled !== undefined || history_retention_days !== undefined
+    const { pending } = await components.saveSettings(settings, sent ? { ...(history_enabled !== undefined ? { history_enabled } : {}), ...(history_retention_days !== undefined ? { history_retention_days } : {}) } : undefined)
+    const history = components.history?.settings()
     const answer = { ...settings, ...history }
     return context.json(pending ? { ...answer, pending: true } : answer, pending ? 202 : 200)
   }

@@ -17,7 +17,7 @@ type Env = { Bindings: HttpBindings }
 export interface GatewayKeysApiComponents {
   pool: DatabasePool
   keys: GatewayKeyRing
-  /** Re-reads the keys from the store and tells every node to. */
+  /** Re-reads the keys from the store and tells every node to; never throws (the write it follows landed). */
   changed(): Promise<void>
 }
 
@@ -81,6 +81,8 @@ export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> 
       if (error instanceof GatewayKeyConflict) throw new GatewayError('gateway_key_exists', `A gateway key named "${parsed.data.name}" already exists; revoke it first or choose another name.`, { param: 'name' })
       throw error
     }
+    // Serves here at once, even if the store cannot be read back right after.
+    components.keys.put(created)
     await components.changed()
     // The only time the secret is shown.
     return context.json({ ...presentGatewayKey(created), key: secret }, 201)

@@ -77,8 +77,12 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     try {
       const first = await Promise.race([landed, waited])
       if (first !== 'waiting') {
-        // Read our own write before answering, so the next request on this node sees it.
-        await reload()
+        // Read our own write before answering, so the next request on this node sees it. The write
+        // landed: a reload that fails (Postgres gone just after) applies it here instead, never a 500.
+        await reload().catch((error: unknown) => {
+          logger.warn({ err: error, write: description }, 'the write landed but the store could not be read back: applied here')
+          local()
+        })
         return { result: first as Result, pending: false }
       }
     } finally {

@@ -1,15 +1,33 @@
 /**
- * Is Postgres answering? A ping every few seconds, plus the write queue's view. The node
- * keeps serving from memory either way; /health says `degraded` and why.
+ * What /health says: is the node ready (boot/readiness.ts: gateway keys loaded, a provider to
+ * serve), and is Postgres answering (a ping every few seconds, plus the write queue's view)?
+ * A ready node keeps serving from memory either way; /health says `degraded` and why.
  */
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { WriteQueue } from '@switchboard/store'
+import type { ReadinessState } from '../boot/readiness.ts'
 
 export interface HealthReport {
-  /** `draining`: shutting down, finishing in-flight requests; take no new traffic. */
-  status: 'ok' | 'degraded' | 'draining'
+  /**
+   * `starting`: not ready to serve inference yet (503, with the reasons); `draining`: shutting
+   * down, finishing in-flight requests; take no new traffic (503). `ok` and `degraded` serve (200).
+   */
+  status: 'starting' | 'ok' | 'degraded' | 'draining'
   reasons: string[]
-  database: { status: 'ok' | 'unreachable'; pending_writes: number }
+  /** `unknown` until the first ping has answered or failed. */
+  database: { status: 'ok' | 'unreachable' | 'unknown'; pending_writes: number }
+  /** Where the gateway keys came from (`postgres`, `peer`, `config`); null while not loaded. */
+  gateway_keys: { from: 'postgres' | 'peer' | 'config' | null }
+}
+
+/** The HTTP status of a report: 503 for a node that should not be sent traffic. */
+export function healthStatusCode(report: HealthReport): 200 | 503 {
+  return report.status === 'starting' || report.status === 'draining' ? 503 : 200
+}
+
+/** The report of a node still wiring itself up (http/early.ts), before Postgres was asked. */
+export function startingReport(readiness: ReadinessState): HealthReport {
+  return { status: 'starting', reasons: readiness.get().starting, database: { status: 'unknown', pending_writes: 0 }, gateway_keys: { from: readiness.current().gatewayKeys } }
 }
 
 export interface DatabaseHealth {
@@ -19,44 +37,55 @@ export interface DatabaseHealth {
   close(): void
 }
 
-/** Starts pinging; the first report is `ok` until a ping fails. */
-export function watchDatabase(components: { pool: Pool; queue: WriteQueue }, init: { intervalMs?: number; onChange?: (report: HealthReport) => void } = {}): DatabaseHealth {
-  let reachable = true
+/** Starts pinging (the first ping at once); the database is `unknown` until it answers or fails. */
+export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readiness: ReadinessState }, init: { intervalMs?: number; onChange?: (report: HealthReport) => void } = {}): DatabaseHealth {
+  let reachable: boolean | null = null
   let lastError = ''
   let stopped = false
   let draining = false
   const ping = async () => {
     try {
       await components.pool.query('SELECT 1')
-      if (!reachable) {
+      if (reachable !== true) {
+        const first = reachable === null
         reachable = true
-        init.onChange?.(report())
+        if (!first) init.onChange?.(report())
       }
     } catch (error) {
       lastError = (error as Error).message || String(error)
-      if (reachable) {
+      if (reachable !== false) {
         reachable = false
         init.onChange?.(report())
       }
     }
   }
   let running = false
-  const timer = setInterval(() => {
+  const round = () => {
     if (running || stopped) return
     running = true
     void ping().finally(() => (running = false))
-  }, init.intervalMs ?? 2_000)
+  }
+  const timer = setInterval(round, init.intervalMs ?? 2_000)
   timer.unref()
+  round()
 
   const report = (): HealthReport => {
     const queue = components.queue.status()
-    const reasons: string[] = []
-    if (!reachable) reasons.push(`Postgres is not answering (${lastError}); serving from memory`)
+    const readiness = components.readiness.get()
+    const reasons: string[] = [...readiness.starting]
+    if (reachable === false) reasons.push(`Postgres is not answering (${lastError}); ${readiness.ready ? 'serving from memory' : 'not serving until the gateway keys are known'}`)
     if (!queue.healthy && queue.reason) reasons.push(queue.reason)
     if (queue.pending > 0) reasons.push(`${queue.pending} write${queue.pending === 1 ? '' : 's'} waiting for Postgres`)
-    const degraded = !reachable || !queue.healthy
+    reasons.push(...readiness.degraded)
+    const degraded = reachable === false || !queue.healthy || readiness.degraded.length > 0
     if (draining) reasons.unshift('shutting down: finishing in-flight requests')
-    return { status: draining ? 'draining' : degraded ? 'degraded' : 'ok', reasons, database: { status: reachable ? 'ok' : 'unreachable', pending_writes: queue.pending } }
+    const status = draining ? 'draining' : !readiness.ready ? 'starting' : degraded ? 'degraded' : 'ok'
+    return {
+      status,
+      reasons,
+      database: { status: reachable === null ? 'unknown' : reachable ? 'ok' : 'unreachable', pending_writes: queue.pending },
+      gateway_keys: { from: components.readiness.current().gatewayKeys },
+    }
   }
 
   return {

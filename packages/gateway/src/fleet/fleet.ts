@@ -9,12 +9,16 @@ import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
 import type { Cluster, ClusterStats, Topic } from '@switchboard/cluster'
 import { compareVersions, differingBuckets, holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff, type TrialEntry, type Trials } from '@switchboard/routing'
-import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type SnapshotInfo } from '@switchboard/store'
+import { loadHoldSnapshot, saveHoldSnapshot } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { bucketsRequest, configChange, digestRequest, digestResponse, entriesRequest, holdBatch, leaseRequest, leaseResponse, PROTOCOLS, rateLimitSignal, tokenUsage, versionsResponse, MAX_PULL_IDS, MAX_RATE_LIMIT_MS, plausibleHold, type ConfigChange, type VersionsResponse } from './messages.ts'
 import type { KeyLimiter } from '../access/limits.ts'
 import { carryTrials, type TrialsCarrier } from './trials.ts'
+import { clusterView, type ClusterView } from './view.ts'
+import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'
+
+export type { ClusterView } from './view.ts'
 
 export interface FleetComponents {
   holds: Holds
@@ -36,6 +40,8 @@ export interface FleetComponents {
   reloadGatewayKeys(): Promise<void>
   /** Per-key limits: leases asked of the owner, token counts gossiped. */
   limiter: KeyLimiter
+  /** The node's gateway keys, shared with peers that cannot read Postgres and asked of them when this node cannot. */
+  gatewayKeys?: ConfigSnapshotSource
 }
 
 export interface FleetInit {
@@ -51,18 +57,6 @@ export interface FleetInit {
   antiEntropyEveryMs?: number
 }
 
-/** What GET /api/cluster shows. */
-export interface ClusterView {
-  node: { node_id: string; peer_id: string | null; region: string; addresses: string[]; leader: boolean }
-  mode: 'fleet' | 'standalone'
-  members: { node_id: string; peer_id: string; region: string; addresses: string[]; since: string; last_seen: string }[]
-  regions: Record<string, string[]>
-  leaders: Record<string, string>
-  last_snapshot: { taken_at: string; node_id: string; region: string; entries: number } | null
-  holds: number
-  dropped: Record<string, number>
-}
-
 export interface Fleet {
   /** Shares hold entries this node changed. */
   publishHolds(entries: readonly HoldEntry[]): void
@@ -72,6 +66,8 @@ export interface Fleet {
   publishTrials(entries: readonly TrialEntry[]): void
   /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
+  /** Asks peers for the fleet's gateway keys (this node cannot read Postgres); true when one shared them. */
+  pullGatewayKeys(): Promise<boolean>
   view(): Promise<ClusterView>
   /** The cluster's counters (null when standalone). */
   clusterStats(): ClusterStats | null
@@ -123,6 +119,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   let rateTopic: Topic<{ provider: string; key_id: string; model: string; until_ms: number }> | null = null
   let configTopic: Topic<ConfigChange> | null = null
   let trialRounds: TrialsCarrier | null = null
+  let configShare: ConfigSnapshotCarrier | null = null
   const timers: NodeJS.Timeout[] = []
 
   if (init.fleetSecret) {
@@ -145,6 +142,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     rateTopic = fleet.topic('rate-limits', rateLimitSignal, { scope: 'region', coalesceKey: (message) => `${message.provider}\u0000${message.key_id}\u0000${message.model}` })
     configTopic = fleet.topic('config', configChange, { scope: 'fleet', coalesceKey: (message) => message.kind })
     trialRounds = await carryTrials(fleet, { trials, dispatcher, metrics, logger, now, knownKey: components.knownKey })
+    if (components.gatewayKeys) configShare = await carryConfigSnapshot(fleet, components.gatewayKeys, { logger })
     holdsTopic.subscribe((message, _from, meta) => {
       if (meta.peerId !== fleet.peerId) takeIn(message.entries, `gossip from ${meta.nodeId}`)
     })
@@ -356,40 +354,12 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     publishConfig(change) {
       configTopic?.publish(change).catch((error: unknown) => logger.warn({ err: error }, 'could not publish a config change'))
     },
+    pullGatewayKeys: async () => (await configShare?.pull()) ?? false,
     clusterStats: () => cluster?.stats() ?? null,
-    async view() {
-      const members = cluster?.members() ?? []
-      const regions: Record<string, string[]> = {}
-      const leaders: Record<string, string> = {}
-      for (const member of members) (regions[member.region] ??= []).push(member.nodeId)
-      for (const region of Object.keys(regions)) {
-        const leader = cluster?.leader(region)
-        if (leader) leaders[region] = leader.nodeId
-      }
-      if (!cluster) {
-        regions[init.region] = [init.nodeId]
-        leaders[init.region] = init.nodeId
-      }
-      let last: SnapshotInfo | null = null
-      try {
-        last = await snapshotInfo(pool)
-      } catch {
-        // Postgres away: the view still answers, without the snapshot line.
-      }
-      const stats = cluster?.stats()
-      return {
-        node: { node_id: init.nodeId, peer_id: cluster?.peerId ?? null, region: init.region, addresses: cluster?.addresses ?? [], leader: isLeader() },
-        mode: cluster ? 'fleet' : 'standalone',
-        members: members.map((member) => ({ node_id: member.nodeId, peer_id: member.peerId, region: member.region, addresses: member.addresses, since: new Date(member.since).toISOString(), last_seen: new Date(member.lastSeen).toISOString() })),
-        regions,
-        leaders,
-        last_snapshot: last ? { taken_at: last.takenAt.toISOString(), node_id: last.nodeId, region: last.region, entries: last.entries } : null,
-        holds: holds.conditions().length,
-        dropped: stats ? { ...stats.dropped } : {},
-      }
-    },
+    view: () => clusterView({ cluster, pool, holds, isLeader }, init),
     async stop() {
       for (const timer of timers) clearInterval(timer)
+      configShare?.stop()
       if (soon !== null) clearTimeout(soon)
       if (isLeader()) await snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the last hold snapshot'))
       await cluster?.stop()

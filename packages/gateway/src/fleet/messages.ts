@@ -36,6 +36,30 @@ export const configChange = z.discriminatedUnion('kind', [
 ])
 export type ConfigChange = z.infer<typeof configChange>
 
+/**
+ * A gateway key as one node shares it with another (issue 37, item 5): the SHA-256 of its
+ * secret, never the secret, and the limits the request path needs.
+ */
+const gatewayKeyWire = z.strictObject({
+  id: z.string().min(1).max(200),
+  name: z.string().min(1).max(200),
+  secret_hash: z.string().regex(/^[0-9a-f]{64}$/),
+  providers: z.array(z.string().min(1).max(200)).max(1_000).nullable(),
+  models: z.array(z.string().min(1).max(500)).max(10_000).nullable(),
+  requests_per_minute: z.number().int().positive().nullable(),
+  tokens_per_minute: z.number().int().positive().nullable(),
+})
+
+/**
+ * What a starting node asks a peer for (`config/snapshot/1`) when it cannot read Postgres: the
+ * fleet's gateway keys as the peer read them from Postgres (itself or through another peer);
+ * null when the peer has not read them either.
+ */
+export const configSnapshot = z.strictObject({
+  gateway_keys: z.strictObject({ from: z.enum(['postgres', 'peer']), keys: z.array(gatewayKeyWire).max(50_000) }).nullable(),
+})
+export type ConfigSnapshot = z.infer<typeof configSnapshot>
+
 /** Anti-entropy: a digest of the hold set, and a pull of the buckets that differ. */
 export const digestRequest = z.strictObject({})
 export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(64)).max(64) })
@@ -143,6 +167,7 @@ export function plausibleTrial(entry: TrialEntry, at: number): boolean {
 export const PROTOCOLS = {
   lease: 'gateway-keys/lease/1',
   trials: 'trials/snapshot/1',
+  config: 'config/snapshot/1',
   snapshot: 'holds/snapshot/1',
   digest: 'holds/digest/1',
   buckets: 'holds/buckets/1',

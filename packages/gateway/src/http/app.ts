@@ -15,7 +15,8 @@ import { adminAuth, originGuard, type AdminToken } from '../admin/auth.ts'
 import { authenticateCaller } from '../access/callers.ts'
 import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
-import type { DatabaseHealth } from '../directory/health.ts'
+import { healthStatusCode, type DatabaseHealth } from '../directory/health.ts'
+import { LIVE } from './early.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
 import { historyApi } from '../admin/history-api.ts'
@@ -90,10 +91,12 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
     return context.json(error.toJSON(), 404)
   })
 
+  // Readiness (503 while starting or draining) and liveness (200 while the process answers) for probes.
   app.get('/health', (context) => {
     const report = components.health.report()
-    return context.json(report, report.status === 'draining' ? 503 : 200)
+    return context.json(report, healthStatusCode(report))
   })
+  app.get('/health/live', (context) => context.json(LIVE))
   const access = { tokens: init.adminTokens, allowedOrigins: init.allowedOrigins ?? [] }
   app.use('/api/*', adminAuth(access))
   // Pages a browser loads (the dashboard at /): the Origin rules; their data comes from /api.
@@ -126,7 +129,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   return app
 }
 
-/** Paths with their own rules: /api/* (admin auth), /v1/* (gateway keys), and the open /health and /metrics. */
+/** Paths with their own rules: /api/* (admin auth), /v1/* (gateway keys), and the open /health, /health/live and /metrics. */
 function isOpenOrGuarded(path: string): boolean {
-  return path.startsWith('/api/') || path.startsWith('/v1/') || path === '/health' || path === '/metrics'
+  return path.startsWith('/api/') || path.startsWith('/v1/') || path === '/health' || path === '/health/live' || path === '/metrics'
 }

@@ -12,15 +12,17 @@ import { anthropicErrorBody, type SurfaceSpec } from './surface-route.ts'
 
 const FORWARDED = ['anthropic-version', 'anthropic-beta'] as const
 
+/**
+ * Only what every route needs: a conversation to send. Roles and content blocks are not
+ * checked here: an Anthropic upstream gets the body as it came and judges it itself (Claude
+ * Code sends roles and betas newer than this gateway, e.g. a `system` turn inside `messages`),
+ * and a translation refuses, naming the field, only what it cannot map (issue 37).
+ */
 function checkMessages(input: Record<string, unknown>): void {
   const messages = input.messages
   if (!Array.isArray(messages) || messages.length === 0) {
     throw new GatewayError('invalid_request', messages === undefined ? 'messages: Field required (an array of {role, content}).' : 'messages: must be a non-empty array of {role, content}.', { param: 'messages' })
   }
-  messages.forEach((message, index) => {
-    const role = (message as { role?: unknown } | null)?.role
-    if (role !== 'user' && role !== 'assistant') throw new GatewayError('invalid_request', `messages.${index}.role: Input should be 'user' or 'assistant'.`, { param: `messages.${index}.role` })
-  })
 }
 
 /** POST /v1/messages. */

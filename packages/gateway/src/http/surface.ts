@@ -88,3 +88,19 @@ export function readStream(input: Record<string, unknown>): boolean {
   if (stream !== undefined && stream !== null && typeof stream !== 'boolean') throw new GatewayError('invalid_request', '"stream" must be true or false.', { param: 'stream' })
   return stream === true
 }
+
+/** setTimeout as a promise that rejects when the cancellation fires first. */
+export function cancellableSleep(ms: number, cancellation: Cancellation): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (cancellation.aborted) return reject(new Error('cancelled'))
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(new Error('cancelled'))
+    }
+    const timer = setTimeout(() => {
+      cancellation.removeListener('abort', onAbort)
+      resolve()
+    }, ms)
+    cancellation.once('abort', onAbort)
+  })
+}

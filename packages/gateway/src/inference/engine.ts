@@ -161,6 +161,8 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     throw error
   }
   const result = run.result
+  // What a translation left out (a hosted tool, Anthropic beta flags), said where the request's routing is told.
+  if (result.notes !== undefined) for (const note of result.notes) log.add(`${target.provider.name}/${target.model}: ${note}`)
   // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
   if (!result.ok && result.notSent === true) {
     dispatch.report(step, { sent: false, cancelled: false })

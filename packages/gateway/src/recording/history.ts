@@ -7,7 +7,7 @@
 import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'
 import type { AdaptiveBalancer, HoldEntry, LoadBalancerSettings } from '@switchboard/routing'
-import type { ConfigStore, DatabasePool } from '@switchboard/store'
+import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
 import {
   createHistoryQueries,
   defaultHistorySettings,
@@ -27,6 +27,9 @@ import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 import type { RequestRecorder, RequestTrack } from './request-record.ts'
+
+/** A pool or a transaction's client: history's settings are written inside the switches' transaction. */
+type Queryable = Parameters<typeof readHistorySettings>[0]
 
 export interface HistoryRecordingComponents {
   pool: DatabasePool
@@ -58,7 +61,17 @@ const EXCLUDED = new Set(['caller_fault', 'context_length', 'cancelled'])
 export interface HistoryRecording {
   queries: HistoryQueries
   settings(): HistorySettings
-  saveSettings(values: Partial<HistorySettings>): Promise<HistorySettings>
+  /**
+   * History's share of a settings save (issue 37, item 6): `write` runs inside the caller's
+   * transaction (the switches' own), `saved` applies and records it once that committed. A save
+   * that never committed changes nothing here.
+   */
+  settingsWrite(values: Partial<HistorySettings>): { write(client: Queryable): Promise<void>; saved(): HistorySettings }
+  /**
+   * The changes config.json made at this node's boot, before history listened. The store applies
+   * a file's change once (the node that first boots with it), so the fleet records it once.
+   */
+  configImported(changes: readonly ConfigStoreEvent[]): void
   holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
   /** After each recompute. */
   recomputed(): void
@@ -96,18 +109,36 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   )
 
   // Config-store changes made on this node (each change is recorded once, where it was made).
-  let lastSettings: LoadBalancerSettings = { ...components.settings() }
-  const unsubscribes = [
-    store.on('key:changed', (detail) => recorder.record({ kind: 'key:edited', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, created: detail.created, fields: detail.fields } })),
-    store.on('key:deleted', (detail) => recorder.record({ kind: 'key:deleted', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name } })),
-    store.on('provider:changed', (detail) => recorder.record({ kind: 'provider:edited', entity: `provider:${detail.provider}`, provider: detail.provider, model: null, keyId: null, detail: { created: detail.created, fields: detail.fields } })),
-    store.on('provider:deleted', (detail) => recorder.record({ kind: 'provider:deleted', entity: `provider:${detail.provider}`, provider: detail.provider, model: null, keyId: null, detail: {} })),
-    store.on('settings:changed', (detail) => {
-      const after = { ...detail.load_balancer_config, ...settings }
-      recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before: { ...lastSettings, ...settings }, after, fields: detail.fields, origin: detail.origin } })
-      lastSettings = { ...detail.load_balancer_config }
-    }),
-  ]
+  const recordChange = (change: ConfigStoreEvent, origin?: 'config') => {
+    const from = origin === undefined ? {} : { origin }
+    switch (change.type) {
+      case 'key:changed': {
+        const detail = change.detail
+        recorder.record({ kind: 'key:edited', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, created: detail.created, fields: detail.fields, ...from } })
+        return
+      }
+      case 'key:deleted': {
+        const detail = change.detail
+        recorder.record({ kind: 'key:deleted', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, ...from } })
+        return
+      }
+      case 'provider:changed':
+        recorder.record({ kind: 'provider:edited', entity: `provider:${change.detail.provider}`, provider: change.detail.provider, model: null, keyId: null, detail: { created: change.detail.created, fields: change.detail.fields, ...from } })
+        return
+      case 'provider:deleted':
+        recorder.record({ kind: 'provider:deleted', entity: `provider:${change.detail.provider}`, provider: change.detail.provider, model: null, keyId: null, detail: { ...from } })
+        return
+      case 'settings:changed': {
+        // Before and after as the store read them in the change's own transaction: this node's
+        // view may be behind (a peer's change, config.json at another node's boot).
+        const detail = change.detail
+        recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before: { ...detail.before, ...settings }, after: { ...detail.load_balancer_config, ...settings }, fields: detail.fields, origin: detail.origin } })
+      }
+    }
+  }
+  const unsubscribes = (['key:changed', 'key:deleted', 'provider:changed', 'provider:deleted', 'settings:changed'] as const).map((type) =>
+    store.on(type, (detail) => recordChange({ type, detail } as ConfigStoreEvent)),
+  )
 
   // Settings saved on another node reach this one through Postgres.
   const settingsTimer = setInterval(() => {
@@ -147,15 +178,30 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   return {
     queries,
     settings: () => ({ ...settings }),
-    async saveSettings(values) {
-      const before = { ...lastSettings, ...settings }
-      settings = await writeHistorySettings(pool, values, 'api')
-      listen()
-      const after = { ...lastSettings, ...settings }
-      if (before.history_enabled !== after.history_enabled || before.history_retention_days !== after.history_retention_days) {
-        recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before, after, fields: Object.keys(values), origin: 'api' } })
+    settingsWrite(values) {
+      let previous: HistorySettings | undefined
+      let next: HistorySettings | undefined
+      return {
+        async write(client) {
+          // Before as Postgres has it (another node may have changed it since this one last read).
+          previous = await readHistorySettings(client)
+          next = await writeHistorySettings(client, values, 'api')
+        },
+        saved() {
+          if (previous === undefined || next === undefined) throw new Error('history settings saved before they were written')
+          settings = next
+          listen()
+          const before = { ...components.settings(), ...previous }
+          const after = { ...components.settings(), ...settings }
+          // Recorded only when something changed, naming only what did (a PUT that resends a value changes nothing).
+          const fields = (['history_enabled', 'history_retention_days'] as const).filter((field) => before[field] !== after[field])
+          if (fields.length > 0) recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before, after, fields, origin: 'api' } })
+          return { ...settings }
+        },
       }
-      return { ...settings }
+    },
+    configImported: (changes) => {
+      for (const change of changes) recordChange(change, 'config')
     },
     holds: (entries, origin) => recorder.holds(entries, origin),
     recomputed: () => recorder.routes(routeViews()),

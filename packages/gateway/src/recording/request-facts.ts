@@ -92,3 +92,18 @@ export function addedFallbackServed(track: RequestTrack): boolean {
 export function pinnedKeptFailed(track: RequestTrack): boolean {
   return track.log?.decision?.reason === 'pinned_failed_kept'
 }
+
+/**
+ * Whether session affinity kept the request on its session's key: routing planned the session's
+ * provider and key first, and that key is the one that served it. A session whose key failed
+ * and whose request another key served moved (false); null without a session.
+ */
+export function sessionKeptOf(track: RequestTrack): boolean | null {
+  const session = track.log?.session ?? null
+  if (session === null || session === 'none') return null
+  if (session !== 'kept') return false
+  const first = track.log?.plan?.targets[0]
+  const extra = track.error === null ? extraOf(track) : null
+  if (first === undefined || first.firstKeyId === undefined || extra === null) return false
+  return extra.provider === first.provider && extra.key_id === first.firstKeyId
+}

@@ -16,7 +16,7 @@ import { servedUsage, type AttemptRecord, type Served } from '../inference/engin
 import { RoutingLog } from '@switchboard/routing'
 import { scrubSecrets } from './scrub.ts'
 import { createIsoTime } from './iso-time.ts'
-import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
+import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, sessionKeptOf, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 
 /** Bodies kept with `request_log.content: true` are cut at this many characters each. */
 export const MAX_CONTENT_CHARS = 32 * 1024
@@ -288,7 +288,7 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): R
     skipped_keys: (log?.skipped ?? []).map((key) => ({ provider: key.provider, model: key.model, key_id: key.keyId, key_name: key.keyName, reason: key.reason })),
     check,
     added_fallback_served: addedFallbackServed(track),
-    session_kept: log?.session === 'kept' ? true : log?.session === 'moved_not_offered' || log?.session === 'moved_key_unavailable' ? false : null,
+    session_kept: sessionKeptOf(track),
     pinned_kept_failed: pinnedKeptFailed(track),
     log: lines,
   }

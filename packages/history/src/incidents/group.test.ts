@@ -104,4 +104,121 @@ describe('incidents from episodes', () => {
     expect(ask('limit=0').limit).toBe(25)
     expect(ask('limit=500').limit).toBe(100)
   })
+
+  it('follows the latest evidence: a rejected key a check proved valid, now rate limited, is no longer a key to replace (issue 36, item 5)', () => {
+    const episodes = fleet((trackers, keep) => {
+      keep('a', trackers.a!.hold(hold({ baseWaitMs: 10_000 }), 'local', T0).episodes)
+      // The check answers 429: the key is valid; the whole-key hold is settled and the model is held for the rate limit.
+      keep('a', trackers.a!.hold(hold({ state: 'released', releaseCause: 'settled', checks: 1 }), 'local', T0 + 11_000).episodes)
+      keep('a', trackers.a!.hold(hold({ model: 'gpt-4o', reason: 'rate_limit', message: 'Rate limit reached for requests', since: T0 + 11_000 }), 'local', T0 + 11_000).episodes)
+    })
+    const [only, ...rest] = groupIncidents(episodes, alive(T0 + 20_000), { now: T0 + 20_000 })
+    expect(rest).toEqual([])
+    expect(only!.incident).toMatchObject({ entity: 'key:openai:k2', status: 'mitigated', reasons: ['rate_limit', 'credential'] })
+    expect(only!.incident.what_would_help).toBeUndefined()
+    // The same answer on the whole key (the hold replaced in place) reads the same.
+    const inPlace = fleet((trackers, keep) => {
+      keep('a', trackers.a!.hold(hold(), 'local', T0).episodes)
+      keep('a', trackers.a!.hold(hold({ state: 'released', releaseCause: 'settled', checks: 1 }), 'local', T0 + 31_000).episodes)
+      keep('a', trackers.a!.hold(hold({ reason: 'rate_limit', message: 'Rate limit reached for requests', since: T0 + 31_000 }), 'local', T0 + 31_000).episodes)
+    })
+    const [replaced] = groupIncidents(inPlace, alive(T0 + 40_000), { now: T0 + 40_000 })
+    expect(replaced!.incident).toMatchObject({ status: 'mitigated', reasons: ['rate_limit', 'credential'] })
+    // And a key rejected again after a rate limit is one to replace, quoting the rejection.
+    const again = fleet((trackers, keep) => {
+      keep('a', trackers.a!.hold(hold({ reason: 'rate_limit', message: 'Rate limit reached for requests' }), 'local', T0).episodes)
+      keep('a', trackers.a!.hold(hold({ reason: 'credential', message: 'Incorrect API key provided', checks: 1, rung: 0 }), 'local', T0 + 31_000).episodes)
+    })
+    const [rejected] = groupIncidents(again, alive(T0 + 40_000), { now: T0 + 40_000, keyName: () => 'prod-key-2' })
+    expect(rejected!.incident).toMatchObject({ status: 'attention', reasons: ['credential', 'rate_limit'] })
+    expect(rejected!.incident.what_would_help).toMatch(/Replace the key.*said: "Incorrect API key provided"/)
+  })
+
+  it('makes one incident of a key slow on several models, the key\'s (issue 36, item 11)', () => {
+    const slow = (model: string, state: RouteView['state']) => route({ provider: 'openai', model, keyId: 'o1', state })
+    const fast = (model: string) => route({ provider: 'openai', model, keyId: 'o2' })
+    const episodes = fleet((trackers, keep) => {
+      keep('a', trackers.a!.routes([slow('gpt-4o', 'degraded'), fast('gpt-4o'), slow('gpt-4o-mini', 'healthy'), fast('gpt-4o-mini')], T0).episodes)
+      keep('a', trackers.a!.routes([slow('gpt-4o', 'degraded'), fast('gpt-4o'), slow('gpt-4o-mini', 'degraded'), fast('gpt-4o-mini')], T0 + 5_000).episodes)
+      keep('b', trackers.b!.routes([slow('gpt-4o-mini', 'degraded'), fast('gpt-4o-mini')], T0 + 7_000).episodes)
+    })
+    const grouped = groupIncidents(episodes, alive(T0 + 10_000), { now: T0 + 10_000 })
+    expect(grouped.map((item) => item.incident.entity)).toEqual(['key:openai:o1'])
+    expect(grouped[0]!.incident).toMatchObject({ scope: 'key', models: ['gpt-4o', 'gpt-4o-mini'], key_ids: ['o1'], nodes: ['a', 'b'], status: 'mitigated', action: 'reduced_traffic' })
+    // A provider failing on a model stays that direction's incident: its keys' routes are part of it, not of a key problem.
+    const direction = fleet((trackers, keep) => {
+      keep('a', trackers.a!.routes([slow('gpt-4o', 'failed'), route({ provider: 'openai', model: 'gpt-4o', keyId: 'o2', state: 'failed' }), slow('gpt-4o-mini', 'degraded'), fast('gpt-4o-mini')], T0).episodes)
+    })
+    const split = groupIncidents(direction, alive(T0 + 10_000), { now: T0 + 10_000 })
+    expect(split.map((item) => item.incident.entity).sort()).toEqual(['direction:openai:gpt-4o', 'route:openai:gpt-4o-mini:o1'])
+  })
+
+  it('makes one incident of a key rate limited on several models at once, the key\'s, mitigated (issue 36, item 11)', () => {
+    const limited = (model: string) => hold({ keyId: 'o3', model, reason: 'rate_limit', message: 'Rate limit reached', baseWaitMs: 3_000 })
+    const episodes = fleet((trackers, keep) => {
+      keep('a', trackers.a!.hold(limited('gpt-4o'), 'local', T0).episodes)
+      keep('b', trackers.b!.hold(limited('gpt-4o-mini'), 'local', T0 + 2_000).episodes)
+    })
+    const grouped = groupIncidents(episodes, alive(T0 + 5_000), { now: T0 + 5_000 })
+    expect(grouped.map((item) => item.incident.entity)).toEqual(['key:openai:o3'])
+    expect(grouped[0]!.incident).toMatchObject({ scope: 'key', models: ['gpt-4o', 'gpt-4o-mini'], reasons: ['rate_limit'], status: 'mitigated', action: 'held' })
+    // Another reason on another model of the key is another problem.
+    const two = fleet((trackers, keep) => {
+      keep('a', trackers.a!.hold(limited('gpt-4o'), 'local', T0).episodes)
+      keep('a', trackers.a!.hold(hold({ keyId: 'o3', model: 'gpt-4o-mini', reason: 'model_access', message: 'no access' }), 'local', T0 + 1_000).episodes)
+    })
+    expect(groupIncidents(two, alive(T0 + 5_000), { now: T0 + 5_000 }).map((item) => item.incident.entity).sort()).toEqual(['route:openai:gpt-4o-mini:o3', 'route:openai:gpt-4o:o3'])
+  })
+
+  it('stops advising re-routing once the pinned provider is recovering: the setting would avoid nothing now (issue 36, item 5)', () => {
+    const pinnedFailed = (at: number) => ({ at, namedProvider: 'groq', model: 'gpt-4o-mini', attempts: [{ provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1', failure_class: 'transient' }], served: null, failure: 'upstream' as const, rerouteEnabled: false, routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: true } })
+    const tracker = new NodeTracker('a')
+    const stored = new Map<string, StoredEpisode>()
+    const keep = (episodes: readonly Episode[]) => {
+      for (const episode of episodes) stored.set(episode.id, { ...structuredClone(episode), nodeId: 'a', region: 'eu' })
+    }
+    keep(tracker.routes([route({ state: 'failed' }), route({ provider: 'openai', keyId: 'o1' })], T0).episodes)
+    keep(tracker.request(pinnedFailed(T0 + 1_000)).episodes)
+    const failing = groupIncidents([...stored.values()], alive(T0 + 2_000), { now: T0 + 2_000 })
+    expect(failing[0]!.incident).toMatchObject({ entity: 'direction:groq:gpt-4o-mini', status: 'attention', pinned_kept_failed: 1 })
+    expect(failing[0]!.incident.what_would_help).toMatch(/reroute_failed_directions/)
+    keep(tracker.routes([route({ state: 'recovering' }), route({ provider: 'openai', keyId: 'o1' })], T0 + 5_000).episodes)
+    const recovering = groupIncidents([...stored.values()], alive(T0 + 6_000), { now: T0 + 6_000 })
+    expect(recovering[0]!.incident).toMatchObject({ status: 'recovering', pinned_kept_failed: 1 })
+    expect(recovering[0]!.incident.what_would_help).toBeUndefined()
+  })
+
+  it('needs attention while a node\'s requests for the model fail in a row with nothing left, whatever the scope, until one is served (issue 36, item 1)', () => {
+    const failed = (at: number, model = 'gpt-4o-mini', provider = 'groq') => ({ at, namedProvider: null, model, attempts: [{ provider, model, key_id: 'g1', failure_class: 'transient' }], served: null, failure: 'upstream' as const, rerouteEnabled: false, routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: false } })
+    const served = (at: number) => ({ ...failed(at), attempts: [{ provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1', failure_class: null }], served: { provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1' }, failure: null })
+    const statusAt = (episodes: StoredEpisode[], now: number) => groupIncidents(episodes, alive(now), { now }).map((item) => [item.incident.entity, item.incident.status])
+    const tracker = new NodeTracker('a')
+    const stored = new Map<string, StoredEpisode>()
+    const keep = (episodes: readonly Episode[]) => {
+      for (const episode of episodes) stored.set(episode.id, { ...structuredClone(episode), nodeId: 'a', region: 'eu' })
+    }
+    // Another provider's only key is held for the model (rate limited); groq's key is failing, not yet failed.
+    tracker.routes([route(), route({ provider: 'mistral', keyId: 'm1' })], T0)
+    keep(tracker.hold(hold({ provider: 'mistral', keyId: 'm1', model: 'gpt-4o-mini', reason: 'rate_limit', message: 'Rate limit reached' }), 'local', T0 + 1_000).episodes)
+    expect(statusAt([...stored.values()], T0 + 2_000)).toEqual([['route:mistral:gpt-4o-mini:m1', 'mitigated']])
+    // Two failures are a blip; the third in a row is a run: the held key's incident needs attention too.
+    keep(tracker.request(failed(T0 + 2_000)).episodes)
+    keep(tracker.request(failed(T0 + 2_500)).episodes)
+    expect(statusAt([...stored.values()], T0 + 2_600)).toEqual([['route:mistral:gpt-4o-mini:m1', 'mitigated']])
+    keep(tracker.request(failed(T0 + 3_000)).episodes)
+    expect(statusAt([...stored.values()], T0 + 3_100)).toEqual([['route:mistral:gpt-4o-mini:m1', 'attention']])
+    // groq's route fails at the next recompute: its new episode knows the model is failing.
+    keep(tracker.routes([route({ state: 'failed' }), route({ provider: 'mistral', keyId: 'm1', state: 'failed', held: true })], T0 + 5_000).episodes)
+    const during = groupIncidents([...stored.values()], alive(T0 + 6_000), { now: T0 + 6_000 })
+    expect(during.map((item) => item.incident.status)).toEqual(['attention', 'attention'])
+    expect(during[0]!.incident.what_would_help).toMatch(/^Requests for gpt-4o-mini are failing with no healthy key or provider left/)
+    // A route back on a trial is recovering: newer evidence than the run, until requests fail again after it.
+    keep(tracker.routes([route({ state: 'recovering' }), route({ provider: 'mistral', keyId: 'm1', state: 'failed', held: true })], T0 + 10_000).episodes)
+    expect(statusAt([...stored.values()], T0 + 10_100)).toContainEqual(['direction:groq:gpt-4o-mini', 'recovering'])
+    keep(tracker.request(failed(T0 + 11_000)).episodes)
+    expect(statusAt([...stored.values()], T0 + 11_100)).toContainEqual(['direction:groq:gpt-4o-mini', 'attention'])
+    // One request served ends the run: routing has it in hand again.
+    keep(tracker.request(served(T0 + 12_000)).episodes)
+    expect(statusAt([...stored.values()], T0 + 12_100).map(([, status]) => status).sort()).toEqual(['mitigated', 'recovering'])
+  })
 })

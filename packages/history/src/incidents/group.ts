@@ -5,7 +5,7 @@
  * injected. Every node reads the same rows from Postgres, so every node answers the same.
  */
 import { createHash } from 'node:crypto'
-import type { Scope } from '../entities.ts'
+import { keyEntity, type Scope } from '../entities.ts'
 import type { Action, Episode, State } from '../tracker/types.ts'
 
 /** Incident statuses (design.md). */
@@ -105,9 +105,9 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
     if (list === undefined) byEntity.set(item.episode.entity, [index])
     else list.push(index)
   })
-  for (const list of byEntity.values()) {
+  /** Sorted by opening: joins each episode of `list` to the running group while it overlaps the group's extent. */
+  const joinRuns = (list: number[]) => {
     list.sort((a, b) => effective[a]!.episode.openedAt - effective[b]!.episode.openedAt)
-    // Sorted by opening: join each to the running group while it overlaps the group's extent.
     let groupEnd: number | null = null
     let groupStart = -1
     for (const index of list) {
@@ -121,6 +121,7 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
       }
     }
   }
+  for (const list of byEntity.values()) joinRuns(list)
   // Route state episodes folded into a direction or hold problem covering them.
   const covering = new Map<string, number[]>()
   effective.forEach((item, index) => {
@@ -140,6 +141,21 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
     if (episode.cause === 'state') candidates.push(...(covering.get(`r:${episode.entity}`) ?? []))
     for (const other of candidates) if (other !== index && overlaps(item, effective[other]!)) union(index, other)
   })
+  // A key slow or failing on several models at once, with no hold or direction problem around it,
+  // is one problem, the key's: its routes' own episodes (one per model) join (issue 36, item 11).
+  // So are one key's holds on several models for the same reason at once (a key's rate limit
+  // held model by model): one key, one problem.
+  const alone = new Map<string, number[]>()
+  effective.forEach((item, index) => {
+    const episode = item.episode
+    if (episode.scope !== 'route') return
+    const root = effective[find(index)]!.episode
+    if (episode.cause === 'state' && rank(root) === 1) pushTo(alone, `state\u0000${episode.provider}\u0000${episode.keyIds[0]}`, index)
+    else if (episode.cause === 'hold' && root.scope === 'route' && root.cause === 'hold') pushTo(alone, `hold\u0000${episode.provider}\u0000${episode.keyIds[0]}\u0000${episode.reasons[0] ?? ''}`, index)
+  })
+  for (const list of alone.values()) {
+    if (list.length >= 2) joinRuns(list)
+  }
   const groups = new Map<number, number[]>()
   effective.forEach((_, index) => pushTo(groups, find(index), index))
   const incidents: GroupedIncident[] = []
@@ -188,7 +204,8 @@ function buildIncident(
   const closedMs = live.length > 0 ? null : Math.max(...members.map((member) => member.end!))
   const models = new Set<string>()
   const keyIds = new Set<string>()
-  const reasons: string[] = []
+  // Each reason with when it was last seen: the incident leads with the latest evidence (issue 36, item 5).
+  const reasonSeen = new Map<string, number>()
   const nodeIds = new Set<string>()
   const regions = new Set<string>()
   let worst: State = 'healthy'
@@ -199,7 +216,11 @@ function buildIncident(
   for (const episode of episodes) {
     for (const model of episode.models) models.add(model)
     for (const keyId of episode.keyIds) keyIds.add(keyId)
-    for (const reason of episode.reasons) if (!reasons.includes(reason)) reasons.push(reason)
+    episode.reasons.forEach((reason, index) => {
+      const last = index === episode.reasons.length - 1
+      const seen = last ? (episode.reasonAt ?? episode.openedAt) : episode.openedAt
+      if (seen > (reasonSeen.get(reason) ?? -Infinity)) reasonSeen.set(reason, seen)
+    })
     nodeIds.add(episode.nodeId)
     regions.add(episode.region)
     if (STATE_RANK[episode.worstState] > STATE_RANK[worst]) worst = episode.worstState
@@ -209,13 +230,15 @@ function buildIncident(
     actionRank = Math.max(actionRank, episode.action === 'held' ? 3 : episode.action === 'moved_traffic' ? 2 : 1)
   }
   const action: Action = actionRank === 3 ? 'held' : actionRank === 2 ? 'moved_traffic' : 'reduced_traffic'
+  // Latest first; reasons seen at the same moment keep the order they were met in (the sort is stable).
+  const reasons = [...reasonSeen.keys()].sort((a, b) => reasonSeen.get(b)! - reasonSeen.get(a)!)
   const lost = members.some((member) => member.lost)
   let status: Incident['status']
   let help: string | undefined
   // Closed: resolved when a node saw it close; unobserved when every node lost sight of it first.
   if (live.length === 0) status = lost && !members.some((member) => !member.lost) ? 'unobserved' : 'resolved'
   else {
-    help = whatWouldHelp(primary, live.map((member) => member.episode), reasons, options)
+    help = whatWouldHelp(primary, live.map((member) => member.episode), [...models].sort(), options)
     if (help !== undefined) status = 'attention'
     else if (live.some((member) => member.episode.phase !== 'recovering')) status = 'mitigated'
     else {
@@ -224,10 +247,13 @@ function buildIncident(
       status = now - lastTraffic >= waitingAfter ? 'waiting' : 'recovering'
     }
   }
+  // Route episodes of one key on several models (joined above): the incident is the key's.
+  const acrossModels = primary.scope === 'route' && models.size > 1
+  const entity = acrossModels ? keyEntity(primary.provider, primary.keyIds[0] ?? '') : primary.entity
   const incident: Incident = {
-    id: incidentId(primary.entity, openedMs),
-    entity: primary.entity,
-    scope: primary.scope,
+    id: incidentId(entity, openedMs),
+    entity,
+    scope: acrossModels ? 'key' : primary.scope,
     provider: primary.provider,
     models: [...models].sort(),
     key_ids: [...keyIds].sort(),
@@ -253,27 +279,50 @@ function buildIncident(
  * (reference overview: a rejected key, a key out of quota, requests failing with no healthy
  * key or provider left, requests kept on a failing provider because redirecting was off).
  */
-function whatWouldHelp(primary: StoredEpisode, live: readonly StoredEpisode[], reasons: readonly string[], options: GroupOptions): string | undefined {
+function whatWouldHelp(primary: StoredEpisode, live: readonly StoredEpisode[], models: readonly string[], options: GroupOptions): string | undefined {
+  const modelList = models.join(', ')
+  // Holds in force, each judged by its own latest evidence: a key a check proved valid (now only
+  // rate limited, say) is no longer a key to replace (issue 36, item 5).
   const held = live.filter((episode) => episode.cause === 'hold' && episode.phase !== 'recovering')
   const keyId = primary.keyIds[0]
   const name = keyId === undefined ? undefined : (options.keyName?.(primary.provider, keyId) ?? keyId)
-  const quoted = held.find((episode) => episode.message)?.message
-  const said = quoted ? ` (${primary.provider} said: "${quoted}")` : ''
-  const pinned = live.reduce((sum, episode) => sum + episode.pinnedKeptFailed, 0)
-  if (held.length > 0 && reasons.includes('credential')) {
-    return `Replace the key: ${primary.provider} rejects key ${name}${said}. Save the right value for it; the edit releases the hold on every node and routing checks the new key with live traffic. If requests or a routing rule name this key directly, stop pinning it so routing can move them next time.`
+  const said = (episode: StoredEpisode | undefined) => (episode?.message ? ` (${primary.provider} said: "${episode.message}")` : '')
+  const rejected = latestHeldFor(held, 'credential')
+  if (rejected !== undefined) {
+    return `Replace the key: ${primary.provider} rejects key ${name}${said(rejected)}. Save the right value for it; the edit releases the hold on every node and routing checks the new key with live traffic. If requests or a routing rule name this key directly, stop pinning it so routing can move them next time.`
   }
-  if (held.length > 0 && reasons.includes('quota')) {
-    return `Top up the account or raise the quota of key ${name} on ${primary.provider}${said}, or add another key that serves ${primary.models.join(', ') || 'its models'}. Routing checks the key again on its own; Release key checks it straight away.`
+  const empty = latestHeldFor(held, 'quota')
+  if (empty !== undefined) {
+    return `Top up the account or raise the quota of key ${name} on ${primary.provider}${said(empty)}, or add another key that serves ${modelList || 'its models'}. Routing checks the key again on its own; Release key checks it straight away.`
   }
+  // Counted only where another provider serving the model was healthy (routing says so per request, issue 36, item 4).
+  // And only while the provider still fails: once it is recovering the setting would avoid nothing now (item 5).
+  const pinned = live.reduce((sum, episode) => sum + (episode.phase === 'recovering' ? 0 : episode.pinnedKeptFailed), 0)
   if (pinned > 0) {
     return `Requests that name ${primary.provider} were kept on it while it failed, because re-routing failed providers is off. Turn on reroute_failed_directions (adaptive routing settings), or stop naming ${primary.provider} in the requests or routing rules that pin it.`
   }
-  const noneLeft = live.reduce((sum, episode) => sum + (episode.scope === 'direction' || episode.cause === 'hold' ? episode.failedNoAlternative : 0), 0)
-  if (noneLeft > 0 && live.some((episode) => episode.phase === 'failed' || episode.phase === 'held')) {
-    return `Requests for ${primary.models.join(', ') || 'this model'} are failing with no healthy key or provider left to send them to. Add a fallback provider or another key that serves the model.`
+  // Status follows the requests: some node's latest requests for the model failed with nothing left to serve them (issue 36, item 1).
+  if (live.some(failingWithNoneLeft)) {
+    return `Requests for ${modelList || 'its models'} are failing with no healthy key or provider left to send them to. Add a fallback provider or another key that serves the model.`
   }
   return undefined
+}
+
+/** The hold in force whose current reason (its latest evidence) is `reason`, the most recent first. */
+function latestHeldFor(held: readonly StoredEpisode[], reason: string): StoredEpisode | undefined {
+  let found: StoredEpisode | undefined
+  for (const episode of held) {
+    if (episode.reasons[episode.reasons.length - 1] !== reason) continue
+    if (found === undefined || (episode.reasonAt ?? episode.updatedAt) > (found.reasonAt ?? found.updatedAt)) found = episode
+  }
+  return found
+}
+
+/** The node's requests for the episode's model were failing with nothing left, and nothing newer (a recovery) says otherwise. */
+function failingWithNoneLeft(episode: StoredEpisode): boolean {
+  const since = episode.noneLeftAt
+  if (since == null) return false
+  return episode.phase !== 'recovering' || (episode.recoveringSince ?? 0) <= since
 }
 
 /** A stable id: the same for the same problem whichever node answers. */

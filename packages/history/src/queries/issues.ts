@@ -124,9 +124,9 @@ export function answerIssues(
   if (filters.page === null) return { ...base, issues: matched.map((item) => item.incident) }
   const { limit } = filters.page
   const total = matched.length
-  // Past the end: the last page (reference).
+  // Past the end (no issue left to show): the last page (reference). An offset inside the list is kept as given, aligned or not.
   const lastPageOffset = total === 0 ? 0 : Math.floor((total - 1) / limit) * limit
-  const offset = Math.min(filters.page.offset, lastPageOffset)
+  const offset = filters.page.offset >= total ? lastPageOffset : filters.page.offset
   const page = matched.slice(offset, offset + limit).map((item) => item.incident)
   const keyNames: Record<string, string> = {}
   for (const incident of page) for (const keyId of incident.key_ids) keyNames[keyId] = keyName(incident.provider, keyId) ?? keyId

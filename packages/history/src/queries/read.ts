@@ -148,11 +148,18 @@ export async function loadChanges(pool: pg.Pool, provider: string, from: number,
   return result.rows.map(toView)
 }
 
-/** The settings as the last settings change before `at` left them; null when none was recorded. */
+/**
+ * The settings in force at `at`: as the last settings change at or before `at` left them, else
+ * as the first change after `at` found them (nothing changed them in between, since every change
+ * is recorded with its before); null when no change was ever recorded (today's are the ones).
+ */
 export async function settingsAt(pool: pg.Pool, at: number): Promise<Record<string, unknown> | null> {
-  const result = await pool.query<{ detail: { after?: Record<string, unknown> } }>(
-    `SELECT detail FROM history_events WHERE kind = 'settings:changed' AND entity = 'settings' AND at <= $1 ORDER BY at DESC LIMIT 1`,
+  const result = await pool.query<{ settings: Record<string, unknown> | null }>(
+    `(SELECT detail->'after' AS settings, 0 AS side FROM history_events WHERE kind = 'settings:changed' AND entity = 'settings' AND at <= $1 ORDER BY at DESC LIMIT 1)
+     UNION ALL
+     (SELECT detail->'before' AS settings, 1 AS side FROM history_events WHERE kind = 'settings:changed' AND entity = 'settings' AND at > $1 ORDER BY at ASC LIMIT 1)
+     ORDER BY side LIMIT 1`,
     [new Date(at)],
   )
-  return result.rows[0]?.detail.after ?? null
+  return result.rows[0]?.settings ?? null
 }

@@ -103,7 +103,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
           .filter((event) => event.kind === 'request:failed')
           .map((event) => ({ at: event.at, node_id: event.node_id, pinned: event.pinned === true, kept_on_failing: event.kept_on_failing === true, failure_class: (event.failure_class as string | null) ?? null })),
         key_names: keyNames,
-        provider_message: found.episodes.map((episode) => episode.message).filter((message) => message !== null).at(-1) ?? null,
+        provider_message: latestMessage(found.episodes),
       }
     },
 
@@ -185,6 +185,16 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
 
 /** The queries' type. */
 export type HistoryQueries = ReturnType<typeof createHistoryQueries>
+
+/** The provider's words of the latest evidence: the hold whose current reason was seen last (issue 36, item 5). */
+function latestMessage(episodes: readonly GroupedIncident['episodes'][number][]): string | null {
+  let found: GroupedIncident['episodes'][number] | undefined
+  for (const episode of episodes) {
+    if (episode.message === null) continue
+    if (found === undefined || (episode.reasonAt ?? episode.updatedAt) >= (found.reasonAt ?? found.updatedAt)) found = episode
+  }
+  return found?.message ?? null
+}
 
 function round(value: number): number {
   return Math.round(value * 1000) / 1000

@@ -61,31 +61,35 @@ describe('coverWindow', () => {
   })
 })
 
-/** One node's worst state in one bucket of one entity, as the endpoint read them before the rollups. */
-interface NodeCell { bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean }
+/** One node's worst state in one bucket of one entity, as the endpoint read them before the rollups, with its attempts and failures. */
+interface NodeCell { bucket: string; entity: string; provider: string; model: string; key_id: string | null; node_id: string; rank: number; held: boolean; requests: string; errors: string }
 
 /**
  * The timeline's rows as the endpoint computed them before the rollups (its query and its
- * row building, kept here as they were): straight from every snapshot of the window.
+ * row building, kept here as they were, plus the sums of attempts and failures): straight
+ * from every snapshot of the window.
  */
 async function rowsFromSnapshots(database: TestDatabase, window: { from: number; to: number }, bucketSeconds: number, filters: { providers: string[] | null; models: string[] | null }, keyName: (provider: string, keyId: string) => string) {
   const result = await database.pool.query<NodeCell>(
     `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket, entity, provider, model, key_id, node_id,
-            max(CASE state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END) AS rank, bool_or(held) AS held
+            max(CASE state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END) AS rank, bool_or(held) AS held,
+            sum(requests) AS requests, sum(errors) AS errors
        FROM history_snapshots
       WHERE at >= $1 AND at <= $2 AND ($4::text[] IS NULL OR provider = ANY($4)) AND ($5::text[] IS NULL OR model = ANY($5))
       GROUP BY 1, 2, 3, 4, 5, 6`,
     [new Date(window.from), new Date(window.to), bucketSeconds, filters.providers, filters.models],
   )
-  type Cell = { ranks: number[]; held: boolean }
+  type Cell = { ranks: number[]; held: boolean; requests: number; failed: number }
   const entities = new Map<string, { provider: string; model: string; keyId: string | null; cells: Map<string, Cell> }>()
   for (const row of result.rows) {
     let entity = entities.get(row.entity)
     if (entity === undefined) entities.set(row.entity, (entity = { provider: row.provider, model: row.model, keyId: row.key_id, cells: new Map() }))
     let cell = entity.cells.get(row.bucket)
-    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false }))
+    if (cell === undefined) entity.cells.set(row.bucket, (cell = { ranks: [], held: false, requests: 0, failed: 0 }))
     cell.ranks.push(row.rank)
     cell.held ||= row.held
+    cell.requests += Number(row.requests)
+    cell.failed += Number(row.errors)
   }
   const states = ['healthy', 'recovering', 'degraded', 'failed']
   const buckets = (cells: Map<string, Cell>) =>
@@ -93,7 +97,7 @@ async function rowsFromSnapshots(database: TestDatabase, window: { from: number;
       .sort((a, b) => Number(a[0]) - Number(b[0]))
       .map(([bucket, cell]) => {
         const worst = Math.max(...cell.ranks)
-        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: states[worst], share: Math.round((cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length) * 1000) / 1000, nodes: cell.ranks.length, held: cell.held }
+        return { at: new Date(Number(bucket) * bucketSeconds * 1000).toISOString(), state: states[worst], share: Math.round((cell.ranks.filter((rank) => rank === worst).length / cell.ranks.length) * 1000) / 1000, nodes: cell.ranks.length, held: cell.held, requests: cell.requests, failed: cell.failed }
       })
   const directions = new Map<string, { entity: string; provider: string; model: string; buckets: ReturnType<typeof buckets>; keys: { entity: string; key_id: string; key_name: string; buckets: ReturnType<typeof buckets> }[] }>()
   for (const [entity, item] of entities) {
@@ -151,8 +155,8 @@ function snapshots(rand: () => number, from: number, to: number, everyMs = MINUT
           latencyPenalty: 0,
           utilisation: 1,
           recovery: 1,
-          requests: 10,
-          errors: 0,
+          requests: 10 + Math.floor(rand() * 50),
+          errors: state === 'healthy' ? 0 : Math.floor(rand() * 10),
           latencyMs: 100,
         })
       }
@@ -198,10 +202,13 @@ describe('the timeline and the summary from rollups', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase()
-    // Snapshots written before the rollups existed are rolled up by the migration itself.
+    // Snapshots written before the rollups existed are rolled up by the migration itself; those
+    // rolled up before the rollups summed failures (0024) get their sums from that migration.
     await migrate(database.pool, migrations.filter((migration) => migration.version < '0018'))
     await createDayPartitions(database.pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: NOW, daysBehind: 3, daysAhead: 1 })
-    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR), counts(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
+    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 25 * HOUR), counts(rand, NOW - 30 * HOUR, NOW - 25 * HOUR))
+    await migrate(database.pool, migrations.filter((migration) => migration.version < '0024'))
+    await write(snapshots(rand, NOW - 25 * HOUR, NOW - 20 * HOUR), counts(rand, NOW - 25 * HOUR, NOW - 20 * HOUR))
     await migrate(database.pool)
     // Then the recorder's own path: batches, shuffled so blocks get late and out-of-order rows.
     const rest = snapshots(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5)
@@ -225,6 +232,7 @@ describe('the timeline and the summary from rollups', () => {
     { name: 'ending on a bucket that holds only the snapshots at its end', query: { from: '2026-12-01T02:00:00Z', to: '2026-12-01T08:55:00Z', bucket_seconds: '100' } },
     { name: '24 h, openai only', query: { from: seconds(now - DAY), to: seconds(now), providers: 'openai' } },
     { name: '24 h, claude only', query: { from: seconds(now - DAY), to: seconds(now), models: 'claude-sonnet-4-5' } },
+    { name: 'the hours rolled up before 0018 and before 0024, in 2 h buckets', query: { from: seconds(NOW - 30 * HOUR), to: seconds(NOW - 20 * HOUR), bucket_seconds: '7200' } },
     { name: 'an empty window', query: { from: seconds(now), to: seconds(now) } },
   ]
 
@@ -255,6 +263,10 @@ describe('the timeline and the summary from rollups', () => {
     expect(new Set(buckets.map((bucket) => bucket.state))).toEqual(new Set(['healthy', 'recovering', 'degraded', 'failed']))
     expect(buckets.some((bucket) => bucket.share < 1)).toBe(true)
     expect(buckets.some((bucket) => bucket.held)).toBe(true)
+    expect(buckets.some((bucket) => bucket.failed > 0)).toBe(true)
+    // Blocks rolled up before 0024 summed failures count them too (the 30 h window reaches them).
+    const early = await queries().timeline(new URLSearchParams({ from: seconds(now - 30 * HOUR), to: seconds(now - 20 * HOUR), bucket_seconds: '7200' }))
+    expect(early.rows.flatMap((row) => row.buckets).reduce((sum, bucket) => sum + bucket.failed, 0)).toBeGreaterThan(0)
   })
 
   it('keeps answering the same as the current partial bucket fills, late rows arrive and the clock moves', async () => {

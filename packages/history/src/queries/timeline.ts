@@ -1,11 +1,12 @@
 /**
  * The timeline's cells: per bucket, entity and node, the worst state the node's snapshots
- * showed and whether any of them had the key held. Read from the snapshot rollups (migration
- * 0018: blocks of 6 min, 24 min and 2 h, kept by a trigger in the snapshots' own transaction)
- * wherever a whole block lies inside the window and inside one bucket, and from the
- * snapshots themselves for the rest (the window's ragged edges, the current partial block,
- * bucket sizes no block divides). Max and "any" combine exactly, so the answer is the one
- * the snapshots alone would give.
+ * showed (each snapshot holds the worst state since the one before: tracker/snapshot.ts),
+ * whether any of them had the key held, and the upstream attempts and failures they counted.
+ * Read from the snapshot rollups (migration 0018: blocks of 6 min, 24 min and 2 h, kept by a
+ * trigger in the snapshots' own transaction; 0024 adds the sums) wherever a whole block lies
+ * inside the window and inside one bucket, and from the snapshots themselves for the rest (the
+ * window's ragged edges, the current partial block, bucket sizes no block divides). Max, "any"
+ * and sums combine exactly, so the answer is the one the snapshots alone would give.
  */
 import type pg from 'pg'
 import { directionEntity } from '../entities.ts'
@@ -57,7 +58,8 @@ export function coverWindow(fromMs: number, toMs: number, bucketSeconds: number,
 /**
  * One cell: a bucket (index of `bucket_seconds` since the epoch) of an entity, over the nodes
  * that reported in it: the worst state any node saw (its rank: 0 healthy, 1 recovering,
- * 2 degraded, 3 failed), how many nodes saw that worst, how many reported, and whether any held the key.
+ * 2 degraded, 3 failed), how many nodes saw that worst, how many reported, whether any held
+ * the key, and the upstream attempts of every node in it and how many of them failed.
  */
 export interface TimelineCell {
   bucket: string
@@ -69,6 +71,8 @@ export interface TimelineCell {
   at_worst: number
   nodes: number
   held: boolean
+  requests: number
+  failed: number
 }
 
 /** The cells of a window, from the rollups and the snapshots (see the file's comment), by entity then bucket. */
@@ -89,21 +93,22 @@ export async function readTimelineCells(
   const result = await pool.query<TimelineCell>(
     `WITH cells AS (
        SELECT floor(extract(epoch FROM rollup.bucket_at) / $1)::bigint AS bucket, rollup.entity, rollup.provider, rollup.model, rollup.key_id, rollup.node_id,
-              rollup.rank::int AS rank, rollup.held
+              rollup.rank::int AS rank, rollup.held, rollup.requests, rollup.errors
          FROM history_snapshot_rollups rollup
         WHERE (${blocks.join(' OR ') || 'false'}) AND ($2::text[] IS NULL OR rollup.provider = ANY($2)) AND ($3::text[] IS NULL OR rollup.model = ANY($3))
        UNION ALL
        SELECT floor(extract(epoch FROM snapshot.at) / $1)::bigint, snapshot.entity, snapshot.provider, snapshot.model, snapshot.key_id, snapshot.node_id,
-              CASE snapshot.state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END, snapshot.held
+              CASE snapshot.state WHEN 'failed' THEN 3 WHEN 'degraded' THEN 2 WHEN 'recovering' THEN 1 ELSE 0 END, snapshot.held, snapshot.requests, snapshot.errors
          FROM history_snapshots snapshot
         WHERE (${ranges.join(' OR ') || 'false'}) AND ($2::text[] IS NULL OR snapshot.provider = ANY($2)) AND ($3::text[] IS NULL OR snapshot.model = ANY($3))
      ), per_node AS (
-       SELECT bucket, entity, provider, model, key_id, node_id, max(rank) AS rank, bool_or(held) AS held FROM cells GROUP BY 1, 2, 3, 4, 5, 6
+       SELECT bucket, entity, provider, model, key_id, node_id, max(rank) AS rank, bool_or(held) AS held,
+              sum(requests) AS requests, sum(errors) AS errors FROM cells GROUP BY 1, 2, 3, 4, 5, 6
      )
      SELECT bucket, entity, provider, model, key_id, max(rank) AS worst,
             (CASE max(rank) WHEN 3 THEN count(*) FILTER (WHERE rank = 3) WHEN 2 THEN count(*) FILTER (WHERE rank = 2)
                             WHEN 1 THEN count(*) FILTER (WHERE rank = 1) ELSE count(*) FILTER (WHERE rank = 0) END)::int AS at_worst,
-            count(*)::int AS nodes, bool_or(held) AS held
+            count(*)::int AS nodes, bool_or(held) AS held, sum(requests)::float8 AS requests, sum(errors)::float8 AS failed
        FROM per_node GROUP BY 1, 2, 3, 4, 5 ORDER BY entity, bucket`,
     params,
   )
@@ -112,9 +117,12 @@ export async function readTimelineCells(
 
 const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const
 
-/** Rows per direction with key rows; per bucket the worst state any node saw, the share of reporting nodes that saw it, and held. */
+/**
+ * Rows per direction with key rows; per bucket the worst state any node saw, the share of
+ * reporting nodes that saw it, held, and the upstream attempts (`requests`) and failed ones (`failed`).
+ */
 export function buildTimeline(cells: readonly TimelineCell[], bucketSeconds: number, keyName: (provider: string, keyId: string) => string | undefined) {
-  type Bucket = { at: string; state: (typeof STATE_BY_RANK)[number]; share: number; nodes: number; held: boolean }
+  type Bucket = { at: string; state: (typeof STATE_BY_RANK)[number]; share: number; nodes: number; held: boolean; requests: number; failed: number }
   type Key = { entity: string; key_id: string; key_name: string; buckets: Bucket[] }
   type Direction = { entity: string; provider: string; model: string; buckets: Bucket[]; keys: Key[] }
   // A window has few distinct buckets and many cells: each bucket's time is formatted once.
@@ -136,7 +144,7 @@ export function buildTimeline(cells: readonly TimelineCell[], bucketSeconds: num
       if (cell.key_id === null) direction.buckets = buckets
       else direction.keys.push({ entity: cell.entity, key_id: cell.key_id, key_name: keyName(cell.provider, cell.key_id) ?? cell.key_id, buckets })
     }
-    buckets.push({ at: timeOf(cell.bucket), state: STATE_BY_RANK[cell.worst]!, share: round(cell.at_worst / cell.nodes), nodes: cell.nodes, held: cell.held })
+    buckets.push({ at: timeOf(cell.bucket), state: STATE_BY_RANK[cell.worst]!, share: round(cell.at_worst / cell.nodes), nodes: cell.nodes, held: cell.held, requests: cell.requests, failed: cell.failed })
   }
   // Cells come by entity then bucket (readTimelineCells); sorted here too, so any order gives the same answer.
   for (const buckets of bucketsOf.values()) buckets.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))

@@ -34,7 +34,8 @@ describe('the request log across migration 0023', () => {
     await old.close()
     expect(old.stats().written).toBe(before.length)
 
-    expect(await migrate(pool)).toEqual({ applied: ['0023'] })
+    // 0023 first; later migrations (0024: the timeline's failure counts) touch no table of the log.
+    expect((await migrate(pool)).applied[0]).toBe('0023')
     const { rows: since } = await pool.query<{ since: Date }>('SELECT since FROM request_log_counts_since')
     expect(since[0]!.since.getTime()).toBeGreaterThan(before.at(-1) === undefined ? 0 : Date.parse(before.at(-1)!.at))
 

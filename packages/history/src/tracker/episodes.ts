@@ -19,6 +19,17 @@ export function directionState(states: readonly State[]): State {
   return 'healthy'
 }
 
+/** Records `reason` as the episode's latest evidence (moved last, its time kept); true when that changed the episode. */
+export function noteReason(episode: Episode, reason: string, at: number): boolean {
+  const reasons = episode.reasons
+  if (reasons[reasons.length - 1] === reason && episode.reasonAt === at) return false
+  const index = reasons.indexOf(reason)
+  if (index >= 0) reasons.splice(index, 1)
+  reasons.push(reason)
+  episode.reasonAt = at
+  return true
+}
+
 /** What names a new episode. */
 export type EpisodeName = Pick<Episode, 'id' | 'entity' | 'provider' | 'models' | 'keyIds' | 'cause' | 'openedAt'>
 
@@ -38,6 +49,7 @@ export function newEpisode(name: EpisodeName): Episode {
     requestsFailed: 0,
     pinnedKeptFailed: 0,
     failedNoAlternative: 0,
+    noneLeftAt: null,
     sawRefusal: false,
     message: null,
     lastRequestAt: null,
@@ -69,6 +81,11 @@ export class OpenEpisodes {
 
   list(): Episode[] {
     return [...this.open.values()]
+  }
+
+  /** The open episodes, without copying them (the caller changes none of the set while iterating). */
+  values(): IterableIterator<Episode> {
+    return this.open.values()
   }
 
   /** Opens an episode on `entity` (ids unique per node). */

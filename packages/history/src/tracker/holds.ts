@@ -4,7 +4,7 @@
  * edit or delete closes it (reference: "Releasing held keys").
  */
 import { holdEntity } from '../entities.ts'
-import type { OpenEpisodes } from './episodes.ts'
+import { noteReason, type OpenEpisodes } from './episodes.ts'
 import type { ReleaseBy, TrackerOutput } from './types.ts'
 
 /** A hold entry as the fleet replicates it (the fields history reads). */
@@ -47,9 +47,10 @@ export function followHold(previous: HoldView | undefined, entry: HoldView, orig
     } else if (origin === 'local') episode.sawRefusal = true
     episode.phase = 'held'
     episode.worstState = 'failed'
+    // The hold as it stands now is the latest evidence: its reason leads, its message is quoted (issue 36, item 5).
     episode.message = entry.message
     episode.recoveringSince = null
-    if (!episode.reasons.includes(entry.reason)) episode.reasons.push(entry.reason)
+    noteReason(episode, entry.reason, at)
     episode.updatedAt = at
     out.episodes.push(episode)
   } else if (entry.state === 'held' && wasHeld && entry.checks > previous.checks) {
@@ -62,7 +63,9 @@ export function followHold(previous: HoldView | undefined, entry: HoldView, orig
     const episode = episodes.get(entity)
     if (episode !== undefined) {
       episode.message = entry.message
-      if (!episode.reasons.includes(entry.reason)) episode.reasons.push(entry.reason)
+      noteReason(episode, entry.reason, at)
+      episode.updatedAt = at
+      if (!out.episodes.includes(episode)) out.episodes.push(episode)
     }
   } else if (entry.state === 'released' && wasHeld) {
     const by = RELEASE_BY[entry.releaseCause ?? ''] ?? 'check'

@@ -40,20 +40,15 @@ export interface RequestCounting {
   add: Partial<DirectionCounts>
   /** Pinned to a failing provider, kept there because re-routing was off, and failed. */
   pinnedKeptFailed: boolean
-  /** Failed while every provider of the model was failed on this node: none left to send it to. */
+  /** Failed, and not one a setting could have moved (routing had nothing else to send it to). */
   noAlternative: boolean
 }
 
 /**
  * Classifies a request. `failing(model)` gives the providers this node saw failed for that
- * model when the request arrived; `everyFailing(model)` whether no provider of it was left.
- * Returns null for an excluded failure.
+ * model when the request arrived. Returns null for an excluded failure.
  */
-export function countRequest(
-  outcome: RequestOutcome,
-  failing: (model: string) => ReadonlySet<string> | undefined,
-  everyFailing: (model: string) => boolean = () => false,
-): RequestCounting | null {
+export function countRequest(outcome: RequestOutcome, failing: (model: string) => ReadonlySet<string> | undefined): RequestCounting | null {
   if (outcome.failure === 'excluded') return null
   const first = outcome.attempts[0]
   const named = outcome.namedProvider
@@ -68,13 +63,12 @@ export function countRequest(
   if (outcome.served !== null) {
     add.served = 1
     const served = outcome.served
+    // Redirected: routing moved the request off the failing provider it named. When routing said what
+    // it did, that alone decides: it is the request log's `routing.moved_off`, so the dashboard's
+    // figure and the log filter it opens (`moved_off=true`, served) count the same requests.
     let redirected = false
-    if (failingNow !== undefined && failingNow.size > 0) {
-      // Routing moved the request off a failing provider: the one the caller named, or one it would otherwise share traffic with.
-      if (named !== null) redirected = served.provider !== named && failingNow.has(named) && !outcome.attempts.some((attempt) => attempt.provider === named)
-      else redirected = !failingNow.has(served.provider) && !outcome.attempts.some((attempt) => failingNow.has(attempt.provider))
-    }
-    if (outcome.routing?.movedOff === true) redirected = true
+    if (outcome.routing !== undefined) redirected = outcome.routing.movedOff
+    else if (named !== null && failingNow !== undefined) redirected = served.provider !== named && failingNow.has(named) && !outcome.attempts.some((attempt) => attempt.provider === named)
     if (redirected) add.redirected = 1
     else if (outcome.routing !== undefined) {
       if (outcome.routing.addedFallbackServed) add.fallbackServed = 1
@@ -88,7 +82,7 @@ export function countRequest(
       pinnedKeptFailed = true
     }
   }
-  return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null && everyFailing(model) }
+  return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null && !pinnedKeptFailed }
 }
 
 /**

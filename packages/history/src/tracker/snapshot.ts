@@ -1,6 +1,6 @@
 /** The per-minute snapshot: a row per route and per direction, with the traffic since the last one. */
 import { directionEntity, routeEntity } from '../entities.ts'
-import { directionState } from './episodes.ts'
+import { directionState, worse } from './episodes.ts'
 import type { RouteView, SnapshotRow, State } from './types.ts'
 
 /** Requests and errors a route served since the last snapshot. */
@@ -32,21 +32,50 @@ export class RouteTrafficTable {
   }
 }
 
-/** Snapshot rows of `views`: each route, then each direction (its keys' state, summed weight and traffic, worst penalties). */
-export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficTable, at: number): SnapshotRow[] {
+/**
+ * The worst state each route and direction was in at the recomputes since the last snapshot
+ * (every 5 s), and whether the route was held at any of them, by entity: a snapshot a minute
+ * would otherwise catch a flapping route between a trial and its failure, and miss a failure
+ * shorter than a minute.
+ */
+export class WorstSince {
+  private readonly seen = new Map<string, { state: State; held: boolean }>()
+
+  /** The entity was in `state` (held or not) at a recompute. */
+  saw(entity: string, state: State, held: boolean): void {
+    const previous = this.seen.get(entity)
+    if (previous === undefined) this.seen.set(entity, { state, held })
+    else {
+      previous.state = worse(previous.state, state)
+      previous.held ||= held
+    }
+  }
+
+  get(entity: string): { state: State; held: boolean } | undefined {
+    return this.seen.get(entity)
+  }
+}
+
+/**
+ * Snapshot rows of `views`: each route, then each direction (its keys' state, summed weight and
+ * traffic, worst penalties); each row's state is the worst of its state now and the worst seen
+ * since the last snapshot, and a route reads held if it was held at any point since.
+ */
+export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficTable, worstSince: WorstSince, at: number): SnapshotRow[] {
   const rows: SnapshotRow[] = []
   const directions = new Map<string, SnapshotRow & { states: State[]; latencySum: number; latencyCount: number }>()
   for (const view of views) {
     const entity = routeEntity(view.provider, view.model, view.keyId)
     const served = traffic.get(view.provider, view.model, view.keyId) ?? { requests: 0, errors: 0 }
+    const seen = worstSince.get(entity)
     const row: SnapshotRow = {
       at,
       entity,
       provider: view.provider,
       model: view.model,
       keyId: view.keyId,
-      state: view.state,
-      held: view.held,
+      state: seen === undefined ? view.state : worse(view.state, seen.state),
+      held: view.held || seen?.held === true,
       weight: view.weight,
       score: Math.max(0, Math.min(100, view.weight)),
       errorPenalty: view.parts.errorPenalty,
@@ -65,6 +94,7 @@ export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficT
       directions.set(directionKey, direction)
     }
     direction.states.push(view.state)
+    // The direction reads held only when every key is held now (a key held a while ago is its own row's).
     direction.held &&= view.held
     direction.weight += view.weight
     direction.score = Math.max(direction.score, row.score)
@@ -81,7 +111,9 @@ export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficT
   }
   for (const direction of directions.values()) {
     const { states, latencySum, latencyCount, ...row } = direction
-    rows.push({ ...row, state: directionState(states), latencyMs: latencyCount > 0 ? latencySum / latencyCount : null })
+    const now = directionState(states)
+    const seen = worstSince.get(row.entity)
+    rows.push({ ...row, state: seen === undefined ? now : worse(now, seen.state), latencyMs: latencyCount > 0 ? latencySum / latencyCount : null })
   }
   return rows
 }

@@ -66,16 +66,64 @@ describe('NodeTracker requests', () => {
     )
     expect(failed.episodes).toContain(episode)
     expect(failed.episodes).toContain(direction)
-    expect(episode).toMatchObject({ requestsFailed: 1, pinnedKeptFailed: 1, failedNoAlternative: 1, lastRequestAt: T0 + 6_000, reasons: ['server_error', 'timeout'] })
-    expect(failed.events.map((event) => [event.kind, event.entity, event.detail.kept_on_failing, event.detail.failure_class])).toEqual([
-      ['request:failed', 'route:openai:gpt-4o:o1', true, 'timeout'],
-      ['request:failed', 'direction:openai:gpt-4o', true, 'timeout'],
-    ])
+    // The route's episode is inside its direction's (one incident): the request counts once, on the direction.
+    expect(episode).toMatchObject({ requestsFailed: 0, pinnedKeptFailed: 0, lastRequestAt: T0 + 6_000, reasons: ['server_error', 'timeout'] })
+    // Kept on a failing provider while another served the model: avoidable, so not "nothing left".
+    expect(direction).toMatchObject({ requestsFailed: 1, pinnedKeptFailed: 1, failedNoAlternative: 0 })
+    expect(failed.events.map((event) => [event.kind, event.entity, event.detail.kept_on_failing, event.detail.failure_class])).toEqual([['request:failed', 'direction:openai:gpt-4o', true, 'timeout']])
     // A served request on the episode's route only moves its last traffic.
     const served = tracker.request(outcome({ at: T0 + 7_000 }))
     expect(served.events).toEqual([])
     expect(served.episodes).toContain(episode)
     expect(episode.lastRequestAt).toBe(T0 + 7_000)
-    expect(episode.requestsFailed).toBe(1)
+    expect(direction.requestsFailed).toBe(1)
+  })
+
+  it('tells a whole-key hold its model is failing with nothing left only for the models the key serves (issue 36, item 1)', () => {
+    const tracker = new NodeTracker('n')
+    tracker.routes([route(), route({ model: 'gpt-4o-mini' }), route({ provider: 'groq', model: 'llama', keyId: 'g1' })], T0)
+    const held = tracker.hold({ provider: 'openai', keyId: 'o1', model: null, state: 'held', reason: 'quota', message: 'You exceeded your current quota', since: T0, rung: 0, checks: 0, baseWaitMs: 30_000, releaseCause: null }, 'local', T0).episodes[0]!
+    const failed = (at: number, model: string, provider = 'openai', key_id = 'o1') => outcome({ at, model, served: null, failure: 'upstream', attempts: [{ provider, model, key_id, failure_class: 'transient' }] })
+    for (let index = 0; index < 3; index++) tracker.request(failed(T0 + 1_000 + index, 'llama', 'groq', 'g1'))
+    expect(held.noneLeftAt).toBeNull()
+    // Failures minutes apart are stale evidence, no run.
+    for (let index = 0; index < 3; index++) tracker.request(failed(T0 - 600_000 + index * 120_000, 'gpt-4o'))
+    expect(held.noneLeftAt).toBeNull()
+    for (let index = 0; index < 2; index++) tracker.request(failed(T0 + 2_000 + index, 'gpt-4o-mini'))
+    expect(held.noneLeftAt).toBeNull()
+    expect(tracker.request(failed(T0 + 3_000, 'gpt-4o-mini')).episodes).toContain(held)
+    expect(held.noneLeftAt).toBe(T0 + 3_000)
+    // Served on the model again: the run is over.
+    expect(tracker.request(outcome({ at: T0 + 4_000, model: 'gpt-4o-mini', served: { provider: 'openai', model: 'gpt-4o-mini', key_id: 'o2' }, attempts: [{ provider: 'openai', model: 'gpt-4o-mini', key_id: 'o2', failure_class: null }] })).episodes).toContain(held)
+    expect(held.noneLeftAt).toBeNull()
+    // A failure a setting could have avoided (kept on a failing provider while another served the model) is no run.
+    for (let index = 0; index < 5; index++) tracker.request({ ...failed(T0 + 5_000 + index, 'gpt-4o-mini'), namedProvider: 'openai', routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: true } })
+    expect(held.noneLeftAt).toBeNull()
+  })
+})
+
+describe('NodeTracker snapshots', () => {
+  const states = (rows: { entity: string; state: string; held: boolean }[]) => Object.fromEntries(rows.map((row) => [row.entity, `${row.state}${row.held ? ' held' : ''}`]))
+
+  it('records the worst state each route and direction was in since the last snapshot, not the state at the snapshot instant', () => {
+    const tracker = new NodeTracker('n')
+    const healthy = [route(), route({ keyId: 'o2', keyName: 'prod-2' })]
+    tracker.routes(healthy, T0)
+    // Both keys fail (the direction with them), then come back between two snapshots.
+    tracker.routes([route({ state: 'failed' }), route({ keyId: 'o2', keyName: 'prod-2', state: 'failed' })], T0 + 5_000)
+    const recovering = [route({ state: 'recovering' }), route({ keyId: 'o2', keyName: 'prod-2', state: 'recovering' })]
+    tracker.routes(recovering, T0 + 10_000)
+    expect(states(tracker.snapshot(recovering, T0 + 12_000))).toEqual({ 'route:openai:gpt-4o:o1': 'failed', 'route:openai:gpt-4o:o2': 'failed', 'direction:openai:gpt-4o': 'failed' })
+    // The next snapshot starts from what it sees next.
+    tracker.routes(healthy, T0 + 15_000)
+    expect(states(tracker.snapshot(healthy, T0 + 72_000))).toEqual({ 'route:openai:gpt-4o:o1': 'healthy', 'route:openai:gpt-4o:o2': 'healthy', 'direction:openai:gpt-4o': 'healthy' })
+  })
+
+  it('reads a key held since the last snapshot as held, and a direction failed only when its keys failed at the same time', () => {
+    const tracker = new NodeTracker('n')
+    tracker.routes([route({ state: 'failed', held: true }), route({ keyId: 'o2', keyName: 'prod-2' })], T0)
+    tracker.routes([route({ state: 'recovering' }), route({ keyId: 'o2', keyName: 'prod-2', state: 'failed' })], T0 + 5_000)
+    const now = [route({ state: 'recovering' }), route({ keyId: 'o2', keyName: 'prod-2', state: 'recovering' })]
+    expect(states(tracker.snapshot(now, T0 + 8_000))).toEqual({ 'route:openai:gpt-4o:o1': 'failed held', 'route:openai:gpt-4o:o2': 'failed', 'direction:openai:gpt-4o': 'degraded' })
   })
 })

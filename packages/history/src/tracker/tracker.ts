@@ -5,10 +5,10 @@
  * one of these decisions now leaves a record"); design.md, "History, incidents, request log".
  */
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
-import { directionState, OpenEpisodes, worse } from './episodes.ts'
+import { directionState, noteReason, OpenEpisodes, worse } from './episodes.ts'
 import { followHold, holdId, type HoldView } from './holds.ts'
 import { countRequest, type RequestOutcome } from './requests.ts'
-import { RouteTrafficTable, snapshotRows } from './snapshot.ts'
+import { RouteTrafficTable, snapshotRows, WorstSince } from './snapshot.ts'
 import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, State, TrackerOutput } from './types.ts'
 
 export { directionState } from './episodes.ts'
@@ -18,6 +18,22 @@ export type { TrackerOutput } from './types.ts'
 const emptyCounts = (): DirectionCounts => ({ served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0 })
 
 type CountsRow = DirectionCounts & { provider: string; model: string }
+
+/**
+ * Failed requests in a row for a model, with nothing left to serve them and none served in
+ * between, after which the model counts as failing (issue 36, item 1): a run, not one blip.
+ */
+export const NONE_LEFT_AFTER = 3
+
+/** Failures further apart than this are no run: the older ones are stale evidence. */
+export const RUN_GAP_MS = 60_000
+
+/** A model's run of failed requests on this node. */
+interface FailingRun {
+  failed: number
+  /** When the last of them failed. */
+  lastAt: number
+}
 
 /** What a request that touched no episode returns (most requests): shared, never written to. */
 const NOTHING: TrackerOutput = Object.freeze({ events: Object.freeze([]) as unknown as HistoryEvent[], episodes: Object.freeze([]) as unknown as Episode[] }) as TrackerOutput
@@ -31,18 +47,19 @@ export class NodeTracker {
   private readonly open: OpenEpisodes
   /** Providers failing per model, for the request classifier. */
   private readonly failing = new Map<string, Set<string>>()
-  /** How many providers serve each model here (from the last recompute). */
-  private readonly providersPerModel = new Map<string, number>()
+  /** Per model: failed requests in a row with nothing left to serve them (reset by a served one). */
+  private readonly runs = new Map<string, FailingRun>()
   /** Per-minute counts by provider, then model. */
   private counts = new Map<string, Map<string, CountsRow>>()
   /** Requests and errors per route since the last snapshot. */
   private routeTraffic = new RouteTrafficTable()
+  /** The worst state each route and direction was in at any recompute since the last snapshot. */
+  private worstSince = new WorstSince()
   /** The last failure class each route answered with, to name the cause of a state episode. */
   private readonly lastFailure = new Map<string, string>()
 
-  /** The classifier's two questions, made once (not a closure per request). */
+  /** The classifier's question, made once (not a closure per request). */
   private readonly failingFor = (model: string): ReadonlySet<string> | undefined => this.failing.get(model)
-  private readonly noneLeftFor = (model: string): boolean => (this.failing.get(model)?.size ?? 0) >= (this.providersPerModel.get(model) ?? Infinity)
 
   constructor(nodeId: string) {
     this.open = new OpenEpisodes(nodeId)
@@ -59,7 +76,9 @@ export class NodeTracker {
     const previous = this.holds.get(id)
     if (entry.state === 'released') this.holds.delete(id)
     else this.holds.set(id, { ...entry })
-    return followHold(previous, entry, origin, at, this.open, (entity, provider, model, outcome, when, out) => this.addCheck(entity, provider, model, outcome, when, out))
+    const out = followHold(previous, entry, origin, at, this.open, (entity, provider, model, outcome, when, out) => this.addCheck(entity, provider, model, outcome, when, out))
+    this.markOpened(out, at)
+    return out
   }
 
   /** Routes after a recompute (state as the dashboard shows it: held reads failed). */
@@ -71,6 +90,7 @@ export class NodeTracker {
       const previous = this.routeStates.get(entity) ?? 'healthy'
       if (previous !== view.state) out.events.push({ at, kind: 'route:state', entity, provider: view.provider, model: view.model, keyId: view.keyId, detail: { from: previous, to: view.state, held: view.held } })
       this.routeStates.set(entity, view.state)
+      this.worstSince.saw(entity, view.state, view.held)
       const directionKey = directionEntity(view.provider, view.model)
       let direction = directions.get(directionKey)
       if (direction === undefined) directions.set(directionKey, (direction = { provider: view.provider, model: view.model, states: [], heldFailed: 0, keyIds: [] }))
@@ -80,13 +100,12 @@ export class NodeTracker {
       this.followRoute(view, at, out)
     }
     this.failing.clear()
-    this.providersPerModel.clear()
     for (const [entity, direction] of directions) {
-      this.providersPerModel.set(direction.model, (this.providersPerModel.get(direction.model) ?? 0) + 1)
       const state = directionState(direction.states)
       const previous = this.directionStates.get(entity) ?? 'healthy'
       if (previous !== state) out.events.push({ at, kind: 'direction:state', entity, provider: direction.provider, model: direction.model, keyId: null, detail: { from: previous, to: state } })
       this.directionStates.set(entity, state)
+      this.worstSince.saw(entity, state, false)
       if (state === 'failed') {
         let providers = this.failing.get(direction.model)
         if (providers === undefined) this.failing.set(direction.model, (providers = new Set()))
@@ -94,6 +113,7 @@ export class NodeTracker {
       }
       this.followDirection(entity, direction, state, at, out)
     }
+    this.markOpened(out, at)
     return out
   }
 
@@ -120,28 +140,36 @@ export class NodeTracker {
           episode.lastRequestAt = at
           changed = true
         }
-        if (failureClass !== null && episode.cause === 'state' && !episode.reasons.includes(failureClass)) {
-          episode.reasons.push(failureClass)
-          changed = true
-        }
+        // The latest failure leads a state episode's reasons (a hold's reasons are its hold's).
+        if (failureClass !== null && episode.cause === 'state' && episode.reasons[episode.reasons.length - 1] !== failureClass) changed = noteReason(episode, failureClass, at) || changed
         out ??= { events: [], episodes: [] }
         if (changed && !out.episodes.includes(episode)) out.episodes.push(episode)
       }
     }
-    const counting = countRequest(outcome, this.failingFor, this.noneLeftFor)
+    const counting = countRequest(outcome, this.failingFor)
     if (counting === null) return out ?? NOTHING
     const counts = this.countsOf(counting.provider, counting.model)
     const add = counting.add
     for (const field in add) counts[field as keyof DirectionCounts] += add[field as keyof DirectionCounts]!
-    if (outcome.served !== null || !watching) return out ?? NOTHING
-    // A failed request counts on every open episode it ran into, once.
+    if (outcome.served !== null) {
+      const run = this.runs.get(outcome.model)
+      if (run !== undefined) out = this.servedAgain(outcome.model, run, at, out)
+      return out ?? NOTHING
+    }
+    if (counting.noAlternative) out = this.failedAgain(outcome.model, at, out)
+    if (!watching) return out ?? NOTHING
+    // A failed request counts on every open episode it ran into, once: a route's state episode
+    // inside its key's hold or its direction's episode is part of that problem (group.ts), so it is
+    // not counted again there.
     const touched = new Set<Episode>()
     const candidates = outcome.attempts.length > 0 ? outcome.attempts : [{ provider: counting.provider, model: counting.model, key_id: '' }]
     for (const attempt of candidates) {
-      for (const entity of [routeEntity(attempt.provider, attempt.model, attempt.key_id), keyEntity(attempt.provider, attempt.key_id), directionEntity(attempt.provider, attempt.model)]) {
-        const episode = this.open.get(entity)
-        if (episode !== undefined) touched.add(episode)
-      }
+      const route = this.open.get(routeEntity(attempt.provider, attempt.model, attempt.key_id))
+      const key = this.open.get(keyEntity(attempt.provider, attempt.key_id))
+      const direction = this.open.get(directionEntity(attempt.provider, attempt.model))
+      if (key !== undefined) touched.add(key)
+      if (direction !== undefined) touched.add(direction)
+      if (route !== undefined && (route.cause === 'hold' || (direction === undefined && key?.cause !== 'hold'))) touched.add(route)
     }
     if (touched.size === 0) return out ?? NOTHING
     out ??= { events: [], episodes: [] }
@@ -167,6 +195,59 @@ export class NodeTracker {
     return out
   }
 
+  /** A request for `model` failed with nothing left to serve it: past a run of them, its open episodes learn the model is failing. */
+  private failedAgain(model: string, at: number, out: TrackerOutput | null): TrackerOutput | null {
+    let run = this.runs.get(model)
+    if (run === undefined) this.runs.set(model, (run = { failed: 0, lastAt: at }))
+    if (at - run.lastAt > RUN_GAP_MS) run.failed = 0
+    run.failed++
+    run.lastAt = at
+    if (run.failed < NONE_LEFT_AFTER || this.open.size === 0) return out
+    for (const episode of this.open.values()) {
+      // Newer than the episode's own evidence only: a route gone to recovering since is marked again by failures after it.
+      if (!this.concerns(episode, model) || (episode.noneLeftAt != null && episode.noneLeftAt >= (episode.recoveringSince ?? 0))) continue
+      episode.noneLeftAt = at
+      episode.updatedAt = at
+      out ??= { events: [], episodes: [] }
+      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+    }
+    return out
+  }
+
+  /** A request for `model` was served: the run is over, and its open episodes learn it. */
+  private servedAgain(model: string, run: FailingRun, at: number, out: TrackerOutput | null): TrackerOutput | null {
+    const wasFailing = run.failed >= NONE_LEFT_AFTER
+    this.runs.delete(model)
+    if (!wasFailing) return out
+    for (const episode of this.open.values()) {
+      if (episode.noneLeftAt == null || !this.concerns(episode, model)) continue
+      episode.noneLeftAt = null
+      episode.updatedAt = at
+      out ??= { events: [], episodes: [] }
+      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+    }
+    return out
+  }
+
+  /** Episodes opened by a hold or a recompute while their model is failing start out knowing it. */
+  private markOpened(out: TrackerOutput, at: number): void {
+    for (const episode of out.episodes) {
+      if (episode.closedAt !== null || episode.openedAt !== at || episode.noneLeftAt != null) continue
+      for (const [model, run] of this.runs) {
+        if (run.failed >= NONE_LEFT_AFTER && at - run.lastAt <= RUN_GAP_MS && this.concerns(episode, model)) {
+          episode.noneLeftAt = at
+          break
+        }
+      }
+    }
+  }
+
+  /** True when the episode is about `model`: a route or direction of it, or a whole key that serves it. */
+  private concerns(episode: Episode, model: string): boolean {
+    if (episode.scope !== 'key') return episode.models.includes(model)
+    return this.routeStates.has(routeEntity(episode.provider, model, episode.keyIds[0] ?? ''))
+  }
+
   /** The count row of a direction this minute, made the first time. */
   private countsOf(provider: string, model: string): CountsRow {
     let byModel = this.counts.get(provider)
@@ -184,10 +265,15 @@ export class NodeTracker {
     return rows
   }
 
-  /** A snapshot row per route and per direction, with the traffic since the last snapshot. */
+  /**
+   * A snapshot row per route and per direction, with the traffic since the last snapshot and the
+   * worst state it was in since then (at any recompute, or now): a route that failed and came
+   * back between two snapshots reads failed, not the state it happened to be in at this instant.
+   */
   snapshot(views: readonly RouteView[], at: number): SnapshotRow[] {
-    const rows = snapshotRows(views, this.routeTraffic, at)
+    const rows = snapshotRows(views, this.routeTraffic, this.worstSince, at)
     this.routeTraffic = new RouteTrafficTable()
+    this.worstSince = new WorstSince()
     return rows
   }
 

@@ -57,6 +57,7 @@ export interface Episode {
   closedAt: number | null
   updatedAt: number
   worstState: State
+  /** Failure classes seen, the latest evidence last. */
   reasons: string[]
   action: Action
   /** Checks this node sent, and what they answered. */
@@ -64,8 +65,15 @@ export interface Episode {
   checkOutcomes: Record<string, number>
   requestsFailed: number
   pinnedKeptFailed: number
-  /** Failed requests with no healthy key or provider left to send them to. */
+  /** Failed requests routing had nothing else to send to (not one a setting could have moved). */
   failedNoAlternative: number
+  /**
+   * When requests for the episode's model last failed in a row on this node with nothing left to
+   * serve them (issue 36, item 1); null while none did, or once one was served again.
+   */
+  noneLeftAt?: number | null
+  /** When the latest of `reasons` (the last one) was last seen: the cause the incident leads with. */
+  reasonAt?: number
   /** The hold started from a refusal this node saw (false: a peer saw it and the fleet shared the hold). */
   sawRefusal: boolean
   /** The provider's own words, when a hold quotes them. */
@@ -100,7 +108,9 @@ export interface SnapshotRow {
   provider: string
   model: string
   keyId: string | null
+  /** The worst state since the previous snapshot (at any recompute, or at this one). */
   state: State
+  /** Held at any recompute since the previous snapshot, or now. */
   held: boolean
   weight: number
   /** 0-100: the weight on the balancer's fixed 0-100 scale. */

@@ -233,3 +233,18 @@ describe('failures without an answer', () => {
     expect(cancelledFailure()).toMatchObject({ failureClass: 'cancelled', status: 0, waitHintMs: null })
   })
 })
+
+describe('a rate limit the provider says lasts an hour or more is quota (issue 36, item 7)', () => {
+  const now = FIXTURE_NOW
+  const limited = { error: { code: '429', message: 'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-02-01 have exceeded token rate limit of your current OpenAI S0 pricing tier.' } }
+
+  it('reads the stated wait (retry-after, the wording) and keeps a shorter one a rate limit', () => {
+    expect(classifyFailure({ status: 429, headers: { 'retry-after': '3600' }, body: limited, now })).toMatchObject({ failureClass: 'quota', scope: 'model', waitHintMs: 3_600_000 })
+    expect(classifyFailure({ status: 429, headers: { 'retry-after': '3599' }, body: limited, now })).toMatchObject({ failureClass: 'rate_limit', scope: 'model', waitHintMs: 3_599_000 })
+  })
+
+  it('never makes a quota of a long rate window\'s reset alone (a daily window among several, none said spent)', () => {
+    const headers = { 'x-ratelimit-reset-requests': '2h0m0s', 'x-ratelimit-remaining-requests': '5', 'x-ratelimit-reset-tokens': '20s', 'x-ratelimit-remaining-tokens': '7' }
+    expect(classifyFailure({ status: 429, headers, body: { error: { message: 'Rate limit reached for gpt-4o.', type: 'requests', code: 'rate_limit_exceeded' } }, now })).toMatchObject({ failureClass: 'rate_limit', scope: 'model', waitHintMs: 7_200_000 })
+  })
+})

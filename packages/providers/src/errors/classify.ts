@@ -27,18 +27,28 @@ export interface FailedAnswer {
  */
 export function classifyFailure(input: FailedAnswer): AttemptFailure {
   const report = readErrorReport(input.headers, input.body)
-  const { failureClass, scope } = decideVerdict(input.status, report)
+  const verdict = decideVerdict(input.status, report)
+  // The wait the provider said (its words, retry-after), apart from rate windows' resets, which
+  // are only read for a rate limit (a spent window among several may be a long daily one).
+  const saidWaitMs = waitHintFromReport(input.headers, report, input.now, { rateLimitResets: false })
+  // A "rate limit" whose own stated wait is an hour or more is a quota spent for the day (Azure's
+  // 429 "exceeded token rate limit ... Please retry after 86400 seconds" on a deployment whose
+  // daily quota is gone): no rate-limit window is that long, and someone has to raise the quota.
+  const dayLong = verdict.failureClass === 'rate_limit' && saidWaitMs !== null && saidWaitMs >= QUOTA_WAIT_MS
+  const { failureClass, scope } = dayLong ? { failureClass: 'quota' as const, scope: verdict.scope } : verdict
+  const waitHintMs = failureClass === 'rate_limit' ? waitHintFromReport(input.headers, report, input.now, { rateLimitResets: true }) : saidWaitMs
   return {
     failureClass,
     scope,
     status: input.status,
-    waitHintMs: waitHintFromReport(input.headers, report, input.now, {
-      rateLimitResets: failureClass === 'rate_limit',
-    }),
+    waitHintMs,
     message: report.message === '' ? `HTTP ${input.status}` : report.message,
     code: report.primaryCode,
   }
 }
+
+/** The shortest wait that says quota rather than rate limit: longer than any documented rate-limit window (OpenAI's daily limits roll, naming waits of minutes). */
+const QUOTA_WAIT_MS = 3_600_000
 
 /** How deep to follow `cause` chains; undici nests the socket error one or two levels down. */
 const CAUSE_DEPTH = 5

@@ -66,7 +66,8 @@ const SAYS_CALL_VOLUME_QUOTA = /out of call volume quota/
 /** A quota that refills once a day (Gemini's per-model daily quotas), not within a rate-limit window. */
 const SAYS_PER_DAY = /per.?day|daily/
 const SAYS_RATE_LIMITED = /rate.?limit|too many requests|throttl|slow down/
-const SAYS_OVERLOADED = /overloaded|temporarily unavailable/
+/** The provider's own capacity, not the key's limits (Azure's 429 "experiencing high demand ... during peak load"). */
+const SAYS_OVERLOADED = /overloaded|temporarily unavailable|experiencing high demand/
 /**
  * A content gate in front of one model or key (OpenRouter's moderation for the models that require
  * it, a per-key guardrail, Mistral's guardrail 403): it judges this request's content, not its

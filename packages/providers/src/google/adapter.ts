@@ -7,10 +7,12 @@
  *   rawPredict / streamRawPredict in Anthropic's Messages format; a Messages-surface request for a
  *   Claude model is sent natively (the caller's body as it came), for a Gemini model translated
  *   through chat. A 401 (a token Google no longer
- *   takes, e.g. revoked or past a clock skew) is retried once with a fresh token before it counts.
+ *   takes, e.g. revoked or past a clock skew) is retried once with a fresh token before it counts;
+ *   Anthropic beta flags Claude on Vertex refuses are learned from its 400 and left out (betas.ts).
  */
 import type { Agent } from 'undici'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
+import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'
 import { upstreamModel } from '../body.ts'
 import { asRequested } from '../http/chunks.ts'
 import { parseSse } from '../http/sse.ts'
@@ -154,6 +156,8 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
   /** The same adapter without native surfaces: what a Gemini model's Messages request is translated through. */
   const translated: ProviderAdapter = { name: adapter.name, type: adapter.type, send: adapter.send, close: adapter.close }
 
+  /** Anthropic beta flags this Vertex endpoint refused, learned from its answers. */
+  const refusedBetas = new RefusedBetas()
   /** A Messages request natively to Claude on Vertex (the caller's body, `anthropic_version` set, `model` in the path). */
   async function sendNative(request: SurfaceRequest): Promise<AttemptResult> {
     const model = upstreamModel(request)
@@ -164,17 +168,31 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
     const where = `/v1/projects/${encodeURIComponent(config.project_id)}/locations/${encodeURIComponent(config.region)}`
     const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config.region) : init.network.base_url, `${where}/publishers/anthropic/models/${encodeURIComponent(model)}:${request.stream ? 'streamRawPredict' : 'rawPredict'}`)
     const credentials = config.auth_credentials ?? request.key.value
-    const beta = request.headers['anthropic-beta']
+    let beta = refusedBetas.filter(request.headers['anthropic-beta'])
     let result: AttemptResult | undefined
-    for (const force of [false, true]) {
-      const headers = await vertexHeaders(credentials, force, beta !== undefined ? { 'anthropic-beta': beta } : {})
+    let force = false
+    let relearned = false
+    for (;;) {
+      const headers = await vertexHeaders(credentials, force, beta.header !== undefined ? { 'anthropic-beta': beta.header } : {})
       if ('ok' in headers) return headers as AttemptFailed
       // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
       result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal }, request.stream, now, 'messages')
+      if (result.ok) break
       // A 401 is retried once with a fresh token, as for chat.
-      if (result.ok || result.failure.status !== 401) return result
+      if (result.failure.status === 401 && !force) {
+        force = true
+        continue
+      }
+      // Beta flags Vertex refuses (betas.ts): sent once more without them, and left out from now on.
+      if (result.failure.status === 400 && !relearned && refusedBetas.learn(result.failure.message, beta.header)) {
+        relearned = true
+        beta = refusedBetas.filter(request.headers['anthropic-beta'])
+        continue
+      }
+      break
     }
-    return result!
+    if (beta.leftOut.length > 0) result.notes = [leftOutNote(`${init.name} (Claude on Vertex AI)`, beta.leftOut)]
+    return result
   }
   return adapter
 }

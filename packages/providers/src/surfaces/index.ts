@@ -11,7 +11,7 @@ import type { AttemptResult, ProviderAdapter, Surface, SurfaceRequest } from '..
 import { messagesToChat } from './messages/request.ts'
 import { chatToMessage } from './messages/response.ts'
 import { chatStreamToMessageEvents } from './messages/stream.ts'
-import { responsesToChat } from './responses/request.ts'
+import { responsesTranslation } from './responses/request.ts'
 import { chatToResponse } from './responses/response.ts'
 import { chatStreamToResponseEvents } from './responses/stream.ts'
 import { chatBodyOf } from './shared.ts'
@@ -44,25 +44,46 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
     return notSent(new TranslationError('translation_unsupported', `Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
   let chat
+  const notes = translationNotes(adapter, request)
   try {
-    chat = surface === 'messages' ? messagesToChat(request.body) : responsesToChat(request.body)
+    if (surface === 'messages') chat = messagesToChat(request.body)
+    else {
+      const translated = responsesTranslation(request.body)
+      chat = translated.chat
+      notes.push(...translated.notes)
+    }
   } catch (error) {
-    if (isCallerTranslationError(error)) return notSent(error)
+    if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
     throw error
   }
   const result = await adapter.send({ body: chat, model: request.model, key: request.key, signal: request.signal })
-  if (!result.ok) return result
+  if (!result.ok) return withNotes(result, notes)
   if (result.kind === 'stream') {
     const events = surface === 'messages' ? chatStreamToMessageEvents(result.events, request.model) : chatStreamToResponseEvents(result.events, request.model, request.body)
-    return { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }
+    return withNotes({ ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }, notes)
   }
   let chatBody
   try {
     chatBody = chatBodyOf(result)
   } catch {
-    return malformedSuccess(result.status, result.headers, 'a body that is not JSON')
+    return withNotes(malformedSuccess(result.status, result.headers, 'a body that is not JSON'), notes)
   }
   const body = surface === 'messages' ? chatToMessage(chatBody, request.model) : chatToResponse(chatBody, request.model, request.body)
   // The chat answer's token counts and rate-limit state are the attempt's, whatever format it is rendered in.
-  return { ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }
+  return withNotes({ ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }, notes)
+}
+
+/**
+ * What a translated attempt does not carry, in words: Anthropic beta flags mean nothing to an
+ * upstream reached through chat, so `anthropic-beta` stays behind (never sent, never changed).
+ */
+function translationNotes(adapter: ProviderAdapter, request: SurfaceRequest): string[] {
+  const beta = request.headers['anthropic-beta']
+  if (beta === undefined || beta === '') return []
+  return [`anthropic-beta (${beta}) not sent: ${adapter.name} is reached through the chat translation, and beta flags only mean something to Anthropic`]
+}
+
+function withNotes(result: AttemptResult, notes: readonly string[]): AttemptResult {
+  if (notes.length > 0) result.notes = notes
+  return result
 }

@@ -11,7 +11,7 @@ import { decideDirection, type DirectionDecision, type DirectionOptions } from '
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { downNow, rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
-import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, TABLE_IDLE_CYCLES } from './tuning.ts'
+import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, RECOVERY_PROBE_IDLE_MS, TABLE_IDLE_CYCLES } from './tuning.ts'
 import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
 /** A key's weight for the rotation module, in configured order. */
@@ -54,6 +54,12 @@ export interface AdaptiveBalancer {
    * (not held): send it one attempt there first. See ../trials/trials.ts.
    */
   takeTrial(route: RouteRef, now: number): boolean
+  /**
+   * True when a route recovering here has had no request from this node for
+   * RECOVERY_PROBE_IDLE_MS (or none since it was released): send this request one attempt there
+   * first, so it is proven (or failed again) within seconds whatever the traffic mix.
+   */
+  takeProbe(route: RouteRef, now: number): boolean
   /**
    * Rounds from peers: a served one recovers the route here if it failed before it; a failing one
    * just opened in this node's region fails the route here too if it served nothing since the
@@ -203,7 +209,9 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     },
     attemptStarted(route, now) {
       const tracked = track(route, now)
-      if (tracked !== undefined) tracked.inFlight += 1
+      if (tracked === undefined) return
+      tracked.inFlight += 1
+      tracked.lastAttemptAt = now
     },
     attemptFinished(outcome) {
       const tracked = track(outcome, outcome.now)
@@ -260,6 +268,12 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       const entry = trials.entry(route)
       if (entry === undefined || entry.state === 'served') trials.routeFailed(route, now)
       return trials.take(route, now)
+    },
+    takeProbe(route, now) {
+      const tracked = metricsOf(route.provider, route.model, route.keyId)
+      if (tracked === undefined || tracked.state !== 'recovering' || tracked.inFlight > 0) return false
+      if (isHeld(route.provider, route.keyId, route.model)) return false
+      return tracked.lastAttemptAt === null || now - tracked.lastAttemptAt >= RECOVERY_PROBE_IDLE_MS
     },
     mergeTrials(entries, now) {
       const { changed, newer } = trials.merge(entries, now)

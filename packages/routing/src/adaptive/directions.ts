@@ -27,11 +27,14 @@ export type DirectionReason =
   | 'static'
   /** The named provider, kept. */
   | 'pinned'
-  /** The named provider is failed, and re-routing is off (or provider selection is): kept on it. */
+  /**
+   * The named provider is failed, a healthy provider serves the model, and re-routing is off (or
+   * provider selection is): kept on it. A failure of such a request is one a setting could have avoided.
+   */
   | 'pinned_failed_kept'
   /** The named provider is failed: moved to the best healthy provider for the model. */
   | 'pinned_rerouted'
-  /** The named provider is failed and re-routing is on, but no healthy provider serves the model: kept. */
+  /** The named provider is failed and no healthy provider serves the model: kept (re-routing, on or off, has nowhere to move it). */
   | 'pinned_no_alternative'
   /** No configured provider serves the model. */
   | 'no_provider'
@@ -119,7 +122,8 @@ export function decideDirection(table: ModelTable, options: DirectionOptions, ta
     const pinned: Direction = { provider: pinnedProvider, model }
     const direction = table.byProvider.get(pinnedProvider)
     const pinnedFailed = direction?.failedDirection ?? false
-    const keptReason = pinnedFailed ? 'pinned_failed_kept' : 'pinned'
+    // Kept on a failed provider: avoidable only when another provider serving the model is not failed (issue 36, item 4).
+    const keptReason = !pinnedFailed ? 'pinned' : table.ranked.length > 0 ? 'pinned_failed_kept' : 'pinned_no_alternative'
     const score = direction?.score ?? null
     if (settings.direction_selection_enabled && pinnedFailed && settings.reroute_failed_directions) {
       if (table.ranked.length === 0) return handled(table, pinned, 'pinned_no_alternative', pinned, configured, settings, tableOf, score)

@@ -42,6 +42,8 @@ export interface RouteMetrics {
   /** Decayed raw latency (ms) of served attempts, for display. */
   rawLatencySum: number
   inFlight: number
+  /** When this node last sent the route an attempt; null before any (a recovering route idle for long is due one). */
+  lastAttemptAt: number | null
   state: RouteState
   stateSince: number
   /** Clean attempts in a row since the route began recovering (or degraded), and failures since it began recovering. */
@@ -75,6 +77,7 @@ export function createRouteMetrics(provider: string, model: string, keyId: strin
     baselineWeight: 0,
     rawLatencySum: 0,
     inFlight: 0,
+    lastAttemptAt: null,
     state: 'healthy',
     stateSince: now,
     recoveryClean: 0,

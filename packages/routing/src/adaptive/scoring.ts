@@ -191,6 +191,16 @@ export function rescoreModel(routes: readonly RouteMetrics[], now: number, conte
   }
 }
 
+/**
+ * The weight a route will have once it has recovered: its weight, or for a recovering route the
+ * top of its ramp. Provider selection shares by this, times how far the ramp has come
+ * (tables.ts), instead of by the ramped weight sharpened as a score would be.
+ */
+export function settledWeight(metrics: RouteMetrics): number {
+  if (metrics.state !== 'recovering') return metrics.weight
+  return weightOf(1 - LATENCY_WEIGHT * metrics.latencyPenalty)
+}
+
 /** The weight of a route from its state and score parts (see the formula at the top). */
 export function routeWeight(metrics: RouteMetrics): number {
   if (metrics.state === 'failed') return 0

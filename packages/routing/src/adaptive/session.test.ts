@@ -37,6 +37,14 @@ describe('readSessionHeaders', () => {
     expect(readSessionHeaders({})).toEqual({ sessionId: null, ttlMs: null })
   })
 
+  it('Codex CLI 0.1xx: session-id names the session, thread-id only without it, x-client-request-id never (issue 37)', () => {
+    const codex = { 'session-id': 'codex-session', 'thread-id': 'codex-thread', 'x-client-request-id': 'one-request' }
+    expect(readSessionHeaders(codex)).toEqual({ sessionId: 'codex-session', ttlMs: null })
+    expect(readSessionHeaders({ 'thread-id': 'codex-thread', 'x-client-request-id': 'one-request' }).sessionId).toBe('codex-thread')
+    expect(readSessionHeaders({ 'x-client-request-id': 'one-request' }).sessionId).toBeNull()
+    expect(readSessionHeaders({ ...codex, 'x-bf-session-id': 'ours' }).sessionId).toBe('ours')
+  })
+
   it('a session\'s own ttl replaces the idle limit for it', () => {
     const sessions = createSessionAffinity({ capacity: 10, idleMs: 1_000 })
     sessions.remember('short', MODEL, { provider: 'openai', keyId: 'o1' }, 0, 100)

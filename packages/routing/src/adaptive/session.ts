@@ -80,9 +80,14 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
 
 /**
  * Session headers, strongest first: our own, then what coding agents already send (Claude
- * Code, Codex CLI, OpenCode), then older Codex builds' `conversation_id`.
+ * Code; Codex CLI: `session-id` since 0.1xx, `session_id` before; OpenCode: `session-id` with
+ * its OpenAI provider, `x-session-affinity` and `x-session-id` with the others), then older Codex
+ * builds' `conversation_id`, then Codex's `thread-id`. A Codex sub-agent runs in a thread of
+ * its own inside the session: `session-id` wins so the whole session stays on one key (one
+ * account's prompt cache); `thread-id` only counts when nothing else names the session.
+ * `x-client-request-id` names one request, not a session, and is not read.
  */
-export const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'session_id', 'x-session-affinity', 'x-session-id', 'conversation_id'] as const
+export const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'session-id', 'session_id', 'x-session-affinity', 'x-session-id', 'conversation_id', 'thread-id'] as const
 
 /** The longest `x-bf-session-ttl` honoured: one day. */
 export const MAX_SESSION_TTL_MS = 24 * 60 * 60_000

@@ -6,6 +6,7 @@
 import type { RouteMetrics } from './metrics.ts'
 import { firstAbove } from '../selection/weighted.ts'
 import { keyServesModel, type BalancerKey, type BalancerProvider, type HeldPredicate, type Direction } from './types.ts'
+import { settledWeight } from './scoring.ts'
 import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_MAX } from './tuning.ts'
 
 /** Per-key weights for the rotation module, in the direction's key order (0 when held, or when failed for adaptive). */
@@ -21,6 +22,8 @@ export interface RotationWeights {
    * 0): a request asks whether it is one's trial. Every change of state rebuilds the table.
    */
   failedIndexes: readonly number[]
+  /** Keys recovering (ascending; adaptive weights only): a request asks whether one is due a request (RECOVERY_PROBE_IDLE_MS). */
+  recoveringIndexes: readonly number[]
 }
 
 /** One direction (provider + model) and its keys that serve the model, in configured order. */
@@ -44,6 +47,10 @@ export interface DirectionTable {
   failedDirection: boolean
   /** The expected weight of the key an adaptive pick returns, sum(w^2)/sum(w); 0 when failed. */
   score: number
+  /** The score once its recovering keys have recovered (`settledWeight`); the score itself when none is recovering. */
+  settledScore: number
+  /** How far its recovering keys have come: the sum of their weights now over the sum once recovered, in (0, 1]; 1 when none is recovering. */
+  recovery: number
 }
 
 /** Everything selection needs for one model. */
@@ -92,6 +99,9 @@ export function buildDirectionTable(
   const failed: boolean[] = []
   const adaptiveIndexes: number[] = []
   const failedIndexes: number[] = []
+  const recoveringIndexes: number[] = []
+  let settledTotal = 0
+  let settledSquares = 0
   keys.forEach((key, index) => {
     const metrics = metricsOf(key.id)
     const isKeyHeld = isHeld(provider, key.id, model)
@@ -103,6 +113,12 @@ export function buildDirectionTable(
     adaptiveWeights.push(isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX))
     if (!isKeyHeld && !isKeyFailed) adaptiveIndexes.push(index)
     if (isKeyFailed && !isKeyHeld) failedIndexes.push(index)
+    if (!isKeyHeld && !isKeyFailed) {
+      const settled = Math.max(0, metrics === undefined ? WEIGHT_MAX : settledWeight(metrics))
+      settledTotal += settled
+      settledSquares += settled * settled
+      if (metrics?.state === 'recovering') recoveringIndexes.push(index)
+    }
   })
   let adaptiveTotal = 0
   for (const index of adaptiveIndexes) adaptiveTotal += Math.max(0, adaptiveWeights[index]!)
@@ -114,10 +130,11 @@ export function buildDirectionTable(
   const heldCount = heldIndexes.length
   Object.freeze(heldIndexes)
   Object.freeze(failedIndexes)
+  Object.freeze(recoveringIndexes)
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes, failedIndexes },
+    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes, failedIndexes, recoveringIndexes },
     // Static weights keep sending failed keys their share: any of those requests served recovers them, no trial needed.
-    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes, failedIndexes: NO_INDEXES },
+    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
   }
   let squares = 0
   for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!
@@ -134,6 +151,8 @@ export function buildDirectionTable(
     adaptiveTotal,
     failedDirection: keys.length > 0 && adaptiveIndexes.length === 0,
     score: adaptiveTotal > 0 ? squares / adaptiveTotal : 0,
+    settledScore: settledTotal > 0 ? settledSquares / settledTotal : 0,
+    recovery: settledTotal > 0 ? Math.min(1, adaptiveTotal / settledTotal) : 1,
   }
 }
 
@@ -163,7 +182,7 @@ export function buildModelTable(
   const targets: Direction[] = ranked.map((table) => Object.freeze({ provider: table.provider, model }))
   const fallbacksAfter: (readonly Direction[])[] = []
   for (let index = 0; index < ranked.length; index++) fallbacksAfter.push(Object.freeze(targets.filter((_, other) => other !== index)))
-  const shares = directionShares(ranked.map((table) => table.score))
+  const shares = directionShares(ranked.map((table) => table.settledScore), ranked.map((table) => table.recovery))
   let running = 0
   const shareCumulative = shares.map((share) => (running += share))
   const failedTargets = directions.filter((table) => table.failedDirection).map((table) => ({ provider: table.provider, model }))
@@ -173,10 +192,14 @@ export function buildModelTable(
 /**
  * Each direction's share from its score: proportional to (score / max) ^ DIRECTION_SHARPNESS, and
  * at least DIRECTION_MIN_SHARE for every one (when they all fit), the rest shared by the others.
+ * A recovering direction is scored as it will be once recovered, and gets `recovery` (how far its
+ * ramp has come, RECOVERY_START at first) of that: sharpening its ramped score instead would leave
+ * it the 2 % floor until its ramp was nearly done, about a minute at a few requests a second
+ * (issue 36, item 8).
  */
-export function directionShares(scores: readonly number[]): number[] {
+export function directionShares(scores: readonly number[], recoveries?: readonly number[]): number[] {
   if (scores.length === 0) return []
-  const raw = scores.map((score) => Math.pow(Math.max(0, score) / WEIGHT_MAX, DIRECTION_SHARPNESS))
+  const raw = scores.map((score, index) => Math.pow(Math.max(0, score) / WEIGHT_MAX, DIRECTION_SHARPNESS) * (recoveries?.[index] ?? 1))
   const rawTotal = raw.reduce((sum, value) => sum + value, 0)
   if (rawTotal <= 0) return scores.map(() => 1 / scores.length)
   const lifted = raw.map((value) => value / rawTotal < DIRECTION_MIN_SHARE)

@@ -82,8 +82,19 @@ export const RECOVERY_CLEAN_REQUESTS = 5
 export const RECOVERY_MIN_MS = 10_000
 /** Recovering -> failed again after this many failures during the recovery. */
 export const RECOVERY_MAX_FAILURES = 2
-/** A recovering route starts at this fraction of the scale and ramps to full with its progress. */
+/**
+ * A recovering route starts at this fraction of the scale and ramps to full with its progress; a
+ * provider whose keys are recovering gets this fraction of the share it would have once recovered,
+ * ramping the same way (issue 36, item 8): gradual, so a half-recovered provider is not knocked
+ * over again, but a real share from the start, so it proves itself within seconds.
+ */
 export const RECOVERY_START = 0.25
+/**
+ * A recovering route this node sent no request for this long is due one: the next request that
+ * could use it (a session's included, lent for one attempt) goes there first. Whatever the
+ * traffic mix, a recovering route is proven or failed again within seconds (issue 36, item 8).
+ */
+export const RECOVERY_PROBE_IDLE_MS = 2_000
 
 /**
  * A provider's share of the requests naming none is proportional to (score / WEIGHT_MAX) to this

@@ -12,7 +12,7 @@ function refuse(holds: Holds, provider: string, keyId: string, model: string, fa
     message: 'refused',
     code: null,
   }
-  holds.recordAnswer({ provider, keyId, model, startedAt: 0, now: 1_000, failure })
+  holds.recordAnswer({ provider, keyId, model, startedAt: 0, now: 1_000, failure, check: false })
 }
 
 /** The reference's example: a rejected key, and one model of another key. */

@@ -16,8 +16,9 @@ function node(nodeId = 'node-a'): Holds {
   return createHolds({ nodeId, random: () => 0.5 })
 }
 
+/** An answer; a check unless `route.check` says otherwise (a check answered after the hold's wait began is what renews it). */
 function answer(startedAt: number, now: number, outcome: AttemptFailure | null, route: Partial<AttemptAnswer> = {}): AttemptAnswer {
-  return { provider: 'azure', keyId: 'k1', model: 'gpt-4o', startedAt, now, failure: outcome, ...route }
+  return { provider: 'azure', keyId: 'k1', model: 'gpt-4o', startedAt, now, failure: outcome, check: true, ...route }
 }
 
 /** Places a hold at t = 1000 and returns its entry. */
@@ -373,5 +374,55 @@ describe('conditions', () => {
         checks: 0,
       },
     ])
+  })
+})
+
+describe('only a failed check moves a key up the ladder (issue 36, item 6)', () => {
+  const notCheck = { check: false }
+
+  it("a request's own retries on the key it just held leave the hold on its first rung; the check when due climbs exactly one", () => {
+    const holds = node()
+    const placed = heldAt1000(holds, failure('rate_limit'))
+    // The same request retries the key (max_retries), each retry refused the same way, within a second.
+    for (const sentAt of [1_100, 1_400, 1_900]) expect(holds.recordAnswer(answer(sentAt, sentAt + 50, failure('rate_limit'), notCheck))).toEqual({ changed: [], events: [] })
+    expect(holds.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry).toEqual(placed)
+    expect(holds.conditions()).toMatchObject([{ rung: 0, checks: 0 }])
+    const due = holds.holdsOn('azure', 'k1', 'gpt-4o')[0]!.dueAt
+    expect(holds.claimCheck('azure', 'k1', 'gpt-4o', due)).toBe(true)
+    const check = holds.recordAnswer(answer(due, due + 50, failure('rate_limit')))
+    expect(check.events).toMatchObject([{ kind: 'renewed', outcome: 'refused_again' }])
+    expect(holds.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry).toMatchObject({ rung: 1, checks: 1, baseWaitMs: 60 * SECOND })
+    expect(holds.conditions()).toMatchObject([{ rung: 1, checks: 1 }])
+  })
+
+  it('requests sent anyway while every key is held, before it is due, neither climb nor restart a provider-stated wait', () => {
+    const holds = node()
+    const placed = heldAt1000(holds, failure('rate_limit', { waitHintMs: 30 * SECOND }))
+    expect(holds.recordAnswer(answer(1_200, 1_300, failure('rate_limit', { waitHintMs: 30 * SECOND }), notCheck)).changed).toEqual([])
+    expect(holds.recordAnswer(answer(20_000, 20_100, failure('rate_limit', { waitHintMs: 30 * SECOND }), notCheck)).changed).toEqual([])
+    expect(holds.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry).toEqual(placed)
+    const settlement = holds.recordAnswer(answer(31_000, 31_100, failure('rate_limit', { waitHintMs: 30 * SECOND })))
+    expect(settlement.changed[0]).toMatchObject({ rung: 1, checks: 1, baseWaitMs: 30 * SECOND, waitStartedAt: 31_100 })
+  })
+
+  it('an inconclusive answer (a 503) that is not a check renews nothing either', () => {
+    const holds = node()
+    const placed = heldAt1000(holds, failure('quota'))
+    expect(holds.recordAnswer(answer(2_000, 2_100, failure('transient', { status: 503 }), notCheck)).changed).toEqual([])
+    expect(holds.holdsOn('azure', 'k1', 'gpt-4o')[0]!.entry).toEqual(placed)
+  })
+
+  it('a refusal short of the held question from a request that is not a check is held on its own, leaving the held one alone', () => {
+    const holds = node()
+    const placed = heldAt1000(holds, failure('rate_limit'))
+    const settlement = holds.recordAnswer(answer(2_000, 2_100, failure('credential'), notCheck))
+    expect(settlement.events).toMatchObject([{ kind: 'placed', entry: { model: null, reason: 'credential' } }])
+    expect(holds.holdsOn('azure', 'k1', 'gpt-4o').find((route) => route.entry.model === 'gpt-4o')!.entry).toEqual(placed)
+  })
+
+  it('any request the key serves still releases it, check or not', () => {
+    const holds = node()
+    heldAt1000(holds, failure('rate_limit'))
+    expect(holds.recordAnswer(answer(1_500, 1_600, null, notCheck)).events).toMatchObject([{ kind: 'released', cause: 'served' }])
   })
 })

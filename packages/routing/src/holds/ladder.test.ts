@@ -29,7 +29,7 @@ describe('the ladder', () => {
       // random 0.5 makes the jitter factor exactly 1, so each due time is the base wait.
       const holds = createHolds({ nodeId: 'node-a', random: () => 0.5 })
       let now = 1_000_000
-      const settlement = holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: now - 50, now, failure: failure(reason) })
+      const settlement = holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: now - 50, now, failure: failure(reason), check: false })
       expect(settlement.events.map((event) => event.kind)).toEqual(['placed'])
       const waits: number[] = []
       for (let step = 0; step < LADDERS[reason].length; step++) {
@@ -39,7 +39,7 @@ describe('the ladder', () => {
         expect(holds.claimCheck('openai', 'k1', 'gpt-4o', route!.dueAt - 1)).toBe(false)
         now = route!.dueAt
         expect(holds.claimCheck('openai', 'k1', 'gpt-4o', now)).toBe(true)
-        const answer = holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: now, now: now + 200, failure: failure(reason) })
+        const answer = holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: now, now: now + 200, failure: failure(reason), check: true })
         expect(answer.events).toMatchObject([{ kind: 'renewed', outcome: 'refused_again' }])
         now += 200
       }
@@ -49,11 +49,11 @@ describe('the ladder', () => {
 
   it('uses a provider-stated wait as given, with a 10 s floor, and still climbs the rung on a failed check', () => {
     const holds = createHolds({ nodeId: 'node-a', random: () => 0.99 })
-    holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: 0, now: 100, failure: failure('rate_limit', { waitHintMs: 1_000 }) })
+    holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: 0, now: 100, failure: failure('rate_limit', { waitHintMs: 1_000 }), check: false })
     let [route] = holds.holdsOn('openai', 'k1', 'gpt-4o')
     expect(route!.entry).toMatchObject({ baseWaitMs: 10 * SECOND, waitSource: 'provider', rung: 0 })
     expect(route!.dueAt).toBe(100 + 10 * SECOND)
-    holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: route!.dueAt, now: route!.dueAt + 1, failure: failure('rate_limit', { waitHintMs: 45_000 }) })
+    holds.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: route!.dueAt, now: route!.dueAt + 1, failure: failure('rate_limit', { waitHintMs: 45_000 }), check: true })
     ;[route] = holds.holdsOn('openai', 'k1', 'gpt-4o')
     expect(route!.entry).toMatchObject({ baseWaitMs: 45 * SECOND, waitSource: 'provider', rung: 1, checks: 1 })
     expect(route!.dueAt).toBe(route!.entry.waitStartedAt + 45 * SECOND)
@@ -79,7 +79,7 @@ describe('jitter', () => {
   it('spreads the due times of two nodes over the same hold by at most ±10 % of the shared base', () => {
     const low = createHolds({ nodeId: 'node-a', random: () => 0 })
     const high = createHolds({ nodeId: 'node-b', random: () => 0.999999 })
-    const settlement = low.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: 0, now: 0, failure: failure('quota') })
+    const settlement = low.recordAnswer({ provider: 'openai', keyId: 'k1', model: 'gpt-4o', startedAt: 0, now: 0, failure: failure('quota'), check: false })
     high.merge(settlement.changed, 0)
     const [lowRoute] = low.holdsOn('openai', 'k1', 'gpt-4o')
     const [highRoute] = high.holdsOn('openai', 'k1', 'gpt-4o')

@@ -74,9 +74,11 @@ export function checkLine(route: LoggedRoute): string {
   return `Checking whether key ${keyLabel(route.key)} can serve ${route.provider}/${route.model} again after the provider refused it`
 }
 
-/** Every key that serves the model is held, so the request goes anyway and counts as the check (info). */
-export function everyKeyHeldLine(route: LoggedRoute): string {
-  return `Every key of ${route.provider} that serves ${route.model} is held; sending this request to key ${keyLabel(route.key)} anyway, and its answer counts as a check`
+/** Every key that serves the model is held, so the request goes anyway; it counts as the check only when that key is due (info). */
+export function everyKeyHeldLine(route: LoggedRoute, due: boolean): string {
+  const start = `Every key of ${route.provider} that serves ${route.model} is held; sending this request to key ${keyLabel(route.key)} anyway`
+  // Only a check moves a hold (issue 36, item 6): before the key is due, a refusal leaves it as it is.
+  return due ? `${start}, and its answer counts as a check` : `${start}, once; its check is not due yet, so a refusal leaves the hold as it is`
 }
 
 /** A provider held on every key has a due key: this request checks it first, healthy providers behind it (info). */

@@ -20,6 +20,13 @@ export interface AttemptAnswer {
   now: number
   /** Null when the key served the request. */
   failure: AttemptFailure | null
+  /**
+   * The attempt was this node's check of the key: the one request let through once it was due.
+   * Only a check's refusal renews a hold (a rung up, or the wait again); a retry of the request
+   * that placed the hold, or a request sent anyway while every key is held and none is due,
+   * can release it but never lengthen it (issue 36, item 6).
+   */
+  check: boolean
 }
 
 /** What happened to one hold, for the routing log, metrics, and moving the route to recovering. */
@@ -51,13 +58,18 @@ type Verdict = 'ignore' | 'release' | 'climb' | 'repeat' | 'replace' | 'replace_
 
 /**
  * The outcome table for one hold that covers the answered route. A success or an answer that
- * settles the question in the key's favour counts from any attempt sent after the hold began;
- * anything that would renew the hold counts only from attempts sent after its current wait began,
- * so refusals already in flight never lengthen it.
+ * settles the question in the key's favour counts from any attempt sent after the hold began.
+ * Anything that would renew the hold (climb a rung, or start its wait again) counts only from a
+ * check sent after its current wait began: refusals already in flight never lengthen it, and
+ * neither do the retries of the request that placed it or requests sent anyway before it is due,
+ * which say nothing the hold does not already say (reference: "Only a failed check moves the key
+ * up the ladder"; issue 36, item 6). A different refusal on the same place is news whenever it
+ * was sent during the wait.
  */
 function judge(held: HoldEntry, answer: AttemptAnswer, refusal: HoldReason | null, sameTarget: boolean): Verdict {
   const sentDuringHold = answer.startedAt >= held.since
   const sentDuringWait = answer.startedAt >= held.waitStartedAt
+  const sentAsCheck = answer.check && sentDuringWait
   if (answer.failure === null) return sentDuringHold ? 'release' : 'ignore'
   if (refusal === null) {
     // A request error means the provider took the credential and read the request: settled in the key's favour.
@@ -65,16 +77,17 @@ function judge(held: HoldEntry, answer: AttemptAnswer, refusal: HoldReason | nul
     // A cancelled check never reported back: its slot lapses after 5 minutes instead.
     if (answer.failure.failureClass === 'cancelled') return 'ignore'
     // Network errors, 5xx, timeouts, unknown and request errors say nothing about the key.
-    return sentDuringWait ? 'repeat' : 'ignore'
+    return sentAsCheck ? 'repeat' : 'ignore'
   }
-  if (sameTarget && refusal === held.reason) return sentDuringWait ? 'climb' : 'ignore'
+  if (sameTarget && refusal === held.reason) return sentAsCheck ? 'climb' : 'ignore'
   if (settlesInFavour(refusal, held.reason)) {
     if (!sentDuringHold) return 'ignore'
     return sameTarget ? 'replace_in_favour' : 'release'
   }
   // A refusal that stops short of the held question leaves it unanswered; the new refusal is recorded on its own.
   if (!sentDuringWait) return 'ignore'
-  return sameTarget ? 'replace' : 'repeat'
+  if (sameTarget) return 'replace'
+  return sentAsCheck ? 'repeat' : 'ignore'
 }
 
 /** Which place a refusal holds: the whole key for a credential or an account-level refusal, else the model. */

@@ -12,7 +12,7 @@ describe('endsChain', () => {
 })
 
 describe('retryAfterMs', () => {
-  const plan = (leftOut: KeyPlan['leftOut']): KeyPlan => ({ weights: [1, 1], leftOut, first: -1, check: -1, everyKeyHeld: false })
+  const plan = (leftOut: KeyPlan['leftOut']): KeyPlan => ({ weights: [1, 1], leftOut, first: -1, check: -1, checkDue: false, everyKeyHeld: false })
   it('is the earliest waiting key, or a shorter rate-limit hint; dead keys and other failures say nothing', () => {
     const waiting = plan([{ index: 0, keyId: 'a', keyName: 'a', reason: 'backed_off', dead: false, until: 11_000 }, { index: 1, keyId: 'b', keyName: 'b', reason: 'held', dead: true, until: 2_000 }])
     expect(retryAfterMs(waiting, null, 1_000)).toBe(10_000)

@@ -58,7 +58,7 @@ export function keyEngine(providers: readonly BalancerProvider[]): KeyEngine {
     backoffs,
     planner,
     holdKey(provider, keyId, now = 0) {
-      holds.recordAnswer({ provider, keyId, model: 'any', startedAt: now, now, failure: { failureClass: 'credential', scope: 'key', status: 401, waitHintMs: null, message: 'refused', code: null } })
+      holds.recordAnswer({ provider, keyId, model: 'any', startedAt: now, now, check: false, failure: { failureClass: 'credential', scope: 'key', status: 401, waitHintMs: null, message: 'refused', code: null } })
       balancer.holdsChanged()
     },
     firstKey(provider, model, random, options = {}) {

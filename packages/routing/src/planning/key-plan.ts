@@ -6,10 +6,11 @@
  * Spec: reference/adaptive-load-balancing.txt ("Held Keys", "When every key is held").
  */
 import type { RotationWeights } from '../adaptive/tables.ts'
+import { RECOVERY_PROBE_IDLE_MS } from '../adaptive/tuning.ts'
 import type { BalancerKey } from '../adaptive/types.ts'
 import { killsKeyForRequest } from '../failures/failure-class.ts'
 import { checkLine, everyKeyHeldLine, skipLine } from '../holds/log-lines.ts'
-import { trialLine } from '../trials/log-lines.ts'
+import { probeLine, trialLine } from '../trials/log-lines.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import { createKeyRotation, type KeyRotation } from '../retries/rotation.ts'
 import type { RoutingLog } from './log.ts'
@@ -31,8 +32,8 @@ export const SESSION_CHECK_GRACE_MS = 5_000
  * the check this request claims. A due key is checked by the first request that could use it;
  * a request keeping its session's key takes a due check only once the key has waited
  * SESSION_CHECK_GRACE_MS past due, so traffic made only of sessions still checks it. With every
- * key held or backed off and none due, the request goes anyway on the key due soonest, and that
- * one attempt counts as the check.
+ * key held or backed off and none due, the request goes anyway on the key due soonest, one
+ * attempt; it counts as the check only when that key is due (issue 36, item 6).
  */
 export function planKeys(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], input: KeyPlanInput): KeyPlan {
   const { balancer } = components
@@ -51,7 +52,7 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
         if (!balancer.takeTrial({ provider, model, keyId: key.id }, now)) continue
         log.trial ??= { provider, model, keyId: key.id }
         if (log.enabled || log.recording) log.add(trialLine({ provider, model, key: key.name, wholeProvider: false }))
-        target = { ...target, firstKeyId: key.id, firstIsCheck: true }
+        target = { ...target, firstKeyId: key.id, firstIsCheck: true, sessionKeyId: target.firstIsCheck ? undefined : target.firstKeyId }
         break
       }
     }
@@ -60,7 +61,31 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
     const trialIndex = target.firstIsCheck && target.firstKeyId !== undefined ? indexOfKey(keys, target.firstKeyId) : -1
     if (trialIndex >= 0 && table.failedIndexes.includes(trialIndex)) return leaveOutFailed(planWithKeys(components, target, keys, input, table, weights), table.failedIndexes, keys)
   }
+  if (aligned && table.recoveringIndexes.length > 0 && !target.firstIsCheck) target = probeRecovering(components, target, keys, table.recoveringIndexes, now, log)
   return planWithKeys(components, target, keys, input, table, weights)
+}
+
+/**
+ * A recovering key this node sent nothing for RECOVERY_PROBE_IDLE_MS is due a request: this one,
+ * one attempt there first (a session's request too: it is lent, and the session stays on its key),
+ * unless a held key of the provider is due its check: that goes first.
+ * So a released key that is still refused is found within seconds, and a recovered one earns its
+ * ramp, however little of the traffic is free to go there (issue 36, item 8).
+ */
+function probeRecovering(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], recovering: readonly number[], now: number, log: RoutingLog): PlannedTarget {
+  const { provider, model } = target
+  for (const index of recovering) {
+    const key = keys[index]!
+    // The session's own key goes first anyway.
+    if (key.id === target.firstKeyId) continue
+    const route = { provider, model, keyId: key.id }
+    if (!components.balancer.takeProbe(route, now)) continue
+    // A held key's due check goes first: the probe waits for the next request.
+    if (components.holds.dueKeys(provider, model, now).length > 0) return target
+    if (log.enabled || log.recording) log.add(probeLine({ provider, model, key: key.name, idleMs: RECOVERY_PROBE_IDLE_MS }))
+    return { ...target, firstKeyId: key.id, firstIsCheck: true, sessionKeyId: target.firstKeyId }
+  }
+  return target
 }
 
 /** planKeys once any trial is settled: the held and backed-off keys left out, and a due hold's check. */
@@ -72,7 +97,10 @@ function planWithKeys(components: PlannerComponents, target: PlannedTarget, keys
   // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
   if (aligned && table.heldCount === 0) {
     const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
-    return { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, everyKeyHeld: false }
+    const plan: KeyPlan = { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, checkDue: target.firstIsCheck && first >= 0, everyKeyHeld: false }
+    // A trial or probe that took a session's request: the session's own key next.
+    if (target.sessionKeyId !== undefined) plan.then = indexOfKey(keys, target.sessionKeyId)
+    return plan
   }
   // A plain draw (no check, no session key) while no left-out key is due yet: the plan of the last such request.
   const plain = aligned && target.firstKeyId === undefined
@@ -92,6 +120,8 @@ function planWithKeys(components: PlannerComponents, target: PlannedTarget, keys
   let check = target.firstIsCheck ? first : -1
   let claimed = false
   const session = first >= 0 && check < 0
+  // The session's own key, should a check, trial or probe take its request first: the next attempt goes back there.
+  let then = session ? first : target.sessionKeyId === undefined ? -1 : indexOfKey(keys, target.sessionKeyId)
   // Only the keys the table saw held or backed off can be: every hold and backoff is announced and rebuilds it.
   const candidates = aligned ? table.heldIndexes : null
   const count = candidates === null ? keys.length : candidates.length
@@ -113,22 +143,27 @@ function planWithKeys(components: PlannerComponents, target: PlannedTarget, keys
     }
     // The session's own key is held or backed off now: it is left out like any other.
     if (index === first) first = -1
+    if (index === then) then = -1
     ;(leftOut ??= []).push(leftOutKey(components, provider, model, key, index, held, backedOffUntil))
   }
-  if (leftOut === null) return { weights, leftOut: NO_LEFT_OUT, first, check, everyKeyHeld: false }
+  if (leftOut === null) return { weights, leftOut: NO_LEFT_OUT, first, check, checkDue: check >= 0, everyKeyHeld: false, then: check >= 0 && then !== check ? then : -1 }
   if (leftOut.length === keys.length) {
-    // Every key is held or backed off and none is due: send anyway on the one due soonest; only that attempt counts.
+    // Every key is held or backed off and none could be checked: send anyway, one attempt, on the one due soonest.
     let soonest = leftOut[0]!
     for (const candidate of leftOut) if (candidate.until < soonest.until) soonest = candidate
-    log.add(everyKeyHeldLine({ provider, model, key: soonest.keyName }))
+    const soonestHeld = holds.isHeld(provider, soonest.keyId, model)
+    // Its answer is a check only once the key is due (its slot taken by a check still out): before that it cannot move the hold.
+    const due = soonestHeld && soonest.until <= now
+    log.add(everyKeyHeldLine({ provider, model, key: soonest.keyName }, due))
     const others = leftOut.filter((candidate) => candidate !== soonest)
     if (log.recording) noteSkipped(components, log, provider, model, others)
-    if (holds.isHeld(provider, soonest.keyId, model)) log.check ??= { provider, model, keyId: soonest.keyId }
-    return { weights, leftOut: others, first: soonest.index, check: holds.isHeld(provider, soonest.keyId, model) ? soonest.index : -1, everyKeyHeld: true }
+    if (due) log.check ??= { provider, model, keyId: soonest.keyId }
+    // One attempt on it either way (`check` bounds the rotation): a held key is not retried within the request.
+    return { weights, leftOut: others, first: soonest.index, check: soonestHeld ? soonest.index : -1, checkDue: due, everyKeyHeld: true }
   }
   if (log.enabled || log.recording) log.add(skipLine({ provider, model, skipped: leftOut.length, total: keys.length }))
   if (log.recording) noteSkipped(components, log, provider, model, leftOut)
-  const plan: KeyPlan = { weights, leftOut, first, check, everyKeyHeld: false }
+  const plan: KeyPlan = { weights, leftOut, first, check, checkDue: check >= 0, everyKeyHeld: false, then: check >= 0 && then !== check ? then : -1 }
   if (plain && !claimed) {
     // Valid until the first left-out key is due (a check to claim) or its backoff ends; any other change rebuilds the table.
     let validUntil = Number.POSITIVE_INFINITY
@@ -209,7 +244,7 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
  * kills them for the request) or only waiting (rate limited, backed off: the end is then a 429).
  */
 export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number, alternatives = false): KeyRotation {
-  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, cumulative: cumulativeOf(plan.weights), alternatives })
+  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, then: plan.then, cumulative: cumulativeOf(plan.weights), alternatives })
   let split = leftOutSplits.get(plan)
   if (split === undefined) {
     const unavailable: number[] = []
@@ -225,7 +260,7 @@ export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () =>
   }
   // Keys left out weigh 0 in the table (held and backed-off keys do): the running sums draw as the rotation would.
   const cumulative = split.weightless ? cumulativeOf(plan.weights) : undefined
-  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, cumulative, alternatives })
+  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, then: plan.then, cumulative, alternatives })
 }
 
 /** The left-out keys of shared plans, split as the rotation takes them. */

@@ -68,7 +68,7 @@ const DIRECTION_REASONS: Record<string, string> = {
   all_failed: 'every provider serving the model is failed; sending to the first anyway',
   static: 'provider selection is off: the first configured provider serving the model',
   pinned: 'the provider the request named',
-  pinned_failed_kept: 'the provider the request named is failed, and re-routing is off: kept on it',
+  pinned_failed_kept: 'the provider the request named is failed, and re-routing is off: kept on it (a healthy provider serves the model)',
   pinned_rerouted: 'the provider the request named is failed: re-routed to the best healthy provider',
   pinned_no_alternative: 'the provider the request named is failed, and no healthy provider serves the model: kept on it',
   no_provider: 'no configured provider serves the model',
@@ -101,7 +101,7 @@ export function keyChosenLine(route: { provider: string; model: string; key: str
   const where = `${route.provider}/${route.model}`
   if (direct) return `Key ${route.key} for ${where}: the caller's own key`
   if (why === 'retry') return `Retrying key ${route.key} for ${where}`
-  if (index === plan.check) return `Key ${route.key} for ${where}: this request is its check`
+  if (index === plan.check) return plan.everyKeyHeld ? `Key ${route.key} for ${where}: every key is held, so this request tries it once` : `Key ${route.key} for ${where}: this request is its check`
   if (why === 'first' && index === plan.first) return `Key ${route.key} for ${where}: the session's key`
   let total = 0
   for (let other = 0; other < plan.weights.length; other++) {

@@ -21,7 +21,7 @@ function setup() {
   const balancer = createAdaptiveBalancer({ providers, isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) })
   const components: PlannerComponents = { balancer, holds, sessions: createSessionAffinity({ capacity: 10, idleMs: 60_000 }), backoffs, keysFor: (provider) => providers.find((entry) => entry.provider === provider)?.keys }
   const refuse = (keyId: string, now: number) => {
-    holds.recordAnswer({ provider: 'openai', keyId, model: MODEL, startedAt: now, now, failure: { failureClass: 'rate_limit', scope: 'model', status: 429, waitHintMs: 30_000, message: 'slow down', code: null } })
+    holds.recordAnswer({ provider: 'openai', keyId, model: MODEL, startedAt: now, now, check: false, failure: { failureClass: 'rate_limit', scope: 'model', status: 429, waitHintMs: 30_000, message: 'slow down', code: null } })
     balancer.holdsChanged()
   }
   return { components, refuse }

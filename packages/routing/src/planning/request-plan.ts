@@ -108,7 +108,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   let targets: readonly PlannedTarget[]
   let primary = 0
   // Pinned, no fallbacks of its own, nothing appended: the targets depend on the table (its `skipped` list is its own) and the provider.
-  const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && probe === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept') && decision.primary?.provider === pinnedProvider
+  const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && probe === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept' || decision.reason === 'pinned_no_alternative') && decision.primary?.provider === pinnedProvider
   const reusable = scored && probe === null && session !== 'kept'
   const known = reusable ? planned.get(decision.fallbacks) : undefined
   if (known !== undefined && known[0]!.provider === chosen.provider) {

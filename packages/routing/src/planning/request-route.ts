@@ -78,6 +78,8 @@ export interface AttemptStep<T, K> {
   leftOut: number
   /** A stream this attempt serves could be continued by this target or a later one, should it break. */
   continuable: boolean
+  /** The attempt is its key's check on this node: only a check's refusal renews a hold (issue 36, item 6). */
+  check: boolean
   /** Trial rounds routing changed while planning it, for the fleet. */
   trials: readonly TrialEntry[]
 }
@@ -158,7 +160,7 @@ export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
 }
 
 export const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
-const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, everyKeyHeld: false })
+const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, checkDue: false, everyKeyHeld: false })
 
 /** The router's node-level parts a request's route uses. */
 export interface RouteShared {
@@ -224,6 +226,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
           idleMs: this.idleMs,
           leftOut: first ? this.leftOut : 0,
           continuable: this.continuableFrom(this.index),
+          check: current.keyIndex === this.keyPlan.check && this.keyPlan.checkDue,
           trials: first ? this.shared.trialChanges() : NO_TRIALS,
         }
       }
@@ -274,10 +277,12 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
         now: at,
       })
       trials = shared.trialChanges()
-      const settlement = components.holds.recordAnswer({ provider: route.provider, keyId: route.keyId, model: route.model, startedAt: report.startedAt, now: at, failure })
+      const settlement = components.holds.recordAnswer({ provider: route.provider, keyId: route.keyId, model: route.model, startedAt: report.startedAt, now: at, failure, check: attempt.check })
       if (settlement.events.length > 0 || settlement.changed.length > 0) news = shared.settle(settlement, log, route.model)
       const sessionId = this.request.sessionId
-      if ((report.served || failure === null) && sessionId !== null) components.sessions.remember(sessionId, route.model, { provider: route.provider, keyId: route.keyId }, at, this.request.sessionTtlMs)
+      // A session's request lent to a check, a trial or a recovering key's probe leaves the session where its cache is (issue 36, item 8).
+      const lent = this.index === attempt.index && this.keyPlan.check >= 0 && this.keys[this.keyPlan.check] === attempt.key
+      if ((report.served || failure === null) && sessionId !== null && !lent) components.sessions.remember(sessionId, route.model, { provider: route.provider, keyId: route.keyId }, at, this.request.sessionTtlMs)
     }
     // The request moves on only from an attempt the caller did not get (a stream past its gate has left the chain).
     if (!report.served && this.rotation !== null && this.index === attempt.index) {

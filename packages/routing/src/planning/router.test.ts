@@ -96,6 +96,29 @@ describe('the router', () => {
     expect(log.lines.some((line) => line.includes('refused key'))).toBe(true)
   })
 
+  it("a request's retries on keys it held leave their holds on the first rung; the next check climbs one rung (issue 36, item 6)", () => {
+    const { route, holds, tick, now } = setup()
+    const { request } = route()
+    const tried: string[] = []
+    for (let step = request.next(); step.kind === 'attempt'; step = request.next()) {
+      tried.push(where(step))
+      expect(step.check).toBe(false)
+      // A 429 without a Retry-After: rotation goes to the other key, then back to each on a retry.
+      request.report(step, { sent: true, startedAt: now(), failure: failure(step.target.planned.provider === 'openai' ? 'rate_limit' : 'transient', 429), served: false })
+      tick(100)
+    }
+    expect(tried.filter((entry) => entry.startsWith('openai/')).length).toBeGreaterThan(2)
+    const rungs = () => holds.conditions().map((condition) => `${condition.key_id}:${condition.rung}:${condition.checks}`).sort()
+    expect(rungs()).toEqual(['o1:0:0', 'o2:0:0'])
+    // The wait runs out: the next request is one key's check, refused again: that key one rung up, the other untouched.
+    tick(35_000)
+    const check = route().request
+    const first = check.next() as Step
+    expect(first.check).toBe(true)
+    check.report(first, { sent: true, startedAt: now(), failure: failure('rate_limit', 429), served: false })
+    expect(rungs()).toEqual([`${first.key.id}:1:1`, `${first.key.id === 'o1' ? 'o2' : 'o1'}:0:0`].sort())
+  })
+
   it('the caller\'s fault on the primary ends the chain; a context too long ends the target only', () => {
     const { route } = setup()
     const fault = route().request

@@ -59,6 +59,8 @@ export interface PlannedTarget extends Direction {
   firstKeyId: string | undefined
   /** True when `firstKeyId` is a check this plan claimed (one attempt, then the key is done for the request). */
   firstIsCheck: boolean
+  /** The session's own key, when its request was lent to a trial or a recovering key's probe first: tried next (issue 36, item 8). */
+  sessionKeyId?: string
 }
 
 /** Who chose the provider that serves first. */
@@ -104,9 +106,13 @@ export interface KeyPlan {
   leftOut: readonly KeyLeftOut[]
   /** Index of the key of the first attempt, or -1 for a weighted draw. */
   first: number
-  /** Index of the key this request checks, or -1: one attempt, then it is done for the request. */
+  /** Index of the key this request checks (or, with every key held, tries anyway), or -1: one attempt, then it is done for the request. */
   check: number
-  /** Every key is held or backed off and none is due: sent anyway on `first`, whose answer counts as a check. */
+  /** The `check` key's attempt is its check on this node (claimed, or due): only then can a refusal renew its hold (issue 36, item 6). */
+  checkDue: boolean
+  /** The session's own key when the `check` key took the session's request: the next attempt goes there, so the session keeps its key. */
+  then?: number
+  /** Every key is held or backed off and none could be checked: sent anyway on `first`, once; its answer counts as a check only when that key is due. */
   everyKeyHeld: boolean
 }
 

@@ -68,6 +68,8 @@ export interface KeyRotationInit {
   first?: number | undefined
   /** A key this request checks: one attempt only, then it is done for the request (reference: "Checking a held key again"). */
   once?: number | undefined
+  /** The key to go to right after the `once` key (a session's own key, lent to the check): its cache stays warm. */
+  then?: number | undefined
   /**
    * Running sums of `weights` (positive weights only), when every key not available weighs 0: the
    * first draw is then a binary search instead of two passes (the same key for the same draw).
@@ -103,6 +105,7 @@ class RotationPlan implements KeyRotation {
   private readonly random: () => number
   private readonly firstKey: number | undefined
   private readonly once: number
+  private readonly then: number
   private readonly status: Uint8Array
   private readonly cumulative: Float64Array | undefined
   private retriesUsed = 0
@@ -117,6 +120,7 @@ class RotationPlan implements KeyRotation {
     this.random = init.random
     this.firstKey = init.first !== undefined && init.first >= 0 ? init.first : undefined
     this.once = init.once ?? -1
+    this.then = init.then ?? -1
     this.status = new Uint8Array(init.weights.length)
     this.cumulative = init.cumulative
     this.alternatives = init.alternatives === true
@@ -147,12 +151,13 @@ class RotationPlan implements KeyRotation {
     if (failureClass === 'context_length') return { kind: 'stop', reason: 'context_length' }
     if (killsKeyForRequest(failureClass)) {
       this.status[this.current] = KeyStatus.Dead
-      return this.rotate(0, false)
+      return this.afterOnce(0) ?? this.rotate(0, false)
     }
     if (this.current === this.once) {
       // A check is one attempt: whatever it said, the key is not tried again in this request.
       this.status[this.current] = failureClass === 'rate_limit' ? KeyStatus.Waiting : KeyStatus.Done
-      return this.rotate(backoffDelay(this.backoffs++, this.policy, this.random), false)
+      const delayMs = backoffDelay(this.backoffs++, this.policy, this.random)
+      return this.afterOnce(delayMs) ?? this.rotate(delayMs, false)
     }
     const delayMs = backoffDelay(this.backoffs, this.policy, this.random)
     const hint = failure.waitHintMs
@@ -185,6 +190,13 @@ class RotationPlan implements KeyRotation {
       return this.attempt(this.current, delayMs, 'retry')
     }
     return this.stop()
+  }
+
+  /** Right after the `once` key: the `then` key (a session's own), when it is still untried; null otherwise. */
+  private afterOnce(delayMs: number): RotationStep | null {
+    const then = this.then
+    if (this.current !== this.once || then < 0 || this.status[then] !== KeyStatus.Untried) return null
+    return this.attempt(then, delayMs, 'rotate')
   }
 
   /** True when a key other than the current one could still take an attempt. */

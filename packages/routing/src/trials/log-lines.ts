@@ -9,3 +9,8 @@ export function trialLine(route: LoggedRoute & { wholeProvider: boolean }): stri
   if (route.wholeProvider) return `Every key of ${route.provider} failed for ${route.model}; trying key ${keyLabel(route.key)} with this request first (the fleet's one trial), with the healthy providers as fallbacks`
   return `Key ${keyLabel(route.key)} failed on ${where}; trying it with this request first (the fleet's one trial), the other keys behind it`
 }
+
+/** A recovering key this node sent nothing for a while: this request proves it (info; issue 36, item 8). */
+export function probeLine(route: LoggedRoute & { idleMs: number }): string {
+  return `Key ${keyLabel(route.key)} is recovering on ${route.provider}/${route.model} and had no request here for ${Math.round(route.idleMs / 1000)}s or more; trying it with this request first, the other keys behind it`
+}

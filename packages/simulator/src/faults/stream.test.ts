@@ -191,3 +191,23 @@ describe('prefills', () => {
     expect(() => simulator.setRules([{ fault: { preset: 'stream_cut', after_chunks: 1.5 } }])).toThrow(/after_chunks/)
   })
 })
+
+describe('beta flags', () => {
+  const messages = (beta: string | undefined) => fetch(`${simulator.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-beta-1', 'anthropic-version': '2023-06-01', ...(beta === undefined ? {} : { 'anthropic-beta': beta }) },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
+  })
+
+  it('refuses_betas answers Anthropic\'s 400 naming every refused flag the header carries, and serves a header without them (issue 37)', async () => {
+    simulator.setRules([{ provider: 'anthropic', refuses_betas: ['effort-2025-11-24', 'web-search-2025-03-05'] }])
+    const refused = await messages('claude-code-20250219, effort-2025-11-24,web-search-2025-03-05')
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'Unexpected value(s) `effort-2025-11-24`, `web-search-2025-03-05` for the `anthropic-beta` header. Please consult our documentation at docs.anthropic.com or try again without the header.' } })
+    expect((await messages('claude-code-20250219')).status).toBe(200)
+    expect((await messages(undefined)).status).toBe(200)
+    const records = await eventually(() => simulator.requests().filter((record) => record.key === 'sk-ant-beta-1'), (list) => list.length === 3)
+    expect(records.map((record) => record.fault ?? null)).toEqual(['refuses_betas', null, null])
+    expect(() => simulator.setRules([{ refuses_betas: 'effort' as never }])).toThrow(/refuses_betas/)
+  })
+})

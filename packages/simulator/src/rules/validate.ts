@@ -38,7 +38,7 @@ const presetSet = new Set<string>(faultPresets)
 const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
 const ruleFields = new Set([
   'provider', 'key', 'model', 'latency_ms', 'chunk_delay_ms', 'error_rate', 'error',
-  'fault', 'times', 'tpm', 'rpm', 'completion_tokens', 'first_token_delay_ms', 'rejects_prefill',
+  'fault', 'times', 'tpm', 'rpm', 'completion_tokens', 'first_token_delay_ms', 'rejects_prefill', 'refuses_betas',
 ])
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -152,6 +152,11 @@ export function parseRule(value: unknown, field = 'rule'): SimulatorRule {
   if (value.rejects_prefill !== undefined) {
     if (typeof value.rejects_prefill !== 'boolean') throw new RuleError(`${field}.rejects_prefill must be true or false`)
     rule.rejects_prefill = value.rejects_prefill
+  }
+  if (value.refuses_betas !== undefined) {
+    const flags = value.refuses_betas
+    if (!Array.isArray(flags) || !flags.every((flag) => typeof flag === 'string' && flag !== '')) throw new RuleError(`${field}.refuses_betas must be an array of beta flag names`)
+    rule.refuses_betas = flags as string[]
   }
   return rule
 }

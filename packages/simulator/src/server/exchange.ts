@@ -7,6 +7,7 @@ import { afterContent, contentCount, eventKind, malformed, type StreamScript } f
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
 import { sampleLatency } from '../rules/random.ts'
 import { keySuffix } from './records.ts'
+import { anthropicErrorBody } from '../anthropic/errors.ts'
 import type { SimulatorState } from './state.ts'
 
 /** Headers-only view used when no rule limits the key: a fresh, generous window. */
@@ -117,7 +118,11 @@ export class Exchange {
     }
     let plan: Plan | undefined
     let rate = unlimitedView
-    if (rule.rejects_prefill === true && this.prefill !== undefined) {
+    const refusedBetas = refusedBetasOf(rule, this.request.headers['anthropic-beta'])
+    if (refusedBetas.length > 0) {
+      this.fault = 'refuses_betas'
+      plan = { kind: 'answer', answer: betaRefusal(refusedBetas, this.requestId) }
+    } else if (rule.rejects_prefill === true && this.prefill !== undefined) {
       this.fault = 'rejects_prefill'
       plan = { kind: 'answer', answer: this.dialect.fault('bad_request', this.faultContext(chat, { message: PREFILL_REFUSED })) }
     } else if (fault !== undefined) {
@@ -321,6 +326,18 @@ export class Exchange {
     }
     this.state.log.add(record)
   }
+}
+
+/** The flags of an `anthropic-beta` header the rule refuses. */
+function refusedBetasOf(rule: SimulatorRule, header: string | string[] | undefined): string[] {
+  if (rule.refuses_betas === undefined || typeof header !== 'string') return []
+  return header.split(',').map((flag) => flag.trim()).filter((flag) => rule.refuses_betas!.includes(flag))
+}
+
+/** Anthropic's 400 for beta flags it (or Claude on Vertex AI, passing Anthropic's answer through) does not serve. */
+function betaRefusal(flags: string[], requestId: string): Answer {
+  const message = `Unexpected value(s) ${flags.map((flag) => `\`${flag}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`
+  return { status: 400, headers: ['content-type', 'application/json'], body: anthropicErrorBody('invalid_request_error', message, requestId) }
 }
 
 /** Anthropic's words when a model refuses a conversation that ends with the assistant's text. */

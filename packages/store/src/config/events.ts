@@ -37,6 +37,8 @@ export interface KeyDeletedEvent {
 /** Load balancer switches changed. */
 export interface SettingsChangedEvent {
   load_balancer_config: LoadBalancerConfig
+  /** The switches as they were just before, read in the same transaction. */
+  before: LoadBalancerConfig
   origin: SettingOrigin
   fields: (keyof LoadBalancerConfig)[]
 }

@@ -52,5 +52,5 @@ export async function writeSettings(
   const after = await readSettings(database)
   const changed = loadBalancerFields.filter((field) => before.load_balancer_config[field] !== after.load_balancer_config[field])
   if (changed.length === 0) return []
-  return [{ type: 'settings:changed', detail: { load_balancer_config: after.load_balancer_config, origin, fields: changed } }]
+  return [{ type: 'settings:changed', detail: { load_balancer_config: after.load_balancer_config, before: before.load_balancer_config, origin, fields: changed } }]
 }

@@ -47,8 +47,11 @@ export interface ConfigStore {
   /** Deletes one key; false when there was none. */
   deleteKey(provider: string, id: string): Promise<boolean>
   getSettings(): Promise<Settings>
-  /** Saves the switches given as set through the API: from then on config.json no longer overrides them. */
-  saveSettings(settings: Partial<LoadBalancerConfig>, origin: 'api'): Promise<Settings>
+  /**
+   * Saves the switches given as set through the API: from then on config.json no longer overrides them.
+   * `also` writes other settings rows (history's) in the same transaction: both land, or neither does.
+   */
+  saveSettings(settings: Partial<LoadBalancerConfig>, origin: 'api', options?: { also?: (client: ClientBase) => Promise<void> }): Promise<Settings>
   /**
    * Applies config.json. First boot (default: nothing imported yet in this
    * database): imported whole. Later boots: presence-aware; a provider whose
@@ -154,9 +157,10 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       return readSettings(pool)
     },
 
-    saveSettings(settings, origin) {
+    saveSettings(settings, origin, options = {}) {
       return transaction(async (client) => {
         const events = await writeSettings(client, settings, origin)
+        await options.also?.(client)
         return [await readSettings(client), events]
       })
     },

@@ -13,6 +13,7 @@ import { requestLogDetailMigration } from './0020-request-log-detail.ts'
 import { requestLogBrinMigration } from './0021-request-log-brin.ts'
 import { requestLogMinutesMigration } from './0022-request-log-minutes.ts'
 import { requestLogCountsMigration } from './0023-request-log-counts.ts'
+import { snapshotRollupFailuresMigration } from './0024-snapshot-rollup-failures.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -118,4 +119,5 @@ export const migrations: readonly Migration[] = [
   requestLogBrinMigration,
   requestLogMinutesMigration,
   requestLogCountsMigration,
+  snapshotRollupFailuresMigration,
 ]

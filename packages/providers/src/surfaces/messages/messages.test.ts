@@ -43,7 +43,26 @@ describe('messagesToChat', () => {
     }
     expect(refuse({ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }] })).toBeInstanceOf(TranslationError)
     expect(refuse({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'x' } }] }] })).toMatchObject({ code: 'translation_unsupported' })
-    expect(refuse({ messages: [{ role: 'system', content: 'x' }] })).toMatchObject({ code: 'translation_invalid' })
+    expect(refuse({ messages: [{ role: 'tool', content: 'x' }] })).toMatchObject({ code: 'translation_invalid' })
+    expect(refuse({ messages: [{ role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }] })).toMatchObject({ code: 'translation_invalid' })
+  })
+
+  it('a system turn inside messages (Claude Code) stays a system message where it is (issue 37)', () => {
+    const chat = messagesToChat({
+      model: 'm', max_tokens: 8, system: [{ type: 'text', text: 'top' }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] },
+        { role: 'system', content: 'agents you may call' },
+        { role: 'system', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        { role: 'system', content: '' },
+      ],
+    })
+    expect(chat.messages).toEqual([
+      { role: 'system', content: 'top' },
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'agents you may call' },
+      { role: 'system', content: 'a\n\nb' },
+    ])
   })
 })
 

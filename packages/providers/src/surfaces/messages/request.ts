@@ -46,13 +46,13 @@ export function messagesToChat(body: Record<string, unknown>): ChatRequestBody {
   return chat
 }
 
-function systemText(system: unknown): string {
+function systemText(system: unknown, at = 'system'): string {
   if (system === undefined || system === null) return ''
   if (typeof system === 'string') return system
-  if (!Array.isArray(system)) throw new TranslationError('translation_invalid', 'system: must be a string or an array of text blocks.', 'system')
+  if (!Array.isArray(system)) throw new TranslationError('translation_invalid', `${at}: must be a string or an array of text blocks.`, at)
   return system.map((block, index) => {
     const record = asRecord(block)
-    if (record?.type !== 'text' || typeof record.text !== 'string') throw new TranslationError('translation_invalid', `system.${index}: only text blocks are allowed in system.`, `system.${index}`)
+    if (record?.type !== 'text' || typeof record.text !== 'string') throw new TranslationError('translation_invalid', `${at}.${index}: only text blocks are allowed in a system prompt.`, `${at}.${index}`)
     return record.text
   }).join('\n\n')
 }
@@ -60,7 +60,14 @@ function systemText(system: unknown): string {
 function appendMessage(out: ChatMessage[], message: unknown, index: number): void {
   const record = asRecord(message)
   const role = record?.role
-  if (role !== 'user' && role !== 'assistant') throw new TranslationError('translation_invalid', `messages.${index}.role: Input should be 'user' or 'assistant'.`, `messages.${index}.role`)
+  // A system turn inside the conversation (Claude Code's `mid-conversation-system` beta) stays
+  // where it is: chat takes a system message anywhere.
+  if (role === 'system') {
+    const text = systemText(record!.content, `messages.${index}.content`)
+    if (text !== '') out.push({ role: 'system', content: text })
+    return
+  }
+  if (role !== 'user' && role !== 'assistant') throw new TranslationError('translation_invalid', `messages.${index}.role: Input should be 'user', 'assistant' or 'system'.`, `messages.${index}.role`)
   const content = record!.content
   if (typeof content === 'string') {
     out.push({ role, content })

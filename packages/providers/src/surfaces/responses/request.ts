@@ -7,21 +7,36 @@
 import { TranslationError } from '../../anthropic/errors.ts'
 import type { ChatMessage, ChatRequestBody } from '../../types.ts'
 import { asRecord, textOf } from '../shared.ts'
+import { chatToolsOf, type ToolNames } from './tools.ts'
+
+/** A translated Responses body and what the translation left out, in words for the routing log. */
+export interface TranslatedResponses {
+  chat: ChatRequestBody
+  notes: string[]
+}
+
+/** Translates a Responses body (responsesTranslation without its notes). */
+export function responsesToChat(body: Record<string, unknown>): ChatRequestBody {
+  return responsesTranslation(body).chat
+}
 
 /**
  * Translates a Responses body. Ignored on the way (they tune or annotate, and mean nothing
  * to a chat upstream; listed in the README): `reasoning`, `include`, `store`,
- * `prompt_cache_key`, `metadata`, `service_tier`, `truncation`, `background`, `text.verbosity`.
+ * `prompt_cache_key`, `metadata`, `client_metadata`, `service_tier`, `truncation`,
+ * `background`, `text.verbosity`. Tools: see tools.ts (namespaces flattened, hosted tools
+ * that are only offered left out with a note).
  */
-export function responsesToChat(body: Record<string, unknown>): ChatRequestBody {
+export function responsesTranslation(body: Record<string, unknown>): TranslatedResponses {
   if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') {
     throw new TranslationError('translation_unsupported', 'previous_response_id: the conversation is stored at OpenAI, and this upstream is not OpenAI. Send the whole conversation in "input" instead, or use an OpenAI model with "store": true.', 'previous_response_id')
   }
   const messages: ChatMessage[] = []
+  const tools = chatToolsOf(body.tools, body.tool_choice)
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions })
   const input = body.input
   if (typeof input === 'string') messages.push({ role: 'user', content: input })
-  else if (Array.isArray(input)) input.forEach((item, index) => appendItem(messages, item, index))
+  else if (Array.isArray(input)) input.forEach((item, index) => appendItem(messages, item, index, tools.names))
   else throw new TranslationError('translation_invalid', 'input: must be a string or an array of input items.', 'input')
   const chat: ChatRequestBody = { model: String(body.model), messages }
   if (typeof body.max_output_tokens === 'number') chat.max_tokens = body.max_output_tokens
@@ -29,12 +44,12 @@ export function responsesToChat(body: Record<string, unknown>): ChatRequestBody 
   if (typeof body.top_p === 'number') chat.top_p = body.top_p
   if (typeof body.user === 'string') chat.user = body.user
   if (typeof body.parallel_tool_calls === 'boolean') chat.parallel_tool_calls = body.parallel_tool_calls
-  const tools = toolsOf(body.tools)
-  if (tools.length > 0) {
-    chat.tools = tools
+  if (tools.tools.length > 0) {
+    chat.tools = tools.tools
     const choice = body.tool_choice
+    const named = asRecord(choice)
     if (choice === 'auto' || choice === 'none' || choice === 'required') chat.tool_choice = choice
-    else if (asRecord(choice)?.type === 'function') chat.tool_choice = { type: 'function', function: { name: String(asRecord(choice)!.name) } }
+    else if (named?.type === 'function') chat.tool_choice = { type: 'function', function: { name: calledName(tools.names, named) } }
   } else {
     delete chat.parallel_tool_calls
   }
@@ -45,10 +60,16 @@ export function responsesToChat(body: Record<string, unknown>): ChatRequestBody 
     chat.stream = true
     chat.stream_options = { include_usage: true }
   }
-  return chat
+  return { chat, notes: tools.notes }
 }
 
-function appendItem(out: ChatMessage[], item: unknown, index: number): void {
+/** The upstream's name of a function a call or a tool_choice names (a namespaced one flattened as in tools.ts). */
+function calledName(names: ToolNames, record: Record<string, unknown>): string {
+  const name = String(record.name)
+  return typeof record.namespace === 'string' && record.namespace !== '' ? names.flat(record.namespace, name) : name
+}
+
+function appendItem(out: ChatMessage[], item: unknown, index: number, names: ToolNames): void {
   const record = asRecord(item)
   const at = `input[${index}]`
   if (record === undefined) throw new TranslationError('translation_invalid', `${at}: must be an input item object.`, at)
@@ -72,7 +93,7 @@ function appendItem(out: ChatMessage[], item: unknown, index: number): void {
       return void out.push({ role, content: parts })
     }
     case 'function_call': {
-      const call = { id: String(record.call_id), type: 'function', function: { name: String(record.name), arguments: typeof record.arguments === 'string' ? record.arguments : JSON.stringify(record.arguments ?? {}) } }
+      const call = { id: String(record.call_id), type: 'function', function: { name: calledName(names, record), arguments: typeof record.arguments === 'string' ? record.arguments : JSON.stringify(record.arguments ?? {}) } }
       const last = out[out.length - 1]
       if (last !== undefined && last.role === 'assistant') {
         const calls = (last.tool_calls as unknown[] | undefined) ?? []
@@ -116,19 +137,4 @@ function contentPart(part: unknown, at: string): Record<string, unknown> {
     default:
       throw new TranslationError('translation_unsupported', `${at}: content of type "${String(record?.type)}" cannot be sent to an upstream without the Responses API.`, at)
   }
-}
-
-function toolsOf(tools: unknown): Record<string, unknown>[] {
-  if (tools === undefined || tools === null) return []
-  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', 'tools: must be an array.', 'tools')
-  return tools.map((tool, index) => {
-    const record = asRecord(tool)
-    if (record?.type !== 'function' || typeof record.name !== 'string') {
-      throw new TranslationError('translation_unsupported', `tools[${index}]: only function tools can be sent to an upstream without the Responses API ("${String(record?.type)}" runs at OpenAI).`, `tools[${index}]`)
-    }
-    const fn: Record<string, unknown> = { name: record.name, parameters: record.parameters ?? { type: 'object', properties: {} } }
-    if (typeof record.description === 'string') fn.description = record.description
-    if (typeof record.strict === 'boolean') fn.strict = record.strict
-    return { type: 'function', function: fn }
-  })
 }

@@ -1,5 +1,6 @@
 /** OpenAI chat.completion -> Responses `response` object (non-streaming). Pure. */
 import { asRecord, chatUsage, newId } from '../shared.ts'
+import { callName, toolNamesOf } from './tools.ts'
 
 /** The request fields a `response` object echoes back. */
 export function responseEcho(request: Record<string, unknown>): Record<string, unknown> {
@@ -42,10 +43,12 @@ export function chatToResponse(chat: Record<string, unknown>, model: string, req
     output.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: message.content, annotations: [], logprobs: [] }] })
   }
   const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : []
+  const names = calls.length > 0 ? toolNamesOf(request) : undefined
   for (const call of calls) {
     const record = asRecord(call)
     const fn = asRecord(record?.function)
-    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(record?.id ?? newId('call_')), name: String(fn?.name ?? ''), arguments: String(fn?.arguments ?? ''), status: 'completed' })
+    // A namespaced tool's call gets its own name and namespace back, as OpenAI answers it.
+    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(record?.id ?? newId('call_')), ...callName(names!, String(fn?.name ?? '')), arguments: String(fn?.arguments ?? ''), status: 'completed' })
   }
   const truncated = choice?.finish_reason === 'length'
   return {

@@ -38,10 +38,11 @@ describe('responsesToChat', () => {
     })
   })
 
-  it('refuses stored state and hosted tools instead of dropping them', () => {
+  it('refuses stored state, a forced hosted tool and tools without a chat form instead of dropping them', () => {
     expect(() => responsesToChat({ model: 'm', input: 'x', previous_response_id: 'resp_1' })).toThrow(/previous_response_id/)
     expect(() => responsesToChat({ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] })).toThrow(/item references/)
-    expect(() => responsesToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }] })).toThrow(/only function tools/)
+    expect(() => responsesToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } })).toThrow(/runs at OpenAI/)
+    expect(() => responsesToChat({ model: 'm', input: 'x', tools: [{ type: 'custom', name: 'apply_patch', format: { type: 'grammar' } }] })).toThrow(/"custom" tools cannot be sent/)
   })
 })
 

@@ -8,6 +8,7 @@
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
 import { responseEcho, responseUsage } from './response.ts'
+import { callName, toolNamesOf, type ToolNames } from './tools.ts'
 
 interface OpenItem {
   kind: 'message' | 'function_call'
@@ -30,6 +31,7 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
   let started = false
   let finish: unknown = null
   let usage: ReturnType<typeof chatUsage> | null = null
+  let names: ToolNames | undefined
 
   const closeOpen = (): string[] => {
     const item = open
@@ -82,7 +84,9 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
       const fn = asRecord(record?.function)
       if (open?.kind !== 'function_call' || open.callIndex !== callIndex) {
         yield* closeOpen()
-        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(record?.id ?? newId('call_')), name: String(fn?.name ?? ''), arguments: '' }
+        names ??= toolNamesOf(request)
+        // A namespaced tool's call gets its own name and namespace back, as OpenAI streams it.
+        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(record?.id ?? newId('call_')), ...callName(names, String(fn?.name ?? '')), arguments: '' }
         output.push(item)
         open = { kind: 'function_call', item, outputIndex: output.length - 1, callIndex, text: '' }
         yield event('response.output_item.added', { output_index: open.outputIndex, item: { ...item } })

@@ -1,0 +1,131 @@
+/**
+ * Where a node's gateway keys come from (issue 37, item 5). Postgres is the truth; a peer that
+ * read them from Postgres shares them over `config/snapshot/1` (secret hashes, never secrets);
+ * config.json's keys, hashed here, serve at once when neither answers. A better source replaces
+ * a worse one (Postgres > peer > config.json), never the other way. Until one of the three has
+ * answered the node does not know who may call it, and says so (boot/readiness.ts) instead of
+ * answering as if no gateway key existed.
+ */
+import { createHash } from 'node:crypto'
+import type { Logger } from 'pino'
+import { importGatewayKeys, listGatewayKeys, type DatabasePool } from '@switchboard/store'
+import type { GatewayKeySource as ConfiguredKey } from '../config/load.ts'
+import type { GatewayKeysFrom } from '../boot/readiness.ts'
+import { hashSecret, redactSecret, type GatewayKeyRecord, type GatewayKeyRing } from './gateway-keys.ts'
+
+const RANK: Record<GatewayKeysFrom, number> = { config: 1, peer: 2, postgres: 3 }
+
+/** True when keys offered from `offered` replace the ones loaded from `current` (null: none yet). */
+export function takesKeys(current: GatewayKeysFrom | null, offered: GatewayKeysFrom): boolean {
+  return current === null || RANK[offered] >= RANK[current]
+}
+
+/**
+ * config.json's keys as the ring holds them while Postgres is away: the secret hashed, an id
+ * derived from the name (stable across nodes; the stored key gets its own id once imported).
+ */
+export function configuredRecords(keys: readonly ConfiguredKey[]): GatewayKeyRecord[] {
+  return keys.map((key) => ({
+    id: `gk_config_${createHash('sha256').update(key.name).digest('hex').slice(0, 12)}`,
+    name: key.name,
+    secretHash: hashSecret(key.value),
+    providers: key.providers ?? null,
+    models: key.models ?? null,
+    requestsPerMinute: key.requests_per_minute ?? null,
+    tokensPerMinute: key.tokens_per_minute ?? null,
+  }))
+}
+
+/** What this node may share with a peer: keys it read from Postgres (itself or through a peer), else null. */
+export interface SharedKeys {
+  from: 'postgres' | 'peer'
+  keys: readonly GatewayKeyRecord[]
+}
+
+export interface GatewayKeyLoaderComponents {
+  pool: DatabasePool
+  ring: GatewayKeyRing
+  logger: Logger
+  /** Told each time the keys were loaded, with where from. */
+  onLoaded?(from: GatewayKeysFrom): void
+}
+
+/** Loads the ring from the best source that answers and remembers which one it was. */
+export class GatewayKeyLoader {
+  private loadedFrom: GatewayKeysFrom | null = null
+  private records: readonly GatewayKeyRecord[] = []
+
+  constructor(
+    private readonly components: GatewayKeyLoaderComponents,
+    private readonly configured: readonly ConfiguredKey[],
+  ) {}
+
+  /** Where the ring's keys came from; null while none were loaded. */
+  get from(): GatewayKeysFrom | null {
+    return this.loadedFrom
+  }
+
+  /** True while a peer's keys would be better than what the ring holds. */
+  wantsPeerKeys(): boolean {
+    return this.loadedFrom === null || this.loadedFrom === 'config'
+  }
+
+  /** config.json's keys into the store, hashed (Postgres answers); revoked ones stay revoked. */
+  async importConfigured(): Promise<void> {
+    if (this.configured.length === 0) return
+    const imported = await importGatewayKeys(
+      this.components.pool,
+      this.configured.map((key) => ({
+        name: key.name,
+        secretHash: hashSecret(key.value),
+        redacted: redactSecret(key.value),
+        providers: key.providers ?? null,
+        models: key.models ?? null,
+        requestsPerMinute: key.requests_per_minute ?? null,
+        tokensPerMinute: key.tokens_per_minute ?? null,
+      })),
+    )
+    if (imported.skippedRevoked > 0) this.components.logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
+  }
+
+  /** Reads the active keys from Postgres; throws when it does not answer (the ring keeps what it has). */
+  async fromStore(): Promise<void> {
+    const stored = await listGatewayKeys(this.components.pool)
+    this.take(stored, 'postgres')
+  }
+
+  /** config.json's keys, when nothing better was loaded; false when there are none or something better is loaded. */
+  fromConfig(): boolean {
+    if (this.configured.length === 0 || !takesKeys(this.loadedFrom, 'config')) return false
+    this.take(configuredRecords(this.configured), 'config')
+    this.components.logger.warn(`serving ${this.configured.length} gateway key(s) from config.json until Postgres answers or a peer shares the fleet's keys`)
+    return true
+  }
+
+  /**
+   * A peer's keys (read from Postgres there); false when the ring already holds better ones.
+   * `storeFailed`: this node just failed to read Postgres after a peer announced a change, and
+   * this peer read its set from Postgres itself: newer than anything here, whatever its source.
+   */
+  fromPeer(keys: readonly GatewayKeyRecord[], peer: string, options: { storeFailed?: boolean } = {}): boolean {
+    if (!options.storeFailed && !takesKeys(this.loadedFrom, 'peer')) return false
+    const before = this.loadedFrom
+    this.take(keys, 'peer')
+    if (before !== 'peer') this.components.logger.info({ peer, keys: keys.length }, `gateway keys from peer ${peer} while Postgres is not answering`)
+    return true
+  }
+
+  /** What this node can share with a peer that asks. */
+  shared(): SharedKeys | null {
+    if (this.loadedFrom !== 'postgres' && this.loadedFrom !== 'peer') return null
+    return { from: this.loadedFrom, keys: this.records }
+  }
+
+  private take(records: readonly GatewayKeyRecord[], from: GatewayKeysFrom): void {
+    const active = records.filter((record) => !record.revokedAt)
+    this.components.ring.replace(active)
+    this.records = active
+    this.loadedFrom = from
+    this.components.onLoaded?.(from)
+  }
+}

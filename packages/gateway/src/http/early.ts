@@ -1,0 +1,64 @@
+/**
+ * The node's HTTP server from the first moment of boot (issue 37, item 5): it listens before
+ * Postgres, the fleet and the providers are wired, so a probe can tell "starting" from "dead".
+ * Until the full listener takes over, `/health` answers 503 `starting`, `/health/live` 200,
+ * and every other request 503 `gateway_starting` with `retry-after`, in the error shape its
+ * caller reads (Anthropic's on /v1/messages, OpenAI's elsewhere).
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import { newRequestId } from '@switchboard/history'
+import type { GatewayError } from '../errors.ts'
+import { healthStatusCode, type HealthReport } from '../directory/health.ts'
+import { anthropicErrorBody } from './surface-route.ts'
+import { routingHeaders } from './surface.ts'
+
+/** What `GET /health/live` answers while the process runs: for liveness probes, never 503 for a slow boot. */
+export const LIVE = Object.freeze({ status: 'alive' })
+
+/** A request listener whose handler is swapped once the node is wired. */
+export interface SwitchableListener {
+  listener: RequestListener
+  /** From now on requests go to `next`. */
+  switchTo(next: RequestListener): void
+}
+
+/** The listener of a booting node: health from `report`, everything else `starting()`'s 503. */
+export function createEarlyListener(report: () => HealthReport, starting: () => GatewayError): SwitchableListener {
+  let current: RequestListener = (incoming, outgoing) => answerEarly(incoming, outgoing, report, starting)
+  return {
+    listener: (incoming, outgoing) => current(incoming, outgoing),
+    switchTo(next) {
+      current = next
+    },
+  }
+}
+
+function answerEarly(incoming: IncomingMessage, outgoing: ServerResponse, report: () => HealthReport, starting: () => GatewayError): void {
+  // The body is not read: drained, so the connection stays usable.
+  incoming.resume()
+  const path = pathOf(incoming.url)
+  if (path === '/health/live') return writeJson(outgoing, 200, LIVE, {})
+  if (path === '/health') {
+    const health = report()
+    return writeJson(outgoing, healthStatusCode(health), health, {})
+  }
+  const requestId = newRequestId(Date.now())
+  const error = starting()
+  error.extraFields = { provider: null, model: null, key_id: null, key_name: null, attempts: [], request_id: requestId }
+  const headers = routingHeaders(requestId, undefined)
+  headers['retry-after'] = String(error.retryAfterSeconds ?? 5)
+  const body = path.startsWith('/v1/messages') ? anthropicErrorBody(error, requestId) : error.toJSON()
+  writeJson(outgoing, error.status, body, headers)
+}
+
+function writeJson(outgoing: ServerResponse, status: number, body: object, headers: Record<string, string>): void {
+  const text = JSON.stringify(body)
+  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) })
+  outgoing.end(text)
+}
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return ''
+  const query = url.indexOf('?')
+  return query < 0 ? url : url.slice(0, query)
+}

@@ -1,0 +1,94 @@
+/**
+ * Saving `PUT /api/adaptive-routing/config` (issue 37, item 6). The five switches alone keep
+ * "degraded, not down": applied here at once and queued until Postgres takes them (202
+ * `pending` when it did not answer in time). Switches with history's settings are one write,
+ * all or nothing: one transaction, through the write queue (so it lands after writes queued
+ * before it), applied here only once it committed; when Postgres cannot take it the caller gets
+ * 503 `store_unavailable` and nothing changed, here or in the store.
+ */
+import { isUnreachable, type ConfigStore, type WriteQueue } from '@switchboard/store'
+import type { LoadBalancerSettings } from '@switchboard/routing'
+import type { HistorySettings } from '@switchboard/history'
+import { GatewayError } from '../errors.ts'
+import type { HistoryRecording } from '../recording/history.ts'
+import type { SettingsOwner } from './settings.ts'
+
+export interface SettingsSaveComponents {
+  store: Pick<ConfigStore, 'saveSettings'>
+  queue: WriteQueue
+  settings: SettingsOwner
+  /** History's settings (null when history is not running). */
+  history: () => Pick<HistoryRecording, 'settingsWrite'> | null
+}
+
+export interface SettingsSaveInit {
+  /** How long a save waits for Postgres before answering (switches alone: pending; with history: 503). Default 2 s. */
+  waitMs?: number
+}
+
+/** Saves the switches, and history's settings with them when given. */
+export type SaveSettings = (switches: LoadBalancerSettings, history?: Partial<HistorySettings>) => Promise<{ pending: boolean }>
+
+/** Thrown inside the queue: not an "unreachable" error, so the queue gives the write up instead of retrying it. */
+class NotSaved extends Error {
+  readonly code = 'not_saved'
+}
+
+const UNAVAILABLE = 'PostgreSQL is unreachable, so these settings cannot be saved right now; nothing was changed. Retry shortly (the five switches alone can be saved during an outage: they apply at once and reach Postgres when it is back).'
+
+/** Creates the save behind the adaptive routing config API. */
+export function createSettingsSave(components: SettingsSaveComponents, init: SettingsSaveInit = {}): SaveSettings {
+  const waitMs = init.waitMs ?? 2_000
+  const waited = () => {
+    let timer: NodeJS.Timeout | undefined
+    const promise = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), waitMs)))
+    return { promise, clear: () => clearTimeout(timer) }
+  }
+
+  const saveSwitches = async (switches: LoadBalancerSettings) => {
+    components.settings.set(switches, 'api')
+    const landed = components.queue.enqueue('save load balancer settings', () => components.store.saveSettings(switches, 'api'))
+    const wait = waited()
+    const first = await Promise.race([landed.then(() => 'landed' as const), wait.promise]).finally(wait.clear)
+    return { pending: first === 'waiting' }
+  }
+
+  const saveBoth = async (switches: LoadBalancerSettings, values: Partial<HistorySettings>, history: Pick<HistoryRecording, 'settingsWrite'>) => {
+    const part = history.settingsWrite(values)
+    let state: 'queued' | 'writing' | 'given_up' = 'queued'
+    const landed = components.queue.enqueue('save load balancer and history settings', async () => {
+      // Its turn came after the caller was told 503: it must not land now.
+      if (state === 'given_up') throw new NotSaved('given up before Postgres answered')
+      state = 'writing'
+      try {
+        return await components.store.saveSettings(switches, 'api', { also: (client) => part.write(client) })
+      } catch (error) {
+        // Rolled back: one try only (the caller hears 503 and retries), so nothing lands later behind its back.
+        if (isUnreachable(error)) throw new NotSaved(`Postgres is unreachable: ${(error as Error).message}`)
+        throw error
+      }
+    })
+    // null: landed; else why not.
+    const outcome = landed.then(() => null, (error: unknown) => error)
+    const wait = waited()
+    let failure = await Promise.race([outcome, wait.promise]).finally(wait.clear)
+    if (failure === 'waiting') {
+      // Still behind other writes waiting for Postgres: given up. Already writing: its transaction decides.
+      if (state === 'queued') {
+        state = 'given_up'
+        throw new GatewayError('store_unavailable', UNAVAILABLE)
+      }
+      failure = await outcome
+    }
+    if (failure !== null) throw failure instanceof NotSaved ? new GatewayError('store_unavailable', UNAVAILABLE) : failure
+    components.settings.set(switches, 'api')
+    part.saved()
+    return { pending: false }
+  }
+
+  return async (switches, values) => {
+    const history = values === undefined || Object.keys(values).length === 0 ? null : components.history()
+    if (history === null || values === undefined) return saveSwitches(switches)
+    return saveBoth(switches, values, history)
+  }
+}

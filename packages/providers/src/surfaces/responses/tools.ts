@@ -1,0 +1,150 @@
+/**
+ * Responses `tools` for an upstream that only speaks chat. Pure.
+ *
+ * - `function` tools become chat function tools.
+ * - `namespace` tools (Codex groups its MCP and agent tools this way: they run in the
+ *   caller, not at OpenAI) become their function tools, each named `<namespace>__<name>` for
+ *   the upstream; the model's calls are named back (`name` plus `namespace`, as OpenAI
+ *   answers) by `ToolNames`, rebuilt from the request for the answer.
+ * - Hosted tools (web search, file search, code interpreter, ...) run at OpenAI, so no other
+ *   upstream can run them: one only offered is left out, with a note for the routing log
+ *   (Codex offers `web_search` to every model); one the request forces is a 400.
+ * - Anything else (`custom` grammar tools, `local_shell`) runs in the caller but has no chat
+ *   form: a 400 naming it, never dropped.
+ */
+import { TranslationError } from '../../anthropic/errors.ts'
+import { asRecord } from '../shared.ts'
+
+/** Tool types that OpenAI runs itself (the Responses API's built-in tools). */
+const HOSTED = new Set(['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search', 'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'tool_search'])
+
+/** True for a tool type that runs at OpenAI. */
+export function isHostedTool(type: unknown): boolean {
+  return typeof type === 'string' && HOSTED.has(type)
+}
+
+/** The longest tool name chat upstreams (and Anthropic) take. */
+const MAX_NAME = 64
+
+/** A tool of a namespace, as the caller named it. */
+export interface NamespacedTool {
+  namespace: string
+  name: string
+}
+
+/** The upstream names of namespaced tools, both ways. */
+export class ToolNames {
+  private readonly byFlat = new Map<string, NamespacedTool>()
+  private readonly byTool = new Map<string, string>()
+
+  /** The upstream's name for a tool of a namespace (stable for one request). */
+  flat(namespace: string, name: string): string {
+    const key = `${namespace}\u0000${name}`
+    const known = this.byTool.get(key)
+    if (known !== undefined) return known
+    return this.add(namespace, name, new Set())
+  }
+
+  /** Registers a namespaced tool, avoiding `taken` (plain function names). */
+  add(namespace: string, name: string, taken: ReadonlySet<string>): string {
+    const key = `${namespace}\u0000${name}`
+    let flat = joinName(namespace, name)
+    if (flat.length > MAX_NAME || taken.has(flat) || (this.byFlat.has(flat) && this.byTool.get(key) !== flat)) flat = `${flat.slice(0, MAX_NAME - 9)}_${hash(key)}`
+    this.byFlat.set(flat, { namespace, name })
+    this.byTool.set(key, flat)
+    return flat
+  }
+
+  /** The namespaced tool an upstream name stands for; undefined for a plain function. */
+  original(flat: string): NamespacedTool | undefined {
+    return this.byFlat.get(flat)
+  }
+
+  get size(): number {
+    return this.byFlat.size
+  }
+}
+
+/** `mcp__server__` + `tool`, or `multi_agent_v1` + `__` + `spawn`; characters chat refuses become `_`. */
+function joinName(namespace: string, name: string): string {
+  const joined = namespace.endsWith('__') ? `${namespace}${name}` : `${namespace}__${name}`
+  return joined.replace(/[^A-Za-z0-9_-]/g, '_')
+}
+
+/** 8 hex digits of FNV-1a: names a long or clashing tool stably. */
+function hash(text: string): string {
+  let value = 0x811c9dc5
+  for (let index = 0; index < text.length; index++) {
+    value ^= text.charCodeAt(index)
+    value = Math.imul(value, 0x01000193)
+  }
+  return (value >>> 0).toString(16).padStart(8, '0')
+}
+
+/** The chat tools of a Responses request, the names of its namespaced tools, and notes on what was left out. */
+export interface ChatTools {
+  tools: Record<string, unknown>[]
+  names: ToolNames
+  notes: string[]
+}
+
+/** Translates `tools`; `choice` is the request's `tool_choice` (a forced hosted tool is refused). */
+export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
+  const names = new ToolNames()
+  const result: ChatTools = { tools: [], names, notes: [] }
+  if (tools === undefined || tools === null) return result
+  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', 'tools: must be an array.', 'tools')
+  const plain = new Set(tools.map((tool) => asRecord(tool)).filter((tool) => tool?.type === 'function' && typeof tool.name === 'string').map((tool) => tool!.name as string))
+  const forced = asRecord(choice)?.type
+  const leftOut: string[] = []
+  tools.forEach((tool, index) => {
+    const record = asRecord(tool)
+    const at = `tools[${index}]`
+    if (record?.type === 'function') {
+      if (typeof record.name !== 'string' || record.name === '') throw new TranslationError('translation_invalid', `${at}.name: a function tool needs a name.`, `${at}.name`)
+      return void result.tools.push(chatFunction(record, record.name))
+    }
+    if (record?.type === 'namespace' && typeof record.name === 'string' && Array.isArray(record.tools)) {
+      const namespace = record.name
+      record.tools.forEach((inner, position) => {
+        const member = asRecord(inner)
+        // Namespaces hold function tools (their `type` may be left out).
+        if (member === undefined || typeof member.name !== 'string' || (member.type !== undefined && member.type !== 'function')) {
+          throw new TranslationError('translation_unsupported', `${at}.tools[${position}]: a namespace can only be sent to an upstream without the Responses API when it holds function tools (got "${String(member?.type)}").`, `${at}.tools[${position}]`)
+        }
+        result.tools.push(chatFunction(member, names.add(namespace, member.name, plain)))
+      })
+      return
+    }
+    if (isHostedTool(record?.type)) {
+      if (forced === record!.type) throw new TranslationError('translation_unsupported', `tool_choice: "${String(forced)}" runs at OpenAI, and this upstream is not OpenAI.`, 'tool_choice')
+      leftOut.push(String(record!.type))
+      return
+    }
+    throw new TranslationError('translation_unsupported', `${at}: "${String(record?.type)}" tools cannot be sent to an upstream without the Responses API (only function and namespace tools can; hosted tools are left out).`, at)
+  })
+  if (leftOut.length > 0) result.notes.push(`left out ${leftOut.join(', ')}: hosted tools run at OpenAI only, and this upstream is reached through the chat translation`)
+  return result
+}
+
+function chatFunction(record: Record<string, unknown>, name: string): Record<string, unknown> {
+  const fn: Record<string, unknown> = { name, parameters: record.parameters ?? { type: 'object', properties: {} } }
+  if (typeof record.description === 'string') fn.description = record.description
+  if (typeof record.strict === 'boolean') fn.strict = record.strict
+  return { type: 'function', function: fn }
+}
+
+/** The upstream names of a request's namespaced tools, for naming the model's calls back. */
+export function toolNamesOf(request: Record<string, unknown>): ToolNames {
+  try {
+    return chatToolsOf(request.tools, undefined).names
+  } catch {
+    return new ToolNames()
+  }
+}
+
+/** A `function_call` output item's `name` (and `namespace`, for a tool of one) from the upstream's name. */
+export function callName(names: ToolNames, flat: string): { name: string; namespace?: string } {
+  const original = names.size === 0 ? undefined : names.original(flat)
+  return original === undefined ? { name: flat } : { name: original.name, namespace: original.namespace }
+}
