@@ -24,7 +24,7 @@ import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrial
 import { startingReport, watchDatabase, type DatabaseHealth } from './directory/health.ts'
 import { parseAdminTokens, type AdminToken } from './admin/auth.ts'
 import { ReadinessState, startingError } from './boot/readiness.ts'
-import { atMost, drainServer, shutdownStep } from './boot/shutdown.ts'
+import { drainServer, shutdownStep } from './boot/shutdown.ts'
 import { checkExposure, isLoopbackHost } from './boot/exposure.ts'
 import { createEarlyListener, type SwitchableListener } from './http/early.ts'
 import { cancellableSleep } from './http/surface.ts'
@@ -377,21 +377,22 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     databaseHealth.setDraining()
     await drainServer(server, options.drainMs ?? 20_000, logger)
     stopStoreRetry()
-    const step = (name: string, run: () => Promise<unknown>) => shutdownStep(logger, name, run)
+    const step = (name: string, run: () => Promise<unknown>, boundMs?: number) => shutdownStep(logger, name, run, boundMs)
     await step('request log flush', () => requestLog.close())
-    await step('leaving the fleet', () => joined.stop())
+    await step('leaving the fleet', () => joined.stop(), 5_000)
     databaseHealth.close()
     clearInterval(recompute)
     clearInterval(keysReload)
     for (const off of unsubscribes) off()
     await step('history flush', () => recording.close())
-    await step('store writes', () => atMost(2_000, queue.drained()))
+    await step('store writes', () => queue.drained(), 2_000)
     queue.close()
     await step('upstream connections', () => providers.close())
-    // Bounded: after a network cut from Postgres (the compose test's 30 s disconnect) the pool
-    // kept a connection whose end it waited for until the CLI's 24 s bound. Every write has
-    // landed or been given up by now, so nothing is lost by not waiting.
-    await step('database pool', () => atMost(3_000, pool.end().catch(() => {})))
-    await step('database', () => database.release())
+    // Every step is bounded (3 s unless said): after a network cut from Postgres (the compose
+    // test's 30 s disconnect) the pool kept a connection whose end it waited for until the CLI's
+    // 24 s bound. Every write has landed or been given up by now, so nothing is lost by not waiting.
+    await step('database pool', () => pool.end().catch(() => {}))
+    // The embedded Postgres's own stop (a fast shutdown) is waited for: left behind, it would outlive the node.
+    await step('database', () => database.release(), 15_000)
   }
 }

@@ -18,17 +18,26 @@ export async function drainServer(server: Server, drainMs: number, logger: Logge
   clearInterval(idle)
 }
 
-/** Runs one step; a step still running after 2 s is logged, so a stop that reaches the CLI's bound says where it waited. */
-export async function shutdownStep(logger: Logger, name: string, run: () => Promise<unknown>): Promise<void> {
+/**
+ * Runs one step of a shutdown, waiting for it at most `boundMs`: a step still running after 2 s
+ * is logged, and one still running at its bound is logged and left behind, so no single step
+ * (a write to a Postgres that stopped answering, say) holds the node until the CLI's hard bound.
+ */
+export async function shutdownStep(logger: Logger, name: string, run: () => Promise<unknown>, boundMs = 3_000): Promise<void> {
   const slow = setTimeout(() => logger.warn({ step: name }, `shutdown: still waiting on ${name} after 2 s`), 2_000).unref()
   try {
-    await run()
+    const outcome = await atMost(boundMs, run().then(() => 'done' as const))
+    if (outcome !== 'done') logger.warn({ step: name }, `shutdown: gave up on ${name} after ${boundMs / 1000} s`)
   } finally {
     clearTimeout(slow)
   }
 }
 
 /** Waits for `work`, at most `ms`. */
-export function atMost(ms: number, work: Promise<unknown>): Promise<unknown> {
-  return Promise.race([work, new Promise((resolve) => setTimeout(resolve, ms).unref())])
+export function atMost<Result>(ms: number, work: Promise<Result>): Promise<Result | undefined> {
+  let bound: NodeJS.Timeout | undefined
+  const timeout = new Promise<undefined>((resolve) => {
+    bound = setTimeout(() => resolve(undefined), ms).unref()
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(bound))
 }

@@ -16,6 +16,7 @@ import { bucketsRequest, configChange, digestRequest, digestResponse, entriesReq
 import type { KeyLimiter } from '../access/limits.ts'
 import { carryTrials, type TrialsCarrier } from './trials.ts'
 import { clusterView, type ClusterView } from './view.ts'
+import { atMost } from '../boot/shutdown.ts'
 import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'
 
 export type { ClusterView } from './view.ts'
@@ -74,6 +75,9 @@ export interface Fleet {
   /** Leaves the fleet; the leader writes a last snapshot first. */
   stop(): Promise<void>
 }
+
+/** How long a stopping leader waits for its last hold snapshot to land. */
+const LAST_SNAPSHOT_MS = 2_000
 
 /** Differing buckets holding at most this many entries here are pulled whole, without the version step. */
 const SMALL_BUCKETS = 64
@@ -361,7 +365,12 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       for (const timer of timers) clearInterval(timer)
       configShare?.stop()
       if (soon !== null) clearTimeout(soon)
-      if (isLeader()) await snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the last hold snapshot'))
+      // Bounded: a pooled connection cut off from Postgres (a network cut) hangs its query until
+      // TCP gives up, and the node's own shutdown bound must not be what ends the wait.
+      if (isLeader()) {
+        const written = await atMost(LAST_SNAPSHOT_MS, snapshot().then(() => true, (error: unknown) => logger.warn({ err: error }, 'could not write the last hold snapshot')))
+        if (written === undefined) logger.warn(`the last hold snapshot did not land within ${LAST_SNAPSHOT_MS / 1000} s: the peers' and the previous snapshot stand`)
+      }
       await cluster?.stop()
     },
   }
