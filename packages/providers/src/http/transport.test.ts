@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cancellation } from './cancellation.ts'
-import { createDispatcher, postBuffered, withExtraHeaders } from './transport.ts'
+import { createDispatcher, postBuffered, postStreaming, withExtraHeaders, type StreamSink } from './transport.ts'
 
 let server: Server
 let origin: string
@@ -90,6 +90,43 @@ describe('postBuffered', () => {
     const signal = new Cancellation()
     await expect(postBuffered(dispatcher, { origin: `http://127.0.0.1:${port}`, path: '/ok', headers, body: '{}', signal })).rejects.toMatchObject({ code: 'ECONNREFUSED' })
     expect(signal.listenerCount('abort')).toBe(0)
+  })
+})
+
+describe('postStreaming', () => {
+  it('holds more than 256 streams open at once to one origin: none waits for another to end', async () => {
+    // Each stream's server side answers its headers and first event, then holds the stream open
+    // until every stream has arrived: a pool that capped its connections would never get there.
+    const streams = 300
+    const open: ServerResponse[] = []
+    let allArrived = () => {}
+    const allOpen = new Promise<void>((resolve) => (allArrived = resolve))
+    const upstream = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' })
+      response.write('data: {"n":1}\n\n')
+      open.push(response)
+      if (open.length === streams) allArrived()
+    })
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    const at = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+    const dispatcher = createDispatcher()
+    const ended: Promise<void>[] = []
+    const sink = (done: () => void): StreamSink => ({ push: () => true, end: done, fail: done, resume: () => {}, cancel: () => {} })
+    try {
+      for (let index = 0; index < streams; index++) {
+        let done = () => {}
+        ended.push(new Promise<void>((resolve) => (done = resolve)))
+        void postStreaming(dispatcher, { origin: at, path: '/stream', headers: {}, body: '{}', signal: new Cancellation() }, sink(done))
+      }
+      const reached = await Promise.race([allOpen.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 10_000))])
+      expect(reached ? streams : open.length, 'streams the upstream saw open at once').toBe(streams)
+      for (const response of open) response.end('data: [DONE]\n\n')
+      await Promise.all(ended)
+    } finally {
+      await dispatcher.destroy()
+      upstream.closeAllConnections()
+      await new Promise((resolve) => upstream.close(resolve))
+    }
   })
 })
 

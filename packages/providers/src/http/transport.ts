@@ -11,7 +11,11 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
 export function createDispatcher(connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS): Agent {
   return new Agent({
     connect: { timeout: connectTimeoutMs },
-    connections: 256,
+    // No cap of its own: over HTTP/1.1 a stream holds its connection to the end, and a cap here
+    // queued every stream past it behind the others (512 agent streams became 256 open upstream,
+    // the rest waiting seconds for their first content). What bounds the connections is the
+    // caller's side: `server.max_connections` client connections, one request in flight each.
+    connections: null,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 120_000,
     // The gateway enforces its own per-attempt deadline through the abort signal.
