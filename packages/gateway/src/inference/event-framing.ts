@@ -30,9 +30,16 @@ function lastWithFields(pending: string | null, served: Served, empty: string): 
   return spliced === null ? `${named(pending)}${named(spliceExtraFields(empty, extra)!)}` : named(spliced)
 }
 
+/** Messages events that are never a stream's last: everything before `message_delta`. */
+const MESSAGES_NOT_LAST = new Set(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'ping'])
+
+/** Responses events that may end a stream: its terminal states (and anything not named `response.*`). */
+const RESPONSES_ENDINGS = new Set(['response.completed', 'response.incomplete', 'response.failed'])
+
 /** Anthropic Messages streams; a break after the start ends with Anthropic's `error` event. */
 export const ANTHROPIC_FRAMING: StreamFraming = {
   frame: named,
+  mayEnd: (data) => !MESSAGES_NOT_LAST.has(eventName(data)),
   last: (pending, served) => lastWithFields(pending, served, '{"type":"message_stop"}'),
   error: (message, _code, extraFields) => named(JSON.stringify({ type: 'error', error: { type: 'api_error', message }, extra_fields: extraFields })),
   end: '',
@@ -41,6 +48,10 @@ export const ANTHROPIC_FRAMING: StreamFraming = {
 /** OpenAI Responses streams; a break after the start ends with the Responses `error` event. */
 export const RESPONSES_FRAMING: StreamFraming = {
   frame: named,
+  mayEnd: (data) => {
+    const name = eventName(data)
+    return RESPONSES_ENDINGS.has(name) || !name.startsWith('response.')
+  },
   last: (pending, served) => lastWithFields(pending, served, '{"type":"response.completed"}'),
   error: (message, code, extraFields) => named(JSON.stringify({ type: 'error', code, message, param: null, extra_fields: extraFields })),
   end: '',

@@ -42,6 +42,12 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers?: R
 export interface StreamFraming {
   /** One event of the upstream (its JSON data). */
   frame(data: string): string
+  /**
+   * False for an event that cannot be the stream's last (a content delta): it goes to the caller
+   * at once. An event that may be last is held until the next one shows it was not, so the last
+   * can carry `extra_fields`. Wrong either way costs nothing but where `extra_fields` lands.
+   */
+  mayEnd(data: string): boolean
   /** The last event, carrying `extra_fields`. */
   last(pending: string | null, served: Served): string
   /** The event that ends a stream which broke after it started (or failed while the caller's connection was held open). */
@@ -53,14 +59,18 @@ export interface StreamFraming {
 /** chat.completions framing: `data: {chunk}` lines, the last chunk carrying extra_fields, then `[DONE]`. */
 export const CHAT_FRAMING: StreamFraming = {
   frame: (data) => `data: ${data}\n\n`,
+  // A chunk still generating (no finish reason, no usage) is never the last of a stream that ends well.
+  mayEnd: (data) => !data.includes('"finish_reason":null') || data.includes('"usage":{'),
   last: (pending, served) => `data: ${withExtraFields(pending, served)}\n\n`,
   error: (message, code, extraFields) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code, param: null }, extra_fields: extraFields })}\n\n`,
   end: 'data: [DONE]\n\n',
 }
 
 /**
- * The SSE answer. One chunk is held back so the final chunk before `[DONE]` can carry
- * `extra_fields`. A stream that breaks after it started is continued where the engine can
+ * The SSE answer. Content goes out as it comes; only an event that may be the last (a finish
+ * chunk, a usage chunk, `message_stop`) is held until the next, so the final chunk before `[DONE]`
+ * can carry `extra_fields` without delaying a token (holding every event back delayed each one,
+ * the first content too, until the upstream's next event). A stream that breaks after it started is continued where the engine can
  * (`served.resume`: another target goes on from the text sent, its events spliced on); else it
  * ends with an error event naming the break, since the status line is already sent and a retry
  * would duplicate output. Writes made in the same tick (the events of one upstream packet) go
@@ -97,10 +107,14 @@ export async function renderStream(outgoing: ServerResponse, served: Served, hea
           if (outgoing.destroyed) break
           const data = splicer === undefined ? upstream : splicer.accept(upstream)
           if (data === null) continue
-          if (pending !== null) await write(framing.frame(pending))
-          pending = data
+          if (pending !== null) {
+            await write(framing.frame(pending))
+            pending = null
+          }
           sent?.push(data)
           observer?.chunk(data)
+          if (framing.mayEnd(data)) pending = data
+          else await write(framing.frame(data))
         }
         if (!outgoing.destroyed) await write(framing.last(pending, current))
         break
