@@ -10,7 +10,6 @@ import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { dirname, extname, join, relative, sep } from 'node:path'
-import { fileURLToPath } from 'node:url'
 
 /** One file the dashboard serves. */
 export interface DashboardAsset {
@@ -49,8 +48,9 @@ const VENDOR: { path: string; from: string; file: string }[] = [
 
 /** Reads the UI and the vendor modules into memory. */
 export function createDashboard(): Dashboard {
-  const uiDir = fileURLToPath(new URL('../ui/', import.meta.url))
   const require = createRequire(import.meta.url)
+  // Through the package, not this module's URL: in the gateway's compiled bundle that URL is the bundle's.
+  const uiDir = join(dirname(dirname(require.resolve('@switchboard/dashboard'))), 'ui')
   const assets = new Map<string, DashboardAsset>()
   const add = (path: string, file: string) => {
     const body = readFileSync(file)

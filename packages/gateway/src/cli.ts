@@ -18,6 +18,9 @@ const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <ad
 Every flag can also be set as an environment variable SWITCHBOARD_<NAME>
 (e.g. SWITCHBOARD_PORT, SWITCHBOARD_DATABASE_URL; DATABASE_URL also works).`
 
+/** Whether this process runs the compiled bundle (bin/compiled.mjs) or the TypeScript sources through tsx. */
+export const RUNNING_FROM: 'bundle' | 'source' = import.meta.url.endsWith('/dist/switchboard.mjs') ? 'bundle' : 'source'
+
 /** How long in-flight requests may run after SIGTERM before the node closes them. */
 export const SHUTDOWN_DRAIN_MS = 20_000
 /**
@@ -121,7 +124,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       logger,
       insecure: parsed.values.insecure === true || /^(1|true|yes)$/i.test(env.SWITCHBOARD_INSECURE ?? ''),
       // Before Postgres and the fleet: /health answers "starting" from here; "listening on" follows once every route is wired.
-      onListening: (url) => logger.child({}, { level: 'info' }).info({ url }, `switchboard starting on ${url}`),
+      onListening: (url) => logger.child({}, { level: 'info' }).info({ url, code: RUNNING_FROM }, `switchboard starting on ${url}`),
       fleet: { region: option('region') ?? 'default', p2pPort, peers, dataDir: option('data-dir') ?? join('.switchboard', 'nodes', nodeId), ...(option('fleet-secret') ? { fleetSecret: option('fleet-secret')! } : {}) },
     })
   } catch (error) {

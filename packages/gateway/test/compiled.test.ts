@@ -1,0 +1,62 @@
+/**
+ * The compiled start (issue 38, item 2): `bin/switchboard.js` runs the bundle bin/compiled.mjs
+ * builds, rebuilding it when a source is newer, and the sources through tsx when told to.
+ */
+import { statSync, utimesSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+// @ts-expect-error: plain JavaScript without declarations (it runs before anything is compiled)
+import { BUNDLE, buildBundle, bundleIsFresh } from '../bin/compiled.mjs'
+import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+
+const source = join(fileURLToPath(new URL('.', import.meta.url)), '../../routing/src/index.ts')
+
+let simulator: SimulatorProcess
+beforeAll(async () => {
+  simulator = await startSimulator()
+})
+afterAll(async () => {
+  await simulator?.stop()
+})
+
+async function served(gateway: GatewayProcess): Promise<unknown> {
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) })
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { extra_fields: { provider: string } }).extra_fields.provider
+}
+
+const config = () => ({ providers: { openai: { keys: [{ name: 'k1', value: 'sk-compiled-1111', models: ['*'], weight: 1 }], network_config: { base_url: simulator.url } } } })
+
+describe('the compiled start', () => {
+  it('is rebuilt when a source is newer than the bundle, and fresh after', async () => {
+    await buildBundle()
+    expect(bundleIsFresh()).toBe(true)
+    const before = statSync(source)
+    const bundleAt = statSync(BUNDLE as string).mtime
+    try {
+      utimesSync(source, before.atime, new Date(bundleAt.getTime() + 60_000))
+      expect(bundleIsFresh(), 'a source newer than the bundle').toBe(false)
+    } finally {
+      utimesSync(source, before.atime, before.mtime)
+    }
+    expect(bundleIsFresh()).toBe(true)
+  })
+
+  it('serves from the bundle by default, and from the sources with SWITCHBOARD_FROM_SOURCE=1', async () => {
+    const compiled = await startGateway(config())
+    try {
+      expect(compiled.output()).toMatch(/"code":"bundle"[^\n]*switchboard starting on/)
+      expect(await served(compiled)).toBe('openai')
+    } finally {
+      await compiled.stop()
+    }
+    const fromSource = await startGateway(config(), { SWITCHBOARD_FROM_SOURCE: '1' })
+    try {
+      expect(fromSource.output()).toMatch(/"code":"source"[^\n]*switchboard starting on/)
+      expect(await served(fromSource)).toBe('openai')
+    } finally {
+      await fromSource.stop()
+    }
+  }, 60_000)
+})
