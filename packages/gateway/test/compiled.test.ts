@@ -6,7 +6,6 @@ import { statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-// @ts-expect-error: plain JavaScript without declarations (it runs before anything is compiled)
 import { BUNDLE, buildBundle, bundleIsFresh } from '../bin/compiled.mjs'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
@@ -33,7 +32,7 @@ describe('the compiled start', () => {
     await buildBundle()
     expect(bundleIsFresh()).toBe(true)
     const before = statSync(source)
-    const bundleAt = statSync(BUNDLE as string).mtime
+    const bundleAt = statSync(BUNDLE).mtime
     try {
       utimesSync(source, before.atime, new Date(bundleAt.getTime() + 60_000))
       expect(bundleIsFresh(), 'a source newer than the bundle').toBe(false)
