@@ -100,7 +100,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     await node.start()
   } catch (error) {
     await Promise.resolve(node.stop()).catch(() => {})
-    throw new ClusterError('listen_failed', `cannot start the p2p listener on ${init.listen.host}:${init.listen.port}: ${String(error)}`, { cause: error })
+    throw new ClusterError('listen_failed', `cannot start the p2p listener on ${init.listen.host}:${init.listen.port}: ${listenFailure(error)}`, { cause: error })
   }
   const peerId = node.peerId.toString()
   const pubsub = node.services.pubsub
@@ -338,4 +338,14 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     },
   }
   return cluster
+}
+
+/**
+ * Why the p2p listener did not start, in one line: libp2p's error embeds each address's error
+ * with its stack, and a CLI that cannot start says why in a sentence (the port in use, say).
+ */
+function listenFailure(error: unknown): string {
+  const text = String(error)
+  const cause = /(E[A-Z]+): ([^\n]+)/.exec(text)
+  return cause !== null ? `${cause[1]}: ${cause[2]!.trim()}` : text.split('\n')[0]!
 }

@@ -24,7 +24,7 @@ import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrial
 import { startingReport, watchDatabase, type DatabaseHealth } from './directory/health.ts'
 import { parseAdminTokens, type AdminToken } from './admin/auth.ts'
 import { ReadinessState, startingError } from './boot/readiness.ts'
-import { drainServer, shutdownStep } from './boot/shutdown.ts'
+import { atMost, drainServer, shutdownStep } from './boot/shutdown.ts'
 import { checkExposure, isLoopbackHost } from './boot/exposure.ts'
 import { createEarlyListener, type SwitchableListener } from './http/early.ts'
 import { cancellableSleep } from './http/surface.ts'
@@ -89,11 +89,14 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
   const port = (server.address() as AddressInfo).port
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   init.onListening?.(url)
+  // What a failed boot must undo beyond this process: the embedded Postgres is a process of its own.
+  const undo: (() => Promise<unknown>)[] = []
   try {
-    return await wire(init, { env, logger, adminTokens, host, readiness, metrics, early, server, port, url, watching: (watcher) => (health = watcher) })
+    return await wire(init, { env, logger, adminTokens, host, readiness, metrics, early, server, port, url, watching: (watcher) => (health = watcher), undo })
   } catch (error) {
     server.close()
     server.closeAllConnections()
+    for (const step of undo.reverse()) await step().catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'could not undo a step of the failed start'))
     throw error
   }
 }
@@ -112,13 +115,17 @@ interface Listening {
   url: string
   /** Gives /health the database watcher once there is a pool to watch. */
   watching(health: DatabaseHealth): void
+  /** Steps a failed boot undoes, in reverse: the pool, the embedded Postgres. */
+  undo: (() => Promise<unknown>)[]
 }
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const { env, logger, adminTokens, host, readiness, metrics, early, server, port, url } = listening
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
+  listening.undo.push(() => database.release())
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
+  listening.undo.push(() => atMost(3_000, pool.end()))
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
   // Postgres down at boot does not stop the node: it serves config.json and its peers' holds until the store answers.
   const prepared = await prepareStore(pool, store, init.config.source, logger)
