@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildBundle, bundleIsFresh } from '../../packages/gateway/bin/compiled.mjs'
+import { ensureBundle } from '../../packages/gateway/bin/compiled.mjs'
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const gatewayBin = join(root, 'packages/gateway/bin/switchboard.js')
@@ -72,7 +72,7 @@ export function freePort(): Promise<number> {
 /** Starts every node (in parallel) and resolves once each answers. */
 export async function launchFleet(init: LaunchInit): Promise<LocalFleet> {
   // Once here rather than in every node starting at the same moment (each would build its own).
-  if (process.env.SWITCHBOARD_FROM_SOURCE !== '1' && !bundleIsFresh()) await buildBundle()
+  if (process.env.SWITCHBOARD_FROM_SOURCE !== '1') await ensureBundle()
   const ports = await Promise.all(
     init.nodes.map(async (_, index) => ({
       http: init.basePort ? init.basePort + index : await freePort(),

@@ -5,3 +5,5 @@ export declare const BUNDLE: string
 export declare function bundleIsFresh(): boolean
 /** Builds the bundle; resolves to its path. */
 export declare function buildBundle(): Promise<string>
+/** The bundle's path, built first when it is missing or older than a source. */
+export declare function ensureBundle(): Promise<string>

@@ -68,6 +68,11 @@ export async function buildBundle() {
   return BUNDLE
 }
 
+/** The bundle's path, built first when it is missing or older than a source. */
+export async function ensureBundle() {
+  return bundleIsFresh() ? BUNDLE : buildBundle()
+}
+
 // `node packages/gateway/bin/compiled.mjs`: build now (the image does, so it never builds at start).
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const started = Date.now()

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Runs the compiled bundle (bin/compiled.mjs), built on the first start after a source changed;
 // the TypeScript sources through tsx when it cannot be built or SWITCHBOARD_FROM_SOURCE=1.
-import { buildBundle, bundleIsFresh, BUNDLE } from './compiled.mjs'
+import { ensureBundle } from './compiled.mjs'
 
 async function load() {
   if (process.env.SWITCHBOARD_FROM_SOURCE !== '1') {
     try {
-      return await import(bundleIsFresh() ? BUNDLE : await buildBundle())
+      return await import(await ensureBundle())
     } catch (error) {
       process.stderr.write(`switchboard: running from source, the compiled bundle failed: ${error instanceof Error ? error.message : String(error)}\n`)
     }

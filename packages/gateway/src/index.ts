@@ -3,30 +3,24 @@
  * the provider adapters (retries, key rotation, fallbacks), the admin API over the config
  * store in Postgres, and the CLI.
  */
-import pino, { type Logger } from 'pino'
-import type { AddressInfo } from 'node:net'
-import type { Server as HttpServer } from 'node:http'
+import type { Logger } from 'pino'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'
 import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
-import { createGuardedServer } from './http/connections.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
-import { createMetrics, type Metrics } from './observability/metrics.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
 import { editedKeys, keySignatures } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
-import { startingReport, watchDatabase, type DatabaseHealth } from './directory/health.ts'
-import { parseAdminTokens, type AdminToken } from './admin/auth.ts'
-import { ReadinessState, startingError } from './boot/readiness.ts'
+import { watchDatabase } from './directory/health.ts'
 import { atMost, drainServer, shutdownStep } from './boot/shutdown.ts'
-import { checkExposure, isLoopbackHost } from './boot/exposure.ts'
-import { createEarlyListener, type SwitchableListener } from './http/early.ts'
+import { listenEarly, type Listening } from './boot/listen.ts'
+import { isLoopbackHost } from './boot/exposure.ts'
 import { cancellableSleep } from './http/surface.ts'
 import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
@@ -70,53 +64,14 @@ export interface Gateway {
  * then database, config import, providers and fleet; resolves once every route is wired.
  */
 export async function startGateway(init: GatewayInit): Promise<Gateway> {
-  const env = init.env ?? process.env
-  const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
-  const adminTokens = [...init.config.adminTokens, ...parseAdminTokens(env.SWITCHBOARD_ADMIN_TOKENS)]
-  const host = init.host ?? '127.0.0.1'
-  checkExposure(host, adminTokens.length, init.insecure === true, logger)
-
   // Listening first (issue 37): a probe tells a booting node from a dead one, and traffic waits for readiness.
-  const readiness = new ReadinessState()
-  let health: DatabaseHealth | undefined
-  const metrics = createMetrics()
-  const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
-  const server = await new Promise<HttpServer>((resolve, reject) => {
-    const { server: listening } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
-    listening.once('error', reject)
-    listening.listen(init.port, host, () => resolve(listening))
-  })
-  const port = (server.address() as AddressInfo).port
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-  init.onListening?.(url)
-  // What a failed boot must undo beyond this process: the embedded Postgres is a process of its own.
-  const undo: (() => Promise<unknown>)[] = []
+  const listening = await listenEarly(init)
   try {
-    return await wire(init, { env, logger, adminTokens, host, readiness, metrics, early, server, port, url, watching: (watcher) => (health = watcher), undo })
+    return await wire(init, listening)
   } catch (error) {
-    server.close()
-    server.closeAllConnections()
-    for (const step of undo.reverse()) await step().catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'could not undo a step of the failed start'))
+    await listening.abandon()
     throw error
   }
-}
-
-/** What the early part of boot hands to the rest: the node is listening, and /health reads `readiness` and then `health`. */
-interface Listening {
-  env: NodeJS.ProcessEnv
-  logger: Logger
-  adminTokens: AdminToken[]
-  host: string
-  readiness: ReadinessState
-  metrics: Metrics
-  early: SwitchableListener
-  server: HttpServer
-  port: number
-  url: string
-  /** Gives /health the database watcher once there is a pool to watch. */
-  watching(health: DatabaseHealth): void
-  /** Steps a failed boot undoes, in reverse: the pool, the embedded Postgres. */
-  undo: (() => Promise<unknown>)[]
 }
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */

@@ -6,7 +6,7 @@
  * is held" ("Only a failed check moves the key up the ladder").
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freshRound, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 let simulator: SimulatorProcess
 let gateway: GatewayProcess
@@ -35,11 +35,7 @@ afterAll(async () => {
   await simulator?.stop()
 })
 
-beforeEach(async () => {
-  await simulator.setRules([])
-  await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
-  await simulator.resetRequests()
-})
+beforeEach(() => freshRound(simulator, gateway))
 
 async function chat(): Promise<{ status: number; json: Record<string, any> }> {
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {

@@ -7,7 +7,7 @@
  * seconds", "Checking a held key again"). No timing thresholds: counts, and deadlines.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freshRound, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 let simulator: SimulatorProcess
 let gateway: GatewayProcess
@@ -43,11 +43,7 @@ afterAll(async () => {
   await simulator?.stop()
 })
 
-beforeEach(async () => {
-  await simulator.setRules([])
-  await fetch(`${gateway.url}/api/adaptive-routing/conditions/clear`, { method: 'POST' })
-  await simulator.resetRequests()
-})
+beforeEach(() => freshRound(simulator, gateway))
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${gateway.url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(20_000) })

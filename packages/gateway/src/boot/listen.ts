@@ -1,0 +1,66 @@
+/**
+ * The first part of a node's boot (issue 37): listening before anything else, so a probe tells a
+ * booting node from a dead one while traffic waits for readiness; and what a failed boot undoes.
+ */
+import pino, { type Logger } from 'pino'
+import type { AddressInfo } from 'node:net'
+import type { Server as HttpServer } from 'node:http'
+import type { GatewayInit } from '../index.ts'
+import { parseAdminTokens, type AdminToken } from '../admin/auth.ts'
+import { startingReport, type DatabaseHealth } from '../directory/health.ts'
+import { createGuardedServer } from '../http/connections.ts'
+import { createEarlyListener, type SwitchableListener } from '../http/early.ts'
+import { createMetrics, type Metrics } from '../observability/metrics.ts'
+import { checkExposure } from './exposure.ts'
+import { ReadinessState, startingError } from './readiness.ts'
+
+/** What the early part of boot hands to the rest: the node is listening, and /health reads `readiness` and then `health`. */
+export interface Listening {
+  env: NodeJS.ProcessEnv
+  logger: Logger
+  adminTokens: AdminToken[]
+  host: string
+  readiness: ReadinessState
+  metrics: Metrics
+  early: SwitchableListener
+  server: HttpServer
+  port: number
+  url: string
+  /** Gives /health the database watcher once there is a pool to watch. */
+  watching(health: DatabaseHealth): void
+  /** Steps a failed boot undoes, in reverse: the pool, the embedded Postgres. */
+  undo: (() => Promise<unknown>)[]
+  /** A failed boot: stops listening and undoes what outlives the process (the embedded Postgres is a process of its own). */
+  abandon(): Promise<void>
+}
+
+/** Listens on the node's port with the early listener (/health says starting; inference waits). */
+export async function listenEarly(init: GatewayInit): Promise<Listening> {
+  const env = init.env ?? process.env
+  const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
+  const adminTokens = [...init.config.adminTokens, ...parseAdminTokens(env.SWITCHBOARD_ADMIN_TOKENS)]
+  const host = init.host ?? '127.0.0.1'
+  checkExposure(host, adminTokens.length, init.insecure === true, logger)
+  const readiness = new ReadinessState()
+  let health: DatabaseHealth | undefined
+  const metrics = createMetrics()
+  const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    const { server: listening } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
+    listening.once('error', reject)
+    listening.listen(init.port, host, () => resolve(listening))
+  })
+  const port = (server.address() as AddressInfo).port
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  init.onListening?.(url)
+  const undo: (() => Promise<unknown>)[] = []
+  return {
+    env, logger, adminTokens, host, readiness, metrics, early, server, port, url, undo,
+    watching: (watcher) => (health = watcher),
+    async abandon() {
+      server.close()
+      server.closeAllConnections()
+      for (const step of undo.reverse()) await step().catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'could not undo a step of the failed start'))
+    },
+  }
+}
