@@ -13,7 +13,7 @@ import { chromium as playwright, type BrowserContext, type Page } from 'playwrig
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 
 /**
- * Where the tests write their screenshots: the README's own (`docs/screenshots/`) with
+ * Where the tests write their screenshots: docs/dashboard.md's own (`docs/screenshots/`) with
  * UPDATE_SCREENSHOTS=1, else a temp folder, so an ordinary `npm test` takes every picture but
  * leaves the tracked ones alone (every run's differ by a pixel of time).
  */

@@ -4,7 +4,7 @@
  * Held badge on its timeline row, its refusal counted in the timeline's dot: issue 36),
  * Release on the card releases it on every node, a switch flipped on one node's settings page changes the config another node
  * answers, providers can be added, edited and deleted with their values redacted, and a View
- * token cannot release. The tests write the README's screenshots of settings, providers and
+ * token cannot release. The tests write docs/dashboard.md's screenshots of settings, providers and
  * the cluster (the day's own pages come from rough-day-replay.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -204,7 +204,7 @@ export interface ProviderAdapter {
   /**
    * True when the upstream continues an answer from an assistant prefill (the conversation ends
    * with the assistant's partial text) for `model`: what a broken stream is continued on. See
-   * the capability table in the README ("How a request is served").
+   * the capability table in docs/routing.md ("How a request is served").
    */
   continues?(model: string): boolean
   close(): Promise<void>

@@ -5,7 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { parsePermission, type Permission } from './roles.ts'
 
-/** Shortest admin token accepted (README, "Admin API access"). */
+/** Shortest admin token accepted (docs/security.md, "Admin API access"). */
 export const MIN_TOKEN_LENGTH = 16
 
 /** One admin token and what it may do. */

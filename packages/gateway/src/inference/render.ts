@@ -2,7 +2,7 @@
  * Renders a served request straight onto Node's ServerResponse: JSON with extra_fields, or
  * SSE whose last chunk carries them. Writing directly skips a WHATWG Response and
  * ReadableStream per request, which the profile showed costing more than the rest of the
- * streaming path (bench/README.md).
+ * streaming path (bench/LOG.md, 2026-11-29).
  */
 import type { ServerResponse } from 'node:http'
 import { StreamFailure, type StreamSuccess } from '@switchboard/providers'

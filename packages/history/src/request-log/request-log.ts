@@ -72,7 +72,7 @@ const LEGACY_TABLES = ['request_log_minutes']
  * arrived), then are encoded one after another into the arena: the encoder runs warm, over the
  * records of a turn, and they still die young. Staged longer (up to 50 ms, stop 16), nearly
  * every record lived through a scavenge and was copied, some promoted: the log-on node spent
- * about 8 us per request more in GC (bench/README.md, "Stop 17").
+ * about 8 us per request more in GC (bench/LOG.md, "Stops 17-19").
  */
 const STAGE_ROWS = 128
 
@@ -80,7 +80,7 @@ const STAGE_ROWS = 128
  * No vacuum for inserts on the log's partitions (Postgres 13+). The log only appends: a vacuum
  * there reads back every page just written (the checksums verified again), sets its hint bits and
  * logs the pages once more, for an all-visible map no query uses (no index-only scan on BRIN). It
- * cost the server about twice the COPY's CPU per row under load (bench/README.md, "Stop 17").
+ * cost the server about twice the COPY's CPU per row under load (bench/LOG.md, "Stops 17-19").
  * Dead rows (a batch that failed) still start a vacuum, as does the wraparound guard, and analyze
  * is as the server sets it. Migration 0021 sets the same on partitions made before.
  */
@@ -89,8 +89,8 @@ export const PARTITION_STORAGE = 'autovacuum_vacuum_insert_threshold = -1'
 /**
  * Summarizes the unsummarized BRIN ranges (migration 0021) of the named partitions. Ranges are
  * not left to autovacuum: its `autosummarize` work items did not run under steady load here, and
- * a range nobody summarized is read by every query, a lookup by id included (bench/README.md,
- * "Stop 17"). The last, partly filled range is summarized too, and each row added to it after
+ * a range nobody summarized is read by every query, a lookup by id included (bench/LOG.md,
+ * "Stops 17-19"). The last, partly filled range is summarized too, and each row added to it after
  * updates its summary: at most a range's worth of rows (about 2,500) per call pay that. Nodes
  * calling at once queue on the index's lock; one that waits 200 ms gives up until next time.
  */

@@ -5,7 +5,7 @@
  * picked, moved off, check, added fallback, keys), how many requests. Each node writes them
  * with its rows, in the same transaction (history's request-log/minutes.ts), so they count
  * exactly the rows written. The facets and totals of a day then sum a few thousand rows instead
- * of every request of the day: 1.9M rows took 7.5 s to count (bench/README.md, "Stop 20").
+ * of every request of the day: 1.9M rows took 7.5 s to count (bench/LOG.md, "Stop 20").
  *
  * One row per span, minute or hour, node and combination (`combination` names it: the values as one text, or
  * its hash when long), added to by every batch that holds such requests (an upsert), so a busy

@@ -8,7 +8,7 @@ import type { ChatMessage, ChatRequestBody } from '../../types.ts'
 import { asRecord, textOf } from '../shared.ts'
 
 /**
- * Translates a Messages body. Ignored on the way (tuning only, documented in the README):
+ * Translates a Messages body. Ignored on the way (tuning only, documented in docs/api.md):
  * `top_k`, `thinking` (the chat upstream reasons or not on its own), `cache_control`
  * marks, `service_tier`, `container`, `mcp_servers`.
  */

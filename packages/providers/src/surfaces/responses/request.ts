@@ -22,7 +22,7 @@ export function responsesToChat(body: Record<string, unknown>): ChatRequestBody 
 
 /**
  * Translates a Responses body. Ignored on the way (they tune or annotate, and mean nothing
- * to a chat upstream; listed in the README): `reasoning`, `include`, `store`,
+ * to a chat upstream; listed in docs/api.md): `reasoning`, `include`, `store`,
  * `prompt_cache_key`, `metadata`, `client_metadata`, `service_tier`, `truncation`,
  * `background`, `text.verbosity`. Tools: see tools.ts (namespaces flattened, hosted tools
  * that are only offered left out with a note).
