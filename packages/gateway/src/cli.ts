@@ -6,11 +6,17 @@ import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config/load.ts'
 import { configEnvReferences, describePlaceholders, placeholderSecrets } from './config/placeholders.ts'
 import { startGateway } from './index.ts'
+import { parseWorkers } from './workers/count.ts'
+import { connectSiblings } from './workers/siblings.ts'
+import { startPrimary } from './workers/hub.ts'
 
 const USAGE = `Usage: switchboard serve --config <file> [--port <n>] [--host <addr>]
        [--node-id <id>] [--region <name>] [--p2p-port <n>] [--peers <list>]
        [--fleet-secret <secret>] [--database-url <url>] [--data-dir <dir>]
-       [--insecure]
+       [--workers <n|auto>] [--insecure]
+
+--workers runs n event loops behind the one port (default: one per core the
+process may use, at most 8); the node stays one fleet member with one state.
 
 --insecure lets a node listen on a non-loopback --host with no admin tokens
 (it warns at every start); without it such a node refuses to start.
@@ -31,7 +37,7 @@ export const SHUTDOWN_DRAIN_MS = 20_000
  */
 export const SHUTDOWN_BOUND_MS = 24_000
 
-const FLAGS = ['config', 'port', 'host', 'node-id', 'region', 'p2p-port', 'peers', 'fleet-secret', 'database-url', 'data-dir'] as const
+const FLAGS = ['config', 'port', 'host', 'node-id', 'region', 'p2p-port', 'peers', 'fleet-secret', 'database-url', 'data-dir', 'workers'] as const
 
 /** Runs the CLI; returns the process exit code for failures before the server is up. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -84,6 +90,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`switchboard: --node-id may use letters, digits, "_", "-" and "." (got "${nodeId}")\n`)
     return 2
   }
+  const workers = parseWorkers(option('workers'))
+  if (typeof workers === 'string') {
+    process.stderr.write(`switchboard: ${workers}\n`)
+    return 2
+  }
   const peers = (option('peers') ?? '').split(',').map((peer) => peer.trim()).filter((peer) => peer !== '')
   let config
   try {
@@ -111,7 +122,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`switchboard: ${describePlaceholders(placeholders)}\n`)
     return 1
   }
-  const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
+  const siblings = connectSiblings(env)
+  const logger = siblings ? pino({ level: env.LOG_LEVEL ?? 'info' }).child({ worker: siblings.index }) : pino({ level: env.LOG_LEVEL ?? 'info' })
+  if (workers > 1 && siblings === null) return runPrimary(workers, logger, config.providers.map((provider) => provider.name))
   let gateway
   try {
     gateway = await startGateway({
@@ -123,6 +136,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       env,
       logger,
       insecure: parsed.values.insecure === true || /^(1|true|yes)$/i.test(env.SWITCHBOARD_INSECURE ?? ''),
+      ...(siblings ? { siblings } : {}),
       // Before Postgres and the fleet: /health answers "starting" from here; "listening on" follows once every route is wired.
       onListening: (url) => logger.child({}, { level: 'info' }).info({ url, code: RUNNING_FROM }, `switchboard starting on ${url}`),
       fleet: { region: option('region') ?? 'default', p2pPort, peers, dataDir: option('data-dir') ?? join('.switchboard', 'nodes', nodeId), ...(option('fleet-secret') ? { fleetSecret: option('fleet-secret')! } : {}) },
@@ -133,8 +147,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     else process.stderr.write(`switchboard: could not start: ${(error as Error).message}\n`)
     return 1
   }
-  // Printed whatever the log level: launchers and people wait for this line.
-  logger.child({}, { level: 'info' }).info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
+  // Printed whatever the log level: launchers and people wait for this line (a worker's primary prints it once all are up).
+  if (siblings) siblings.ready(gateway.url)
+  else logger.child({}, { level: 'info' }).info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
   // One shutdown whatever arrives: Ctrl-C in a terminal sends SIGINT to the process group and a
   // launcher then sends SIGTERM; a second shutdown would end the pool under the first one's
   // last snapshot. Later signals are noted and ignored (the hard bound below still applies).
@@ -159,6 +174,36 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
   if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => shutdown('parent exited'))
+  // A worker whose primary is gone (killed too hard to stop it) stops as on SIGTERM.
+  if (siblings) process.on('disconnect', () => shutdown('the primary exited'))
+  return 0
+}
+
+/**
+ * The primary of a node with workers (workers/hub.ts): it serves nothing, so it stops the
+ * workers on a signal and exits once they have (within the same hard bound as one node).
+ */
+function runPrimary(workers: number, logger: pino.Logger, providers: string[]): number {
+  const primary = startPrimary({
+    workers,
+    logger,
+    env: {},
+    onReady: (url) => logger.child({}, { level: 'info' }).info({ url, providers, workers }, `switchboard listening on ${url}`),
+    onFailed: (reason) => {
+      logger.error(`switchboard: could not run: ${reason}`)
+      void primary.stop(SHUTDOWN_BOUND_MS).then(() => process.exit(1))
+    },
+  })
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal, workers }, 'shutting down: every worker drains its in-flight requests')
+    void primary.stop(SHUTDOWN_BOUND_MS).then(() => process.exit(0))
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => stop('parent exited'))
   return 0
 }
 

@@ -26,6 +26,10 @@ import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
+import type { Siblings } from './workers/siblings.ts'
+import { alsoToSiblings, limitedKey, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
+import type { ConfigChange } from './fleet/messages.ts'
+import { clusterView } from './fleet/view.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
@@ -49,6 +53,8 @@ export interface GatewayInit {
   insecure?: boolean
   /** Called once the HTTP server listens, early in boot: /health answers `starting` from then on. */
   onListening?(url: string): void
+  /** This process is one of the node's workers (`--workers N`): its link to the others. */
+  siblings?: Siblings
 }
 
 /** A running node. */
@@ -77,6 +83,9 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const { env, logger, adminTokens, host, readiness, metrics, early, server, port, url } = listening
+  const siblings = init.siblings
+  /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
+  const follower = siblings !== undefined && !siblings.fleetWorker
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   listening.undo.push(() => database.release())
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
@@ -118,13 +127,15 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const trials = createTrials({ nodeId, region: init.fleet?.region ?? 'default' })
   const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()), trials })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
+  // One fleet member with one state (issue 38): the limiter's count lives on the fleet worker.
+  const callerLimiter = follower ? remoteLimiter(limiter, siblings) : limiter
   const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
   let directory: ProviderDirectory | undefined
   let history: HistoryRecording | undefined
   const dispatcher = createDispatcher({
-    balancer,
+    balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
     holds,
-    sessions,
+    sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
     backoffs,
     metrics,
     logger,
@@ -172,6 +183,24 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       )
     }),
   ]
+  // A peer (or a sibling worker) changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
+  const reloadProviders = async () => {
+    const before = keySignatures(providers.registry)
+    await providers.reload()
+    for (const key of editedKeys(before, providers.registry)) keyEdited(key.provider, key.keyId)
+  }
+  const configChanged = (change: ConfigChange) => {
+    if (change.kind === 'gateway_keys') reloadGatewayKeys().catch((error: unknown) => logger.warn({ err: error }, 'could not reload gateway keys another worker changed'))
+    else if (change.kind === 'providers') reloadProviders().catch((error: unknown) => logger.warn({ err: error }, 'could not reload providers another worker changed'))
+  }
+  let baseFleet: Fleet | undefined
+  const takers: NewsTakers = { holds, dispatcher, balancer, sessions, settings, fleet: () => baseFleet, configChanged, history: (events) => history?.forwarded(events), now }
+  if (siblings) {
+    siblings.onNews((news) => takeNews(takers, news))
+    // A worker started later (or again, after one died) takes the node's state before it serves.
+    const state = await siblings.sync()
+    if (state !== null) takeState(takers, state)
+  }
   const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
   const region = init.fleet?.region ?? 'default'
   // The per-request record: the request log and the per-minute counts listen to it.
@@ -197,7 +226,11 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   // History (issue 14): records what routing saw and did, off the request path.
   const configuredHistory = init.config.loadBalancer
   history = await startHistoryRecording(
-    { pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now, isLeader: async () => (fleet === undefined ? false : (await fleet.view()).node.leader) },
+    {
+      pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now,
+      isLeader: async () => (fleet === undefined || follower ? false : (await fleet.view()).node.leader),
+      ...(follower ? { forward: (event) => siblings.history(event) } : {}),
+    },
     {
       nodeId,
       region,
@@ -211,39 +244,59 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const recording = history
   // config.json's edits at this boot were made before history listened: recorded now, with what they changed (never a value).
   recording.configImported(imported.changes)
-  fleet = await startFleet(
+  const ownView = () => clusterView({ cluster: null, pool, holds, isLeader: () => false }, { nodeId, region })
+  baseFleet = follower
+    ? siblingFleet(siblings, { view: ownView, pullGatewayKeys: async () => {
+        const shared = (await siblings.ask('gateway_keys', null).catch(() => null)) as ReturnType<GatewayKeyLoader['shared']>
+        return shared !== null && keyLoader.fromPeer(shared.keys, `worker ${siblings.index}`, { storeFailed: true })
+      } })
+    : await startFleet(
     {
       holds,
       trials,
-      dispatcher: recording.observeMerges(dispatcher),
+      dispatcher: siblings ? mergesToSiblings(recording.observeMerges(dispatcher), siblings) : recording.observeMerges(dispatcher),
       pool,
       logger,
       metrics,
       now,
       random,
       reloadProviders: async () => {
-        // A peer changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
-        const before = keySignatures(providers.registry)
-        await providers.reload()
-        for (const key of editedKeys(before, providers.registry)) keyEdited(key.provider, key.keyId)
+        await reloadProviders()
+        siblings?.tell({ kind: 'config', change: { kind: 'providers' } })
       },
       knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => {
         settings.set(next, 'peer')
       },
-      reloadGatewayKeys,
+      reloadGatewayKeys: async () => {
+        await reloadGatewayKeys()
+        siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })
+      },
       limiter,
       gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
     },
     { nodeId, host: init.host ?? '127.0.0.1', region, p2pPort: init.fleet?.p2pPort ?? 9000, peers: init.fleet?.peers ?? [], dataDir: init.fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`, ...(init.fleet?.fleetSecret ? { fleetSecret: init.fleet.fleetSecret } : {}) },
   )
+  fleet = siblings ? alsoToSiblings(baseFleet, siblings) : baseFleet
   const joined = fleet
+  if (siblings?.fleetWorker) {
+    // The questions only the fleet worker can answer: the fleet's view, a gateway key's one count, the keys a peer shared.
+    siblings.answer(async (question, payload) => {
+      if (question === 'view') return joined.view()
+      if (question === 'admit') return limiter.admit(limitedKey(payload))
+      if (question === 'gateway_keys') return keyLoader.shared()
+      const usage = payload as { key: unknown; tokens: number }
+      limiter.recordTokens(limitedKey(usage.key), usage.tokens)
+      return null
+    })
+  }
   // Besides peers' announcements: re-read gateway keys every few seconds (a lost message, a key revoked by SQL).
   const keysReload = setInterval(() => keyLoader.fromStore().catch((error: unknown) => logger.debug({ err: error }, 'could not reload gateway keys')), 5_000)
   keysReload.unref()
   // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
   unsubscribes.push(settings.onChange((next, origin) => {
     if (origin !== 'peer') joined.publishConfig({ kind: 'settings', settings: next })
+    if (origin !== 'worker') siblings?.tell({ kind: 'settings', settings: next })
   }))
   // config.json read at this boot may have edited keys and switches: the same as any other edit, on every node.
   for (const change of imported.changes) {
@@ -260,7 +313,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       recorder,
       metrics,
       now,
-      isLeader: async () => (await joined.view()).node.leader,
+      isLeader: async () => !follower && (await joined.view()).node.leader,
       log: (line) => logger.warn(line),
       keyNames: () => providers.registry.list.flatMap((runtime) => runtime.config.keys),
     },
@@ -296,7 +349,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       now,
       random,
       sleep: cancellableSleep,
-      callers: { keys: gatewayKeys, limiter, readiness },
+      callers: { keys: gatewayKeys, limiter: callerLimiter, readiness },
       gatewayKeys: {
         pool,
         keys: gatewayKeys,
@@ -320,6 +373,8 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
   early.switchTo(listener)
+  // Which worker answered (`--workers N`): for an operator reading a trace, and for the tests that aim at one.
+  if (siblings) server.prependListener('request', (_request, response) => response.setHeader('x-switchboard-worker', String(siblings.index)))
   readiness.update({ booted: true })
   if (!readiness.ready) logger.warn({ reasons: readiness.get().starting }, 'not ready to serve inference yet: /health says starting')
   let closing: Promise<void> | undefined
@@ -339,6 +394,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     databaseHealth.setDraining()
     await drainServer(server, options.drainMs ?? 20_000, logger)
     stopStoreRetry()
+    siblings?.close()
     const step = (name: string, run: () => Promise<unknown>, boundMs?: number) => shutdownStep(logger, name, run, boundMs)
     await step('request log flush', () => requestLog.close())
     await step('leaving the fleet', () => joined.stop(), 5_000)

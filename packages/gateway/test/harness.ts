@@ -117,6 +117,8 @@ export interface GatewayProcess {
   databaseUrl: string
   /** Sends a signal and resolves with the exit code once the process is gone. */
   kill(signal: NodeJS.Signals): Promise<number | null>
+  /** The process's pid (a node with workers: its primary's). */
+  pid(): number
   output(): string
   stop(): Promise<void>
 }
@@ -137,6 +139,7 @@ export async function startGateway(config: unknown, env: NodeJS.ProcessEnv = {},
     configFile: file,
     databaseUrl: database?.url ?? env.SWITCHBOARD_DATABASE_URL!,
     kill: (signal) => killChild(running.child, signal),
+    pid: () => running.child.pid!,
     output: running.output,
     stop: async () => {
       await running.stop()
@@ -222,6 +225,7 @@ export async function restartGateway(configFile: string, env: NodeJS.ProcessEnv)
     configFile,
     databaseUrl: env.SWITCHBOARD_DATABASE_URL!,
     kill: (signal) => killChild(running.child, signal),
+    pid: () => running.child.pid!,
     output: running.output,
     stop: running.stop,
   }

@@ -10,7 +10,8 @@
 import type { IncomingMessage } from 'node:http'
 import { GatewayError } from '../errors.ts'
 import type { GatewayKey, GatewayKeyRing } from './gateway-keys.ts'
-import type { KeyLimiter, LimitRefusal } from './limits.ts'
+import type { LimitRefusal } from './limits.ts'
+import type { CallerLimiter } from '../workers/sharing.ts'
 import { isLocalCaller } from './network.ts'
 import { startingError, type ReadinessState } from '../boot/readiness.ts'
 
@@ -28,7 +29,7 @@ export const LOCAL_CALLER: Caller = Object.freeze({ key: null, keyId: null, keyN
 
 export interface CallerComponents {
   keys: GatewayKeyRing
-  limiter: KeyLimiter
+  limiter: CallerLimiter
   /** Whether the node may serve yet (boot/readiness.ts): until it knows its gateway keys, every call is a 503. */
   readiness?: Pick<ReadinessState, 'ready' | 'get'>
 }

@@ -27,6 +27,7 @@ import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 import type { RequestRecorder, RequestTrack } from './request-record.ts'
+import type { HistoryForward } from '../workers/protocol.ts'
 
 /** A pool or a transaction's client: history's settings are written inside the switches' transaction. */
 type Queryable = Parameters<typeof readHistorySettings>[0]
@@ -44,6 +45,11 @@ export interface HistoryRecordingComponents {
   now: () => number
   /** True on the node that runs the daily retention (a regional leader; Postgres keeps it to once a day). */
   isLeader: () => Promise<boolean>
+  /**
+   * A worker that does not write history (issue 38: only the fleet worker of a node does) sends
+   * its own events here instead: its requests, holds it placed, settings it saved.
+   */
+  forward?: (event: HistoryForward) => void
 }
 
 export interface HistoryRecordingInit {
@@ -77,6 +83,8 @@ export interface HistoryRecording {
   recomputed(): void
   /** The dispatcher as the fleet should see it: merges from peers are recorded too. */
   observeMerges(dispatcher: Dispatcher): Dispatcher
+  /** Events another worker of this node forwarded (see `forward`). */
+  forwarded(events: readonly HistoryForward[]): void
   close(): Promise<void>
 }
 
@@ -99,10 +107,13 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   const routeViews = (): RouteView[] =>
     balancer.routes().map((route) => ({ provider: route.provider, model: route.model, keyId: route.keyId, keyName: route.keyName, state: route.state, held: route.held, weight: route.weight, errorRate: route.errorRate, latencyMs: route.latencyMs, parts: route.parts }))
 
-  const recorder = await startHistoryRecorder(
-    { pool, now, enabled: () => settings.history_enabled, log: (line) => logger.warn(line) },
-    { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
-  )
+  const forward = components.forward
+  const recorder = forward
+    ? forwardingRecorder(forward)
+    : await startHistoryRecorder(
+        { pool, now, enabled: () => settings.history_enabled, log: (line) => logger.warn(line) },
+        { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
+      )
   const queries = createHistoryQueries(
     { pool, now, keyName, settings: () => ({ ...components.settings(), ...settings }) },
     { lostAfterMs: envMs('SWITCHBOARD_HISTORY_LOST_MS') ?? 3 * snapshotMs, waitingAfterMs: envMs('SWITCHBOARD_HISTORY_WAITING_MS') ?? 120_000 },
@@ -136,9 +147,12 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
       }
     }
   }
-  const unsubscribes = (['key:changed', 'key:deleted', 'provider:changed', 'provider:deleted', 'settings:changed'] as const).map((type) =>
-    store.on(type, (detail) => recordChange({ type, detail } as ConfigStoreEvent)),
-  )
+  // Every worker hears the store's changes; the one that writes history records them.
+  const unsubscribes = forward
+    ? []
+    : (['key:changed', 'key:deleted', 'provider:changed', 'provider:deleted', 'settings:changed'] as const).map((type) =>
+        store.on(type, (detail) => recordChange({ type, detail } as ConfigStoreEvent)),
+      )
 
   // Settings saved on another node reach this one through Postgres.
   const settingsTimer = setInterval(() => {
@@ -214,6 +228,13 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
         },
       }
     },
+    forwarded(events) {
+      for (const forwarded of events) {
+        if (forwarded.type === 'holds') recorder.holds(forwarded.entries as Parameters<HistoryRecorder['holds']>[0], 'local')
+        else if (forwarded.type === 'request') recorder.request(forwarded.outcome as RequestOutcome)
+        else recorder.record(forwarded.event as Parameters<HistoryRecorder['record']>[0])
+      }
+    },
     async close() {
       offRecords?.()
       clearInterval(settingsTimer)
@@ -253,6 +274,23 @@ export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: numbe
 }
 
 const NO_ATTEMPTS: readonly never[] = Object.freeze([])
+
+/** The recorder of a worker that does not write history: its own events go to the worker that does. */
+function forwardingRecorder(forward: (event: HistoryForward) => void): HistoryRecorder {
+  return {
+    holds(entries, origin) {
+      // A peer's or a sibling's holds are recorded where they arrive first.
+      if (origin === 'local') forward({ type: 'holds', entries: [...entries] })
+    },
+    routes() {},
+    request: (outcome) => forward({ type: 'request', outcome }),
+    record: (event) => forward({ type: 'record', event }),
+    stats: () => [],
+    snapshotNow() {},
+    flush: async () => {},
+    close: async () => {},
+  }
+}
 
 /** /metrics: what the history writers wrote, buffered and dropped (and why). */
 function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {

@@ -5,8 +5,8 @@
  */
 import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchboard/routing'
 
-/** Where a change of settings came from: this node's API, the config store (config.json, another node's write), or a peer's gossip. */
-export type SettingsOrigin = 'api' | 'store' | 'peer'
+/** Where a change of settings came from: this node's API, the config store (config.json, another node's write), a peer's gossip, or another worker of this node. */
+export type SettingsOrigin = 'api' | 'store' | 'peer' | 'worker'
 
 /** The settings of one node. */
 export interface SettingsOwner {

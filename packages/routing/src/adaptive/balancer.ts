@@ -41,6 +41,12 @@ export interface AdaptiveBalancer {
   attemptFinished(outcome: AttemptOutcome): void
   /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
   attemptAbandoned(route: RouteRef, now: number): void
+  /**
+   * An attempt another event loop of this node finished (issue 38, workers): its metrics count
+   * here too, so every worker's 5-second weights see the node's whole traffic. No in-flight
+   * change, and no trial answered or opened: the worker that sent it does that and shares it.
+   */
+  attemptObserved(outcome: AttemptOutcome): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
   /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
@@ -225,6 +231,23 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       if (before === 'failed') return answeredWhileFailed(tracked, outcome)
       if (outcome.failureClass === null) return
       if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) failOnMetrics(tracked, outcome.now)
+    },
+    attemptObserved(outcome) {
+      const tracked = track(outcome, outcome.now)
+      if (tracked === undefined) return
+      const before = tracked.state
+      recordAttempt(tracked, outcome)
+      if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
+      if (before === 'failed') {
+        // Served by a request sent after the failure: the same proof as one of this worker's own.
+        if (outcome.failureClass === null && outcome.now - Math.max(0, outcome.latencyMs) >= tracked.stateSince) recover(tracked, outcome.now)
+        return
+      }
+      if (outcome.failureClass === null) return
+      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) {
+        enterFailed(tracked, outcome.now)
+        tables.delete(tracked.model)
+      }
     },
     attemptAbandoned(route, now) {
       const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))

@@ -1,0 +1,189 @@
+/**
+ * The primary of a node with workers (issue 38, `--workers N`): N event loops behind one port
+ * through node:cluster. Node 20's net.Server has no `reusePort` (SO_REUSEPORT came in 22.12),
+ * and node:cluster's round-robin spreads connections evenly where a shared accept piles them
+ * on one worker, so the primary owns the port and hands each connection to a worker in turn.
+ *
+ * The primary serves nothing itself. It starts the embedded Postgres once (when no URL is set),
+ * relays each worker's news to its siblings, keeps a copy of the node's state (holds, backoffs,
+ * trial rounds, sessions, settings) for a worker that starts later or is restarted, routes
+ * questions to the fleet worker, restarts a worker that dies, and stops them all on a signal.
+ */
+import cluster, { type Worker } from 'node:cluster'
+import type { Logger } from 'pino'
+import { createHolds, type RateLimitBackoff, type TrialEntry } from '@switchboard/routing'
+import { FLEET_WORKER, isWorkerMessage, type News, type NodeState, type SessionNews, type WorkerMessage } from './protocol.ts'
+
+export interface PrimaryInit {
+  workers: number
+  logger: Logger
+  /** Extra environment of every worker (the database URL the primary settled on). */
+  env: Record<string, string>
+  /** Called once every worker first answers; the node is up. */
+  onReady(url: string): void
+  /** Called when the node cannot run: a worker failed its first start, or kept dying. */
+  onFailed(reason: string): void
+}
+
+export interface Primary {
+  /** Stops every worker (each drains as on SIGTERM) and resolves once all exited or `boundMs` passed. */
+  stop(boundMs: number): Promise<void>
+}
+
+/** Sessions the primary remembers for workers that start later (as many as a worker does). */
+const MAX_SESSIONS = 100_000
+/** A worker that dies more often than this within RESTART_WINDOW_MS is not started again. */
+const MAX_RESTARTS = 5
+const RESTART_WINDOW_MS = 60_000
+
+/** Forks the workers and runs the node's hub until `stop`. */
+export function startPrimary(init: PrimaryInit): Primary {
+  const { logger } = init
+  cluster.setupPrimary({ serialization: 'advanced' })
+  const state = createStateCopy()
+  const workers = new Map<number, Worker>()
+  const ready = new Set<number>()
+  const restarts: number[] = []
+  let everyoneReady = false
+  let stopping = false
+  // Questions relayed to the fleet worker: its answer goes back to the asker under the asker's id.
+  let nextId = 0
+  const asked = new Map<number, { from: number; id: number }>()
+
+  const send = (index: number, message: WorkerMessage) => {
+    const worker = workers.get(index)
+    if (worker?.isConnected()) worker.send(message)
+  }
+
+  const fork = (index: number) => {
+    const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers) })
+    workers.set(index, worker)
+    worker.on('message', (message: unknown) => {
+      if (isWorkerMessage(message)) receive(index, message)
+    })
+    worker.on('exit', (code, signal) => exited(index, worker, code, signal))
+  }
+
+  const receive = (from: number, message: WorkerMessage) => {
+    switch (message.sb) {
+      case 'news':
+        state.apply(message.news)
+        if (message.news.kind === 'history') send(FLEET_WORKER, message)
+        else for (const index of workers.keys()) if (index !== from) send(index, message)
+        return
+      case 'sync':
+        send(from, { sb: 'state', state: state.snapshot(Date.now()) })
+        return
+      case 'ask': {
+        if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
+          send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
+          return
+        }
+        const id = ++nextId
+        asked.set(id, { from, id: message.id })
+        send(FLEET_WORKER, { ...message, id })
+        return
+      }
+      case 'reply': {
+        const asker = asked.get(message.id)
+        if (asker === undefined) return
+        asked.delete(message.id)
+        send(asker.from, { ...message, id: asker.id })
+        return
+      }
+      case 'ready':
+        ready.add(from)
+        if (!everyoneReady && ready.size === init.workers) {
+          everyoneReady = true
+          init.onReady(message.url)
+        }
+        return
+      case 'state':
+        return
+    }
+  }
+
+  const exited = (index: number, worker: Worker, code: number | null, signal: string | null) => {
+    if (workers.get(index) !== worker) return
+    ready.delete(index)
+    // Questions the fleet worker took with it: their askers fall back on their own answers.
+    if (index === FLEET_WORKER) {
+      for (const [id, asker] of asked) send(asker.from, { sb: 'reply', id: asker.id, ok: false, error: 'the fleet worker exited' })
+      asked.clear()
+    }
+    if (stopping) return
+    if (!everyoneReady) {
+      init.onFailed(`worker ${index} exited during the start (${signal ?? `code ${code}`})`)
+      return
+    }
+    const now = Date.now()
+    restarts.push(now)
+    while (restarts.length > 0 && restarts[0]! < now - RESTART_WINDOW_MS) restarts.shift()
+    if (restarts.length > MAX_RESTARTS) {
+      init.onFailed(`workers died ${restarts.length} times within ${RESTART_WINDOW_MS / 1000} s`)
+      return
+    }
+    logger.warn({ worker: index, code, signal }, `worker ${index} exited (${signal ?? `code ${code}`}); starting another`)
+    fork(index)
+  }
+
+  for (let index = 1; index <= init.workers; index++) fork(index)
+
+  return {
+    async stop(boundMs) {
+      stopping = true
+      const running = [...workers.values()].filter((worker) => !worker.isDead())
+      const exits = running.map((worker) => new Promise<void>((resolve) => worker.once('exit', () => resolve())))
+      for (const worker of running) worker.process.kill('SIGTERM')
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([Promise.all(exits), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))])
+      clearTimeout(timer)
+      for (const worker of running) if (!worker.isDead()) worker.process.kill('SIGKILL')
+    },
+  }
+}
+
+/** The node's state as the primary copies it from the workers' news: what a worker starting now needs. */
+export function createStateCopy() {
+  const holds = createHolds({ nodeId: 'primary', random: Math.random })
+  const backoffs = new Map<string, RateLimitBackoff>()
+  const trials = new Map<string, TrialEntry>()
+  const sessions = new Map<string, SessionNews>()
+  let settings: NodeState['settings'] = null
+  const route = (entry: { provider: string; keyId: string; model: string }) => `${entry.provider}\u0000${entry.keyId}\u0000${entry.model}`
+  return {
+    apply(news: News): void {
+      switch (news.kind) {
+        case 'holds':
+          holds.merge(news.entries, Date.now())
+          return
+        case 'backoff': {
+          const known = backoffs.get(route(news.backoff))
+          if (known === undefined || known.untilMs < news.backoff.untilMs) backoffs.set(route(news.backoff), news.backoff)
+          return
+        }
+        case 'trials':
+          for (const entry of news.entries) trials.set(route(entry), entry)
+          return
+        case 'sessions':
+          for (const session of news.sessions) {
+            const id = `${session.sessionId}\u0000${session.model}`
+            sessions.delete(id)
+            sessions.set(id, session)
+            if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
+          }
+          return
+        case 'settings':
+          settings = news.settings
+          return
+        default:
+          return
+      }
+    },
+    snapshot(now: number): NodeState {
+      holds.collect(now)
+      for (const [id, backoff] of backoffs) if (backoff.untilMs <= now) backoffs.delete(id)
+      return { holds: holds.entries(), backoffs: [...backoffs.values()], trials: [...trials.values()], sessions: [...sessions.values()], settings }
+    },
+  }
+}

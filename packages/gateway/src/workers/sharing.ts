@@ -1,0 +1,202 @@
+/**
+ * One state for the node across its workers (issue 38): what each worker changes is told to
+ * its siblings and taken in by them through the same doors the fleet's news uses (the
+ * dispatcher's `merged`, `backOff`, `mergeTrials`; the settings owner; a provider reload), so
+ * routing decides as it does for a peer's news. The fleet worker also carries it to the fleet.
+ * Sessions and finished attempts are per request: they travel batched.
+ */
+import type { AdaptiveBalancer, Holds, SessionAffinity } from '@switchboard/routing'
+import type { GatewayKey } from '../access/gateway-keys.ts'
+import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
+import type { Dispatcher } from '../dispatch/dispatcher.ts'
+import type { ClusterView, Fleet } from '../fleet/fleet.ts'
+import type { ConfigChange } from '../fleet/messages.ts'
+import type { SettingsOwner } from '../settings/settings.ts'
+import type { HistoryForward, News, NodeState } from './protocol.ts'
+import type { Siblings } from './siblings.ts'
+
+/** What the request path asks of a gateway key's limits: the node's one count, wherever it is kept. */
+export type CallerLimiter = Pick<KeyLimiter, 'admit' | 'recordTokens'>
+
+/** A session remembered again on the same route is told again at most this often (its idle clock, elsewhere). */
+const SESSION_RETELL_MS = 30_000
+const MAX_TOLD_SESSIONS = 100_000
+
+/** The dispatcher's session memory: what it remembers is told to the siblings, so a session keeps its key on any worker. */
+export function sharedSessions(local: SessionAffinity, siblings: Siblings): SessionAffinity {
+  const told = new Map<string, { provider: string; keyId: string; at: number }>()
+  return {
+    recall: (sessionId, model, now) => local.recall(sessionId, model, now),
+    remember(sessionId, model, route, now, ttlMs) {
+      local.remember(sessionId, model, route, now, ttlMs)
+      const id = `${sessionId}\u0000${model}`
+      const last = told.get(id)
+      if (last !== undefined && last.provider === route.provider && last.keyId === route.keyId && now - last.at < SESSION_RETELL_MS) return
+      told.delete(id)
+      told.set(id, { provider: route.provider, keyId: route.keyId, at: now })
+      if (told.size > MAX_TOLD_SESSIONS) told.delete(told.keys().next().value!)
+      // A new or moved session is told at once (its next request may land on a sibling a moment later); a refresh waits for the batch.
+      const moved = last === undefined || last.provider !== route.provider || last.keyId !== route.keyId
+      siblings.session({ sessionId, model, route: { provider: route.provider, keyId: route.keyId }, at: now, ...(ttlMs !== undefined ? { ttlMs } : {}) }, moved)
+    },
+    get size() {
+      return local.size
+    },
+  }
+}
+
+/** The dispatcher's balancer: each finished attempt is observed by the siblings too. */
+export function sharedOutcomes(balancer: AdaptiveBalancer, siblings: Siblings): AdaptiveBalancer {
+  return {
+    ...balancer,
+    attemptFinished(outcome) {
+      balancer.attemptFinished(outcome)
+      siblings.outcome(outcome)
+    },
+  }
+}
+
+/** The limits of a worker that is not the fleet worker: the fleet worker keeps the node's count; alone, this worker's own. */
+export function remoteLimiter(local: KeyLimiter, siblings: Siblings): CallerLimiter {
+  const limits = (key: GatewayKey) => ({ id: key.id, name: key.name, requestsPerMinute: key.requestsPerMinute, tokensPerMinute: key.tokensPerMinute })
+  return {
+    admit(key) {
+      if (key.requestsPerMinute === null && key.tokensPerMinute === null) return null
+      return siblings.ask('admit', limits(key)).then(
+        (refusal) => refusal as LimitRefusal | null,
+        () => local.admit(key),
+      )
+    },
+    recordTokens(key, tokens) {
+      if (key.tokensPerMinute === null || !(tokens > 0)) return
+      siblings.ask('tokens', { key: limits(key), tokens }).catch(() => local.recordTokens(key, tokens))
+    },
+  }
+}
+
+/** A gateway key as a sibling sends it for a count: the fields the limiter reads. */
+export function limitedKey(payload: unknown): GatewayKey {
+  const key = payload as Pick<GatewayKey, 'id' | 'name' | 'requestsPerMinute' | 'tokensPerMinute'>
+  return { ...key, providers: null, models: null }
+}
+
+/** The fleet as a worker that is not the fleet worker sees it: the fleet worker carries its news; the view is asked of it. */
+export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterView>; pullGatewayKeys(): Promise<boolean> }): Fleet {
+  return {
+    publishHolds() {},
+    publishRateLimit() {},
+    publishTrials() {},
+    publishConfig() {},
+    pullGatewayKeys: own.pullGatewayKeys,
+    view: () => siblings.ask('view', null).then((view) => view as ClusterView, own.view),
+    clusterStats: () => null,
+    async stop() {},
+  }
+}
+
+/** The fleet as the dispatcher and the API publish to it: the fleet (or its stand-in) and the siblings. */
+export function alsoToSiblings(fleet: Fleet, siblings: Siblings): Fleet {
+  return {
+    ...fleet,
+    publishHolds(entries) {
+      fleet.publishHolds(entries)
+      siblings.tell({ kind: 'holds', entries: [...entries] })
+    },
+    publishRateLimit(backoff) {
+      fleet.publishRateLimit(backoff)
+      siblings.tell({ kind: 'backoff', backoff })
+    },
+    publishTrials(entries) {
+      fleet.publishTrials(entries)
+      siblings.tell({ kind: 'trials', entries: [...entries] })
+    },
+    publishConfig(change) {
+      fleet.publishConfig(change)
+      // Settings travel as their own news (settings.onChange), once.
+      if (change.kind !== 'settings') siblings.tell({ kind: 'config', change })
+    },
+  }
+}
+
+/** The dispatcher the fleet merges into, on the fleet worker: what peers send reaches the siblings too. */
+export function mergesToSiblings(dispatcher: Dispatcher, siblings: Siblings): Dispatcher {
+  return {
+    ...dispatcher,
+    merged(entries) {
+      dispatcher.merged(entries)
+      siblings.tell({ kind: 'holds', entries: [...entries] })
+    },
+    backOff(backoff) {
+      dispatcher.backOff(backoff)
+      siblings.tell({ kind: 'backoff', backoff })
+    },
+    mergeTrials(entries) {
+      dispatcher.mergeTrials(entries)
+      siblings.tell({ kind: 'trials', entries: [...entries] })
+    },
+  }
+}
+
+export interface NewsTakers {
+  holds: Holds
+  /** The dispatcher itself, not history's observer: a sibling's hold was recorded where it was placed. */
+  dispatcher: Dispatcher
+  balancer: AdaptiveBalancer
+  /** The session memory itself (not the shared one: no news goes back). */
+  sessions: SessionAffinity
+  settings: SettingsOwner
+  /** The fleet itself (not `alsoToSiblings`): the fleet worker carries a sibling's news to the peers. */
+  fleet: () => Fleet | undefined
+  /** A provider, key or gateway key changed on a sibling (or a peer the fleet worker heard). */
+  configChanged(change: ConfigChange): void
+  /** The fleet worker's history: a sibling's events. */
+  history?(events: readonly HistoryForward[]): void
+  now: () => number
+}
+
+/** Takes in what a sibling changed. */
+export function takeNews(takers: NewsTakers, news: News): void {
+  const { dispatcher, now } = takers
+  switch (news.kind) {
+    case 'holds': {
+      const changed = takers.holds.merge(news.entries, now())
+      if (changed.length === 0) return
+      dispatcher.merged(changed)
+      takers.fleet()?.publishHolds(changed)
+      return
+    }
+    case 'backoff':
+      dispatcher.backOff(news.backoff)
+      takers.fleet()?.publishRateLimit(news.backoff)
+      return
+    case 'trials':
+      dispatcher.mergeTrials(news.entries)
+      takers.fleet()?.publishTrials(news.entries)
+      return
+    case 'settings':
+      takers.settings.set(news.settings, 'worker')
+      return
+    case 'config':
+      takers.configChanged(news.change)
+      takers.fleet()?.publishConfig(news.change)
+      return
+    case 'sessions':
+      for (const session of news.sessions) takers.sessions.remember(session.sessionId, session.model, session.route, session.at, session.ttlMs)
+      return
+    case 'outcomes':
+      for (const outcome of news.outcomes) takers.balancer.attemptObserved(outcome)
+      return
+    case 'history':
+      takers.history?.(news.events)
+      return
+  }
+}
+
+/** Takes in the node's state at a worker's start (a restarted worker loses no hold). */
+export function takeState(takers: NewsTakers, state: NodeState): void {
+  if (state.holds.length > 0) takeNews(takers, { kind: 'holds', entries: state.holds })
+  for (const backoff of state.backoffs) takers.dispatcher.backOff(backoff)
+  if (state.trials.length > 0) takers.dispatcher.mergeTrials(state.trials)
+  if (state.sessions.length > 0) takeNews(takers, { kind: 'sessions', sessions: state.sessions })
+  if (state.settings !== null) takers.settings.set(state.settings, 'worker')
+}

@@ -1,0 +1,165 @@
+/**
+ * A worker's end of the channel to its primary (issue 38, `--workers N`): news told to the
+ * sibling workers (batched where it is per request), questions asked of the fleet worker and
+ * answered by it, and the node's state taken at start. See protocol.ts.
+ */
+import type { News, NodeState, Question, SessionNews, HistoryForward, WorkerMessage } from './protocol.ts'
+import type { AttemptOutcome } from '@switchboard/routing'
+import { FLEET_WORKER, isWorkerMessage } from './protocol.ts'
+
+/** How long per-request news (finished attempts, sessions, history) waits to travel in one message. */
+const BATCH_MS = 50
+/** A question the fleet worker has not answered within this is answered here instead. */
+const ASK_TIMEOUT_MS = 2_000
+
+export interface Siblings {
+  /** This worker's number, from 1. */
+  readonly index: number
+  readonly count: number
+  /** True for the worker that joins the fleet, writes history and answers questions. */
+  readonly fleetWorker: boolean
+  tell(news: News): void
+  /** Per-request news: sent with others of its kind every BATCH_MS. */
+  outcome(outcome: AttemptOutcome): void
+  /** `now`: told at once, not with the next batch. */
+  session(session: SessionNews, now?: boolean): void
+  history(event: HistoryForward): void
+  onNews(handler: (news: News) => void): void
+  ask(question: Question, payload: unknown): Promise<unknown>
+  answer(handler: (question: Question, payload: unknown) => Promise<unknown>): void
+  /** The node's state as the primary knows it (null when it did not answer). */
+  sync(): Promise<NodeState | null>
+  ready(url: string): void
+  close(): void
+}
+
+/** This process's link to its primary; null when it is not a worker. */
+export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings | null {
+  const index = Number(env.SWITCHBOARD_WORKER_INDEX)
+  const count = Number(env.SWITCHBOARD_WORKER_COUNT)
+  if (!Number.isInteger(index) || index < 1 || process.send === undefined) return null
+  const post = (message: WorkerMessage) => {
+    if (process.connected) process.send!(message)
+  }
+  let onNews: (news: News) => void = () => {}
+  let onQuestion: ((question: Question, payload: unknown) => Promise<unknown>) | null = null
+  let onState: ((state: NodeState) => void) | null = null
+  let nextId = 0
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>()
+
+  const listener = (message: unknown) => {
+    if (!isWorkerMessage(message)) return
+    switch (message.sb) {
+      case 'news':
+        onNews(message.news)
+        return
+      case 'state':
+        onState?.(message.state)
+        return
+      case 'reply': {
+        const waiting = pending.get(message.id)
+        if (waiting === undefined) return
+        pending.delete(message.id)
+        clearTimeout(waiting.timer)
+        if (message.ok) waiting.resolve(message.value)
+        else waiting.reject(new Error(message.error))
+        return
+      }
+      case 'ask': {
+        const { id } = message
+        const answering = onQuestion === null ? Promise.reject(new Error('not answering yet')) : onQuestion(message.question, message.payload)
+        answering.then(
+          (value) => post({ sb: 'reply', id, ok: true, value }),
+          (error: unknown) => post({ sb: 'reply', id, ok: false, error: error instanceof Error ? error.message : String(error) }),
+        )
+        return
+      }
+      default:
+        return
+    }
+  }
+  process.on('message', listener)
+
+  // Per-request news, in batches.
+  let outcomes: AttemptOutcome[] = []
+  let sessions: SessionNews[] = []
+  let events: HistoryForward[] = []
+  let timer: NodeJS.Timeout | null = null
+  const flush = () => {
+    timer = null
+    if (outcomes.length > 0) post({ sb: 'news', news: { kind: 'outcomes', outcomes } })
+    if (sessions.length > 0) post({ sb: 'news', news: { kind: 'sessions', sessions } })
+    if (events.length > 0) post({ sb: 'news', news: { kind: 'history', events } })
+    outcomes = []
+    sessions = []
+    events = []
+  }
+  const soon = () => {
+    if (timer !== null) return
+    timer = setTimeout(flush, BATCH_MS)
+    timer.unref()
+  }
+
+  return {
+    index,
+    count,
+    fleetWorker: index === FLEET_WORKER,
+    tell: (news) => post({ sb: 'news', news }),
+    outcome(outcome) {
+      outcomes.push(outcome)
+      soon()
+    },
+    session(session, now = false) {
+      if (now) return post({ sb: 'news', news: { kind: 'sessions', sessions: [session] } })
+      sessions.push(session)
+      soon()
+    },
+    history(event) {
+      events.push(event)
+      soon()
+    },
+    onNews(handler) {
+      onNews = handler
+    },
+    ask(question, payload) {
+      const id = ++nextId
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id)
+          reject(new Error(`the fleet worker did not answer "${question}" within ${ASK_TIMEOUT_MS / 1000} s`))
+        }, ASK_TIMEOUT_MS)
+        timer.unref()
+        pending.set(id, { resolve, reject, timer })
+        post({ sb: 'ask', id, question, payload })
+      })
+    },
+    answer(handler) {
+      onQuestion = handler
+    },
+    sync() {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          onState = null
+          resolve(null)
+        }, ASK_TIMEOUT_MS)
+        onState = (state) => {
+          clearTimeout(timer)
+          onState = null
+          resolve(state)
+        }
+        post({ sb: 'sync' })
+      })
+    },
+    ready: (url) => post({ sb: 'ready', url }),
+    close() {
+      if (timer !== null) clearTimeout(timer)
+      flush()
+      process.off('message', listener)
+      for (const waiting of pending.values()) {
+        clearTimeout(waiting.timer)
+        waiting.reject(new Error('the worker is stopping'))
+      }
+      pending.clear()
+    },
+  }
+}

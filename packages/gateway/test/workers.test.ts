@@ -1,0 +1,149 @@
+/**
+ * A node with workers (issue 38, `--workers 2`): one port, two event loops, one state. A hold
+ * placed by a request on either worker is the node's; a worker SIGKILLed is replaced with its
+ * holds intact; a gateway key's requests per minute are counted once for the node; a session
+ * keeps its key whichever worker takes its next request.
+ *
+ * Each request here opens its own connection, so the primary's round robin spreads them over
+ * both workers; the `x-switchboard-worker` header says which one answered.
+ */
+import { request } from 'node:http'
+import { readFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freshRound, revokedAndHealthyConfig, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+
+const REVOKED = 'sk-workers-revoked-aaaa'
+const HEALTHY = 'sk-workers-healthy-bbbb'
+
+let simulator: SimulatorProcess
+let gateway: GatewayProcess
+
+beforeAll(async () => {
+  simulator = await startSimulator()
+  gateway = await startGateway(revokedAndHealthyConfig(simulator.url, REVOKED, HEALTHY), { SWITCHBOARD_WORKERS: '2', SWITCHBOARD_GATEWAY_KEY_WINDOW_MS: String(24 * 3_600_000) })
+}, 90_000)
+
+afterAll(async () => {
+  await gateway?.stop()
+  await simulator?.stop()
+})
+
+interface Answer {
+  status: number
+  worker: number
+  json: Record<string, any>
+}
+
+/** One request on a connection of its own (so round robin picks the worker). */
+function send(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const outgoing = request(`${url}${path}`, { method, agent: false, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers }, timeout: 20_000 }, (incoming) => {
+      let text = ''
+      incoming.setEncoding('utf8')
+      incoming.on('data', (chunk: string) => (text += chunk))
+      incoming.on('end', () => resolve({ status: incoming.statusCode!, worker: Number(incoming.headers['x-switchboard-worker']), json: text === '' ? {} : (JSON.parse(text) as Record<string, any>) }))
+    })
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`${method} ${path} timed out`)))
+    outgoing.on('error', reject)
+    outgoing.end(payload)
+  })
+}
+
+/** Sends until worker `worker` answers (round robin gets there within a few); bounded. */
+async function onWorker(worker: number, attempt: () => Promise<Answer>): Promise<Answer> {
+  for (let tries = 0; tries < 20; tries++) {
+    const answer = await attempt()
+    if (answer.worker === worker) return answer
+  }
+  throw new Error(`worker ${worker} never answered`)
+}
+
+const chat = (headers: Record<string, string> = {}) => send(gateway.url, 'POST', '/v1/chat/completions', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers)
+const conditions = (worker: number) => onWorker(worker, () => send(gateway.url, 'GET', '/api/adaptive-routing/conditions'))
+const toRevoked = async () => (await simulator.requests()).filter((entry) => entry.key_suffix === 'aaaa').length
+
+/** The pids of the node's workers, by worker number (read from each child's environment). */
+async function workerPids(primary: number): Promise<Map<number, number>> {
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' }).split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0)
+  const pids = new Map<number, number>()
+  for (const pid of children) {
+    const environ = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')
+    const index = /(?:^|\0)SWITCHBOARD_WORKER_INDEX=(\d+)/.exec(environ)?.[1]
+    if (index !== undefined) pids.set(Number(index), pid)
+  }
+  return pids
+}
+
+describe('a node with two workers', () => {
+  it('shares a hold placed by a request on either worker', async () => {
+    const placedBy = new Set<number>()
+    for (let round = 0; round < 8 && placedBy.size < 2; round++) {
+      await freshRound(simulator, gateway)
+      await simulator.setRules([{ key: REVOKED, fault: 'invalid_api_key' }])
+      const workers = new Set<number>()
+      for (let index = 0; index < 16; index++) {
+        const answer = await chat()
+        expect(answer.status).toBe(200)
+        workers.add(answer.worker)
+        if (answer.json.extra_fields.attempts.length > 1) placedBy.add(answer.worker)
+      }
+      expect([...workers].sort()).toEqual([1, 2])
+      // One refusal, one hold: the other worker never sends the refused key a request of its own.
+      expect(await toRevoked()).toBe(1)
+      for (const worker of [1, 2]) expect((await conditions(worker)).json.count).toBe(1)
+    }
+    expect([...placedBy].sort()).toEqual([1, 2])
+  }, 120_000)
+
+  it('replaces a worker SIGKILLed, with the holds intact', async () => {
+    await freshRound(simulator, gateway)
+    await simulator.setRules([{ key: REVOKED, fault: 'invalid_api_key' }])
+    for (let index = 0; index < 4; index++) expect((await chat()).status).toBe(200)
+    expect(await toRevoked()).toBe(1)
+    const primary = gateway.pid()
+    for (const worker of [2, 1]) {
+      const before = await workerPids(primary)
+      process.kill(before.get(worker)!, 'SIGKILL')
+      await expect.poll(async () => {
+        const now = await workerPids(primary)
+        return now.has(worker) && now.get(worker) !== before.get(worker)
+      }, { timeout: 30_000 }).toBe(true)
+      // The new worker answers once it is ready; it holds what the node held.
+      await expect.poll(async () => (await conditions(worker).catch(() => null))?.json.count, { timeout: 30_000 }).toBe(1)
+      for (let index = 0; index < 8; index++) expect((await chat()).status).toBe(200)
+      expect(await toRevoked()).toBe(1)
+    }
+    expect(gateway.output()).toMatch(/worker 2 exited \(SIGKILL\); starting another/)
+    expect(gateway.output()).toMatch(/worker 1 exited \(SIGKILL\); starting another/)
+  }, 120_000)
+
+  it('keeps a session on its key whichever worker takes its next request', async () => {
+    await freshRound(simulator, gateway)
+    for (let session = 0; session < 8; session++) {
+      const headers = { 'x-bf-session-id': `workers-session-${session}-${Date.now()}` }
+      const first = await chat(headers)
+      const next = await onWorker(first.worker === 1 ? 2 : 1, () => chat(headers))
+      expect(next.json.extra_fields.key_name).toBe(first.json.extra_fields.key_name)
+    }
+  }, 60_000)
+
+  it('counts a gateway key\'s requests per minute once for the node', async () => {
+    const created = await send(gateway.url, 'POST', '/api/gateway-keys', { name: 'limited', requests_per_minute: 10 })
+    expect(created.status).toBe(201)
+    const secret = created.json.key as string
+    // Both workers know the key (the other re-reads the keys when told): a call without one is refused on each.
+    for (const worker of [1, 2]) await expect.poll(async () => (await onWorker(worker, () => chat())).status, { timeout: 10_000 }).toBe(401)
+    const statuses: number[] = []
+    const workers = new Set<number>()
+    for (let index = 0; index < 16; index++) {
+      const answer = await chat({ authorization: `Bearer ${secret}` })
+      statuses.push(answer.status)
+      workers.add(answer.worker)
+    }
+    expect([...workers].sort()).toEqual([1, 2])
+    expect(statuses.filter((status) => status === 200)).toHaveLength(10)
+    expect(statuses.filter((status) => status === 429)).toHaveLength(6)
+  }, 60_000)
+})
