@@ -103,6 +103,8 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     LOG_LEVEL: 'info',
+    // Three nodes on one machine: one event loop each unless the caller says otherwise (a node's own default is one per core).
+    SWITCHBOARD_WORKERS: '1',
     ...init.env,
     SWITCHBOARD_NODE_ID: spec.nodeId,
     SWITCHBOARD_REGION: spec.region,

@@ -27,7 +27,7 @@ import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
 import type { Siblings } from './workers/siblings.ts'
-import { alsoToSiblings, limitedKey, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
+import { aggregatedMetrics, alsoToSiblings, limitedKey, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
 import type { ConfigChange } from './fleet/messages.ts'
 import { clusterView } from './fleet/view.ts'
 
@@ -279,9 +279,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   )
   fleet = siblings ? alsoToSiblings(baseFleet, siblings) : baseFleet
   const joined = fleet
-  if (siblings?.fleetWorker) {
+  if (siblings) {
+    // Every worker's metrics, added up: a scrape sees the node whichever worker answers it.
+    metrics.render = () => aggregatedMetrics(siblings, metrics.registry)
     // The questions only the fleet worker can answer: the fleet's view, a gateway key's one count, the keys a peer shared.
     siblings.answer(async (question, payload) => {
+      if (question === 'metrics') return metrics.registry.getMetricsAsJSON()
+      if (!siblings.fleetWorker) throw new Error(`worker ${siblings.index} is not the fleet worker`)
       if (question === 'view') return joined.view()
       if (question === 'admit') return limiter.admit(limitedKey(payload))
       if (question === 'gateway_keys') return keyLoader.shared()

@@ -3,6 +3,7 @@
  * loopback, found by the "listening on" line they print. Every process is killed on stop.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -237,6 +238,38 @@ function killChild(child: ChildProcess, signal: NodeJS.Signals): Promise<number 
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
   child.kill(signal)
   return exited
+}
+
+/** An answer of a node with workers: which worker sent it. */
+export interface WorkerAnswer {
+  status: number
+  worker: number
+  json: Record<string, any>
+}
+
+/** One request on a connection of its own (so round robin picks the worker). */
+export function sendOnce(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<WorkerAnswer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const outgoing = request(`${url}${path}`, { method, agent: false, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers }, timeout: 20_000 }, (incoming) => {
+      let text = ''
+      incoming.setEncoding('utf8')
+      incoming.on('data', (chunk: string) => (text += chunk))
+      incoming.on('end', () => resolve({ status: incoming.statusCode!, worker: Number(incoming.headers['x-switchboard-worker']), json: text === '' ? {} : (JSON.parse(text) as Record<string, any>) }))
+    })
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`${method} ${path} timed out`)))
+    outgoing.on('error', reject)
+    outgoing.end(payload)
+  })
+}
+
+/** Sends until worker `worker` answers (round robin gets there within a few); bounded. */
+export async function onWorker(worker: number, attempt: () => Promise<WorkerAnswer>): Promise<WorkerAnswer> {
+  for (let tries = 0; tries < 20; tries++) {
+    const answer = await attempt()
+    if (answer.worker === worker) return answer
+  }
+  throw new Error(`worker ${worker} never answered`)
 }
 
 export { freePort } from '../../store/test/private-server.ts'

@@ -109,7 +109,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
   serveDashboard(app, { adminTokens: init.adminTokens })
-  app.get('/metrics', async (context) => context.body(await components.metrics.registry.metrics(), 200, { 'content-type': components.metrics.registry.contentType }))
+  app.get('/metrics', async (context) => context.body(await (components.metrics.render?.() ?? components.metrics.registry.metrics()), 200, { 'content-type': components.metrics.registry.contentType }))
 
   // Inference routes Hono serves (GET /v1/models, wrong methods) check the caller like the POST surfaces do.
   app.use('/v1/*', async (context, next) => {

@@ -8,6 +8,8 @@ import { HotCounter, HotHistogram } from './hot-metrics.ts'
 /** The node's metrics. Label values are provider, model, class and reason names: never key values. */
 export interface Metrics {
   registry: Registry
+  /** The /metrics text; a node with workers adds up every worker's (workers/sharing.ts). */
+  render?: () => Promise<string>
   /** Counted on every request: the light counters of hot-metrics.ts. */
   requests: HotCounter<'provider' | 'status'>
   attempts: HotCounter<'provider' | 'failure_class'>
@@ -47,7 +49,8 @@ export function createMetrics(): Metrics {
     attempts: new HotCounter('switchboard_upstream_attempts_total', 'Upstream attempts, by provider and failure class ("none" on success)', ['provider', 'failure_class'], registry),
     attemptLatency: new HotHistogram('switchboard_upstream_attempt_seconds', 'Upstream attempt latency to the answer (JSON) or the first byte (stream)', ['provider'], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registry),
     holdsPlaced: new Counter({ name: 'switchboard_holds_placed_total', help: 'Keys held after a provider refusal, by reason', labelNames: ['provider', 'reason'], registers }),
-    holdsActive: new Gauge({ name: 'switchboard_holds_active', help: 'Holds in force on this node, by reason', labelNames: ['reason'], registers }),
+    // One state for the node: every worker of it has the same holds (workers/sharing.ts adds the rest up).
+    holdsActive: new Gauge({ name: 'switchboard_holds_active', help: 'Holds in force on this node, by reason', labelNames: ['reason'], registers, aggregator: 'max' }),
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),

@@ -35,6 +35,8 @@ const MAX_SESSIONS = 100_000
 /** A worker that dies more often than this within RESTART_WINDOW_MS is not started again. */
 const MAX_RESTARTS = 5
 const RESTART_WINDOW_MS = 60_000
+/** How long /metrics waits for a worker's share. */
+const GATHER_MS = 1_500
 
 /** Forks the workers and runs the node's hub until `stop`. */
 export function startPrimary(init: PrimaryInit): Primary {
@@ -75,6 +77,7 @@ export function startPrimary(init: PrimaryInit): Primary {
         send(from, { sb: 'state', state: state.snapshot(Date.now()) })
         return
       case 'ask': {
+        if (message.question === 'metrics') return gather(from, message.id)
         if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
           send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
           return
@@ -85,6 +88,11 @@ export function startPrimary(init: PrimaryInit): Primary {
         return
       }
       case 'reply': {
+        const gathering = gatherings.get(message.id)
+        if (gathering !== undefined) {
+          gatherings.delete(message.id)
+          return gathering(message.ok ? message.value : null)
+        }
         const asker = asked.get(message.id)
         if (asker === undefined) return
         asked.delete(message.id)
@@ -101,6 +109,27 @@ export function startPrimary(init: PrimaryInit): Primary {
       case 'state':
         return
     }
+  }
+
+  // /metrics on any worker: every ready worker's metrics, for the asker to add up.
+  const gatherings = new Map<number, (value: unknown) => void>()
+  const gather = (from: number, askerId: number) => {
+    const answers = [...ready].map(
+      (index) =>
+        new Promise<unknown>((resolve) => {
+          const id = ++nextId
+          const timer = setTimeout(() => {
+            gatherings.delete(id)
+            resolve(null)
+          }, GATHER_MS)
+          gatherings.set(id, (value) => {
+            clearTimeout(timer)
+            resolve(value)
+          })
+          send(index, { sb: 'ask', id, question: 'metrics', payload: null })
+        }),
+    )
+    void Promise.all(answers).then((values) => send(from, { sb: 'reply', id: askerId, ok: true, value: values.filter((value) => value !== null) }))
   }
 
   const exited = (index: number, worker: Worker, code: number | null, signal: string | null) => {

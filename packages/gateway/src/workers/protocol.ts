@@ -33,8 +33,8 @@ export type News =
 /** One history event, forwarded whole: the fleet worker's recorder writes it. */
 export type HistoryForward = { type: 'record'; event: unknown } | { type: 'request'; outcome: unknown } | { type: 'holds'; entries: unknown[] }
 
-/** Questions the fleet worker answers. */
-export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens'
+/** Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together. */
+export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics'
 
 /** What the primary hands a worker that starts: the node's state so far. */
 export interface NodeState {

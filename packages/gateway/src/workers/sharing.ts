@@ -5,6 +5,7 @@
  * routing decides as it does for a peer's news. The fleet worker also carries it to the fleet.
  * Sessions and finished attempts are per request: they travel batched.
  */
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import type { AdaptiveBalancer, Holds, SessionAffinity } from '@switchboard/routing'
 import type { GatewayKey } from '../access/gateway-keys.ts'
 import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
@@ -199,4 +200,15 @@ export function takeState(takers: NewsTakers, state: NodeState): void {
   if (state.trials.length > 0) takers.dispatcher.mergeTrials(state.trials)
   if (state.sessions.length > 0) takeNews(takers, { kind: 'sessions', sessions: state.sessions })
   if (state.settings !== null) takers.settings.set(state.settings, 'worker')
+}
+
+/** The node's metrics: each worker's, added up (gauges of the node's one state, such as holds in force, take the highest). */
+export async function aggregatedMetrics(siblings: Siblings, own: Registry): Promise<string> {
+  try {
+    const shares = (await siblings.ask('metrics', null)) as MetricObjectWithValues<MetricValue<string>>[][]
+    if (shares.length > 0) return await AggregatorRegistry.aggregate(shares).metrics()
+  } catch {
+    // The primary did not answer: this worker's own.
+  }
+  return own.metrics()
 }
