@@ -12,6 +12,7 @@
  *
  *   npm run bench:frontier -- [--portkey /tmp/portkey] [--no-readme] [--quick]
  *     [--concurrency 256] [--streams 512] [--chunk-delay 100] [--gateway-cpu 1] [--load-cpu 0]
+ *     [--workers 2]   (the second Switchboard target: N workers on every core)
  *   (or PORTKEY_GATEWAY_DIR=/tmp/portkey; without either, the Portkey column is skipped)
  *
  * Switchboard gets its own database on a private embedded PostgreSQL (DATABASE_URL, as in
@@ -41,6 +42,8 @@ const { values } = parseArgs({
     portkey: { type: 'string', default: process.env.PORTKEY_GATEWAY_DIR ?? '' },
     'gateway-cpu': { type: 'string', default: '1' },
     'load-cpu': { type: 'string', default: '0' },
+    // the workers of the second Switchboard target (issue 38, item 1)
+    workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '256' },
     streams: { type: 'string', default: '512' },
     // the mock's gap between stream events; Switchboard holds one event back (README, issue 35)
@@ -117,8 +120,20 @@ function gatewayLaunches({ mockOrigin, databaseUrl, portkey }) {
   return [
     {
       id: 'switchboard',
-      label: 'Switchboard (`switchboard serve`, 1 process)',
-      args: (port) => [SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', databaseUrl],
+      label: 'Switchboard (`switchboard serve --workers 1`)',
+      args: (port) => [SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', databaseUrl, '--workers', '1'],
+      env: { NODE_ENV: 'production' },
+      graceMs: 15_000,
+      headers: json,
+      model: 'openai/gpt-4o-mini',
+    },
+    {
+      id: 'switchboard-workers',
+      label: `Switchboard (\`--workers ${values.workers}\`, on every core: shared with the load)`,
+      skip: Number(values.workers) > 1 ? undefined : '--workers 1 given',
+      // N workers on one core would show nothing; on every core they share it with the mock, the load and PostgreSQL.
+      cpu: `${values['gateway-cpu']},${values['load-cpu']}`,
+      args: (port) => [SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', databaseUrl, '--workers', values.workers],
       env: { NODE_ENV: 'production' },
       graceMs: 15_000,
       headers: json,
@@ -163,7 +178,7 @@ async function startTimed(launch, name = launch.id) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const service = startPinned(name, values['gateway-cpu'], launch.args(port), { env: launch.env, graceMs: launch.graceMs ?? 5_000 });
+  const service = startPinned(name, launch.cpu ?? values['gateway-cpu'], launch.args(port), { env: launch.env, graceMs: launch.graceMs ?? 5_000 });
   const dispatcher = new Agent({ connections: 1 });
   const body = chatBody(launch.model, false);
   let firstServedMs = NaN;
@@ -338,6 +353,8 @@ function render() {
   const switchboard = rows.get('switchboard');
   const floor = rows.get('passthrough-node');
   if (switchboard?.rps && floor?.rps) lines.push('', `- Switchboard CPU per request / pass-through's, in this run's RPS phase: ${number(switchboard.rps.cpuMsPerRequest / floor.rps.cpuMsPerRequest, 2)}x`);
+  const workers = rows.get('switchboard-workers');
+  if (switchboard?.rps && workers?.rps) lines.push(`- Switchboard with ${values.workers} workers on every core / 1 worker on one core, RPS at 20 ms: ${number(workers.rps.rps / switchboard.rps.rps, 2)}x (the N-worker node shares its cores with the mock, the load generator and PostgreSQL: this shows the workers serve together, not how they scale on cores of their own)`);
   if (switchboard?.freshStartMs) lines.push(`- Switchboard's first start in this run (fresh database: its schema created): ${number(switchboard.freshStartMs)} ms`);
   lines.push(...notes);
   return lines.join('\n');
