@@ -54,6 +54,12 @@ describe('the dashboard assets', () => {
     expect(dashboard.contentSecurityPolicy).toContain("frame-ancestors 'none'")
   })
 
+  it('serves none of the .ts files beside the ui (its unit tests and the types of its type check)', () => {
+    expect(dashboard.paths().filter((path) => path.endsWith('.ts'))).toEqual([])
+    expect(dashboard.asset('/ui/lib/format.test.ts')).toBeUndefined()
+    expect(dashboard.asset('/ui/lib/answers.d.ts')).toBeUndefined()
+  })
+
   it('serves JavaScript as JavaScript (module scripts need it)', () => {
     expect(dashboard.asset('/ui/app.js')!.contentType).toBe('text/javascript; charset=utf-8')
     expect(dashboard.asset('/ui/vendor/preact.js')!.contentType).toBe('text/javascript; charset=utf-8')

@@ -56,7 +56,10 @@ export function createDashboard(): Dashboard {
     const body = readFileSync(file)
     assets.set(path, { body, contentType: TYPES[extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha1').update(body).digest('base64url')}"` })
   }
+  // The browser runs the .js files as they are; the .ts beside them (tests, types for the type
+  // check) are for the repository only, and not served.
   for (const file of walk(uiDir)) {
+    if (file.endsWith('.ts')) continue
     const path = `/ui/${relative(uiDir, file).split(sep).join('/')}`
     add(path, file)
   }

@@ -4,9 +4,15 @@ import { html } from '../lib/html.js'
 import { navigate } from '../lib/route.js'
 import { count, percent } from '../lib/format.js'
 
+/** @typedef {import('../lib/answers').SummaryAnswer} SummaryAnswer */
+
+/**
+ * The four figures of the window, and the breakdown of the one open.
+ * @param {{ summary: SummaryAnswer, open: string | null, onOpen: (name: string) => void }} props
+ */
 export function Figures({ summary, open, onOpen }) {
   const { incidents, requests } = summary
-  const figure = (name, value, label, sub, subBad = false) => html`<button class=${`figure${open === name ? ' on' : ''}`} data-testid=${`figure-${name}`} aria-expanded=${open === name} onClick=${() => onOpen(name)}>
+  const figure = (/** @type {string} */ name, /** @type {string} */ value, /** @type {string} */ label, /** @type {string} */ sub, subBad = false) => html`<button class=${`figure${open === name ? ' on' : ''}`} data-testid=${`figure-${name}`} aria-expanded=${open === name} onClick=${() => onOpen(name)}>
     <div class="value">${value}</div><div class="label">${label}</div><div class=${`sub${subBad ? ' bad' : ''}`}>${sub}</div>
   </button>`
   return html`<div class="figures">
@@ -20,8 +26,8 @@ export function Figures({ summary, open, onOpen }) {
   </div>`
 }
 
-function breakdown(name, { incidents, requests }) {
-  const row = (label, value) => html`<dt>${label}</dt><dd>${value}</dd>`
+function breakdown(/** @type {string} */ name, /** @type {SummaryAnswer} */ { incidents, requests }) {
+  const row = (/** @type {string} */ label, /** @type {unknown} */ value) => html`<dt>${label}</dt><dd>${value}</dd>`
   if (name === 'incidents') {
     return html`<dl class="facts">
       ${row('Incidents in the window', incidents.total)}${row('Need attention', incidents.attention)}${row('Still ongoing', incidents.ongoing)}

@@ -5,36 +5,31 @@
 import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { api } from '../lib/api.js'
-import { dueIn, duration, reasonLabel, relative, stamp } from '../lib/format.js'
+import { errorText } from '../lib/http.js'
+import { dueIn, reasonLabel, relative, stamp } from '../lib/format.js'
+import { holdLabel, holdStatus, releaseBody, releasedText } from '../lib/holds.js'
 import { Card } from './notice.js'
 import { can } from '../lib/session.js'
 
-/**
- * Where a hold stands, from the conditions API's own fields: `held` until its next check
- * (`next_check_at` ahead), `due` once that time has passed (this node lets the check through
- * with the next request the key could serve), with the rung and the checks made so far.
- */
-export function holdStatus(hold, now) {
-  const rung = `ladder rung ${hold.rung}`
-  const checks = hold.checks === 0 ? 'no check yet' : `${hold.checks} check${hold.checks === 1 ? '' : 's'} so far`
-  const wait = (Date.parse(hold.next_check_at) - now) / 1000
-  if (wait >= 1) return { status: 'held', label: 'Held', detail: `${rung}, ${checks}; next check in ${duration(wait)}` }
-  return { status: 'due', label: 'Check due', detail: `${rung}, ${checks}; the next request this key could serve carries the check` }
-}
+/** @typedef {{ kind: 'ok' | 'error', text: string }} Message */
 
+/**
+ * The held keys of the fleet with their status, and Release / Release all.
+ * @param {{ conditions: import('../lib/answers').ConditionsAnswer | undefined, session: import('../lib/page').Session, now: number, onReleased: () => void }} props
+ */
 export function HeldKeysCard({ conditions, session, now, onReleased }) {
-  const [busy, setBusy] = useState(null)
-  const [message, setMessage] = useState(null)
+  const [busy, setBusy] = useState(/** @type {string | null} */ (null))
+  const [message, setMessage] = useState(/** @type {Message | null} */ (null))
   const canRelease = can(session, 'adaptive_routing')
-  const release = async (label, body) => {
+  const release = async (/** @type {string} */ label, /** @type {object} */ body) => {
     setBusy(label)
     setMessage(null)
     try {
-      const answer = await api('POST', '/api/adaptive-routing/conditions/clear', body)
-      setMessage({ kind: 'ok', text: answer.count === 0 ? 'Nothing named was held any more.' : `Released ${answer.count} hold${answer.count === 1 ? '' : 's'} on every node.` })
+      const answer = /** @type {{ count: number }} */ (await api('POST', '/api/adaptive-routing/conditions/clear', body))
+      setMessage({ kind: 'ok', text: releasedText(answer.count) })
       onReleased()
     } catch (error) {
-      setMessage({ kind: 'error', text: error.message })
+      setMessage({ kind: 'error', text: errorText(error) })
     } finally {
       setBusy(null)
     }
@@ -51,8 +46,8 @@ export function HeldKeysCard({ conditions, session, now, onReleased }) {
           <thead><tr><th>Provider</th><th>Key</th><th>Model</th><th>Status</th><th>Reason</th><th>Provider's words</th><th>Held since</th><th>Next check</th><th>Checks</th><th></th></tr></thead>
           <tbody>
             ${holds.map((hold) => {
-              const label = `${hold.provider}:${hold.key_id}:${hold.model ?? '*'}`
-              const body = hold.model === null ? { provider: hold.provider, key_id: hold.key_id } : { provider: hold.provider, key_id: hold.key_id, model: hold.model }
+              const label = holdLabel(hold)
+              const body = releaseBody(hold)
               const status = holdStatus(hold, now)
               return html`<tr key=${label} data-testid="held-key" data-key=${hold.key_name ?? hold.key_id} data-status=${status.status}>
                 <td>${hold.provider}</td>

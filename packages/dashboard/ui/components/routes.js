@@ -3,19 +3,18 @@
 // error rate, latency.
 import { html } from '../lib/html.js'
 import { percent } from '../lib/format.js'
+import { holdsOn } from '../lib/holds.js'
+import { groupRoutes } from '../lib/routes.js'
 import { StatusBadge } from './badge.js'
 import { Card } from './notice.js'
 
+/**
+ * The routes this node routes, by provider and model, with their state badges.
+ * @param {{ routes: import('../lib/answers').RoutesAnswer | undefined, conditions: import('../lib/answers').ConditionsAnswer | undefined }} props
+ */
 export function RoutesCard({ routes, conditions }) {
-  const holds = conditions?.conditions ?? []
-  const holdOf = (route) =>
-    holds.find((hold) => hold.provider === route.provider && hold.key_id === route.key_id && (hold.model === null || hold.model === route.model)) ?? null
-  const groups = new Map()
-  for (const route of routes?.routes ?? []) {
-    const name = `${route.provider}/${route.model}`
-    if (!groups.has(name)) groups.set(name, [])
-    groups.get(name).push(route)
-  }
+  const holdOf = (/** @type {import('../lib/answers').RouteEntry} */ route) => holdsOn(conditions?.conditions, route.provider, route.model, route.key_id)[0] ?? null
+  const groups = groupRoutes(routes?.routes)
   return html`<${Card} title="Routes on this node" testid="routes">
     ${groups.size === 0
       ? html`<p class="empty">No route has been used on this node yet.</p>`

@@ -2,9 +2,13 @@
 import { useEffect } from 'preact/hooks'
 import { html } from '../lib/html.js'
 
+/**
+ * `onPrevious` / `onNext`: undefined hides the button, null shows it disabled (the list's end).
+ * @param {{ title: string, onClose: () => void, onPrevious?: (() => void) | null | undefined, onNext?: (() => void) | null | undefined, children?: unknown, testid?: string }} props
+ */
 export function Sheet({ title, onClose, onPrevious, onNext, children, testid }) {
   useEffect(() => {
-    const onKey = (event) => {
+    const onKey = (/** @type {KeyboardEvent} */ event) => {
       if (event.key === 'Escape') onClose()
       if (event.key === 'ArrowLeft' && onPrevious) onPrevious()
       if (event.key === 'ArrowRight' && onNext) onNext()

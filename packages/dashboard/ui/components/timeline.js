@@ -8,30 +8,24 @@ import { useState } from 'preact/hooks'
 import { html } from '../lib/html.js'
 import { useApi, withQuery } from '../lib/api.js'
 import { navigate } from '../lib/route.js'
-import { STATE_LABELS, duration, stamp, reasonLabel } from '../lib/format.js'
+import { duration, stamp, stateLabel, reasonLabel } from '../lib/format.js'
+import { ISSUES_PATH } from '../lib/incidents.js'
+import { holdsOn } from '../lib/holds.js'
+import { cellsOf, dotTitle, failuresText, fillPercent, laneBar, timelineGrid } from '../lib/timeline.js'
 import { Card } from './notice.js'
 import { ScoreChart } from './score-chart.js'
 
-const ISSUES = '/api/adaptive-routing/history/issues'
+/** @typedef {import('../lib/answers').TimelineBucket} TimelineBucket */
+/** @typedef {import('../lib/answers').TimelineAnswer} TimelineAnswer */
+/** @typedef {{ label: string, entities: string[], bucket: TimelineBucket }} StretchChoice */
 
-/** What a bucket's failures read as: "3 of 120 attempts failed", "none of 40 attempts failed", "no traffic". */
-export function failuresText(bucket) {
-  const requests = bucket.requests ?? 0
-  const failed = bucket.failed ?? 0
-  if (requests === 0 && failed === 0) return 'no traffic'
-  if (failed === 0) return `none of ${requests} attempt${requests === 1 ? '' : 's'} failed`
-  return `${failed} of ${requests} attempt${requests === 1 ? '' : 's'} failed`
-}
-
-/** The holds of `conditions` on this key of this direction (a whole-key hold or one of this model). */
-function holdsOn(conditions, provider, model, keyId) {
-  return (conditions?.conditions ?? []).filter((hold) => hold.provider === provider && hold.key_id === keyId && (hold.model === null || hold.model === model))
-}
-
-/** The Held badge of a key row: held now (by the conditions API), else held in a stretch of the window (its buckets); none otherwise. */
+/**
+ * The Held badge of a key row: held now (by the conditions API), else held in a stretch of the window (its buckets); none otherwise.
+ * @param {{ holds: import('../lib/answers').HoldEntry[], buckets: TimelineBucket[] }} props
+ */
 function HeldBadge({ holds, buckets }) {
-  if (holds.length > 0) {
-    const hold = holds[0]
+  const hold = holds[0]
+  if (hold) {
     return html`<span class="badge state-failed held tl-held" data-testid="timeline-held" data-held="now"
       title=${`Held now: ${reasonLabel(hold.reason)}. ${hold.provider} said: “${hold.message}”`}>Held</span>`
   }
@@ -42,44 +36,41 @@ function HeldBadge({ holds, buckets }) {
   return null
 }
 
+/**
+ * The timeline of the window: a row per provider + model, its keys, and the incidents lane.
+ * @param {{ timeline: TimelineAnswer, context: import('../lib/page').PageContext, conditions: import('../lib/answers').ConditionsAnswer | undefined }} props
+ */
 export function Timeline({ timeline, context, conditions }) {
   // Entities named in the URL (a request's "View in routing history") are marked, and their rows open.
   const highlighted = new Set((context.route.params.entities ?? '').split(',').filter(Boolean))
   const [expanded, setExpanded] = useState(() => new Set(timeline.rows.filter((row) => highlighted.has(row.entity) || row.keys.some((key) => highlighted.has(key.entity))).map((row) => row.entity)))
-  const [stretch, setStretch] = useState(null)
-  const [chart, setChart] = useState(null)
-  const from = Date.parse(timeline.from)
-  const to = Date.parse(timeline.to)
-  const bucketMs = timeline.bucket_seconds * 1000
-  const slots = Math.max(1, Math.ceil((to - from) / bucketMs))
-  const slotOf = (at) => Math.min(slots - 1, Math.max(0, Math.floor((Date.parse(at) - from) / bucketMs)))
-  const toggle = (entity) => {
+  const [stretch, setStretch] = useState(/** @type {StretchChoice | null} */ (null))
+  const [chart, setChart] = useState(/** @type {{ entity: string, label: string } | null} */ (null))
+  const grid = timelineGrid(timeline)
+  const { from, to, bucketMs, slots } = grid
+  const toggle = (/** @type {string} */ entity) => {
     const next = new Set(expanded)
     if (next.has(entity)) next.delete(entity)
     else next.add(entity)
     setExpanded(next)
   }
-  const dots = (row, label, entities) => {
-    const cells = new Array(slots).fill(null)
-    for (const bucket of row.buckets) cells[slotOf(bucket.at)] = bucket
+  const dots = (/** @type {{ buckets: TimelineBucket[] }} */ row, /** @type {string} */ label, /** @type {string[]} */ entities) => {
+    const cells = cellsOf(row.buckets, grid)
     return html`<div class="tl-dots" style=${`grid-template-columns: repeat(${slots}, 1fr)`}>
       ${cells.map((bucket, index) => bucket === null
         ? html`<span key=${index}></span>`
         : html`<button key=${index} class=${`tl-dot s-${bucket.state}${bucket.held ? ' held' : ''}`} data-state=${bucket.state} data-held=${bucket.held}
             data-at=${bucket.at} data-failed=${bucket.failed ?? 0} data-requests=${bucket.requests ?? 0}
-            title=${`${stamp(bucket.at)}: ${STATE_LABELS[bucket.state]} at worst,${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of ${bucket.nodes} nodes` : ` on ${bucket.nodes === 1 ? 'the only node reporting' : `all ${bucket.nodes} nodes`}`}${bucket.held ? ', held' : ''}; ${failuresText(bucket)}`}
+            title=${dotTitle(bucket)}
             onClick=${() => setStretch({ label, entities, bucket })}>
-            <span class="fill" style=${`height: ${Math.max(15, Math.round(bucket.share * 100))}%`}></span>
+            <span class="fill" style=${`height: ${fillPercent(bucket.share)}%`}></span>
           </button>`)}
     </div>`
   }
   const lane = html`<div class="tl-row lane"><div class="tl-label muted">Incidents</div>
     <div class="tl-lane" data-testid="incidents-lane">
       ${timeline.incidents.map((incident) => {
-        const start = Math.max(from, Date.parse(incident.opened_at))
-        const end = incident.closed_at === null ? to : Math.min(to, Date.parse(incident.closed_at))
-        const left = ((start - from) / (to - from)) * 100
-        const width = Math.max(0.4, ((end - start) / (to - from)) * 100)
+        const { left, width } = laneBar(incident, from, to)
         return html`<button key=${incident.id} class=${`tl-bar ${incident.status}`} style=${`left: ${left}%; width: ${width}%`} data-testid="incident-bar"
           title=${`${incident.entity}: ${incident.status}, opened ${stamp(incident.opened_at)}`} onClick=${() => navigate('incidents', {}, incident.id)}></button>`
       })}
@@ -94,7 +85,7 @@ export function Timeline({ timeline, context, conditions }) {
           <span></span>
         </div>
         ${expanded.has(row.entity) ? row.keys.map((key) => html`<div class=${`tl-row key${highlighted.has(key.entity) ? ' highlight' : ''}`} key=${key.entity} data-testid="timeline-key" data-entity=${key.entity} data-key=${key.key_name}>
-          <div class="tl-label">${key.key_name} <${HeldBadge} holds=${holdsOn(conditions, row.provider, row.model, key.key_id)} buckets=${key.buckets} /></div>
+          <div class="tl-label">${key.key_name} <${HeldBadge} holds=${holdsOn(conditions?.conditions, row.provider, row.model, key.key_id)} buckets=${key.buckets} /></div>
           ${dots(key, `${row.provider} · ${row.model} · ${key.key_name}`, [key.entity, `key:${row.provider}:${key.key_id}`])}
           <button class="secondary" title="Routing score per node" aria-label=${`Score of ${key.key_name}`} onClick=${() => setChart({ entity: key.entity, label: `${row.provider} · ${row.model} · ${key.key_name}` })}>📈</button>
         </div>`) : null}`)}
@@ -105,14 +96,18 @@ export function Timeline({ timeline, context, conditions }) {
   </${Card}>`
 }
 
-/** What happened on one row in one stretch: the bucket as the timeline has it, and the incidents the issues API finds there. */
+/**
+ * What happened on one row in one stretch: the bucket as the timeline has it, and the incidents the issues API finds there.
+ * @param {{ stretch: StretchChoice, bucketMs: number, onClose: () => void }} props
+ */
 function Stretch({ stretch, bucketMs, onClose }) {
   const start = Date.parse(stretch.bucket.at)
-  const issues = useApi(withQuery(ISSUES, { from: Math.floor(start / 1000), to: Math.ceil((start + bucketMs) / 1000), entities: stretch.entities }), [stretch])
+  /** @type {import('../lib/api.js').ApiState<import('../lib/answers').IssuesAnswer>} */
+  const issues = useApi(withQuery(ISSUES_PATH, { from: Math.floor(start / 1000), to: Math.ceil((start + bucketMs) / 1000), entities: stretch.entities }), [stretch])
   const { bucket } = stretch
   return html`<div class="card stretch" data-testid="stretch">
     <header class="card-head"><h2>${stretch.label}, ${stamp(start)} – ${stamp(start + bucketMs)}</h2><div class="card-actions"><button class="secondary" onClick=${onClose}>Close</button></div></header>
-    <p>Worst state: <span class=${`badge state-${bucket.state}${bucket.held ? ' held' : ''}`}>${STATE_LABELS[bucket.state]}</span>
+    <p>Worst state: <span class=${`badge state-${bucket.state}${bucket.held ? ' held' : ''}`}>${stateLabel(bucket.state)}</span>
       ${bucket.share < 1 ? ` on ${Math.round(bucket.share * bucket.nodes)} of the ${bucket.nodes} nodes reporting` : ` on every node reporting (${bucket.nodes})`}${bucket.held ? '; the key was held' : ''}.
       <span data-testid="stretch-failures">${failuresText(bucket).replace(/^./, (first) => first.toUpperCase())}.</span></p>
     ${issues.data?.issues?.length ? html`<ul class="events">${issues.data.issues.map((incident) => html`<li key=${incident.id}>

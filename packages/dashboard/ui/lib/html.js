@@ -3,3 +3,9 @@ import { h } from 'preact'
 import htm from 'htm'
 
 export const html = htm.bind(h)
+
+/** The value of the input an event came from (an input, select or textarea). */
+export const inputValue = (/** @type {Event} */ event) => /** @type {HTMLInputElement} */ (event.currentTarget).value
+
+/** Whether the checkbox an event came from is checked. */
+export const inputChecked = (/** @type {Event} */ event) => /** @type {HTMLInputElement} */ (event.currentTarget).checked

@@ -3,9 +3,15 @@
 import { html } from '../lib/html.js'
 import { useApi } from '../lib/api.js'
 import { relative, stamp } from '../lib/format.js'
+import { clusterTitle, droppedText } from '../lib/cluster.js'
 import { Card, ErrorNotice } from '../components/notice.js'
 
+/**
+ * The Cluster page.
+ * @param {{ context: import('../lib/page').PageContext }} props
+ */
 export function ClusterPage({ context }) {
+  /** @type {import('../lib/api.js').ApiState<import('../lib/answers').ClusterAnswer>} */
   const cluster = useApi('/api/cluster', [context.tick, context.version])
   const view = cluster.data
   const leaders = view ? new Set(Object.values(view.leaders)) : new Set()
@@ -13,7 +19,7 @@ export function ClusterPage({ context }) {
     <${ErrorNotice} error=${cluster.error} what="Cluster" />
     ${view
       ? html`
-        <${Card} title=${`${view.mode === 'fleet' ? 'Fleet' : 'Standalone'}: ${view.members.length} node${view.members.length === 1 ? '' : 's'} up, ${Object.keys(view.regions).length} region${Object.keys(view.regions).length === 1 ? '' : 's'}`} testid="members">
+        <${Card} title=${clusterTitle(view)} testid="members">
           <table class="table">
             <thead><tr><th>Node</th><th>Region</th><th>Role</th><th>Up since</th><th>Last seen</th><th>Addresses</th></tr></thead>
             <tbody>${view.members.map((member) => html`<tr key=${member.node_id} data-testid="member">
@@ -34,7 +40,7 @@ export function ClusterPage({ context }) {
             <dl class="facts">
               <dt>Holds in the fleet</dt><dd>${view.holds}</dd>
               <dt>Last snapshot</dt><dd>${view.last_snapshot ? html`${relative(view.last_snapshot.taken_at, context.now)} by ${view.last_snapshot.node_id} (${view.last_snapshot.entries} entries)` : 'none yet'}</dd>
-              <dt>Gossip dropped</dt><dd>${Object.keys(view.dropped).length === 0 ? 'nothing' : Object.entries(view.dropped).map(([reason, n]) => `${reason}: ${n}`).join(', ')}</dd>
+              <dt>Gossip dropped</dt><dd>${droppedText(view.dropped)}</dd>
             </dl>
           </${Card}>
         </div>`

@@ -8,9 +8,15 @@ import { RoutesCard } from '../components/routes.js'
 import { ErrorNotice } from '../components/notice.js'
 import { HistoryPanels } from '../components/history.js'
 
+/**
+ * The Dashboard page.
+ * @param {{ context: import('../lib/page').PageContext }} props
+ */
 export function DashboardPage({ context }) {
   const deps = [context.tick, context.version]
+  /** @type {import('../lib/api.js').ApiState<import('../lib/answers').ConditionsAnswer>} */
   const conditions = useApi(CONDITIONS_PATH, deps)
+  /** @type {import('../lib/api.js').ApiState<import('../lib/answers').RoutesAnswer>} */
   const routes = useApi(ROUTES_PATH, deps)
   return html`<div class="page dashboard">
     <${HistoryPanels} context=${context} conditions=${conditions.data} />

@@ -7,25 +7,31 @@ import { api, useApi } from '../lib/api.js'
 import { Card, ErrorNotice } from '../components/notice.js'
 import { ProviderForm } from '../components/provider-form.js'
 import { can } from '../lib/session.js'
+import { errorText } from '../lib/http.js'
 
+/**
+ * The Providers page.
+ * @param {{ context: import('../lib/page').PageContext }} props
+ */
 export function ProvidersPage({ context }) {
+  /** @type {import('../lib/api.js').ApiState<import('../lib/answers').ProvidersAnswer>} */
   const list = useApi('/api/providers', [context.version])
-  const [editing, setEditing] = useState(null)
-  const [confirming, setConfirming] = useState(null)
-  const [message, setMessage] = useState(null)
+  const [editing, setEditing] = useState(/** @type {import('../lib/answers').ProviderEntry | 'new' | null} */ (null))
+  const [confirming, setConfirming] = useState(/** @type {string | null} */ (null))
+  const [message, setMessage] = useState(/** @type {{ kind: 'ok' | 'error', text: string } | null} */ (null))
   const canChange = can(context.session, 'providers')
   const denied = canChange ? undefined : 'Changing providers needs an Update token'
-  const remove = async (name) => {
+  const remove = async (/** @type {string} */ name) => {
     setConfirming(null)
     try {
       await api('DELETE', `/api/providers/${encodeURIComponent(name)}`)
       setMessage({ kind: 'ok', text: `Deleted ${name} on every node; its holds and metrics are gone.` })
       context.reload()
     } catch (error) {
-      setMessage({ kind: 'error', text: error.message })
+      setMessage({ kind: 'error', text: errorText(error) })
     }
   }
-  const saved = (text) => {
+  const saved = (/** @type {string} */ text) => {
     setEditing(null)
     setMessage({ kind: 'ok', text })
     context.reload()

@@ -2,61 +2,54 @@
 // (reference: "Configuration"), then the history and request-log settings when this node has
 // them. A PUT replaces all five switches, so every change sends all five; it reaches every node.
 import { useState } from 'preact/hooks'
-import { html } from '../lib/html.js'
+import { html, inputChecked, inputValue } from '../lib/html.js'
 import { api, useApi } from '../lib/api.js'
 import { Card, ErrorNotice } from '../components/notice.js'
 import { can } from '../lib/session.js'
+import { errorText } from '../lib/http.js'
+import { EXTRA_SETTINGS, extraSettings, settingsBody, SWITCHES } from '../lib/settings.js'
 
-export const SWITCHES = [
-  ['direction_selection_enabled', 'Provider selection', 'Routing picks the provider for each model by score. Off: a request keeps the provider and fallbacks it came with.'],
-  ['route_selection_enabled', 'Key selection', 'Routing weighs each key by its errors, latency and load. Off: keys are picked by their static weights (held keys are still skipped).'],
-  ['append_fallbacks_to_pinned', 'Append fallbacks to pinned requests', 'A request that names its provider still gets the healthy providers for its model as fallbacks behind its own.'],
-  ['reroute_failed_directions', 'Re-route failed providers', 'A request that names a provider that is failing for its model is sent to a healthy provider for the same model instead.'],
-  ['prune_failed_fallbacks', 'Prune failed fallbacks', 'Providers failing for the model are dropped from a request’s own fallback list.'],
-]
-
-const FIVE = SWITCHES.map(([field]) => field)
-
-/** The settings beside the five that the config API may report (history, request log). */
-const EXTRA = {
-  history_enabled: ['Record routing history', 'Every node records what routing saw and did (states, holds, checks, releases, snapshots, request counts) for the dashboard and incidents.'],
-  history_retention_days: ['History kept for (days)', 'The cluster’s leader drops whole days of history older than this, once a day.'],
-}
-
+/**
+ * The Settings page.
+ * @param {{ context: import('../lib/page').PageContext }} props
+ */
 export function SettingsPage({ context }) {
+  /** @type {import('../lib/api.js').ApiState<import('../lib/answers').ConfigAnswer>} */
   const config = useApi('/api/adaptive-routing/config', [context.version])
-  const [saving, setSaving] = useState(null)
-  const [message, setMessage] = useState(null)
+  const [saving, setSaving] = useState(/** @type {string | null} */ (null))
+  const [message, setMessage] = useState(/** @type {{ kind: 'ok' | 'error', text: string } | null} */ (null))
   const canChange = can(context.session, 'adaptive_routing')
   // A PUT replaces the five switches, so it always sends all five as they are, plus the one changed
   // (a setting beyond the five is changed only when it is sent).
-  const save = async (field, value) => {
+  const save = async (/** @type {string} */ field, /** @type {unknown} */ value) => {
+    if (!config.data) return
     setSaving(field)
     setMessage(null)
-    const body = { ...Object.fromEntries(FIVE.map((name) => [name, config.data[name] === true])), [field]: value }
+    const body = settingsBody(config.data, field, value)
     try {
-      const answer = await api('PUT', '/api/adaptive-routing/config', body)
+      const answer = /** @type {{ pending?: boolean }} */ (await api('PUT', '/api/adaptive-routing/config', body))
       setMessage({ kind: 'ok', text: answer.pending ? 'Applied on every node; saving to Postgres is still under way.' : 'Saved. It applies on every node now.' })
       context.reload()
     } catch (error) {
-      setMessage({ kind: 'error', text: error.message })
+      setMessage({ kind: 'error', text: errorText(error) })
     } finally {
       setSaving(null)
     }
   }
-  const extra = config.data ? Object.entries(config.data).filter(([name]) => !FIVE.includes(name) && name !== 'pending') : []
+  const data = config.data
+  const extra = extraSettings(data)
   return html`<div class="page settings">
     <${ErrorNotice} error=${config.error} what="Settings" />
     ${message ? html`<div class=${`notice ${message.kind}`} role="status">${message.text}</div>` : null}
     <${Card} title="Adaptive routing" testid="switches">
       <p class="muted">Scoring, thresholds and hold waits are pre-tuned. These five switches decide how far routing may go; a change applies live, on every node.</p>
-      ${config.data
+      ${data
         ? html`<ul class="switches">
             ${SWITCHES.map(([field, label, explanation]) => html`<li key=${field}>
               <label class="switch">
-                <input type="checkbox" role="switch" name=${field} checked=${config.data[field] === true}
+                <input type="checkbox" role="switch" name=${field} checked=${data[field] === true}
                   disabled=${!canChange || saving !== null} title=${canChange ? undefined : 'Changing settings needs an Update token'}
-                  onChange=${(event) => save(field, event.currentTarget.checked)} />
+                  onChange=${(/** @type {Event} */ event) => save(field, inputChecked(event))} />
                 <span class="switch-label">${label}</span>
                 <code class="muted">${field}</code>
               </label>
@@ -71,12 +64,12 @@ export function SettingsPage({ context }) {
         : html`<ul class="switches">${extra.map(([name, value]) => html`<li key=${name}>
             ${typeof value === 'boolean'
               ? html`<label class="switch"><input type="checkbox" role="switch" name=${name} checked=${value} disabled=${!canChange || saving !== null}
-                  onChange=${(event) => save(name, event.currentTarget.checked)} /><span class="switch-label">${EXTRA[name]?.[0] ?? name}</span><code class="muted">${name}</code></label>`
+                  onChange=${(/** @type {Event} */ event) => save(name, inputChecked(event))} /><span class="switch-label">${EXTRA_SETTINGS[name]?.[0] ?? name}</span><code class="muted">${name}</code></label>`
               : typeof value === 'number'
                 ? html`<label class="switch"><input type="number" name=${name} value=${value} min="1" max="365" disabled=${!canChange || saving !== null} style="width: 80px"
-                    onChange=${(event) => save(name, Number(event.currentTarget.value))} /><span class="switch-label">${EXTRA[name]?.[0] ?? name}</span><code class="muted">${name}</code></label>`
-                : html`<label class="switch"><span class="switch-label">${EXTRA[name]?.[0] ?? name}</span><code>${JSON.stringify(value)}</code></label>`}
-            ${EXTRA[name] ? html`<p class="explain">${EXTRA[name][1]}</p>` : null}
+                    onChange=${(/** @type {Event} */ event) => save(name, Number(inputValue(event)))} /><span class="switch-label">${EXTRA_SETTINGS[name]?.[0] ?? name}</span><code class="muted">${name}</code></label>`
+                : html`<label class="switch"><span class="switch-label">${EXTRA_SETTINGS[name]?.[0] ?? name}</span><code>${JSON.stringify(value)}</code></label>`}
+            ${EXTRA_SETTINGS[name] ? html`<p class="explain">${EXTRA_SETTINGS[name][1]}</p>` : null}
           </li>`)}</ul>`}
     </${Card}>
   </div>`
