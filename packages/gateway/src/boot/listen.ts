@@ -13,6 +13,7 @@ import { createEarlyListener, type SwitchableListener } from '../http/early.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
 import { checkExposure } from './exposure.ts'
 import { ReadinessState, startingError } from './readiness.ts'
+import { Parts } from './parts.ts'
 
 /** What the early part of boot hands to the rest: the node is listening, and /health reads `readiness` and then `health`. */
 export interface Listening {
@@ -28,8 +29,8 @@ export interface Listening {
   url: string
   /** Gives /health the database watcher once there is a pool to watch. */
   watching(health: DatabaseHealth): void
-  /** Steps a failed boot undoes, in reverse: the pool, the embedded Postgres. */
-  undo: (() => Promise<unknown>)[]
+  /** What the boot started, stopped newest first at shutdown and by a failed boot (boot/parts.ts). */
+  parts: Parts
   /** A failed boot: stops listening and undoes what outlives the process (the embedded Postgres is a process of its own). */
   abandon(): Promise<void>
 }
@@ -53,14 +54,14 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   const port = (server.address() as AddressInfo).port
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   init.onListening?.(url)
-  const undo: (() => Promise<unknown>)[] = []
+  const parts = new Parts(logger)
   return {
-    env, logger, adminTokens, host, readiness, metrics, early, server, port, url, undo,
+    env, logger, adminTokens, host, readiness, metrics, early, server, port, url, parts,
     watching: (watcher) => (health = watcher),
     async abandon() {
       server.close()
       server.closeAllConnections()
-      for (const step of undo.reverse()) await step().catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'could not undo a step of the failed start'))
+      await parts.stop()
     },
   }
 }
