@@ -55,6 +55,11 @@ export interface GatewayInit {
   onListening?(url: string): void
   /** This process is one of the node's workers (`--workers N`): its link to the others. */
   siblings?: Siblings
+  /**
+   * Listen only once wired (a worker started after the node's first, or started again): the
+   * primary hands connections only to workers that listen, so none meets a booting worker.
+   */
+  listenLate?: boolean
 }
 
 /** A running node. */
@@ -82,7 +87,7 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
-  const { env, logger, adminTokens, host, readiness, metrics, early, server, port, url } = listening
+  const { env, logger, adminTokens, host, readiness, metrics, early, server } = listening
   const siblings = init.siblings
   /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
   const follower = siblings !== undefined && !siblings.fleetWorker
@@ -398,6 +403,9 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
   early.switchTo(listener)
+  // A worker that joins a node already serving takes connections only now: never one booting.
+  await listening.open()
+  const { url, port } = listening
   // Which worker answered (`--workers N`): for an operator reading a trace, and for the tests that aim at one.
   if (siblings) server.prependListener('request', (_request, response) => response.setHeader('x-switchboard-worker', String(siblings.index)))
   readiness.update({ booted: true })

@@ -25,8 +25,11 @@ export interface Listening {
   metrics: Metrics
   early: SwitchableListener
   server: HttpServer
-  port: number
-  url: string
+  /** Known once listening (`open`). */
+  readonly port: number
+  readonly url: string
+  /** Listens now, if it did not at once (`listenLate`). */
+  open(): Promise<void>
   /** Gives /health the database watcher once there is a pool to watch. */
   watching(health: DatabaseHealth): void
   /** What the boot started, stopped newest first at shutdown and by a failed boot (boot/parts.ts). */
@@ -35,7 +38,10 @@ export interface Listening {
   abandon(): Promise<void>
 }
 
-/** Listens on the node's port with the early listener (/health says starting; inference waits). */
+/**
+ * Listens on the node's port with the early listener (/health says starting; inference waits);
+ * with `listenLate`, only once `open` is called (a worker that joins a node already serving).
+ */
 export async function listenEarly(init: GatewayInit): Promise<Listening> {
   const env = init.env ?? process.env
   const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
@@ -46,17 +52,31 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   let health: DatabaseHealth | undefined
   const metrics = createMetrics()
   const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
-  const server = await new Promise<HttpServer>((resolve, reject) => {
-    const { server: listening } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
-    listening.once('error', reject)
-    listening.listen(init.port, host, () => resolve(listening))
-  })
-  const port = (server.address() as AddressInfo).port
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-  init.onListening?.(url)
+  const { server } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
+  const address = { port: init.port, url: '' }
+  const listen = async () => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(init.port, host, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    address.port = (server.address() as AddressInfo).port
+    address.url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
+    init.onListening?.(address.url)
+  }
+  if (!init.listenLate) await listen()
   const parts = new Parts(logger)
   return {
-    env, logger, adminTokens, host, readiness, metrics, early, server, port, url, parts,
+    env, logger, adminTokens, host, readiness, metrics, early, server, parts,
+    get port() {
+      return address.port
+    },
+    get url() {
+      return address.url
+    },
+    open: () => (server.listening ? Promise.resolve() : listen()),
     watching: (watcher) => (health = watcher),
     async abandon() {
       server.close()
