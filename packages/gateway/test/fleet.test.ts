@@ -100,6 +100,26 @@ describe('a fleet of three nodes in two regions', () => {
     for (const node of ['node-a', 'node-b']) await expect.poll(() => heldCount(node), { timeout: 5_000 }).toBe(0)
   })
 
+  it('measures how fast holds, releases and settings reach each node, and names the fleet series on /metrics', async () => {
+    // The hold placed on node-a and released on node-c above travelled; now a settings change from node-b.
+    const settings = await admin('node-b', 'GET', '/api/adaptive-routing/config')
+    const changed = await fetch(`${nodes.get('node-b')!.process.url}/api/adaptive-routing/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...settings, prune_failed_fallbacks: !settings.prune_failed_fallbacks }) })
+    expect(changed.status).toBe(200)
+    const signals = async (node: string) => (await admin(node, 'GET', '/api/cluster')).signals
+    await expect.poll(async () => (await signals('node-a')).propagation.settings.count, { timeout: 10_000 }).toBeGreaterThanOrEqual(1)
+    for (const node of ['node-b', 'node-c']) expect((await signals(node)).propagation.hold.count).toBeGreaterThanOrEqual(1)
+    for (const node of ['node-a', 'node-b']) expect((await signals(node)).propagation.release.count).toBeGreaterThanOrEqual(1)
+    const seen = await signals('node-b')
+    // Loopback, one machine, one clock: a hold reaches a peer within a second (gossip's queue included).
+    expect(seen.propagation.hold.p99_ms).toBeLessThan(5_000)
+    expect(seen.gossip.holds.in).toBeGreaterThanOrEqual(1)
+    expect(Math.abs(seen.clock_offset_max_ms)).toBeLessThan(1_000)
+    const metrics = await (await fetch(`${nodes.get('node-b')!.process.url}/metrics`)).text()
+    for (const series of ['switchboard_fleet_propagation_seconds_bucket{le="0.1",kind="hold"}', 'switchboard_fleet_members 3', 'switchboard_fleet_leader{region="eu",node_id="node-a"} 1', 'switchboard_fleet_gossip_messages_total{topic="holds",direction="in"}', 'switchboard_fleet_repaired_entries_total', 'switchboard_fleet_snapshot_age_seconds', 'switchboard_fleet_clock_offset_max_seconds'])
+      expect(metrics).toContain(series)
+    await fetch(`${nodes.get('node-b')!.process.url}/api/adaptive-routing/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) })
+  })
+
   it('restarts a killed node with the fleet holds, and it rejoins', async () => {
     await holdOn('node-b')
     await expect.poll(() => heldCount('node-c'), { timeout: 5_000 }).toBe(1)

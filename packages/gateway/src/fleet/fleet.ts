@@ -18,6 +18,9 @@ import type { KeyLimiter } from '../access/limits.ts'
 import { carryTrials, type TrialsCarrier } from './trials.ts'
 import { carryHolds, type HoldSync } from './hold-sync.ts'
 import { carrySignals, type Signals } from './signals.ts'
+import { carryClock, PeerClocks } from './clock.ts'
+import { FleetSignals, type RepairVia } from './fleet-signals.ts'
+import { snapshotInfo } from '@switchboard/store'
 import { clusterView, type ClusterView } from './view.ts'
 import { atMost } from '../boot/shutdown.ts'
 import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'
@@ -90,8 +93,15 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   /** Set once snapshots are scheduled: asks for one soon after holds change. */
   let changedHolds = () => {}
 
-  /** Takes entries from Postgres or a peer: each checked, bad ones counted; released routes recover. */
-  const takeIn = (raw: readonly unknown[], source: string): number => {
+  const clocks = new PeerClocks()
+  const fleetSignals = new FleetSignals(metrics.registry, clocks, now)
+
+  /**
+   * Takes entries from Postgres or a peer: each checked, bad ones counted; released routes
+   * recover. `measured`: entries that travelled as they changed (gossip) or were repaired, whose
+   * propagation lag counts; a join's pull of the whole set or a restore does not.
+   */
+  const takeIn = (raw: readonly unknown[], source: string, measured?: 'gossip' | RepairVia): number => {
     const entries: HoldEntry[] = []
     const at = now()
     for (const value of raw) {
@@ -102,6 +112,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       else entries.push(entry)
     }
     const changed = holds.merge(entries, now())
+    if (measured !== undefined) for (const entry of changed) if (entry.version.nodeId !== init.nodeId) fleetSignals.applied(entry.state === 'held' ? 'hold' : 'release', entry.version.nodeId, entry.version.wallMs)
     if (changed.length > 0) {
       changedHolds()
       dispatcher.merged(changed)
@@ -122,6 +133,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   let cluster: Cluster | null = null
   let holdSync: HoldSync | null = null
   let signals: Signals | null = null
+  let clock: { stop(): void } | null = null
   let trialRounds: TrialsCarrier | null = null
   let configShare: ConfigSnapshotCarrier | null = null
   const timers: NodeJS.Timeout[] = []
@@ -144,10 +156,12 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     const fleet = cluster
     trialRounds = await carryTrials(fleet, { trials, dispatcher, metrics, logger, now, knownKey: components.knownKey })
     if (components.gatewayKeys) configShare = await carryConfigSnapshot(fleet, components.gatewayKeys, { logger })
-    signals = await carrySignals(fleet, components)
+    fleetSignals.attach(fleet)
+    clock = await carryClock(fleet, { clocks, now, logger })
+    signals = await carrySignals(fleet, { ...components, settingsFrom: (nodeId, sentAt) => fleetSignals.applied('settings', nodeId, sentAt) })
     fleet.on('leader:change', (change) => logger.info({ region: change.region, leader: change.leader?.nodeId ?? null }, `leader of region ${change.region}: ${change.leader?.nodeId ?? 'none'}`))
     const trialsCarrier = trialRounds
-    holdSync = await carryHolds(fleet, { holds, takeIn, pullTrials: (peerId) => trialsCarrier.pull(peerId), logger, now, random: components.random, peers: init.peers, ...(init.antiEntropyEveryMs !== undefined ? { antiEntropyEveryMs: init.antiEntropyEveryMs } : {}) })
+    holdSync = await carryHolds(fleet, { holds, takeIn, repaired: (via, entries) => fleetSignals.repaired(via, entries), pullTrials: (peerId) => trialsCarrier.pull(peerId), logger, now, random: components.random, peers: init.peers, ...(init.antiEntropyEveryMs !== undefined ? { antiEntropyEveryMs: init.antiEntropyEveryMs } : {}) })
   } else if (init.peers.length > 0) {
     logger.warn('--peers given without --fleet-secret: running standalone (a fleet needs its secret)')
   }
@@ -170,6 +184,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
         { nodeId: init.nodeId, region: init.region },
       )
       logger.debug({ entries: written }, 'wrote the hold set to Postgres')
+      fleetSignals.snapshotTaken(now())
     } finally {
       snapshotting = false
     }
@@ -197,6 +212,10 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   })
   snapshotSoon(5_000)
   timers.push(setInterval(writeIfLeader, init.snapshotEveryMs ?? 30_000))
+  // Another leader's snapshots too: the age the fleet's Postgres copy has, whoever wrote it.
+  const readSnapshotAge = () => void snapshotInfo(pool).then((info) => info && fleetSignals.snapshotTaken(info.takenAt.getTime()), () => {})
+  readSnapshotAge()
+  timers.push(setInterval(readSnapshotAge, 15_000))
   for (const timer of timers) timer.unref()
 
   return {
@@ -215,10 +234,11 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     },
     pullGatewayKeys: async () => (await configShare?.pull()) ?? false,
     clusterStats: () => cluster?.stats() ?? null,
-    view: () => clusterView({ cluster, pool, holds, isLeader }, init),
+    view: async () => ({ ...(await clusterView({ cluster, pool, holds, isLeader }, init)), signals: fleetSignals.view() }),
     async stop() {
       for (const timer of timers) clearInterval(timer)
       holdSync?.stop()
+      clock?.stop()
       configShare?.stop()
       if (soon !== null) clearTimeout(soon)
       // Bounded: a pooled connection cut off from Postgres (a network cut) hangs its query until

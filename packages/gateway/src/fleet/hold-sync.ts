@@ -6,6 +6,7 @@
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
 import { compareVersions, differingBuckets, holdId, type HoldEntry, type Holds } from '@switchboard/routing'
+import type { RepairVia } from './fleet-signals.ts'
 import { bucketsRequest, digestRequest, digestResponse, entriesRequest, holdBatch, PROTOCOLS, versionsResponse, MAX_PULL_IDS, type VersionsResponse } from './messages.ts'
 
 /** Differing buckets holding at most this many entries here are pulled whole, without the version step. */
@@ -14,7 +15,9 @@ const SMALL_BUCKETS = 64
 export interface HoldSyncInit {
   holds: Holds
   /** Takes entries from a peer: checked, merged, news for routing; returns how many changed. */
-  takeIn(raw: readonly unknown[], source: string): number
+  takeIn(raw: readonly unknown[], source: string, measured?: 'gossip' | RepairVia): number
+  /** Entries a sync brought that gossip missed. */
+  repaired(via: RepairVia, entries: number): void
   /** After the join's hold pull: the trial rounds, from the same peer. */
   pullTrials(peerId: string): Promise<void>
   logger: Logger
@@ -35,7 +38,7 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
   const { holds, takeIn, logger, now } = init
   const topic = fleet.topic('holds', holdBatch, { scope: 'fleet', maxBytes: 1024 * 1024 })
   topic.subscribe((message, _from, meta) => {
-    if (meta.peerId !== fleet.peerId) takeIn(message.entries, `gossip from ${meta.nodeId}`)
+    if (meta.peerId !== fleet.peerId) takeIn(message.entries, `gossip from ${meta.nodeId}`, 'gossip')
   })
   await fleet.handle(PROTOCOLS.snapshot, digestRequest, holdBatch, async () => ({ entries: holds.entries() }))
   await fleet.handle(PROTOCOLS.digest, digestRequest, digestResponse, async () => {
@@ -83,13 +86,14 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     return (await fleet.request(peer.peerId, PROTOCOLS.entries, { ids: wanted }, holdBatch)).entries
   }
   // Catch up with a peer: compare digests, pull what differs (anti-entropy's round).
-  const syncWith = async (peer: { peerId: string; nodeId: string }, why: string): Promise<number> => {
+  const syncWith = async (peer: { peerId: string; nodeId: string }, why: RepairVia): Promise<number> => {
     holds.collect(now())
     const theirs = await fleet.request(peer.peerId, PROTOCOLS.digest, {}, digestResponse)
     const differing = differingBuckets(holds.digest(), theirs)
     if (differing.length === 0) return 0
     const pulled = await pullDiffering(peer, differing)
-    const merged = takeIn(pulled, `${why} with ${peer.nodeId}`)
+    const merged = takeIn(pulled, `${why} with ${peer.nodeId}`, why)
+    if (merged > 0) init.repaired(why, merged)
     if (merged > 0) logger.info({ peer: peer.nodeId, merged }, `${why} brought ${merged} hold entries`)
     return merged
   }

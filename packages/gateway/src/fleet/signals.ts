@@ -21,6 +21,8 @@ export interface SignalsComponents {
   applySettings(settings: LoadBalancerSettings): void
   reloadGatewayKeys(): Promise<void>
   reloadProviders(): Promise<void>
+  /** A settings change from `nodeId`, sent at `sentAt` by its clock, applied here now. */
+  settingsFrom?(nodeId: string, sentAt: number): void
 }
 
 export interface Signals {
@@ -40,7 +42,10 @@ export async function carrySignals(fleet: Cluster, components: SignalsComponents
   })
   configTopic.subscribe((message, _from, meta) => {
     if (meta.peerId === fleet.peerId) return
-    if (message.kind === 'settings') components.applySettings(message.settings)
+    if (message.kind === 'settings') {
+      components.applySettings(message.settings)
+      components.settingsFrom?.(meta.nodeId, meta.sentAt)
+    }
     else if (message.kind === 'gateway_keys') components.reloadGatewayKeys().catch((error: unknown) => logger.warn({ err: error }, 'could not reload gateway keys a peer changed'))
     else components.reloadProviders().catch((error: unknown) => logger.warn({ err: error }, 'could not reload providers a peer changed'))
   })

@@ -1,6 +1,7 @@
 /** What `GET /api/cluster` shows of this node's fleet: members, regions, leaders, the last hold snapshot. */
 import type { Cluster } from '@switchboard/cluster'
 import type { Holds } from '@switchboard/routing'
+import type { FleetSignalsView } from './fleet-signals.ts'
 import { snapshotInfo, type DatabasePool, type SnapshotInfo } from '@switchboard/store'
 
 /** What GET /api/cluster shows. */
@@ -13,6 +14,8 @@ export interface ClusterView {
   last_snapshot: { taken_at: string; node_id: string; region: string; entries: number } | null
   holds: number
   dropped: Record<string, number>
+  /** The fleet's own health as this node sees it (issue 40): absent on a standalone node's worker that does not join. */
+  signals?: FleetSignalsView
 }
 
 /** Builds the view; a node without a cluster is alone in its region and leads it. */
