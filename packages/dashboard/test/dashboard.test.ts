@@ -313,6 +313,9 @@ describe('the dashboard on a rough day', () => {
     const text = await page.getByTestId('members').textContent()
     for (const node of fleet.nodes) expect(text).toContain(node.id)
     expect(await page.getByTestId('regions').textContent()).toMatch(/eu.*node-a, node-b.*leader node-a/)
+    // The fleet's health (issue 40): propagation by kind, and gossip per topic with the holds topic among them.
+    expect(await page.getByTestId('propagation').textContent()).toMatch(/Holds placed.*Holds released.*Settings.*Widest clock offset/)
+    await expect.poll(async () => (await page.getByTestId('gossip-topic').allTextContents()).some((row) => row.startsWith('holds'))).toBe(true)
     await screenshot(page, 'cluster')
     await page.close()
   })

@@ -274,6 +274,25 @@ export interface ClusterAnswer {
   holds: number
   last_snapshot: { taken_at: string; node_id: string; entries: number } | null
   dropped: Record<string, number>
+  /** The fleet's own health as the node sees it (absent from a worker that does not join the fleet). */
+  signals?: FleetSignals
+}
+
+/** How fast one kind of change reaches the node: the latest lags' quantiles (ms). */
+export interface PropagationFigures {
+  count: number
+  p50_ms: number | null
+  p99_ms: number | null
+  max_ms: number | null
+}
+
+/** GET /api/cluster's `signals`. */
+export interface FleetSignals {
+  propagation: { hold: PropagationFigures; release: PropagationFigures; settings: PropagationFigures }
+  repaired: { 'anti-entropy': number; 'sync on join': number }
+  gossip: Record<string, { in: number; out: number; dropped: number }>
+  snapshot_age_s: number | null
+  clock_offset_max_ms: number
 }
 
 /** One key of a provider, as GET /api/providers sends it (value redacted). */

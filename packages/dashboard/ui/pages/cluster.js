@@ -3,7 +3,7 @@
 import { html } from '../lib/html.js'
 import { useApi } from '../lib/api.js'
 import { relative, stamp } from '../lib/format.js'
-import { clusterTitle, droppedText } from '../lib/cluster.js'
+import { clusterTitle, droppedText, gossipRows, lagText, ms, PROPAGATION_KINDS } from '../lib/cluster.js'
 import { Card, ErrorNotice } from '../components/notice.js'
 
 /**
@@ -43,7 +43,32 @@ export function ClusterPage({ context }) {
               <dt>Gossip dropped</dt><dd>${droppedText(view.dropped)}</dd>
             </dl>
           </${Card}>
-        </div>`
+        </div>
+        ${view.signals ? html`<${FleetHealth} signals=${view.signals} />` : null}`
       : null}
+  </div>`
+}
+
+/**
+ * How fast changes reach this node, what gossip carried, what syncs repaired (issue 40).
+ * @param {{ signals: import('../lib/answers').FleetSignals }} props
+ */
+function FleetHealth({ signals }) {
+  return html`<div class="grid two">
+    <${Card} title="Propagation to this node (p50 / p99)" testid="propagation">
+      <dl class="facts">
+        ${PROPAGATION_KINDS.map(([kind, label]) => html`<dt>${label}</dt><dd data-kind=${kind}>${lagText(signals.propagation[kind])} · ${signals.propagation[kind].count} seen</dd>`)}
+        <dt>Repaired by anti-entropy</dt><dd>${signals.repaired['anti-entropy']} entries</dd>
+        <dt>Repaired on join</dt><dd>${signals.repaired['sync on join']} entries</dd>
+        <dt>Snapshot age</dt><dd>${signals.snapshot_age_s === null ? 'none yet' : ms(signals.snapshot_age_s * 1000)}</dd>
+        <dt>Widest clock offset</dt><dd>${ms(signals.clock_offset_max_ms)}</dd>
+      </dl>
+    </${Card}>
+    <${Card} title="Gossip by topic" testid="gossip">
+      <table class="table">
+        <thead><tr><th>Topic</th><th>In</th><th>Out</th><th>Dropped</th></tr></thead>
+        <tbody>${gossipRows(signals.gossip).map(([topic, counts]) => html`<tr key=${topic} data-testid="gossip-topic"><td class="mono">${topic}</td><td>${counts.in}</td><td>${counts.out}</td><td>${counts.dropped}</td></tr>`)}</tbody>
+      </table>
+    </${Card}>
   </div>`
 }

@@ -18,6 +18,14 @@ describe("a peer's clock offset", () => {
     expect(clocks.toLocal('node-b', 10_000)).toBe(5_000)
   })
 
+  it('is none that can be told when it lies within half the round trip', () => {
+    const clocks = new PeerClocks()
+    clocks.sample('node-b', 1_000, 1_012, 1_030)
+    expect(clocks.offset('node-b')).toBe(0)
+    clocks.sample('node-b', 2_000, 2_040, 2_020)
+    expect(clocks.offset('node-b')).toBe(30)
+  })
+
   it('keeps the latest samples only, and forgets a peer that left', () => {
     const clocks = new PeerClocks()
     clocks.sample('node-b', 0, 1_000, 0)

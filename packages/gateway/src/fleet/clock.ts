@@ -3,7 +3,8 @@
  * read off a peer's time stamp is not its clock skew. Every 30 s (and when a peer joins) this
  * node asks each peer for its time: sent at t0, the peer's time t1, back at t2 (this node's
  * clock), the peer's clock is ahead by about t1 - (t0 + t2) / 2, within half the round trip.
- * Of the last few samples, the one with the shortest round trip is kept: the least doubt.
+ * Of the last few samples, the one with the shortest round trip is kept: the least doubt; an
+ * offset within half its round trip is no offset that can be told (two nodes on one machine).
  */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
@@ -36,7 +37,8 @@ export class PeerClocks {
     if (list === undefined || list.length === 0) return 0
     let best = list[0]!
     for (const sample of list) if (sample.roundTripMs < best.roundTripMs) best = sample
-    return best.offsetMs
+    // Within half the round trip, the estimate cannot tell the clocks apart: taken as the same.
+    return Math.abs(best.offsetMs) <= best.roundTripMs / 2 ? 0 : best.offsetMs
   }
 
   /** When `at` by `nodeId`'s clock was by this node's. */
