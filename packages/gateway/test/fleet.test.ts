@@ -5,7 +5,7 @@
  * without the fleet secret cannot get in.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdtemp } from 'node:fs/promises'
+import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
@@ -117,6 +117,11 @@ describe('a fleet of three nodes in two regions', () => {
     const metrics = await (await fetch(`${nodes.get('node-b')!.process.url}/metrics`)).text()
     for (const series of ['switchboard_fleet_propagation_seconds_bucket{le="0.1",kind="hold"}', 'switchboard_fleet_members 3', 'switchboard_fleet_leader{region="eu",node_id="node-a"} 1', 'switchboard_fleet_gossip_messages_total{topic="holds",direction="in"}', 'switchboard_fleet_repaired_entries_total', 'switchboard_fleet_snapshot_age_seconds', 'switchboard_fleet_clock_offset_max_seconds'])
       expect(metrics).toContain(series)
+    // Every series the Grafana dashboard reads is one a node exports.
+    const dashboard = JSON.parse(await readFile(new URL('../../../deploy/grafana/switchboard.json', import.meta.url), 'utf8')) as { panels: { targets?: { expr: string }[] }[] }
+    const read = new Set(dashboard.panels.flatMap((panel) => panel.targets ?? []).flatMap((target) => target.expr.match(/switchboard_[a-z0-9_]+/g) ?? []))
+    expect(read.size).toBeGreaterThan(15)
+    for (const name of read) expect(metrics, name).toContain(`# TYPE ${name.replace(/_bucket$/, '')} `)
     await fetch(`${nodes.get('node-b')!.process.url}/api/adaptive-routing/config`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) })
   })
 
