@@ -44,7 +44,15 @@ const ENV_PLACEHOLDERS = new Set(['VAR', 'NAME'])
  * Set only by local launchers (npm start, the chaos run) or tests, never by a deployment; and
  * SWITCHBOARD_INSECURE, an opt-out a deployment should not carry (the deploy files set admin tokens).
  */
-const LAUNCHER_ONLY = new Set(['SWITCHBOARD_EXIT_WITH_PARENT', 'SWITCHBOARD_GATEWAY_KEY_WINDOW_MS', 'SWITCHBOARD_INSECURE'])
+const LAUNCHER_ONLY = new Set([
+  'SWITCHBOARD_EXIT_WITH_PARENT',
+  'SWITCHBOARD_GATEWAY_KEY_WINDOW_MS',
+  'SWITCHBOARD_INSECURE',
+  // Set by a node's primary for the workers it forks (workers/hub.ts), never by a deployment.
+  'SWITCHBOARD_WORKER_INDEX',
+  'SWITCHBOARD_WORKER_COUNT',
+  'SWITCHBOARD_WORKER_LISTEN',
+])
 
 /** Environment variables the gateway's (non-test) source reads by name, e.g. `env.LOG_LEVEL`. */
 export function gatewayEnvReads(): string[] {

@@ -32,6 +32,8 @@ afterAll(async () => {
 const chat = (headers: Record<string, string> = {}) => send(gateway.url, 'POST', '/v1/chat/completions', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers)
 const conditions = (worker: number) => onWorker(worker, () => send(gateway.url, 'GET', '/api/adaptive-routing/conditions'))
 const toRevoked = async () => (await simulator.requests()).filter((entry) => entry.key_suffix === 'aaaa').length
+/** The refused key's requests beyond its first: the hold's checks (one per due time, whichever worker makes it), as the node counts them. */
+const checksMade = async () => ((await conditions(1)).json.conditions as { checks: number }[]).reduce((total, condition) => total + condition.checks, 0)
 
 /** The pids of the node's workers, by worker number (read from each child's environment). */
 async function workerPids(primary: number): Promise<Map<number, number>> {
@@ -87,7 +89,8 @@ describe('a node with two workers', () => {
       // The new worker answers once it is ready; it holds what the node held.
       await expect.poll(async () => (await conditions(worker).catch(() => null))?.json.count, { timeout: 30_000 }).toBe(1)
       for (let index = 0; index < 8; index++) expect((await chat()).status).toBe(200)
-      expect(await toRevoked()).toBe(1)
+      // On a loaded machine a restart can outlast the hold's first due time: its check is the only other request.
+      expect(await toRevoked()).toBe(1 + (await checksMade()))
     }
     expect(gateway.output()).toMatch(/worker 2 exited \(SIGKILL\); starting another/)
     expect(gateway.output()).toMatch(/worker 1 exited \(SIGKILL\); starting another/)
