@@ -79,7 +79,8 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const { env, logger, adminTokens, host, readiness, metrics, early, server, port, url } = listening
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   listening.undo.push(() => database.release())
-  const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
+  // The boot's reads overlap on up to three connections: the first read's own and two more, opened together.
+  const pool = createPool({ url: database.url, log: (line) => logger.warn(line), open: 2 })
   listening.undo.push(() => atMost(3_000, pool.end()))
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
   // Postgres down at boot does not stop the node: it serves config.json and its peers' holds until the store answers.
