@@ -22,4 +22,5 @@ const { cli, started } = await load()
 const code = await cli.main(process.argv.slice(2))
 // A node that could not start may have opened sockets (Postgres, p2p): exit rather than linger.
 if (code !== 0) process.exit(code)
-started()
+// Once a node listens, not after `--help` (a cache of the few functions it ran would stand for the build).
+if (process.getActiveResourcesInfo().includes('TCPServerWrap')) started()
