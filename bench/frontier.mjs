@@ -226,7 +226,8 @@ async function startBackgroundFleet(count, { configFile, databaseUrl }) {
       graceMs: 15_000,
     }));
   }
-  for (const node of nodes) await waitUntilReady(node, async () => logTail(node).includes('switchboard listening on'), { timeoutMs: 120_000, intervalMs: 100 });
+  // the whole log: peers joining follow the line within a second
+  for (const node of nodes) await waitUntilReady(node, async () => logTail(node, 1_000_000).includes('switchboard listening on'), { timeoutMs: 120_000, intervalMs: 100 });
   return nodes;
 }
 
