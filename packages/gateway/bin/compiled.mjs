@@ -150,8 +150,9 @@ export function loadBundle(path = BUNDLE) {
   const bytes = readFileSync(path)
   // latin1 is exact for ASCII (esbuild escapes most non-ASCII) and many times faster to decode.
   const source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
-  const build = BUILD_LINE.exec(source)?.[1] ?? 'unknown'
-  const cache = readCodeCache(build)
+  // No build named (a bundle made otherwise): no cache, V8 would take one of another bundle as long.
+  const build = BUILD_LINE.exec(source)?.[1]
+  const cache = build === undefined ? undefined : readCodeCache(build)
   const cachedData = cache?.data
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __switchboardImport) {'use strict';${source}\n})`, { filename: path, cachedData })
   const module = { exports: {} }
@@ -161,7 +162,7 @@ export function loadBundle(path = BUNDLE) {
     exports: module.exports,
     cached,
     saveCodeCache(level = 'started') {
-      if ((cached && (cache.level === level || cache.level === 'started')) || !writable(dirname(CODE_CACHE))) return false
+      if (build === undefined || (cached && (cache.level === level || cache.level === 'started')) || !writable(dirname(CODE_CACHE))) return false
       const partial = `${CODE_CACHE}.${process.pid}.tmp`
       try {
         writeFileSync(partial, Buffer.concat([Buffer.from(`${build} ${level}\n`, 'latin1'), script.createCachedData()]))
