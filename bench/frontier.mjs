@@ -15,6 +15,14 @@
  *     [--workers 2]   (the second Switchboard target: N workers on every core)
  *   (or PORTKEY_GATEWAY_DIR=/tmp/portkey; without either, the Portkey column is skipped)
  *
+ * Cold start alone (phase 5 only; nothing written to the README):
+ *   npm run bench:frontier -- --only cold-start [--cold-starts 15] [--against <checkout>]
+ *     [--background-nodes 10]
+ *   --against: another checkout's packages/gateway/bin/switchboard.js started in turns with this
+ *   one (A, B, B, A, ...), so a change is compared within one run on the same database;
+ *   --background-nodes: that many other Switchboard nodes (a fleet of their own, unpinned,
+ *   idle) run on the machine while the cold starts are timed.
+ *
  * Switchboard gets its own database on a private embedded PostgreSQL (DATABASE_URL, as in
  * compose and Kubernetes), one openai key on the mock, the request log off (as the issue 2
  * `switchboard` target) and `--p2p-port 0`.
@@ -50,8 +58,14 @@ const { values } = parseArgs({
     'chunk-delay': { type: 'string', default: '100' },
     quick: { type: 'boolean', default: false },
     'no-readme': { type: 'boolean', default: false },
+    only: { type: 'string', default: '' },
+    'cold-starts': { type: 'string', default: '' },
+    against: { type: 'string', default: '' },
+    'background-nodes': { type: 'string', default: '0' },
   },
 });
+if (values.only !== '' && values.only !== 'cold-start') throw new Error(`--only: the one phase that runs alone is cold-start (got "${values.only}")`);
+const coldStartOnly = values.only === 'cold-start';
 const quick = values.quick;
 const concurrency = Math.min(1024, Math.max(1, Number(values.concurrency)));
 const streamCount = Math.min(2048, Math.max(1, Number(values.streams)));
@@ -61,8 +75,11 @@ const phases = {
   turns20: { warmup: quick ? 2 : 20, rounds: quick ? 10 : 500, maxMs: quick ? 3_000 : 50_000 },
   rps: { warmupSeconds: quick ? 0.5 : 2, seconds: quick ? 1 : 8 },
   streams: { rampSeconds: quick ? 0.5 : 2, seconds: quick ? 1 : 6, chunkDelayMs: Math.min(1_000, Math.max(1, Number(values['chunk-delay']))), chunks: quick ? 2 : 20 },
-  coldStarts: quick ? 1 : 3,
+  coldStarts: Math.min(200, Math.max(1, Number(values['cold-starts'] || (quick ? 1 : coldStartOnly ? 15 : 3)))),
+  backgroundNodes: Math.min(50, Math.max(0, Number(values['background-nodes']))),
 };
+const againstBin = values.against ? join(values.against, 'packages/gateway/bin/switchboard.js') : '';
+if (againstBin && !existsSync(againstBin)) throw new Error(`--against: no ${againstBin}`);
 
 /** The Portkey package directory: given as the package itself or as an npm --prefix. */
 function portkeyDir(given) {
@@ -117,27 +134,25 @@ function gatewayLaunches({ mockOrigin, databaseUrl, portkey }) {
     request_log: { enabled: false },
   }, null, 2)}\n`);
   const json = { 'content-type': 'application/json' };
+  const switchboard = (id, label, bin, workers = '1') => ({
+    id,
+    label,
+    args: (port) => [bin, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', databaseUrl],
+    // By its variable, not --workers: an --against checkout from before workers ignores it rather than refusing a flag.
+    env: { NODE_ENV: 'production', SWITCHBOARD_WORKERS: workers },
+    graceMs: 15_000,
+    headers: json,
+    model: 'openai/gpt-4o-mini',
+  });
   return [
+    // One worker: the 1-worker figures, pinned to one core.
+    switchboard('switchboard', 'Switchboard (`switchboard serve`, 1 worker)', SWITCHBOARD_BIN),
+    ...(againstBin ? [switchboard('switchboard-against', `Switchboard of ${values.against} (\`--against\`)`, againstBin)] : []),
     {
-      id: 'switchboard',
-      label: 'Switchboard (`switchboard serve --workers 1`)',
-      args: (port) => [SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', databaseUrl, '--workers', '1'],
-      env: { NODE_ENV: 'production' },
-      graceMs: 15_000,
-      headers: json,
-      model: 'openai/gpt-4o-mini',
-    },
-    {
-      id: 'switchboard-workers',
-      label: `Switchboard (\`--workers ${values.workers}\`, on every core: shared with the load)`,
+      ...switchboard('switchboard-workers', `Switchboard (\`--workers ${values.workers}\`, on every core: shared with the load)`, SWITCHBOARD_BIN, values.workers),
       skip: Number(values.workers) > 1 ? undefined : '--workers 1 given',
       // N workers on one core would show nothing; on every core they share it with the mock, the load and PostgreSQL.
       cpu: `${values['gateway-cpu']},${values['load-cpu']}`,
-      args: (port) => [SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', databaseUrl, '--workers', values.workers],
-      env: { NODE_ENV: 'production' },
-      graceMs: 15_000,
-      headers: json,
-      model: 'openai/gpt-4o-mini',
     },
     {
       id: 'passthrough-node',
@@ -182,16 +197,49 @@ async function startTimed(launch, name = launch.id) {
   const dispatcher = new Agent({ connections: 1 });
   const body = chatBody(launch.model, false);
   let firstServedMs = NaN;
+  let cpuToFirstServedMs = NaN;
   try {
     await waitUntilReady(service, async () => {
       if (!(await answers(`${origin}/v1/chat/completions`, { method: 'POST', headers: launch.headers, body, dispatcher }))) return false;
       firstServedMs = performance.now() - started;
+      // its CPU time by then (10 ms ticks): what a busy machine does not stretch, unlike the wall time
+      cpuToFirstServedMs = cpuMs(service).node;
       return true;
     }, { timeoutMs: 120_000, intervalMs: 5 });
   } finally {
     await dispatcher.close();
   }
-  return { service, origin, firstServedMs };
+  return { service, origin, firstServedMs, cpuToFirstServedMs };
+}
+
+/**
+ * `--background-nodes`: a fleet of that many Switchboard nodes on the same database, left idle,
+ * spread over every core (not pinned as the timed gateway is), so cold starts are timed while
+ * they share the machine. Each waits for its "listening" line.
+ */
+async function startBackgroundFleet(count, { configFile, databaseUrl }) {
+  const cpus = `0-${cores - 1}`;
+  const p2pPorts = [];
+  for (let index = 0; index < count; index += 1) p2pPorts.push(await freePort());
+  const seeds = p2pPorts.slice(0, 3).map((port) => `127.0.0.1:${port}`);
+  const nodes = [];
+  for (let index = 0; index < count; index += 1) {
+    const port = await freePort();
+    const peers = seeds.filter((seed) => seed !== `127.0.0.1:${p2pPorts[index]}`);
+    nodes.push(startService({
+      name: `background-${index + 1}`,
+      command: 'taskset',
+      args: ['-c', cpus, process.execPath, SWITCHBOARD_BIN, 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--node-id', `background-${index + 1}`,
+        '--p2p-port', String(p2pPorts[index]), '--peers', peers.join(','), '--fleet-secret', 'frontier-background-fleet-0123456789', '--database-url', databaseUrl],
+      cwd: benchDir,
+      env: { NODE_ENV: 'production' },
+      logFile: join(resultsDir, `background-${index + 1}.log`),
+      graceMs: 15_000,
+    }));
+  }
+  // the whole log: peers joining follow the line within a second
+  for (const node of nodes) await waitUntilReady(node, async () => logTail(node, 1_000_000).includes('switchboard listening on'), { timeoutMs: 120_000, intervalMs: 100 });
+  return nodes;
 }
 
 const rows = new Map();
@@ -199,6 +247,7 @@ const row = (id) => rows.get(id) ?? rows.set(id, { rss: {} }).get(id);
 const notes = [];
 let mock;
 let targets = [];
+let background = [];
 try {
   // the mock, on the load generator's core
   const mockPort = await freePort();
@@ -215,6 +264,7 @@ try {
   const databaseUrl = Object.assign(new URL(database.handle.url), { pathname: '/frontier' }).toString();
 
   const launches = gatewayLaunches({ mockOrigin, databaseUrl, portkey: portkeyDir(values.portkey) });
+  const configFile = join(resultsDir, 'switchboard.config.json');
   targets.push(loadTarget('direct', `${mockOrigin}/v1/chat/completions`, { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}` }, 'gpt-4o-mini', mock));
   row('direct').label = 'mock direct (no gateway)';
   for (const launch of launches) {
@@ -234,7 +284,7 @@ try {
   for (const target of targets) row(target.id).rss.idle = rssMb(target.service);
 
   // 1. concurrency 1, targets taking turns
-  for (const latency of [0, 20]) {
+  for (const latency of coldStartOnly ? [] : [0, 20]) {
     await setMock(mockOrigin, { latency_ms: latency });
     const phase = latency === 0 ? phases.turns0 : phases.turns20;
     const began = performance.now();
@@ -248,7 +298,7 @@ try {
 
   // 2. sustained RPS at 20 ms
   await setMock(mockOrigin, { latency_ms: 20 });
-  for (const target of targets) {
+  for (const target of coldStartOnly ? [] : targets) {
     let cpuBefore = 0;
     let rssMax = 0;
     let cpuDuring = NaN;
@@ -281,7 +331,7 @@ try {
 
   // 3. streams held at once, 20 ms before the headers, then 20 events 100 ms apart
   await setMock(mockOrigin, { latency_ms: 20, chunk_delay_ms: phases.streams.chunkDelayMs, chunks: phases.streams.chunks });
-  for (const target of targets) {
+  for (const target of coldStartOnly ? [] : targets) {
     let rssMax = 0;
     await mockStreams(mockOrigin, 'DELETE');
     const result = await heldStreams(target.stream, { streams: streamCount, ...phases.streams, onTick: () => { rssMax = Math.max(rssMax, rssMb(target.service)); } });
@@ -290,28 +340,71 @@ try {
     console.log(`streams ${target.id}: ${result.completed} measured, peak ${result.peakOpen} open (${row(target.id).streams.upstreamPeak} at the mock), first content p50 ${result.p50.toFixed(1)} p99 ${result.p99.toFixed(1)} ms, ${result.errors} errors${result.errors ? `: ${result.lastError}` : ''}`);
   }
 
-  // 4. cold starts: each gateway stopped, then started again (Switchboard on its existing database)
-  for (const target of targets.filter((candidate) => candidate.launch)) {
+  // 4. cold starts: each gateway stopped, then started again (Switchboard on its existing
+  // database), the gateways taking turns (A B, then B A, ...) so a busier moment of the machine
+  // weighs on each alike
+  const started = targets.filter((candidate) => candidate.launch);
+  for (const target of started) {
     await stopService(target.service);
-    const times = [];
-    for (let attempt = 0; attempt < phases.coldStarts; attempt += 1) {
-      const { service, firstServedMs } = await startTimed(target.launch, `${target.id}-cold-${attempt + 1}`);
-      times.push(firstServedMs);
+    row(target.id).coldStarts = [];
+    row(target.id).coldStartCpu = [];
+  }
+  if (phases.backgroundNodes > 0) {
+    const began = performance.now();
+    background = await startBackgroundFleet(phases.backgroundNodes, { configFile, databaseUrl });
+    await sleep(2_000);
+    console.log(`${background.length} background nodes running (started in ${((performance.now() - began) / 1000).toFixed(1)} s)`);
+  }
+  for (let attempt = 0; attempt < phases.coldStarts; attempt += 1) {
+    const order = attempt % 2 === 0 ? started : [...started].reverse();
+    for (const target of order) {
+      const { service, firstServedMs, cpuToFirstServedMs } = await startTimed(target.launch, `${target.id}-cold-${attempt + 1}`);
+      row(target.id).coldStarts.push(firstServedMs);
+      row(target.id).coldStartCpu.push(cpuToFirstServedMs);
       await stopService(service);
     }
-    row(target.id).coldStarts = times;
-    console.log(`cold start ${target.id}: ${times.map((ms) => ms.toFixed(0)).join(', ')} ms`);
   }
+  for (const target of started) console.log(`cold start ${target.id}: ${summary(row(target.id).coldStarts)}; its CPU time by then: ${summary(row(target.id).coldStartCpu)}`);
 } finally {
+  await Promise.all(background.map((node) => stopService(node)));
   await stopAll();
   await database.dispose();
 }
 
 // from process start: tsx loading the store package is part of the run's time
 const runSeconds = process.uptime();
-const markdown = render();
+const markdown = coldStartOnly ? renderColdStarts() : render();
 console.log(`\n${markdown}\n\nThe run took ${runSeconds.toFixed(0)} s.`);
-if (!values['no-readme'] && !quick) replaceSection(join(benchDir, 'README.md'), 'frontier', markdown);
+if (!values['no-readme'] && !quick && !coldStartOnly) replaceSection(join(benchDir, 'README.md'), 'frontier', markdown);
+
+/** Cold starts as median / p90 (nearest rank), with the fastest and the slowest. */
+function summary(times) {
+  const sorted = [...times].sort((a, b) => a - b);
+  if (sorted.length === 0) return 'n/a';
+  const rank = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+  return `median ${rank(0.5).toFixed(0)}, p90 ${rank(0.9).toFixed(0)} ms (n ${sorted.length}, ${sorted[0].toFixed(0)}-${sorted.at(-1).toFixed(0)})`;
+}
+
+/** `--only cold-start`: one line per gateway. */
+function renderColdStarts() {
+  const lines = [
+    `Command: \`${facts.command}\` · run time ${runSeconds.toFixed(0)} s`,
+    '',
+    `Date: ${facts.date} · Node ${facts.node} · CPU: ${facts.cpu} · 1-min load average before the run: ${facts.loadBefore}`,
+    '',
+    `From spawn (pinned to CPU ${values['gateway-cpu']}) to the first answered chat completion, polled every 5 ms, the gateways taking turns` +
+      `${phases.backgroundNodes > 0 ? `, ${phases.backgroundNodes} other Switchboard nodes (one idle fleet, on every core) running` : ''}.`,
+    '',
+    '| target | cold start (wall) | its CPU time by then |',
+    '| --- | --- | --- |',
+  ];
+  for (const [id, entry] of rows) {
+    if (id === 'direct') continue;
+    lines.push(`| ${entry.label} | ${entry.skipped ? `not run: ${entry.skipped} |` : `${summary(entry.coldStarts ?? [])} | ${summary(entry.coldStartCpu ?? [])}`} |`);
+  }
+  if (rows.get('switchboard')?.freshStartMs) lines.push('', `- Switchboard's first start in this run (fresh database: its schema created): ${rows.get('switchboard').freshStartMs.toFixed(0)} ms`);
+  return lines.join('\n');
+}
 
 function render() {
   const number = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');

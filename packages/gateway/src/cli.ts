@@ -25,7 +25,7 @@ Every flag can also be set as an environment variable SWITCHBOARD_<NAME>
 (e.g. SWITCHBOARD_PORT, SWITCHBOARD_DATABASE_URL; DATABASE_URL also works).`
 
 /** Whether this process runs the compiled bundle (bin/compiled.mjs) or the TypeScript sources through tsx. */
-export const RUNNING_FROM: 'bundle' | 'source' = import.meta.url.endsWith('/dist/switchboard.mjs') ? 'bundle' : 'source'
+export const RUNNING_FROM: 'bundle' | 'source' = import.meta.url.endsWith('/dist/switchboard.cjs') ? 'bundle' : 'source'
 
 /** How long in-flight requests may run after SIGTERM before the node closes them. */
 export const SHUTDOWN_DRAIN_MS = 20_000

@@ -96,7 +96,8 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   // The embedded Postgres's own stop (a fast shutdown) is waited for: left behind, it would outlive the node.
   parts.add('database', () => database.release(), 15_000)
-  const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
+  // The boot's reads overlap on up to three connections: the first read's own and two more, opened together.
+  const pool = createPool({ url: database.url, log: (line) => logger.warn(line), open: 2 })
   // Bounded like every step: after a network cut from Postgres the pool kept a connection whose end
   // it waited for until the CLI's 24 s bound. Every write has landed or been given up by then.
   parts.add('database pool', () => pool.end())

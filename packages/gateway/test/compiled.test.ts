@@ -1,12 +1,15 @@
 /**
  * The compiled start (issue 38, item 2): `bin/switchboard.js` runs the bundle bin/compiled.mjs
- * builds, rebuilding it when a source is newer, and the sources through tsx when told to.
+ * builds, rebuilding it when a source is newer, and the sources through tsx when told to; the
+ * first start of a build leaves V8's code cache, which later starts take.
  */
-import { statSync, utimesSync } from 'node:fs'
+import { isAscii } from 'node:buffer'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BUNDLE, buildBundle, bundleIsFresh } from '../bin/compiled.mjs'
+import { BUNDLE, CODE_CACHE, buildBundle, bundleIsFresh } from '../bin/compiled.mjs'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const source = join(fileURLToPath(new URL('.', import.meta.url)), '../../routing/src/index.ts')
@@ -31,6 +34,9 @@ describe('the compiled start', () => {
   it('is rebuilt when a source is newer than the bundle, and fresh after', async () => {
     await buildBundle()
     expect(bundleIsFresh()).toBe(true)
+    expect(existsSync(CODE_CACHE), 'a new build drops the code cache of the one before').toBe(false)
+    // Read as latin1, faster than UTF-8: a non-ASCII character (in a regular expression, say) slows every start.
+    expect(isAscii(readFileSync(BUNDLE)), 'the bundle is ASCII').toBe(true)
     const before = statSync(source)
     const bundleAt = statSync(BUNDLE).mtime
     try {
@@ -58,4 +64,15 @@ describe('the compiled start', () => {
       await fromSource.stop()
     }
   }, 60_000)
+
+  it('leaves the code cache of its build at its first start, and the next load takes it', () => {
+    // After the test above: its bundled start was the first of this build.
+    const build = /^\/\* switchboard build (\S+) \*\//.exec(readFileSync(BUNDLE, 'latin1').slice(0, 200))?.[1]
+    expect(build).toBeDefined()
+    expect(readFileSync(CODE_CACHE).toString('latin1', 0, 100).split('\n')[0]).toBe(`${build} started`)
+    const compiled = new URL('../bin/compiled.mjs', import.meta.url).href
+    const script = `const bundle = (await import(${JSON.stringify(compiled)})).loadBundle(); console.log(JSON.stringify({ cached: bundle.cached, main: typeof bundle.exports.main }))`
+    const loaded = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }))
+    expect(loaded).toEqual({ cached: true, main: 'function' })
+  }, 30_000)
 })
