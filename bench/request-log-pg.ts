@@ -7,8 +7,8 @@
  * autovacuum worker that ended mid-run counts), wall time, COPY bytes, WAL bytes and heap
  * bytes per row. Paired: each variant runs right after a run of `base` and is reported as the
  * median of its ratios to those, since this shared 2-core VM moves absolute figures by ±20 %.
- * The variants start from migration 0015's table (`entry` json); the product's rows since
- * migration 0020 carry entry.ts's array in a text column, which is variant `text`.
+ * The variants start from migration 0015's table (`entry` json; the file is kept in
+ * packages/store/test/fixtures/legacy-migrations/); the product's rows since migration 0020 carry entry.ts's array in a text column, which is variant `text`.
  *
  *   node --import tsx bench/request-log-pg.ts [--rows 100000] [--rounds 3] [--variants base,text,...]
  *        [--base base] [--alternate] [--check-binary] [--encode-bench]
@@ -31,7 +31,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { availableParallelism } from 'node:os'
 import pg from 'pg'
 import { migrate } from '../packages/store/src/index.ts'
-import { requestLogMigration } from '../packages/store/src/migrations/0015-request-log.ts'
+import { requestLogMigration } from '../packages/store/test/fixtures/legacy-migrations/0015-request-log.ts'
 import { startPrivateServer } from '../packages/store/test/private-server.ts'
 import type { RequestRecord } from '../packages/history/src/request-log/record.ts'
 import { encodeRow } from '../packages/history/src/request-log/rows.ts'

@@ -1,6 +1,6 @@
 /**
  * The request counts of a window, summed for the dashboard's figures: from the count rollups
- * (migration 0019: per node, the same aligned blocks as the snapshot rollups) for every whole
+ * (kept by a trigger, see the baseline migration: per node, the same aligned blocks as the snapshot rollups) for every whole
  * block inside the window, and from the per-minute counts for the rest. Sums add exactly, so
  * the answer is the one the counts alone give.
  */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { migrate, migrations, SNAPSHOT_ROLLUP_SECONDS } from '@switchboard/store'
+import { migrate, SNAPSHOT_ROLLUP_SECONDS } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
 import { seededRandom } from '../../../../scripts/chaos/chaos.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
@@ -56,7 +56,7 @@ describe('coverWindow', () => {
     expect(rawMs).toBeLessThan(2 * 360_000)
   })
 
-  it('uses the block sizes migration 0018 rolls up', () => {
+  it('uses the block sizes the baseline migration rolls up', () => {
     expect([...ROLLUP_SECONDS]).toEqual([...SNAPSHOT_ROLLUP_SECONDS])
   })
 })
@@ -202,15 +202,10 @@ describe('the timeline and the summary from rollups', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase()
-    // Snapshots written before the rollups existed are rolled up by the migration itself; those
-    // rolled up before the rollups summed failures (0024) get their sums from that migration.
-    await migrate(database.pool, migrations.filter((migration) => migration.version < '0018'))
-    await createDayPartitions(database.pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: NOW, daysBehind: 3, daysAhead: 1 })
-    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 25 * HOUR), counts(rand, NOW - 30 * HOUR, NOW - 25 * HOUR))
-    await migrate(database.pool, migrations.filter((migration) => migration.version < '0024'))
-    await write(snapshots(rand, NOW - 25 * HOUR, NOW - 20 * HOUR), counts(rand, NOW - 25 * HOUR, NOW - 20 * HOUR))
     await migrate(database.pool)
-    // Then the recorder's own path: batches, shuffled so blocks get late and out-of-order rows.
+    await createDayPartitions(database.pool, ['history_events', 'history_snapshots', 'history_counts'], { fromMs: NOW, daysBehind: 3, daysAhead: 1 })
+    // In time order, then the recorder's own path: batches, shuffled so blocks get late and out-of-order rows.
+    await write(snapshots(rand, NOW - 30 * HOUR, NOW - 20 * HOUR), counts(rand, NOW - 30 * HOUR, NOW - 20 * HOUR))
     const rest = snapshots(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5)
     await write(rest, counts(rand, NOW - 20 * HOUR, NOW - 2 * MINUTE).sort(() => rand() - 0.5))
   }, 60_000)
@@ -232,7 +227,7 @@ describe('the timeline and the summary from rollups', () => {
     { name: 'ending on a bucket that holds only the snapshots at its end', query: { from: '2026-12-01T02:00:00Z', to: '2026-12-01T08:55:00Z', bucket_seconds: '100' } },
     { name: '24 h, openai only', query: { from: seconds(now - DAY), to: seconds(now), providers: 'openai' } },
     { name: '24 h, claude only', query: { from: seconds(now - DAY), to: seconds(now), models: 'claude-sonnet-4-5' } },
-    { name: 'the hours rolled up before 0018 and before 0024, in 2 h buckets', query: { from: seconds(NOW - 30 * HOUR), to: seconds(NOW - 20 * HOUR), bucket_seconds: '7200' } },
+    { name: 'the hours written in time order, in 2 h buckets', query: { from: seconds(NOW - 30 * HOUR), to: seconds(NOW - 20 * HOUR), bucket_seconds: '7200' } },
     { name: 'an empty window', query: { from: seconds(now), to: seconds(now) } },
   ]
 
@@ -264,7 +259,7 @@ describe('the timeline and the summary from rollups', () => {
     expect(buckets.some((bucket) => bucket.share < 1)).toBe(true)
     expect(buckets.some((bucket) => bucket.held)).toBe(true)
     expect(buckets.some((bucket) => bucket.failed > 0)).toBe(true)
-    // Blocks rolled up before 0024 summed failures count them too (the 30 h window reaches them).
+    // The earliest blocks, written in time order, count their failures too.
     const early = await queries().timeline(new URLSearchParams({ from: seconds(now - 30 * HOUR), to: seconds(now - 20 * HOUR), bucket_seconds: '7200' }))
     expect(early.rows.flatMap((row) => row.buckets).reduce((sum, bucket) => sum + bucket.failed, 0)).toBeGreaterThan(0)
   })

@@ -2,8 +2,8 @@
  * The timeline's cells: per bucket, entity and node, the worst state the node's snapshots
  * showed (each snapshot holds the worst state since the one before: tracker/snapshot.ts),
  * whether any of them had the key held, and the upstream attempts and failures they counted.
- * Read from the snapshot rollups (migration 0018: blocks of 6 min, 24 min and 2 h, kept by a
- * trigger in the snapshots' own transaction; 0024 adds the sums) wherever a whole block lies
+ * Read from the snapshot rollups (the baseline migration: blocks of 6 min, 24 min and 2 h, kept by a
+ * trigger in the snapshots' own transaction, with their sums) wherever a whole block lies
  * inside the window and inside one bucket, and from the snapshots themselves for the rest (the
  * window's ragged edges, the current partial block, bucket sizes no block divides). Max, "any"
  * and sums combine exactly, so the answer is the one the snapshots alone would give.
@@ -11,7 +11,7 @@
 import type pg from 'pg'
 import { directionEntity } from '../entities.ts'
 
-/** The rollup block sizes in seconds, smallest first; each divides the next and a day. Migration 0018 writes the same. */
+/** The rollup block sizes in seconds, smallest first; each divides the next and a day. The baseline migration writes the same. */
 export const ROLLUP_SECONDS = [360, 1440, 7200] as const
 
 /** Where a window's cells come from: rollup blocks of one size over [fromMs, toMs), and snapshot ranges. */

@@ -1,4 +1,4 @@
-/** How each history row maps onto its table's columns (migration 0014). */
+/** How each history row maps onto its table's columns (the baseline migration, packages/store). */
 import type { Column } from '../writer/insert.ts'
 import type { CountRow, Episode, HistoryEvent, SnapshotRow } from '../tracker/types.ts'
 

@@ -1,5 +1,5 @@
 /**
- * The facets and total of a log query, counted from the per-minute counts (migration 0023,
+ * The facets and total of a log query, counted from the per-minute counts (the baseline migration,
  * minutes.ts) for the whole minutes of the window they cover, and from the rows themselves for
  * the rest: the part of the first and last minute inside the window, and any time before the
  * counts began. A day at 22 requests a second is 1.9M rows: counting them took 7.5 s, summing
@@ -21,7 +21,7 @@ const HOUR_MS = 3_600_000
 export const MODEL = 'coalesce(served_model, requested_model)'
 /**
  * Every key a request was served by or tried. A row holds them in `key_ids` only when it tried
- * another key than the one that served it; most rows hold NULL there (migration 0021, rows.ts).
+ * another key than the one that served it; most rows hold NULL there (rows.ts).
  */
 export const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
 
@@ -96,7 +96,7 @@ function passes(combination: Combination, query: LogQuery): boolean {
   return true
 }
 
-/** The first minute the per-minute counts cover (migration 0023); rows before it are counted as rows. */
+/** The first minute the per-minute counts cover; rows before it are counted as rows. */
 async function countsSince(pool: pg.Pool): Promise<number> {
   const result = await pool.query<{ since: Date }>('SELECT min(since) AS since FROM request_log_counts_since')
   const since = result.rows[0]?.since

@@ -1,5 +1,5 @@
 /**
- * The `detail` column of `request_log` (migration 0020): only what the row's other columns do
+ * The `detail` column of `request_log` (the baseline migration): only what the row's other columns do
  * not already hold, as a JSON array by position. The log entry the API answers is the columns and this array put
  * back together (`recordOfRow`). Written at request rate, a row's bytes are paid three times
  * (encoded by the gateway, sent, parsed and stored by Postgres); the whole record as a JSON
@@ -85,7 +85,7 @@ export interface EntryRow {
   stream: boolean
   picked_by: RoutingSummary['picked_by']
   added_fallback_served: boolean
-  /** `CompactEntry` (`detail`), or the whole record (`entry` of a row written before migration 0020). */
+  /** `CompactEntry` (`detail`), or the whole record (`entry` of a row written before `detail` existed). */
   entry: unknown
 }
 

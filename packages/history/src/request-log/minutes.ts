@@ -1,5 +1,5 @@
 /**
- * The per-minute (and per-hour) counts of the request log (migration 0023): what each row counts as in the
+ * The per-minute (and per-hour) counts of the request log (the baseline migration): what each row counts as in the
  * facets of `GET /api/logs` (its minute and the values the facets group by), noted when the row
  * is encoded and summed per batch when the batch is written, in the batch's own transaction. So
  * the counts hold exactly the rows written: a row dropped from the buffer or refused with its

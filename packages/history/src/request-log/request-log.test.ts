@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
-import { migrate, migrations } from '@switchboard/store'
+import { migrate } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
 import { newRequestId } from './id.ts'
 import { dayName } from '../partitions/day-partitions.ts'
@@ -158,7 +158,7 @@ describe('the request log in Postgres', () => {
     }
   })
 
-  it('makes partitions that take no vacuum for inserts, and migration 0021 sets the same on older ones', async () => {
+  it('makes partitions that take no vacuum for inserts', async () => {
     const options = async () => {
       const result = await database.pool.query<{ options: string[] | null }>(
         "SELECT c.reloptions AS options FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'request_log'::regclass",
@@ -168,11 +168,6 @@ describe('the request log in Postgres', () => {
     const made = await options()
     expect(made.length).toBeGreaterThan(3)
     for (const option of made) expect(option).toContain(PARTITION_STORAGE.replaceAll(' ', ''))
-    const { rows } = await database.pool.query<{ name: string }>("SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'request_log'::regclass")
-    for (const { name } of rows) await database.pool.query(`ALTER TABLE ${name} RESET (autovacuum_vacuum_insert_threshold)`)
-    expect(await options()).toContain(null)
-    await database.pool.query(migrations.find((migration) => migration.version === '0021')?.sql ?? 'no migration 0021')
-    for (const option of await options()) expect(option).toContain(PARTITION_STORAGE.replaceAll(' ', ''))
   })
 
   it('summarizes its BRIN ranges up to the newest rows, so no query reads pages no summary covers', async () => {
@@ -460,7 +455,7 @@ describe('the request log in Postgres', () => {
     await database.pool.query('DELETE FROM request_log WHERE id = ANY($1::uuid[])', [records.map((entry) => entry.id)])
   })
 
-  it('reads a row written before migration 0020 (the whole record as JSON in entry, no detail) as it was', async () => {
+  it('reads a row written before `detail` existed (the whole record as JSON in entry, no detail) as it was', async () => {
     const before = record(NOW - 10_000, { served: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-3', key_name: 'prod-3' } })
     await database.pool.query(
       `INSERT INTO request_log (at, id, node_id, region, surface, requested_model, key_ids, status, latency_ms, stream, picked_by, moved_off, is_check, added_fallback_served, search, entry)
@@ -481,9 +476,7 @@ describe('the request log in Postgres', () => {
       `INSERT INTO request_log_combinations (id, node_id, model, status, picked_by, moved_off, is_check, added_fallback_served, key_ids, last_day)
        VALUES (-15, 'node-9', 'gone', 200, 'routing', false, false, false, '{}', '2026-11-28'), (15, 'node-9', 'kept', 200, 'routing', false, false, false, '{}', '2026-11-29')`,
     )
-    // A day of migration 0022's counts, as a node on the code before 0023 makes them: dropped with the rest.
-    await database.pool.query("CREATE TABLE request_log_minutes_p20261128 PARTITION OF request_log_minutes FOR VALUES FROM ('2026-11-28 00:00:00+00') TO ('2026-11-29 00:00:00+00')")
-    expect(await later.applyRetention()).toEqual(['request_log_counts_p20261127', 'request_log_counts_p20261128', 'request_log_minutes_p20261128', 'request_log_p20261127', 'request_log_p20261128'])
+    expect(await later.applyRetention()).toEqual(['request_log_counts_p20261127', 'request_log_counts_p20261128', 'request_log_p20261127', 'request_log_p20261128'])
     const { rows: left } = await database.pool.query<{ id: string }>('SELECT id FROM request_log_combinations WHERE id IN (-15, 15)')
     expect(left.map((row) => row.id)).toEqual(['15'])
     // Every count left still has its combination.

@@ -65,8 +65,6 @@ export interface RequestLog {
 const DAY_MS = 86_400_000
 /** The log's tables, partitioned alike by day: its rows and their per-minute counts. */
 const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
-/** Migration 0022's counts: written only by nodes that have not taken migration 0023's code yet; their days are dropped with the log's. */
-const LEGACY_TABLES = ['request_log_minutes']
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
  * arrived), then are encoded one after another into the arena: the encoder runs warm, over the
@@ -82,12 +80,12 @@ const STAGE_ROWS = 128
  * logs the pages once more, for an all-visible map no query uses (no index-only scan on BRIN). It
  * cost the server about twice the COPY's CPU per row under load (bench/LOG.md, "Stops 17-19").
  * Dead rows (a batch that failed) still start a vacuum, as does the wraparound guard, and analyze
- * is as the server sets it. Migration 0021 sets the same on partitions made before.
+ * is as the server sets it.
  */
 export const PARTITION_STORAGE = 'autovacuum_vacuum_insert_threshold = -1'
 
 /**
- * Summarizes the unsummarized BRIN ranges (migration 0021) of the named partitions. Ranges are
+ * Summarizes the unsummarized BRIN ranges (its only index) of the named partitions. Ranges are
  * not left to autovacuum: its `autosummarize` work items did not run under steady load here, and
  * a range nobody summarized is read by every query, a lookup by id included (bench/LOG.md,
  * "Stops 17-19"). The last, partly filled range is summarized too, and each row added to it after
@@ -143,7 +141,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   }
   const applyRetention = async () => {
     const cutoff = retentionCutoff(now(), retentionDays)
-    const dropped = await dropDayPartitionsBefore(pool, [...TABLES, ...LEGACY_TABLES], cutoff)
+    const dropped = await dropDayPartitionsBefore(pool, TABLES, cutoff)
     // The combinations no day kept counts any more (the last day that counted each is on it).
     await pool.query(`DELETE FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE last_day < $1::date`, [new Date(cutoff).toISOString().slice(0, 10)])
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)

@@ -1,5 +1,5 @@
 /**
- * A request record as a row of `request_log` (migration 0015): the columns the filters read,
+ * A request record as a row of `request_log` (the baseline migration): the columns the filters read,
  * and in `detail` the rest of the record (entry.ts), written with COPY in its binary format
  * (writer/copy.ts, writer/binary-sink.ts).
  */
@@ -26,7 +26,7 @@ function onlyServedKey(record: RequestRecord): boolean {
   return true
 }
 
-/** The columns of `request_log` (migrations 0015, 0020) a row fills, in the order `encodeRow` writes them. */
+/** The columns of `request_log` a row fills, in the order `encodeRow` writes them. */
 const COLUMNS = [
   'at', 'id', 'node_id', 'region', 'surface', 'gateway_key', 'requested_provider', 'requested_model', 'session_id',
   'served_provider', 'served_model', 'served_key_id', 'served_key_name', 'key_ids', 'status', 'failure_class',

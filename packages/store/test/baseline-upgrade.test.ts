@@ -1,0 +1,122 @@
+/**
+ * The baseline (src/migrations/baseline.ts) against the migrations it replaced (kept as data in
+ * fixtures/legacy-migrations/): a database they brought to 0024, with rows in every table, must
+ * reach the schema an empty database gets from the baseline, every row kept.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type pg from 'pg'
+import { migrate, SchemaTooOldError } from '../src/migrations/migrate.ts'
+import { migrations as legacyMigrations } from './fixtures/legacy-migrations/migrations.ts'
+import { createTestDatabase, type TestDatabase } from './database.ts'
+
+/** Every table, column, constraint, index, trigger and function of the schema, as comparable text (day partitions left out). */
+async function catalog(pool: pg.Pool): Promise<Record<string, string[]>> {
+  const lines = async (sql: string) => (await pool.query<{ line: string }>(sql)).rows.map((row) => row.line)
+  const tables = `SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                   WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition`
+  return {
+    tables: await lines(`SELECT c.relname || ' ' || c.relkind::text || ' ' || coalesce(array_to_string(c.reloptions, ','), '') AS line
+                           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                          WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`),
+    columns: await lines(`SELECT concat_ws(' ', table_name, ordinal_position, column_name, data_type, udt_name, is_nullable, column_default) AS line
+                            FROM information_schema.columns WHERE table_schema = 'public' AND table_name IN (SELECT relname FROM (${tables}) t) ORDER BY 1`),
+    constraints: await lines(`SELECT t.relname || ' ' || con.conname || ' ' || pg_get_constraintdef(con.oid) AS line
+                                FROM pg_constraint con JOIN (${tables}) t ON t.oid = con.conrelid ORDER BY 1`),
+    indexes: await lines(`SELECT pg_get_indexdef(i.indexrelid) AS line FROM pg_index i JOIN (${tables}) t ON t.oid = i.indrelid ORDER BY 1`),
+    triggers: await lines(`SELECT pg_get_triggerdef(tg.oid) AS line FROM pg_trigger tg JOIN (${tables}) t ON t.oid = tg.tgrelid WHERE NOT tg.tgisinternal ORDER BY 1`),
+    // Bodies compared with their whitespace folded: the baseline writes them indented otherwise.
+    functions: await lines(`SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || ') ' || pg_get_function_result(p.oid) || ': ' || regexp_replace(trim(p.prosrc), '\\s+', ' ', 'g') AS line
+                              FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' ORDER BY 1`),
+  }
+}
+
+const DAY = `FOR VALUES FROM ('2026-12-01 00:00:00+00') TO ('2026-12-02 00:00:00+00')`
+const AT = `'2026-12-01T10:03:00Z'`
+
+/** A row in every table the baseline keeps, as the old code wrote them (rollups by their triggers). */
+const ROWS = `
+  INSERT INTO providers (name, type) VALUES ('openai', 'openai');
+  INSERT INTO keys (provider, id, name, value, models, bedrock_key_config) VALUES ('openai', 'k1', 'key one', 'env.KEY', '{gpt-4o}', '{"region": "us-east-1"}');
+  INSERT INTO settings (name, value, origin) VALUES ('history_enabled', 'true', 'api');
+  INSERT INTO store_meta (name, value) VALUES ('history_retention_ran_at', '0');
+  INSERT INTO held_keys (id, entry) VALUES ('openai:k1', '{"rung": 1}');
+  INSERT INTO held_keys_snapshots (taken_at, node_id, region, entries) VALUES (now(), 'node-1', 'eu', 1);
+  INSERT INTO gateway_keys (id, name, secret_hash, redacted, origin) VALUES ('g1', 'ci', 'hash', 'sk-...1', 'api');
+  CREATE TABLE history_events_p20261201 PARTITION OF history_events ${DAY};
+  CREATE TABLE history_snapshots_p20261201 PARTITION OF history_snapshots ${DAY};
+  CREATE TABLE history_counts_p20261201 PARTITION OF history_counts ${DAY};
+  CREATE TABLE request_log_p20261201 PARTITION OF request_log ${DAY};
+  CREATE TABLE request_log_counts_p20261201 PARTITION OF request_log_counts ${DAY};
+  CREATE TABLE request_log_minutes_p20261201 PARTITION OF request_log_minutes ${DAY};
+  INSERT INTO history_events (at, node_id, region, entity, kind) VALUES (${AT}, 'node-1', 'eu', 'key:openai:k1', 'hold:placed');
+  INSERT INTO history_snapshots (at, node_id, region, entity, provider, model, key_id, state, weight, score, error_penalty, latency_penalty, utilisation, recovery, requests, errors)
+    VALUES (${AT}, 'node-1', 'eu', 'route:openai:gpt-4o:k1', 'openai', 'gpt-4o', 'k1', 'degraded', 0.5, 60, 0.2, 0.1, 0.3, 0, 12, 3);
+  INSERT INTO history_counts (at, node_id, region, provider, model, served, failed) VALUES (${AT}, 'node-1', 'eu', 'openai', 'gpt-4o', 9, 3);
+  INSERT INTO history_episodes (node_id, id, region, entity, scope, provider, opened_at, updated_at, detail) VALUES ('node-1', 'e1', 'eu', 'key:openai:k1', 'key', 'openai', ${AT}, ${AT}, '{}');
+  INSERT INTO history_nodes (node_id, region, started_at, last_seen_at) VALUES ('node-1', 'eu', ${AT}, ${AT});
+  INSERT INTO request_log (at, id, node_id, region, surface, requested_model, status, latency_ms, stream, picked_by, moved_off, is_check, added_fallback_served, search, detail)
+    VALUES (${AT}, '01900000-0000-7000-8000-000000000001', 'node-1', 'eu', 'chat_completions', 'gpt-4o', 200, 12.5, false, 'routing', false, false, false, '', '[1]');
+  INSERT INTO request_log_combinations (id, node_id, model, status, picked_by, moved_off, is_check, added_fallback_served, key_ids, last_day) VALUES (15, 'node-1', 'gpt-4o', 200, 'routing', false, false, false, '{}', '2026-12-01');
+  INSERT INTO request_log_counts (span, at, combination, requests) VALUES (60, '2026-12-01T10:03:00Z', 15, 1), (3600, '2026-12-01T10:00:00Z', 15, 1);
+  INSERT INTO request_log_minutes (span, at, node_id, model, status, picked_by, moved_off, is_check, added_fallback_served, key_ids, combination, requests)
+    VALUES (60, ${AT}, 'node-1', 'gpt-4o', 200, 'routing', false, false, false, '{}', 'a combination', 1);
+`
+
+/** Every row of every table the baseline keeps, as JSON text per table (partitions read through their parents). */
+async function contents(pool: pg.Pool): Promise<Record<string, string[]>> {
+  const { rows: tables } = await pool.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> 'schema_migrations' ORDER BY 1`,
+  )
+  const all: Record<string, string[]> = {}
+  for (const { name } of tables) all[name] = (await pool.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${name} t ORDER BY 1`)).rows.map((row) => row.row)
+  return all
+}
+
+describe('the baseline migration', () => {
+  let upgraded: TestDatabase
+  let fresh: TestDatabase
+  let partial: TestDatabase
+  beforeAll(async () => {
+    ;[upgraded, fresh, partial] = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()])
+  })
+  afterAll(async () => {
+    await Promise.all([upgraded.drop(), fresh.drop(), partial.drop()])
+  })
+
+  it('brings a database the old migrations left at 0024 to the schema an empty one gets, every row kept', async () => {
+    expect((await migrate(upgraded.pool, legacyMigrations)).applied.at(-1)).toBe('0024')
+    await upgraded.pool.query(ROWS)
+    const before = await contents(upgraded.pool)
+    expect(before.history_snapshot_rollups).toHaveLength(3)
+    expect(before.history_count_rollups).toHaveLength(3)
+
+    expect(await migrate(upgraded.pool)).toEqual({ applied: ['0025'] })
+    expect(await migrate(fresh.pool)).toEqual({ applied: ['0025'] })
+    expect(await catalog(upgraded.pool)).toEqual(await catalog(fresh.pool))
+
+    // 0022's tables are gone, their partitions with them; every other row is as it was.
+    const { request_log_minutes: minutes, request_log_minutes_since: since, ...kept } = before
+    expect(minutes).toHaveLength(1)
+    expect(since).toHaveLength(1)
+    expect(await contents(upgraded.pool)).toEqual(kept)
+    const { rows: partitions } = await upgraded.pool.query("SELECT relname FROM pg_class WHERE relname LIKE 'request_log_minutes%'")
+    expect(partitions).toEqual([])
+
+    // Both record the baseline alone, and a boot after it applies nothing.
+    for (const database of [upgraded, fresh]) {
+      const { rows } = await database.pool.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')
+      expect(rows).toEqual([{ version: '0025', name: 'baseline' }])
+      expect(await migrate(database.pool)).toEqual({ applied: [] })
+    }
+  })
+
+  it('refuses a database the old migrations left short of 0024, changing nothing', async () => {
+    await migrate(partial.pool, legacyMigrations.filter((migration) => migration.version <= '0021'))
+    const error = await migrate(partial.pool).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(SchemaTooOldError)
+    expect(error).toMatchObject({ code: 'schema_too_old', latest: '0021' })
+    const { rows } = await partial.pool.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')
+    expect(rows.at(-1)).toEqual({ version: '0021' })
+  })
+})
