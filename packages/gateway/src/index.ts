@@ -10,6 +10,7 @@ import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
+import { tracingFromEnv } from './observability/tracing/setup.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -339,9 +340,12 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       )
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
+  // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
+  const tracing = tracingFromEnv(process.env, { nodeId, region })
   const listener = createListener(
     {
       dispatcher,
+      tracing,
       directory: providers,
       health: databaseHealth,
       clusterView: () => joined.view(),
@@ -410,6 +414,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     await step('store writes', () => queue.drained(), 2_000)
     queue.close()
     await step('upstream connections', () => providers.close())
+    if (tracing !== null) await step('traces flush', () => tracing.shutdown())
     // Every step is bounded (3 s unless said): after a network cut from Postgres (the compose
     // test's 30 s disconnect) the pool kept a connection whose end it waited for until the CLI's
     // 24 s bound. Every write has landed or been given up by now, so nothing is lost by not waiting.
