@@ -67,9 +67,13 @@ describe('docker-compose.yml services', () => {
     }
   })
 
-  it('runs the simulator from the image on 0.0.0.0:8090', () => {
-    expect(simulator.entrypoint).toEqual(['node', 'packages/simulator/bin/simulator.js'])
-    expect(exists('packages/simulator/bin/simulator.js')).toBe(true)
+  // The image has no tsx: the simulator runs from the bundle deploy/Dockerfile builds of its CLI.
+  it('runs the simulator from its bundle in the image on 0.0.0.0:8090', () => {
+    const bundle = 'packages/simulator/dist/simulator.mjs'
+    expect(simulator.entrypoint).toEqual(['node', bundle])
+    expect(readText('deploy/Dockerfile')).toContain(`--outfile=${bundle}`)
+    expect(readText('deploy/Dockerfile')).toContain('packages/simulator/src/cli.ts')
+    expect(exists('packages/simulator/src/cli.ts')).toBe(true)
     expect(argument(simulatorCommand, 'host')).toBe('0.0.0.0')
     expect(argument(simulatorCommand, 'port')).toBe('8090')
   })

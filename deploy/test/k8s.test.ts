@@ -274,7 +274,7 @@ describe('deploy/k8s wiring', () => {
   it('runs as the image user, non-root, on a read-only root filesystem with a writable /tmp', () => {
     const pod: Yaml = podTemplate.spec.securityContext
     expect(pod.runAsNonRoot).toBe(true)
-    expect(pod.runAsUser).toBe(imageUser(dockerfile().filter((instruction) => instruction.stage === Math.max(...dockerfile().map((entry) => entry.stage)))).uid)
+    expect(pod.runAsUser).toBe(imageUser(dockerfile()).uid)
     expect(gateway.securityContext.readOnlyRootFilesystem).toBe(true)
     expect(gateway.securityContext.allowPrivilegeEscalation).toBe(false)
     const tmp = (gateway.volumeMounts as Yaml[]).find((entry) => entry.mountPath === '/tmp')

@@ -63,7 +63,8 @@ export function gatewayGetRoutes(): string[] {
   return [...source.matchAll(/\bapp\.get\(\s*'([^']+)'/g)].map((match) => match[1] ?? '')
 }
 
-function sourceFiles(folder: string): string[] {
+/** The TypeScript files (tests left out) under a folder of the repository, by repository path. */
+export function sourceFiles(folder: string): string[] {
   const out: string[] = []
   for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
     const path = `${folder}/${entry.name}`
@@ -183,7 +184,11 @@ export function dockerfile(): Instruction[] {
   })
 }
 
-/** The uid the image runs as: its last USER, resolved through the useradd that created it. */
+/**
+ * The uid the image runs as: its last USER, resolved through the useradd that created it. Pass
+ * the whole Dockerfile: the runtime stage (FROM scratch) copies its /etc/passwd from the stage
+ * that ran useradd.
+ */
 export function imageUser(instructions: Instruction[]): { name: string; uid: number | undefined } {
   const users = instructions.filter((instruction) => instruction.keyword === 'USER')
   const name = users.at(-1)?.args.split(':')[0] ?? 'root'

@@ -5,7 +5,8 @@
  * deploy/Dockerfile, the fleet is brought up and broken the ways a user would: a chat
  * through every node, a revoked key held fleet-wide, a crashed node, a crashed Postgres, a
  * node cut off the network for 30 s, `down`/`up`, a node started while Postgres is down; and
- * the README's `docker run`. Traffic from the host goes only to ports published on
+ * the README's `docker run`; and the image itself is lean (issue 38: no embedded Postgres, no
+ * tsx, its size beside its base's, a node's memory). Traffic from the host goes only to ports published on
  * 127.0.0.1. Everything it made is removed at the end, the engine it started stopped.
  *
  * Not part of `npm test` (a file of its own config, deploy/test/real/vitest.config.ts): it
@@ -18,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { root, shutdownBoundSeconds } from '../repo.ts'
 import { startEngine, type Engine } from './engine.ts'
 import { ADMIN_TOKEN, chat, Fleet, heldKeys, http, NODE_PORTS, NODES } from './fleet.ts'
+import { imageMegabytes, isStandIn, NOT_SHIPPED, pathsNamed, processMemory } from './image.ts'
 import { ensureBaseImages, type BaseImages } from './stand-ins.ts'
 import { run, say, sleep, waitFor } from './shell.ts'
 
@@ -26,6 +28,13 @@ const IMAGE = 'switchboard:local'
 const REVOKED = 'demo-revoked'
 const SERVICES = ['postgres', 'simulator', ...NODES]
 const README_PORT = 8083
+const BASE_IMAGE = 'node:22-bookworm-slim'
+/**
+ * Issue 38's target for the image. Measured 139 MB (Node's binary 125 MB of it, ours 9 MB): the
+ * runtime stage copies Node out of its base rather than inheriting the base (304 MB as a
+ * stand-in), so the bound does not move with the base image.
+ */
+const IMAGE_BOUND_MB = 200
 
 const startedAt = Date.now()
 /** What the closing note of issue 37 asks for, filled in as the steps run. */
@@ -66,8 +75,8 @@ beforeAll(async () => {
   const building = Date.now()
   await run('docker', ['build', '-f', 'deploy/Dockerfile', '-t', IMAGE, '.'], { cwd: root, env: { DOCKER_BUILDKIT: '0' }, timeoutMs: 600_000 })
   figures['image build'] = seconds(building)
-  const size = Number((await run('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE])).stdout.trim())
-  figures['image size'] = `${(size / 1e6).toFixed(0)} MB`
+  const [size, base] = [await imageMegabytes(IMAGE), await imageMegabytes(BASE_IMAGE)]
+  figures['image size'] = `${size.toFixed(0)} MB (its base ${BASE_IMAGE}${(await isStandIn(BASE_IMAGE)) ? ', a stand-in,' : ''} ${base.toFixed(0)} MB; the runtime stage copies node out of it, it does not inherit it)`
   fleet = new Fleet(engine, PROJECT)
   say(`${engine.compose.join(' ')} -p ${PROJECT} up -d`)
   const up = Date.now()
@@ -93,6 +102,21 @@ afterAll(async () => {
   }
 }, 300_000)
 
+describe('the image', () => {
+  it(`holds no embedded Postgres, no tsx, no build tools, and stays under ${IMAGE_BOUND_MB} MB`, async () => {
+    expect(await pathsNamed(IMAGE, NOT_SHIPPED)).toEqual([])
+    expect(await imageMegabytes(IMAGE)).toBeLessThan(IMAGE_BOUND_MB)
+  }, 120_000)
+
+  it('says to set DATABASE_URL when started without one (it has no embedded Postgres)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'sb-no-database-'))
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ providers: {} }))
+    const ran = await run('docker', ['run', '--rm', '-v', `${folder}/config.json:/etc/switchboard/config.json:ro`, '-e', 'SWITCHBOARD_INSECURE=1', IMAGE], { allowFail: true, timeoutMs: 60_000 })
+    expect(ran.code, ran.stdout + ran.stderr).not.toBe(0)
+    expect(ran.stderr).toContain('set DATABASE_URL')
+  }, 90_000)
+})
+
 describe('docker-compose.yml on a real Docker engine', () => {
   it('serves a chat through every node with the gateway key (host -> 127.0.0.1 only)', async () => {
     for (const node of NODES) {
@@ -101,7 +125,9 @@ describe('docker-compose.yml on a real Docker engine', () => {
       expect(answer.body.extra_fields?.provider).toBe('openai')
     }
     const memory = await fleet!.memory()
-    figures['memory per node'] = NODES.map((node) => `${node} ${memory[node] ?? '?'}`).join(', ')
+    figures['memory per node (docker stats)'] = NODES.map((node) => `${node} ${memory[node] ?? '?'}`).join(', ')
+    const resident = await Promise.all(NODES.map(async (node) => ({ node, ...(await processMemory(await fleet!.container(node))) })))
+    figures['idle node VmRSS (anonymous + file-backed)'] = resident.map((entry) => `${entry.node} ${entry.rss.toFixed(0)} MiB (${entry.anon.toFixed(0)} + ${entry.file.toFixed(0)})`).join(', ')
   }, 60_000)
 
   it('holds the revoked key on all three nodes', async () => {

@@ -136,7 +136,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       env,
       logger,
       insecure: parsed.values.insecure === true || /^(1|true|yes)$/i.test(env.SWITCHBOARD_INSECURE ?? ''),
-      ...(siblings ? { siblings } : {}),
+      ...(siblings ? { siblings, listenLate: env.SWITCHBOARD_WORKER_LISTEN !== 'early' } : {}),
       // Before Postgres and the fleet: /health answers "starting" from here; "listening on" follows once every route is wired.
       onListening: (url) => logger.child({}, { level: 'info' }).info({ url, code: RUNNING_FROM }, `switchboard starting on ${url}`),
       fleet: { region: option('region') ?? 'default', p2pPort, peers, dataDir: option('data-dir') ?? join('.switchboard', 'nodes', nodeId), ...(option('fleet-secret') ? { fleetSecret: option('fleet-secret')! } : {}) },

@@ -19,7 +19,7 @@ import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
-import { atMost, drainServer, shutdownStep } from './boot/shutdown.ts'
+import { atMost, drainServer } from './boot/shutdown.ts'
 import { listenEarly, type Listening } from './boot/listen.ts'
 import { isLoopbackHost } from './boot/exposure.ts'
 import { cancellableSleep } from './http/surface.ts'
@@ -56,6 +56,11 @@ export interface GatewayInit {
   onListening?(url: string): void
   /** This process is one of the node's workers (`--workers N`): its link to the others. */
   siblings?: Siblings
+  /**
+   * Listen only once wired (a worker started after the node's first, or started again): the
+   * primary hands connections only to workers that listen, so none meets a booting worker.
+   */
+  listenLate?: boolean
 }
 
 /** A running node. */
@@ -83,22 +88,32 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
-  const { env, logger, adminTokens, host, readiness, metrics, early, server, port, url } = listening
+  const { env, logger, adminTokens, host, readiness, metrics, early, server } = listening
   const siblings = init.siblings
   /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
   const follower = siblings !== undefined && !siblings.fleetWorker
+  // Each part says how it stops as it starts: the shutdown (and a failed start's undo) stops them newest first.
+  const { parts } = listening
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
-  listening.undo.push(() => database.release())
+  // The embedded Postgres's own stop (a fast shutdown) is waited for: left behind, it would outlive the node.
+  parts.add('database', () => database.release(), 15_000)
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line) })
-  listening.undo.push(() => atMost(3_000, pool.end()))
+  // Bounded like every step: after a network cut from Postgres the pool kept a connection whose end
+  // it waited for until the CLI's 24 s bound. Every write has landed or been given up by then.
+  parts.add('database pool', () => pool.end())
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
   // Postgres down at boot does not stop the node: it serves config.json and its peers' holds until the store answers.
   const prepared = await prepareStore(pool, store, init.config.source, logger)
   const imported = prepared ?? { firstBoot: false, changes: [] }
   if (prepared) logger.info({ firstBoot: imported.firstBoot, changes: imported.changes.length }, imported.firstBoot ? 'imported config.json into the config store' : 'applied config.json to the config store')
   const queue = createWriteQueue({ log: (line) => logger.warn(line) })
+  parts.add('store writes', async () => {
+    await atMost(2_000, queue.drained())
+    queue.close()
+  })
   const databaseHealth = watchDatabase({ pool, queue, readiness }, { onChange: (report) => logger.warn({ health: report }, `health: ${report.status}`) })
   listening.watching(databaseHealth)
+  parts.add('database health', () => databaseHealth.close())
   // Gateway keys (issue 37): Postgres's, else a peer's (asked once the fleet is up), else config.json's; none known, no inference.
   const gatewayKeys = new GatewayKeyRing()
   const keyLoader = new GatewayKeyLoader({ pool, ring: gatewayKeys, logger, onLoaded: (from) => readiness.update({ gatewayKeys: from }) }, init.config.gatewayKeys)
@@ -162,6 +177,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     },
   )
   const providers = directory
+  parts.add('upstream connections', () => providers.close())
   // A key edit releases its holds; a key or provider delete removes them (reference: "Releasing held keys").
   const keyEdited = (provider: string, keyId: string) => {
     const changed = holds.keyEdited(provider, keyId, now())
@@ -184,6 +200,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       )
     }),
   ]
+  parts.add('store listeners', () => unsubscribes.forEach((off) => off()))
   // A peer (or a sibling worker) changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
   const reloadProviders = async () => {
     const before = keySignatures(providers.registry)
@@ -223,6 +240,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     for (const condition of holds.conditions()) metrics.holdsActive.inc({ reason: condition.reason })
   }, RECOMPUTE_INTERVAL_MS)
   recompute.unref()
+  parts.add('recompute', () => clearInterval(recompute))
 
   // History (issue 14): records what routing saw and did, off the request path.
   const configuredHistory = init.config.loadBalancer
@@ -243,6 +261,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     },
   )
   const recording = history
+  parts.add('history flush', () => recording.close())
   // config.json's edits at this boot were made before history listened: recorded now, with what they changed (never a value).
   recording.configImported(imported.changes)
   const ownView = () => clusterView({ cluster: null, pool, holds, isLeader: () => false }, { nodeId, region })
@@ -280,6 +299,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   )
   fleet = siblings ? alsoToSiblings(baseFleet, siblings) : baseFleet
   const joined = fleet
+  parts.add('leaving the fleet', () => joined.stop(), 5_000)
   if (siblings) {
     // Every worker's metrics, added up: a scrape sees the node whichever worker answers it.
     metrics.render = () => aggregatedMetrics(siblings, metrics.registry)
@@ -298,11 +318,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   // Besides peers' announcements: re-read gateway keys every few seconds (a lost message, a key revoked by SQL).
   const keysReload = setInterval(() => keyLoader.fromStore().catch((error: unknown) => logger.debug({ err: error }, 'could not reload gateway keys')), 5_000)
   keysReload.unref()
+  parts.add('gateway keys reload', () => clearInterval(keysReload))
   // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
-  unsubscribes.push(settings.onChange((next, origin) => {
+  const offSettings = settings.onChange((next, origin) => {
     if (origin !== 'peer') joined.publishConfig({ kind: 'settings', settings: next })
     if (origin !== 'worker') siblings?.tell({ kind: 'settings', settings: next })
-  }))
+  })
+  parts.add('settings listener', offSettings)
   // config.json read at this boot may have edited keys and switches: the same as any other edit, on every node.
   for (const change of imported.changes) {
     if (change.type === 'key:changed' && !change.detail.created) keyEdited(change.detail.provider, change.detail.id)
@@ -324,6 +346,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     },
     { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
   )
+  parts.add('request log flush', () => requestLog.close())
 
   // Started without Postgres: once it answers, migrate, apply config.json and read the store as a boot would.
   const stopStoreRetry = prepared
@@ -338,10 +361,14 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
         },
         logger,
       )
+  parts.add('store retry', stopStoreRetry)
+  // Batched news (finished attempts, sessions, history) goes out before anything else stops.
+  if (siblings) parts.add('worker news', () => siblings.close())
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
   const tracing = tracingFromEnv(process.env, { nodeId, region })
+  if (tracing !== null) parts.add('traces flush', () => tracing.shutdown())
   const listener = createListener(
     {
       dispatcher,
@@ -381,6 +408,9 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
   early.switchTo(listener)
+  // A worker that joins a node already serving takes connections only now: never one booting.
+  await listening.open()
+  const { url, port } = listening
   // Which worker answered (`--workers N`): for an operator reading a trace, and for the tests that aim at one.
   if (siblings) server.prependListener('request', (_request, response) => response.setHeader('x-switchboard-worker', String(siblings.index)))
   readiness.update({ booted: true })
@@ -401,25 +431,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     // in-flight requests finish within the bound, then whatever is left is cut.
     databaseHealth.setDraining()
     await drainServer(server, options.drainMs ?? 20_000, logger)
-    stopStoreRetry()
-    siblings?.close()
-    const step = (name: string, run: () => Promise<unknown>, boundMs?: number) => shutdownStep(logger, name, run, boundMs)
-    await step('request log flush', () => requestLog.close())
-    await step('leaving the fleet', () => joined.stop(), 5_000)
-    databaseHealth.close()
-    clearInterval(recompute)
-    clearInterval(keysReload)
-    for (const off of unsubscribes) off()
-    await step('history flush', () => recording.close())
-    await step('store writes', () => queue.drained(), 2_000)
-    queue.close()
-    await step('upstream connections', () => providers.close())
-    if (tracing !== null) await step('traces flush', () => tracing.shutdown())
-    // Every step is bounded (3 s unless said): after a network cut from Postgres (the compose
-    // test's 30 s disconnect) the pool kept a connection whose end it waited for until the CLI's
-    // 24 s bound. Every write has landed or been given up by now, so nothing is lost by not waiting.
-    await step('database pool', () => pool.end().catch(() => {}))
-    // The embedded Postgres's own stop (a fast shutdown) is waited for: left behind, it would outlive the node.
-    await step('database', () => database.release(), 15_000)
+    // Then every part, newest first, each bounded (3 s unless it says): boot/parts.ts.
+    await parts.stop()
   }
 }

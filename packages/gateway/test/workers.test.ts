@@ -76,10 +76,14 @@ describe('a node with two workers', () => {
     for (const worker of [2, 1]) {
       const before = await workerPids(primary)
       process.kill(before.get(worker)!, 'SIGKILL')
+      // While the new worker boots, the node serves every request: it takes connections only once wired.
+      const statuses = new Set<number>()
       await expect.poll(async () => {
+        statuses.add((await chat()).status)
         const now = await workerPids(primary)
-        return now.has(worker) && now.get(worker) !== before.get(worker)
-      }, { timeout: 30_000 }).toBe(true)
+        return now.has(worker) && now.get(worker) !== before.get(worker) && (await conditions(worker).catch(() => null)) !== null
+      }, { timeout: 30_000, interval: 50 }).toBe(true)
+      expect([...statuses]).toEqual([200])
       // The new worker answers once it is ready; it holds what the node held.
       await expect.poll(async () => (await conditions(worker).catch(() => null))?.json.count, { timeout: 30_000 }).toBe(1)
       for (let index = 0; index < 8; index++) expect((await chat()).status).toBe(200)

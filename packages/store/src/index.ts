@@ -11,6 +11,7 @@
  */
 export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, defaultEmbeddedPort } from './embedded/server.ts'
 export type { EnsureDatabaseInit, DatabaseHandle } from './embedded/server.ts'
+export { EmbeddedPostgresMissing } from './embedded/binaries.ts'
 export { createPool } from './pool.ts'
 export type { DatabasePool, PoolInit } from './pool.ts'
 export { migrate } from './migrations/migrate.ts'

@@ -13,6 +13,7 @@ import { createEarlyListener, type SwitchableListener } from '../http/early.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
 import { checkExposure } from './exposure.ts'
 import { ReadinessState, startingError } from './readiness.ts'
+import { Parts } from './parts.ts'
 
 /** What the early part of boot hands to the rest: the node is listening, and /health reads `readiness` and then `health`. */
 export interface Listening {
@@ -24,17 +25,23 @@ export interface Listening {
   metrics: Metrics
   early: SwitchableListener
   server: HttpServer
-  port: number
-  url: string
+  /** Known once listening (`open`). */
+  readonly port: number
+  readonly url: string
+  /** Listens now, if it did not at once (`listenLate`). */
+  open(): Promise<void>
   /** Gives /health the database watcher once there is a pool to watch. */
   watching(health: DatabaseHealth): void
-  /** Steps a failed boot undoes, in reverse: the pool, the embedded Postgres. */
-  undo: (() => Promise<unknown>)[]
+  /** What the boot started, stopped newest first at shutdown and by a failed boot (boot/parts.ts). */
+  parts: Parts
   /** A failed boot: stops listening and undoes what outlives the process (the embedded Postgres is a process of its own). */
   abandon(): Promise<void>
 }
 
-/** Listens on the node's port with the early listener (/health says starting; inference waits). */
+/**
+ * Listens on the node's port with the early listener (/health says starting; inference waits);
+ * with `listenLate`, only once `open` is called (a worker that joins a node already serving).
+ */
 export async function listenEarly(init: GatewayInit): Promise<Listening> {
   const env = init.env ?? process.env
   const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
@@ -45,22 +52,36 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   let health: DatabaseHealth | undefined
   const metrics = createMetrics()
   const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
-  const server = await new Promise<HttpServer>((resolve, reject) => {
-    const { server: listening } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
-    listening.once('error', reject)
-    listening.listen(init.port, host, () => resolve(listening))
-  })
-  const port = (server.address() as AddressInfo).port
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
-  init.onListening?.(url)
-  const undo: (() => Promise<unknown>)[] = []
+  const { server } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
+  const address = { port: init.port, url: '' }
+  const listen = async () => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(init.port, host, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    address.port = (server.address() as AddressInfo).port
+    address.url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
+    init.onListening?.(address.url)
+  }
+  if (!init.listenLate) await listen()
+  const parts = new Parts(logger)
   return {
-    env, logger, adminTokens, host, readiness, metrics, early, server, port, url, undo,
+    env, logger, adminTokens, host, readiness, metrics, early, server, parts,
+    get port() {
+      return address.port
+    },
+    get url() {
+      return address.url
+    },
+    open: () => (server.listening ? Promise.resolve() : listen()),
     watching: (watcher) => (health = watcher),
     async abandon() {
       server.close()
       server.closeAllConnections()
-      for (const step of undo.reverse()) await step().catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'could not undo a step of the failed start'))
+      await parts.stop()
     },
   }
 }

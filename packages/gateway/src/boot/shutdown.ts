@@ -24,7 +24,9 @@ export async function drainServer(server: Server, drainMs: number, logger: Logge
  * (a write to a Postgres that stopped answering, say) holds the node until the CLI's hard bound.
  */
 export async function shutdownStep(logger: Logger, name: string, run: () => Promise<unknown>, boundMs = 3_000): Promise<void> {
-  const slow = setTimeout(() => logger.warn({ step: name }, `shutdown: still waiting on ${name} after 2 s`), 2_000).unref()
+  // Two thirds into a short bound, so "still waiting" and "gave up" are two moments, not one.
+  const slowMs = Math.min(2_000, Math.round((boundMs * 2) / 3))
+  const slow = setTimeout(() => logger.warn({ step: name }, `shutdown: still waiting on ${name} after ${slowMs / 1000} s`), slowMs).unref()
   try {
     const outcome = await atMost(boundMs, run().then(() => 'done' as const))
     if (outcome !== 'done') logger.warn({ step: name }, `shutdown: gave up on ${name} after ${boundMs / 1000} s`)

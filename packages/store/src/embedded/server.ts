@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto'
 import { chown, mkdir, readFile, readdir, rename, rm, stat, writeFile, appendFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { describeFailure, ensureTraversable, locateBinaries, postgresIdentity, runProgram, type PostgresIdentity } from './binaries.ts'
+import { describeFailure, embeddedPackage, ensureTraversable, locateBinaries, postgresIdentity, runProgram, type PostgresIdentity } from './binaries.ts'
 import { breakLock, readLock, removeLock, rewriteLock, tryCreateLock, type LockState } from './lock.ts'
 import { answers, anyFreePort, clearStalePidFile, livePostmaster, mayBePostgres, portFree } from './postmaster.ts'
 import { isRunning, processesIn } from './processes.ts'
@@ -60,6 +60,8 @@ export async function ensureDatabase(init: EnsureDatabaseInit): Promise<Database
   if (init.databaseUrl) {
     return { url: init.databaseUrl, embedded: false, started: false, release: async () => {} }
   }
+  // Before any file is made: an install without the package (the Docker image) says what to set.
+  embeddedPackage()
   const paths = embeddedPaths(init.dataDir)
   const port = init.port ?? defaultEmbeddedPort
   const log = init.log ?? (() => {})
