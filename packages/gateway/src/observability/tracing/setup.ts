@@ -23,6 +23,8 @@ export interface Tracing {
   readonly content: boolean
   /** Starts the SERVER span of an inference request, a child of the caller's `traceparent` when it sent a valid one. */
   request(headers: IncomingHttpHeaders, method: string, path: string, surface: RequestSurface): RequestTrace
+  /** Exports what is buffered now (benches, tests). */
+  flush(): Promise<void>
   /** Exports what is buffered and stops (the node's shutdown). */
   shutdown(): Promise<void>
 }
@@ -89,6 +91,9 @@ export function createTracing(init: TracingInit): Tracing {
     request(headers, method, path, surface) {
       const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, headerGetter)
       return new RequestTrace(tracer, parent, method, path, surface, init.content)
+    },
+    async flush() {
+      await provider.forceFlush()
     },
     async shutdown() {
       await provider.shutdown()
