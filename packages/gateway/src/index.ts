@@ -10,6 +10,7 @@ import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
+import { tracingFromEnv } from './observability/tracing/setup.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -366,9 +367,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (siblings) parts.add('worker news', () => siblings.close())
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
+  // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
+  const tracing = tracingFromEnv(process.env, { nodeId, region })
+  if (tracing !== null) parts.add('traces flush', () => tracing.shutdown())
   const listener = createListener(
     {
       dispatcher,
+      tracing,
       directory: providers,
       health: databaseHealth,
       clusterView: () => joined.view(),

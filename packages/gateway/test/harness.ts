@@ -86,6 +86,8 @@ export interface SimulatedRequest {
   prefill?: boolean
   status: number
   aborted?: boolean
+  /** The W3C traceparent the request carried (a gateway that traces sends one per attempt). */
+  traceparent?: string
 }
 
 export async function startSimulator(): Promise<SimulatorProcess> {

@@ -111,6 +111,8 @@ export interface AttemptRequest {
   key: ProviderKey
   /** Aborted when the caller goes away or the attempt times out. */
   signal: Cancellation
+  /** W3C trace context of this attempt, sent upstream as the `traceparent` header (set only while the gateway traces). */
+  traceparent?: string | undefined
 }
 
 /**
@@ -183,6 +185,8 @@ export interface SurfaceRequest {
   model: string
   key: ProviderKey
   signal: Cancellation
+  /** As on AttemptRequest: the attempt's `traceparent` header, when the gateway traces. */
+  traceparent?: string | undefined
   stream: boolean
   /** Caller headers forwarded unchanged to a native upstream (`anthropic-version`, `anthropic-beta`). */
   headers: Record<string, string>

@@ -124,6 +124,8 @@ export interface RecordedRequest {
   aborted: boolean
   /** The fault that shaped the answer, if any (preset name, `raw`, or `rate_limit`). */
   fault?: string
+  /** The W3C `traceparent` header the request carried, if any (a gateway that traces sends one per attempt). */
+  traceparent?: string
   /** The API path asked (`/v1/messages`, `/v1/responses`, ...), without the query. */
   path?: string
   /** `anthropic-version` and `anthropic-beta` as received (Anthropic paths), so a test can see what a gateway forwarded. */

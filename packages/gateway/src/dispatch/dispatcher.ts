@@ -34,6 +34,7 @@ import {
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import type { RequestTrace } from '../observability/tracing/request-trace.ts'
 import type { ProviderRegistry, ProviderRuntime } from '../inference/registry.ts'
 import { names, NO_DIRECTIONS, parseFallback, parseModel } from './request-targets.ts'
 
@@ -69,6 +70,8 @@ export interface RequestContext {
   allowedProviders?: ReadonlySet<string>
   /** Deadlines the request set by header (`x-bf-request-timeout`, `x-bf-first-token-timeout`, `x-bf-stream-idle-timeout`). */
   deadlines?: DeadlineSettings
+  /** The request's trace, while tracing is on (observability/tracing): the engine opens a span per attempt under it. */
+  trace?: RequestTrace
 }
 
 /** What routing needs of a request: the model as the caller named it and its fallbacks (`provider/model`). */

@@ -16,6 +16,8 @@ import { asGatewayError, GatewayError } from '../errors.ts'
 import { servedUsage, serveChat, type EngineComponents, type EngineRequest, type Served } from '../inference/engine.ts'
 import { renderJson, renderStream, type StreamFraming } from '../inference/render.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import type { RequestTrace } from '../observability/tracing/request-trace.ts'
+import type { Tracing } from '../observability/tracing/setup.ts'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
 import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
@@ -29,6 +31,8 @@ export interface InferenceComponents extends EngineComponents {
   recorder: RequestRecorder
   /** Gateway keys and their limits: who may call (access/callers.ts). */
   callers: CallerComponents
+  /** OpenTelemetry tracing; null or absent while off (the default), and then no span is built. */
+  tracing?: Tracing | null
 }
 
 export interface InferenceInit {
@@ -65,6 +69,7 @@ const NO_ATTEMPTS = Object.freeze([])
 /** A handler for one inference route; never rejects. */
 export function createInferenceRoute(components: InferenceComponents, init: InferenceInit, spec: InferenceSpec): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
   const { recorder } = components
+  const tracing = components.tracing ?? null
   return async (incoming, outgoing) => {
     const startedAt = components.now()
     const requestId = newRequestId(startedAt)
@@ -73,16 +78,25 @@ export function createInferenceRoute(components: InferenceComponents, init: Infe
     // re-validates every header one setHeader at a time.
     const track = recorder.active ? recorder.track(outgoing, spec.recordAs, startedAt, requestId) : null
     const held: { hold: StreamHold | null } = { hold: null }
+    const traced = tracing === null ? null : tracing.request(incoming.headers, incoming.method ?? 'POST', pathOf(incoming.url), spec.recordAs)
     try {
-      await serve(components, init, spec, incoming, outgoing, requestId, track, held)
+      await serve(components, init, spec, incoming, outgoing, requestId, track, held, traced)
     } catch (error) {
       held.hold?.release()
-      writeError(components, spec, outgoing, error, requestId, track, held.hold?.committed === true)
+      writeError(components, spec, outgoing, error, requestId, track, held.hold?.committed === true, traced)
     }
+    traced?.end()
   }
 }
 
-async function serve(components: InferenceComponents, init: InferenceInit, spec: InferenceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null, held: { hold: StreamHold | null }): Promise<void> {
+/** The path of a request's URL, without its query. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/'
+  const query = url.indexOf('?')
+  return query < 0 ? url : url.slice(0, query)
+}
+
+async function serve(components: InferenceComponents, init: InferenceInit, spec: InferenceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null, held: { hold: StreamHold | null }, traced: RequestTrace | null): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
   if (!isJsonMediaType(contentType)) {
@@ -99,6 +113,10 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   const caller = callerCancellation(outgoing)
   const context = requestContext(headers, components.logger, requestId, track !== null && track.recorded, init.allowDirectKeys)
   if (identity.key?.providers) context.allowedProviders = identity.key.providers
+  if (traced !== null) {
+    context.trace = traced
+    traced.asked(requestId, request.model, request.fallbacks, read.stream, () => read.recordedBody())
+  }
   const log = context.log
   if (track !== null) {
     track.asked = { model: request.model, fallbacks: request.fallbacks, stream: read.stream, sessionId: context.sessionId, directKey: context.directKey !== null, body: track.content ? read.recordedBody() : undefined }
@@ -135,11 +153,19 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   held.hold?.release()
   const answerHeaders = routingHeaders(requestId, served.extraFields)
   const ended = served.success.kind === 'stream' ? await renderStream(outgoing, served, answerHeaders, spec.framing) : (renderJson(outgoing, served, answerHeaders), served)
+  if (traced !== null) traced.answered(ended.extraFields, servedUsage(ended), jsonText(ended))
   // The gateway key's tokens per minute count what was billed: a stream's once it ended.
   if (identity.key !== null && identity.key.tokensPerMinute !== null) {
     const usage = servedUsage(ended)
     if (usage !== null) components.callers.limiter.recordTokens(identity.key, usage.promptTokens + usage.completionTokens)
   }
+}
+
+/** A JSON answer's text, read only when a trace records content. */
+function jsonText(served: Served): (() => string) | null {
+  const success = served.success
+  if (success.kind !== 'json') return null
+  return () => (success.bytes !== undefined ? success.bytes.toString('utf8') : JSON.stringify(success.body))
 }
 
 function writeJson(outgoing: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string>): void {
@@ -151,11 +177,12 @@ function writeJson(outgoing: ServerResponse, status: number, body: Record<string
 }
 
 /** Where every inference error becomes an answer (the Hono app's onError answers for its own routes). */
-function writeError(components: InferenceComponents, spec: InferenceSpec, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null, committed: boolean): void {
+function writeError(components: InferenceComponents, spec: InferenceSpec, outgoing: ServerResponse, error: unknown, requestId: string, track: RequestTrack | null, committed: boolean, traced: RequestTrace | null): void {
   const gatewayError = asGatewayError(error, components.logger)
   // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
   gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
   track?.failed(gatewayError)
+  traced?.failed(gatewayError)
   // The caller's stream was opened while the gate waited: the error goes in-band, where SDKs raise it.
   if (committed) return endHeldStream(outgoing, spec.framing, gatewayError)
   if (outgoing.headersSent) {

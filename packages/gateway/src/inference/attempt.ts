@@ -53,6 +53,8 @@ export async function runAttempt(
   caller: Cancellation,
   deadlineMs: number,
   surface?: SurfaceCall,
+  /** The attempt's W3C trace context, sent upstream as `traceparent` (tracing on). */
+  traceparent?: string,
 ): Promise<AttemptRun> {
   const cancellation = new Cancellation()
   cancellation.follow(caller)
@@ -61,8 +63,8 @@ export async function runAttempt(
   let result: AttemptResult
   try {
     result = surface === undefined
-      ? await provider.adapter.send({ body, model, key, signal: cancellation })
-      : await sendSurface(provider.adapter, { surface: surface.surface, body: surface.bodyFor(), model, key, signal: cancellation, stream: surface.stream, headers: surface.headers })
+      ? await provider.adapter.send({ body, model, key, signal: cancellation, traceparent })
+      : await sendSurface(provider.adapter, { surface: surface.surface, body: surface.bodyFor(), model, key, signal: cancellation, traceparent, stream: surface.stream, headers: surface.headers })
   } catch (error) {
     // Adapters resolve to an outcome; only a bug in one throws.
     clearTimeout(timer)

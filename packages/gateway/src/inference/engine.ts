@@ -13,6 +13,7 @@ import { GatewayError } from '../errors.ts'
 import type { Dispatch, DispatchEnd, Dispatcher, DispatchStep, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
 import { GuardedStream, type GuardedAttempt } from './stream-guard.ts'
+import type { AttemptTrace } from '../observability/tracing/request-trace.ts'
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 export interface AttemptRecord {
@@ -144,20 +145,25 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   const { target, key } = step
   const log = dispatch.context.log
   const surface = request.surface
+  // Tracing on: the attempt's CLIENT span (off, `trace` is absent and nothing is built).
+  const trace = dispatch.context.trace
+  const span = trace === undefined ? undefined : trace.attempt(step, target.provider.adapter.type)
   if (step.delayMs > 0) {
     try {
       await components.sleep(step.delayMs, caller)
     } catch {
       dispatch.report(step, { sent: false, cancelled: true })
+      span?.abandoned('cancelled')
       return null
     }
   }
   const started = components.now()
   let run
   try {
-    run = await runAttempt(target.provider, request.body, target.model, key, caller, step.headersMs, surface)
+    run = await runAttempt(target.provider, request.body, target.model, key, caller, step.headersMs, surface, span?.traceparent)
   } catch (error) {
     dispatch.report(step, { sent: false, cancelled: false })
+    span?.abandoned('not_sent')
     throw error
   }
   const result = run.result
@@ -166,6 +172,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
   if (!result.ok && result.notSent === true) {
     dispatch.report(step, { sent: false, cancelled: false })
+    span?.abandoned('not_sent')
     throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
   }
   let failure: AttemptFailure | null
@@ -173,7 +180,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   let record: AttemptRecord | null = null
   if (result.ok && result.kind === 'stream') {
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
-    const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now)
+    const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
     stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, attempt })
     // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
     // fails before it fails over like any attempt.
@@ -190,7 +197,10 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     attempt.record = record
   } else {
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
-    failure = dispatch.report(step, { sent: true, startedAt: started, failure: result.ok ? null : result.failure, served: result.ok, rateLimit: result.ok ? result.rateLimit : null, usage: result.ok && result.kind === 'json' ? result.usage : null }).failure
+    const usage = result.ok && result.kind === 'json' ? result.usage : null
+    const effects = dispatch.report(step, { sent: true, startedAt: started, failure: result.ok ? null : result.failure, served: result.ok, rateLimit: result.ok ? result.rateLimit : null, usage, origin: span?.origin })
+    failure = effects.failure
+    if (span !== undefined) span.reported(effects, result.ok ? result.status : 0, usage)
   }
   record ??= attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
   attempts.push(record)
@@ -237,6 +247,9 @@ class StreamAttempt implements GuardedAttempt {
     private readonly upstream: { abort(): void },
     private readonly rateLimit: RateLimitExhaustion | null,
     private readonly now: () => number,
+    /** Its CLIENT span, while tracing is on: ended with the stream. */
+    private readonly span: AttemptTrace | undefined,
+    private readonly status: number,
   ) {}
 
   abort(): void {
@@ -246,8 +259,10 @@ class StreamAttempt implements GuardedAttempt {
   /** Reports the ending once; returns it as routing classes it. */
   ended(failure: AttemptFailure | null, usage: TokenUsage | null): AttemptFailure | null {
     if (this.reported !== undefined) return this.reported
-    const reported = this.dispatch.report(this.step, { sent: true, startedAt: this.startedAt, failure, served: this.passed, rateLimit: this.rateLimit, usage }).failure
+    const effects = this.dispatch.report(this.step, { sent: true, startedAt: this.startedAt, failure, served: this.passed, rateLimit: this.rateLimit, usage, origin: this.span?.origin })
+    const reported = effects.failure
     this.reported = reported
+    if (this.span !== undefined) this.span.reported(effects, this.status, usage)
     // A stream that broke after it was served: its attempt says so (the caller leaving is nobody's failure).
     const record = this.record
     if (record !== null && reported !== null && reported.failureClass !== 'cancelled') {

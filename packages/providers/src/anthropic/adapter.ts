@@ -30,7 +30,7 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
         throw error
       }
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-api-key': request.key.value, 'anthropic-version': ANTHROPIC_VERSION }, init.network.extra_headers)
-      const call = { origin: target.origin, path: target.path, headers, body, signal: request.signal }
+      const call = { origin: target.origin, path: target.path, headers, body, signal: request.signal, traceparent: request.traceparent }
       const createdSeconds = Math.floor(now() / 1000)
       if (request.body.stream === true) {
         let response
@@ -67,7 +67,7 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       if (beta !== undefined) headers['anthropic-beta'] = beta
       request.body.model = upstreamModel(request)
       // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
-      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal }, request.stream, now, 'messages')
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers: withExtraHeaders(headers, init.network.extra_headers), body: JSON.stringify(request.body), signal: request.signal, traceparent: request.traceparent }, request.stream, now, 'messages')
     },
     close: () => dispatcher.close(),
   }

@@ -35,7 +35,7 @@ export function createAzureAdapter(init: ProviderInit, now: () => number = Date.
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'api-key': request.key.value }, init.network.extra_headers)
       return sendOpenAiShaped(
         dispatcher,
-        { origin: target.origin, path: target.path, headers, body: upstreamBody(request.body, model), signal: request.signal },
+        { origin: target.origin, path: target.path, headers, body: upstreamBody(request.body, model), signal: request.signal, traceparent: request.traceparent },
         request.body.stream === true,
         now,
       )
@@ -59,7 +59,7 @@ export function createAzureAdapter(init: ProviderInit, now: () => number = Date.
       }
       request.body.model = deployment
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'api-key': request.key.value }, init.network.extra_headers)
-      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now, 'responses')
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal, traceparent: request.traceparent }, request.stream, now, 'responses')
     },
     close: () => dispatcher.close(),
   }

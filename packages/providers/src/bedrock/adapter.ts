@@ -61,7 +61,7 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       } else {
         headers = { ...own, authorization: `Bearer ${request.key.value}` }
       }
-      const call = { origin: target.origin, path: target.path, headers: withExtraHeaders(headers, init.network.extra_headers), body, signal: request.signal }
+      const call = { origin: target.origin, path: target.path, headers: withExtraHeaders(headers, init.network.extra_headers), body, signal: request.signal, traceparent: request.traceparent }
       const createdSeconds = Math.floor(now() / 1000)
       const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
       if (stream) {

@@ -136,14 +136,14 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       if (!vertex) {
         const target = splitBaseUrl(geminiBase(init.network.base_url), call.path)
         const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-goog-api-key': request.key.value }, init.network.extra_headers)
-        return answer(request, call, { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal }, stream, null)
+        return answer(request, call, { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal, traceparent: request.traceparent }, stream, null)
       }
       const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config!.region) : init.network.base_url, call.path)
       const credentials = config!.auth_credentials ?? request.key.value
       const signed = async (force: boolean): Promise<UpstreamRequest | AttemptFailed> => {
         const headers = await vertexHeaders(credentials, force)
         if ('ok' in headers) return headers as AttemptFailed
-        return { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal }
+        return { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal, traceparent: request.traceparent }
       }
       const first = await signed(false)
       if ('ok' in first) return first
@@ -176,7 +176,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const headers = await vertexHeaders(credentials, force, beta.header !== undefined ? { 'anthropic-beta': beta.header } : {})
       if ('ok' in headers) return headers as AttemptFailed
       // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
-      result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal }, request.stream, now, 'messages')
+      result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal, traceparent: request.traceparent }, request.stream, now, 'messages')
       if (result.ok) break
       // A 401 is retried once with a fresh token, as for chat.
       if (result.failure.status === 401 && !force) {

@@ -57,6 +57,14 @@ describe('postBuffered', () => {
     expect(seen.at(-1)).toMatchObject({ path: '/ok', body: '{"a":1}' })
   })
 
+  it('sends the attempt\'s traceparent when it has one, and no such header when it has none', async () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    await postBuffered(dispatcher, { origin, path: '/ok', headers: { 'content-type': 'application/json' }, body: '{}', signal: new Cancellation(), traceparent })
+    expect(seen.at(-1)!.headers.traceparent).toBe(traceparent)
+    await postBuffered(dispatcher, { origin, path: '/ok', headers: { 'content-type': 'application/json' }, body: '{}', signal: new Cancellation() })
+    expect(seen.at(-1)!.headers.traceparent).toBeUndefined()
+  })
+
   it('keeps every header of a failure, repeated ones joined', async () => {
     const response = await postBuffered(dispatcher, { origin, path: '/refused', headers, body: '{}', signal: new Cancellation() })
     expect(response.statusCode).toBe(429)

@@ -36,6 +36,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>
   body: string
   signal: Cancellation
+  /** The attempt's W3C trace context (`traceparent`), when the gateway traces. */
+  traceparent?: string | undefined
 }
 
 /**
@@ -50,13 +52,19 @@ export function withExtraHeaders(own: Record<string, string>, extra: Readonly<Re
   return own
 }
 
+/** The request's headers with its `traceparent`, when it has one (the headers are the attempt's own object). */
+function traced(request: UpstreamRequest): Record<string, string> {
+  if (request.traceparent !== undefined) request.headers.traceparent = request.traceparent
+  return request.headers
+}
+
 /** Sends a POST and returns the raw response; network errors are thrown as undici throws them. */
 export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
   return dispatcher.request({
     origin: request.origin,
     path: request.path,
     method: 'POST',
-    headers: request.headers,
+    headers: traced(request),
     body: request.body,
     signal: request.signal,
   })
@@ -115,7 +123,7 @@ function dispatchPost(dispatcher: Dispatcher, request: UpstreamRequest, sink: St
   return new Promise((resolve, reject) => {
     const handler = new PostHandler(request.signal, sink, resolve, reject)
     if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
-    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: traced(request), body: request.body }, handler)
   })
 }
 

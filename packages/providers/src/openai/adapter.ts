@@ -24,14 +24,14 @@ export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date
     send(request: AttemptRequest): Promise<AttemptResult> {
       const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${request.key.value}` }, init.network.extra_headers)
       const body = upstreamBody(request.body, upstreamModel(request))
-      return sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body, signal: request.signal }, request.body.stream === true, now)
+      return sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body, signal: request.signal, traceparent: request.traceparent }, request.body.stream === true, now)
     },
     speaks: (surface: Surface) => surface === 'embeddings' || (surface === 'responses' && speaksResponses),
     sendNative(request: SurfaceRequest): Promise<AttemptResult> {
       const where = request.surface === 'embeddings' ? embeddingsTarget : responsesTarget
       const headers = withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${request.key.value}` }, init.network.extra_headers)
       request.body.model = upstreamModel(request)
-      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal }, request.stream, now, 'responses')
+      return sendOpenAiShaped(dispatcher, { origin: where.origin, path: where.path, headers, body: JSON.stringify(request.body), signal: request.signal, traceparent: request.traceparent }, request.stream, now, 'responses')
     },
     close: () => dispatcher.close(),
   }

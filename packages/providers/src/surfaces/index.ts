@@ -56,7 +56,7 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
     if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
     throw error
   }
-  const result = await adapter.send({ body: chat, model: request.model, key: request.key, signal: request.signal })
+  const result = await adapter.send({ body: chat, model: request.model, key: request.key, signal: request.signal, traceparent: request.traceparent })
   if (!result.ok) return withNotes(result, notes)
   if (result.kind === 'stream') {
     const events = surface === 'messages' ? chatStreamToMessageEvents(result.events, request.model) : chatStreamToResponseEvents(result.events, request.model, request.body)

@@ -36,6 +36,17 @@ export type ReleaseCause =
 /** Where the current wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
 export type WaitSource = 'ladder' | 'provider'
 
+/**
+ * The trace span that placed a hold (W3C ids, lower-case hex), carried as plain data so a
+ * request on another node that skips the key can link to it. Routing only passes it along.
+ */
+export interface TraceOrigin {
+  /** 32 hex digits. */
+  traceId: string
+  /** 16 hex digits. */
+  spanId: string
+}
+
 /** A hold or its tombstone, exactly as it is gossiped, merged and snapshotted. */
 export interface HoldEntry {
   provider: string
@@ -62,6 +73,8 @@ export interface HoldEntry {
   releasedAt: number | null
   releaseCause: ReleaseCause | null
   version: Version
+  /** The span of the attempt whose refusal placed the hold, when the placing node traces; kept across renewals. Not part of the entry's identity (digests, tie-breaks). */
+  origin?: TraceOrigin
 }
 
 /** The identity of a hold: which key, and which model of it (null = the whole key). */
@@ -116,7 +129,8 @@ export function settlesInFavour(refusal: HoldReason, held: HoldReason): boolean 
 
 /** Stable text of an entry, every field in a fixed order: for digests and for breaking version ties. */
 export function canonicalEntry(entry: HoldEntry): string {
-  const { version, ...rest } = entry
+  // The origin is tracing metadata: a copy restored without it is the same hold.
+  const { version, origin: _origin, ...rest } = entry
   const keys = Object.keys(rest).sort() as (keyof typeof rest)[]
   return JSON.stringify([keys.map((key) => [key, rest[key]]), version.wallMs, version.counter, version.nodeId])
 }

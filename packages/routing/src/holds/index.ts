@@ -14,6 +14,7 @@ export {
   isHoldReason,
   settlesInFavour,
   type HoldEntry,
+  type TraceOrigin,
   type HoldReason,
   type HoldTarget,
   type ReleaseCause,

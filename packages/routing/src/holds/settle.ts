@@ -6,7 +6,7 @@
  */
 import type { AttemptFailure } from '../failures/failure-class.ts'
 import type { Version } from './clock.ts'
-import { holdId, isHoldReason, settlesInFavour, type HoldEntry, type HoldReason, type HoldTarget } from './entry.ts'
+import { holdId, isHoldReason, settlesInFavour, type HoldEntry, type HoldReason, type HoldTarget, type TraceOrigin } from './entry.ts'
 import { baseWait, startingRung, topRung } from './ladder.ts'
 
 /** An upstream answer for a request that reached a key (a check, a pinned request, or a fresh refusal). */
@@ -27,6 +27,8 @@ export interface AttemptAnswer {
    * can release it but never lengthen it (issue 36, item 6).
    */
   check: boolean
+  /** The attempt's trace span, when the gateway traces: a hold this answer places carries it (`HoldEntry.origin`). */
+  origin?: TraceOrigin
 }
 
 /** What happened to one hold, for the routing log, metrics, and moving the route to recovering. */
@@ -122,9 +124,9 @@ function release(held: HoldEntry, answer: AttemptAnswer, cause: 'served' | 'sett
  * starts after `current` did even when this node's clock is behind the node that placed that
  * one: merge orders the holds of one place by when they started (hold-set.ts).
  */
-function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version, current: HoldEntry | undefined): HoldEntry {
+function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version, current: HoldEntry | undefined, origin: TraceOrigin | undefined): HoldEntry {
   const rung = startingRung(previous, reason, now)
-  return {
+  const entry: HoldEntry = {
     ...target,
     state: 'held',
     reason,
@@ -138,6 +140,8 @@ function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, 
     releaseCause: null,
     version,
   }
+  if (origin !== undefined) entry.origin = origin
+  return entry
 }
 
 /** Applies the outcome table to every hold covering the answered route, and holds what a new refusal names. */
@@ -181,7 +185,7 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
       (previous?.state === 'released' && previous.releasedAt !== null && answer.startedAt < previous.releasedAt)
     if (!stale) {
       // After a favourable replacement the previous entry is the hold just released, so the rung starts at the bottom.
-      const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp(), previous)
+      const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp(), previous, answer.origin)
       changed.push(entry)
       events.push({ kind: 'placed', entry, askedWaitMs: failure.waitHintMs, replaces: replacing })
     }

@@ -4,7 +4,7 @@
  * is not a well-formed entry ever reaches a hold set.
  */
 import type { Version } from './clock.ts'
-import { isHoldReason, type HoldEntry, type ReleaseCause } from './entry.ts'
+import { isHoldReason, type HoldEntry, type ReleaseCause, type TraceOrigin } from './entry.ts'
 import type { HoldSnapshot } from './hold-set.ts'
 
 const RELEASE_CAUSES: readonly ReleaseCause[] = ['served', 'settled', 'operator', 'key_edit', 'deleted']
@@ -45,7 +45,7 @@ export function parseHoldEntry(value: unknown): HoldEntry | null {
   const released = state === 'released'
   if (released ? !isTime(releasedAt) : releasedAt !== null) return null
   if (released ? !RELEASE_CAUSES.includes(releaseCause as ReleaseCause) : releaseCause !== null) return null
-  return {
+  const entry: HoldEntry = {
     provider,
     keyId,
     model,
@@ -62,6 +62,22 @@ export function parseHoldEntry(value: unknown): HoldEntry | null {
     releaseCause: released ? (releaseCause as ReleaseCause) : null,
     version,
   }
+  // Tracing metadata: a malformed origin is dropped, never the hold with it.
+  const origin = parseOrigin(value.origin)
+  if (origin !== null) entry.origin = origin
+  return entry
+}
+
+const TRACE_ID = /^[0-9a-f]{32}$/
+const SPAN_ID = /^[0-9a-f]{16}$/
+
+/** A W3C trace and span id pair (not all zeros), or null. */
+function parseOrigin(value: unknown): TraceOrigin | null {
+  if (!isRecord(value)) return null
+  const { traceId, spanId } = value
+  if (typeof traceId !== 'string' || typeof spanId !== 'string' || !TRACE_ID.test(traceId) || !SPAN_ID.test(spanId)) return null
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return null
+  return { traceId, spanId }
 }
 
 /** The well-formed entries of an untrusted snapshot, and how many were dropped as malformed. */

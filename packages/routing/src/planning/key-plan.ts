@@ -13,6 +13,7 @@ import { checkLine, everyKeyHeldLine, skipLine } from '../holds/log-lines.ts'
 import { probeLine, trialLine } from '../trials/log-lines.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import { createKeyRotation, type KeyRotation } from '../retries/rotation.ts'
+import type { TraceOrigin } from '../holds/entry.ts'
 import type { RoutingLog } from './log.ts'
 import type { KeyLeftOut, KeyPlan, KeyPlanInput, PlannedTarget, PlannerComponents } from './types.ts'
 
@@ -199,11 +200,15 @@ function leftOutKey(components: PlannerComponents, provider: string, model: stri
   if (!held) return { index, keyId: key.id, keyName: key.name, reason: 'backed_off', dead: false, until: backedOffUntil }
   let until = 0
   let dead = false
+  let origins: TraceOrigin[] | undefined
   for (const route of components.holds.holdsOn(provider, key.id, model)) {
     until = Math.max(until, route.dueAt)
     if (killsKeyForRequest(route.entry.reason)) dead = true
+    if (route.entry.origin !== undefined) (origins ??= []).push(route.entry.origin)
   }
-  return { index, keyId: key.id, keyName: key.name, reason: 'held', dead, until: Math.max(until, backedOffUntil) }
+  const left: KeyLeftOut = { index, keyId: key.id, keyName: key.name, reason: 'held', dead, until: Math.max(until, backedOffUntil) }
+  if (origins !== undefined) left.origins = origins
+  return left
 }
 
 function indexOfKey(keys: readonly BalancerKey[], keyId: string): number {

@@ -4,7 +4,7 @@
  * router (router.ts); the rules it applies are routing's own (chain.ts, key-plan.ts, rotation).
  */
 import { routingFailure, type AttemptFailure } from '../failures/failure-class.ts'
-import type { HoldEntry, HoldReason } from '../holds/entry.ts'
+import type { HoldEntry, HoldReason, TraceOrigin } from '../holds/entry.ts'
 import type { Settlement } from '../holds/settle.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/rotation.ts'
@@ -14,7 +14,7 @@ import type { RateLimitBackoff } from './backoffs.ts'
 import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type DeadlineSettings } from './chain.ts'
 import { keyRotationFor, planKeys } from './key-plan.ts'
 import { keyChosenLine, type RoutingLog } from './log.ts'
-import type { KeyPlan, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
+import type { KeyLeftOut, KeyPlan, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
 
 /** What the router reads besides the planner's state. */
 export interface RouterComponents extends PlannerComponents {
@@ -76,6 +76,8 @@ export interface AttemptStep<T, K> {
   idleMs: number
   /** The first attempt on a target whose key plan left keys out (held, backed off): how many. */
   leftOut: number
+  /** Those keys (shared with other requests: read only), with the spans that placed their holds; empty on later attempts. */
+  skipped: readonly KeyLeftOut[]
   /** A stream this attempt serves could be continued by this target or a later one, should it break. */
   continuable: boolean
   /** The attempt is its key's check on this node: only a check's refusal renews a hold (issue 36, item 6). */
@@ -115,6 +117,8 @@ export type AttemptReport =
       /** A served answer's reading of the key's rate-limit window. */
       rateLimit?: { untilMs: number; window: string; remaining: number } | null
       usage?: { promptTokens: number; completionTokens: number } | null
+      /** The attempt's trace span, when the gateway traces: a hold its refusal places carries it to the fleet. */
+      origin?: TraceOrigin
     }
   /** Never sent: the body cannot be said in the provider's format, the send threw, or the caller left during the step's delay. */
   | { sent: false; cancelled: boolean }
@@ -160,6 +164,7 @@ export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
 }
 
 export const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
+const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
 const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, checkDue: false, everyKeyHeld: false })
 
 /** The router's node-level parts a request's route uses. */
@@ -225,6 +230,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
           firstTokenMs: this.firstTokenMs,
           idleMs: this.idleMs,
           leftOut: first ? this.leftOut : 0,
+          skipped: first ? this.keyPlan.leftOut : NO_LEFT_OUT,
           continuable: this.continuableFrom(this.index),
           check: current.keyIndex === this.keyPlan.check && this.keyPlan.checkDue,
           trials: first ? this.shared.trialChanges() : NO_TRIALS,
@@ -277,7 +283,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
         now: at,
       })
       trials = shared.trialChanges()
-      const settlement = components.holds.recordAnswer({ provider: route.provider, keyId: route.keyId, model: route.model, startedAt: report.startedAt, now: at, failure, check: attempt.check })
+      const settlement = components.holds.recordAnswer({ provider: route.provider, keyId: route.keyId, model: route.model, startedAt: report.startedAt, now: at, failure, check: attempt.check, origin: report.origin })
       if (settlement.events.length > 0 || settlement.changed.length > 0) news = shared.settle(settlement, log, route.model)
       const sessionId = this.request.sessionId
       // A session's request lent to a check, a trial or a recovering key's probe leaves the session where its cache is (issue 36, item 8).

@@ -6,6 +6,7 @@ import type { AdaptiveBalancer } from '../adaptive/balancer.ts'
 import type { DirectionReason } from '../adaptive/directions.ts'
 import type { AffinityOutcome, SessionAffinity } from '../adaptive/session.ts'
 import type { BalancerKey, Direction, LoadBalancerSettings } from '../adaptive/types.ts'
+import type { TraceOrigin } from '../holds/entry.ts'
 import type { Holds } from '../holds/holds.ts'
 import type { RateLimitBackoffs } from './backoffs.ts'
 import type { RoutingLog } from './log.ts'
@@ -96,6 +97,8 @@ export interface KeyLeftOut {
   /** The key is dead for this request (held for a refusal that kills it: credential, quota, ...). */
   dead: boolean
   until: number
+  /** A held key: the spans that placed its holds, for a trace to link to (plain data, passed along). */
+  origins?: readonly TraceOrigin[]
 }
 
 /** The keys of one target: what its rotation draws from, in the provider's configured order. */

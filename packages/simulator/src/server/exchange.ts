@@ -321,6 +321,7 @@ export class Exchange {
       aborted: !response.writableFinished && !this.destroyedOnPurpose,
       ...(this.fault === undefined ? {} : { fault: this.fault }),
       path: pathOf(this.request.url),
+      ...(typeof this.request.headers.traceparent === 'string' ? { traceparent: this.request.headers.traceparent } : {}),
       ...anthropicHeaders(this.request),
       ...(this.prefill === undefined ? {} : { prefill: true as const }),
     }

@@ -1,0 +1,232 @@
+/**
+ * The spans of one inference request (issue 40): a SERVER span for the request and a CLIENT
+ * span per upstream attempt, with `gen_ai.*` and `switchboard.*` attributes and events for what
+ * routing did (a held key skipped, a key rotation, a fallback, a hold placed, a deadline hit, a
+ * check). Built only while tracing is on; nothing here decides anything: it records what the
+ * dispatch and routing returned. Never a secret: keys are named by their name, never their value,
+ * and no header, provider message or (unless content recording is on) body goes in.
+ */
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api'
+import type { AttemptEffects, AttemptFailure, TraceOrigin } from '@switchboard/routing'
+import type { ProviderType, TokenUsage } from '@switchboard/providers'
+import type { DispatchStep } from '../../dispatch/dispatcher.ts'
+import type { GatewayError } from '../../errors.ts'
+import type { ExtraFields } from '../../inference/engine.ts'
+import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
+
+/** The SERVER span of one request and what its attempts need to hang under it. */
+export class RequestTrace {
+  readonly span: Span
+  /** The span is sampled: attributes and events are worth building. */
+  readonly recording: boolean
+  private readonly context: Context
+  private readonly operation: string
+  private attempts = 0
+  private lastIndex = -1
+  private lastKeyName: string | null = null
+  private lastFailure: string | null = null
+
+  constructor(private readonly tracer: Tracer, parent: Context, method: string, path: string, surface: string, readonly content: boolean) {
+    this.operation = operationOf(surface)
+    this.span = tracer.startSpan(`${method} ${path}`, { kind: SpanKind.SERVER }, parent)
+    this.recording = this.span.isRecording()
+    this.context = trace.setSpan(parent, this.span)
+    if (this.recording) {
+      this.span.setAttributes({
+        [ATTR.httpMethod]: method,
+        [ATTR.urlPath]: path,
+        [ATTR.httpRoute]: path,
+        [ATTR.surface]: surface,
+        [ATTR.operation]: this.operation,
+      })
+    }
+  }
+
+  /** What the caller asked for (the body only when content recording is on). */
+  asked(requestId: string, model: string, fallbacks: readonly string[], stream: boolean, body: () => string): void {
+    if (!this.recording) return
+    const attributes: Attributes = { [ATTR.requestId]: requestId, [ATTR.requestModel]: model, [ATTR.stream]: stream }
+    if (fallbacks.length > 0) attributes[ATTR.fallbacks] = [...fallbacks]
+    if (this.content) attributes[ATTR.requestBody] = body()
+    this.span.setAttributes(attributes)
+  }
+
+  /** Starts the CLIENT span of an attempt routing planned; a rotation or a fallback is an event on the request's span. */
+  attempt(step: DispatchStep, type: ProviderType): AttemptTrace {
+    const number = ++this.attempts
+    const provider = step.target.provider.name
+    const keyName = step.key.name
+    let links: Link[] | undefined
+    for (const skipped of step.skipped) {
+      if (skipped.origins === undefined) continue
+      for (const origin of skipped.origins) (links ??= []).push(linkTo(origin, provider, skipped.keyName))
+    }
+    const span = this.tracer.startSpan(`${this.operation} ${step.target.model}`, { kind: SpanKind.CLIENT, links }, this.context)
+    const attempt = new AttemptTrace(span, this, step)
+    if (!attempt.recording) {
+      this.track(step, keyName)
+      return attempt
+    }
+    if (this.lastIndex === step.index && this.lastKeyName !== null && this.lastKeyName !== keyName) {
+      this.span.addEvent(EVENT.keyRotated, { [ATTR.provider]: provider, [ATTR.keyName]: keyName, [ATTR.previousKeyName]: this.lastKeyName, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
+    } else if (this.lastIndex >= 0 && this.lastIndex !== step.index) {
+      this.span.addEvent(EVENT.fallback, { [ATTR.provider]: provider, [ATTR.requestModel]: step.target.model, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
+    }
+    this.track(step, keyName)
+    const name = providerNameOf(type)
+    span.setAttributes({
+      [ATTR.operation]: this.operation,
+      [ATTR.providerName]: name,
+      [ATTR.system]: name,
+      [ATTR.requestModel]: step.target.model,
+      [ATTR.provider]: provider,
+      [ATTR.keyName]: keyName,
+      [ATTR.attempt]: number,
+      [ATTR.targetIndex]: step.index,
+      [ATTR.check]: step.check,
+    })
+    for (const skipped of step.skipped) {
+      span.addEvent(EVENT.keySkipped, { [ATTR.provider]: provider, [ATTR.keyName]: skipped.keyName, [ATTR.skipReason]: skipped.reason, [ATTR.linked]: skipped.origins?.length ?? 0 })
+    }
+    return attempt
+  }
+
+  /** The attempt's failure class, for the next attempt's rotation or fallback event. */
+  attemptEnded(failure: AttemptFailure | null): void {
+    this.lastFailure = failure?.failureClass ?? null
+  }
+
+  /** The request was answered by what `extra` names. */
+  answered(extra: ExtraFields, usage: TokenUsage | null, responseBody: (() => string) | null): void {
+    if (!this.recording) return
+    const attributes: Attributes = {
+      [ATTR.httpStatus]: 200,
+      [ATTR.responseModel]: extra.model,
+      [ATTR.provider]: extra.provider,
+      [ATTR.attempts]: extra.attempts.length,
+    }
+    if (extra.key_name !== null) attributes[ATTR.keyName] = extra.key_name
+    if (usage !== null) {
+      attributes[ATTR.inputTokens] = usage.promptTokens
+      attributes[ATTR.outputTokens] = usage.completionTokens
+    }
+    if (this.content && responseBody !== null) attributes[ATTR.responseBody] = responseBody()
+    this.span.setAttributes(attributes)
+  }
+
+  /** The request ended in an error (`error.type` is the gateway's stable code). */
+  failed(error: GatewayError): void {
+    if (!this.recording) return
+    const attempts = (error.extraFields as Partial<ExtraFields> | undefined)?.attempts ?? []
+    const last = attempts.at(-1)
+    const attributes: Attributes = { [ATTR.httpStatus]: error.status, [ATTR.errorType]: error.code, [ATTR.attempts]: attempts.length }
+    if (last?.failure_class) attributes[ATTR.failureClass] = last.failure_class
+    this.span.setAttributes(attributes)
+    // Server spans: a 4xx is the caller's, not an error of this service (OpenTelemetry HTTP conventions).
+    if (error.status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR, message: error.code })
+  }
+
+  end(): void {
+    this.span.end()
+  }
+
+  private track(step: DispatchStep, keyName: string): void {
+    this.lastIndex = step.index
+    this.lastKeyName = keyName
+  }
+}
+
+/** The CLIENT span of one upstream attempt. */
+export class AttemptTrace {
+  readonly recording: boolean
+  /** The span's W3C context, sent upstream as `traceparent`. */
+  readonly traceparent: string
+  /** Where a hold this attempt's refusal places comes from (undefined when the span is not sampled: nothing to link to). */
+  readonly origin: TraceOrigin | undefined
+  private ended = false
+
+  constructor(readonly span: Span, private readonly request: RequestTrace, private readonly step: DispatchStep) {
+    const context = span.spanContext()
+    this.recording = span.isRecording()
+    this.traceparent = `00-${context.traceId}-${context.spanId}-${context.traceFlags & 1 ? '01' : '00'}`
+    this.origin = this.recording ? { traceId: context.traceId, spanId: context.spanId } : undefined
+  }
+
+  /**
+   * How the attempt went, as routing classed it, and what routing did about it: holds placed,
+   * the check's outcome. Ends the span.
+   */
+  reported(effects: AttemptEffects, status: number, usage: TokenUsage | null): void {
+    if (this.ended) return
+    this.ended = true
+    const failure = effects.failure
+    this.request.attemptEnded(failure)
+    const span = this.span
+    if (this.recording) {
+      const attributes: Attributes = { [ATTR.httpStatus]: failure !== null ? failure.status : status }
+      if (failure !== null) {
+        attributes[ATTR.failureClass] = failure.failureClass
+        attributes[ATTR.errorType] = failure.failureClass
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.failureClass })
+        if (failure.failureClass === 'timeout') span.addEvent(EVENT.deadlineHit, deadlineOf(failure, this.step))
+      } else {
+        attributes[ATTR.responseModel] = this.step.target.model
+      }
+      if (usage !== null) {
+        attributes[ATTR.inputTokens] = usage.promptTokens
+        attributes[ATTR.outputTokens] = usage.completionTokens
+      }
+      span.setAttributes(attributes)
+      this.holdEvents(effects)
+    }
+    span.end()
+  }
+
+  /** Never sent (the caller left during the delay, the body cannot be sent): the span ends with the reason. */
+  abandoned(reason: 'cancelled' | 'not_sent'): void {
+    if (this.ended) return
+    this.ended = true
+    this.request.attemptEnded(null)
+    if (this.recording) this.span.setAttribute(ATTR.abandoned, reason)
+    this.span.end()
+  }
+
+  private holdEvents(effects: AttemptEffects): void {
+    const news = effects.holds
+    const step = this.step
+    let checked = false
+    if (news !== null) {
+      for (const change of news.changes) {
+        const attributes: Attributes = { [ATTR.provider]: change.provider, [ATTR.keyName]: change.key }
+        if (change.kind !== 'released') attributes[ATTR.holdReason] = change.reason
+        if (change.model !== null) attributes[ATTR.requestModel] = change.model
+        if (change.kind === 'placed') {
+          const entry = news.changed.find((candidate) => candidate.provider === change.provider && candidate.model === change.model && candidate.state === 'held')
+          if (entry !== undefined) {
+            attributes[ATTR.holdRung] = entry.rung
+            attributes[ATTR.holdWaitMs] = entry.baseWaitMs
+          }
+          this.span.addEvent(EVENT.holdPlaced, attributes)
+        } else if (step.check) {
+          checked = true
+          attributes[ATTR.checkOutcome] = change.kind === 'renewed' ? change.outcome : `released_${change.cause}`
+          this.span.addEvent(EVENT.check, attributes)
+        }
+      }
+    }
+    if (step.check && !checked) {
+      this.span.addEvent(EVENT.check, { [ATTR.provider]: step.target.provider.name, [ATTR.keyName]: step.key.name, [ATTR.checkOutcome]: effects.failure === null ? 'served' : 'no_change' })
+    }
+  }
+}
+
+function linkTo(origin: TraceOrigin, provider: string, keyName: string): Link {
+  return { context: { traceId: origin.traceId, spanId: origin.spanId, traceFlags: 1, isRemote: true }, attributes: { [ATTR.provider]: provider, [ATTR.keyName]: keyName, [ATTR.linkKind]: 'hold_placed' } }
+}
+
+/** Which deadline a timeout hit, and how long it was. */
+function deadlineOf(failure: AttemptFailure, step: DispatchStep): Attributes {
+  if (failure.code === 'first_token_timeout') return { [ATTR.deadline]: 'first_token', [ATTR.deadlineMs]: step.firstTokenMs ?? 0 }
+  if (failure.code === 'stream_idle_timeout') return { [ATTR.deadline]: 'stream_idle', [ATTR.deadlineMs]: step.idleMs }
+  return { [ATTR.deadline]: 'request', [ATTR.deadlineMs]: step.headersMs }
+}

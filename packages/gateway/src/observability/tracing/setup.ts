@@ -1,0 +1,102 @@
+/**
+ * OpenTelemetry tracing of inference requests (issue 40), off unless the standard OTLP
+ * variables name an endpoint: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (OTLP over HTTP, JSON). The exporter, the batch processor
+ * and the sampler read the rest of the `OTEL_*` variables themselves (headers, timeout,
+ * `OTEL_BSP_*`, `OTEL_TRACES_SAMPLER`, span limits; `OTEL_SERVICE_NAME`,
+ * `OTEL_RESOURCE_ATTRIBUTES`). Off, the node has no tracer at all: the request path tests one
+ * `null` and builds nothing.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import { ROOT_CONTEXT, type Tracer } from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
+import type { RequestSurface } from '@switchboard/history'
+import { RequestTrace } from './request-trace.ts'
+
+/** The tracing of one node (one process: each worker exports its own spans). */
+export interface Tracing {
+  /** Prompt and completion content go into spans (`SWITCHBOARD_OTEL_CONTENT=1`); off by default. */
+  readonly content: boolean
+  /** Starts the SERVER span of an inference request, a child of the caller's `traceparent` when it sent a valid one. */
+  request(headers: IncomingHttpHeaders, method: string, path: string, surface: RequestSurface): RequestTrace
+  /** Exports what is buffered now (benches, tests). */
+  flush(): Promise<void>
+  /** Exports what is buffered and stops (the node's shutdown). */
+  shutdown(): Promise<void>
+}
+
+export interface TracingInit {
+  /** Span processors (tests pass one with an in-memory exporter). */
+  processors: SpanProcessor[]
+  nodeId: string
+  region: string
+  content: boolean
+  /** Resource attributes besides the service's (the environment's, for a real node). */
+  resource?: Record<string, string>
+}
+
+const propagator = new W3CTraceContextPropagator()
+const headerGetter = {
+  keys: (carrier: IncomingHttpHeaders) => Object.keys(carrier),
+  get: (carrier: IncomingHttpHeaders, key: string) => carrier[key],
+}
+
+/** True when the environment turns tracing on (an OTLP endpoint is named and the SDK is not disabled). */
+export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false
+  const exporters = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase()
+  if (exporters !== undefined && exporters !== '' && !exporters.split(',').some((name) => name.trim() === 'otlp')) return false
+  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim())
+}
+
+/** The node's tracing as the environment asks for it, or null (off: the default). */
+export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; region: string }): Tracing | null {
+  if (!tracingWanted(env)) return null
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim()
+  if (protocol !== undefined && protocol !== '' && protocol !== 'http/json') {
+    // This exporter speaks OTLP/HTTP with JSON bodies; collectors take both on :4318.
+    process.emitWarning(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: Switchboard exports traces as http/json`)
+  }
+  const exporter = new OTLPTraceExporter()
+  const content = env.SWITCHBOARD_OTEL_CONTENT === '1' || env.SWITCHBOARD_OTEL_CONTENT?.toLowerCase() === 'true'
+  return createTracing({ processors: [new BatchSpanProcessor(exporter)], nodeId: node.nodeId, region: node.region, content, resource: environmentResource() })
+}
+
+/** OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read synchronously (the env detector's attributes are plain values). */
+function environmentResource(): Record<string, string> {
+  const detected = detectResources({ detectors: [envDetector] }).attributes
+  const plain: Record<string, string> = {}
+  for (const [name, value] of Object.entries(detected)) if (typeof value === 'string') plain[name] = value
+  return plain
+}
+
+/** Tracing with the given span processors. */
+export function createTracing(init: TracingInit): Tracing {
+  const resource = defaultResource().merge(resourceFromAttributes({
+    [ATTR_SERVICE_NAME]: 'switchboard',
+    [ATTR_SERVICE_VERSION]: '0.1.0',
+    'service.instance.id': init.nodeId,
+    'switchboard.node_id': init.nodeId,
+    'switchboard.region': init.region,
+    ...init.resource,
+  }))
+  const provider = new BasicTracerProvider({ resource, spanProcessors: init.processors })
+  const tracer: Tracer = provider.getTracer('@switchboard/gateway', '0.1.0')
+  return {
+    content: init.content,
+    request(headers, method, path, surface) {
+      const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, headerGetter)
+      return new RequestTrace(tracer, parent, method, path, surface, init.content)
+    },
+    async flush() {
+      await provider.forceFlush()
+    },
+    async shutdown() {
+      await provider.shutdown()
+    },
+  }
+}
