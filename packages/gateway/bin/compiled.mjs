@@ -100,6 +100,9 @@ export async function buildBundle() {
       // The sources' import.meta.url (the dashboard finds its ui/ through it): the bundle's own URL.
       define: { 'import.meta.url': '__switchboardModuleUrl' },
       plugins: [dynamicImports],
+      // Every literal import() as a require: a script run from the code cache has no import() on
+      // Node 20, and the OTLP exporter loads http/https that way (its spans never left the node).
+      supported: { 'dynamic-import': false },
       banner: { js: `/* switchboard build ${randomUUID()} */ const __switchboardModuleUrl = require('node:url').pathToFileURL(__filename).href;` },
     })
     rmSync(CODE_CACHE, { force: true })
