@@ -54,12 +54,15 @@ const LAUNCHER_ONLY = new Set([
   'SWITCHBOARD_WORKER_LISTEN',
 ])
 
+/** Tracing is opt-in (issue 40): unset, it is off; the deploy files leave it to the operator (docs/operations.md, Traces). */
+const OPT_IN = /^(OTEL_|SWITCHBOARD_OTEL_)/
+
 /** Environment variables the gateway's (non-test) source reads by name, e.g. `env.LOG_LEVEL`. */
 export function gatewayEnvReads(): string[] {
   const names = new Set<string>()
   for (const file of sourceFiles('packages/gateway/src')) {
     for (const match of readText(file).matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) {
-      if (match[1] && !ENV_PLACEHOLDERS.has(match[1]) && !LAUNCHER_ONLY.has(match[1])) names.add(match[1])
+      if (match[1] && !ENV_PLACEHOLDERS.has(match[1]) && !LAUNCHER_ONLY.has(match[1]) && !OPT_IN.test(match[1])) names.add(match[1])
     }
   }
   return [...names].sort()

@@ -146,11 +146,19 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
   metWhileJoining.clear()
 
   // Anti-entropy: compare digests with one random peer, pull the buckets that differ.
+  // One round at a time: on a loaded machine a round can outlast the interval, and overlapping
+  // rounds pulled the same version lists twice (the anti-entropy test's bytes doubled under load).
+  let syncing = false
   const antiEntropy = setInterval(() => {
     const others = fleet.members().filter((member) => !member.self)
     const peer = others[Math.floor(init.random() * others.length)]
-    if (!peer) return
-    syncWith(peer, 'anti-entropy').catch((error: unknown) => logger.debug({ err: error }, 'anti-entropy round failed'))
+    if (!peer || syncing) return
+    syncing = true
+    syncWith(peer, 'anti-entropy')
+      .catch((error: unknown) => logger.debug({ err: error }, 'anti-entropy round failed'))
+      .finally(() => {
+        syncing = false
+      })
   }, init.antiEntropyEveryMs ?? 10_000)
   antiEntropy.unref()
 
