@@ -3,19 +3,18 @@
  * the provider adapters (retries, key rotation, fallbacks), the admin API over the config
  * store in Postgres, and the CLI.
  */
-import type { Logger } from 'pino'
-import { createConfigStore, createPool, createWriteQueue, ensureDatabase } from '@switchboard/store'
+import { createConfigStore, createPool, createWriteQueue, ensureDatabase, type ConfigStoreEvent } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'
 import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
-import type { GatewayConfig } from './config/load.ts'
 import { createListener } from './http/app.ts'
 import { tracingFromEnv } from './observability/tracing/setup.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
-import { editedKeys, keySignatures } from './dispatch/key-edits.ts'
-import { startFleet, type Fleet, type FleetInit } from './fleet/fleet.ts'
+import { editedKeys, keySignatures, routingEdits } from './dispatch/key-edits.ts'
+import { startFleet, type Fleet } from './fleet/fleet.ts'
+import { fleetInit, type Gateway, type GatewayInit } from './boot/init.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
@@ -27,49 +26,14 @@ import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
-import type { Siblings } from './workers/siblings.ts'
-import { aggregatedMetrics, alsoToSiblings, limitedKey, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
+import { alsoToSiblings, answerSiblings, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
 import type { ConfigChange } from './fleet/messages.ts'
 import { clusterView } from './fleet/view.ts'
 
 export { loadConfig, parseConfig, ConfigError, type GatewayConfig } from './config/load.ts'
 export { GatewayError, ERROR_CODES } from './errors.ts'
 export { ExposedError } from './boot/exposure.ts'
-
-export interface GatewayInit {
-  config: GatewayConfig
-  port: number
-  host?: string
-  /** Postgres URL; without one the node starts (or joins) the embedded server under `dataDir`. */
-  databaseUrl?: string
-  /** Where the embedded Postgres lives; default `<cwd>/.switchboard/postgres`. */
-  dataDir?: string
-  env?: NodeJS.ProcessEnv
-  logger?: Logger
-  /** This node's id in the fleet and its logs; default `node-<pid>`. */
-  nodeId?: string
-  /** The fleet this node joins; without a fleet secret it runs standalone. */
-  fleet?: Omit<FleetInit, 'nodeId' | 'host'>
-  /** Start on a non-loopback address without admin tokens (`--insecure`); warns at every start. */
-  insecure?: boolean
-  /** Called once the HTTP server listens, early in boot: /health answers `starting` from then on. */
-  onListening?(url: string): void
-  /** This process is one of the node's workers (`--workers N`): its link to the others. */
-  siblings?: Siblings
-  /**
-   * Listen only once wired (a worker started after the node's first, or started again): the
-   * primary hands connections only to workers that listen, so none meets a booting worker.
-   */
-  listenLate?: boolean
-}
-
-/** A running node. */
-export interface Gateway {
-  url: string
-  port: number
-  /** Drains (stops accepting, finishes in-flight requests within `drainMs`, default 20 s) and stops. */
-  close(options?: { drainMs?: number }): Promise<void>
-}
+export type { GatewayInit, Gateway } from './boot/init.ts'
 
 /**
  * Starts a gateway node: HTTP on host:port first (0 = any free port; /health says `starting`),
@@ -136,12 +100,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const now = Date.now
   const random = Math.random
   const nodeId = init.nodeId ?? `node-${process.pid}`
+  const region = init.fleet?.region ?? 'default'
 
   // Routing state: held keys and rate-limit backoffs first (the balancer asks them), then the balancer and sessions.
   const holds = createHolds({ nodeId, random })
   const backoffs = new RateLimitBackoffs()
   // Trials of failed routes: one per due time across the fleet (issue 35, item 8); alone until the fleet says it has peers.
-  const trials = createTrials({ nodeId, region: init.fleet?.region ?? 'default' })
+  const trials = createTrials({ nodeId, region })
   const balancer = createAdaptiveBalancer({ providers: [], isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, now()), trials })
   const sessions = createSessionAffinity({ capacity: 100_000, idleMs: 60 * 60_000 })
   // One fleet member with one state (issue 38): the limiter's count lives on the fleet worker.
@@ -179,19 +144,10 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   )
   const providers = directory
   parts.add('upstream connections', () => providers.close())
-  // A key edit releases its holds; a key or provider delete removes them (reference: "Releasing held keys").
-  const keyEdited = (provider: string, keyId: string) => {
-    const changed = holds.keyEdited(provider, keyId, now())
-    if (backoffs.forgetKey(provider, keyId)) balancer.holdsChanged()
-    dispatcher.released(changed)
-    dispatcher.settle({ changed, events: [] })
-  }
+  // A key edit releases its holds; a key or provider delete removes them (dispatch/key-edits.ts).
+  const edits = routingEdits({ holds, backoffs, balancer, dispatcher, now })
   const unsubscribes = [
-    store.on('key:changed', (detail) => {
-      if (!detail.created) keyEdited(detail.provider, detail.id)
-    }),
-    store.on('key:deleted', (detail) => dispatcher.settle({ changed: holds.keyDeleted(detail.provider, detail.id, now()), events: [] })),
-    store.on('provider:deleted', (detail) => dispatcher.settle({ changed: holds.providerDeleted(detail.provider, now()), events: [] })),
+    ...(['key:changed', 'key:deleted', 'provider:deleted'] as const).map((type) => store.on(type, (detail) => edits.apply({ type, detail } as ConfigStoreEvent))),
     // Providers or keys changed here: every node re-reads them from the store.
     ...(['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, () => fleet?.publishConfig({ kind: 'providers' }))),
     store.on('settings:changed', () => {
@@ -206,7 +162,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const reloadProviders = async () => {
     const before = keySignatures(providers.registry)
     await providers.reload()
-    for (const key of editedKeys(before, providers.registry)) keyEdited(key.provider, key.keyId)
+    for (const key of editedKeys(before, providers.registry)) edits.keyEdited(key.provider, key.keyId)
   }
   const configChanged = (change: ConfigChange) => {
     if (change.kind === 'gateway_keys') reloadGatewayKeys().catch((error: unknown) => logger.warn({ err: error }, 'could not reload gateway keys another worker changed'))
@@ -221,7 +177,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     if (state !== null) takeState(takers, state)
   }
   const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
-  const region = init.fleet?.region ?? 'default'
   // The per-request record: the request log and the per-minute counts listen to it.
   const recorder = createRequestRecorder(
     {
@@ -265,12 +220,8 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   parts.add('history flush', () => recording.close())
   // config.json's edits at this boot were made before history listened: recorded now, with what they changed (never a value).
   recording.configImported(imported.changes)
-  const ownView = () => clusterView({ cluster: null, pool, holds, isLeader: () => false }, { nodeId, region })
   baseFleet = follower
-    ? siblingFleet(siblings, { view: ownView, pullGatewayKeys: async () => {
-        const shared = (await siblings.ask('gateway_keys', null).catch(() => null)) as ReturnType<GatewayKeyLoader['shared']>
-        return shared !== null && keyLoader.fromPeer(shared.keys, `worker ${siblings.index}`, { storeFailed: true })
-      } })
+    ? siblingFleet(siblings, { view: () => clusterView({ cluster: null, pool, holds, isLeader: () => false }, { nodeId, region }), keys: keyLoader })
     : await startFleet(
     {
       holds,
@@ -281,41 +232,22 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       metrics,
       now,
       random,
-      reloadProviders: async () => {
-        await reloadProviders()
-        siblings?.tell({ kind: 'config', change: { kind: 'providers' } })
-      },
+      // A peer's change is the siblings' too.
+      reloadProviders: () => reloadProviders().then(() => siblings?.tell({ kind: 'config', change: { kind: 'providers' } })),
       knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => {
         settings.set(next, 'peer')
       },
-      reloadGatewayKeys: async () => {
-        await reloadGatewayKeys()
-        siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })
-      },
+      reloadGatewayKeys: () => reloadGatewayKeys().then(() => siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })),
       limiter,
       gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
     },
-    { nodeId, host: init.host ?? '127.0.0.1', region, p2pPort: init.fleet?.p2pPort ?? 9000, peers: init.fleet?.peers ?? [], dataDir: init.fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`, ...(init.fleet?.fleetSecret ? { fleetSecret: init.fleet.fleetSecret } : {}) },
+    fleetInit(init, nodeId),
   )
   fleet = siblings ? alsoToSiblings(baseFleet, siblings) : baseFleet
   const joined = fleet
   parts.add('leaving the fleet', () => joined.stop(), 5_000)
-  if (siblings) {
-    // Every worker's metrics, added up: a scrape sees the node whichever worker answers it.
-    metrics.render = () => aggregatedMetrics(siblings, metrics.registry)
-    // The questions only the fleet worker can answer: the fleet's view, a gateway key's one count, the keys a peer shared.
-    siblings.answer(async (question, payload) => {
-      if (question === 'metrics') return metrics.registry.getMetricsAsJSON()
-      if (!siblings.fleetWorker) throw new Error(`worker ${siblings.index} is not the fleet worker`)
-      if (question === 'view') return joined.view()
-      if (question === 'admit') return limiter.admit(limitedKey(payload))
-      if (question === 'gateway_keys') return keyLoader.shared()
-      const usage = payload as { key: unknown; tokens: number }
-      limiter.recordTokens(limitedKey(usage.key), usage.tokens)
-      return null
-    })
-  }
+  if (siblings) answerSiblings(siblings, { metrics, fleet: joined, limiter, keys: keyLoader })
   // Besides peers' announcements: re-read gateway keys every few seconds (a lost message, a key revoked by SQL).
   const keysReload = setInterval(() => keyLoader.fromStore().catch((error: unknown) => logger.debug({ err: error }, 'could not reload gateway keys')), 5_000)
   keysReload.unref()
@@ -327,11 +259,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   })
   parts.add('settings listener', offSettings)
   // config.json read at this boot may have edited keys and switches: the same as any other edit, on every node.
-  for (const change of imported.changes) {
-    if (change.type === 'key:changed' && !change.detail.created) keyEdited(change.detail.provider, change.detail.id)
-    else if (change.type === 'key:deleted') dispatcher.settle({ changed: holds.keyDeleted(change.detail.provider, change.detail.id, now()), events: [] })
-    else if (change.type === 'provider:deleted') dispatcher.settle({ changed: holds.providerDeleted(change.detail.provider, now()), events: [] })
-  }
+  for (const change of imported.changes) edits.apply(change)
   if (imported.changes.some((change) => change.type !== 'settings:changed')) joined.publishConfig({ kind: 'providers' })
   if (imported.changes.some((change) => change.type === 'settings:changed')) joined.publishConfig({ kind: 'settings', settings: settings.get() })
 
@@ -436,3 +364,4 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     await parts.stop()
   }
 }
+

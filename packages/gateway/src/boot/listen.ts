@@ -5,7 +5,7 @@
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
-import type { GatewayInit } from '../index.ts'
+import type { GatewayInit } from './init.ts'
 import { parseAdminTokens, type AdminToken } from '../admin/auth.ts'
 import { startingReport, type DatabaseHealth } from '../directory/health.ts'
 import { createGuardedServer } from '../http/connections.ts'

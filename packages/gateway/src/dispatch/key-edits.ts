@@ -5,7 +5,10 @@
  * and be gossiped to the fleet (issue 11, f). Compared in memory only; nothing here is logged.
  */
 import type { ProviderKey } from '@switchboard/providers'
+import type { AdaptiveBalancer, Holds, RateLimitBackoffs } from '@switchboard/routing'
+import type { ConfigStoreEvent } from '@switchboard/store'
 import type { ProviderRegistry } from '../inference/registry.ts'
+import type { Dispatcher } from './dispatcher.ts'
 
 /** A key of a provider, by ids. */
 export interface EditedKey {
@@ -35,4 +38,28 @@ export function editedKeys(before: Map<string, { key: EditedKey; signature: stri
     if (previous !== undefined && previous.signature !== now.signature) edited.push(now.key)
   }
   return edited
+}
+
+/**
+ * What a config edit does to routing (reference: "Releasing held keys"): a key edited releases
+ * its holds and backoffs; a key or provider deleted takes its holds away. The one place for the
+ * rules, whether the edit came from this node's store, config.json at boot, or a peer's re-read.
+ */
+export function routingEdits(components: { holds: Holds; backoffs: RateLimitBackoffs; balancer: Pick<AdaptiveBalancer, 'holdsChanged'>; dispatcher: Pick<Dispatcher, 'released' | 'settle'>; now: () => number }) {
+  const { holds, backoffs, balancer, dispatcher, now } = components
+  const keyEdited = (provider: string, keyId: string) => {
+    const changed = holds.keyEdited(provider, keyId, now())
+    if (backoffs.forgetKey(provider, keyId)) balancer.holdsChanged()
+    dispatcher.released(changed)
+    dispatcher.settle({ changed, events: [] })
+  }
+  return {
+    keyEdited,
+    /** A store event of this node (or of config.json at its boot). */
+    apply(change: ConfigStoreEvent): void {
+      if (change.type === 'key:changed' && !change.detail.created) keyEdited(change.detail.provider, change.detail.id)
+      else if (change.type === 'key:deleted') dispatcher.settle({ changed: holds.keyDeleted(change.detail.provider, change.detail.id, now()), events: [] })
+      else if (change.type === 'provider:deleted') dispatcher.settle({ changed: holds.providerDeleted(change.detail.provider, now()), events: [] })
+    },
+  }
 }

@@ -9,6 +9,8 @@ import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type
 import type { AdaptiveBalancer, Holds, SessionAffinity } from '@switchboard/routing'
 import type { GatewayKey } from '../access/gateway-keys.ts'
 import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
+import type { GatewayKeyLoader } from '../access/key-loading.ts'
+import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import type { ClusterView, Fleet } from '../fleet/fleet.ts'
 import type { ConfigChange } from '../fleet/messages.ts'
@@ -75,20 +77,45 @@ export function remoteLimiter(local: KeyLimiter, siblings: Siblings): CallerLimi
   }
 }
 
+/**
+ * What this worker answers: its metrics (to the primary, which adds every worker's up); on the
+ * fleet worker, what only it knows: the fleet's view, a gateway key's one count, the keys a peer shared.
+ */
+export function answerSiblings(siblings: Siblings, node: { metrics: Metrics; fleet: Fleet; limiter: KeyLimiter; keys: GatewayKeyLoader }): void {
+  // Every worker's metrics, added up: a scrape sees the node whichever worker answers it.
+  node.metrics.render = () => aggregatedMetrics(siblings, node.metrics.registry)
+  siblings.answer(async (question, payload) => {
+    if (question === 'metrics') return node.metrics.registry.getMetricsAsJSON()
+    if (!siblings.fleetWorker) throw new Error(`worker ${siblings.index} is not the fleet worker`)
+    if (question === 'view') return node.fleet.view()
+    if (question === 'admit') return node.limiter.admit(limitedKey(payload))
+    if (question === 'gateway_keys') return node.keys.shared()
+    const usage = payload as { key: unknown; tokens: number }
+    node.limiter.recordTokens(limitedKey(usage.key), usage.tokens)
+    return null
+  })
+}
+
 /** A gateway key as a sibling sends it for a count: the fields the limiter reads. */
-export function limitedKey(payload: unknown): GatewayKey {
+function limitedKey(payload: unknown): GatewayKey {
   const key = payload as Pick<GatewayKey, 'id' | 'name' | 'requestsPerMinute' | 'tokensPerMinute'>
   return { ...key, providers: null, models: null }
 }
 
-/** The fleet as a worker that is not the fleet worker sees it: the fleet worker carries its news; the view is asked of it. */
-export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterView>; pullGatewayKeys(): Promise<boolean> }): Fleet {
+/**
+ * The fleet as a worker that is not the fleet worker sees it: the fleet worker carries its news;
+ * the view, and the keys a peer shared while Postgres is away, are asked of it.
+ */
+export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterView>; keys: GatewayKeyLoader }): Fleet {
   return {
     publishHolds() {},
     publishRateLimit() {},
     publishTrials() {},
     publishConfig() {},
-    pullGatewayKeys: own.pullGatewayKeys,
+    async pullGatewayKeys() {
+      const shared = (await siblings.ask('gateway_keys', null).catch(() => null)) as ReturnType<GatewayKeyLoader['shared']>
+      return shared !== null && own.keys.fromPeer(shared.keys, `worker ${siblings.index}`, { storeFailed: true })
+    },
     view: () => siblings.ask('view', null).then((view) => view as ClusterView, own.view),
     clusterStats: () => null,
     async stop() {},
@@ -203,7 +230,7 @@ export function takeState(takers: NewsTakers, state: NodeState): void {
 }
 
 /** The node's metrics: each worker's, added up (gauges of the node's one state, such as holds in force, take the highest). */
-export async function aggregatedMetrics(siblings: Siblings, own: Registry): Promise<string> {
+async function aggregatedMetrics(siblings: Siblings, own: Registry): Promise<string> {
   try {
     const shares = (await siblings.ask('metrics', null)) as MetricObjectWithValues<MetricValue<string>>[][]
     if (shares.length > 0) return await AggregatorRegistry.aggregate(shares).metrics()
