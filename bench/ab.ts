@@ -118,7 +118,8 @@ try {
       name: `switchboard-${name}`,
       args: [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
       cwd: checkout,
-      env: { NODE_ENV: 'production' },
+      // One worker: the process measured is the one that serves (a node's primary serves nothing).
+      env: { NODE_ENV: 'production', SWITCHBOARD_WORKERS: '1' },
       logFile: join(resultsDir, `${name}.log`),
       graceMs: 15_000,
     })

@@ -12,6 +12,38 @@ const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }
 let batches = 0
 let bytes = 0
 let spans = 0
+/** The length-delimited fields numbered `field` of one protobuf message. */
+function* fieldsOf(bytes, field) {
+  let pos = 0
+  const varint = () => {
+    let value = 0
+    for (let shift = 1; ; shift *= 128) {
+      const byte = bytes[pos++]
+      value += (byte & 0x7f) * shift
+      if (byte < 0x80) return value
+    }
+  }
+  while (pos < bytes.length) {
+    const key = varint()
+    const wire = key & 7
+    if (wire === 0) varint()
+    else if (wire === 1) pos += 8
+    else if (wire === 5) pos += 4
+    else {
+      const length = varint()
+      if ((key >>> 3) === field) yield bytes.subarray(pos, pos + length)
+      pos += length
+    }
+  }
+}
+
+/** Spans in an ExportTraceServiceRequest: resource_spans (1) > scope_spans (2) > spans (2). */
+function protobufSpans(body) {
+  let count = 0
+  for (const resource of fieldsOf(body, 1)) for (const scope of fieldsOf(resource, 2)) for (const _ of fieldsOf(scope, 2)) count++
+  return count
+}
+
 const server = createServer((request, response) => {
   const chunks = []
   request.on('data', (chunk) => chunks.push(chunk))
@@ -19,10 +51,13 @@ const server = createServer((request, response) => {
     const body = Buffer.concat(chunks)
     batches++
     bytes += body.length
+    if (String(request.headers['content-type']).startsWith('application/x-protobuf')) spans += protobufSpans(body)
     // Every span has a "kind"; its events and links do not.
-    spans += (body.toString('utf8').match(/"kind":/g) ?? []).length
-    response.writeHead(200, { 'content-type': 'application/json' })
-    response.end('{}')
+    else spans += (body.toString('utf8').match(/"kind":/g) ?? []).length
+    // An empty ExportTraceServiceResponse in the encoding it came in.
+    const protobuf = String(request.headers['content-type']).startsWith('application/x-protobuf')
+    response.writeHead(200, { 'content-type': protobuf ? 'application/x-protobuf' : 'application/json' })
+    response.end(protobuf ? '' : '{}')
   })
 })
 server.listen(Number(values.port), '127.0.0.1', () => console.log(`otlp sink listening on http://127.0.0.1:${server.address().port}`))

@@ -1,28 +1,34 @@
 /**
  * What tracing costs one request (issue 40), in one process: the span work of a request as the
  * pipeline and the engine do it (the SERVER span, one CLIENT span, their attributes), batched by
- * the batch processor and encoded as OTLP JSON the way the OTLP/HTTP exporter encodes it (then
- * dropped: the HTTP send of a 512-span batch is left out). CPU of this process (user + system)
- * over N requests, flushes included; the last of the rounds.
+ * the batch processor and encoded for export (then dropped: the HTTP send of a 512-span batch is
+ * left out). CPU of this process (user + system) over N requests, flushes included. The encoders
+ * take turns round by round, so a busy machine weighs on each alike: the node's protobuf encoder
+ * (otlp-proto.ts), the official protobuf and JSON serializers (@opentelemetry/otlp-transformer),
+ * and none (the span work alone). Prints each one's median and best round.
  *
- *   node --import tsx bench/tracing-micro.ts [--requests 20000] [--rounds 5]
+ *   node --import tsx bench/tracing-micro.ts [--requests 5000] [--rounds 8]
  */
 import { parseArgs } from 'node:util'
 import { ExportResultCode } from '@opentelemetry/core'
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { otlpProtoSerializer } from '../packages/gateway/src/observability/tracing/otlp-proto.ts'
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { DispatchStep } from '../packages/gateway/src/dispatch/dispatcher.ts'
 import { createTracing } from '../packages/gateway/src/observability/tracing/setup.ts'
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' } } })
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '8' } } })
 const requests = Number(values.requests)
 const rounds = Number(values.rounds)
+if (!(requests >= 500) || !(rounds >= 1)) throw new Error('--requests (at least 500) and --rounds (at least 1) take numbers')
+const encoders = { 'span work alone': null, 'otlp-proto.ts (the node)': otlpProtoSerializer, 'official protobuf': ProtobufTraceSerializer, 'official JSON': JsonTraceSerializer }
+let encoder: (typeof encoders)[keyof typeof encoders] = null
 
-/** An exporter that encodes each batch as the OTLP/HTTP JSON exporter does, then drops it (no network: its cost is a few writes per 512 spans). */
+/** An exporter that encodes each batch as the exporter would, then drops it (no network: its cost is a few writes per 512 spans). */
 let encodedBytes = 0
 const exporter: SpanExporter = {
   export(spans, done) {
-    encodedBytes += JsonTraceSerializer.serializeRequest(spans)?.length ?? 0
+    if (encoder !== null) encodedBytes += encoder.serializeRequest(spans)?.length ?? 0
     done({ code: ExportResultCode.SUCCESS })
   },
   shutdown: async () => {},
@@ -54,19 +60,29 @@ function oneRequest(): void {
   request.end()
 }
 
-let last = 0
+const perRequest = new Map<string, number[]>(Object.keys(encoders).map((name) => [name, []]))
+const bytes = new Map<string, number>()
 for (let round = 0; round < rounds; round++) {
-  const before = process.cpuUsage()
-  const started = performance.now()
-  for (let index = 0; index < requests; index++) {
-    oneRequest()
-    // Export every 500 requests (1,000 spans), waited for: the batch queue (2,048 spans) never overflows, so no span is dropped uncounted.
-    if (index % 500 === 499) await tracing.flush()
+  for (const [name, chosen] of Object.entries(encoders)) {
+    encoder = chosen
+    encodedBytes = 0
+    const before = process.cpuUsage()
+    for (let index = 0; index < requests; index++) {
+      oneRequest()
+      // Export every 500 requests (1,000 spans), waited for: the batch queue (2,048 spans) never overflows, so no span is dropped uncounted.
+      if (index % 500 === 499) await tracing.flush()
+    }
+    await tracing.flush()
+    const cpu = process.cpuUsage(before)
+    perRequest.get(name)!.push((cpu.user + cpu.system) / requests)
+    bytes.set(name, encodedBytes / requests)
   }
-  await tracing.flush()
-  const cpu = process.cpuUsage(before)
-  last = ((cpu.user + cpu.system) / requests)
-  console.log(`round ${round + 1}: ${last.toFixed(2)} us CPU per request (span work + export), ${((performance.now() - started) / requests * 1000).toFixed(2)} us wall`)
 }
 await tracing.shutdown()
-console.log(`last round: ${last.toFixed(2)} us CPU per traced request; ${Math.round(encodedBytes / rounds / requests)} bytes of OTLP JSON per request`)
+console.log(`${rounds} rounds of ${requests} requests each (the first is warm-up and left out when there are more)`)
+console.log('| encoder | µs CPU per request, median | best round | bytes per request |')
+console.log('| --- | ---: | ---: | ---: |')
+for (const [name, all] of perRequest) {
+  const kept = (all.length > 1 ? all.slice(1) : all).sort((a, b) => a - b)
+  console.log(`| ${name} | ${kept[Math.floor(kept.length / 2)]!.toFixed(1)} | ${kept[0]!.toFixed(1)} | ${Math.round(bytes.get(name)!)} |`)
+}

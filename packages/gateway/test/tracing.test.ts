@@ -1,6 +1,6 @@
 /**
- * OpenTelemetry traces (issue 40) with real processes: two fleet nodes exporting OTLP/HTTP JSON
- * to a real receiver in the test, the simulator upstream. A request that rotates keys and falls
+ * OpenTelemetry traces (issue 40) with real processes: two fleet nodes exporting OTLP/HTTP (A
+ * protobuf, B JSON) to a real receiver in the test, the simulator upstream. A request that rotates keys and falls
  * back gives the expected span tree and events, under the caller's traceparent, and each attempt
  * carried its own traceparent upstream; a request on node B that skips a key held from node A
  * links to the span on A whose refusal placed the hold; no secret reaches the receiver.
@@ -81,7 +81,8 @@ beforeAll(async () => {
       SWITCHBOARD_DATA_DIR: await mkdtemp(join(tmpdir(), `sb-trace-${node}-`)),
       SWITCHBOARD_DATABASE_URL: database.url,
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      // A exports protobuf (the default, our encoder), B JSON (the official serializer).
+      ...(node === 'node-b' ? { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } : {}),
       OTEL_BSP_SCHEDULE_DELAY: '100',
       OTEL_SERVICE_NAME: 'switchboard-test',
     }
@@ -169,6 +170,7 @@ describe('traces of inference requests', () => {
   it('exports no secret: no key value, admin token, fleet secret, Authorization header or prompt', async () => {
     const everything = receiver.bodies.join('\n')
     expect(everything.length).toBeGreaterThan(0)
+    expect(new Set(receiver.types)).toEqual(new Set(['application/x-protobuf', 'application/json']))
     for (const secret of [REVOKED, NO_MINI, ANTHROPIC, ADMIN_TOKEN, SECRET, 'Bearer', 'authorization', 'pineapple']) {
       expect(everything, secret).not.toContain(secret)
     }
