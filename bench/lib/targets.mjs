@@ -112,7 +112,7 @@ export const targets = [
 export function portkeyLaunch({ port, packageDir = dirname(require.resolve('@portkey-ai/gateway/package.json')) }) {
   return {
     // start-server.js has no host option: the preload pins listen() to 127.0.0.1
-    args: ['--require', join(benchDir, 'loopback-only.cjs'), join(packageDir, 'build/start-server.js'), '--headless', `--port=${port}`],
+    args: ['--require', join(benchDir, 'lib', 'loopback-only.cjs'), join(packageDir, 'build/start-server.js'), '--headless', `--port=${port}`],
     // production: no /log/stream UI, which would otherwise expose request headers (keys)
     env: { NODE_ENV: 'production', TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
   };
@@ -137,7 +137,7 @@ function passThrough(id, label, script) {
       const port = await freePort();
       const service = startService({
         name: id,
-        args: [...nodeFlagsFor(id), join(benchDir, script), '--port', String(port), '--upstream', upstream.origin],
+        args: [...nodeFlagsFor(id), join(benchDir, 'data-plane', script), '--port', String(port), '--upstream', upstream.origin],
         cwd: benchDir,
         env: { NODE_ENV: 'production' },
         logFile: join(resultsDir, `${id}.log`),

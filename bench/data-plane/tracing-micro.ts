@@ -11,8 +11,8 @@ import { parseArgs } from 'node:util'
 import { ExportResultCode } from '@opentelemetry/core'
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
-import type { DispatchStep } from '../packages/gateway/src/dispatch/dispatcher.ts'
-import { createTracing } from '../packages/gateway/src/observability/tracing/setup.ts'
+import type { DispatchStep } from '../../packages/gateway/src/dispatch/dispatcher.ts'
+import { createTracing } from '../../packages/gateway/src/observability/tracing/setup.ts'
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' } } })
 const requests = Number(values.requests)

@@ -10,7 +10,7 @@
  * batch; the figures are the median and p99 of the per-batch averages (per id), after a warm-up.
  */
 import { randomUUID } from 'node:crypto'
-import { newRequestId } from '../packages/history/src/request-log/id.ts'
+import { newRequestId } from '../../packages/history/src/request-log/id.ts'
 
 const BATCH = 1_000
 const BATCHES = 1_000

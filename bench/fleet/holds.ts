@@ -51,9 +51,9 @@ import { parseArgs } from 'node:util'
 import { execFileSync, type ChildProcess } from 'node:child_process'
 import { Client } from 'undici'
 import { ensureDatabase, type DatabaseHandle } from '@switchboard/store'
-import { freePort, freshDatabase, launchFleet, startSimulatorProcess, type LocalFleet } from '../scripts/fleet/launch.ts'
+import { freePort, freshDatabase, launchFleet, startSimulatorProcess, type LocalFleet } from '../../scripts/fleet/launch.ts'
 
-const benchDir = dirname(fileURLToPath(import.meta.url))
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const resultsDir = join(benchDir, 'results')
 const readmePath = join(benchDir, 'README.md')
 const REFUSED_KEY = 'sk-bench-holds-refused-0001'

@@ -5,10 +5,10 @@
  */
 import pino from 'pino'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, defaultLoadBalancerSettings, RateLimitBackoffs, RoutingLog } from '@switchboard/routing'
-import { parseConfig } from '../packages/gateway/src/config/load.ts'
-import { createRegistry } from '../packages/gateway/src/inference/registry.ts'
-import { createMetrics } from '../packages/gateway/src/observability/metrics.ts'
-import { createDispatcher } from '../packages/gateway/src/dispatch/dispatcher.ts'
+import { parseConfig } from '../../packages/gateway/src/config/load.ts'
+import { createRegistry } from '../../packages/gateway/src/inference/registry.ts'
+import { createMetrics } from '../../packages/gateway/src/observability/metrics.ts'
+import { createDispatcher } from '../../packages/gateway/src/dispatch/dispatcher.ts'
 
 const requests = Number(process.argv[process.argv.indexOf('--requests') + 1] || 300_000)
 const config = parseConfig({ providers: { openai: { keys: [{ name: 'k', value: 'sk-bench-aaaa', models: ['*'], weight: 1 }], network_config: { base_url: 'http://127.0.0.1:9' } } } }, 'micro', {})

@@ -24,10 +24,10 @@ import { parseArgs } from 'node:util'
 import chromium from '@sparticuz/chromium'
 import { chromium as playwright } from 'playwright-core'
 import { createPool, ensureDatabase, migrate } from '@switchboard/store'
-import { freshDatabase, freePort } from '../../scripts/fleet/launch.ts'
+import { freshDatabase, freePort } from '../../../scripts/fleet/launch.ts'
 import { seedBusyDay, seededConfig } from './seed.ts'
 
-const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 const { values } = parseArgs({ options: { loads: { type: 'string', default: '7' }, 'no-readme': { type: 'boolean', default: false } } })
 const loads = Math.min(20, Math.max(1, Number(values.loads)))
 

@@ -10,7 +10,7 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Pool } from 'undici';
-import { passThroughArgs, stopOnSignals } from './lib/pass-through.mjs';
+import { passThroughArgs, stopOnSignals } from '../lib/pass-through.mjs';
 
 const { port, upstream } = passThroughArgs('passthrough.mjs');
 

@@ -18,11 +18,12 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import pg from 'pg'
-import { startPrivateServer } from '../packages/store/test/private-server.ts'
-import { freePort, startService, stopAll, waitUntilReady, killAllNow } from './lib/processes.mjs'
-import { startSimulator, UPSTREAM_KEY } from './lib/targets.mjs'
+import { startPrivateServer } from '../../packages/store/test/private-server.ts'
+import { freePort, startService, stopAll, waitUntilReady, killAllNow } from '../lib/processes.mjs'
+import { startSimulator, UPSTREAM_KEY } from '../lib/targets.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
+/** bench/: results/ and README.md live here. */
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const { values } = parseArgs({
   options: {
     a: { type: 'string', default: resolve(here, '..') },

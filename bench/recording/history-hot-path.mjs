@@ -22,8 +22,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
-import { clockTicks, cpuMs, freePort, killAllNow, machineBusyMs, startService, stopAll, waitUntilReady } from './lib/processes.mjs'
-import { replaceSection } from './lib/report.mjs'
+import { clockTicks, cpuMs, freePort, killAllNow, machineBusyMs, startService, stopAll, waitUntilReady } from '../lib/processes.mjs'
+import { replaceSection } from '../lib/report.mjs'
 import { readFileSync, writeFileSync } from 'node:fs'
 
 /** CPU ms the whole machine spent on anything but idle and iowait (interrupts included: processes are charged some of them). */
@@ -33,7 +33,7 @@ function machineAllMs() {
   return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / clockTicks
 }
 
-const benchDir = dirname(fileURLToPath(import.meta.url))
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const repoDir = join(benchDir, '..')
 const resultsDir = join(benchDir, 'results', 'history-hot-path')
 mkdirSync(resultsDir, { recursive: true })

@@ -25,12 +25,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { measure } from './lib/load.mjs';
-import { killAllNow, stopAll, stopService } from './lib/processes.mjs';
-import { replaceSection, runFacts } from './lib/report.mjs';
-import { startSimulator, targets, UPSTREAM_KEY } from './lib/targets.mjs';
+import { measure } from '../lib/load.mjs';
+import { killAllNow, stopAll, stopService } from '../lib/processes.mjs';
+import { replaceSection, runFacts } from '../lib/report.mjs';
+import { startSimulator, targets, UPSTREAM_KEY } from '../lib/targets.mjs';
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const { values } = parseArgs({
   options: {

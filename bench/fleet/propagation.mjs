@@ -25,9 +25,9 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { formatMs as format, freePort, killAll, killFixture as kill, percentile, replaceSection, runningFixtures, startFixture, until } from './lib/fleet-processes.mjs'
+import { formatMs as format, freePort, killAll, killFixture as kill, percentile, replaceSection, runningFixtures, startFixture, until } from '../lib/fleet-processes.mjs'
 
-const benchDir = dirname(fileURLToPath(import.meta.url))
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const clusterDir = join(benchDir, '..', 'packages', 'cluster')
 const fixture = join(clusterDir, 'test', 'fixtures', 'node.ts')
 

@@ -7,7 +7,7 @@
  */
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
-import { passThroughArgs, stopOnSignals } from './lib/pass-through.mjs';
+import { passThroughArgs, stopOnSignals } from '../lib/pass-through.mjs';
 
 const { port, upstream, connections } = passThroughArgs('passthrough-node.mjs');
 

@@ -18,7 +18,7 @@ if (positionals.length !== 4) {
 }
 const [dirA, requestsA, dirB, requestsB] = positionals
 const top = Math.max(1, Number(values.top))
-const root = join(import.meta.dirname, '..')
+const root = join(import.meta.dirname, '..', '..')
 
 /** Self time in µs per function key, summed over the directory's profiles. */
 function selfTimes(dir) {

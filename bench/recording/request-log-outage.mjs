@@ -15,12 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { checkOneRequest, measure } from './lib/load.mjs';
-import { killAllNow, stopAll, stopService } from './lib/processes.mjs';
-import { replaceSection, runFacts } from './lib/report.mjs';
-import { metricValue, startSimulator, targets } from './lib/targets.mjs';
+import { checkOneRequest, measure } from '../lib/load.mjs';
+import { killAllNow, stopAll, stopService } from '../lib/processes.mjs';
+import { replaceSection, runFacts } from '../lib/report.mjs';
+import { metricValue, startSimulator, targets } from '../lib/targets.mjs';
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const postmasterPidFile = join(benchDir, '.switchboard', 'postgres', 'postmaster.pid');
 
 const { values } = parseArgs({

@@ -20,17 +20,17 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type pg from 'pg'
 import { createRequestLog, parseLogQuery, searchLogs, type LogQuery, type RequestRecord } from '@switchboard/history'
-import { newRequestId } from '../packages/history/src/request-log/id.ts'
-import { MinuteCounts } from '../packages/history/src/request-log/minutes.ts'
-import { encodeRow } from '../packages/history/src/request-log/rows.ts'
-import { RowArena } from '../packages/history/src/writer/arena.ts'
-import { BinarySink } from '../packages/history/src/writer/binary-sink.ts'
-import { createBenchDatabase, dropBenchDatabase, openBenchServer, type BenchServer } from './lib/database.ts'
-import { postgresCpuMs } from './lib/processes.mjs'
-import { prng } from './lib/prng.ts'
-import { replaceSection } from './lib/report.mjs'
+import { newRequestId } from '../../packages/history/src/request-log/id.ts'
+import { MinuteCounts } from '../../packages/history/src/request-log/minutes.ts'
+import { encodeRow } from '../../packages/history/src/request-log/rows.ts'
+import { RowArena } from '../../packages/history/src/writer/arena.ts'
+import { BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
+import { createBenchDatabase, dropBenchDatabase, openBenchServer, type BenchServer } from '../lib/database.ts'
+import { postgresCpuMs } from '../lib/processes.mjs'
+import { prng } from '../lib/prng.ts'
+import { replaceSection } from '../lib/report.mjs'
 
-const benchDir = dirname(fileURLToPath(import.meta.url))
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '2000000' }, iterations: { type: 'string', default: '9' }, keep: { type: 'boolean', default: false }, 'no-readme': { type: 'boolean', default: false }, 'costs-only': { type: 'boolean', default: false } } })
 const rowCount = Math.min(20_000_000, Math.max(10_000, Number(values.rows)))
 const iterations = Math.min(100, Math.max(3, Number(values.iterations)))

@@ -44,12 +44,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkOneRequest, measure } from './lib/load.mjs';
-import { killAllNow, machineBusyMs, stopAll, stopService } from './lib/processes.mjs';
-import { median, renderSection, replaceSection, runFacts } from './lib/report.mjs';
-import { startSimulator, targets } from './lib/targets.mjs';
+import { checkOneRequest, measure } from '../lib/load.mjs';
+import { killAllNow, machineBusyMs, stopAll, stopService } from '../lib/processes.mjs';
+import { median, renderSection, replaceSection, runFacts } from '../lib/report.mjs';
+import { startSimulator, targets } from '../lib/targets.mjs';
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function readOptions() {
   const { values } = parseArgs({

@@ -24,8 +24,8 @@ import {
   type PlannerComponents,
   type PlanInput,
   type RetryPolicy,
-} from '../packages/routing/src/index.ts'
-import { pickWeighted } from '../packages/routing/src/selection/weighted.ts'
+} from '../../packages/routing/src/index.ts'
+import { pickWeighted } from '../../packages/routing/src/selection/weighted.ts'
 
 const PROVIDERS = 20
 const KEYS = 50

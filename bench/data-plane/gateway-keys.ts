@@ -10,9 +10,9 @@
  * median and p99 of the per-batch averages (per request), after a warm-up.
  */
 import type { IncomingMessage } from 'node:http'
-import { authenticateCaller } from '../packages/gateway/src/access/callers.ts'
-import { GatewayKeyRing, hashSecret } from '../packages/gateway/src/access/gateway-keys.ts'
-import { KeyLimiter } from '../packages/gateway/src/access/limits.ts'
+import { authenticateCaller } from '../../packages/gateway/src/access/callers.ts'
+import { GatewayKeyRing, hashSecret } from '../../packages/gateway/src/access/gateway-keys.ts'
+import { KeyLimiter } from '../../packages/gateway/src/access/limits.ts'
 
 const KEYS = 1_000
 const BATCH = 1_000

@@ -36,9 +36,9 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { cpuSeconds, deferred, formatMs as ms, freePort, killAll, killFixture as kill, machineBusySeconds, percentile, preciseNow, replaceSection, sleep, startFixture, until } from './lib/fleet-processes.mjs'
+import { cpuSeconds, deferred, formatMs as ms, freePort, killAll, killFixture as kill, machineBusySeconds, percentile, preciseNow, replaceSection, sleep, startFixture, until } from '../lib/fleet-processes.mjs'
 
-const benchDir = dirname(fileURLToPath(import.meta.url))
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const gatewayDir = join(benchDir, '..', 'packages', 'gateway')
 const fixture = join(gatewayDir, 'test', 'fixtures', 'fleet-node.ts')
 

@@ -27,11 +27,11 @@ import { join, resolve, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { startPrivateServer } from '../packages/store/test/private-server.ts'
-import { measure } from './lib/load.mjs'
-import { freePort, startService, stopAll, waitUntilReady, killAllNow } from './lib/processes.mjs'
-import { startSimulator, UPSTREAM_KEY } from './lib/targets.mjs'
-import { clockTicks, postgresCpuMs, readStatFile } from './lib/processes.mjs'
+import { startPrivateServer } from '../../packages/store/test/private-server.ts'
+import { measure } from '../lib/load.mjs'
+import { freePort, startService, stopAll, waitUntilReady, killAllNow } from '../lib/processes.mjs'
+import { startSimulator, UPSTREAM_KEY } from '../lib/targets.mjs'
+import { clockTicks, postgresCpuMs, readStatFile } from '../lib/processes.mjs'
 import { readdirSync } from 'node:fs'
 import os from 'node:os'
 import { execFileSync } from 'node:child_process'
@@ -63,7 +63,8 @@ function threadCpuMs(pid: number): Map<string, number> {
   return byName
 }
 
-const here = dirname(fileURLToPath(import.meta.url))
+/** bench/: results/ and README.md live here. */
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const { values } = parseArgs({
   options: {
     a: { type: 'string', default: resolve(here, '..') },

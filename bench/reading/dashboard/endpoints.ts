@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createPool, ensureDatabase, migrate } from '@switchboard/store'
 import { createHistoryQueries } from '@switchboard/history'
-import { freshDatabase } from '../../scripts/fleet/launch.ts'
+import { freshDatabase } from '../../../scripts/fleet/launch.ts'
 import { seedBusyDay } from './seed.ts'
 
-const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' } } })
 const runs = Math.min(50, Math.max(1, Number(values.runs)))
 

@@ -20,16 +20,16 @@ import { parseArgs } from 'node:util'
 import { availableParallelism, loadavg } from 'node:os'
 import { readFileSync } from 'node:fs'
 import { answerIssues, createDayPartitions, createHistoryQueries, insertRows, parseIssueFilters, type Episode, type HistoryEvent, type IssuesAnswer } from '@switchboard/history'
-import { createIncidentSource } from '../packages/history/src/queries/incidents.ts'
-import { parseWindow } from '../packages/history/src/queries/params.ts'
-import { upsertEpisodes } from '../packages/history/src/recorder/episodes-sql.ts'
-import { eventColumns, type Stamped } from '../packages/history/src/recorder/tables.ts'
-import { newEpisode } from '../packages/history/src/tracker/episodes.ts'
-import { createBenchDatabase, dropBenchDatabase, openBenchServer } from './lib/database.ts'
-import { prng } from './lib/prng.ts'
-import { replaceSection } from './lib/report.mjs'
+import { createIncidentSource } from '../../packages/history/src/queries/incidents.ts'
+import { parseWindow } from '../../packages/history/src/queries/params.ts'
+import { upsertEpisodes } from '../../packages/history/src/recorder/episodes-sql.ts'
+import { eventColumns, type Stamped } from '../../packages/history/src/recorder/tables.ts'
+import { newEpisode } from '../../packages/history/src/tracker/episodes.ts'
+import { createBenchDatabase, dropBenchDatabase, openBenchServer } from '../lib/database.ts'
+import { prng } from '../lib/prng.ts'
+import { replaceSection } from '../lib/report.mjs'
 
-const benchDir = dirname(fileURLToPath(import.meta.url))
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const { values } = parseArgs({ options: { iterations: { type: 'string', default: '30' }, 'no-readme': { type: 'boolean', default: false } } })
 const iterations = Math.min(500, Math.max(5, Number(values.iterations)))
 

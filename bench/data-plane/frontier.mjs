@@ -35,13 +35,14 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { startPrivateServer } from '../packages/store/test/private-server.ts';
-import { closedLoop, heldStreams, quantile, turnsAtConcurrencyOne } from './lib/frontier-load.mjs';
-import { cpuMs, freePort, killAllNow, logTail, rssMb, startService, stopAll, stopService, waitUntilReady } from './lib/processes.mjs';
-import { replaceSection, runFacts } from './lib/report.mjs';
-import { chatBody, portkeyHeaders, portkeyLaunch, SWITCHBOARD_BIN, UPSTREAM_KEY } from './lib/targets.mjs';
+import { startPrivateServer } from '../../packages/store/test/private-server.ts';
+import { closedLoop, heldStreams, quantile, turnsAtConcurrencyOne } from '../lib/frontier-load.mjs';
+import { cpuMs, freePort, killAllNow, logTail, rssMb, startService, stopAll, stopService, waitUntilReady } from '../lib/processes.mjs';
+import { replaceSection, runFacts } from '../lib/report.mjs';
+import { chatBody, portkeyHeaders, portkeyLaunch, SWITCHBOARD_BIN, UPSTREAM_KEY } from '../lib/targets.mjs';
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
+const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dataPlaneDir = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(benchDir, 'results', 'frontier');
 mkdirSync(resultsDir, { recursive: true });
 
@@ -158,7 +159,7 @@ function gatewayLaunches({ mockOrigin, databaseUrl, portkey }) {
       id: 'passthrough-node',
       label: 'bare node:http + undici pass-through',
       // its upstream pool as large as the most streams held, so the floor is never pool-bound
-      args: (port) => [join(benchDir, 'passthrough-node.mjs'), '--port', String(port), '--upstream', mockOrigin, '--connections', String(Math.max(concurrency, streamCount) * 2)],
+      args: (port) => [join(dataPlaneDir, 'passthrough-node.mjs'), '--port', String(port), '--upstream', mockOrigin, '--connections', String(Math.max(concurrency, streamCount) * 2)],
       env: { NODE_ENV: 'production' },
       headers: { ...json, authorization: `Bearer ${UPSTREAM_KEY}` },
       model: 'gpt-4o-mini',
@@ -251,7 +252,7 @@ let background = [];
 try {
   // the mock, on the load generator's core
   const mockPort = await freePort();
-  mock = startPinned('mock', values['load-cpu'], [join(benchDir, 'frontier-mock.mjs'), '--port', String(mockPort)]);
+  mock = startPinned('mock', values['load-cpu'], [join(dataPlaneDir, 'frontier-mock.mjs'), '--port', String(mockPort)]);
   const mockOrigin = `http://127.0.0.1:${mockPort}`;
   await waitUntilReady(mock, async () => logTail(mock).includes('listening'));
   const postmaster = Number(execFileSync('head', ['-1', join(database.dataDir, 'postmaster.pid')], { encoding: 'utf8' }).trim());
