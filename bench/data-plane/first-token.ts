@@ -18,8 +18,8 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Agent, request } from 'undici'
 import pg from 'pg'
-import { startPrivateServer } from '../../packages/store/test/private-server.ts'
-import { freePort, startService, stopAll, waitUntilReady, killAllNow } from '../lib/processes.mjs'
+import { freePort, startPrivateServer } from '@switchboard/test-kit'
+import { startService, stopAll, waitUntilReady, killAllNow } from '../lib/processes.mjs'
 import { startSimulator, UPSTREAM_KEY } from '../lib/targets.mjs'
 
 /** bench/: results/ and README.md live here. */

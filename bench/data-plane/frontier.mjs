@@ -35,9 +35,9 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { startPrivateServer } from '../../packages/store/test/private-server.ts';
+import { freePort, startPrivateServer } from '@switchboard/test-kit';
 import { closedLoop, heldStreams, quantile, turnsAtConcurrencyOne } from '../lib/frontier-load.mjs';
-import { cpuMs, freePort, killAllNow, logTail, rssMb, startService, stopAll, stopService, waitUntilReady } from '../lib/processes.mjs';
+import { cpuMs, killAllNow, logTail, rssMb, startService, stopAll, stopService, waitUntilReady } from '../lib/processes.mjs';
 import { replaceSection, runFacts } from '../lib/report.mjs';
 import { chatBody, portkeyHeaders, portkeyLaunch, SWITCHBOARD_BIN, UPSTREAM_KEY } from '../lib/targets.mjs';
 

@@ -36,7 +36,8 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { cpuSeconds, deferred, formatMs as ms, freePort, killAll, killFixture as kill, machineBusySeconds, percentile, preciseNow, replaceSection, sleep, startFixture, until } from '../lib/fleet-processes.mjs'
+import { cpuSeconds, deferred, formatMs as ms, killAll, killFixture as kill, machineBusySeconds, percentile, preciseNow, replaceSection, sleep, startFixture, until } from '../lib/fleet-processes.mjs'
+import { freePort } from '@switchboard/test-kit'
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const gatewayDir = join(benchDir, '..', 'packages', 'gateway')

@@ -51,7 +51,7 @@ import { parseArgs } from 'node:util'
 import { execFileSync, type ChildProcess } from 'node:child_process'
 import { Client } from 'undici'
 import { ensureDatabase, type DatabaseHandle } from '@switchboard/store'
-import { freePort, freshDatabase, launchFleet, startSimulatorProcess, type LocalFleet } from '../../scripts/fleet/launch.ts'
+import { freePort, freshDatabase, launchFleet, startSimulatorProcess, type LocalFleet } from '@switchboard/test-kit'
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const resultsDir = join(benchDir, 'results')

@@ -25,7 +25,8 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { formatMs as format, freePort, killAll, killFixture as kill, percentile, replaceSection, runningFixtures, startFixture, until } from '../lib/fleet-processes.mjs'
+import { formatMs as format, killAll, killFixture as kill, percentile, replaceSection, runningFixtures, startFixture, until } from '../lib/fleet-processes.mjs'
+import { freePort } from '@switchboard/test-kit'
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const clusterDir = join(benchDir, '..', 'packages', 'cluster')

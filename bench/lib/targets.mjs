@@ -10,7 +10,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, logTail, startService, stopService, waitUntilReady } from './processes.mjs';
+import { logTail, startService, stopService, waitUntilReady } from './processes.mjs';
+import { freePort } from '@switchboard/test-kit';
 
 const benchDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const repoDir = resolve(benchDir, '..');

@@ -26,7 +26,7 @@ import { upsertEpisodes } from '../../packages/history/src/recorder/episodes-sql
 import { eventColumns, type Stamped } from '../../packages/history/src/recorder/tables.ts'
 import { newEpisode } from '../../packages/history/src/tracker/episodes.ts'
 import { createBenchDatabase, dropBenchDatabase, openBenchServer } from '../lib/database.ts'
-import { prng } from '../lib/prng.ts'
+import { seededRandom as prng } from '@switchboard/test-kit'
 import { replaceSection } from '../lib/report.mjs'
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')

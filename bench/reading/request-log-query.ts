@@ -27,7 +27,7 @@ import { RowArena } from '../../packages/history/src/writer/arena.ts'
 import { BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
 import { createBenchDatabase, dropBenchDatabase, openBenchServer, type BenchServer } from '../lib/database.ts'
 import { postgresCpuMs } from '../lib/processes.mjs'
-import { prng } from '../lib/prng.ts'
+import { seededRandom as prng } from '@switchboard/test-kit'
 import { replaceSection } from '../lib/report.mjs'
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')

@@ -32,7 +32,7 @@ import { availableParallelism } from 'node:os'
 import pg from 'pg'
 import { migrate } from '../../packages/store/src/index.ts'
 import { requestLogMigration } from '../../packages/store/test/fixtures/legacy-migrations/0015-request-log.ts'
-import { startPrivateServer } from '../../packages/store/test/private-server.ts'
+import { seededRandom as random, startPrivateServer } from '@switchboard/test-kit'
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
 import { encodeRow } from '../../packages/history/src/request-log/rows.ts'
 import { newRequestId } from '../../packages/history/src/request-log/id.ts'
@@ -43,7 +43,6 @@ import { copyJson, encodeTextRow } from '../lib/request-log-text.ts'
 import { clockTicks, readStatFile } from '../lib/processes.mjs'
 import { binaryBatch } from '../lib/request-log-binary.ts'
 import { ByteSink } from '../../packages/history/src/writer/arena.ts'
-import { prng as random } from '../lib/prng.ts'
 
 const { values } = parseArgs({
   options: {

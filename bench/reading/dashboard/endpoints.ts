@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createPool, ensureDatabase, migrate } from '@switchboard/store'
 import { createHistoryQueries } from '@switchboard/history'
-import { freshDatabase } from '../../../scripts/fleet/launch.ts'
+import { freshDatabase } from '@switchboard/test-kit'
 import { seedBusyDay } from './seed.ts'
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))

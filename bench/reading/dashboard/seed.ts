@@ -8,7 +8,7 @@
  */
 import type pg from 'pg'
 import { createDayPartitions } from '@switchboard/history'
-import { seededRandom } from '../../../scripts/chaos/chaos.ts'
+import { seededRandom } from '@switchboard/test-kit'
 
 export const NODES = [
   { id: 'node-1', region: 'eu' },

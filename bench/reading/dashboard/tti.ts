@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util'
 import chromium from '@sparticuz/chromium'
 import { chromium as playwright } from 'playwright-core'
 import { createPool, ensureDatabase, migrate } from '@switchboard/store'
-import { freshDatabase, freePort } from '../../../scripts/fleet/launch.ts'
+import { freePort, freshDatabase } from '@switchboard/test-kit'
 import { seedBusyDay, seededConfig } from './seed.ts'
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))

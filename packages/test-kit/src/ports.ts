@@ -1,6 +1,6 @@
 /**
- * Ports for test processes to listen on. Dependency-free, so every package's tests can share it
- * (the store's, the gateway's, the cluster's).
+ * Ports for test, bench and local-fleet processes to listen on: the one free-port helper of the
+ * repository (tests, benches and `npm start` all take theirs from here).
  */
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:net'

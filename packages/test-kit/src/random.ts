@@ -1,5 +1,8 @@
-/** A seeded PRNG (mulberry32): the same draws every run, so a bench writes the same data each time. */
-export function prng(seed: number): () => number {
+/**
+ * A seeded source of uniform numbers in [0, 1) (mulberry32): the same draws every run, so a test,
+ * a bench or the chaos run writes the same data and makes the same choices each time.
+ */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6d2b79f5) >>> 0

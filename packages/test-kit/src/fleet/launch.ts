@@ -5,12 +5,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ensureBundle } from '../../packages/gateway/bin/compiled.mjs'
+// The gateway's bin, not its package entry: a node runs the bundle, built once here for every node.
+import { ensureBundle } from '../../../gateway/bin/compiled.mjs'
+import { freePort } from '../ports.ts'
 
-const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+/** The repository's root: nodes run from it, as `npm start` does. */
+const root = resolve(fileURLToPath(new URL('../../../..', import.meta.url)))
 const gatewayBin = join(root, 'packages/gateway/bin/switchboard.js')
 const simulatorBin = join(root, 'packages/simulator/bin/simulator.js')
 
@@ -55,18 +57,6 @@ export interface FleetNode {
 export interface LocalFleet {
   nodes: FleetNode[]
   stop(): Promise<void>
-}
-
-/** A TCP port free on loopback right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolvePort(port))
-    })
-  })
 }
 
 /** Starts every node (in parallel) and resolves once each answers. */

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createConfigStore, createPool, createWriteQueue, migrate, type WriteQueue } from '@switchboard/store'
 import { readHistorySettings, writeHistorySettings, type HistorySettings } from '@switchboard/history'
 import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchboard/routing'
-import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
-import { freePort } from '../../../store/test/ports.ts'
-import { createSettings } from './settings.ts'
-import { createSettingsSave } from './save.ts'
-import { GatewayError } from '../errors.ts'
+import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
+import { freePort } from '@switchboard/test-kit'
+import { createSettings } from '../src/settings/settings.ts'
+import { createSettingsSave } from '../src/settings/save.ts'
+import { GatewayError } from '../src/errors.ts'
 
 const SWITCHES: LoadBalancerSettings = { direction_selection_enabled: false, route_selection_enabled: true, append_fallbacks_to_pinned: true, reroute_failed_directions: false, prune_failed_fallbacks: true }
 
