@@ -63,6 +63,9 @@ function threadCpuMs(pid: number): Map<string, number> {
   return byName
 }
 
+/** The two gateways taking turns. */
+type Side = 'A' | 'B'
+
 /** bench/: results/ and README.md live here. */
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const { values } = parseArgs({
@@ -129,28 +132,30 @@ try {
     sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...(values.stream ? { stream: true } : {}) }) } })
   }
   await admin.end()
-  const results: Record<string, number[]> = { A: [], B: [] }
-  const rps: Record<string, number[]> = { A: [], B: [] }
-  const served: Record<string, number> = { A: 0, B: 0 }
+  const results: Record<Side, number[]> = { A: [], B: [] }
+  const rps: Record<Side, number[]> = { A: [], B: [] }
+  const served: Record<Side, number> = { A: 0, B: 0 }
   // The main thread's CPU per request: the request path's JavaScript and the GC it does inline,
   // without V8's background GC threads, whose share swings between processes of the same code.
-  const mainThread: Record<string, number[]> = { A: [], B: [] }
+  const mainThread: Record<Side, number[]> = { A: [], B: [] }
   for (let round = 0; round < rounds; round++) {
     // alternate who goes first, so neither always follows the other's warm caches
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const pid: number | undefined = side.target.service.pid
+      if (pid === undefined) throw new Error(`${side.name} has no process id (it did not start)`)
       const pgBefore = postgresCpuMs(postmaster)
       let split = { user: 0, system: 0 }
       let threads = new Map<string, number>()
       let calls = { reads: 0, writes: 0, voluntary: 0, involuntary: 0 }
       const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 ? 3 : 1 }, {
         // the gateway's own user / system split over the measured window (system: mostly its socket writes)
-        before: () => { split = userSystemMs(side.target.service.pid); threads = threadCpuMs(side.target.service.pid); calls = syscalls(side.target.service.pid) },
+        before: () => { split = userSystemMs(pid); threads = threadCpuMs(pid); calls = syscalls(pid) },
         after: () => {
-          const nowCalls = syscalls(side.target.service.pid)
+          const nowCalls = syscalls(pid)
           calls = { reads: nowCalls.reads - calls.reads, writes: nowCalls.writes - calls.writes, voluntary: nowCalls.voluntary - calls.voluntary, involuntary: nowCalls.involuntary - calls.involuntary }
-          const now = userSystemMs(side.target.service.pid)
+          const now = userSystemMs(pid)
           split = { user: now.user - split.user, system: now.system - split.system }
-          for (const [name, ms] of threadCpuMs(side.target.service.pid)) threads.set(name, ms - (threads.get(name) ?? 0))
+          for (const [name, ms] of threadCpuMs(pid)) threads.set(name, ms - (threads.get(name) ?? 0))
         },
       })
       const pgMs = (postgresCpuMs(postmaster) - pgBefore) / run.requests
@@ -162,7 +167,7 @@ try {
       console.log(`round ${round + 1} ${side.name}: ${run.cpuMsPerRequest.toFixed(4)} ms/req, ${Math.round(run.rps)} rps, postgres ${pgMs.toFixed(4)} ms/req, user/system ${(split.user / run.requests).toFixed(4)}/${(split.system / run.requests).toFixed(4)}, simulator ${run.upstreamCpuMsPerRequest.toFixed(4)}, load generator ${run.benchCpuMsPerRequest.toFixed(4)}, machine busy ${(run.machineBusyShare * 100).toFixed(0)}%, other work ${(run.foreignCpuShare * 100).toFixed(0)}%; per 1k req: reads ${(1000 * calls.reads / run.requests).toFixed(0)} writes ${(1000 * calls.writes / run.requests).toFixed(0)} switches ${(1000 * calls.voluntary / run.requests).toFixed(0)}/${(1000 * calls.involuntary / run.requests).toFixed(0)}; threads ms/req: ${perThread}`)
     }
   }
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN
   const ma = median(results.A), mb = median(results.B)
   console.log(`\nA ${values.a}${values['config-a'] ? ` (${values['config-a']})` : ''}: median ${ma.toFixed(4)} ms/req`)
   console.log(`B ${values.b}${values['config-b'] ? ` (${values['config-b']})` : ''}: median ${mb.toFixed(4)} ms/req`)

@@ -50,8 +50,8 @@ const holds = createHolds({ nodeId: 'bench', random: () => 0.5 })
 const backoffs = new RateLimitBackoffs()
 const balancer = createAdaptiveBalancer({ providers, isHeld: (provider, keyId, model) => holds.isHeld(provider, keyId, model) || backoffs.isBackedOff(provider, keyId, model, clock) })
 const refusal = (failureClass: 'credential' | 'rate_limit') => ({ failureClass, scope: 'model' as const, status: failureClass === 'credential' ? 401 : 429, waitHintMs: failureClass === 'credential' ? null : 60_000, message: 'refused', code: null })
-holds.recordAnswer({ provider: 'provider-3', keyId: 'p3-k7', model: MODEL, startedAt: 1, now: 1, failure: refusal('credential') })
-holds.recordAnswer({ provider: 'provider-11', keyId: 'p11-k20', model: MODEL, startedAt: 1, now: 1, failure: refusal('rate_limit') })
+holds.recordAnswer({ provider: 'provider-3', keyId: 'p3-k7', model: MODEL, startedAt: 1, now: 1, check: false, failure: refusal('credential') })
+holds.recordAnswer({ provider: 'provider-11', keyId: 'p11-k20', model: MODEL, startedAt: 1, now: 1, check: false, failure: refusal('rate_limit') })
 balancer.holdsChanged()
 
 // Give the routes a history so the weights differ: latencies vary per provider, a few keys fail.

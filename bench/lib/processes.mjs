@@ -24,7 +24,7 @@ export const clockTicks = (() => {
  * Starts `command args` in its own process group, stdout and stderr appended
  * to `logFile` (a pipe the bench would have to drain costs bench CPU).
  */
-export function startService({ name, command = process.execPath, args, env = {}, cwd, logFile, graceMs = 5_000, helperCommandLine }) {
+export function startService({ name, command = process.execPath, args, env = {}, cwd, logFile, graceMs = 5_000, helperCommandLine = undefined }) {
   const fd = openSync(logFile, 'w');
   const child = spawn(command, args, {
     cwd,

@@ -433,7 +433,7 @@ try {
     // the ratio to that base run is the figure to compare.
     const base = VARIANTS.find((candidate) => candidate.name === values.base)
     if (base === undefined) throw new Error(`no base variant ${values.base}`)
-    const results = new Map<string, (Awaited<ReturnType<typeof runVariant>> & { ratio: number })[]>()
+    const results = new Map<string, (Awaited<ReturnType<typeof runVariant>> & { ratio: number; saved: number })[]>()
     for (let round = 0; round < rounds; round++) {
       for (const variant of chosen) {
         // --alternate: every other round the variant runs first, so an order effect cancels out.
