@@ -4,7 +4,7 @@
  * window, so whatever else the machine is doing weighs on both alike. Reports CPU ms
  * per request of each, per window and the median of the windows.
  *
- *   node --import tsx bench/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
+ *   node --import tsx bench/data-plane/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
  *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
  *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;

@@ -5,7 +5,7 @@
  * sending the request to the answer's first body byte, and to its first content (the first
  * event carrying text), p50 and p99, and what each gateway adds over the simulator direct.
  *
- *   node --import tsx bench/first-token.ts --a <checkout> --b <checkout> [--requests 2000]
+ *   node --import tsx bench/data-plane/first-token.ts --a <checkout> --b <checkout> [--requests 2000]
  *        [--chunk-delay 0] (the simulator's delay between stream events, ms)
  *
  * A checkout is a directory with packages/gateway/bin/switchboard.js (default: this one). Each

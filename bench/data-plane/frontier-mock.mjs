@@ -5,7 +5,7 @@
  * its headers; a stream then sends its role chunk and first content at once, `chunks` more
  * content events `chunk_delay_ms` apart, and the finish chunk and `[DONE]`.
  *
- *   node frontier-mock.mjs --port <p>
+ *   node bench/data-plane/frontier-mock.mjs --port <p>
  *   PUT /_mock/settings {"latency_ms": 20, "chunk_delay_ms": 100, "chunks": 20}
  *   GET /_mock/streams {"open": n, "peak": n}; DELETE /_mock/streams resets the peak
  */

@@ -4,7 +4,7 @@
  * requests-per-minute limit on the node that owns the counts; beside the no-key path (a
  * loopback caller while no key exists). Budget: the check under 2 us.
  *
- * Run from the repository root:  node --import tsx bench/gateway-keys.ts
+ * Run from the repository root:  node --import tsx bench/data-plane/gateway-keys.ts
  *
  * Each case runs batches of BATCH checks timed with process.hrtime.bigint; the figures are the
  * median and p99 of the per-batch averages (per request), after a warm-up.

@@ -9,7 +9,7 @@
  * latency, errors, CPU ms per request of the gateway process and its RSS,
  * prints a markdown table and writes it into README.md.
  *
- *   cd bench && npm install && node http.mjs [--duration 10] [--warmup 2]
+ *   (cd bench && npm install) && node --import tsx bench/data-plane/http.mjs [--duration 10] [--warmup 2]
  *     [--connections 50] [--stream] [--targets direct,switchboard,...]
  *     [--no-readme] [--profile switchboard,...] [--quiet-wait 60]
  *     [--node-flags=--max-semi-space-size=64] [--rounds 3]
@@ -29,7 +29,7 @@
  *
  * --paired (with --rounds): every target is started once, all side by side, and the rounds
  * take turns on the live processes, so two targets' windows are seconds apart instead of a
- * restart apart (what bench/ab.ts does for two checkouts). Each target keeps its own process
+ * restart apart (what bench/data-plane/ab.ts does for two checkouts). Each target keeps its own process
  * and simulator; the Switchboard targets share the bench's embedded PostgreSQL. With --paired
  * the request log's on/off targets are judged on the median of the rounds' own on/off ratios
  * (each from two windows seconds apart), the ratio of the columns' medians printed beside it.
@@ -70,7 +70,7 @@ function readOptions() {
     },
   });
   if (values.help) {
-    console.log('node http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...] [--rounds n] [--paired]');
+    console.log('node --import tsx bench/data-plane/http.mjs [--duration s] [--warmup s] [--connections n] [--stream] [--targets a,b] [--no-readme] [--profile a,b] [--quiet-wait s] [--section name] [--node-flags=...] [--rounds n] [--paired]');
     process.exit(0);
   }
   // every load loop stays bounded in time: refuse silly windows
@@ -256,7 +256,7 @@ async function main() {
   }
   const resultsDir = join(benchDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
-  const command = `cd bench && node http.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+  const command = `node --import tsx bench/data-plane/http.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
   const facts = runFacts(command);
   console.log(`${facts.date} · Node ${facts.node} · ${facts.cpu}`);
 
@@ -318,7 +318,7 @@ main().then(
   (code) => { process.exitCode = code; },
   (error) => {
     if (error instanceof UsageError) {
-      console.error(`http.mjs: ${error.message}\n(node http.mjs --help for the flags)`);
+      console.error(`http.mjs: ${error.message}\n(node --import tsx bench/data-plane/http.mjs --help for the flags)`);
       process.exitCode = 2;
       return;
     }

@@ -3,7 +3,7 @@
  * with 200 and counts what it took in, so a gateway with tracing on exports for real without a
  * collector. Prints its URL, then on SIGINT/SIGTERM the batches, bytes and spans it received.
  *
- *   node bench/otlp-sink.mjs [--port 4318]
+ *   node bench/data-plane/otlp-sink.mjs [--port 4318]
  */
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'

@@ -3,7 +3,7 @@
  * (no Hono). Switchboard serves its inference route on Node's own request and response (Hono
  * keeps the admin API), so this row shows what that part of the stack costs by itself.
  *
- *   node passthrough-node.mjs --port <p> --upstream http://127.0.0.1:<simport>
+ *   node bench/data-plane/passthrough-node.mjs --port <p> --upstream http://127.0.0.1:<simport>
  */
 import { createServer } from 'node:http';
 import { Pool } from 'undici';

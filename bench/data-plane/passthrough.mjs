@@ -5,7 +5,7 @@
  * content type and body. No routing, no JSON parsing, no retries: whatever a
  * real gateway on Hono + undici costs above this is its own overhead.
  *
- *   node passthrough.mjs --port <p> --upstream http://127.0.0.1:<simport>
+ *   node bench/data-plane/passthrough.mjs --port <p> --upstream http://127.0.0.1:<simport>
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';

@@ -2,10 +2,10 @@
  * Where two CPU profiles differ, per request: the self time of every function (by name, file and
  * line) summed over every `.cpuprofile` in a directory, divided by that side's request count,
  * then the functions whose time per request grew or shrank most from A to B. For the profiles
- * `bench/ab.ts --profile` writes (results/ab/profile-A, profile-B) and the request counts it
+ * `bench/data-plane/ab.ts --profile` writes (results/ab/profile-A, profile-B) and the request counts it
  * prints.
  *
- *   node bench/profile-diff.mjs <dir A> <requests A> <dir B> <requests B> [--top 30]
+ *   node bench/data-plane/profile-diff.mjs <dir A> <requests A> <dir B> <requests B> [--top 30]
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } })
 if (positionals.length !== 4) {
-  console.error('node bench/profile-diff.mjs <dir A> <requests A> <dir B> <requests B> [--top 30]')
+  console.error('node bench/data-plane/profile-diff.mjs <dir A> <requests A> <dir B> <requests B> [--top 30]')
   process.exit(2)
 }
 const [dirA, requestsA, dirB, requestsB] = positionals

@@ -4,7 +4,7 @@
  * (randomUUID's random tail behind the time, by string slices), kept here as the comparison.
  * Ids are made five per millisecond, as at ~5,000 requests per second.
  *
- * Run from the repository root:  node --import tsx bench/request-ids.ts
+ * Run from the repository root:  node --import tsx bench/data-plane/request-ids.ts
  *
  * Batches of BATCH ids timed with process.hrtime.bigint, the two ways taking turns batch by
  * batch; the figures are the median and p99 of the per-batch averages (per id), after a warm-up.

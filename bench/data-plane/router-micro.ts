@@ -1,7 +1,7 @@
 /**
  * The request path's routing calls alone, in one process: plan, then one served attempt, N times
  * (what a healthy non-streamed request asks of routing). ns per request.
- *   node --import tsx bench/router-micro.ts [--requests 300000]
+ *   node --import tsx bench/data-plane/router-micro.ts [--requests 300000]
  */
 import pino from 'pino'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, defaultLoadBalancerSettings, RateLimitBackoffs, RoutingLog } from '@switchboard/routing'

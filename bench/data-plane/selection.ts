@@ -3,7 +3,7 @@
  * provider and a key (`planRequest`, `planKeys`, the key rotation's first draw), with 20 providers x
  * 50 keys all serving one model (design.md budget: median <= 1 us, p99 <= 5 us per request).
  *
- * Run from the repository root:  node --import tsx bench/selection.ts
+ * Run from the repository root:  node --import tsx bench/data-plane/selection.ts
  *
  * Each case runs batches of BATCH requests timed with process.hrtime.bigint; the figures are the
  * median and p99 of the per-batch averages (per request), after a warm-up.
@@ -135,7 +135,7 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 }
 
-// `node --import tsx bench/selection.ts session` runs only the cases whose name contains "session" (for a CPU profile).
+// `node --import tsx bench/data-plane/selection.ts session` runs only the cases whose name contains "session" (for a CPU profile).
 const only = process.argv[2]
 const rows: string[] = []
 for (const [name, run] of Object.entries(cases)) {

@@ -15,7 +15,7 @@
  * ConverseStream, SigV4-signed), Vertex AI (Gemini, OAuth2 token), Claude on
  * Vertex (rawPredict), the Gemini API; section `providers` (`providers-stream`).
  *
- *   cd bench && npm install && node surfaces.mjs [--duration 10] [--warmup 2]
+ *   (cd bench && npm install) && node --import tsx bench/data-plane/surfaces.mjs [--duration 10] [--warmup 2]
  *     [--connections 50] [--rounds 2] [--stream] [--providers] [--no-readme]
  */
 import { readFileSync } from 'node:fs';
@@ -86,7 +86,7 @@ function simulatorServiceAccount(tokenUri) {
 async function main() {
   const resultsDir = join(benchDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
-  const command = `cd bench && node surfaces.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+  const command = `node --import tsx bench/data-plane/surfaces.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
   const facts = runFacts(command);
   console.log(`${facts.date} · Node ${facts.node} · ${facts.cpu}`);
   const upstream = await startSimulator({ resultsDir, name: 'surfaces' });

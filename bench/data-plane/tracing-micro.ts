@@ -5,7 +5,7 @@
  * dropped: the HTTP send of a 512-span batch is left out). CPU of this process (user + system)
  * over N requests, flushes included; the last of the rounds.
  *
- *   node --import tsx bench/tracing-micro.ts [--requests 20000] [--rounds 5]
+ *   node --import tsx bench/data-plane/tracing-micro.ts [--requests 20000] [--rounds 5]
  */
 import { parseArgs } from 'node:util'
 import { ExportResultCode } from '@opentelemetry/core'

@@ -20,7 +20,7 @@
  *     gone; then a node is SIGKILLed and restarted within 2 s: the time until every node saw it
  *     back (`member:join` of the new run) and whether each region still has exactly one leader.
  *
- *   node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20]
+ *   node --import tsx bench/fleet/fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20]
  *     [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--wave 10] [--profile <node index>]
  *     [--trace-join] [--render <log of a run>] [--no-readme]
  *
@@ -61,7 +61,7 @@ const { values } = parseArgs({
   },
 })
 if (values.help) {
-  console.log('node fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20] [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--wave 10] [--profile <i>] [--trace-join] [--render <log of a run>] [--no-readme]')
+  console.log('node --import tsx bench/fleet/fleet-scale.mjs [--nodes 3,10,30,50] [--holds 40] [--rate 5] [--idle 20] [--idle-repeats 2] [--settle 10] [--sync-holds 10000] [--wave 10] [--profile <i>] [--trace-join] [--render <log of a run>] [--no-readme]')
   process.exit(0)
 }
 const sizes = values.nodes.split(',').map(Number).filter((n) => Number.isInteger(n) && n >= 2 && n <= 60)

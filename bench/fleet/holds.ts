@@ -7,14 +7,14 @@
  *
  * Run from the repository root:
  *
- *   node --import tsx bench/holds.ts [--nodes 3,10] [--rounds 200,200] [--warmup 4]
+ *   node --import tsx bench/fleet/holds.ts [--nodes 3,10] [--rounds 200,200] [--warmup 4]
  *     [--interval 2] [--per-node 1] [--quiet-wait 600] [--quiet-threshold 0.15]
  *     [--max-minutes 45] [--no-readme]
  *
  * Setup per fleet size: the simulator (own process) refuses the key `refused` with
  * `invalid_api_key`; one provider `openai` with keys {refused (models *), healthy (gpt-4o
  * only)}, so a request for `openai/gpt-4o-mini` lands on the refused key every time: one
- * request per round. The nodes are `scripts/fleet/launch.ts` gateway processes on 127.0.0.1
+ * request per round. The nodes are `launchFleet` (@switchboard/test-kit) gateway processes on 127.0.0.1
  * (two regions, alternating) on one fresh database of an embedded PostgreSQL of the bench's
  * own (`bench/.switchboard/holds/`), with LOG_LEVEL=debug so each node logs when it merged
  * holds from gossip. Measuring starts once every node's `GET /api/cluster` lists every
@@ -77,7 +77,7 @@ const { values } = parseArgs({
     help: { type: 'boolean', default: false },
   },
 })
-const usage = 'node --import tsx bench/holds.ts [--nodes 3,10] [--rounds 200,200] [--warmup 4] [--interval 2] [--per-node 1] [--quiet-wait 600] [--quiet-threshold 0.15] [--max-minutes 45] [--no-readme]'
+const usage = 'node --import tsx bench/fleet/holds.ts [--nodes 3,10] [--rounds 200,200] [--warmup 4] [--interval 2] [--per-node 1] [--quiet-wait 600] [--quiet-threshold 0.15] [--max-minutes 45] [--no-readme]'
 if (values.help) {
   console.log(usage)
   process.exit(0)
@@ -739,7 +739,7 @@ function section(results: FleetResult[], facts: { date: string; load: string; co
   const bullet = (text: string) => blocks.push(wrap(`- ${text}`, '  '))
   blocks.push('### End to end, through gateway nodes (`holds.ts`)')
   para("`holds.ts` (issue 6) measures what an operator sees: a key refused on node A until every other node's `GET /api/adaptive-routing/conditions` lists it, and an operator release (`POST /api/adaptive-routing/conditions/clear`) on node B until no node lists it. The nodes are real `switchboard serve` processes started by `scripts/fleet/launch.ts` (two regions, alternating; one fresh database on an embedded PostgreSQL of the bench's own; LOG_LEVEL=debug). The simulator refuses the key `refused` (`invalid_api_key`); it is the only key of provider `openai` serving `gpt-4o-mini` (the other key, `healthy`, serves only `gpt-4o`), so one chat request for `openai/gpt-4o-mini` places the hold. A goes round-robin over the nodes, B is the node after A. Measuring starts when every node's `GET /api/cluster` lists every member, after " + `${warmupRounds} uncounted warm-up rounds; every loop and wait is bounded, and every process the run starts is stopped at the end.`)
-  blocks.push(['```sh', 'node --import tsx bench/holds.ts   # from the repository root', `# flags: --nodes 3,10 --rounds 200,200 --warmup 4 --interval 2 --per-node 1 --quiet-wait 600 --quiet-threshold 0.15 --max-minutes 45 --no-readme`, '```'].join('\n'))
+  blocks.push(['```sh', 'node --import tsx bench/fleet/holds.ts   # from the repository root', `# flags: --nodes 3,10 --rounds 200,200 --warmup 4 --interval 2 --per-node 1 --quiet-wait 600 --quiet-threshold 0.15 --max-minutes 45 --no-readme`, '```'].join('\n'))
   para('How it is timed. Rounds alternate between two kinds:')
   blocks.push(
     [
@@ -849,7 +849,7 @@ async function main() {
     checkRunDeadline()
     results.push(await runFleet(size, roundsFor(index), database, simulator.url, stateDir))
   }
-  const command = `node --import tsx bench/holds.ts${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`
+  const command = `node --import tsx bench/fleet/holds.ts${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`
   const text = section(results, { date, load, command })
   console.log(`\n${text}\n`)
   writeFileSync(join(resultsDir, 'holds-raw.json'), `${JSON.stringify({ command, date, load, intervalMs, perNode, warmupRounds, quietThreshold, results }, null, 1)}\n`)

@@ -5,7 +5,7 @@
  * 10 node processes on this machine, plus how fast the fleet forms, drops a
  * SIGKILLed node and takes it back after a restart.
  *
- *   node propagation.mjs [--nodes 3,10] [--messages 400] [--rate 25]
+ *   node --import tsx bench/fleet/propagation.mjs [--nodes 3,10] [--messages 400] [--rate 25]
  *     [--warmup 100] [--settle 5] [--no-readme]
  *
  * Each node is `packages/cluster/test/fixtures/node.ts` (a real
@@ -44,7 +44,7 @@ const { values } = parseArgs({
   },
 })
 if (values.help) {
-  console.log('node propagation.mjs [--nodes 3,10] [--messages 400] [--rate 25] [--warmup 100] [--settle 5] [--no-readme]')
+  console.log('node --import tsx bench/fleet/propagation.mjs [--nodes 3,10] [--messages 400] [--rate 25] [--warmup 100] [--settle 5] [--no-readme]')
   process.exit(0)
 }
 const sizes = values.nodes.split(',').map(Number).filter((n) => Number.isInteger(n) && n >= 2 && n <= 20)
@@ -202,7 +202,7 @@ try {
     console.log(JSON.stringify(result))
     results.push(result)
   }
-  const command = `cd bench && node propagation.mjs${process.argv.slice(2).length > 0 ? ` ${process.argv.slice(2).join(' ')}` : ''}`
+  const command = `node --import tsx bench/fleet/propagation.mjs${process.argv.slice(2).length > 0 ? ` ${process.argv.slice(2).join(' ')}` : ''}`
   const section = render(results, command)
   console.log(section)
   if (!values['no-readme']) {

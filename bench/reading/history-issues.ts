@@ -6,7 +6,7 @@
  * events the detail view reads), then the paged queries the Incidents page sends, timed
  * through `createHistoryQueries` (what GET /api/adaptive-routing/history/issues runs).
  *
- *   node --import tsx bench/history-issues.ts [--iterations 30] [--no-readme]
+ *   node --import tsx bench/reading/history-issues.ts [--iterations 30] [--no-readme]
  *
  * Also times a node's first query (it groups the whole week) and the first query after a late
  * episode (its hour slice is regrouped), and checks the kept path answers what grouping the
@@ -201,7 +201,7 @@ async function main() {
     const busyShare = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
     const benchShare = (benchUsed.user + benchUsed.system) / 1000 / (wall * cores)
     const table = [
-      `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/history-issues.ts --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL 18.`,
+      `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/reading/history-issues.ts --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL 18.`,
       `Seeded: ${seeded.episodes} episodes and ${seeded.events} events over 7 days (10 nodes, 20 providers x 50 keys, a rough day every day); the week groups into ${total} incidents.`,
       '',
       `Machine while it ran: load average ${loadBefore.toFixed(1)} at the start and ${loadavg()[0]!.toFixed(1)} at the end (${cores} cores); the machine's CPU was ${(busyShare * 100).toFixed(0)} % busy, of which this bench process ${(benchShare * 100).toFixed(0)} % (the rest: its Postgres and other work on the machine).`,

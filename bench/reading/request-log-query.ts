@@ -5,7 +5,7 @@
  * (what the API runs), side by side with stop 19's queries (every facet and total counted from
  * the rows, the page sorted over the whole window) on the same rows, in one run.
  *
- *   node --import tsx bench/request-log-query.ts [--rows 2000000] [--iterations 9] [--no-readme]
+ *   node --import tsx bench/reading/request-log-query.ts [--rows 2000000] [--iterations 9] [--no-readme]
  *
  * Checks that both answer the same totals and facets (and the same page), and times the cost of
  * noting a row's counts beside the cost of encoding it (µs per row, the writer's own loop).
@@ -179,7 +179,7 @@ async function writeCosts(pools: { counted: pg.Pool; plain: pg.Pool }, postmaste
   return { counted: { pg: perRow(sides.counted.pgMs), own: perRow(sides.counted.ownMs) }, plain: { pg: perRow(sides.plain.pgMs), own: perRow(sides.plain.ownMs) } }
 }
 
-/** Writing with counts and without, for three shapes of traffic: the day's mix from three nodes, the mix as one busy node writes it, and one route (every request alike, as bench/http.mjs sends). */
+/** Writing with counts and without, for three shapes of traffic: the day's mix from three nodes, the mix as one busy node writes it, and one route (every request alike, as bench/data-plane/http.mjs sends). */
 async function costTable(server: BenchServer, name: string, sample: RequestRecord[], now: number): Promise<string[]> {
   const postmaster = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
   const template = sample[0]!
@@ -271,7 +271,7 @@ async function main() {
     const costRows = await costTable(server, name, sample, now)
 
     const table = [
-      `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/request-log-query.ts --rows ${rowCount} --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL; load average ${loadavg()[0]!.toFixed(1)} at the end.`,
+      `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/reading/request-log-query.ts --rows ${rowCount} --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL; load average ${loadavg()[0]!.toFixed(1)} at the end.`,
       `Written through the request log: ${Number(sizes[0]?.rows).toLocaleString('en-US')} rows over the last 24 h (3 nodes, 3 providers x 2 models x 10 keys; 7 % retried on a second key, 3 % failed) in ${writeSeconds.toFixed(0)} s, with ${Number(sizes[0]?.minutes).toLocaleString('en-US')} rows of per-minute counts.`,
       `Stop 19's queries and these answer the same total, facets and page: ${same ? 'yes' : 'no'}. The writer's loop per row: encoding ${costs.encode.toFixed(2)} µs, noting its counts ${costs.note.toFixed(2)} µs.`,
       '',

@@ -7,7 +7,7 @@
  * favours neither). Reports the gateway process's CPU ms per
  * request per round and the median of each setting; writes the table into README.md.
  *
- *   node bench/history-hot-path.mjs [--requests 6000] [--rounds 3] [--concurrency 32] [--no-readme] [--profile on|off]
+ *   node --import tsx bench/recording/history-hot-path.mjs [--requests 6000] [--rounds 3] [--concurrency 32] [--no-readme] [--profile on|off]
  *
  * "other work" is the machine's busy time less this run's own processes (gateway, Postgres,
  * simulator, this load generator), as a share of both cores: above a few % the round was
@@ -134,7 +134,7 @@ async function main() {
   const on = median(rows.filter((row) => row.enabled).map((row) => row.cpuPerRequest))
   const fmt = (value, digits = 3) => value.toFixed(digits)
   const table = [
-    `Run ${new Date().toISOString().slice(0, 16)}Z, \`node bench/history-hot-path.mjs --requests ${requests} --rounds ${rounds} --concurrency ${concurrency}\`, Node ${process.version}, 2 shared cores.`,
+    `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/recording/history-hot-path.mjs --requests ${requests} --rounds ${rounds} --concurrency ${concurrency}\`, Node ${process.version}, 2 shared cores.`,
     '',
     '| round | history | gateway CPU ms / request | Postgres CPU ms / request | RPS | failed | machine busy | other work on the machine |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -4,7 +4,7 @@
  * (its postmaster sent SIGINT, a fast shutdown, right before the second window). Requests
  * must be unaffected; the log's buffer fills, and the oldest rows are dropped and counted.
  *
- *   cd bench && node request-log-outage.mjs [--duration 8] [--connections 50] [--no-readme]
+ *   node --import tsx bench/recording/request-log-outage.mjs [--duration 8] [--connections 50] [--no-readme]
  *
  * The embedded PostgreSQL it stops is the bench's own (bench/.switchboard/postgres, started by
  * the Switchboard this run starts); the next Switchboard start brings it back.
@@ -70,7 +70,7 @@ const number = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits
 async function main() {
   const resultsDir = join(benchDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
-  const facts = runFacts(`cd bench && node request-log-outage.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`);
+  const facts = runFacts(`node --import tsx bench/recording/request-log-outage.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`);
   const target = targets.find((candidate) => candidate.id === 'switchboard-log-small-buffer');
   const upstream = await startSimulator({ resultsDir, name: 'outage' });
   const started = await target.start({ upstream, stream: false, resultsDir, nodeFlagsFor: () => [] });

@@ -10,7 +10,7 @@
  * The variants start from migration 0015's table (`entry` json; the file is kept in
  * packages/store/test/fixtures/legacy-migrations/); the product's rows since migration 0020 carry entry.ts's array in a text column, which is variant `text`.
  *
- *   node --import tsx bench/request-log-pg.ts [--rows 100000] [--rounds 3] [--variants base,text,...]
+ *   node --import tsx bench/recording/request-log-pg.ts [--rows 100000] [--rounds 3] [--variants base,text,...]
  *        [--base base] [--alternate] [--check-binary] [--encode-bench]
  *        [--sustained 60 [--sustained-variants base,lean]] [--rate 9000] [--maintenance]
  *

@@ -3,7 +3,7 @@
  * (scores), timed server side over `seed.ts`'s busy 24 h (issue 16), in this process, with
  * no browser: wall time and this process's CPU time per answer, median of `--runs`.
  *
- *   node --import tsx bench/dashboard/endpoints.ts [--runs 7]     # from the repository root
+ *   node --import tsx bench/reading/dashboard/endpoints.ts [--runs 7]     # from the repository root
  *
  * Postgres work shows in the wall time only (it runs in its own process).
  */

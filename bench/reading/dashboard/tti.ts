@@ -2,7 +2,7 @@
  * Time to interactive of the dashboard with 24 h of a busy fleet's history (issue 16), in a
  * real Chromium (@sparticuz/chromium + playwright-core), on this machine.
  *
- *   node --import tsx bench/dashboard/tti.ts [--loads 7] [--no-readme]     # from the repository root
+ *   node --import tsx bench/reading/dashboard/tti.ts [--loads 7] [--no-readme]     # from the repository root
  *
  * A fresh database on the embedded Postgres gets `seed.ts`'s day; one gateway node starts on
  * it (its own process, loopback, no admin tokens); then Chromium loads `/` (the dashboard,
@@ -124,7 +124,7 @@ try {
   const apiPaths = Object.keys(results[0]!.api).sort()
   const date = new Date().toISOString().slice(0, 10)
   const table = [
-    `Command: \`node --import tsx bench/dashboard/tti.ts --loads ${loads}\` (${date}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)} at the end; shared machine).`,
+    `Command: \`node --import tsx bench/reading/dashboard/tti.ts --loads ${loads}\` (${date}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)} at the end; shared machine).`,
     `Seeded: 24 h of 3 nodes, 60 routes + 15 directions (${rows.snapshots} snapshots, ${rows.counts} per-minute counts, ${rows.events} events, ${rows.episodes} episodes); the page drew ${results[0]!.timelineRows} timeline rows and ${results[0]!.incidents} incident bars.`,
     '',
     '| measure (ms, from navigation start) | median | max |',
