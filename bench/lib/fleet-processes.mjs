@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 
-export { freePort, clockTicks } from './processes.mjs'
+export { clockTicks } from './processes.mjs'
 import { clockTicks } from './processes.mjs'
 
 /** Wall clock with sub-millisecond resolution, comparable between processes on one machine. */

@@ -4,10 +4,14 @@
  * autocannon window with the service's CPU time read before and after.
  */
 import os from 'node:os';
-import autocannon from 'autocannon';
 import { request } from 'undici';
 import { cpuMs, machineBusyMs, rssMb } from './processes.mjs';
 
+// autocannon is bench/'s own dependency (bench/package.json), not the root's: say so rather
+// than leave a bare ERR_MODULE_NOT_FOUND when bench/node_modules was never installed.
+const { default: autocannon } = await import('autocannon').catch((error) => {
+  throw new Error(`autocannon is not installed: run (cd bench && npm install) first (${error.code ?? error.message})`);
+});
 const machineCores = () => os.availableParallelism?.() ?? os.cpus().length;
 
 /** Hard cap on requests in one autocannon run, beside its duration. */

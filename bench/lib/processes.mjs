@@ -7,7 +7,6 @@
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { openSync, closeSync, readFileSync, readdirSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const running = new Set();
@@ -21,23 +20,11 @@ export const clockTicks = (() => {
   }
 })();
 
-/** A port on 127.0.0.1 that was free a moment ago. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts `command args` in its own process group, stdout and stderr appended
  * to `logFile` (a pipe the bench would have to drain costs bench CPU).
  */
-export function startService({ name, command = process.execPath, args, env = {}, cwd, logFile, graceMs = 5_000, helperCommandLine }) {
+export function startService({ name, command = process.execPath, args, env = {}, cwd, logFile, graceMs = 5_000, helperCommandLine = undefined }) {
   const fd = openSync(logFile, 'w');
   const child = spawn(command, args, {
     cwd,

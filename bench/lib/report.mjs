@@ -98,7 +98,7 @@ function verdicts(entries, { paired = false } = {}) {
     const extraUs = 1000 * (keyed.cpuMsPerRequest - switchboard.cpuMsPerRequest);
     const busy = skewed(switchboard, keyed) !== '';
     const verdict = busy ? 'not judged from this run: other work on the machine moved these rows by more than the check costs' : extraUs < 2 ? 'met' : 'not met';
-    lines.push(`- Gateway key checked / no key, CPU per request: ${number(ratio(keyed.cpuMsPerRequest, switchboard.cpuMsPerRequest), 3)}x, ${number(extraUs, 1)} us per request difference (target: the check under 2 us: ${verdict}; \`node --import tsx bench/gateway-keys.ts\` measures the check alone)`);
+    lines.push(`- Gateway key checked / no key, CPU per request: ${number(ratio(keyed.cpuMsPerRequest, switchboard.cpuMsPerRequest), 3)}x, ${number(extraUs, 1)} us per request difference (target: the check under 2 us: ${verdict}; \`node --import tsx bench/data-plane/gateway-keys.ts\` measures the check alone)`);
   }
   for (const [id, result] of Object.entries(byId)) {
     if (result.foreignCpuShare > 0.1) lines.push(`- ${id}: other work on the machine took ${number(100 * result.foreignCpuShare, 0)}% of its CPU during the window: these numbers are skewed`);

@@ -1,5 +1,5 @@
 /**
- * Request-log records as one COPY stream in the binary format, for bench/request-log-pg.ts: the
+ * Request-log records as one COPY stream in the binary format, for bench/recording/request-log-pg.ts: the
  * product's own encoder (packages/history/src/request-log/rows.ts `encodeRow` through a
  * BinarySink), outside the arena, into one Buffer per batch.
  */

@@ -1,6 +1,6 @@
 /**
  * The request log's rows in COPY's *text* format, as the product wrote them before it moved to
- * the binary format (packages/history/src/request-log/rows.ts): kept for bench/request-log-pg.ts,
+ * the binary format (packages/history/src/request-log/rows.ts): kept for bench/recording/request-log-pg.ts,
  * whose variants compare what Postgres pays per row for each format and schema. Not product code.
  * The 25 columns of migrations 0015/0020 (`detail` last: entry.ts's array as JSON), written byte
  * by byte into a ByteSink; text fields through COPY's escapes.

@@ -10,7 +10,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, logTail, startService, stopService, waitUntilReady } from './processes.mjs';
+import { logTail, startService, stopService, waitUntilReady } from './processes.mjs';
+import { freePort } from '@switchboard/test-kit';
 
 const benchDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const repoDir = resolve(benchDir, '..');
@@ -112,7 +113,7 @@ export const targets = [
 export function portkeyLaunch({ port, packageDir = dirname(require.resolve('@portkey-ai/gateway/package.json')) }) {
   return {
     // start-server.js has no host option: the preload pins listen() to 127.0.0.1
-    args: ['--require', join(benchDir, 'loopback-only.cjs'), join(packageDir, 'build/start-server.js'), '--headless', `--port=${port}`],
+    args: ['--require', join(benchDir, 'lib', 'loopback-only.cjs'), join(packageDir, 'build/start-server.js'), '--headless', `--port=${port}`],
     // production: no /log/stream UI, which would otherwise expose request headers (keys)
     env: { NODE_ENV: 'production', TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
   };
@@ -137,7 +138,7 @@ function passThrough(id, label, script) {
       const port = await freePort();
       const service = startService({
         name: id,
-        args: [...nodeFlagsFor(id), join(benchDir, script), '--port', String(port), '--upstream', upstream.origin],
+        args: [...nodeFlagsFor(id), join(benchDir, 'data-plane', script), '--port', String(port), '--upstream', upstream.origin],
         cwd: benchDir,
         env: { NODE_ENV: 'production' },
         logFile: join(resultsDir, `${id}.log`),

@@ -4,7 +4,7 @@
  * the verdicts of held-traffic.ts and restarts.ts on what was observed. Only one node is down at a time, so a
  * restarted node always has a peer to pull the holds from.
  */
-import { DEMO_MODELS } from '../fleet/rough-day.ts'
+import { DEMO_MODELS, seededRandom } from '@switchboard/test-kit'
 import { judgeHeldTraffic, PROPAGATION_GRACE_MS, type HeldTrafficVerdict, type KeyFacts } from './held-traffic.ts'
 import { judgeRestart, targetId, type ListedHold, type RestartObservation, type RestartVerdict } from './restarts.ts'
 import type { ChaosNode, FleetUnderTest } from './fleets.ts'
@@ -61,18 +61,6 @@ interface NodeState {
   up: boolean
   incarnation: number
   kills: number[]
-}
-
-/** A small seeded generator (mulberry32), so a seed names a run's choice of victims. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let value = state
-    value = Math.imul(value ^ (value >>> 15), value | 1)
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61)
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -10,8 +10,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { parse } from 'yaml'
 import { ensureDatabase } from '@switchboard/store'
-import { freshDatabase, launchFleet, startSimulatorProcess, type FleetNode } from '../fleet/launch.ts'
-import { ROUGH_DAY_RULES, roughDayConfig } from '../fleet/rough-day.ts'
+import { freshDatabase, launchFleet, ROUGH_DAY_RULES, roughDayConfig, startSimulatorProcess, type FleetNode } from '@switchboard/test-kit'
 import { adminGet, type AdminAccess } from './observe.ts'
 
 /** One node the run can kill and bring back. */

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { ensureDatabase, stopEmbeddedDatabase } from '@switchboard/store'
-import { freePort } from './launch.ts'
+import { freePort } from '@switchboard/test-kit'
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 

@@ -10,8 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import { ensureDatabase } from '@switchboard/store'
-import { freshDatabase, launchFleet, startSimulatorProcess, type FleetNode, type LocalFleet } from './launch.ts'
-import { DEMO_MODELS, ROUGH_DAY_RULES, roughDayConfig } from './rough-day.ts'
+import { DEMO_MODELS, freshDatabase, launchFleet, ROUGH_DAY_RULES, roughDayConfig, startSimulatorProcess, type FleetNode, type LocalFleet } from '@switchboard/test-kit'
 import { loadLine, startLoad, type LoadTally } from './load.ts'
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)))

@@ -114,4 +114,3 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((fixture) => fixture.kill('SIGKILL')))
 }
 
-export { freePort } from '../../store/test/ports.ts'

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { launchBrowser, screenshot, type TestBrowser } from './browser.ts'
-import { ROUGH_DAY_RULES } from '../../../scripts/fleet/rough-day.ts'
+import { ROUGH_DAY_RULES } from '@switchboard/test-kit'
 import { startFleet, until, UPDATE_TOKEN, VIEW_TOKEN, type TestFleet } from './fleet.ts'
 
 let fleet: TestFleet

@@ -35,7 +35,7 @@ const HAIKU_DOWN = { provider: 'anthropic', model: 'claude-3-5-haiku-latest', fa
 // Last, so it wins over the haiku outage on the backup key (rules merge in order).
 const OUT_OF_CREDIT = { key: BACKUP_VALUE, fault: 'insufficient_quota' }
 
-/** Which providers the fleet's config.json serves each model with (scripts/fleet/rough-day.ts), as the test reads it. */
+/** Which providers the fleet's config.json serves each model with (@switchboard/test-kit's fleet/rough-day.ts), as the test reads it. */
 const SERVED_BY: Record<string, string[]> = {
   'gpt-4o': ['openai', 'azure'],
   'gpt-4o-mini': ['openai', 'azure'],

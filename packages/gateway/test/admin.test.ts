@@ -7,7 +7,7 @@ import OpenAI from 'openai'
 import { createConfigStore, createPool, ensureDatabase, stopEmbeddedDatabase } from '@switchboard/store'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 import { createTestDatabase } from '../../store/test/database.ts'
-import { startPrivateServer, type PrivateServer } from '../../store/test/private-server.ts'
+import { startPrivateServer, type PrivateServer } from '@switchboard/test-kit'
 
 const UPDATE_TOKEN = 'update-token-0123456789abcdef'
 const VIEW_TOKEN = 'view-token-0123456789abcdef'

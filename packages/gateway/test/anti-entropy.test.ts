@@ -10,7 +10,8 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { FixtureProcess, freePort, stopAll } from '../../cluster/test/harness.ts'
+import { FixtureProcess, stopAll } from '../../cluster/test/harness.ts'
+import { freePort } from '@switchboard/test-kit'
 
 const fleetNode = { script: fileURLToPath(new URL('./fixtures/fleet-node.ts', import.meta.url)), cwd: fileURLToPath(new URL('..', import.meta.url)) }
 const HOLDS = 10_000

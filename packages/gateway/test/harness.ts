@@ -274,4 +274,3 @@ export async function onWorker(worker: number, attempt: () => Promise<WorkerAnsw
   throw new Error(`worker ${worker} never answered`)
 }
 
-export { freePort } from '../../store/test/private-server.ts'

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FAIL_CYCLE_MIN_FAILURES, FAIL_SUSTAINED_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_TOP_RUNG, trialWaitMs } from '@switchboard/routing'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freePort } from '@switchboard/test-kit'
 
 const SECRET = 'trials-test-secret-0123456789abcdef'
 /** The primary key of each setup: the simulator tells their requests apart by its last four characters. */

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freePort } from '@switchboard/test-kit'
 
 const SECRET = 'policy-fleet-secret-0123456789abcdef'
 /** How long a hold takes to reach the peer, at most, on a loaded machine (fleet.test.ts sees well under 5 s). */

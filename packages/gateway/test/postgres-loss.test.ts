@@ -13,9 +13,9 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { embeddedPaths, ensureDatabase } from '@switchboard/store'
-import { startPrivateServer, type PrivateServer } from '../../store/test/private-server.ts'
+import { freePort, startPrivateServer, type PrivateServer } from '@switchboard/test-kit'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const OUTAGE_MS = Number(process.env.SWITCHBOARD_TEST_PG_OUTAGE_S ?? 30) * 1000
 const SECRET = 'postgres-loss-secret-0123456789'

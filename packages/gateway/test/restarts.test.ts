@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { stopEmbeddedDatabase } from '@switchboard/store'
-import { freePort, restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { restartGateway, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
+import { freePort } from '@switchboard/test-kit'
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
 const gatewayBin = join(root, 'packages/gateway/bin/switchboard.js')

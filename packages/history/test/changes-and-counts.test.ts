@@ -12,7 +12,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
-import { freePort, spawnNode, startSimulator, type SimulatorProcess } from '../../gateway/test/harness.ts'
+import { spawnNode, startSimulator, type SimulatorProcess } from '../../gateway/test/harness.ts'
+import { freePort } from '@switchboard/test-kit'
 
 const gatewayBin = new URL('../../gateway/bin/switchboard.js', import.meta.url).pathname
 

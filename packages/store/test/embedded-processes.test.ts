@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { embeddedPaths, ensureDatabase, stopEmbeddedDatabase, type DatabaseHandle } from '../src/index.ts'
-import { freePort, testServersRoot } from './private-server.ts'
+import { freePort, testServersRoot } from '@switchboard/test-kit'
 import { runFixture } from './processes.ts'
 import { makeZombie } from './zombie.ts'
 

@@ -5,7 +5,7 @@
  * own database on it (see `database.ts`).
  */
 import type { TestProject } from 'vitest/node'
-import { startPrivateServer } from './private-server.ts'
+import { startPrivateServer } from '@switchboard/test-kit'
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createConfigStore, createWriteQueue, ensureDatabase, migrate, stopEmbeddedDatabase, type ConfigStore } from '../src/index.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
-import { startPrivateServer, type PrivateServer } from './private-server.ts'
+import { startPrivateServer, type PrivateServer } from '@switchboard/test-kit'
 
 describe('write queue across a Postgres outage', () => {
   let server: PrivateServer

@@ -32,7 +32,7 @@ export interface RequestLogInit {
    * Rows per insert; default 250. Binary COPY keeps every row of a statement in its own slot
    * until the statement's multi-insert (its 64 kB flush counts text lines), and each slot pins
    * the table's tuple descriptor in a resource owner whose lookups grow with them: 1 000-row
-   * statements cost Postgres more per row (bench/request-log-pg.ts `binary250`).
+   * statements cost Postgres more per row (bench/recording/request-log-pg.ts `binary250`).
    */
   batchSize?: number
   /** How often a partly filled buffer is written; default 250 ms. */
@@ -41,7 +41,7 @@ export interface RequestLogInit {
   maintenanceEveryMs?: number
   /** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows; default 30 s. */
   summarizeEveryMs?: number
-  /** Writes the per-minute counts with the rows (minutes.ts); default true. False only for bench/request-log-query.ts's comparison. */
+  /** Writes the per-minute counts with the rows (minutes.ts); default true. False only for bench/reading/request-log-query.ts's comparison. */
   countMinutes?: boolean
 }
 

@@ -2,7 +2,7 @@
  * Rows in COPY's binary format, written in place into a slab as ByteSink writes text (writer/arena.ts).
  * Postgres then reads each field with its type's receive function: no line to scan for escapes,
  * no text to de-escape, no time or UUID or array literal to parse. That is about a sixth of its CPU
- * per request-log row (bench/request-log-pg.ts, `binary250` against `text`).
+ * per request-log row (bench/recording/request-log-pg.ts, `binary250` against `text`).
  *
  * Layout (PostgreSQL docs, "COPY", "Binary Format"): the stream starts with an 11-byte signature,
  * an int32 of flags and an int32 header-extension length (`BINARY_COPY_HEADER`); each tuple is an

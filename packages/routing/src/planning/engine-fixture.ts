@@ -1,7 +1,7 @@
 /**
  * Tests of key choice run the engine requests use: the real balancer, hold set, backoffs and
  * session table, `planKeys` and `keyRotationFor(...).first()`, exactly as the gateway's engine
- * calls them (and bench/selection.ts times them). Not part of the package's API.
+ * calls them (and bench/data-plane/selection.ts times them). Not part of the package's API.
  */
 import { createAdaptiveBalancer, type AdaptiveBalancer } from '../adaptive/balancer.ts'
 import { createSessionAffinity } from '../adaptive/session.ts'

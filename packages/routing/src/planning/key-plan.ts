@@ -1,6 +1,6 @@
 /**
  * Planning the keys of one target, and the rotation that draws them: THE key-selection engine
- * requests use (bench/selection.ts times exactly `planKeys` + `keyRotationFor(...).first()`).
+ * requests use (bench/data-plane/selection.ts times exactly `planKeys` + `keyRotationFor(...).first()`).
  * Rotation weights come from the balancer's tables; held and backed-off keys are left out (dead
  * ones apart from those only waiting); a due key is claimed as this request's check.
  * Spec: reference/adaptive-load-balancing.txt ("Held Keys", "When every key is held").

@@ -1,0 +1,88 @@
+/**
+ * What tracing costs one request (issue 40), in one process: the span work of a request as the
+ * pipeline and the engine do it (the SERVER span, one CLIENT span, their attributes), batched by
+ * the batch processor and encoded for export (then dropped: the HTTP send of a 512-span batch is
+ * left out). CPU of this process (user + system) over N requests, flushes included. The encoders
+ * take turns round by round, so a busy machine weighs on each alike: the node's protobuf encoder
+ * (otlp-proto.ts), the official protobuf and JSON serializers (@opentelemetry/otlp-transformer),
+ * and none (the span work alone). Prints each one's median and best round.
+ *
+ *   node --import tsx bench/data-plane/tracing-micro.ts [--requests 5000] [--rounds 8]
+ */
+import { parseArgs } from 'node:util'
+import { ExportResultCode } from '@opentelemetry/core'
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { otlpProtoSerializer } from '../../packages/gateway/src/observability/tracing/otlp-proto.ts'
+import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { DispatchStep } from '../../packages/gateway/src/dispatch/dispatcher.ts'
+import { createTracing } from '../../packages/gateway/src/observability/tracing/setup.ts'
+
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '8' } } })
+const requests = Number(values.requests)
+const rounds = Number(values.rounds)
+if (!(requests >= 500) || !(rounds >= 1)) throw new Error('--requests (at least 500) and --rounds (at least 1) take numbers')
+const encoders = { 'span work alone': null, 'otlp-proto.ts (the node)': otlpProtoSerializer, 'official protobuf': ProtobufTraceSerializer, 'official JSON': JsonTraceSerializer }
+let encoder: (typeof encoders)[keyof typeof encoders] = null
+
+/** An exporter that encodes each batch as the exporter would, then drops it (no network: its cost is a few writes per 512 spans). */
+let encodedBytes = 0
+const exporter: SpanExporter = {
+  export(spans, done) {
+    if (encoder !== null) encodedBytes += encoder.serializeRequest(spans)?.length ?? 0
+    done({ code: ExportResultCode.SUCCESS })
+  },
+  shutdown: async () => {},
+}
+const tracing = createTracing({ processors: [new BatchSpanProcessor(exporter)], nodeId: 'bench', region: 'default', content: false })
+
+/** An attempt as routing plans it: only the fields the trace reads (a DispatchStep has more). */
+function step(index: number, provider: string, keyName: string): DispatchStep {
+  return {
+    kind: 'attempt', target: { provider: { name: provider, adapter: { type: provider } }, model: 'gpt-4o-mini' }, index,
+    key: { id: keyName, name: keyName }, delayMs: 0, headersMs: 30_000, firstTokenMs: null, idleMs: 30_000,
+    leftOut: 0, skipped: [], continuable: false, check: false, trials: [],
+  } as unknown as DispatchStep
+}
+const served = step(0, 'openai', 'prod-1')
+const noEffects = { failure: null, holds: null, backoff: null, trials: [] }
+const usage = { promptTokens: 12, completionTokens: 30 }
+const extra = { provider: 'openai', model: 'gpt-4o-mini', key_id: 'prod-1', key_name: 'prod-1', attempts: [{}], request_id: 'r' } as never
+const headers = { 'content-type': 'application/json', host: '127.0.0.1' }
+
+/** One served request with one attempt, as pipeline.ts and engine.ts trace it. */
+function oneRequest(): void {
+  const request = tracing.request(headers, 'POST', '/v1/chat/completions', 'chat_completions')
+  request.asked('0193a1b2-0000-7000-8000-000000000000', 'openai/gpt-4o-mini', [], false, () => '')
+  const attempt = request.attempt(served, 'openai')
+  if (attempt.traceparent.length === 0) throw new Error('no traceparent')
+  attempt.reported(noEffects, 200, usage)
+  request.answered(extra, usage, null)
+  request.end()
+}
+
+const perRequest = new Map<string, number[]>(Object.keys(encoders).map((name) => [name, []]))
+const bytes = new Map<string, number>()
+for (let round = 0; round < rounds; round++) {
+  for (const [name, chosen] of Object.entries(encoders)) {
+    encoder = chosen
+    encodedBytes = 0
+    const before = process.cpuUsage()
+    for (let index = 0; index < requests; index++) {
+      oneRequest()
+      // Export every 500 requests (1,000 spans), waited for: the batch queue (2,048 spans) never overflows, so no span is dropped uncounted.
+      if (index % 500 === 499) await tracing.flush()
+    }
+    await tracing.flush()
+    const cpu = process.cpuUsage(before)
+    perRequest.get(name)!.push((cpu.user + cpu.system) / requests)
+    bytes.set(name, encodedBytes / requests)
+  }
+}
+await tracing.shutdown()
+console.log(`${rounds} rounds of ${requests} requests each (the first is warm-up and left out when there are more)`)
+console.log('| encoder | µs CPU per request, median | best round | bytes per request |')
+console.log('| --- | ---: | ---: | ---: |')
+for (const [name, all] of perRequest) {
+  const kept = (all.length > 1 ? all.slice(1) : all).sort((a, b) => a - b)
+  console.log(`| ${name} | ${kept[Math.floor(kept.length / 2)]!.toFixed(1)} | ${kept[0]!.toFixed(1)} | ${Math.round(bytes.get(name)!)} |`)
+}
