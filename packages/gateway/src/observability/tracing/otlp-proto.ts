@@ -139,21 +139,25 @@ class Writer {
   varint(value: number): this {
     this.room(10)
     const buffer = this.buffer
+    let pos = this.pos
     while (value > 0x7f) {
-      buffer[this.pos++] = (value % 0x80) | 0x80
+      buffer[pos++] = (value % 0x80) | 0x80
       value = Math.floor(value / 0x80)
     }
-    buffer[this.pos++] = value
+    buffer[pos++] = value
+    this.pos = pos
     return this
   }
 
   fixed32(value: number): this {
     this.room(4)
     const buffer = this.buffer
-    buffer[this.pos++] = value & 0xff
-    buffer[this.pos++] = (value >>> 8) & 0xff
-    buffer[this.pos++] = (value >>> 16) & 0xff
-    buffer[this.pos++] = (value >>> 24) & 0xff
+    const pos = this.pos
+    buffer[pos] = value & 0xff
+    buffer[pos + 1] = (value >>> 8) & 0xff
+    buffer[pos + 2] = (value >>> 16) & 0xff
+    buffer[pos + 3] = (value >>> 24) & 0xff
+    this.pos = pos + 4
     return this
   }
 
@@ -178,7 +182,9 @@ class Writer {
     const length = id.length >> 1
     this.varint(length).room(length)
     const buffer = this.buffer
-    for (let index = 0; index < length; index++) buffer[this.pos++] = (nibble(id.charCodeAt(2 * index)) << 4) | nibble(id.charCodeAt(2 * index + 1))
+    let pos = this.pos
+    for (let index = 0; index < 2 * length; index += 2) buffer[pos++] = (nibble(id.charCodeAt(index)) << 4) | nibble(id.charCodeAt(index + 1))
+    this.pos = pos
     return this
   }
 
@@ -192,8 +198,10 @@ class Writer {
     if (ascii) {
       this.room(length + 1)
       const buffer = this.buffer
-      buffer[this.pos++] = length
-      for (let index = 0; index < length; index++) buffer[this.pos++] = text.charCodeAt(index)
+      let pos = this.pos
+      buffer[pos++] = length
+      for (let index = 0; index < length; index++) buffer[pos++] = text.charCodeAt(index)
+      this.pos = pos
       return this
     }
     const bytes = Buffer.byteLength(text, 'utf8')
@@ -212,7 +220,9 @@ class Writer {
     }
     // A short copy by hand: `set` costs more than it moves at this size.
     const buffer = this.buffer
-    for (let index = 0; index < length; index++) buffer[this.pos++] = bytes[index]!
+    let pos = this.pos
+    for (let index = 0; index < length; index++) buffer[pos++] = bytes[index]!
+    this.pos = pos
     return this
   }
 

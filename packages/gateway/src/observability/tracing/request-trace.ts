@@ -6,49 +6,49 @@
  * dispatch and routing returned. Never a secret: keys are named by their name, never their value,
  * and no header, provider message or (unless content recording is on) body goes in.
  */
-import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api'
+import { SpanKind, SpanStatusCode, type Attributes, type Context, type Link } from '@opentelemetry/api'
 import type { AttemptEffects, AttemptFailure, TraceOrigin } from '@switchboard/routing'
 import type { ProviderType, TokenUsage } from '@switchboard/providers'
 import type { DispatchStep } from '../../dispatch/dispatcher.ts'
 import type { GatewayError } from '../../errors.ts'
 import type { ExtraFields } from '../../inference/engine.ts'
 import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
+import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.ts'
 
 /** The SERVER span of one request and what its attempts need to hang under it. */
 export class RequestTrace {
-  readonly span: Span
+  readonly span: RequestSpan
   /** The span is sampled: attributes and events are worth building. */
   readonly recording: boolean
-  private readonly context: Context
   private readonly operation: string
   private attempts = 0
   private lastIndex = -1
   private lastKeyName: string | null = null
   private lastFailure: string | null = null
 
-  constructor(private readonly tracer: Tracer, parent: Context, method: string, path: string, surface: string, readonly content: boolean) {
+  /** `parent`: the caller's context when its traceparent was valid. */
+  constructor(maker: SpanMaker, parent: Context | null, method: string, path: string, surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
-    this.span = tracer.startSpan(`${method} ${path}`, { kind: SpanKind.SERVER }, parent)
+    this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
-    this.context = trace.setSpan(parent, this.span)
     if (this.recording) {
-      this.span.setAttributes({
-        [ATTR.httpMethod]: method,
-        [ATTR.urlPath]: path,
-        [ATTR.httpRoute]: path,
-        [ATTR.surface]: surface,
-        [ATTR.operation]: this.operation,
-      })
+      this.span.setAttribute(ATTR.httpMethod, method)
+      this.span.setAttribute(ATTR.urlPath, path)
+      this.span.setAttribute(ATTR.httpRoute, path)
+      this.span.setAttribute(ATTR.surface, surface)
+      this.span.setAttribute(ATTR.operation, this.operation)
     }
   }
 
   /** What the caller asked for (the body only when content recording is on). */
   asked(requestId: string, model: string, fallbacks: readonly string[], stream: boolean, body: () => string): void {
     if (!this.recording) return
-    const attributes: Attributes = { [ATTR.requestId]: requestId, [ATTR.requestModel]: model, [ATTR.stream]: stream }
-    if (fallbacks.length > 0) attributes[ATTR.fallbacks] = [...fallbacks]
-    if (this.content) attributes[ATTR.requestBody] = body()
-    this.span.setAttributes(attributes)
+    const span = this.span
+    span.setAttribute(ATTR.requestId, requestId)
+    span.setAttribute(ATTR.requestModel, model)
+    span.setAttribute(ATTR.stream, stream)
+    if (fallbacks.length > 0) span.setAttribute(ATTR.fallbacks, [...fallbacks])
+    if (this.content) span.setAttribute(ATTR.requestBody, body())
   }
 
   /** Starts the CLIENT span of an attempt routing planned; a rotation or a fallback is an event on the request's span. */
@@ -61,7 +61,7 @@ export class RequestTrace {
       if (skipped.origins === undefined) continue
       for (const origin of skipped.origins) (links ??= []).push(linkTo(origin, provider, skipped.keyName))
     }
-    const span = this.tracer.startSpan(`${this.operation} ${step.target.model}`, { kind: SpanKind.CLIENT, links }, this.context)
+    const span = childSpan(this.span, `${this.operation} ${step.target.model}`, SpanKind.CLIENT, links)
     const attempt = new AttemptTrace(span, this, step)
     if (!attempt.recording) {
       this.track(step, keyName)
@@ -74,17 +74,15 @@ export class RequestTrace {
     }
     this.track(step, keyName)
     const name = providerNameOf(type)
-    span.setAttributes({
-      [ATTR.operation]: this.operation,
-      [ATTR.providerName]: name,
-      [ATTR.system]: name,
-      [ATTR.requestModel]: step.target.model,
-      [ATTR.provider]: provider,
-      [ATTR.keyName]: keyName,
-      [ATTR.attempt]: number,
-      [ATTR.targetIndex]: step.index,
-      [ATTR.check]: step.check,
-    })
+    span.setAttribute(ATTR.operation, this.operation)
+    span.setAttribute(ATTR.providerName, name)
+    span.setAttribute(ATTR.system, name)
+    span.setAttribute(ATTR.requestModel, step.target.model)
+    span.setAttribute(ATTR.provider, provider)
+    span.setAttribute(ATTR.keyName, keyName)
+    span.setAttribute(ATTR.attempt, number)
+    span.setAttribute(ATTR.targetIndex, step.index)
+    span.setAttribute(ATTR.check, step.check)
     for (const skipped of step.skipped) {
       span.addEvent(EVENT.keySkipped, { [ATTR.provider]: provider, [ATTR.keyName]: skipped.keyName, [ATTR.skipReason]: skipped.reason, [ATTR.linked]: skipped.origins?.length ?? 0 })
     }
@@ -99,19 +97,17 @@ export class RequestTrace {
   /** The request was answered by what `extra` names. */
   answered(extra: ExtraFields, usage: TokenUsage | null, responseBody: (() => string) | null): void {
     if (!this.recording) return
-    const attributes: Attributes = {
-      [ATTR.httpStatus]: 200,
-      [ATTR.responseModel]: extra.model,
-      [ATTR.provider]: extra.provider,
-      [ATTR.attempts]: extra.attempts.length,
-    }
-    if (extra.key_name !== null) attributes[ATTR.keyName] = extra.key_name
+    const span = this.span
+    span.setAttribute(ATTR.httpStatus, 200)
+    span.setAttribute(ATTR.responseModel, extra.model)
+    span.setAttribute(ATTR.provider, extra.provider)
+    span.setAttribute(ATTR.attempts, extra.attempts.length)
+    if (extra.key_name !== null) span.setAttribute(ATTR.keyName, extra.key_name)
     if (usage !== null) {
-      attributes[ATTR.inputTokens] = usage.promptTokens
-      attributes[ATTR.outputTokens] = usage.completionTokens
+      span.setAttribute(ATTR.inputTokens, usage.promptTokens)
+      span.setAttribute(ATTR.outputTokens, usage.completionTokens)
     }
-    if (this.content && responseBody !== null) attributes[ATTR.responseBody] = responseBody()
-    this.span.setAttributes(attributes)
+    if (this.content && responseBody !== null) span.setAttribute(ATTR.responseBody, responseBody())
   }
 
   /** The request ended in an error (`error.type` is the gateway's stable code). */
@@ -145,7 +141,7 @@ export class AttemptTrace {
   readonly origin: TraceOrigin | undefined
   private ended = false
 
-  constructor(readonly span: Span, private readonly request: RequestTrace, private readonly step: DispatchStep) {
+  constructor(readonly span: RequestSpan, private readonly request: RequestTrace, private readonly step: DispatchStep) {
     const context = span.spanContext()
     this.recording = span.isRecording()
     this.traceparent = `00-${context.traceId}-${context.spanId}-${context.traceFlags & 1 ? '01' : '00'}`
@@ -163,20 +159,19 @@ export class AttemptTrace {
     this.request.attemptEnded(failure)
     const span = this.span
     if (this.recording) {
-      const attributes: Attributes = { [ATTR.httpStatus]: failure !== null ? failure.status : status }
+      span.setAttribute(ATTR.httpStatus, failure !== null ? failure.status : status)
       if (failure !== null) {
-        attributes[ATTR.failureClass] = failure.failureClass
-        attributes[ATTR.errorType] = failure.failureClass
+        span.setAttribute(ATTR.failureClass, failure.failureClass)
+        span.setAttribute(ATTR.errorType, failure.failureClass)
         span.setStatus({ code: SpanStatusCode.ERROR, message: failure.failureClass })
         if (failure.failureClass === 'timeout') span.addEvent(EVENT.deadlineHit, deadlineOf(failure, this.step))
       } else {
-        attributes[ATTR.responseModel] = this.step.target.model
+        span.setAttribute(ATTR.responseModel, this.step.target.model)
       }
       if (usage !== null) {
-        attributes[ATTR.inputTokens] = usage.promptTokens
-        attributes[ATTR.outputTokens] = usage.completionTokens
+        span.setAttribute(ATTR.inputTokens, usage.promptTokens)
+        span.setAttribute(ATTR.outputTokens, usage.completionTokens)
       }
-      span.setAttributes(attributes)
       this.holdEvents(effects)
     }
     span.end()

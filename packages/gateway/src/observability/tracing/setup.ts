@@ -8,17 +8,18 @@
  * `null` and builds nothing.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { ROOT_CONTEXT, type Tracer } from '@opentelemetry/api'
+import { ROOT_CONTEXT } from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base'
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http'
 import { JsonTraceSerializer, TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer'
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor, type ReadableSpan, type Sampler, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import type { RequestSurface } from '@switchboard/history'
 import { otlpProtoSerializer } from './otlp-proto.ts'
 import { RequestTrace } from './request-trace.ts'
+import { samplerFromEnv, type SpanMaker } from './spans.ts'
 
 /** The tracing of one node (one process: each worker exports its own spans). */
 export interface Tracing {
@@ -40,6 +41,10 @@ export interface TracingInit {
   content: boolean
   /** Resource attributes besides the service's (the environment's, for a real node). */
   resource?: Record<string, string>
+  /** The sampler (`OTEL_TRACES_SAMPLER`'s, for a real node); parentbased_always_on when absent. */
+  sampler?: Sampler
+  /** `OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`; no limit when absent. */
+  valueLengthLimit?: number
 }
 
 const propagator = new W3CTraceContextPropagator()
@@ -66,7 +71,16 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; r
   }
   const exporter = otlpExporter(protocol === 'http/json' ? 'json' : 'protobuf')
   const content = env.SWITCHBOARD_OTEL_CONTENT === '1' || env.SWITCHBOARD_OTEL_CONTENT?.toLowerCase() === 'true'
-  return createTracing({ processors: [new BatchSpanProcessor(exporter)], nodeId: node.nodeId, region: node.region, content, resource: environmentResource() })
+  const limit = Number((env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)?.trim() || Number.NaN)
+  return createTracing({
+    processors: [new BatchSpanProcessor(exporter)],
+    nodeId: node.nodeId,
+    region: node.region,
+    content,
+    resource: environmentResource(),
+    sampler: samplerFromEnv(env),
+    valueLengthLimit: Number.isInteger(limit) && limit >= 0 ? limit : Infinity,
+  })
 }
 
 /**
@@ -100,19 +114,24 @@ export function createTracing(init: TracingInit): Tracing {
     'switchboard.region': init.region,
     ...init.resource,
   }))
-  const provider = new BasicTracerProvider({ resource, spanProcessors: init.processors })
-  const tracer: Tracer = provider.getTracer('@switchboard/gateway', '0.1.0')
+  const maker: SpanMaker = {
+    resource,
+    scope: { name: '@switchboard/gateway', version: '0.1.0' },
+    sampler: init.sampler ?? samplerFromEnv({}),
+    processors: init.processors,
+    valueLengthLimit: init.valueLengthLimit ?? Infinity,
+  }
   return {
     content: init.content,
     request(headers, method, path, surface) {
-      const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, headerGetter)
-      return new RequestTrace(tracer, parent, method, path, surface, init.content)
+      const parent = headers.traceparent === undefined ? null : propagator.extract(ROOT_CONTEXT, headers, headerGetter)
+      return new RequestTrace(maker, parent, method, path, surface, init.content)
     },
     async flush() {
-      await provider.forceFlush()
+      await Promise.all(init.processors.map((processor) => processor.forceFlush()))
     },
     async shutdown() {
-      await provider.shutdown()
+      await Promise.all(init.processors.map((processor) => processor.shutdown()))
     },
   }
 }

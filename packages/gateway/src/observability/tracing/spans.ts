@@ -1,0 +1,191 @@
+/**
+ * The spans of a node's requests: OpenTelemetry's span model (the API's `Span`, the SDK's
+ * `ReadableSpan`, its samplers and span processors) with a span object of our own in place of
+ * the SDK's. The SDK's span validates and counts every attribute and goes through the context
+ * API for every parent; ours are set by this package only (names from names.ts, values of the
+ * kinds OTLP takes), so a span here is a plain record, and building and ending two of them cost
+ * about a third of what the SDK's did (bench/README.md, "Tracing"). What the SDK does that
+ * matters outside is kept: sampling by `OTEL_TRACES_SAMPLER` with the SDK's own samplers, W3C
+ * ids, the batch processor and the exporter, and `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT`.
+ * The count limits are not applied: a request's spans carry a fixed few dozen attributes.
+ */
+import { randomFillSync } from 'node:crypto'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
+import type { InstrumentationScope } from '@opentelemetry/core'
+import type { Resource } from '@opentelemetry/resources'
+import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base'
+
+/** The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) names, as the SDK reads them; parentbased_always_on by default. */
+export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
+  const ratio = (): number => {
+    const value = Number(env.OTEL_TRACES_SAMPLER_ARG?.trim() || Number.NaN)
+    return value >= 0 && value <= 1 ? value : 1
+  }
+  switch (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase()) {
+    case 'always_on': return new AlwaysOnSampler()
+    case 'always_off': return new AlwaysOffSampler()
+    case 'traceidratio': return new TraceIdRatioBasedSampler(ratio())
+    case 'parentbased_always_off': return new ParentBasedSampler({ root: new AlwaysOffSampler() })
+    case 'parentbased_traceidratio': return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) })
+    default: return new ParentBasedSampler({ root: new AlwaysOnSampler() })
+  }
+}
+
+export interface SpanMaker {
+  resource: Resource
+  scope: InstrumentationScope
+  sampler: Sampler
+  processors: readonly SpanProcessor[]
+  /** Longest string attribute value kept (`OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`); Infinity when unset. */
+  valueLengthLimit: number
+}
+
+/**
+ * A request's root span, a child of the caller's span when its traceparent carried one. The
+ * sampler decides here; the request's other spans take this one's decision, which is what every
+ * standard sampler decides for a span whose parent is local.
+ */
+export function rootSpan(maker: SpanMaker, name: string, kind: SpanKind, remoteParent: Context | null): RequestSpan {
+  const parent = remoteParent === null ? undefined : trace.getSpanContext(remoteParent)
+  const traceId = parent?.traceId ?? randomTraceId()
+  const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, {}, [])
+  const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED
+  const context: SpanContext = { traceId, spanId: randomSpanId(), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
+  return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined)
+}
+
+/** A span under `parent` (on this node), sampled as its parent is. */
+export function childSpan(parent: RequestSpan, name: string, kind: SpanKind, links: Link[] | undefined): RequestSpan {
+  const up = parent.spanContext()
+  const context: SpanContext = { traceId: up.traceId, spanId: randomSpanId(), traceFlags: up.traceFlags, traceState: up.traceState }
+  return new RequestSpan(parent.maker, name, kind, context, up, parent.isRecording(), links)
+}
+
+const NO_EVENTS: TimedEvent[] = []
+const NO_LINKS: Link[] = []
+
+/** One span: both the API's Span (what the request path writes) and the SDK's ReadableSpan (what the processors and the exporter read). */
+export class RequestSpan implements Span, ReadableSpan {
+  readonly attributes: Attributes = {}
+  events: TimedEvent[] = NO_EVENTS
+  readonly links: Link[]
+  status: SpanStatus = { code: SpanStatusCode.UNSET }
+  readonly startTime: HrTime
+  endTime: HrTime = [0, 0]
+  ended = false
+  readonly droppedAttributesCount = 0
+  readonly droppedEventsCount = 0
+  readonly droppedLinksCount = 0
+
+  constructor(
+    readonly maker: SpanMaker,
+    public name: string,
+    readonly kind: SpanKind,
+    private readonly context: SpanContext,
+    readonly parentSpanContext: SpanContext | undefined,
+    private readonly recording: boolean,
+    links: Link[] | undefined,
+  ) {
+    this.links = links ?? NO_LINKS
+    this.startTime = now()
+    if (recording) for (const processor of maker.processors) processor.onStart(this, ROOT_CONTEXT)
+  }
+
+  get resource(): Resource {
+    return this.maker.resource
+  }
+
+  get instrumentationScope(): InstrumentationScope {
+    return this.maker.scope
+  }
+
+  get duration(): HrTime {
+    const nanos = (this.endTime[0] - this.startTime[0]) * 1e9 + this.endTime[1] - this.startTime[1]
+    return [Math.floor(nanos / 1e9), nanos % 1e9]
+  }
+
+  spanContext(): SpanContext {
+    return this.context
+  }
+
+  isRecording(): boolean {
+    return this.recording && !this.ended
+  }
+
+  setAttribute(key: string, value: SpanAttributes[string]): this {
+    if (value === undefined || value === null || !this.isRecording()) return this
+    this.attributes[key] = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
+    return this
+  }
+
+  setAttributes(attributes: Attributes): this {
+    for (const key in attributes) this.setAttribute(key, attributes[key])
+    return this
+  }
+
+  addEvent(name: string, attributes?: Attributes | TimeInput): this {
+    if (!this.isRecording()) return this
+    if (this.events === NO_EVENTS) this.events = []
+    const kept = attributes === undefined || typeof attributes !== 'object' || Array.isArray(attributes) || attributes instanceof Date ? {} : attributes
+    this.events.push({ name, attributes: kept as Attributes, time: now(), droppedAttributesCount: 0 })
+    return this
+  }
+
+  addLink(link: Link): this {
+    if (this.isRecording()) (this.links as Link[]).push(link)
+    return this
+  }
+
+  addLinks(links: Link[]): this {
+    for (const link of links) this.addLink(link)
+    return this
+  }
+
+  setStatus(status: SpanStatus): this {
+    if (this.isRecording() && status.code !== SpanStatusCode.UNSET) this.status = status
+    return this
+  }
+
+  updateName(name: string): this {
+    if (this.isRecording()) this.name = name
+    return this
+  }
+
+  recordException(exception: Exception): void {
+    const message = typeof exception === 'string' ? exception : exception.message
+    this.addEvent('exception', message === undefined ? {} : { 'exception.message': message })
+  }
+
+  end(): void {
+    if (this.ended) return
+    this.endTime = now()
+    const recording = this.recording
+    this.ended = true
+    if (recording) for (const processor of this.maker.processors) processor.onEnd(this)
+  }
+}
+
+/** Wall-clock time as HrTime, at the monotonic clock's resolution. */
+const origin = performance.timeOrigin
+function now(): HrTime {
+  const millis = origin + performance.now()
+  const seconds = Math.floor(millis / 1000)
+  const nanos = Math.round((millis - seconds * 1000) * 1e6)
+  return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
+}
+
+/** Ids from a pool of random bytes (crypto-grade, refilled 4 KiB at a time); an all-zero id is invalid in W3C and drawn again. */
+const pool = Buffer.alloc(4096)
+let used = pool.length
+function randomHex(bytes: number): string {
+  for (;;) {
+    if (used + bytes > pool.length) {
+      randomFillSync(pool)
+      used = 0
+    }
+    const id = pool.toString('hex', used, (used += bytes))
+    if (id !== '0'.repeat(2 * bytes)) return id
+  }
+}
+const randomTraceId = () => randomHex(16)
+const randomSpanId = () => randomHex(8)
