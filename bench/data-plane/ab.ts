@@ -1,14 +1,14 @@
 /**
- * Paired A/B of two Switchboard checkouts (or two configs of one) on one simulator:
+ * Paired A/B (or A/B/C) of Switchboard checkouts (or configs of one) on one simulator:
  * both gateways run side by side and take turns under the same load, window after
  * window, so whatever else the machine is doing weighs on both alike. Reports CPU ms
  * per request of each, per window and the median of the windows.
  *
- *   node --import tsx bench/data-plane/ab.ts --a <checkout> --b <checkout> [--rounds 6] [--window 5]
+ *   node --import tsx bench/data-plane/ab.ts --a <checkout> --b <checkout> [--c <checkout>] [--rounds 6] [--window 5]
  *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
  *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;
- *        --node-flags-b=--env-file=f.env gives B environment variables of its own)
+ *        --node-flags-b=--env-file=f.env gives B environment variables of its own; --node-flags-c, --config-c for C)
  *        [--postgres-nice 10] [--postgres-idle] (the server at a lower priority / SCHED_IDLE)
  *        [--postgres-cpus 1] [--gateway-cpus 0] (taskset: the server's and the gateways' CPUs)
  *
@@ -63,8 +63,8 @@ function threadCpuMs(pid: number): Map<string, number> {
   return byName
 }
 
-/** The two gateways taking turns. */
-type Side = 'A' | 'B'
+/** The gateways taking turns (C only when `--c` is given). */
+type Side = 'A' | 'B' | 'C'
 
 /** bench/: results/ and README.md live here. */
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -74,6 +74,10 @@ const { values } = parseArgs({
     b: { type: 'string', default: resolve(here, '..') },
     'config-a': { type: 'string' },
     'config-b': { type: 'string' },
+    /** A third gateway (e.g. A today's main, B this branch, C this branch with a feature on). */
+    c: { type: 'string' },
+    'config-c': { type: 'string' },
+    'node-flags-c': { type: 'string', default: '' },
     rounds: { type: 'string', default: '6' },
     window: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
@@ -107,7 +111,9 @@ try {
   const admin = new pg.Client({ connectionString: database.handle.url })
   await admin.connect()
   const sides = []
-  for (const [name, checkout, extra] of [['A', values.a, values['config-a']], ['B', values.b, values['config-b']]] as const) {
+  const wanted: [Side, string, string | undefined][] = [['A', values.a, values['config-a']], ['B', values.b, values['config-b']]]
+  if (values.c !== undefined) wanted.push(['C', values.c, values['config-c']])
+  for (const [name, checkout, extra] of wanted) {
     await admin.query(`CREATE DATABASE ab_${name.toLowerCase()}`)
     const url = new URL(database.handle.url)
     url.pathname = `/ab_${name.toLowerCase()}`
@@ -120,7 +126,7 @@ try {
     const port = await freePort()
     const service = startService({
       name: `switchboard-${name}`,
-      args: [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
+      args: [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(name === 'C' ? values['node-flags-c'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
       cwd: checkout,
       // One worker: the process measured is the one that serves (a node's primary serves nothing).
       env: { NODE_ENV: 'production', SWITCHBOARD_WORKERS: '1' },
@@ -133,15 +139,16 @@ try {
     sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...(values.stream ? { stream: true } : {}) }) } })
   }
   await admin.end()
-  const results: Record<Side, number[]> = { A: [], B: [] }
-  const rps: Record<Side, number[]> = { A: [], B: [] }
-  const served: Record<Side, number> = { A: 0, B: 0 }
+  const results: Record<Side, number[]> = { A: [], B: [], C: [] }
+  const rps: Record<Side, number[]> = { A: [], B: [], C: [] }
+  const served: Record<Side, number> = { A: 0, B: 0, C: 0 }
   // The main thread's CPU per request: the request path's JavaScript and the GC it does inline,
   // without V8's background GC threads, whose share swings between processes of the same code.
-  const mainThread: Record<Side, number[]> = { A: [], B: [] }
+  const mainThread: Record<Side, number[]> = { A: [], B: [], C: [] }
   for (let round = 0; round < rounds; round++) {
-    // alternate who goes first, so neither always follows the other's warm caches
-    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+    // each round starts with the next side and alternates direction, so no side always follows the same one's warm caches
+    const turn = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
+    for (const side of Math.floor(round / sides.length) % 2 === 0 ? turn : turn.reverse()) {
       const pid: number | undefined = side.target.service.pid
       if (pid === undefined) throw new Error(`${side.name} has no process id (it did not start)`)
       const pgBefore = postgresCpuMs(postmaster)
@@ -169,9 +176,9 @@ try {
     }
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN
-  const ma = median(results.A), mb = median(results.B)
-  console.log(`\nA ${values.a}${values['config-a'] ? ` (${values['config-a']})` : ''}: median ${ma.toFixed(4)} ms/req`)
-  console.log(`B ${values.b}${values['config-b'] ? ` (${values['config-b']})` : ''}: median ${mb.toFixed(4)} ms/req`)
+  const labels: Record<Side, string> = { A: `${values.a}${values['config-a'] ? ` (${values['config-a']})` : ''}`, B: `${values.b}${values['config-b'] ? ` (${values['config-b']})` : ''}`, C: `${values.c}${values['config-c'] ? ` (${values['config-c']})` : ''}` }
+  console.log('')
+  for (const side of sides) console.log(`${side.name} ${labels[side.name]}: median ${median(results[side.name]).toFixed(4)} ms/req`)
   if (values.profile) {
     // warm-ups included: what the profiles saw
     const answered = async (origin: string) => {
@@ -182,10 +189,14 @@ try {
     }
     for (const side of sides) console.log(`${side.name} answered ${await answered(side.origin)} requests in all (measured windows: ${served[side.name]})`)
   }
-  console.log(`B / A: CPU per request ${(mb / ma).toFixed(3)}x, RPS ${(median(rps.B) / median(rps.A)).toFixed(3)}x`)
-  // Paired within each round (the two windows run back to back), then the median over rounds.
-  const pairedMain = mainThread.A.map((a, round) => mainThread.B[round]! / a)
-  console.log(`B / A: main-thread CPU per request ${(median(mainThread.B) / median(mainThread.A)).toFixed(3)}x (medians ${median(mainThread.A).toFixed(4)} / ${median(mainThread.B).toFixed(4)} ms/req); paired by round, median ${median(pairedMain).toFixed(3)}x, range ${Math.min(...pairedMain).toFixed(3)}-${Math.max(...pairedMain).toFixed(3)}x`)
+  const pairs: [Side, Side][] = sides.length === 3 ? [['B', 'A'], ['C', 'B'], ['C', 'A']] : [['B', 'A']]
+  for (const [x, y] of pairs) {
+    console.log(`${x} / ${y}: CPU per request ${(median(results[x]) / median(results[y])).toFixed(3)}x, RPS ${(median(rps[x]) / median(rps[y])).toFixed(3)}x`)
+    // Paired within each round (the windows run back to back), then the median over rounds.
+    const paired = mainThread[y].map((base, round) => mainThread[x][round]! / base)
+    const pairedWhole = results[y].map((base, round) => results[x][round]! / base)
+    console.log(`${x} / ${y}: main-thread CPU per request ${(median(mainThread[x]) / median(mainThread[y])).toFixed(3)}x (medians ${median(mainThread[y]).toFixed(4)} / ${median(mainThread[x]).toFixed(4)} ms/req); paired by round, median ${median(paired).toFixed(3)}x, range ${Math.min(...paired).toFixed(3)}-${Math.max(...paired).toFixed(3)}x; whole process paired by round, median ${median(pairedWhole).toFixed(3)}x`)
+  }
 } finally {
   await stopAll()
   await database.dispose()
