@@ -12,7 +12,7 @@ import type { ServerResponse } from 'node:http'
 import { directionLog, isHoldReason } from '@switchboard/routing'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
-import { servedUsage, type AttemptRecord, type Served } from '../inference/engine.ts'
+import { servedUsage, type Served } from '../inference/engine.ts'
 import { RoutingLog } from '@switchboard/routing'
 import { scrubSecrets } from './scrub.ts'
 import { createIsoTime } from './iso-time.ts'
@@ -207,7 +207,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
   const served = track.served
   const error = track.error
   const extra = extraOf(track)
-  const attempts: RecordedAttempt[] = extra ? extra.attempts.map(copyAttempt) : []
+  const attempts: RecordedAttempt[] = extra ? extra.attempts.map((attempt) => ({ ...attempt })) : []
 
   const failureClass = failureClassOf(track, context.finished, attempts[attempts.length - 1]?.failure_class)
   let status = 200
@@ -243,19 +243,6 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     attempts,
     routing,
     content: track.content ? contentOf(track, context.secrets()) : null,
-  }
-}
-
-function copyAttempt(attempt: AttemptRecord): RecordedAttempt {
-  return {
-    provider: attempt.provider,
-    model: attempt.model,
-    key_id: attempt.key_id,
-    key_name: attempt.key_name,
-    status: attempt.status,
-    failure_class: attempt.failure_class,
-    latency_ms: attempt.latency_ms,
-    wait_hint_ms: attempt.wait_hint_ms,
   }
 }
 

@@ -4,6 +4,7 @@
  * out. Time comes in with every input. Spec: reference/adaptive-routing-overview.txt ("every
  * one of these decisions now leaves a record"); design.md, "History, incidents, request log".
  */
+import { countsAgainstKey } from '@switchboard/routing'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { directionState, noteReason, OpenEpisodes, worse } from './episodes.ts'
 import { followHold, holdId, type HoldView } from './holds.ts'
@@ -126,7 +127,7 @@ export class NodeTracker {
     for (const attempt of outcome.attempts) {
       const traffic = this.routeTraffic.at(attempt.provider, attempt.model, attempt.key_id)
       traffic.requests++
-      const failureClass = attempt.failure_class !== null && attempt.failure_class !== 'caller_fault' && attempt.failure_class !== 'context_length' && attempt.failure_class !== 'cancelled' ? attempt.failure_class : null
+      const failureClass = attempt.failure_class !== null && countsAgainstKey(attempt.failure_class) ? attempt.failure_class : null
       if (failureClass !== null) {
         traffic.errors++
         this.lastFailure.set(routeEntity(attempt.provider, attempt.model, attempt.key_id), failureClass)

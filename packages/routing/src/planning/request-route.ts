@@ -4,7 +4,8 @@
  * router (router.ts); the rules it applies are routing's own (chain.ts, key-plan.ts, rotation).
  */
 import { routingFailure, type AttemptFailure } from '../failures/failure-class.ts'
-import type { HoldEntry, HoldReason, TraceOrigin } from '../holds/entry.ts'
+import type { HoldReason } from '../failures/failure-class.ts'
+import type { HoldEntry, TraceOrigin } from '../holds/entry.ts'
 import type { Settlement } from '../holds/settle.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/rotation.ts'
