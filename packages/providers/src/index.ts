@@ -24,7 +24,7 @@ export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
 export { DEFAULT_BEDROCK_REGION, bedrockRuntimeUrl } from './bedrock/adapter.ts'
 export { GEMINI_API_URL, vertexUrl } from './google/adapter.ts'
 export { parseServiceAccount } from './google/tokens.ts'
-export { readUsage, usageOf, StreamUsage, type TokenUsage } from './usage.ts'
+export { readUsage, usageOf, StreamUsage } from './usage.ts'
 
 /** Creates the adapter for a provider's base wire format. */
 export function createProvider(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {

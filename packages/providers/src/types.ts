@@ -1,7 +1,6 @@
-import type { AttemptFailure, BalancerKey } from '@switchboard/routing'
+import type { AttemptFailure, BalancerKey, TokenUsage } from '@switchboard/routing'
 import type { Cancellation } from './http/cancellation.ts'
 import type { RateLimitExhaustion } from './http/rate-limit.ts'
-import type { TokenUsage } from './usage.ts'
 
 /** The base wire format an upstream speaks. */
 export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'

@@ -7,8 +7,8 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit } from '@switchboard/routing'
-import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
+import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit, TokenUsage } from '@switchboard/routing'
+import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage } from '@switchboard/providers'
 import type { RecordedAttempt } from '@switchboard/history'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, DispatchEnd, Dispatcher, DispatchStep, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'

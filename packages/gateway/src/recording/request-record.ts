@@ -9,11 +9,10 @@
  * request log").
  */
 import type { ServerResponse } from 'node:http'
-import { directionLog, isHoldReason } from '@switchboard/routing'
+import { directionLog, isHoldReason, RoutingLog, type TokenUsage } from '@switchboard/routing'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
 import { servedUsage, type Served } from '../inference/engine.ts'
-import { RoutingLog } from '@switchboard/routing'
 import { scrubSecrets } from './scrub.ts'
 import { createIsoTime } from './iso-time.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, sessionKeptOf, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
@@ -81,7 +80,7 @@ export class RequestTrack {
   /** The authenticated caller's gateway key name (issue 13), once the surface knows it. */
   gatewayKey: string | null = null
   /** Token counts a surface read itself (overrides what the record reads from the answer). */
-  usage: RecordedUsage | null = null
+  usage: TokenUsage | null = null
   firstChunkAt = 0
   lastChunk: string | null = null
   streamError: string | null = null
@@ -238,7 +237,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     message,
     latency_ms: Math.max(0, context.endedAt - track.startedAt),
     ttft_ms: stream && track.firstChunkAt > 0 ? track.firstChunkAt - track.startedAt : null,
-    usage: track.usage ?? usageOf(track),
+    usage: usageOf(track),
     stream,
     attempts,
     routing,
@@ -283,9 +282,7 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): R
 
 /** Token counts: what the surface read, else what the answer reported, a stream and its continuations summed (all were billed). */
 function usageOf(track: RequestTrack): RecordedUsage | null {
-  const served = track.served
-  if (served === null) return null
-  const usage = servedUsage(served)
+  const usage = track.usage ?? (track.served === null ? null : servedUsage(track.served))
   return usage === null ? null : { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens }
 }
 

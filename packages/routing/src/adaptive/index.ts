@@ -34,5 +34,6 @@ export {
   type RouteSnapshot,
   type RouteState,
   type ScoreParts,
+  type TokenUsage,
   type Direction,
 } from './types.ts'

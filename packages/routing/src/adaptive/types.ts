@@ -54,13 +54,17 @@ export interface Direction {
   model: string
 }
 
+/** Prompt and completion tokens of a served answer, as the provider reported them (a long completion is not a slow provider). */
+export interface TokenUsage {
+  promptTokens: number
+  completionTokens: number
+}
+
 /** The outcome of one upstream attempt, as the gateway reports it. */
-export interface AttemptOutcome extends RouteRef {
+export interface AttemptOutcome extends RouteRef, Partial<TokenUsage> {
   /** null when the attempt was served. */
   failureClass: FailureClass | null
   latencyMs: number
-  promptTokens?: number
-  completionTokens?: number
   now: number
 }
 
