@@ -6,7 +6,10 @@ import type { RouteState } from '@switchboard/routing'
 import { scopeOf } from '../entities.ts'
 import type { Episode, TrackerOutput } from './types.ts'
 
-const STATE_RANK: Record<RouteState, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
+/** Route states from best to worst: a state's rank is its index (the timeline's SQL ranks them the same). */
+export const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const satisfies readonly RouteState[]
+
+const STATE_RANK = Object.fromEntries(STATE_BY_RANK.map((state, rank) => [state, rank])) as Record<RouteState, number>
 
 /** The worse of two states. */
 export const worse = (a: RouteState, b: RouteState): RouteState => (STATE_RANK[b] > STATE_RANK[a] ? b : a)
