@@ -3,6 +3,7 @@
  * (design.md, "External contract"); `value` may be `env.VAR`.
  */
 import { z } from 'zod'
+import { PROVIDER_TYPES } from '@switchboard/providers'
 import { SWITCH_NAMES, type SwitchName } from '@switchboard/routing'
 
 const positiveNumber = z.number().positive()
@@ -64,7 +65,7 @@ export const providerSchema = z.strictObject({
   network_config: networkSchema.optional(),
   custom_provider_config: z
     .strictObject({
-      base_provider_type: z.enum(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex']),
+      base_provider_type: z.enum(PROVIDER_TYPES),
     })
     .optional(),
 })
