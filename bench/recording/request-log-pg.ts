@@ -475,7 +475,7 @@ try {
         copy.served = { ...copy.served, key_id: null, key_name: null }
         copy.attempts = []
         copy.usage = null
-      } else if (index === 1) copy.attempts.push({ ...(copy.attempts[0] as RequestRecord['attempts'][number]), key_id: 'openai-second', key_name: 'second "key"', status: 500, failure_class: 'server_error' })
+      } else if (index === 1) copy.attempts.push({ ...(copy.attempts[0] as RequestRecord['attempts'][number]), key_id: 'openai-second', key_name: 'second "key"', status: 500, failure_class: 'transient' })
       else if (index === 2) {
         copy.message = odd
         copy.failure_class = 'rate_limit'

@@ -20,7 +20,7 @@ export { NodeTracker, directionState, type HoldView, type TrackerOutput } from '
 /** One request's part in the per-minute counts, from a plain record of how it went. */
 export { countRequest, type RequestOutcome, type AttemptView, type RequestCounting } from './tracker/requests.ts'
 /** The shapes history records. */
-export type { Episode, HistoryEvent, EventKind, RouteView, SnapshotRow, CountRow, DirectionCounts, State, Action, Phase, ReleaseBy } from './tracker/types.ts'
+export type { Episode, HistoryEvent, EventKind, RouteView, SnapshotRow, CountRow, DirectionCounts, Action, Phase, ReleaseBy } from './tracker/types.ts'
 /** The recorder of one node: the tracker's output written by batch writers, snapshots each minute. */
 export { startHistoryRecorder, type HistoryRecorder, type HistoryRecorderComponents, type HistoryRecorderInit } from './recorder/recorder.ts'
 /** Daily retention: drops whole day partitions past `history_retention_days`. */

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { migrate, SNAPSHOT_ROLLUP_SECONDS } from '@switchboard/store'
+import type { RouteState } from '@switchboard/routing'
 import { createTestDatabase, type TestDatabase } from '../../store/test/database.ts'
 import { seededRandom } from '@switchboard/test-kit'
 import { createDayPartitions } from '../src/partitions/day-partitions.ts'
 import { insertRows } from '../src/writer/insert.ts'
 import { countColumns, snapshotColumns, type Stamped } from '../src/recorder/tables.ts'
 import { runRetention } from '../src/recorder/retention.ts'
-import type { CountRow, SnapshotRow, State } from '../src/tracker/types.ts'
+import type { CountRow, SnapshotRow } from '../src/tracker/types.ts'
 import { createHistoryQueries } from '../src/queries/service.ts'
 import { buildTimeline, coverWindow, readTimelineCells, ROLLUP_SECONDS } from '../src/queries/timeline.ts'
 import { COUNT_FIELDS, sumCounts } from '../src/queries/counts.ts'
@@ -124,14 +125,14 @@ const NODES = [
   { nodeId: 'node-b', region: 'eu' },
   { nodeId: 'node-c', region: 'us' },
 ]
-const STATES: State[] = ['healthy', 'healthy', 'healthy', 'recovering', 'degraded', 'failed']
+const STATES: RouteState[] = ['healthy', 'healthy', 'healthy', 'recovering', 'degraded', 'failed']
 
 /** Snapshots of every entity on every node about once a minute over [from, to), with jitter, gaps and runs of trouble. */
 function snapshots(rand: () => number, from: number, to: number, everyMs = MINUTE): Stamped<SnapshotRow>[] {
   const rows: Stamped<SnapshotRow>[] = []
   for (const node of NODES) {
     for (const entity of ENTITIES) {
-      let state: State = 'healthy'
+      let state: RouteState = 'healthy'
       let held = false
       // On the minute, so a snapshot with no jitter sits exactly on a block boundary (and a window's end).
       for (let at = Math.ceil(from / everyMs) * everyMs; at < to; at += everyMs) {
@@ -267,7 +268,7 @@ describe('the timeline and the summary from rollups', () => {
   it('keeps answering the same as the current partial bucket fills, late rows arrive and the clock moves', async () => {
     const before = await queries().timeline(new URLSearchParams({ from: seconds(now - DAY), to: seconds(now) }))
     // The current minute's snapshots: a node sees a failure in the open bucket.
-    const current = snapshots(rand, NOW - 2 * MINUTE, NOW, 20_000).map((row) => ({ ...row, state: 'failed' as State }))
+    const current = snapshots(rand, NOW - 2 * MINUTE, NOW, 20_000).map((row) => ({ ...row, state: 'failed' as RouteState }))
     await write(current, counts(rand, NOW - 2 * MINUTE, NOW))
     // A node whose writer lagged: a held route three hours ago, written now.
     await write([{ ...current[0]!, at: NOW - 3 * HOUR + 1_234, state: 'degraded', held: true }], counts(rand, NOW - 3 * HOUR, NOW - 3 * HOUR + MINUTE))

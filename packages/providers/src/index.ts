@@ -14,6 +14,7 @@ import { createOpenAiAdapter } from './openai/adapter.ts'
 import type { ProviderAdapter, ProviderInit } from './types.ts'
 
 export type * from './types.ts'
+export { PROVIDER_TYPES } from './types.ts'
 export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, parseWaitHint } from './errors/index.ts'
 export { UpstreamStreamError } from './http/openai-stream.ts'
 export { StreamFailure, streamFailureOf, normalizedEvents, jsonBytes, jsonBody, streamOf, malformedSuccess, notSent, isCallerTranslationError } from './outcome.ts'
@@ -24,7 +25,7 @@ export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
 export { DEFAULT_BEDROCK_REGION, bedrockRuntimeUrl } from './bedrock/adapter.ts'
 export { GEMINI_API_URL, vertexUrl } from './google/adapter.ts'
 export { parseServiceAccount } from './google/tokens.ts'
-export { readUsage, usageOf, StreamUsage, type TokenUsage } from './usage.ts'
+export { readUsage, usageOf, StreamUsage } from './usage.ts'
 
 /** Creates the adapter for a provider's base wire format. */
 export function createProvider(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {

@@ -1,10 +1,12 @@
-import type { AttemptFailure, BalancerKey } from '@switchboard/routing'
+import type { AttemptFailure, BalancerKey, TokenUsage } from '@switchboard/routing'
 import type { Cancellation } from './http/cancellation.ts'
 import type { RateLimitExhaustion } from './http/rate-limit.ts'
-import type { TokenUsage } from './usage.ts'
 
 /** The base wire format an upstream speaks. */
-export type ProviderType = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
+export const PROVIDER_TYPES = ['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'] as const
+
+/** One of the base wire formats. */
+export type ProviderType = (typeof PROVIDER_TYPES)[number]
 
 /** Per-key Azure settings: which deployment serves which model, and the API version. */
 export interface AzureKeyConfig {

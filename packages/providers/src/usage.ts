@@ -4,12 +4,7 @@
  * so its `usage` object is found from the end (where providers put it) and only that small
  * object is parsed.
  */
-
-/** Prompt and completion tokens as the answer reports them. */
-export interface TokenUsage {
-  promptTokens: number
-  completionTokens: number
-}
+import type { TokenUsage } from '@switchboard/routing'
 
 const USAGE_KEY = Buffer.from('"usage"')
 const PROMPT_KEY = Buffer.from('"prompt_tokens":')

@@ -16,32 +16,13 @@
  * stops matching at zero.
  */
 import { startSimulator } from './server/server.ts'
+import type { FaultPreset } from './rules/presets.ts'
+
+export type { FaultPreset }
 
 /** The upstream dialects the simulator speaks. */
 export type ProviderName = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
 
-/** Named faults; each produces that provider's real status, headers and body. */
-export type FaultPreset =
-  | 'invalid_api_key'
-  | 'insufficient_quota'
-  | 'rate_limit'
-  | 'model_not_found'
-  | 'model_access'
-  | 'model_deprecated'
-  | 'region_blocked'
-  | 'server_error'
-  | 'bad_gateway'
-  | 'unavailable'
-  | 'overloaded'
-  | 'context_length_exceeded'
-  | 'bad_request'
-  | 'timeout'
-  | 'reset'
-  | 'stream_cut'
-  | 'stream_error'
-  | 'stream_stall'
-  | 'stream_malformed'
-  | 'stream_no_done'
 
 /** A preset with options: `retry_after_s` for `rate_limit`, `after_ms` for `timeout`, `message` to replace the provider's words. */
 export interface FaultPresetOptions {

@@ -32,12 +32,10 @@ export type {
   SettingsChangedEvent,
 } from './config/events.ts'
 export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, redactVertexKeyConfig, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
-export { defaultLoadBalancerConfig, loadBalancerFields } from './config/types.ts'
 export type {
   ConfigFile,
   CustomProviderConfig,
   KeyConfig,
-  LoadBalancerConfig,
   NetworkConfig,
   ProviderConfig,
   SettingOrigin,

@@ -3,8 +3,10 @@
 // own shapes live with the gateway and history packages, and the browser tests hold the two
 // together.
 
+import type { FailureClass, RouteState } from '@switchboard/routing'
+
 /** A route's state, as every page colours it. */
-export type RouteState = 'healthy' | 'degraded' | 'failed' | 'recovering'
+export type { RouteState }
 
 /** GET /api/session */
 export interface SessionAnswer {
@@ -171,7 +173,7 @@ export interface HistoryEventEntry {
   by?: string
   from?: string
   to?: string
-  failure_class?: string | null
+  failure_class?: FailureClass | null
   pinned?: boolean
   named_provider?: string | null
   kept_on_failing?: boolean
@@ -207,13 +209,13 @@ export interface LogEntry {
   requested: { provider: string | null; model: string; fallbacks: string[]; session_id: string | null }
   served: { provider: string | null; model: string | null; key_id: string | null; key_name: string | null }
   status: number
-  failure_class: string | null
+  failure_class: FailureClass | null
   message: string | null
   latency_ms: number
   ttft_ms: number | null
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null
   stream: boolean
-  attempts: { provider: string; model: string; key_name: string; status: number; failure_class: string | null; latency_ms: number }[]
+  attempts: { provider: string; model: string; key_name: string; status: number; failure_class: FailureClass | null; latency_ms: number }[]
   routing: {
     picked_by: string
     moved_off: { provider: string; reason: string } | null

@@ -20,7 +20,7 @@ export const INCIDENT_SORTS = [['priority', 'Needs attention first'], ['newest',
 export const OPEN_STATUSES = 'attention,recovering,mitigated,waiting'
 export const SCOPES = { route: 'a key on a model', direction: 'a provider and model', key: 'a key on every model' }
 const ACTIONS = { held: 'held the key', moved_traffic: 'moved traffic off', reduced_traffic: 'gave it less traffic' }
-/** The reasons a key is held for (an incident with one of them has a Held key card). */
+/** The reasons a key is held for (an incident with one of them has a Held key card): routing's HOLD_REASONS, which the browser cannot import (incidents.test.ts holds the two together). */
 export const HOLD_REASONS = ['credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit']
 
 /** The API query of the route: the window, the page, the sort, the search and every filter param. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { incidentCause, incidentPaths, incidentQuery, incidentReasons, incidentWhere } from './incidents.js'
+import { HOLD_REASONS as ROUTING_HOLD_REASONS } from '@switchboard/routing'
+import { HOLD_REASONS, incidentCause, incidentPaths, incidentQuery, incidentReasons, incidentWhere } from './incidents.js'
 
 const WINDOW = { name: '6h', from: 1000, to: 22600 }
 const incident = (fields: Partial<Parameters<typeof incidentCause>[0]> = {}) => ({
@@ -46,5 +47,11 @@ describe('an incident in words', () => {
     expect(incidentCause(incident({ reasons: [], worst_state: 'degraded', action: 'reduced_traffic', checks: 2 }))).toBe('Degraded; routing gave it less traffic, checked 2 times')
     expect(incidentCause(incident({ action: 'new_action' }))).toBe('key rejected; routing new_action')
     expect(incidentReasons(incident({ reasons: [] }))).toBe('Failed')
+  })
+})
+
+describe('HOLD_REASONS', () => {
+  it('is routing\'s list: the browser cannot import it, so this holds the copy to it', () => {
+    expect(HOLD_REASONS).toEqual([...ROUTING_HOLD_REASONS])
   })
 })

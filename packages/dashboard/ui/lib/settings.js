@@ -4,7 +4,7 @@
 /** @typedef {import('./answers').ConfigAnswer} ConfigAnswer */
 
 /**
- * The five switches: [field, label, what it does].
+ * The five switches: [field, label, what it does], in routing's SWITCH_NAMES order (settings.test.ts holds the two together).
  * @type {[string, string, string][]}
  */
 export const SWITCHES = [

@@ -7,7 +7,7 @@
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { z } from 'zod'
-import { HoldClearError, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
+import { HoldClearError, SWITCH_NAMES, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import { describeIssue } from '../config/problems.ts'
 import { loadBalancerSchema } from '../config/schema.ts'
@@ -50,13 +50,7 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
   const putConfig = async (context: Context<Env>) => {
     const parsed = settingsBody.safeParse(await readJson(context, true))
     if (!parsed.success) throw new GatewayError('invalid_request', `The settings are not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}. Send all five switches as true or false.`)
-    const settings: LoadBalancerSettings = {
-      direction_selection_enabled: parsed.data.direction_selection_enabled ?? false,
-      route_selection_enabled: parsed.data.route_selection_enabled ?? false,
-      append_fallbacks_to_pinned: parsed.data.append_fallbacks_to_pinned ?? false,
-      reroute_failed_directions: parsed.data.reroute_failed_directions ?? false,
-      prune_failed_fallbacks: parsed.data.prune_failed_fallbacks ?? false,
-    }
+    const settings = Object.fromEntries(SWITCH_NAMES.map((name) => [name, parsed.data[name] ?? false])) as LoadBalancerSettings
     // Settings beyond the five keep their value unless sent (design.md).
     const { history_enabled, history_retention_days } = parsed.data
     const sent = history_enabled !== undefined || history_retention_days !== undefined

@@ -4,7 +4,7 @@
  * from the store become runnable ones (values resolved, defaults applied) here too.
  */
 import { readFile } from 'node:fs/promises'
-import { parseServiceAccount, type ProviderNetwork, type ProviderKey, type ProviderType } from '@switchboard/providers'
+import { parseServiceAccount, PROVIDER_TYPES, type ProviderNetwork, type ProviderKey, type ProviderType } from '@switchboard/providers'
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '@switchboard/routing'
 import { deriveKeyId } from '@switchboard/store'
 import type { z } from 'zod'
@@ -237,6 +237,5 @@ function isRedacted(value: string): boolean {
 
 function providerType(name: string, raw: RawProvider): ProviderType | null {
   if (raw.custom_provider_config) return raw.custom_provider_config.base_provider_type
-  if (name === 'openai' || name === 'azure' || name === 'anthropic' || name === 'bedrock' || name === 'gemini' || name === 'vertex') return name
-  return null
+  return (PROVIDER_TYPES as readonly string[]).includes(name) ? (name as ProviderType) : null
 }

@@ -3,6 +3,8 @@
  * (design.md, "External contract"); `value` may be `env.VAR`.
  */
 import { z } from 'zod'
+import { PROVIDER_TYPES } from '@switchboard/providers'
+import { SWITCH_NAMES, type SwitchName } from '@switchboard/routing'
 
 const positiveNumber = z.number().positive()
 
@@ -63,18 +65,17 @@ export const providerSchema = z.strictObject({
   network_config: networkSchema.optional(),
   custom_provider_config: z
     .strictObject({
-      base_provider_type: z.enum(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex']),
+      base_provider_type: z.enum(PROVIDER_TYPES),
     })
     .optional(),
 })
 
+/** A schema's fields for the five switches, each of `type`. */
+export const switchFields = <T extends z.ZodType>(type: T) => Object.fromEntries(SWITCH_NAMES.map((name) => [name, type])) as Record<SwitchName, T>
+
 /** The five switches of the adaptive load balancer (reference: Configuration). */
 export const loadBalancerSchema = z.strictObject({
-  direction_selection_enabled: z.boolean().optional(),
-  route_selection_enabled: z.boolean().optional(),
-  append_fallbacks_to_pinned: z.boolean().optional(),
-  reroute_failed_directions: z.boolean().optional(),
-  prune_failed_fallbacks: z.boolean().optional(),
+  ...switchFields(z.boolean().optional()),
   // History (issue 14): kept beside the switches; a PUT of the config changes them only when sent.
   history_enabled: z.boolean().optional(),
   history_retention_days: z.number().int('use a whole number of days').min(1).max(365).optional(),

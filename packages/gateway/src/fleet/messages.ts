@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { TRIAL_MAX_WAIT_MS, type HoldEntry, type TrialEntry } from '@switchboard/routing'
+import { switchFields } from '../config/schema.ts'
 
 /** Hold entries (and tombstones) a node changed, or a snapshot of them. */
 export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
@@ -19,13 +20,7 @@ export const rateLimitSignal = z.strictObject({
 })
 export type RateLimitMessage = z.infer<typeof rateLimitSignal>
 
-const settings = z.strictObject({
-  direction_selection_enabled: z.boolean(),
-  route_selection_enabled: z.boolean(),
-  append_fallbacks_to_pinned: z.boolean(),
-  reroute_failed_directions: z.boolean(),
-  prune_failed_fallbacks: z.boolean(),
-})
+const settings = z.strictObject(switchFields(z.boolean()))
 
 /** Providers or keys changed in the config store (peers re-read it), or new settings (applied as sent). */
 export const configChange = z.discriminatedUnion('kind', [

@@ -134,7 +134,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
       const answer = spec.whenNotServed(read, error)
       const extra = answer.extra_fields as Record<string, unknown> | undefined
       if (extra !== undefined) extra.request_id = requestId
-      if (track !== null) track.usage = { prompt_tokens: Number(answer.input_tokens) || 0, completion_tokens: 0, total_tokens: Number(answer.input_tokens) || 0 }
+      if (track !== null) track.usage = { promptTokens: Number(answer.input_tokens) || 0, completionTokens: 0 }
       return writeJson(outgoing, 200, answer, routingHeaders(requestId, { model: request.model }))
     }
     if (error instanceof GatewayError) {

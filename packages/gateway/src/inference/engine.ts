@@ -7,25 +7,14 @@
  * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
  * the adapter renders in, a served answer or a GatewayError out.
  */
-import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit } from '@switchboard/routing'
-import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage, type TokenUsage } from '@switchboard/providers'
+import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit, TokenUsage } from '@switchboard/routing'
+import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage } from '@switchboard/providers'
+import type { RecordedAttempt } from '@switchboard/history'
 import { GatewayError } from '../errors.ts'
 import type { Dispatch, DispatchEnd, Dispatcher, DispatchStep, DispatchTarget, RequestContext, RoutedRequest } from '../dispatch/dispatcher.ts'
 import { runAttempt, type SurfaceCall } from './attempt.ts'
 import { GuardedStream, type GuardedAttempt } from './stream-guard.ts'
 import type { AttemptTrace } from '../observability/tracing/request-trace.ts'
-
-/** One upstream attempt as `extra_fields.attempts[]` reports it. */
-export interface AttemptRecord {
-  provider: string
-  model: string
-  key_id: string
-  key_name: string
-  status: number
-  failure_class: AttemptFailure['failureClass'] | null
-  latency_ms: number
-  wait_hint_ms: number | null
-}
 
 /** `extra_fields` of every response and error (design.md, "External contract"). */
 export interface ExtraFields {
@@ -33,7 +22,7 @@ export interface ExtraFields {
   model: string
   key_id: string | null
   key_name: string | null
-  attempts: AttemptRecord[]
+  attempts: RecordedAttempt[]
   /** The request's id (also the `x-request-id` header): find it in the request log with `GET /api/logs/:id`. */
   request_id: string
   /** The routing log, when the request asked for it (`x-bf-routing-log: true`). */
@@ -128,7 +117,7 @@ export async function serveChat(components: EngineComponents, request: EngineReq
   const surface = request.surface
   const streams = surface === undefined ? request.body.stream === true : surface.stream
   const dispatch = components.dispatcher.plan(request, context, streams, new RequestFilter(context.allowedProviders, surface))
-  const attempts: AttemptRecord[] = []
+  const attempts: RecordedAttempt[] = []
   for (;;) {
     const step = dispatch.next()
     if (step.kind === 'end') throw endError(step, dispatch, request, attempts)
@@ -141,7 +130,7 @@ export async function serveChat(components: EngineComponents, request: EngineReq
 }
 
 /** Sends one attempt routing planned; the served answer, or null when it failed (routing has its report). */
-async function runStep(components: EngineComponents, dispatch: Dispatch, step: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[]): Promise<Served | null> {
+async function runStep(components: EngineComponents, dispatch: Dispatch, step: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: RecordedAttempt[]): Promise<Served | null> {
   const { target, key } = step
   const log = dispatch.context.log
   const surface = request.surface
@@ -177,7 +166,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   }
   let failure: AttemptFailure | null
   let stream: GuardedStream | null = null
-  let record: AttemptRecord | null = null
+  let record: RecordedAttempt | null = null
   if (result.ok && result.kind === 'stream') {
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
     const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
@@ -215,7 +204,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
 }
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
-function attemptRecord(step: DispatchStep, failure: AttemptFailure | null, status: number, latencyMs: number): AttemptRecord {
+function attemptRecord(step: DispatchStep, failure: AttemptFailure | null, status: number, latencyMs: number): RecordedAttempt {
   return {
     provider: step.target.provider.name,
     model: step.target.model,
@@ -237,7 +226,7 @@ class StreamAttempt implements GuardedAttempt {
   /** The stream passed its first-chunk gate: the caller got it. */
   passed = false
   /** Its line in `extra_fields.attempts[]`, once written. */
-  record: AttemptRecord | null = null
+  record: RecordedAttempt | null = null
   private reported: AttemptFailure | null | undefined = undefined
 
   constructor(
@@ -279,7 +268,7 @@ class StreamAttempt implements GuardedAttempt {
  * for the answer from the text already sent. Null when what was sent cannot be continued (a tool
  * call, thinking) or no target continues it; the caller then gets the original break in-band.
  */
-async function continueStream(components: EngineComponents, dispatch: Dispatch, broke: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: AttemptRecord[], sent: readonly string[]): Promise<Served | null> {
+async function continueStream(components: EngineComponents, dispatch: Dispatch, broke: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: RecordedAttempt[], sent: readonly string[]): Promise<Served | null> {
   const surface = request.surface
   const format = streamFormatOf(surface)
   const sentSoFar = readSent(format, sent)
@@ -307,7 +296,7 @@ function streamFormatOf(surface: SurfaceCall | undefined): StreamFormat {
 }
 
 /** The error of a request that ended without an answer. */
-function endError(end: DispatchEnd, dispatch: Dispatch, request: EngineRequest, attempts: AttemptRecord[]): GatewayError {
+function endError(end: DispatchEnd, dispatch: Dispatch, request: EngineRequest, attempts: RecordedAttempt[]): GatewayError {
   const surface = request.surface
   switch (end.outcome) {
     case 'failed':
@@ -324,7 +313,7 @@ function endError(end: DispatchEnd, dispatch: Dispatch, request: EngineRequest, 
 }
 
 /** Maps how the primary (or the first failed target) ended to the error the caller gets. */
-function toGatewayError(failure: TargetFailure<DispatchTarget, ProviderKey>, attempts: AttemptRecord[], context: RequestContext): GatewayError {
+function toGatewayError(failure: TargetFailure<DispatchTarget, ProviderKey>, attempts: RecordedAttempt[], context: RequestContext): GatewayError {
   const { target, last, key } = failure
   const provider = target.provider.name
   const where = `${provider}/${target.model}`

@@ -6,8 +6,8 @@
  * the idle deadline cuts a stream that sends nothing for too long, at any point. It reports
  * how the stream ended exactly once: served (null), broken, or left by the caller.
  */
-import type { AttemptFailure } from '@switchboard/routing'
-import { carriesContent, StreamFailure, streamFailureOf, StreamUsage, type StreamFormat, type TokenUsage } from '@switchboard/providers'
+import type { AttemptFailure, TokenUsage } from '@switchboard/routing'
+import { carriesContent, StreamFailure, streamFailureOf, StreamUsage, type StreamFormat } from '@switchboard/providers'
 
 export interface StreamGuardInit {
   /** Longest silence inside the stream before it counts as stalled. */

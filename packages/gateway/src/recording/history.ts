@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'
-import type { AdaptiveBalancer, HoldEntry, LoadBalancerSettings } from '@switchboard/routing'
+import { countsAgainstKey, type AdaptiveBalancer, type HoldEntry, type LoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
 import {
   createHistoryQueries,
@@ -59,9 +59,6 @@ export interface HistoryRecordingInit {
   configured: Partial<HistorySettings>
   env: NodeJS.ProcessEnv
 }
-
-/** Failure classes that count against nothing: the caller's fault, a context too long, or a cancel. */
-const EXCLUDED = new Set(['caller_fault', 'context_length', 'cancelled'])
 
 /** History wiring of one node. */
 export interface HistoryRecording {
@@ -263,7 +260,7 @@ export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: numbe
     model,
     attempts,
     served: ok ? { provider: servedProvider, model: extra!.model ?? model, key_id: extra!.key_id ?? '' } : null,
-    failure: ok ? null : failureClass !== null && EXCLUDED.has(failureClass) ? 'excluded' : 'upstream',
+    failure: ok ? null : failureClass !== null && !countsAgainstKey(failureClass) ? 'excluded' : 'upstream',
     rerouteEnabled: lb.reroute_failed_directions,
     routing: {
       movedOff: movedOffOf(track) !== null,

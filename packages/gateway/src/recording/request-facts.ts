@@ -3,6 +3,7 @@
  * (recording/history.ts) reads them straight off the track, and the request log's record
  * (request-record.ts) is built from the same functions, so the two cannot drift apart.
  */
+import type { FailureClass } from '@switchboard/routing'
 import type { Served } from '../inference/engine.ts'
 import type { RequestTrack } from './request-record.ts'
 
@@ -30,7 +31,7 @@ export function requestedModel(track: RequestTrack): string {
  * `unknown`, or `transient` for a stream that broke; null when it was answered in full.
  * `lastFailure` is the last attempt's failure class (undefined without attempts).
  */
-export function failureClassOf(track: RequestTrack, finished: boolean, lastFailure: string | null | undefined): string | null {
+export function failureClassOf(track: RequestTrack, finished: boolean, lastFailure: FailureClass | null | undefined): FailureClass | null {
   const error = track.error
   if (error !== null) {
     if (error.code === 'client_closed_request') return 'cancelled'

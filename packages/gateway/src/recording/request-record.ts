@@ -9,11 +9,10 @@
  * request log").
  */
 import type { ServerResponse } from 'node:http'
-import { directionLog, isHoldReason } from '@switchboard/routing'
+import { directionLog, isHoldReason, RoutingLog, type TokenUsage } from '@switchboard/routing'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
-import { servedUsage, type AttemptRecord, type Served } from '../inference/engine.ts'
-import { RoutingLog } from '@switchboard/routing'
+import { servedUsage, type Served } from '../inference/engine.ts'
 import { scrubSecrets } from './scrub.ts'
 import { createIsoTime } from './iso-time.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, sessionKeptOf, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
@@ -81,7 +80,7 @@ export class RequestTrack {
   /** The authenticated caller's gateway key name (issue 13), once the surface knows it. */
   gatewayKey: string | null = null
   /** Token counts a surface read itself (overrides what the record reads from the answer). */
-  usage: RecordedUsage | null = null
+  usage: TokenUsage | null = null
   firstChunkAt = 0
   lastChunk: string | null = null
   streamError: string | null = null
@@ -207,7 +206,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
   const served = track.served
   const error = track.error
   const extra = extraOf(track)
-  const attempts: RecordedAttempt[] = extra ? extra.attempts.map(copyAttempt) : []
+  const attempts: RecordedAttempt[] = extra ? extra.attempts.map((attempt) => ({ ...attempt })) : []
 
   const failureClass = failureClassOf(track, context.finished, attempts[attempts.length - 1]?.failure_class)
   let status = 200
@@ -238,24 +237,11 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     message,
     latency_ms: Math.max(0, context.endedAt - track.startedAt),
     ttft_ms: stream && track.firstChunkAt > 0 ? track.firstChunkAt - track.startedAt : null,
-    usage: track.usage ?? usageOf(track),
+    usage: usageOf(track),
     stream,
     attempts,
     routing,
     content: track.content ? contentOf(track, context.secrets()) : null,
-  }
-}
-
-function copyAttempt(attempt: AttemptRecord): RecordedAttempt {
-  return {
-    provider: attempt.provider,
-    model: attempt.model,
-    key_id: attempt.key_id,
-    key_name: attempt.key_name,
-    status: attempt.status,
-    failure_class: attempt.failure_class,
-    latency_ms: attempt.latency_ms,
-    wait_hint_ms: attempt.wait_hint_ms,
   }
 }
 
@@ -296,9 +282,7 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): R
 
 /** Token counts: what the surface read, else what the answer reported, a stream and its continuations summed (all were billed). */
 function usageOf(track: RequestTrack): RecordedUsage | null {
-  const served = track.served
-  if (served === null) return null
-  const usage = servedUsage(served)
+  const usage = track.usage ?? (track.served === null ? null : servedUsage(track.served))
   return usage === null ? null : { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens }
 }
 

@@ -5,8 +5,10 @@
  * injected. Every node reads the same rows from Postgres, so every node answers the same.
  */
 import { createHash } from 'node:crypto'
+import type { RouteState } from '@switchboard/routing'
 import { keyEntity, type Scope } from '../entities.ts'
-import type { Action, Episode, State } from '../tracker/types.ts'
+import { worse } from '../tracker/episodes.ts'
+import type { Action, Episode } from '../tracker/types.ts'
 
 /** Incident statuses (design.md). */
 export type IncidentStatus = 'attention' | 'recovering' | 'mitigated' | 'waiting' | 'resolved' | 'unobserved'
@@ -33,7 +35,7 @@ export interface Incident {
   models: string[]
   key_ids: string[]
   status: IncidentStatus
-  worst_state: State
+  worst_state: RouteState
   reasons: string[]
   opened_at: string
   closed_at: string | null
@@ -188,8 +190,6 @@ function pushTo<K>(map: Map<K, number[]>, key: K, value: number): void {
   else list.push(value)
 }
 
-const STATE_RANK: Record<State, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
-
 /** One incident from its members, `members` already in `compareEpisodes` order. */
 function buildIncident(
   primary: StoredEpisode,
@@ -208,7 +208,7 @@ function buildIncident(
   const reasonSeen = new Map<string, number>()
   const nodeIds = new Set<string>()
   const regions = new Set<string>()
-  let worst: State = 'healthy'
+  let worst: RouteState = 'healthy'
   let checks = 0
   let requestsFailed = 0
   let pinnedKeptFailed = 0
@@ -223,7 +223,7 @@ function buildIncident(
     })
     nodeIds.add(episode.nodeId)
     regions.add(episode.region)
-    if (STATE_RANK[episode.worstState] > STATE_RANK[worst]) worst = episode.worstState
+    worst = worse(worst, episode.worstState)
     checks += episode.checks
     requestsFailed += episode.requestsFailed
     pinnedKeptFailed += episode.pinnedKeptFailed

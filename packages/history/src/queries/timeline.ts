@@ -10,6 +10,7 @@
  */
 import type pg from 'pg'
 import { directionEntity } from '../entities.ts'
+import { STATE_BY_RANK } from '../tracker/episodes.ts'
 
 /** The rollup block sizes in seconds, smallest first; each divides the next and a day. The baseline migration writes the same. */
 export const ROLLUP_SECONDS = [360, 1440, 7200] as const
@@ -114,8 +115,6 @@ export async function readTimelineCells(
   )
   return result.rows
 }
-
-const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const
 
 /**
  * Rows per direction with key rows; per bucket the worst state any node saw, the share of

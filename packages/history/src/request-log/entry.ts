@@ -17,13 +17,13 @@
  * A row written before this layout has no `detail` but the whole record as a JSON object in
  * `entry`, read as it is.
  */
-import type { CheckOutcome, RequestRecord, RoutingSummary } from './record.ts'
+import type { CheckOutcome, RecordedAttempt, RequestRecord, RoutingSummary } from './record.ts'
 
 /** The layout's version, its first element. */
 export const ENTRY_VERSION = 1
 
 type Usage = [prompt: number, completion: number, total: number]
-type Attempt = [provider: string, model: string, keyId: string, keyName: string, status: number, failureClass: string | null, latencyMs: number, waitHintMs: number | null]
+type Attempt = [provider: string, model: string, keyId: string, keyName: string, status: number, failureClass: RecordedAttempt['failure_class'], latencyMs: number, waitHintMs: number | null]
 type SkippedKey = [provider: string, model: string, keyId: string, keyName: string, reason: string]
 type Check = [keyId: string, keyName: string, provider: string, model: string, outcome: CheckOutcome]
 
@@ -80,7 +80,7 @@ export interface EntryRow {
   served_key_id: string | null
   served_key_name: string | null
   status: number
-  failure_class: string | null
+  failure_class: RequestRecord['failure_class']
   latency_ms: number
   stream: boolean
   picked_by: RoutingSummary['picked_by']

@@ -5,6 +5,7 @@
  * "The request log" (moved-off and check filters).
  */
 import type pg from 'pg'
+import { FAILURE_CLASSES } from '@switchboard/routing'
 import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
@@ -28,7 +29,7 @@ export const LOG_SORTS = ['newest', 'oldest', 'slowest', 'fastest', 'most_tokens
 export type LogSort = (typeof LOG_SORTS)[number]
 
 /** Failure classes a log entry can carry, plus `none` for a success. */
-export const LOG_FAILURE_CLASSES = ['none', 'credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit', 'transient', 'caller_fault', 'context_length', 'unknown', 'timeout', 'cancelled'] as const
+export const LOG_FAILURE_CLASSES = ['none', ...FAILURE_CLASSES] as const
 
 /** A checked request-log query. */
 export interface LogQuery {

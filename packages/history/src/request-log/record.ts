@@ -6,6 +6,8 @@
  * Spec: reference/adaptive-routing-overview.txt, "The request log".
  */
 
+import type { FailureClass } from '@switchboard/routing'
+
 /** Which API surface the request came in on. */
 export type RequestSurface = 'chat_completions' | 'messages' | 'responses' | 'embeddings' | (string & {})
 
@@ -16,7 +18,7 @@ export interface RecordedAttempt {
   key_id: string
   key_name: string
   status: number
-  failure_class: string | null
+  failure_class: FailureClass | null
   latency_ms: number
   wait_hint_ms: number | null
 }
@@ -77,7 +79,7 @@ export interface RequestRecord {
   served: { provider: string | null; model: string | null; key_id: string | null; key_name: string | null }
   status: number
   /** Null on success; the last attempt's class, or the gateway's own (`caller_fault`, `cancelled`). */
-  failure_class: string | null
+  failure_class: FailureClass | null
   /** The error message answered, null on success. */
   message: string | null
   latency_ms: number

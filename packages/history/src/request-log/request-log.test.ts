@@ -6,6 +6,7 @@ import { newRequestId } from './id.ts'
 import { dayName } from '../partitions/day-partitions.ts'
 import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
 import type { RequestRecord } from './record.ts'
+import type { FailureClass } from '@switchboard/routing'
 import { createRequestLog, PARTITION_STORAGE, type RequestLog } from './request-log.ts'
 import { literal } from './minutes.ts'
 import { anyRecord } from '../../test/any-record.ts'
@@ -218,7 +219,7 @@ describe('the request log in Postgres', () => {
         { provider: 'anthropic', model: 'claude-sonnet-4-5', key_id: 'an-1', key_name: 'main' },
         { provider: null, model: null, key_id: null, key_name: null },
       ),
-      failure: fc.constantFrom<[number, string | null]>([200, null], [429, 'rate_limit'], [502, 'transient'], [400, 'caller_fault'], [499, 'cancelled']),
+      failure: fc.constantFrom<[number, FailureClass | null]>([200, null], [429, 'rate_limit'], [502, 'transient'], [400, 'caller_fault'], [499, 'cancelled']),
       retried: fc.boolean(),
       picked_by: fc.constantFrom<'routing' | 'caller'>('routing', 'caller'),
       moved: fc.boolean(),

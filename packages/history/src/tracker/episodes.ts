@@ -2,16 +2,20 @@
  * The episodes open on one node: opened, closed, abandoned, each with the fields a new
  * episode starts with; and the state arithmetic episodes and directions share.
  */
+import type { RouteState } from '@switchboard/routing'
 import { scopeOf } from '../entities.ts'
-import type { Episode, State, TrackerOutput } from './types.ts'
+import type { Episode, TrackerOutput } from './types.ts'
 
-const STATE_RANK: Record<State, number> = { healthy: 0, recovering: 1, degraded: 2, failed: 3 }
+/** Route states from best to worst: a state's rank is its index (the timeline's SQL ranks them the same). */
+export const STATE_BY_RANK = ['healthy', 'recovering', 'degraded', 'failed'] as const satisfies readonly RouteState[]
+
+const STATE_RANK = Object.fromEntries(STATE_BY_RANK.map((state, rank) => [state, rank])) as Record<RouteState, number>
 
 /** The worse of two states. */
-export const worse = (a: State, b: State): State => (STATE_RANK[b] > STATE_RANK[a] ? b : a)
+export const worse = (a: RouteState, b: RouteState): RouteState => (STATE_RANK[b] > STATE_RANK[a] ? b : a)
 
 /** A direction's state from its keys' states: failed when every key failed (reference: "When every key is held"). */
-export function directionState(states: readonly State[]): State {
+export function directionState(states: readonly RouteState[]): RouteState {
   if (states.length === 0) return 'healthy'
   if (states.every((state) => state === 'failed')) return 'failed'
   if (states.some((state) => state === 'failed' || state === 'degraded')) return 'degraded'

@@ -5,15 +5,11 @@
  * Derived from what the engine returns (the attempts and what served), as a plain outcome the
  * gateway reads off each request's track; nothing of it is kept.
  */
+import type { RecordedAttempt } from '../request-log/record.ts'
 import type { DirectionCounts } from './types.ts'
 
-/** One upstream attempt of a request (the fields of the request record's attempts, design.md). */
-export interface AttemptView {
-  provider: string
-  model: string
-  key_id: string
-  failure_class: string | null
-}
+/** One upstream attempt of a request: the fields of the request record's attempts the counts read. */
+export type AttemptView = Pick<RecordedAttempt, 'provider' | 'model' | 'key_id' | 'failure_class'>
 
 /** How one request went, as the gateway saw it. */
 export interface RequestOutcome {

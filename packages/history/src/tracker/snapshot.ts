@@ -1,7 +1,8 @@
 /** The per-minute snapshot: a row per route and per direction, with the traffic since the last one. */
+import type { RouteState } from '@switchboard/routing'
 import { directionEntity, routeEntity } from '../entities.ts'
 import { directionState, worse } from './episodes.ts'
-import type { RouteView, SnapshotRow, State } from './types.ts'
+import type { RouteView, SnapshotRow } from './types.ts'
 
 /** Requests and errors a route served since the last snapshot. */
 export interface RouteTraffic {
@@ -39,10 +40,10 @@ export class RouteTrafficTable {
  * shorter than a minute.
  */
 export class WorstSince {
-  private readonly seen = new Map<string, { state: State; held: boolean }>()
+  private readonly seen = new Map<string, { state: RouteState; held: boolean }>()
 
   /** The entity was in `state` (held or not) at a recompute. */
-  saw(entity: string, state: State, held: boolean): void {
+  saw(entity: string, state: RouteState, held: boolean): void {
     const previous = this.seen.get(entity)
     if (previous === undefined) this.seen.set(entity, { state, held })
     else {
@@ -51,7 +52,7 @@ export class WorstSince {
     }
   }
 
-  get(entity: string): { state: State; held: boolean } | undefined {
+  get(entity: string): { state: RouteState; held: boolean } | undefined {
     return this.seen.get(entity)
   }
 }
@@ -63,7 +64,7 @@ export class WorstSince {
  */
 export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficTable, worstSince: WorstSince, at: number): SnapshotRow[] {
   const rows: SnapshotRow[] = []
-  const directions = new Map<string, SnapshotRow & { states: State[]; latencySum: number; latencyCount: number }>()
+  const directions = new Map<string, SnapshotRow & { states: RouteState[]; latencySum: number; latencyCount: number }>()
   for (const view of views) {
     const entity = routeEntity(view.provider, view.model, view.keyId)
     const served = traffic.get(view.provider, view.model, view.keyId) ?? { requests: 0, errors: 0 }

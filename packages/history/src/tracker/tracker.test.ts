@@ -38,7 +38,7 @@ describe('NodeTracker requests', () => {
     tracker.routes(views, T0)
     for (let index = 0; index < 3; index++) expect(tracker.request(outcome())).toEqual({ events: [], episodes: [] })
     tracker.request(outcome({ attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o2', failure_class: 'rate_limit' }, { provider: 'openai', model: 'gpt-4o', key_id: 'o1', failure_class: null }] }))
-    tracker.request(outcome({ namedProvider: 'openai', served: null, failure: 'upstream', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o2', failure_class: 'server_error' }] }))
+    tracker.request(outcome({ namedProvider: 'openai', served: null, failure: 'upstream', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o2', failure_class: 'transient' }] }))
     // Excluded (a caller fault): counts nowhere, but its attempt was traffic on its route.
     tracker.request(outcome({ served: null, failure: 'excluded', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o2', failure_class: 'caller_fault' }] }))
     tracker.request(outcome({ model: 'claude', served: { provider: 'anthropic', model: 'claude', key_id: 'a1' }, attempts: [{ provider: 'anthropic', model: 'claude', key_id: 'a1', failure_class: null }], routing: { movedOff: true, addedFallbackServed: false, pinnedKeptFailed: false } }))
@@ -56,10 +56,10 @@ describe('NodeTracker requests', () => {
 
   it('puts failed requests on the open episodes they ran into, with an event each, and names the cause of the next episode', () => {
     const tracker = new NodeTracker('n')
-    tracker.request(outcome({ served: null, failure: 'upstream', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o1', failure_class: 'server_error' }] }))
+    tracker.request(outcome({ served: null, failure: 'upstream', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o1', failure_class: 'transient' }] }))
     const opened = tracker.routes([route({ state: 'failed' }), route({ keyId: 'o2', state: 'failed' })], T0 + 5_000)
     const episode = opened.episodes.find((each) => each.entity === 'route:openai:gpt-4o:o1')!
-    expect(episode.reasons).toEqual(['server_error'])
+    expect(episode.reasons).toEqual(['transient'])
     const direction = opened.episodes.find((each) => each.entity === 'direction:openai:gpt-4o')!
     const failed = tracker.request(
       outcome({ at: T0 + 6_000, namedProvider: 'openai', served: null, failure: 'upstream', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o1', failure_class: 'timeout' }], routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: true } }),
@@ -67,7 +67,7 @@ describe('NodeTracker requests', () => {
     expect(failed.episodes).toContain(episode)
     expect(failed.episodes).toContain(direction)
     // The route's episode is inside its direction's (one incident): the request counts once, on the direction.
-    expect(episode).toMatchObject({ requestsFailed: 0, pinnedKeptFailed: 0, lastRequestAt: T0 + 6_000, reasons: ['server_error', 'timeout'] })
+    expect(episode).toMatchObject({ requestsFailed: 0, pinnedKeptFailed: 0, lastRequestAt: T0 + 6_000, reasons: ['transient', 'timeout'] })
     // Kept on a failing provider while another served the model: avoidable, so not "nothing left".
     expect(direction).toMatchObject({ requestsFailed: 1, pinnedKeptFailed: 1, failedNoAlternative: 0 })
     expect(failed.events.map((event) => [event.kind, event.entity, event.detail.kept_on_failing, event.detail.failure_class])).toEqual([['request:failed', 'direction:openai:gpt-4o', true, 'timeout']])

@@ -4,12 +4,13 @@
  * out. Time comes in with every input. Spec: reference/adaptive-routing-overview.txt ("every
  * one of these decisions now leaves a record"); design.md, "History, incidents, request log".
  */
+import { countsAgainstKey, type RouteState } from '@switchboard/routing'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { directionState, noteReason, OpenEpisodes, worse } from './episodes.ts'
 import { followHold, holdId, type HoldView } from './holds.ts'
 import { countRequest, type RequestOutcome } from './requests.ts'
 import { RouteTrafficTable, snapshotRows, WorstSince } from './snapshot.ts'
-import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, State, TrackerOutput } from './types.ts'
+import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, TrackerOutput } from './types.ts'
 
 export { directionState } from './episodes.ts'
 export type { HoldView } from './holds.ts'
@@ -41,8 +42,8 @@ const NOTHING: TrackerOutput = Object.freeze({ events: Object.freeze([]) as unkn
 /** The history of one node. */
 export class NodeTracker {
   private readonly holds = new Map<string, HoldView>()
-  private readonly routeStates = new Map<string, State>()
-  private readonly directionStates = new Map<string, State>()
+  private readonly routeStates = new Map<string, RouteState>()
+  private readonly directionStates = new Map<string, RouteState>()
   /** Open episodes by entity. */
   private readonly open: OpenEpisodes
   /** Providers failing per model, for the request classifier. */
@@ -84,7 +85,7 @@ export class NodeTracker {
   /** Routes after a recompute (state as the dashboard shows it: held reads failed). */
   routes(views: readonly RouteView[], at: number): TrackerOutput {
     const out: TrackerOutput = { events: [], episodes: [] }
-    const directions = new Map<string, { provider: string; model: string; states: State[]; heldFailed: number; keyIds: string[] }>()
+    const directions = new Map<string, { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }>()
     for (const view of views) {
       const entity = routeEntity(view.provider, view.model, view.keyId)
       const previous = this.routeStates.get(entity) ?? 'healthy'
@@ -126,7 +127,7 @@ export class NodeTracker {
     for (const attempt of outcome.attempts) {
       const traffic = this.routeTraffic.at(attempt.provider, attempt.model, attempt.key_id)
       traffic.requests++
-      const failureClass = attempt.failure_class !== null && attempt.failure_class !== 'caller_fault' && attempt.failure_class !== 'context_length' && attempt.failure_class !== 'cancelled' ? attempt.failure_class : null
+      const failureClass = attempt.failure_class !== null && countsAgainstKey(attempt.failure_class) ? attempt.failure_class : null
       if (failureClass !== null) {
         traffic.errors++
         this.lastFailure.set(routeEntity(attempt.provider, attempt.model, attempt.key_id), failureClass)
@@ -334,7 +335,7 @@ export class NodeTracker {
     return true
   }
 
-  private followDirection(entity: string, direction: { provider: string; model: string; states: State[]; heldFailed: number; keyIds: string[] }, state: State, at: number, out: TrackerOutput): void {
+  private followDirection(entity: string, direction: { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }, state: RouteState, at: number, out: TrackerOutput): void {
     const episode = this.open.get(entity)
     // Every key failed and not all of them by a hold (a held key has its own incident).
     const failedByMetrics = state === 'failed' && direction.heldFailed < direction.states.length

@@ -3,10 +3,8 @@
  * of one problem on one entity, grouped across nodes into incidents when read), per-minute
  * snapshots of routes and directions, and per-minute request counts per direction.
  */
+import type { RouteState } from '@switchboard/routing'
 import type { Scope } from '../entities.ts'
-
-/** Route and direction states (design.md vocabulary). */
-export type State = 'healthy' | 'degraded' | 'failed' | 'recovering'
 
 /** Kinds of history event. */
 export type EventKind =
@@ -56,7 +54,7 @@ export interface Episode {
   openedAt: number
   closedAt: number | null
   updatedAt: number
-  worstState: State
+  worstState: RouteState
   /** Failure classes seen, the latest evidence last. */
   reasons: string[]
   action: Action
@@ -93,7 +91,7 @@ export interface RouteView {
   model: string
   keyId: string
   keyName: string
-  state: State
+  state: RouteState
   held: boolean
   weight: number
   errorRate: number
@@ -109,7 +107,7 @@ export interface SnapshotRow {
   model: string
   keyId: string | null
   /** The worst state since the previous snapshot (at any recompute, or at this one). */
-  state: State
+  state: RouteState
   /** Held at any recompute since the previous snapshot, or now. */
   held: boolean
   weight: number

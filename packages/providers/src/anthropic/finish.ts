@@ -1,3 +1,4 @@
+import type { TokenUsage } from '@switchboard/routing'
 import { asRecord } from './messages.ts'
 
 /** OpenAI's `finish_reason` values that an Anthropic answer can end with. */
@@ -32,13 +33,12 @@ export function finishReasonFor (stopReason: unknown): FinishReason {
   }
 }
 
-/** Anthropic's token counts, as far as they are known. */
-export interface AnthropicTokenCounts {
-  /** input_tokens + cache_read_input_tokens + cache_creation_input_tokens. */
-  prompt: number
-  /** cache_read_input_tokens alone. */
-  cached: number
-  completion: number
+/** Token counts as the translations carry them, in OpenAI's sense: the prompt includes the cached tokens. */
+export interface TokenCounts extends TokenUsage {
+  /** Anthropic's cache_read_input_tokens alone (its `promptTokens` are input + cache reads + cache writes). */
+  cachedTokens: number
+  /** Reasoning tokens, inside `completionTokens` (OpenAI's `completion_tokens_details`); Anthropic states none. */
+  reasoningTokens?: number
 }
 
 /**
@@ -47,7 +47,7 @@ export interface AnthropicTokenCounts {
  * Fields that are absent come back undefined so a later, partial usage (a stream's
  * message_delta) does not erase an earlier full one.
  */
-export function readAnthropicUsage (usage: unknown): Partial<AnthropicTokenCounts> {
+export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
   const record = asRecord(usage) ?? {}
   const count = (name: string): number | undefined => {
     const value = record[name]
@@ -56,24 +56,24 @@ export function readAnthropicUsage (usage: unknown): Partial<AnthropicTokenCount
   const input = count('input_tokens')
   const cacheRead = count('cache_read_input_tokens')
   const cacheCreation = count('cache_creation_input_tokens')
-  const counts: Partial<AnthropicTokenCounts> = {}
+  const counts: Partial<TokenCounts> = {}
   if (input !== undefined || cacheRead !== undefined || cacheCreation !== undefined) {
-    counts.prompt = (input ?? 0) + (cacheRead ?? 0) + (cacheCreation ?? 0)
-    counts.cached = cacheRead ?? 0
+    counts.promptTokens = (input ?? 0) + (cacheRead ?? 0) + (cacheCreation ?? 0)
+    counts.cachedTokens = cacheRead ?? 0
   }
   const output = count('output_tokens')
-  if (output !== undefined) counts.completion = output
+  if (output !== undefined) counts.completionTokens = output
   return counts
 }
 
 /** Token counts -> OpenAI `usage`. */
-export function toOpenAIUsage (counts: Partial<AnthropicTokenCounts>): OpenAIUsage {
-  const prompt = counts.prompt ?? 0
-  const completion = counts.completion ?? 0
+export function toOpenAIUsage (counts: Partial<TokenCounts>): OpenAIUsage {
+  const prompt = counts.promptTokens ?? 0
+  const completion = counts.completionTokens ?? 0
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: counts.cached ?? 0 },
+    prompt_tokens_details: { cached_tokens: counts.cachedTokens ?? 0 },
   }
 }

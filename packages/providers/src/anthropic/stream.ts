@@ -1,5 +1,5 @@
 import { AnthropicStreamError, TranslationError } from './errors.ts'
-import { type AnthropicTokenCounts, type FinishReason, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
+import { type TokenCounts, type FinishReason, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
 import { asRecord } from './messages.ts'
 
 /** One parsed server-sent event: its `event:` name (if any) and its raw `data:` text. */
@@ -42,7 +42,7 @@ export async function * anthropicStreamToOpenAI (
   init: StreamInit,
 ): AsyncGenerator<string> {
   let messageId: string | undefined
-  let counts: Partial<AnthropicTokenCounts> = {}
+  let counts: Partial<TokenCounts> = {}
   let finished = false
   const toolIndexByBlock = new Map<number, number>()
 

@@ -76,7 +76,7 @@ export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>
         const cached = count('cacheReadInputTokens') ?? 0
         const written = count('cacheWriteInputTokens') ?? 0
         usageSent = true
-        yield writer.usage(toOpenAIUsage({ prompt: input + cached + written, cached, completion: count('outputTokens') ?? 0 }))
+        yield writer.usage(toOpenAIUsage({ promptTokens: input + cached + written, cachedTokens: cached, completionTokens: count('outputTokens') ?? 0 }))
         break
       }
       // contentBlockStop and event types added later carry nothing a chat chunk has a field for.

@@ -34,7 +34,7 @@ export function usageOf(metadata: unknown): OpenAIUsage {
   const count = (name: string): number | undefined => (typeof usage?.[name] === 'number' ? usage[name] as number : undefined)
   // Thinking tokens are billed as output: OpenAI counts reasoning inside completion_tokens too.
   const completion = (count('candidatesTokenCount') ?? 0) + (count('thoughtsTokenCount') ?? 0)
-  return toOpenAIUsage({ prompt: count('promptTokenCount') ?? 0, cached: count('cachedContentTokenCount') ?? 0, completion })
+  return toOpenAIUsage({ promptTokens: count('promptTokenCount') ?? 0, cachedTokens: count('cachedContentTokenCount') ?? 0, completionTokens: completion })
 }
 
 /** OpenAI chat body -> generateContent body (the model travels in the path). */

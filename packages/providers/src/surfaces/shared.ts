@@ -1,5 +1,6 @@
 /** Small helpers the surface translations share. */
 import { TranslationError } from '../anthropic/errors.ts'
+import type { TokenCounts } from '../anthropic/finish.ts'
 
 /** The value as a plain object, or undefined. */
 export function asRecord(value: unknown): Record<string, unknown> | undefined {
@@ -24,14 +25,14 @@ export function chatBodyOf(success: { bytes?: Buffer | undefined; body?: Record<
 }
 
 /** Chat `usage` read as numbers (0 when absent). */
-export function chatUsage(usage: unknown): { prompt: number; completion: number; cached: number; reasoning: number } {
+export function chatUsage(usage: unknown): Required<TokenCounts> {
   const record = asRecord(usage)
   const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
   return {
-    prompt: number(record?.prompt_tokens),
-    completion: number(record?.completion_tokens),
-    cached: number(asRecord(record?.prompt_tokens_details)?.cached_tokens),
-    reasoning: number(asRecord(record?.completion_tokens_details)?.reasoning_tokens),
+    promptTokens: number(record?.prompt_tokens),
+    completionTokens: number(record?.completion_tokens),
+    cachedTokens: number(asRecord(record?.prompt_tokens_details)?.cached_tokens),
+    reasoningTokens: number(asRecord(record?.completion_tokens_details)?.reasoning_tokens),
   }
 }
 

@@ -23,6 +23,7 @@ export {
 export { FAIL_CYCLE_MIN_FAILURES, FAIL_SUSTAINED_MS, RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 export {
   defaultLoadBalancerSettings,
+  SWITCH_NAMES,
   keyNamesModel,
   keyServesModel,
   type AttemptOutcome,
@@ -34,5 +35,7 @@ export {
   type RouteSnapshot,
   type RouteState,
   type ScoreParts,
+  type SwitchName,
+  type TokenUsage,
   type Direction,
 } from './types.ts'

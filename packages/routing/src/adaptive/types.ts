@@ -54,13 +54,17 @@ export interface Direction {
   model: string
 }
 
+/** Prompt and completion tokens of a served answer, as the provider reported them (a long completion is not a slow provider). */
+export interface TokenUsage {
+  promptTokens: number
+  completionTokens: number
+}
+
 /** The outcome of one upstream attempt, as the gateway reports it. */
-export interface AttemptOutcome extends RouteRef {
+export interface AttemptOutcome extends RouteRef, Partial<TokenUsage> {
   /** null when the attempt was served. */
   failureClass: FailureClass | null
   latencyMs: number
-  promptTokens?: number
-  completionTokens?: number
   now: number
 }
 
@@ -70,14 +74,14 @@ export interface AttemptOutcome extends RouteRef {
  */
 export type HeldPredicate = (provider: string, keyId: string, model: string) => boolean
 
-/** The five operator switches (reference: "Configuration"), named as in config.json. */
-export interface LoadBalancerSettings {
-  direction_selection_enabled: boolean
-  route_selection_enabled: boolean
-  append_fallbacks_to_pinned: boolean
-  reroute_failed_directions: boolean
-  prune_failed_fallbacks: boolean
-}
+/** The five operator switches (reference: "Configuration"), named as in config.json, in the reference's order. */
+export const SWITCH_NAMES = ['direction_selection_enabled', 'route_selection_enabled', 'append_fallbacks_to_pinned', 'reroute_failed_directions', 'prune_failed_fallbacks'] as const
+
+/** One of the five switches. */
+export type SwitchName = (typeof SWITCH_NAMES)[number]
+
+/** The five switches' values. */
+export type LoadBalancerSettings = Record<SwitchName, boolean>
 
 /** The reference defaults: both selection switches on, the three pinned/failed behaviours opt-in. */
 export const defaultLoadBalancerSettings: Readonly<LoadBalancerSettings> = Object.freeze({

@@ -39,24 +39,24 @@ export interface AttemptFailure {
   code: string | null
 }
 
-/** Classes that mean "this key cannot serve this request": the key is dead for the rest of the request. */
-const DEAD_KEY_CLASSES: ReadonlySet<FailureClass> = new Set<FailureClass>([
-  'credential',
-  'quota',
-  'model_access',
-  'model_gone',
-  'region_blocked',
-])
+/** The failure classes that hold a key (reference: "What holds a key"): every one but `rate_limit` also ends the key for the request. */
+export const HOLD_REASONS = ['credential', 'quota', 'model_access', 'model_gone', 'region_blocked', 'rate_limit'] as const satisfies readonly FailureClass[]
+
+/** Why a key is held: one of the refusing failure classes. */
+export type HoldReason = (typeof HOLD_REASONS)[number]
+
+/** True when `value` is a failure class that holds a key. */
+export function isHoldReason(value: string): value is HoldReason {
+  return (HOLD_REASONS as readonly string[]).includes(value)
+}
 
 /** True when the key that got this failure must not be tried again for the same request. */
 export function killsKeyForRequest(failureClass: FailureClass): boolean {
-  return DEAD_KEY_CLASSES.has(failureClass)
+  return failureClass !== 'rate_limit' && isHoldReason(failureClass)
 }
 
 /** True when a provider answer of this class holds the key (reference: "What holds a key"). */
-export function holdsKey(failureClass: FailureClass): boolean {
-  return DEAD_KEY_CLASSES.has(failureClass) || failureClass === 'rate_limit'
-}
+export const holdsKey: (failureClass: FailureClass) => boolean = isHoldReason
 
 /** True when a failure of this class may count against a key's health (caller faults, a context too long and cancels never do). */
 export function countsAgainstKey(failureClass: FailureClass): boolean {

@@ -2,7 +2,7 @@
  * The active holds as `GET /api/adaptive-routing/conditions` lists them (design.md, "External
  * contract"): the provider's reason and words, when the hold began, and this node's next check.
  */
-import type { HoldReason } from './entry.ts'
+import type { HoldReason } from '../failures/failure-class.ts'
 import type { HeldRoute } from './held-index.ts'
 
 /** One active hold, in the admin API's shape. */

@@ -4,21 +4,8 @@
  * the release wins over an older copy of the hold still travelling between nodes, and so a key
  * that a served request released can resume its rung (reference: "How long a key is held").
  */
-import type { FailureClass } from '../failures/failure-class.ts'
+import type { HoldReason } from '../failures/failure-class.ts'
 import type { Version } from './clock.ts'
-
-/** The failure classes that hold a key (reference: "What holds a key"). */
-export const HOLD_REASONS = [
-  'credential',
-  'quota',
-  'model_access',
-  'model_gone',
-  'region_blocked',
-  'rate_limit',
-] as const satisfies readonly FailureClass[]
-
-/** Why a key is held: one of the refusing failure classes. */
-export type HoldReason = (typeof HOLD_REASONS)[number]
 
 /** What ended a hold. Only `served` and `settled` let a new hold of the same reason resume the rung. */
 export type ReleaseCause =
@@ -100,11 +87,6 @@ const ROUTE_SEPARATOR = ':lb-identifier:'
 export function clearedName(target: HoldTarget): string {
   if (target.model === null) return target.keyId
   return [target.provider, target.model, target.keyId].join(ROUTE_SEPARATOR)
-}
-
-/** True when `value` is a failure class that holds a key. */
-export function isHoldReason(value: string): value is HoldReason {
-  return (HOLD_REASONS as readonly string[]).includes(value)
 }
 
 /**

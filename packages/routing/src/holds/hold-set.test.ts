@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { differingBuckets } from './digest.ts'
-import { HOLD_REASONS, holdId, type HoldEntry } from './entry.ts'
+import { HOLD_REASONS } from '../failures/failure-class.ts'
+import { holdId, type HoldEntry } from './entry.ts'
 import { HoldSet, TOMBSTONE_LIFETIME_MS, wins } from './hold-set.ts'
 import { parseHoldSnapshot } from './snapshot.ts'
 

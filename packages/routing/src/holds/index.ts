@@ -8,14 +8,11 @@
 export { createHolds, type ClearOutcome, type HoldCoverage, type Holds, type HoldsInit } from './holds.ts'
 export { compareVersions, createClock, type HybridClock, type Version } from './clock.ts'
 export {
-  HOLD_REASONS,
   clearedName,
   holdId,
-  isHoldReason,
   settlesInFavour,
   type HoldEntry,
   type TraceOrigin,
-  type HoldReason,
   type HoldTarget,
   type ReleaseCause,
   type WaitSource,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { AttemptFailure, FailureClass } from '../failures/failure-class.ts'
-import { HOLD_REASONS, type HoldEntry, type HoldReason } from './entry.ts'
+import { HOLD_REASONS, type HoldReason } from '../failures/failure-class.ts'
+import type { HoldEntry } from './entry.ts'
 import { createHolds } from './holds.ts'
 import { nodeWaitMs, providerWaitMs, startingRung } from './ladder.ts'
 

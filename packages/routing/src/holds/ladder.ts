@@ -1,7 +1,8 @@
 /**
  * How long a key is held. Spec: reference/adaptive-load-balancing.txt, "How long a key is held".
  */
-import type { HoldEntry, HoldReason } from './entry.ts'
+import type { HoldReason } from '../failures/failure-class.ts'
+import type { HoldEntry } from './entry.ts'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND

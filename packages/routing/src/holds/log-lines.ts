@@ -3,7 +3,8 @@
  * Spec: reference/adaptive-load-balancing.txt, "In the request logs". The hold lines are
  * warnings; skip, check and release lines are info.
  */
-import type { HoldReason, ReleaseCause } from './entry.ts'
+import type { HoldReason } from '../failures/failure-class.ts'
+import type { ReleaseCause } from './entry.ts'
 import { MINIMUM_HOLD_MS } from './ladder.ts'
 
 /** What each reason means, as the end of "azure refused key … for gpt-4o: ___". */

@@ -4,9 +4,9 @@
  * current entries come in through `lookup`, and the changed entries go out, to be applied to
  * the set and gossiped.
  */
-import type { AttemptFailure } from '../failures/failure-class.ts'
 import type { Version } from './clock.ts'
-import { holdId, isHoldReason, settlesInFavour, type HoldEntry, type HoldReason, type HoldTarget, type TraceOrigin } from './entry.ts'
+import { isHoldReason, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
+import { holdId, settlesInFavour, type HoldEntry, type HoldTarget, type TraceOrigin } from './entry.ts'
 import { baseWait, startingRung, topRung } from './ladder.ts'
 
 /** An upstream answer for a request that reached a key (a check, a pinned request, or a fresh refusal). */

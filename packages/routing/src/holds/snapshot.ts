@@ -4,7 +4,8 @@
  * is not a well-formed entry ever reaches a hold set.
  */
 import type { Version } from './clock.ts'
-import { isHoldReason, type HoldEntry, type ReleaseCause, type TraceOrigin } from './entry.ts'
+import { isHoldReason } from '../failures/failure-class.ts'
+import type { HoldEntry, ReleaseCause, TraceOrigin } from './entry.ts'
 import type { HoldSnapshot } from './hold-set.ts'
 
 const RELEASE_CAUSES: readonly ReleaseCause[] = ['served', 'settled', 'operator', 'key_edit', 'deleted']

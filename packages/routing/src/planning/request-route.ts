@@ -4,12 +4,13 @@
  * router (router.ts); the rules it applies are routing's own (chain.ts, key-plan.ts, rotation).
  */
 import { routingFailure, type AttemptFailure } from '../failures/failure-class.ts'
-import type { HoldEntry, HoldReason, TraceOrigin } from '../holds/entry.ts'
+import type { HoldReason } from '../failures/failure-class.ts'
+import type { HoldEntry, TraceOrigin } from '../holds/entry.ts'
 import type { Settlement } from '../holds/settle.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/rotation.ts'
 import type { TrialEntry } from '../trials/entry.ts'
-import type { BalancerKey, LoadBalancerSettings } from '../adaptive/types.ts'
+import type { BalancerKey, LoadBalancerSettings, TokenUsage } from '../adaptive/types.ts'
 import type { RateLimitBackoff } from './backoffs.ts'
 import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type DeadlineSettings } from './chain.ts'
 import { keyRotationFor, planKeys } from './key-plan.ts'
@@ -116,7 +117,7 @@ export type AttemptReport =
       served: boolean
       /** A served answer's reading of the key's rate-limit window. */
       rateLimit?: { untilMs: number; window: string; remaining: number } | null
-      usage?: { promptTokens: number; completionTokens: number } | null
+      usage?: TokenUsage | null
       /** The attempt's trace span, when the gateway traces: a hold its refusal places carries it to the fleet. */
       origin?: TraceOrigin
     }

@@ -1,4 +1,5 @@
-import type { FaultPreset, FaultSpec, LatencySpec, SimulatorRule } from '../index.ts'
+import type { FaultSpec, LatencySpec, SimulatorRule } from '../index.ts'
+import { FAULT_PRESETS, type FaultPreset } from './presets.ts'
 
 /** A rule that cannot be used; `message` names the field and what was wrong. */
 export class RuleError extends Error {
@@ -10,31 +11,7 @@ export class RuleError extends Error {
   }
 }
 
-/** Every preset name, for validation and error messages. */
-export const faultPresets: readonly FaultPreset[] = [
-  'invalid_api_key',
-  'insufficient_quota',
-  'rate_limit',
-  'model_not_found',
-  'model_access',
-  'model_deprecated',
-  'region_blocked',
-  'server_error',
-  'bad_gateway',
-  'unavailable',
-  'overloaded',
-  'context_length_exceeded',
-  'bad_request',
-  'timeout',
-  'reset',
-  'stream_cut',
-  'stream_error',
-  'stream_stall',
-  'stream_malformed',
-  'stream_no_done',
-]
-
-const presetSet = new Set<string>(faultPresets)
+const presetSet = new Set<string>(FAULT_PRESETS)
 const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
 const ruleFields = new Set([
   'provider', 'key', 'model', 'latency_ms', 'chunk_delay_ms', 'error_rate', 'error',
@@ -86,7 +63,7 @@ function parseLatency(value: unknown, field: string): LatencySpec {
 export function parseFault(value: unknown, field: string): FaultSpec {
   if (typeof value === 'string') {
     if (!presetSet.has(value)) {
-      throw new RuleError(`${field}: unknown preset "${value}" (known: ${faultPresets.join(', ')})`)
+      throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
     }
     return value as FaultPreset
   }

@@ -4,7 +4,8 @@
  * at every boot is silent). Later features hook in here: a key edit or delete
  * releases its holds and drops its metrics.
  */
-import type { LoadBalancerConfig, SettingOrigin } from './types.ts'
+import type { LoadBalancerSettings, SwitchName } from '@switchboard/routing'
+import type { SettingOrigin } from './types.ts'
 
 /** A provider was created or one of its own fields changed (its keys have their own events). */
 export interface ProviderChangedEvent {
@@ -36,11 +37,11 @@ export interface KeyDeletedEvent {
 
 /** Load balancer switches changed. */
 export interface SettingsChangedEvent {
-  load_balancer_config: LoadBalancerConfig
+  load_balancer_config: LoadBalancerSettings
   /** The switches as they were just before, read in the same transaction. */
-  before: LoadBalancerConfig
+  before: LoadBalancerSettings
   origin: SettingOrigin
-  fields: (keyof LoadBalancerConfig)[]
+  fields: SwitchName[]
 }
 
 /** Event name to payload. */

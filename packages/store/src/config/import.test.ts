@@ -3,7 +3,8 @@ import { createTestDatabase, type TestDatabase } from '../../test/database.ts'
 import { migrate } from '../migrations/migrate.ts'
 import type { SettingsChangedEvent } from './events.ts'
 import { createConfigStore, type ConfigStore } from './store.ts'
-import { defaultLoadBalancerConfig, type ConfigFile } from './types.ts'
+import { defaultLoadBalancerSettings } from '@switchboard/routing'
+import type { ConfigFile } from './types.ts'
 
 const configFile: ConfigFile = {
   providers: {
@@ -28,7 +29,7 @@ describe('config.json import and settings precedence (reference: Configuration)'
 
   it('starts from the reference defaults: selection on, the rest opt-in', async () => {
     const settings = await store.getSettings()
-    expect(settings.load_balancer_config).toEqual(defaultLoadBalancerConfig)
+    expect(settings.load_balancer_config).toEqual(defaultLoadBalancerSettings)
     expect(Object.values(settings.origins)).toEqual(Array(5).fill('default'))
   })
 
@@ -36,7 +37,7 @@ describe('config.json import and settings precedence (reference: Configuration)'
     expect((await store.importConfig(configFile)).firstBoot).toBe(true)
     expect((await store.listProviders()).map((provider) => provider.name)).toEqual(['groq', 'openai'])
     expect((await store.getSettings()).load_balancer_config).toEqual({
-      ...defaultLoadBalancerConfig,
+      ...defaultLoadBalancerSettings,
       reroute_failed_directions: true,
       route_selection_enabled: false,
     })
@@ -96,8 +97,8 @@ describe('config.json import and settings precedence (reference: Configuration)'
 
   it('applies an API save to exactly the fields given', async () => {
     await store.importConfig(configFile)
-    const saved = await store.saveSettings({ ...defaultLoadBalancerConfig, append_fallbacks_to_pinned: true }, 'api')
-    expect(saved.load_balancer_config).toEqual({ ...defaultLoadBalancerConfig, append_fallbacks_to_pinned: true })
+    const saved = await store.saveSettings({ ...defaultLoadBalancerSettings, append_fallbacks_to_pinned: true }, 'api')
+    expect(saved.load_balancer_config).toEqual({ ...defaultLoadBalancerSettings, append_fallbacks_to_pinned: true })
     expect(Object.values(saved.origins)).toEqual(Array(5).fill('api'))
   })
 

@@ -3,9 +3,10 @@
  * Settings saved through the API or dashboard take precedence over
  * config.json (reference: adaptive-load-balancing, Configuration).
  */
+import { defaultLoadBalancerSettings, SWITCH_NAMES, type LoadBalancerSettings, type SwitchName } from '@switchboard/routing'
 import type { ConfigStoreEvent } from './events.ts'
 import type { Queryable } from './rows.ts'
-import { defaultLoadBalancerConfig, loadBalancerFields, type LoadBalancerConfig, type SettingOrigin, type Settings } from './types.ts'
+import type { SettingOrigin, Settings } from './types.ts'
 
 const prefix = 'load_balancer_config.'
 
@@ -15,11 +16,11 @@ export async function readSettings(database: Queryable): Promise<Settings> {
     'SELECT name, value, origin FROM settings WHERE name LIKE $1',
     [`${prefix}%`],
   )
-  const load_balancer_config: LoadBalancerConfig = { ...defaultLoadBalancerConfig }
-  const origins = Object.fromEntries(loadBalancerFields.map((field) => [field, 'default'])) as Settings['origins']
+  const load_balancer_config: LoadBalancerSettings = { ...defaultLoadBalancerSettings }
+  const origins = Object.fromEntries(SWITCH_NAMES.map((field) => [field, 'default'])) as Settings['origins']
   for (const row of rows.rows) {
-    const field = row.name.slice(prefix.length) as keyof LoadBalancerConfig
-    if (!loadBalancerFields.includes(field) || typeof row.value !== 'boolean') continue
+    const field = row.name.slice(prefix.length) as SwitchName
+    if (!SWITCH_NAMES.includes(field) || typeof row.value !== 'boolean') continue
     load_balancer_config[field] = row.value
     origins[field] = row.origin
   }
@@ -33,14 +34,14 @@ export async function readSettings(database: Queryable): Promise<Settings> {
  */
 export async function writeSettings(
   database: Queryable,
-  values: Partial<LoadBalancerConfig>,
+  values: Partial<LoadBalancerSettings>,
   origin: SettingOrigin,
   options: { replace?: boolean } = {},
 ): Promise<ConfigStoreEvent[]> {
   const before = await readSettings(database)
   // A first boot imports config.json whole: switches it omits go back to their defaults.
   if (options.replace) await database.query('DELETE FROM settings WHERE name LIKE $1', [`${prefix}%`])
-  const fields = loadBalancerFields.filter((field) => typeof values[field] === 'boolean')
+  const fields = SWITCH_NAMES.filter((field) => typeof values[field] === 'boolean')
   for (const field of fields) {
     await database.query(
       `INSERT INTO settings (name, value, origin) VALUES ($1, $2, $3)
@@ -50,7 +51,7 @@ export async function writeSettings(
     )
   }
   const after = await readSettings(database)
-  const changed = loadBalancerFields.filter((field) => before.load_balancer_config[field] !== after.load_balancer_config[field])
+  const changed = SWITCH_NAMES.filter((field) => before.load_balancer_config[field] !== after.load_balancer_config[field])
   if (changed.length === 0) return []
   return [{ type: 'settings:changed', detail: { load_balancer_config: after.load_balancer_config, before: before.load_balancer_config, origin, fields: changed } }]
 }

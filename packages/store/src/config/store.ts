@@ -5,13 +5,14 @@
  */
 import { createHash } from 'node:crypto'
 import type { ClientBase, Pool } from 'pg'
+import type { LoadBalancerSettings } from '@switchboard/routing'
 import { ConfigStoreError } from './errors.ts'
 import { createEmitter, type ConfigStoreEvent, type Subscribe } from './events.ts'
 import { deriveKeyId } from './keys.ts'
 import { removeKey, removeProvider, writeProvider } from './providers.ts'
 import { loadProviders } from './rows.ts'
 import { readSettings, writeSettings } from './settings.ts'
-import type { ConfigFile, KeyConfig, LoadBalancerConfig, ProviderConfig, Settings, StoredKey, StoredProvider } from './types.ts'
+import type { ConfigFile, KeyConfig, ProviderConfig, Settings, StoredKey, StoredProvider } from './types.ts'
 
 /** What the store needs. */
 export interface ConfigStoreComponents {
@@ -51,7 +52,7 @@ export interface ConfigStore {
    * Saves the switches given as set through the API: from then on config.json no longer overrides them.
    * `also` writes other settings rows (history's) in the same transaction: both land, or neither does.
    */
-  saveSettings(settings: Partial<LoadBalancerConfig>, origin: 'api', options?: { also?: (client: ClientBase) => Promise<void> }): Promise<Settings>
+  saveSettings(settings: Partial<LoadBalancerSettings>, origin: 'api', options?: { also?: (client: ClientBase) => Promise<void> }): Promise<Settings>
   /**
    * Applies config.json. First boot (default: nothing imported yet in this
    * database): imported whole. Later boots: presence-aware; a provider whose

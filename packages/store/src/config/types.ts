@@ -3,7 +3,7 @@
  * `config.json` schema in design.md ("External contract"). Field names keep
  * config.json's snake_case so a file or an API body maps over unchanged.
  */
-import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchboard/routing'
+import type { LoadBalancerSettings, SwitchName } from '@switchboard/routing'
 
 /** One API key of a provider. `value` may be an `env.VAR` reference, stored as written. */
 export interface KeyConfig {
@@ -69,26 +69,17 @@ export interface StoredProvider {
   updated_at: Date
 }
 
-/** The five operator switches: routing's vocabulary, stored as they are named in config.json. */
-export type LoadBalancerConfig = LoadBalancerSettings
-
-/** Defaults from the reference: selection on, the three pinned/failed behaviours opt-in. */
-export const defaultLoadBalancerConfig: Readonly<LoadBalancerConfig> = defaultLoadBalancerSettings
-
-/** Names of the five switches, in the reference's order. */
-export const loadBalancerFields = Object.keys(defaultLoadBalancerConfig) as (keyof LoadBalancerConfig)[]
-
 /** Who last set a setting: config.json, or the admin API / dashboard (which wins). */
 export type SettingOrigin = 'config' | 'api'
 
 /** The settings with, per field, who set it (`default` = nobody yet). */
 export interface Settings {
-  load_balancer_config: LoadBalancerConfig
-  origins: Record<keyof LoadBalancerConfig, SettingOrigin | 'default'>
+  load_balancer_config: LoadBalancerSettings
+  origins: Record<SwitchName, SettingOrigin | 'default'>
 }
 
 /** The parts of config.json the store keeps. */
 export interface ConfigFile {
   providers?: Record<string, Omit<ProviderConfig, 'name'>>
-  load_balancer_config?: Partial<LoadBalancerConfig>
+  load_balancer_config?: Partial<LoadBalancerSettings>
 }

@@ -7,8 +7,8 @@
  * and no header, provider message or (unless content recording is on) body goes in.
  */
 import { SpanKind, SpanStatusCode, type Attributes, type Context, type Link } from '@opentelemetry/api'
-import type { AttemptEffects, AttemptFailure, TraceOrigin } from '@switchboard/routing'
-import type { ProviderType, TokenUsage } from '@switchboard/providers'
+import type { AttemptEffects, AttemptFailure, TokenUsage, TraceOrigin } from '@switchboard/routing'
+import type { ProviderType } from '@switchboard/providers'
 import type { DispatchStep } from '../../dispatch/dispatcher.ts'
 import type { GatewayError } from '../../errors.ts'
 import type { ExtraFields } from '../../inference/engine.ts'

@@ -40,6 +40,6 @@ export function chatToMessage(chat: Record<string, unknown>, model: string): Rec
     content,
     stop_reason: calls.length > 0 ? 'tool_use' : stopReasonOf(choice?.finish_reason),
     stop_sequence: null,
-    usage: { input_tokens: usage.prompt - usage.cached, output_tokens: usage.completion, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cached },
+    usage: { input_tokens: usage.promptTokens - usage.cachedTokens, output_tokens: usage.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedTokens },
   }
 }

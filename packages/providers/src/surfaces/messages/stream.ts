@@ -83,11 +83,11 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
   if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
   const stop = close()
   if (stop !== null) yield stop
-  const counts = usage ?? { prompt: 0, completion: 0, cached: 0, reasoning: 0 }
+  const counts = usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 }
   yield JSON.stringify({
     type: 'message_delta',
     delta: { stop_reason: sawToolCall && (finish === 'tool_calls' || finish === 'stop' || finish === null) ? 'tool_use' : stopReasonOf(finish), stop_sequence: null },
-    usage: { input_tokens: counts.prompt - counts.cached, output_tokens: counts.completion, cache_creation_input_tokens: 0, cache_read_input_tokens: counts.cached },
+    usage: { input_tokens: counts.promptTokens - counts.cachedTokens, output_tokens: counts.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: counts.cachedTokens },
   })
   yield '{"type":"message_stop"}'
 }

@@ -25,11 +25,11 @@ export function responseEcho(request: Record<string, unknown>): Record<string, u
 /** Responses `usage` from chat usage counts. */
 export function responseUsage(usage: ReturnType<typeof chatUsage>): Record<string, unknown> {
   return {
-    input_tokens: usage.prompt,
-    input_tokens_details: { cached_tokens: usage.cached },
-    output_tokens: usage.completion,
-    output_tokens_details: { reasoning_tokens: usage.reasoning },
-    total_tokens: usage.prompt + usage.completion,
+    input_tokens: usage.promptTokens,
+    input_tokens_details: { cached_tokens: usage.cachedTokens },
+    output_tokens: usage.completionTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.promptTokens + usage.completionTokens,
   }
 }
 

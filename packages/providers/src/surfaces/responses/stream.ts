@@ -105,6 +105,6 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
   response.status = truncated ? 'incomplete' : 'completed'
   if (truncated) response.incomplete_details = { reason: 'max_output_tokens' }
   response.output = output
-  response.usage = responseUsage(usage ?? { prompt: 0, completion: 0, cached: 0, reasoning: 0 })
+  response.usage = responseUsage(usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 })
   yield event(truncated ? 'response.incomplete' : 'response.completed', { response })
 }
