@@ -5,7 +5,7 @@
  * per request of each, per window and the median of the windows.
  *
  *   node --import tsx bench/data-plane/ab.ts --a <checkout> --b <checkout> [--c <checkout>] [--rounds 6] [--window 5]
- *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream]
+ *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream] [--fresh]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
  *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;
  *        --node-flags-b=--env-file=f.env gives B environment variables of its own; --node-flags-c, --config-c for C)
@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { freePort, startPrivateServer } from '@switchboard/test-kit'
 import { measure } from '../lib/load.mjs'
-import { startService, stopAll, waitUntilReady, killAllNow } from '../lib/processes.mjs'
+import { startService, stopAll, stopService, waitUntilReady, killAllNow } from '../lib/processes.mjs'
 import { startSimulator, UPSTREAM_KEY } from '../lib/targets.mjs'
 import { clockTicks, postgresCpuMs, readStatFile } from '../lib/processes.mjs'
 import { readdirSync } from 'node:fs'
@@ -88,6 +88,8 @@ const { values } = parseArgs({
     'postgres-cpus': { type: 'string', default: '' },
     'postgres-idle': { type: 'boolean', default: false },
     'gateway-cpus': { type: 'string', default: '' },
+    /** A fresh process for each side's every window (warmed up 3 s first): spreads the process-to-process variance of one code's speed over the rounds. */
+    fresh: { type: 'boolean', default: false },
     /** `stream: true` requests (the load generator reads each SSE answer to its end). */
     stream: { type: 'boolean', default: false },
   },
@@ -110,9 +112,10 @@ try {
   const upstream = await startSimulator({ resultsDir, name: 'ab' })
   const admin = new pg.Client({ connectionString: database.handle.url })
   await admin.connect()
-  const sides = []
   const wanted: [Side, string, string | undefined][] = [['A', values.a, values['config-a']], ['B', values.b, values['config-b']]]
   if (values.c !== undefined) wanted.push(['C', values.c, values['config-c']])
+  /** Each side's command line and where it answers (its port and database stay the same across restarts). */
+  const plans: { name: Side; checkout: string; args: string[]; origin: string }[] = []
   for (const [name, checkout, extra] of wanted) {
     await admin.query(`CREATE DATABASE ab_${name.toLowerCase()}`)
     const url = new URL(database.handle.url)
@@ -124,20 +127,25 @@ try {
     const configFile = join(resultsDir, `${name}.config.json`)
     writeFileSync(configFile, JSON.stringify(config, null, 2))
     const port = await freePort()
+    const args = [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(name === 'C' ? values['node-flags-c'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()]
+    plans.push({ name, checkout, args, origin: `http://127.0.0.1:${port}` })
+  }
+  const launch = async (plan: (typeof plans)[number]) => {
     const service = startService({
-      name: `switchboard-${name}`,
-      args: [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(name === 'C' ? values['node-flags-c'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()],
-      cwd: checkout,
+      name: `switchboard-${plan.name}`,
+      args: plan.args,
+      cwd: plan.checkout,
       // One worker: the process measured is the one that serves (a node's primary serves nothing).
       env: { NODE_ENV: 'production', SWITCHBOARD_WORKERS: '1' },
-      logFile: join(resultsDir, `${name}.log`),
+      logFile: join(resultsDir, `${plan.name}.log`),
       graceMs: 15_000,
     })
-    const origin = `http://127.0.0.1:${port}`
     if (values['gateway-cpus'] !== '') execFileSync('taskset', ['-a', '-pc', values['gateway-cpus'], String(service.pid)])
-    await waitUntilReady(service, async () => (await fetch(`${origin}/health`).catch(() => null))?.status === 200, { timeoutMs: 120_000, intervalMs: 250 })
-    sides.push({ name, checkout, origin, target: { service, url: `${origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...(values.stream ? { stream: true } : {}) }) } })
+    await waitUntilReady(service, async () => (await fetch(`${plan.origin}/health`).catch(() => null))?.status === 200, { timeoutMs: 120_000, intervalMs: 250 })
+    return { name: plan.name, checkout: plan.checkout, origin: plan.origin, plan, target: { service, url: `${plan.origin}/v1/chat/completions`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...(values.stream ? { stream: true } : {}) }) } }
   }
+  const sides = []
+  for (const plan of plans) sides.push(await launch(plan))
   await admin.end()
   const results: Record<Side, number[]> = { A: [], B: [], C: [] }
   const rps: Record<Side, number[]> = { A: [], B: [], C: [] }
@@ -149,13 +157,18 @@ try {
     // each round starts with the next side and alternates direction, so no side always follows the same one's warm caches
     const turn = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
     for (const side of Math.floor(round / sides.length) % 2 === 0 ? turn : turn.reverse()) {
+      if (values.fresh && round > 0) {
+        // A new process for every window: how one process's JIT happened to settle weighs on one window, not the run.
+        await stopService(side.target.service)
+        side.target = (await launch(side.plan)).target
+      }
       const pid: number | undefined = side.target.service.pid
       if (pid === undefined) throw new Error(`${side.name} has no process id (it did not start)`)
       const pgBefore = postgresCpuMs(postmaster)
       let split = { user: 0, system: 0 }
       let threads = new Map<string, number>()
       let calls = { reads: 0, writes: 0, voluntary: 0, involuntary: 0 }
-      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 ? 3 : 1 }, {
+      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 || values.fresh ? 3 : 1 }, {
         // the gateway's own user / system split over the measured window (system: mostly its socket writes)
         before: () => { split = userSystemMs(pid); threads = threadCpuMs(pid); calls = syscalls(pid) },
         after: () => {

@@ -12,8 +12,9 @@
 import { parseArgs } from 'node:util'
 import { ExportResultCode } from '@opentelemetry/core'
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
-import { otlpProtoSerializer } from '../../packages/gateway/src/observability/tracing/otlp-proto.ts'
-import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { IOtlpExportDelegate } from '@opentelemetry/otlp-exporter-base'
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { EncodingSpanProcessor, type EncodedBatch } from '../../packages/gateway/src/observability/tracing/span-export.ts'
 import type { DispatchStep } from '../../packages/gateway/src/dispatch/dispatcher.ts'
 import { createTracing } from '../../packages/gateway/src/observability/tracing/setup.ts'
 
@@ -21,19 +22,33 @@ const { values } = parseArgs({ options: { requests: { type: 'string', default: '
 const requests = Number(values.requests)
 const rounds = Number(values.rounds)
 if (!(requests >= 500) || !(rounds >= 1)) throw new Error('--requests (at least 500) and --rounds (at least 1) take numbers')
-const encoders = { 'span work alone': null, 'otlp-proto.ts (the node)': otlpProtoSerializer, 'official protobuf': ProtobufTraceSerializer, 'official JSON': JsonTraceSerializer }
-let encoder: (typeof encoders)[keyof typeof encoders] = null
-
-/** An exporter that encodes each batch as the exporter would, then drops it (no network: its cost is a few writes per 512 spans). */
 let encodedBytes = 0
-const exporter: SpanExporter = {
+/** An exporter that encodes each batch with `serializer` (if any), then drops it (no network: its cost is a few writes per 512 spans). */
+const encodingExporter = (serializer: { serializeRequest(spans: ReadableSpan[]): Uint8Array | undefined } | null): SpanExporter => ({
   export(spans, done) {
-    if (encoder !== null) encodedBytes += encoder.serializeRequest(spans)?.length ?? 0
+    if (serializer !== null) encodedBytes += serializer.serializeRequest(spans)?.length ?? 0
     done({ code: ExportResultCode.SUCCESS })
   },
   shutdown: async () => {},
+})
+/** The node's transport stand-in: takes each encoded body and drops it. */
+const droppingDelegate: IOtlpExportDelegate<EncodedBatch> = {
+  export(batch, done) {
+    encodedBytes += batch.body.length
+    done({ code: ExportResultCode.SUCCESS })
+  },
+  forceFlush: async () => {},
+  shutdown: async () => {},
+  setMetrics: () => {},
 }
-const tracing = createTracing({ processors: [new BatchSpanProcessor(exporter)], nodeId: 'bench', region: 'default', content: false })
+const processors: Record<string, SpanProcessor> = {
+  'span work alone': new BatchSpanProcessor(encodingExporter(null)),
+  'the node (spans encoded as they end: span-export.ts, otlp-proto.ts)': new EncodingSpanProcessor(droppingDelegate, { maxBatch: 512, delayMs: 5000, maxQueue: 2048 }),
+  'official protobuf serializer (SDK batch processor)': new BatchSpanProcessor(encodingExporter(ProtobufTraceSerializer)),
+  'official JSON serializer (SDK batch processor)': new BatchSpanProcessor(encodingExporter(JsonTraceSerializer)),
+}
+const tracings = Object.fromEntries(Object.entries(processors).map(([name, processor]) => [name, createTracing({ processors: [processor], nodeId: 'bench', region: 'default', content: false })]))
+let tracing = Object.values(tracings)[0]!
 
 /** An attempt as routing plans it: only the fields the trace reads (a DispatchStep has more). */
 function step(index: number, provider: string, keyName: string): DispatchStep {
@@ -60,11 +75,11 @@ function oneRequest(): void {
   request.end()
 }
 
-const perRequest = new Map<string, number[]>(Object.keys(encoders).map((name) => [name, []]))
+const perRequest = new Map<string, number[]>(Object.keys(processors).map((name) => [name, []]))
 const bytes = new Map<string, number>()
 for (let round = 0; round < rounds; round++) {
-  for (const [name, chosen] of Object.entries(encoders)) {
-    encoder = chosen
+  for (const [name, chosen] of Object.entries(tracings)) {
+    tracing = chosen
     encodedBytes = 0
     const before = process.cpuUsage()
     for (let index = 0; index < requests; index++) {
@@ -78,7 +93,7 @@ for (let round = 0; round < rounds; round++) {
     bytes.set(name, encodedBytes / requests)
   }
 }
-await tracing.shutdown()
+for (const each of Object.values(tracings)) await each.shutdown()
 console.log(`${rounds} rounds of ${requests} requests each (the first is warm-up and left out when there are more)`)
 console.log('| encoder | µs CPU per request, median | best round | bytes per request |')
 console.log('| --- | ---: | ---: | ---: |')

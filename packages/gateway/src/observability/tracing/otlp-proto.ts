@@ -9,7 +9,6 @@
  * opentelemetry-proto's trace/v1/trace.proto and common/v1/common.proto (field numbers below).
  */
 import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from '@opentelemetry/api'
-import { ProtobufTraceSerializer, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer'
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base'
 
 /** Wire types. */
@@ -24,14 +23,9 @@ const IS_REMOTE = 0x200
 const VALUES_PER_NAME = 64
 const NAMES = 512
 
-export const otlpProtoSerializer: ISerializer<ReadableSpan[], IExportTraceServiceResponse> = {
-  serializeRequest: (spans) => exportRequest(spans),
-  deserializeResponse: (body) => ProtobufTraceSerializer.deserializeResponse(body),
-}
-
 /** The request body: spans grouped by resource, then by instrumentation scope, in the order they came. */
 export function exportRequest(spans: readonly ReadableSpan[]): Uint8Array {
-  const byResource = new Map<ReadableSpan['resource'], Map<ReadableSpan['instrumentationScope'], ReadableSpan[]>>()
+  const byResource = new Map<Resource, Map<Scope, ReadableSpan[]>>()
   for (const span of spans) {
     let scopes = byResource.get(span.resource)
     if (scopes === undefined) byResource.set(span.resource, (scopes = new Map()))
@@ -41,25 +35,80 @@ export function exportRequest(spans: readonly ReadableSpan[]): Uint8Array {
   }
   const out = new Writer(spans.length * 600 + 1024)
   for (const [resource, scopes] of byResource) {
-    const resourceSpans = out.begin(1)
-    const head = out.begin(1)
-    out.attributes(1, resource.attributes)
-    out.tag(2, VARINT).varint(0)
-    out.end(head)
+    const resourceSpans = openResource(out, resource)
     for (const [scope, list] of scopes) {
-      const scopeSpans = out.begin(2)
-      const scopeHead = out.begin(1)
-      out.tag(1, LENGTH).string(scope.name)
-      if (scope.version) out.tag(2, LENGTH).string(scope.version)
-      out.end(scopeHead)
+      const scopeSpans = openScope(out, scope)
       for (const span of list) writeSpan(out, span)
-      if (scope.schemaUrl) out.tag(3, LENGTH).string(scope.schemaUrl)
-      out.end(scopeSpans)
+      closeScope(out, scope, scopeSpans)
     }
-    if (resource.schemaUrl) out.tag(3, LENGTH).string(resource.schemaUrl)
-    out.end(resourceSpans)
+    closeResource(out, resource, resourceSpans)
   }
   return out.bytes()
+}
+
+/**
+ * Spans encoded as they end, for one request body: a node's spans share one resource and one
+ * scope, so each is written once, when it ends, and only bytes wait for the export (no span
+ * objects kept alive between a request and its batch's export).
+ */
+export class SpanBatch {
+  private body = new Writer(64 * 1024)
+  /** Spans written since the last take. */
+  count = 0
+
+  constructor(readonly resource: Resource, readonly scope: Scope) {}
+
+  add(span: ReadableSpan): void {
+    writeSpan(this.body, span)
+    this.count++
+  }
+
+  /** The ExportTraceServiceRequest of the spans added so far; the batch starts over. */
+  take(): Uint8Array {
+    const spans = this.body.bytes()
+    const out = new Writer(spans.length + 1024)
+    const resourceSpans = openResource(out, this.resource)
+    const scopeSpans = openScope(out, this.scope)
+    out.raw(spans)
+    closeScope(out, this.scope, scopeSpans)
+    closeResource(out, this.resource, resourceSpans)
+    this.body = new Writer(Math.max(64 * 1024, spans.length))
+    this.count = 0
+    return out.bytes()
+  }
+}
+
+type Resource = ReadableSpan['resource']
+type Scope = ReadableSpan['instrumentationScope']
+
+/** ResourceSpans (field 1 of the request): its resource (attributes 1, dropped count 2); spans follow. */
+function openResource(out: Writer, resource: Resource): number {
+  const start = out.begin(1)
+  const head = out.begin(1)
+  out.attributes(1, resource.attributes)
+  out.tag(2, VARINT).varint(0)
+  out.end(head)
+  return start
+}
+
+function closeResource(out: Writer, resource: Resource, start: number): void {
+  if (resource.schemaUrl) out.tag(3, LENGTH).string(resource.schemaUrl)
+  out.end(start)
+}
+
+/** ScopeSpans (field 2 of ResourceSpans): its scope (name 1, version 2); spans follow as field 2. */
+function openScope(out: Writer, scope: Scope): number {
+  const start = out.begin(2)
+  const head = out.begin(1)
+  out.tag(1, LENGTH).string(scope.name)
+  if (scope.version) out.tag(2, LENGTH).string(scope.version)
+  out.end(head)
+  return start
+}
+
+function closeScope(out: Writer, scope: Scope, start: number): void {
+  if (scope.schemaUrl) out.tag(3, LENGTH).string(scope.schemaUrl)
+  out.end(start)
 }
 
 function writeSpan(out: Writer, span: ReadableSpan): void {

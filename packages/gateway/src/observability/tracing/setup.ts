@@ -17,7 +17,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, type ReadableSpan, type Sampler, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import type { RequestSurface } from '@switchboard/history'
-import { otlpProtoSerializer } from './otlp-proto.ts'
+import { batchOptionsFromEnv, EncodingSpanProcessor, encodedMetrics, encodedSerializer } from './span-export.ts'
 import { RequestTrace } from './request-trace.ts'
 import { samplerFromEnv, type SpanMaker } from './spans.ts'
 
@@ -69,11 +69,10 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; r
     // OTLP over HTTP only; collectors take both encodings on :4318.
     process.emitWarning(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: Switchboard exports traces over HTTP, as http/protobuf`)
   }
-  const exporter = otlpExporter(protocol === 'http/json' ? 'json' : 'protobuf')
   const content = env.SWITCHBOARD_OTEL_CONTENT === '1' || env.SWITCHBOARD_OTEL_CONTENT?.toLowerCase() === 'true'
   const limit = Number((env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)?.trim() || Number.NaN)
   return createTracing({
-    processors: [new BatchSpanProcessor(exporter)],
+    processors: [protocol === 'http/json' ? jsonProcessor() : protobufProcessor(env)],
     nodeId: node.nodeId,
     region: node.region,
     content,
@@ -84,16 +83,21 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; r
 }
 
 /**
- * The official OTLP/HTTP trace exporter's transport and configuration (endpoint, headers,
- * timeout, compression, retries: the `OTEL_EXPORTER_OTLP_*` variables). Protobuf, the OTLP
- * default, is written by our encoder (otlp-proto.ts: the same bytes for a sixth of the CPU);
- * JSON, when asked for, by the official serializer.
+ * Protobuf, the OTLP default: spans encoded as they end by our encoder (otlp-proto.ts: the
+ * official serializer's bytes for a fraction of its CPU) and sent by the official exporter's
+ * transport and configuration (endpoint, headers, timeout, compression, retries: the
+ * `OTEL_EXPORTER_OTLP_*` variables).
  */
-function otlpExporter(encoding: 'protobuf' | 'json'): SpanExporter {
-  const contentType = encoding === 'json' ? 'application/json' : 'application/x-protobuf'
-  const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': contentType })
-  const serializer = encoding === 'json' ? JsonTraceSerializer : otlpProtoSerializer
-  return new OTLPExporterBase<ReadableSpan[]>(createOtlpHttpExportDelegate(options, serializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined))
+function protobufProcessor(env: NodeJS.ProcessEnv): SpanProcessor {
+  const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' })
+  return new EncodingSpanProcessor(createOtlpHttpExportDelegate(options, encodedSerializer, 'otlp_http_span_exporter', encodedMetrics, undefined), batchOptionsFromEnv(env))
+}
+
+/** JSON, when asked for: the SDK's batch processor and the official exporter and serializer. */
+function jsonProcessor(): SpanProcessor {
+  const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' })
+  const exporter: SpanExporter = new OTLPExporterBase<ReadableSpan[]>(createOtlpHttpExportDelegate(options, JsonTraceSerializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined))
+  return new BatchSpanProcessor(exporter)
 }
 
 /** OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read synchronously (the env detector's attributes are plain values). */

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import { SpanKind } from '@opentelemetry/api'
+import { ExportResultCode } from '@opentelemetry/core'
+import type { IOtlpExportDelegate } from '@opentelemetry/otlp-exporter-base'
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { batchOptionsFromEnv, EncodingSpanProcessor, type EncodedBatch } from './span-export.ts'
+import { childSpan, rootSpan, samplerFromEnv, type SpanMaker } from './spans.ts'
+
+/** A transport that keeps what it is given; `hold` keeps each export in flight until released. */
+function transport(hold = false) {
+  const sent: EncodedBatch[] = []
+  const pending: (() => void)[] = []
+  const delegate: IOtlpExportDelegate<EncodedBatch> = {
+    export(batch, done) {
+      sent.push(batch)
+      const finish = () => done({ code: ExportResultCode.SUCCESS })
+      if (hold) pending.push(finish)
+      else finish()
+    },
+    forceFlush: async () => {},
+    shutdown: async () => {},
+    setMetrics: () => {},
+  }
+  return { delegate, sent, release: () => pending.splice(0).forEach((finish) => finish()) }
+}
+
+function requests(processor: EncodingSpanProcessor, count: number) {
+  const memory = new InMemorySpanExporter()
+  const maker: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: '@switchboard/gateway', version: '0.1.0' }, sampler: samplerFromEnv({}), processors: [processor, new SimpleSpanProcessor(memory)], valueLengthLimit: Infinity }
+  for (let index = 0; index < count; index++) {
+    const server = rootSpan(maker, 'POST /v1/chat/completions', SpanKind.SERVER, null)
+    server.setAttribute('switchboard.request_id', `r-${index}`)
+    const client = childSpan(server, 'chat gpt-4o', SpanKind.CLIENT, undefined)
+    client.setAttribute('switchboard.key_name', `key-${index % 3}`)
+    client.addEvent('switchboard.key.skipped', { 'switchboard.key_name': 'held' })
+    client.end()
+    server.end()
+  }
+  return memory.getFinishedSpans()
+}
+
+describe('exporting spans encoded as they end', () => {
+  it('sends the bytes the official serializer makes of the same spans, a full batch at once and the rest on flush', async () => {
+    const { delegate, sent } = transport()
+    const processor = new EncodingSpanProcessor(delegate, { maxBatch: 8, delayMs: 60_000, maxQueue: 100 })
+    const spans = requests(processor, 7)
+    expect(sent.map((batch) => batch.spans)).toEqual([8])
+    await processor.forceFlush()
+    expect(sent.map((batch) => batch.spans)).toEqual([8, 6])
+    expect(Buffer.from(sent[0]!.body).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans.slice(0, 8))!))).toBe(true)
+    expect(Buffer.from(sent[1]!.body).equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(spans.slice(8))!))).toBe(true)
+    await processor.shutdown()
+  })
+
+  it('sends one batch at a time, and drops and counts spans past the queue while the collector is slow', async () => {
+    const { delegate, sent, release } = transport(true)
+    const processor = new EncodingSpanProcessor(delegate, { maxBatch: 4, delayMs: 60_000, maxQueue: 10 })
+    requests(processor, 10)
+    expect(sent.map((batch) => batch.spans)).toEqual([4])
+    expect(processor.dropped).toBe(10)
+    release()
+    expect(sent.map((batch) => batch.spans)).toEqual([4, 4])
+    release()
+    const flushed = processor.forceFlush()
+    release()
+    await flushed
+    expect(sent.map((batch) => batch.spans)).toEqual([4, 4, 2])
+  })
+
+  it('sends a batch that is not full once the delay has passed', async () => {
+    const { delegate, sent } = transport()
+    const processor = new EncodingSpanProcessor(delegate, { maxBatch: 512, delayMs: 20, maxQueue: 2048 })
+    requests(processor, 2)
+    expect(sent).toEqual([])
+    await expect.poll(() => sent.map((batch) => batch.spans)).toEqual([4])
+  })
+
+  it('reads the batch processor variables, with the SDK defaults', () => {
+    expect(batchOptionsFromEnv({})).toEqual({ maxBatch: 512, delayMs: 5000, maxQueue: 2048 })
+    expect(batchOptionsFromEnv({ OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4096', OTEL_BSP_MAX_QUEUE_SIZE: '1000' })).toEqual({ maxBatch: 1000, delayMs: 100, maxQueue: 1000 })
+    expect(batchOptionsFromEnv({ OTEL_BSP_SCHEDULE_DELAY: 'soon' }).delayMs).toBe(5000)
+  })
+})
