@@ -3,6 +3,7 @@
  * the provider adapters (retries, key rotation, fallbacks), the admin API over the config
  * store in Postgres, and the CLI.
  */
+import { Counter } from 'prom-client'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, type ConfigStoreEvent } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'
 import { GatewayKeyLoader } from './access/key-loading.ts'
@@ -297,7 +298,10 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
 
   // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
   const tracing = tracingFromEnv(process.env, { nodeId, region })
-  if (tracing !== null) parts.add('traces flush', () => tracing.shutdown())
+  if (tracing !== null) {
+    parts.add('traces flush', () => tracing.shutdown())
+    new Counter({ name: 'switchboard_trace_spans_dropped_total', help: 'Spans dropped because the OTLP export queue was full', registers: [metrics.registry], collect() { this.reset(); this.inc(tracing.dropped()) } })
+  }
   const listener = createListener(
     {
       dispatcher,

@@ -27,6 +27,8 @@ export interface Tracing {
   readonly content: boolean
   /** Starts the SERVER span of an inference request, a child of the caller's `traceparent` when it sent a valid one. */
   request(headers: IncomingHttpHeaders, method: string, path: string, surface: RequestSurface): RequestTrace
+  /** Spans dropped because the export queue was full (the collector slower than the node). */
+  dropped(): number
   /** Exports what is buffered now (benches, tests). */
   flush(): Promise<void>
   /** Exports what is buffered and stops (the node's shutdown). */
@@ -131,6 +133,7 @@ export function createTracing(init: TracingInit): Tracing {
       const parent = headers.traceparent === undefined ? null : propagator.extract(ROOT_CONTEXT, headers, headerGetter)
       return new RequestTrace(maker, parent, method, path, surface, init.content)
     },
+    dropped: () => init.processors.reduce((sum, processor) => sum + (processor instanceof EncodingSpanProcessor ? processor.dropped : 0), 0),
     async flush() {
       await Promise.all(init.processors.map((processor) => processor.forceFlush()))
     },
