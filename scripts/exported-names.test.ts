@@ -68,19 +68,11 @@ function isSpelledAgain(run: readonly string[], vocabulary: ReadonlySet<string>)
 describe('exported type names', () => {
   it('are unique across every package', () => {
     const declared = new Map<string, string[]>()
-    for (const pkg of readdirSync(PACKAGES)) {
-      let files: string[]
-      try {
-        files = sources(join(PACKAGES, pkg, 'src'))
-      } catch {
-        continue
-      }
-      for (const file of files) {
-        for (const match of readFileSync(file, 'utf8').matchAll(DECLARATION)) {
-          const list = declared.get(match[1]!) ?? []
-          list.push(file.slice(PACKAGES.length + 1))
-          declared.set(match[1]!, list)
-        }
+    for (const { path, text } of packageSources()) {
+      for (const match of text.matchAll(DECLARATION)) {
+        const list = declared.get(match[1]!) ?? []
+        list.push(path)
+        declared.set(match[1]!, list)
       }
     }
     expect(declared.size).toBeGreaterThan(100)

@@ -39,9 +39,9 @@ export function exportRequest(spans: readonly ReadableSpan[]): Uint8Array {
     for (const [scope, list] of scopes) {
       const scopeSpans = openScope(out, scope)
       for (const span of list) writeSpan(out, span)
-      closeScope(out, scope, scopeSpans)
+      close(out, scope.schemaUrl, scopeSpans)
     }
-    closeResource(out, resource, resourceSpans)
+    close(out, resource.schemaUrl, resourceSpans)
   }
   return out.bytes()
 }
@@ -70,8 +70,8 @@ export class SpanBatch {
     const resourceSpans = openResource(out, this.resource)
     const scopeSpans = openScope(out, this.scope)
     out.raw(spans)
-    closeScope(out, this.scope, scopeSpans)
-    closeResource(out, this.resource, resourceSpans)
+    close(out, this.scope.schemaUrl, scopeSpans)
+    close(out, this.resource.schemaUrl, resourceSpans)
     this.body = new Writer(Math.max(64 * 1024, spans.length))
     this.count = 0
     return out.bytes()
@@ -91,11 +91,6 @@ function openResource(out: Writer, resource: Resource): number {
   return start
 }
 
-function closeResource(out: Writer, resource: Resource, start: number): void {
-  if (resource.schemaUrl) out.tag(3, LENGTH).string(resource.schemaUrl)
-  out.end(start)
-}
-
 /** ScopeSpans (field 2 of ResourceSpans): its scope (name 1, version 2); spans follow as field 2. */
 function openScope(out: Writer, scope: Scope): number {
   const start = out.begin(2)
@@ -106,8 +101,9 @@ function openScope(out: Writer, scope: Scope): number {
   return start
 }
 
-function closeScope(out: Writer, scope: Scope, start: number): void {
-  if (scope.schemaUrl) out.tag(3, LENGTH).string(scope.schemaUrl)
+/** Ends a ResourceSpans or a ScopeSpans: both have their schema URL as field 3. */
+function close(out: Writer, schemaUrl: string | undefined, start: number): void {
+  if (schemaUrl) out.tag(3, LENGTH).string(schemaUrl)
   out.end(start)
 }
 
