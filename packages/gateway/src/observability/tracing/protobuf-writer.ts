@@ -1,0 +1,262 @@
+/**
+ * A protobuf writer for the OTLP encoder (otlp-proto.ts): one growing buffer, each
+ * length-delimited message's length patched in place when it ends, ASCII copied by hand. A node's
+ * attributes repeat (method, route, provider, model, key name, status), so each name and value's
+ * encoded KeyValue is kept and copied, while the name has few values.
+ */
+import type { Attributes, AttributeValue, HrTime, SpanContext } from '@opentelemetry/api'
+
+/** Wire types. */
+export const VARINT = 0
+export const FIXED64 = 1
+export const LENGTH = 2
+export const FIXED32 = 5
+/** Distinct values one attribute name may have in the cache; a name that has more (a request id) is not cached. */
+const VALUES_PER_NAME = 64
+const NAMES = 512
+
+/** Encoded KeyValue messages (without their own tag and length) by name, then value. */
+const encoded = new Map<string, Map<AttributeValue, Uint8Array> | null>()
+const scratch = new Float64Array(1)
+const scratchBytes = new Uint8Array(scratch.buffer)
+
+export class Writer {
+  private buffer: Uint8Array
+  private pos = 0
+
+  constructor(size: number) {
+    this.buffer = new Uint8Array(size)
+  }
+
+  bytes(): Uint8Array {
+    return this.buffer.subarray(0, this.pos)
+  }
+
+  tag(field: number, wire: number): this {
+    return this.varint((field << 3) | wire)
+  }
+
+  /** A non-negative integer below 2^53 (lengths, counts, enums, int64 attribute values that are not negative). */
+  varint(value: number): this {
+    this.room(10)
+    const buffer = this.buffer
+    let pos = this.pos
+    while (value > 0x7f) {
+      buffer[pos++] = (value % 0x80) | 0x80
+      value = Math.floor(value / 0x80)
+    }
+    buffer[pos++] = value
+    this.pos = pos
+    return this
+  }
+
+  fixed32(value: number): this {
+    this.room(4)
+    const buffer = this.buffer
+    const pos = this.pos
+    buffer[pos] = value & 0xff
+    buffer[pos + 1] = (value >>> 8) & 0xff
+    buffer[pos + 2] = (value >>> 16) & 0xff
+    buffer[pos + 3] = (value >>> 24) & 0xff
+    this.pos = pos + 4
+    return this
+  }
+
+  /** An HrTime as fixed64 nanoseconds since the epoch, exactly, without BigInt: seconds times 1e9 in two halves below 2^53. */
+  time(time: HrTime): this {
+    const seconds = Math.trunc(time[0])
+    const low16 = (seconds % 0x10000) * 1e9 + Math.trunc(time[1])
+    const high = Math.floor(seconds / 0x10000) * 1e9
+    const lowWord = (high % 0x10000) * 0x10000 + (low16 % 0x100000000)
+    this.fixed32(lowWord >>> 0)
+    return this.fixed32((Math.floor(high / 0x10000) + Math.floor(low16 / 0x100000000) + Math.floor(lowWord / 0x100000000)) >>> 0)
+  }
+
+  /** Trace id (field 1) and span id (field 2) as bytes. */
+  ids(context: SpanContext): void {
+    this.tag(1, LENGTH).hex(context.traceId)
+    this.tag(2, LENGTH).hex(context.spanId)
+  }
+
+  /** A hex id as length-prefixed bytes. */
+  hex(id: string): this {
+    const length = id.length >> 1
+    this.varint(length).room(length)
+    const buffer = this.buffer
+    let pos = this.pos
+    for (let index = 0; index < 2 * length; index += 2) buffer[pos++] = (nibble(id.charCodeAt(index)) << 4) | nibble(id.charCodeAt(index + 1))
+    this.pos = pos
+    return this
+  }
+
+  /** A length-prefixed UTF-8 string; ASCII is copied by hand. */
+  string(text: string): this {
+    const length = text.length
+    let ascii = length < 0x80
+    if (ascii) {
+      for (let index = 0; index < length; index++) if (text.charCodeAt(index) > 0x7f) { ascii = false; break }
+    }
+    if (ascii) {
+      this.room(length + 1)
+      const buffer = this.buffer
+      let pos = this.pos
+      buffer[pos++] = length
+      for (let index = 0; index < length; index++) buffer[pos++] = text.charCodeAt(index)
+      this.pos = pos
+      return this
+    }
+    const bytes = Buffer.byteLength(text, 'utf8')
+    this.varint(bytes).room(bytes)
+    this.pos += Buffer.from(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength).write(text, this.pos, 'utf8')
+    return this
+  }
+
+  raw(bytes: Uint8Array): this {
+    const length = bytes.length
+    this.room(length)
+    if (length > 64) {
+      this.buffer.set(bytes, this.pos)
+      this.pos += length
+      return this
+    }
+    // A short copy by hand: `set` costs more than it moves at this size.
+    const buffer = this.buffer
+    let pos = this.pos
+    for (let index = 0; index < length; index++) buffer[pos++] = bytes[index]!
+    this.pos = pos
+    return this
+  }
+
+  /** Starts a length-delimited message as field `field`: one byte kept for its length. */
+  begin(field: number): number {
+    this.tag(field, LENGTH).room(1)
+    return this.pos++
+  }
+
+  /** Ends the message `begin` started: its length in place, the body moved on if the length needs more than a byte. */
+  end(at: number): void {
+    const length = this.pos - at - 1
+    if (length < 0x80) {
+      this.buffer[at] = length
+      return
+    }
+    const size = varintSize(length)
+    this.room(size - 1)
+    this.buffer.copyWithin(at + size, at + 1, this.pos)
+    this.pos += size - 1
+    const end = this.pos
+    this.pos = at
+    this.varint(length)
+    this.pos = end
+  }
+
+  /** Each attribute as a KeyValue in field `field`. */
+  attributes(field: number, attributes: Attributes): void {
+    for (const key in attributes) {
+      if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue
+      const value = attributes[key]
+      const cached = keyValue(key, value)
+      this.tag(field, LENGTH)
+      if (cached !== null) {
+        this.varint(cached.length).raw(cached)
+        continue
+      }
+      const start = this.room(1).pos++
+      this.keyValue(key, value)
+      this.end(start)
+    }
+  }
+
+  keyValue(key: string, value: AttributeValue | undefined): void {
+    this.tag(1, LENGTH).string(key)
+    const start = this.begin(2)
+    this.anyValue(value)
+    this.end(start)
+  }
+
+  private anyValue(value: AttributeValue | null | undefined): void {
+    switch (typeof value) {
+      case 'string':
+        this.tag(1, LENGTH).string(value)
+        return
+      case 'boolean':
+        this.tag(2, VARINT).varint(value ? 1 : 0)
+        return
+      case 'number':
+        if (Number.isInteger(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER) this.tag(3, VARINT).varint(value)
+        else if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63) this.tag(3, VARINT).raw(int64(value))
+        else this.tag(4, FIXED64).double(value)
+        return
+    }
+    if (Array.isArray(value)) {
+      const start = this.begin(5)
+      for (const item of value) {
+        const itemStart = this.begin(1)
+        this.anyValue(item)
+        this.end(itemStart)
+      }
+      this.end(start)
+    }
+  }
+
+  private double(value: number): void {
+    scratch[0] = value
+    this.raw(scratchBytes)
+  }
+
+  private room(bytes: number): this {
+    if (this.pos + bytes <= this.buffer.length) return this
+    const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.pos + bytes))
+    grown.set(this.buffer.subarray(0, this.pos))
+    this.buffer = grown
+    return this
+  }
+}
+
+/** The encoded KeyValue for a name and value, kept while the name has few values; null when not kept. */
+function keyValue(key: string, value: AttributeValue | undefined): Uint8Array | null {
+  if (value === undefined || typeof value === 'object') return null
+  let values = encoded.get(key)
+  if (values === null) return null
+  if (values === undefined) {
+    if (encoded.size >= NAMES) return null
+    encoded.set(key, (values = new Map()))
+  }
+  let bytes = values.get(value)
+  if (bytes === undefined) {
+    if (values.size >= VALUES_PER_NAME) {
+      encoded.set(key, null)
+      return null
+    }
+    const writer = new Writer(key.length + 32)
+    writer.keyValue(key, value)
+    bytes = writer.bytes().slice()
+    values.set(value, bytes)
+  }
+  return bytes
+}
+
+/** A negative (or unsafe) int64 as its ten-byte two's-complement varint. */
+function int64(value: number): Uint8Array {
+  let bits = BigInt.asUintN(64, BigInt(value))
+  const bytes: number[] = []
+  while (bits > 0x7fn) {
+    bytes.push(Number(bits & 0x7fn) | 0x80)
+    bits >>= 7n
+  }
+  bytes.push(Number(bits))
+  return Uint8Array.from(bytes)
+}
+
+function varintSize(value: number): number {
+  let size = 1
+  while (value > 0x7f) {
+    value = Math.floor(value / 0x80)
+    size++
+  }
+  return size
+}
+
+function nibble(code: number): number {
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57
+}
