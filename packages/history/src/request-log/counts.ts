@@ -17,6 +17,8 @@ import { coverWindow } from '../queries/timeline.ts'
 
 /** The counts' table, partitioned by day like the log's. */
 export const REQUEST_LOG_COUNTS_TABLE = 'request_log_counts'
+/** The values of each combination the counts name. */
+export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
 /** The spans the counts are kept in (seconds): a minute and an hour. */
 export const COUNT_SPANS = [60, 3600] as const
 
@@ -27,6 +29,8 @@ export const MODEL = 'coalesce(served_model, requested_model)'
  * another key than the one that served it; most rows hold NULL there (rows.ts).
  */
 export const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
+
+const COMBINATION_COLUMNS = ['served_provider', 'model', 'status', 'failure_class', 'node_id', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids'] as const
 
 /** Requests of a window alike in every value the facets count. */
 interface Combination {
@@ -69,12 +73,15 @@ async function combinations(pool: pg.Pool, from: number, to: number): Promise<Co
   const cover = coverWindow(from, to, 3600, COUNT_SPANS)
   const values: string[] = []
   const time = (ms: number) => `$${values.push(new Date(ms).toISOString())}::timestamptz`
-  const columns = 'served_provider, model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, key_ids'
   const parts: string[] = []
   if (cover.blocks.length > 0) {
-    const spans = cover.blocks.map((block) => `(span = ${block.seconds} AND at >= ${time(block.fromMs)} AND at < ${time(block.toMs)})`)
-    // Counts of rows deleted since are zeros (the migration's delete trigger): left out, as the rows are.
-    parts.push(`SELECT ${columns}, sum(requests) AS requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE ${spans.join(' OR ')} GROUP BY ${columns} HAVING sum(requests) <> 0`)
+    // Each span's range on its own (the planner prunes the days of each), summed per combination,
+    // then given its values: a few thousand lookups for a day. Counts of rows deleted since are
+    // zeros (the migration's delete trigger): left out, as the rows are.
+    const spans = cover.blocks.map((block) => `SELECT combination, requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE span = ${block.seconds} AND at >= ${time(block.fromMs)} AND at < ${time(block.toMs)}`)
+    parts.push(`SELECT ${COMBINATION_COLUMNS.map((column) => `c.${column}`).join(', ')}, counted.requests
+                  FROM (SELECT combination, sum(requests) AS requests FROM (${spans.join(' UNION ALL ')}) AS spans GROUP BY combination HAVING sum(requests) <> 0) AS counted
+                  JOIN ${REQUEST_LOG_COMBINATIONS_TABLE} c ON c.id = counted.combination`)
   }
   for (const range of cover.snapshots) {
     parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests

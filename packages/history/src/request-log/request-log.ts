@@ -11,7 +11,7 @@ import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
-import { REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
+import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -135,6 +135,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const applyRetention = async () => {
     const cutoff = retentionCutoff(now(), retentionDays)
     const dropped = await dropDayPartitionsBefore(pool, TABLES, cutoff)
+    // The combinations no day kept counts any more (the last day that counted each is on it).
+    await pool.query(`DELETE FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE last_day < $1::date`, [new Date(cutoff).toISOString().slice(0, 10)])
     if (dropped.length > 0) log(`request log: dropped ${dropped.length} day partition(s) past ${retentionDays} days of retention: ${dropped.join(', ')}`)
     return dropped
   }

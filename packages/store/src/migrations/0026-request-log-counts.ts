@@ -7,11 +7,11 @@
  * another takes deleted rows off: so they count exactly the rows the log holds, whoever wrote
  * them, and the gateway counts nothing itself.
  *
- * They replace the baseline's app-side counts (combinations named by a 64-bit hash the writer
- * made, `request_log_combinations`, and the minute they began, `request_log_counts_since`): the
- * values are the row's own now (one unique index over them, NULLs alike), and the rows already
- * logged are counted here, so the counts cover the whole log. Partitioned by day like the log,
- * so retention drops both together.
+ * They replace the baseline's app-side counts (combinations named by a hash the gateway made of
+ * them, sent with each batch as SQL, and the minute they began, `request_log_counts_since`):
+ * Postgres names and counts the rows' own values now, and the rows already logged are counted
+ * here, so the counts cover the whole log. Partitioned by day like the log, so retention drops
+ * both together.
  */
 import type { Migration } from './migrations.ts'
 
@@ -32,13 +32,30 @@ const KEPT_BY = [
 ] as const
 const COLUMNS = KEPT_BY.map(([column]) => column).join(', ')
 
-/** The counts of the rows in `source` (a table or a transition table), added to those there (`sign` -1: taken from them). */
+/**
+ * The counts of the rows in `source` (a table or a transition table), added to those there
+ * (`sign` '-': taken from them). A combination is named by a 64-bit hash of its values' record
+ * text (NULL and '' read apart; two combinations alike in 64 bits: about one chance in 10^19 a
+ * pair) and its values are written once to `request_log_combinations`, so a count is four
+ * numbers: a day's counts read a third of the pages they would with the values in each row.
+ * A combination's `last_day` moves at most once a day (the update's WHERE), for retention.
+ */
 const countRows = (source: string, sign = '') => `
-  INSERT INTO request_log_counts AS counted (span, at, ${COLUMNS}, requests)
-  SELECT span.seconds, to_timestamp(floor(extract(epoch FROM logged.at) / span.seconds) * span.seconds), ${KEPT_BY.map(([, value]) => value).join(', ')}, ${sign}count(*)
-    FROM ${source} AS logged CROSS JOIN unnest(ARRAY[60, 3600]) AS span(seconds)
-   GROUP BY ${['1', '2', ...KEPT_BY.map((_, index) => String(index + 3))].join(', ')}
-  ON CONFLICT (span, at, ${COLUMNS}) DO UPDATE SET requests = counted.requests + EXCLUDED.requests`
+  WITH grouped AS (
+    SELECT span.seconds AS span, to_timestamp(floor(extract(epoch FROM logged.at) / span.seconds) * span.seconds) AS at,
+           ${KEPT_BY.map(([column, value]) => `${value} AS ${column}`).join(', ')}, ${sign}count(*) AS requests
+      FROM ${source} AS logged CROSS JOIN unnest(ARRAY[60, 3600]) AS span(seconds)
+     GROUP BY ${['1', '2', ...KEPT_BY.map((_, index) => String(index + 3))].join(', ')}
+  ), named AS (
+    SELECT hashtextextended(ROW(${COLUMNS})::text, 0) AS combination, * FROM grouped
+  ), known AS (
+    INSERT INTO request_log_combinations AS known (id, ${COLUMNS}, last_day)
+    SELECT DISTINCT ON (combination) combination, ${COLUMNS}, (at AT TIME ZONE 'UTC')::date FROM named ORDER BY combination, at DESC
+    ON CONFLICT (id) DO UPDATE SET last_day = EXCLUDED.last_day WHERE known.last_day < EXCLUDED.last_day
+  )
+  INSERT INTO request_log_counts AS counted (span, at, combination, requests)
+  SELECT span, at, combination, requests FROM named
+  ON CONFLICT (span, at, combination) DO UPDATE SET requests = counted.requests + EXCLUDED.requests`
 
 /** Migration 0026: `request_log_counts` by the row's values, kept by a trigger on `request_log`, the log so far counted. */
 export const requestLogCountsMigration: Migration = {
@@ -47,9 +64,8 @@ export const requestLogCountsMigration: Migration = {
   sql: `
     DROP TABLE request_log_counts, request_log_combinations, request_log_counts_since;
 
-    CREATE TABLE request_log_counts (
-      span integer NOT NULL,
-      at timestamptz NOT NULL,
+    CREATE TABLE request_log_combinations (
+      id bigint PRIMARY KEY,
       node_id text NOT NULL,
       served_provider text,
       model text NOT NULL,
@@ -60,9 +76,17 @@ export const requestLogCountsMigration: Migration = {
       is_check boolean NOT NULL,
       added_fallback_served boolean NOT NULL,
       key_ids text[] NOT NULL,
+      -- the latest day counted under it: retention deletes it with the last partition that does
+      last_day date NOT NULL
+    );
+
+    CREATE TABLE request_log_counts (
+      span integer NOT NULL,
+      at timestamptz NOT NULL,
+      combination bigint NOT NULL,
       requests bigint NOT NULL
     ) PARTITION BY RANGE (at);
-    CREATE UNIQUE INDEX request_log_counts_key ON request_log_counts (span, at, ${COLUMNS}) NULLS NOT DISTINCT;
+    CREATE UNIQUE INDEX request_log_counts_key ON request_log_counts (span, at, combination);
 
     DO $$
     DECLARE child record;
