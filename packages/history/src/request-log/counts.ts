@@ -3,8 +3,8 @@
  * (`request_log_counts`, kept by a trigger on the log: store's migration 0026) for the whole
  * minutes and hours of the window, and from the rows themselves for the part of the first and
  * last minute inside the window. A day at 22 requests a second is 1.9M rows: counting them
- * took 7.5 s; summing their counts and reading a page, well under 100 ms (bench/README.md, "The
- * request log read back").
+ * took 7.5 s; summing their counts and reading a page, 74 ms on a quiet machine (bench/README.md,
+ * "The request log read back").
  *
  * Both sides are grouped by the same values (`Combination`), and the facets and the total of
  * any filter on those values are summed from the combinations here; a filter on anything else
