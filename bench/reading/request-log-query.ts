@@ -1,16 +1,17 @@
 /**
  * GET /api/logs over a busy day (issue 15): a day of request log rows written through the
- * request log itself (`createRequestLog`: rows and their per-minute counts, as a node writes
- * them), then the queries the Requests page and a script send, timed through `searchLogs`
+ * request log itself (`createRequestLog`: its rows, which the log's trigger counts per minute and
+ * per hour as they land, as on a node), then the queries the Requests page and a script send, timed through `searchLogs`
  * (what the API runs), side by side with stop 19's queries (every facet and total counted from
  * the rows, the page sorted over the whole window) on the same rows, in one run.
  *
  *   node --import tsx bench/reading/request-log-query.ts [--rows 2000000] [--iterations 9] [--no-readme]
  *
- * Checks that both answer the same totals and facets (and the same page), and times the cost of
- * noting a row's counts beside the cost of encoding it (µs per row, the writer's own loop).
+ * Checks that both answer the same totals and facets (and the same page), and times encoding a
+ * row (µs per row, the writer's own loop).
  *
- * `--costs-only` times only the writes with counts and without (nothing written to the README).
+ * `--costs-only` times only the writes with counts and without (the counting trigger disabled;
+ * nothing written to the README).
  * `--keep` leaves the database in place (to look into a query). Uses its own embedded PostgreSQL under bench/results/request-log-query/ (or DATABASE_URL).
  */
 import { readFileSync } from 'node:fs'
@@ -21,7 +22,6 @@ import { parseArgs } from 'node:util'
 import type pg from 'pg'
 import { createRequestLog, parseLogQuery, searchLogs, type LogQuery, type RequestRecord } from '@switchboard/history'
 import { newRequestId } from '../../packages/history/src/request-log/id.ts'
-import { MinuteCounts } from '../../packages/history/src/request-log/minutes.ts'
 import { encodeRow } from '../../packages/history/src/request-log/rows.ts'
 import { RowArena } from '../../packages/history/src/writer/arena.ts'
 import { BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
@@ -122,42 +122,36 @@ async function stop19(pool: pg.Pool, query: LogQuery): Promise<{ ids: string[]; 
 /** Sorted object keys, so two facet objects compare as JSON whatever order they were filled in. */
 const canonical = (facets: Record<string, Record<string, number>>) => JSON.stringify(Object.keys(facets).sort().map((facet) => [facet, Object.entries(facets[facet]!).sort()]))
 
-/** µs per row of the writer's own loop: encoding rows into the arena, and noting their counts. */
-function perRowCosts(records: RequestRecord[]): { encode: number; note: number } {
+/** µs per row of the writer's own loop: encoding rows into the arena. */
+function perRowCosts(records: RequestRecord[]): { encode: number } {
   const arena = new RowArena({ slots: 1024, sink: new BinarySink() })
-  const minutes = new MinuteCounts()
   const pass = (work: (record: RequestRecord, index: number) => void) => {
     const started = performance.now()
     for (let index = 0; index < records.length; index++) work(records[index]!, index)
     return ((performance.now() - started) * 1000) / records.length
   }
   const encode = () => pass((record) => arena.release(arena.encode(encodeRow, record)))
-  const note = () => pass((record, index) => minutes.note(index & 1023, record, Date.parse(record.at)))
-  const runs = { encode: [] as number[], note: [] as number[] }
-  for (let round = 0; round < 7; round++) {
-    runs.encode.push(encode())
-    runs.note.push(note())
-  }
-  const median = (list: number[]) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)]!
-  return { encode: median(runs.encode.slice(2)), note: median(runs.note.slice(2)) }
+  const runs: number[] = []
+  for (let round = 0; round < 7; round++) runs.push(encode())
+  return { encode: runs.slice(2).sort((a, b) => a - b)[2]! }
 }
 
-/** A fresh, migrated database on the bench's server whose counts began two days ago (as on a node that has run the migration that long). */
-async function countedDatabase(server: BenchServer, name: string): Promise<pg.Pool> {
+/** A fresh, migrated database on the bench's server; `counted: false` disables the log's counting trigger (the rows alone, for the comparison). */
+async function benchDatabase(server: BenchServer, name: string, counted = true): Promise<pg.Pool> {
   const pool = await createBenchDatabase(server, name)
-  await pool.query('UPDATE request_log_counts_since SET since = $1', [new Date(Date.now() - 2 * DAY).toISOString()])
+  if (!counted) await pool.query('ALTER TABLE request_log DISABLE TRIGGER request_log_count')
   return pool
 }
 
 /**
- * What writing rows costs with their counts and without (`countMinutes: false`): Postgres's CPU
+ * What writing rows costs with their counts and without (the counting trigger disabled): Postgres's CPU
  * and this process's per row, each traffic shape written to two fresh databases in chunks that
  * take turns, so both sides see the same stretch of the machine.
  */
 async function writeCosts(pools: { counted: pg.Pool; plain: pg.Pool }, postmaster: number, records: RequestRecord[], now: number) {
   const sides = {
     counted: { log: createRequestLog({ pool: pools.counted, now: () => now, isLeader: () => false }), pgMs: 0, ownMs: 0 },
-    plain: { log: createRequestLog({ pool: pools.plain, now: () => now, isLeader: () => false }, { countMinutes: false }), pgMs: 0, ownMs: 0 },
+    plain: { log: createRequestLog({ pool: pools.plain, now: () => now, isLeader: () => false }), pgMs: 0, ownMs: 0 },
   }
   await Promise.all([sides.counted.log.start(), sides.plain.log.start()])
   const chunk = 10_000
@@ -189,7 +183,7 @@ async function costTable(server: BenchServer, name: string, sample: RequestRecor
   const shapes: [string, RequestRecord[]][] = [["the day's mix, 3 nodes' rows at 23 a second (2M a day)", sample], ["the day's mix, one node's rows at 5,000 a second", busy], ['one route, every request alike', alike]]
   const costRows: string[] = []
   for (const [index, [label, records]] of shapes.entries()) {
-    const pools = { counted: await countedDatabase(server, `${name}_counted_${index}`), plain: await countedDatabase(server, `${name}_plain_${index}`) }
+    const pools = { counted: await benchDatabase(server, `${name}_counted_${index}`), plain: await benchDatabase(server, `${name}_plain_${index}`, false) }
     try {
       const cost = await writeCosts(pools, postmaster, records, now)
       costRows.push(`| ${label} | ${records.length.toLocaleString('en-US')} | ${cost.plain.pg.toFixed(1)} | ${cost.counted.pg.toFixed(1)} (${(cost.counted.pg / cost.plain.pg).toFixed(2)}x) | ${cost.plain.own.toFixed(1)} | ${cost.counted.own.toFixed(1)} (${(cost.counted.own / cost.plain.own).toFixed(2)}x) |`)
@@ -204,7 +198,7 @@ async function costTable(server: BenchServer, name: string, sample: RequestRecor
 async function main() {
   const server = await openBenchServer(join(benchDir, 'results', 'request-log-query'), 18421)
   const name = `request_log_query_bench_${Date.now()}`
-  const pool = await countedDatabase(server, name)
+  const pool = await benchDatabase(server, name)
   try {
     const now = Date.now()
     if (values['costs-only']) {
@@ -272,14 +266,14 @@ async function main() {
 
     const table = [
       `Run ${new Date().toISOString().slice(0, 16)}Z, \`node --import tsx bench/reading/request-log-query.ts --rows ${rowCount} --iterations ${iterations}\`, Node ${process.version}, 2 shared cores, embedded PostgreSQL; load average ${loadavg()[0]!.toFixed(1)} at the end.`,
-      `Written through the request log: ${Number(sizes[0]?.rows).toLocaleString('en-US')} rows over the last 24 h (3 nodes, 3 providers x 2 models x 10 keys; 7 % retried on a second key, 3 % failed) in ${writeSeconds.toFixed(0)} s, with ${Number(sizes[0]?.minutes).toLocaleString('en-US')} rows of per-minute counts.`,
-      `Stop 19's queries and these answer the same total, facets and page: ${same ? 'yes' : 'no'}. The writer's loop per row: encoding ${costs.encode.toFixed(2)} µs, noting its counts ${costs.note.toFixed(2)} µs.`,
+      `Written through the request log: ${Number(sizes[0]?.rows).toLocaleString('en-US')} rows over the last 24 h (3 nodes, 3 providers x 2 models x 10 keys; 7 % retried on a second key, 3 % failed) in ${writeSeconds.toFixed(0)} s, with ${Number(sizes[0]?.minutes).toLocaleString('en-US')} rows of per-minute and per-hour counts.`,
+      `Stop 19's queries and these answer the same total, facets and page: ${same ? 'yes' : 'no'}. The writer's loop per row: encoding ${costs.encode.toFixed(2)} µs (the counts are the trigger's: nothing per row here).`,
       '',
       '| query | parameters | p50 ms | p95 ms | |',
       '| --- | --- | ---: | ---: | --- |',
       ...rows,
       '',
-      'Writing rows with their counts and without (`countMinutes: false`), Postgres CPU per row (the server and every backend) and this process\'s CPU per row (building nothing: encoding, counting, sending), written as fast as the writer goes, in chunks of 10,000 rows taking turns:',
+      'Writing rows with their counts (the log\'s trigger) and without (the trigger disabled), Postgres CPU per row (the server and every backend) and this process\'s CPU per row (building nothing: encoding and sending; the counting is Postgres\'s), written as fast as the writer goes, in chunks of 10,000 rows taking turns:',
       '',
       '| traffic | rows | Postgres µs per row, rows alone | with counts | this process µs per row, rows alone | with counts |',
       '| --- | ---: | ---: | ---: | ---: | ---: |',

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type pg from 'pg'
 import { migrate, SchemaTooOldError } from '../src/migrations/migrate.ts'
+import { migrations } from '../src/migrations/migrations.ts'
 import { migrations as legacyMigrations } from './fixtures/legacy-migrations/migrations.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
@@ -91,8 +92,9 @@ describe('the baseline migration', () => {
     expect(before.history_snapshot_rollups).toHaveLength(3)
     expect(before.history_count_rollups).toHaveLength(3)
 
-    expect(await migrate(upgraded.pool)).toEqual({ applied: ['0025'] })
-    expect(await migrate(fresh.pool)).toEqual({ applied: ['0025'] })
+    const throughBaseline = migrations.filter((migration) => migration.version <= '0025')
+    expect(await migrate(upgraded.pool, throughBaseline)).toEqual({ applied: ['0025'] })
+    expect(await migrate(fresh.pool, throughBaseline)).toEqual({ applied: ['0025'] })
     expect(await catalog(upgraded.pool)).toEqual(await catalog(fresh.pool))
 
     // 0022's tables are gone, their partitions with them; every other row is as it was.
@@ -103,12 +105,19 @@ describe('the baseline migration', () => {
     const { rows: partitions } = await upgraded.pool.query("SELECT relname FROM pg_class WHERE relname LIKE 'request_log_minutes%'")
     expect(partitions).toEqual([])
 
-    // Both record the baseline alone, and a boot after it applies nothing.
+    // Both record the baseline alone; the migrations after it bring both to one schema again.
     for (const database of [upgraded, fresh]) {
       const { rows } = await database.pool.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')
       expect(rows).toEqual([{ version: '0025', name: 'baseline' }])
+      expect((await migrate(database.pool)).applied).toEqual(migrations.map((migration) => migration.version).filter((version) => version > '0025'))
       expect(await migrate(database.pool)).toEqual({ applied: [] })
     }
+    expect(await catalog(upgraded.pool)).toEqual(await catalog(fresh.pool))
+    // 0026: the log's counts are its rows', the one logged before included, kept by its triggers from then on.
+    const counts = async () => (await upgraded.pool.query<{ span: number; requests: string }>('SELECT span, requests FROM request_log_counts WHERE requests <> 0 ORDER BY span')).rows
+    expect(await counts()).toEqual([{ span: 60, requests: '1' }, { span: 3600, requests: '1' }])
+    await upgraded.pool.query('DELETE FROM request_log')
+    expect(await counts()).toEqual([])
   })
 
   it('refuses a database the old migrations left short of 0024, changing nothing', async () => {

@@ -1,9 +1,10 @@
 /**
- * The facets and total of a log query, counted from the per-minute counts (the baseline migration,
- * minutes.ts) for the whole minutes of the window they cover, and from the rows themselves for
- * the rest: the part of the first and last minute inside the window, and any time before the
- * counts began. A day at 22 requests a second is 1.9M rows: counting them took 7.5 s, summing
- * their counts and reading a page took 74 ms (bench/README.md, "The request log read back").
+ * The facets and total of a log query, counted from the per-minute and per-hour counts
+ * (`request_log_counts`, kept by a trigger on the log: store's migration 0026) for the whole
+ * minutes and hours of the window, and from the rows themselves for the part of the first and
+ * last minute inside the window. A day at 22 requests a second is 1.9M rows: counting them
+ * took 7.5 s; summing their counts and reading a page, 74 ms on a quiet machine (bench/README.md,
+ * "The request log read back").
  *
  * Both sides are grouped by the same values (`Combination`), and the facets and the total of
  * any filter on those values are summed from the combinations here; a filter on anything else
@@ -12,10 +13,14 @@
 import type pg from 'pg'
 import type { LogFacets, LogQuery } from './query.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
-import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './minutes.ts'
+import { coverWindow } from '../queries/timeline.ts'
 
-const MINUTE_MS = 60_000
-const HOUR_MS = 3_600_000
+/** The counts' table, partitioned by day like the log's. */
+export const REQUEST_LOG_COUNTS_TABLE = 'request_log_counts'
+/** The values of each combination the counts name. */
+export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
+/** The spans the counts are kept in (seconds): a minute and an hour. */
+export const COUNT_SPANS = [60, 3600] as const
 
 /** The model a row counts under: the one served, else the one asked for. */
 export const MODEL = 'coalesce(served_model, requested_model)'
@@ -24,6 +29,8 @@ export const MODEL = 'coalesce(served_model, requested_model)'
  * another key than the one that served it; most rows hold NULL there (rows.ts).
  */
 export const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
+
+const COMBINATION_COLUMNS = ['served_provider', 'model', 'status', 'failure_class', 'node_id', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids'] as const
 
 /** Requests of a window alike in every value the facets count. */
 interface Combination {
@@ -38,41 +45,6 @@ interface Combination {
   added_fallback_served: boolean
   key_ids: string[]
   requests: string
-}
-
-/** A time range `[from, to)`, or `[from, to]` when `closed` (the window's own end). */
-export interface Range {
-  from: number
-  to: number
-  closed?: boolean
-}
-
-/** Where a window's counts come from: whole hours and whole minutes from the counts, the rest from rows. */
-export interface CountSources {
-  rows: Range[]
-  minutes: Range[]
-  hours: Range[]
-}
-
-const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit
-const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit
-
-/**
- * Splits the window `[from, to]`, given the first minute the counts cover: its whole hours from
- * the hours' counts, the whole minutes left from the minutes', and from rows the part of a
- * minute at either end and any time before the counts began.
- */
-export function countSources(from: number, to: number, since: number): CountSources {
-  const firstMinute = Math.max(ceilTo(from, MINUTE_MS), ceilTo(since, MINUTE_MS))
-  const lastMinute = floorTo(to, MINUTE_MS)
-  if (!(firstMinute < lastMinute)) return { rows: [{ from, to, closed: true }], minutes: [], hours: [] }
-  const rows: Range[] = from < firstMinute ? [{ from, to: firstMinute }] : []
-  rows.push({ from: lastMinute, to, closed: true })
-  const firstHour = ceilTo(firstMinute, HOUR_MS)
-  const lastHour = floorTo(lastMinute, HOUR_MS)
-  if (!(firstHour < lastHour)) return { rows, minutes: [{ from: firstMinute, to: lastMinute }], hours: [] }
-  const minutes = [{ from: firstMinute, to: firstHour }, { from: lastHour, to: lastMinute }].filter((range) => range.from < range.to)
-  return { rows, minutes, hours: [{ from: firstHour, to: lastHour }] }
 }
 
 /** True when every filter of `query` is on a value the combinations hold. */
@@ -96,34 +68,24 @@ function passes(combination: Combination, query: LogQuery): boolean {
   return true
 }
 
-/** The first minute the per-minute counts cover; rows before it are counted as rows. */
-async function countsSince(pool: pg.Pool): Promise<number> {
-  const result = await pool.query<{ since: Date }>('SELECT min(since) AS since FROM request_log_counts_since')
-  const since = result.rows[0]?.since
-  return since instanceof Date ? since.getTime() : Number.POSITIVE_INFINITY
-}
-
-/** The combinations of a window (a combination may come more than once: from the counts and from rows), as `countSources` splits it. */
+/** The combinations of a window (a combination may come more than once: from the counts and from rows): whole hours and minutes from the counts, the rest from rows. */
 async function combinations(pool: pg.Pool, from: number, to: number): Promise<Combination[]> {
-  const sources = countSources(from, to, await countsSince(pool))
-  const values: (string | number)[] = []
-  const add = (value: string | number) => `$${values.push(value)}`
-  const time = (ms: number) => `${add(new Date(ms).toISOString())}::timestamptz`
-  const within = (range: Range) => `at >= ${time(range.from)} AND at ${range.closed === true ? '<=' : '<'} ${time(range.to)}`
+  const cover = coverWindow(from, to, 3600, COUNT_SPANS)
+  const values: string[] = []
+  const time = (ms: number) => `$${values.push(new Date(ms).toISOString())}::timestamptz`
   const parts: string[] = []
-  const counted: string[] = []
-  for (const [span, ranges] of [[MINUTE_MS, sources.minutes], [HOUR_MS, sources.hours]] as const) {
-    for (const range of ranges) counted.push(`SELECT combination, requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE span = ${span / 1000} AND ${within(range)}`)
-  }
-  if (counted.length > 0) {
-    // Summed per combination first, then given its values: a few hundred lookups for a day.
-    parts.push(`SELECT c.served_provider, c.model, c.status, c.failure_class, c.node_id, c.picked_by, c.moved_off, c.is_check, c.added_fallback_served, c.key_ids, counted.requests
-                  FROM (SELECT combination, sum(requests) AS requests FROM (${counted.join(' UNION ALL ')}) spans GROUP BY combination) counted
+  if (cover.blocks.length > 0) {
+    // Each span's range on its own (the planner prunes the days of each), summed per combination,
+    // then given its values: a few thousand lookups for a day. Counts of rows deleted since are
+    // zeros (the migration's delete trigger): left out, as the rows are.
+    const spans = cover.blocks.map((block) => `SELECT combination, requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE span = ${block.seconds} AND at >= ${time(block.fromMs)} AND at < ${time(block.toMs)}`)
+    parts.push(`SELECT ${COMBINATION_COLUMNS.map((column) => `c.${column}`).join(', ')}, counted.requests
+                  FROM (SELECT combination, sum(requests) AS requests FROM (${spans.join(' UNION ALL ')}) AS spans GROUP BY combination HAVING sum(requests) <> 0) AS counted
                   JOIN ${REQUEST_LOG_COMBINATIONS_TABLE} c ON c.id = counted.combination`)
   }
-  for (const range of sources.rows) {
+  for (const range of cover.snapshots) {
     parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests
-                  FROM ${REQUEST_LOG_TABLE} WHERE ${within(range)} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
+                  FROM ${REQUEST_LOG_TABLE} WHERE at >= ${time(range.fromMs)} AND at ${range.closed ? '<=' : '<'} ${time(range.toMs)} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
   }
   const result = await pool.query<Combination>(parts.join('\nUNION ALL\n'), values)
   return result.rows

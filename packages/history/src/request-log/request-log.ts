@@ -11,7 +11,7 @@ import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
-import { CountedWriter, MinuteCounts, REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './minutes.ts'
+import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -41,8 +41,6 @@ export interface RequestLogInit {
   maintenanceEveryMs?: number
   /** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows; default 30 s. */
   summarizeEveryMs?: number
-  /** Writes the per-minute counts with the rows (minutes.ts); default true. False only for bench/reading/request-log-query.ts's comparison. */
-  countMinutes?: boolean
 }
 
 /** The request log of one node. */
@@ -63,7 +61,7 @@ export interface RequestLog {
 }
 
 const DAY_MS = 86_400_000
-/** The log's tables, partitioned alike by day: its rows and their per-minute counts. */
+/** The log's tables, partitioned alike by day: its rows and their per-minute and per-hour counts (kept by a trigger on the rows: counts.ts). */
 const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
@@ -112,10 +110,6 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts). At most every
   // buffered row and a whole batch in flight are held at once, plus the row being added.
   const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536), sink: new BinarySink() })
-  // What each buffered row counts as in the per-minute counts, written with it (minutes.ts).
-  const minutes = new MinuteCounts()
-  const countMinutes = init.countMinutes ?? true
-  const counted = new CountedWriter(pool)
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,
@@ -126,8 +120,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     write: async (slots) => {
       const data = batchOf(arena, slots)
       const started = performance.now()
-      if (countMinutes) await counted.write(data, minutes.countsOf(slots))
-      else await insertRows(pool, data)
+      await insertRows(pool, data)
       components.onWritten?.(slots.length, (performance.now() - started) / 1000)
     },
   })
@@ -192,7 +185,6 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     let slot: number
     try {
       slot = arena.encode(encodeRow, record)
-      if (countMinutes) minutes.note(slot, record, Date.parse(record.at))
     } catch (error) {
       log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
       return

@@ -7,7 +7,7 @@ import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
 import type { ByteSink, RowArena } from '../writer/arena.ts'
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, type BinarySink } from '../writer/binary-sink.ts'
-import { COPY_HEADER_BYTES, copyRows, type CopyOptions } from '../writer/copy.ts'
+import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
 
@@ -240,7 +240,7 @@ export function batchOf(arena: RowArena<BinarySink>, slots: readonly number[]): 
   return data
 }
 
-/** Writes a batch (`batchOf`'s bytes) in one COPY, with statements `around` it in the same message and transaction (minutes.ts's counts). */
-export async function insertRows(pool: pg.Pool, data: Buffer, around: Pick<CopyOptions, 'before' | 'after'> = {}): Promise<void> {
-  await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true, ...around })
+/** Writes a batch (`batchOf`'s bytes) in one COPY; the log's trigger counts its rows in the same statement (counts.ts). */
+export async function insertRows(pool: pg.Pool, data: Buffer): Promise<void> {
+  await copyRows(pool, REQUEST_LOG_TABLE, COLUMNS, data, { binary: true })
 }

@@ -24,7 +24,7 @@ const TWO_32 = 4_294_967_296
 /** Postgres text cannot hold NUL: one is written as U+FFFD, as the text format's writer does (copy.ts). */
 const NUL = /\0/g
 
-/** What a text value becomes in Postgres: NUL replaced (the request log's counts store their texts alike: minutes.ts). */
+/** What a text value becomes in Postgres: NUL replaced. */
 export const storable = (value: string): string => (value.includes('\0') ? value.replace(NUL, '\uFFFD') : value)
 
 /** ByteSink's bytes and the binary fields around them. Every write throws FULL when the slab has no room. */

@@ -82,8 +82,7 @@ export const COPY_HEADER_BYTES = 5
  */
 export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: CopyOptions = {}): Promise<void> {
   if (data.length <= COPY_HEADER_BYTES) return
-  const copy = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
-  const statement = [options.before, copy, options.after].filter((part) => part !== undefined).join(';\n')
+  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
   const client = await pool.connect()
   let broken: Error | undefined
   try {
@@ -100,15 +99,7 @@ export async function copyRows(pool: pg.Pool, table: string, columns: readonly s
   }
 }
 
-/**
- * With `before` or `after` the message holds several statements: Postgres runs a simple query's
- * statements as one transaction (unless they hold their own BEGIN/COMMIT), COPY FROM STDIN among
- * them, so one round trip writes the rows and whatever goes with them, or none of it.
- */
+/** How the rows are encoded: COPY's text format (the default) or its binary format. */
 export interface CopyOptions {
   binary?: boolean
-  /** Statements run before the COPY, in the same message. */
-  before?: string | undefined
-  /** Statements run after the COPY, in the same message (a statement's error undoes the COPY too). */
-  after?: string | undefined
 }
