@@ -4,7 +4,14 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { exportRequest } from './otlp-proto.ts'
+import { SpanBatch } from './otlp-proto.ts'
+
+/** The request body the node sends for these spans (one resource and scope, as a node's are). */
+function exportRequest(spans: readonly ReadableSpan[]): Uint8Array {
+  const batch = new SpanBatch(spans[0]!.resource, spans[0]!.instrumentationScope)
+  for (const span of spans) batch.add(span)
+  return batch.take()
+}
 
 function finished(count: number): ReadableSpan[] {
   const memory = new InMemorySpanExporter()

@@ -14,29 +14,6 @@ import { FIXED32, FIXED64, LENGTH, VARINT, Writer } from './protobuf-writer.ts'
 const HAS_IS_REMOTE = 0x100
 const IS_REMOTE = 0x200
 
-/** The request body: spans grouped by resource, then by instrumentation scope, in the order they came. */
-export function exportRequest(spans: readonly ReadableSpan[]): Uint8Array {
-  const byResource = new Map<Resource, Map<Scope, ReadableSpan[]>>()
-  for (const span of spans) {
-    let scopes = byResource.get(span.resource)
-    if (scopes === undefined) byResource.set(span.resource, (scopes = new Map()))
-    const list = scopes.get(span.instrumentationScope)
-    if (list === undefined) scopes.set(span.instrumentationScope, [span])
-    else list.push(span)
-  }
-  const out = new Writer(spans.length * 600 + 1024)
-  for (const [resource, scopes] of byResource) {
-    const resourceSpans = openResource(out, resource)
-    for (const [scope, list] of scopes) {
-      const scopeSpans = openScope(out, scope)
-      for (const span of list) writeSpan(out, span)
-      close(out, scope.schemaUrl, scopeSpans)
-    }
-    close(out, resource.schemaUrl, resourceSpans)
-  }
-  return out.bytes()
-}
-
 /**
  * Spans encoded as they end, for one request body: a node's spans share one resource and one
  * scope, so each is written once, when it ends, and only bytes wait for the export (no span
