@@ -297,10 +297,11 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
-  const tracing = tracingFromEnv(process.env, { nodeId, region })
+  const tracing = tracingFromEnv(process.env, { nodeId, region, log: (level, message) => logger[level](message) })
   if (tracing !== null) {
     parts.add('traces flush', () => tracing.shutdown())
     new Counter({ name: 'switchboard_trace_spans_dropped_total', help: 'Spans dropped because the OTLP export queue was full', registers: [metrics.registry], collect() { this.reset(); this.inc(tracing.dropped()) } })
+    new Counter({ name: 'switchboard_trace_spans_failed_total', help: 'Spans lost because their OTLP export failed (collector unreachable, refusing or timing out)', registers: [metrics.registry], collect() { this.reset(); this.inc(tracing.failed()) } })
   }
   const listener = createListener(
     {

@@ -172,9 +172,10 @@ describe('traces of inference requests', () => {
     const everything = receiver.bodies.join('\n')
     expect(everything.length).toBeGreaterThan(0)
     expect(new Set(receiver.types)).toEqual(new Set(['application/x-protobuf', 'application/json']))
-    // The export queue never filled: nothing dropped, and the count is there to say so.
+    // The export queue never filled and every export was taken: nothing dropped or lost, and the counts say so.
     const metrics = await (await fetch(`${nodes.get('node-a')!.url}/metrics`)).text()
     expect(metrics).toMatch(/^switchboard_trace_spans_dropped_total 0$/m)
+    expect(metrics).toMatch(/^switchboard_trace_spans_failed_total 0$/m)
     for (const secret of [REVOKED, NO_MINI, ANTHROPIC, ADMIN_TOKEN, SECRET, 'Bearer', 'authorization', 'pineapple']) {
       expect(everything, secret).not.toContain(secret)
     }

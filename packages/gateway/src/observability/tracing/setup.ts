@@ -17,7 +17,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, type ReadableSpan, type Sampler, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import type { RequestSurface } from '@switchboard/history'
-import { batchOptionsFromEnv, EncodingSpanProcessor, encodedMetrics, encodedSerializer } from './span-export.ts'
+import { batchOptionsFromEnv, EncodingSpanProcessor, ExportHealth, encodedMetrics, encodedSerializer } from './span-export.ts'
 import { RequestTrace } from './request-trace.ts'
 import { samplerFromEnv, type SpanMaker } from './spans.ts'
 
@@ -29,6 +29,8 @@ export interface Tracing {
   request(headers: IncomingHttpHeaders, method: string, path: string, surface: RequestSurface): RequestTrace
   /** Spans dropped because the export queue was full (the collector slower than the node). */
   dropped(): number
+  /** Spans lost because their export failed (the collector unreachable, refusing, or too slow to answer). */
+  failed(): number
   /** Exports what is buffered now (benches, tests). */
   flush(): Promise<void>
   /** Exports what is buffered and stops (the node's shutdown). */
@@ -47,6 +49,8 @@ export interface TracingInit {
   sampler?: Sampler
   /** `OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`; no limit when absent. */
   valueLengthLimit?: number
+  /** How the exports fare (a real node's processors report to it). */
+  health?: ExportHealth
 }
 
 const propagator = new W3CTraceContextPropagator()
@@ -64,7 +68,7 @@ export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
 }
 
 /** The node's tracing as the environment asks for it, or null (off: the default). */
-export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; region: string }): Tracing | null {
+export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; region: string; log: (level: 'warn' | 'info', message: string) => void }): Tracing | null {
   if (!tracingWanted(env)) return null
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || 'http/protobuf'
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
@@ -73,8 +77,10 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; r
   }
   const content = env.SWITCHBOARD_OTEL_CONTENT === '1' || env.SWITCHBOARD_OTEL_CONTENT?.toLowerCase() === 'true'
   const limit = Number((env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)?.trim() || Number.NaN)
+  const health = new ExportHealth(node.log)
   return createTracing({
-    processors: [protocol === 'http/json' ? jsonProcessor() : protobufProcessor(env)],
+    processors: [protocol === 'http/json' ? jsonProcessor(health) : protobufProcessor(env, health)],
+    health,
     nodeId: node.nodeId,
     region: node.region,
     content,
@@ -90,16 +96,23 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv, node: { nodeId: string; r
  * transport and configuration (endpoint, headers, timeout, compression, retries: the
  * `OTEL_EXPORTER_OTLP_*` variables).
  */
-function protobufProcessor(env: NodeJS.ProcessEnv): SpanProcessor {
+function protobufProcessor(env: NodeJS.ProcessEnv, health: ExportHealth): SpanProcessor {
   const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' })
-  return new EncodingSpanProcessor(createOtlpHttpExportDelegate(options, encodedSerializer, 'otlp_http_span_exporter', encodedMetrics, undefined), batchOptionsFromEnv(env))
+  return new EncodingSpanProcessor(createOtlpHttpExportDelegate(options, encodedSerializer, 'otlp_http_span_exporter', encodedMetrics, undefined), batchOptionsFromEnv(env), health)
 }
 
 /** JSON, when asked for: the SDK's batch processor and the official exporter and serializer. */
-function jsonProcessor(): SpanProcessor {
+function jsonProcessor(health: ExportHealth): SpanProcessor {
   const options = convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' })
   const exporter: SpanExporter = new OTLPExporterBase<ReadableSpan[]>(createOtlpHttpExportDelegate(options, JsonTraceSerializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined))
-  return new BatchSpanProcessor(exporter)
+  return new BatchSpanProcessor({
+    export: (spans, done) => exporter.export(spans, (result) => {
+      health.settled(result, spans.length)
+      done(result)
+    }),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  })
 }
 
 /** OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read synchronously (the env detector's attributes are plain values). */
@@ -134,6 +147,7 @@ export function createTracing(init: TracingInit): Tracing {
       return new RequestTrace(maker, parent, method, path, surface, init.content)
     },
     dropped: () => init.processors.reduce((sum, processor) => sum + (processor instanceof EncodingSpanProcessor ? processor.dropped : 0), 0),
+    failed: () => init.health?.failedSpans ?? 0,
     async flush() {
       await Promise.all(init.processors.map((processor) => processor.forceFlush()))
     },

@@ -5,17 +5,17 @@ import type { IOtlpExportDelegate } from '@opentelemetry/otlp-exporter-base'
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { batchOptionsFromEnv, EncodingSpanProcessor, type EncodedBatch } from './span-export.ts'
+import { batchOptionsFromEnv, EncodingSpanProcessor, ExportHealth, type EncodedBatch } from './span-export.ts'
 import { childSpan, rootSpan, samplerFromEnv, type SpanMaker } from './spans.ts'
 
-/** A transport that keeps what it is given; `hold` keeps each export in flight until released. */
-function transport(hold = false) {
+/** A transport that keeps what it is given; `hold` keeps each export in flight until released; `fail` answers each with the collector's refusal. */
+function transport(hold = false, fail = () => false) {
   const sent: EncodedBatch[] = []
   const pending: (() => void)[] = []
   const delegate: IOtlpExportDelegate<EncodedBatch> = {
     export(batch, done) {
       sent.push(batch)
-      const finish = () => done({ code: ExportResultCode.SUCCESS })
+      const finish = () => done(fail() ? { code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED 127.0.0.1:4318') } : { code: ExportResultCode.SUCCESS })
       if (hold) pending.push(finish)
       else finish()
     },
@@ -81,5 +81,41 @@ describe('exporting spans encoded as they end', () => {
     expect(batchOptionsFromEnv({})).toEqual({ maxBatch: 512, delayMs: 5000, maxQueue: 2048 })
     expect(batchOptionsFromEnv({ OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '4096', OTEL_BSP_MAX_QUEUE_SIZE: '1000' })).toEqual({ maxBatch: 1000, delayMs: 100, maxQueue: 1000 })
     expect(batchOptionsFromEnv({ OTEL_BSP_SCHEDULE_DELAY: 'soon' }).delayMs).toBe(5000)
+  })
+
+  it('counts the spans of a failed export and tells the log when exports fail, at most once a minute, and when they succeed again', async () => {
+    let down = true
+    let clock = 0
+    const lines: string[] = []
+    const health = new ExportHealth((level, message) => lines.push(`${level}: ${message}`), () => clock)
+    const { delegate } = transport(false, () => down)
+    const processor = new EncodingSpanProcessor(delegate, { maxBatch: 4, delayMs: 60_000, maxQueue: 100 }, health)
+    requests(processor, 4)
+    expect(health.failedSpans).toBe(8)
+    expect(lines).toEqual(['warn: traces: an export to the collector failed (connect ECONNREFUSED 127.0.0.1:4318); its 4 spans are lost (4 in all so far)'])
+    clock = 59_000
+    requests(processor, 2)
+    expect(lines).toHaveLength(1)
+    clock = 61_000
+    requests(processor, 2)
+    expect(lines).toHaveLength(2)
+    expect(lines[1]).toContain('(16 in all so far)')
+    down = false
+    requests(processor, 2)
+    expect(lines[2]).toBe('info: traces: the collector takes spans again (16 lost in all so far)')
+    expect(health.failing).toBe(false)
+    await processor.shutdown()
+  })
+
+  it('does not wait for a failing collector when the node stops: what is buffered is counted lost', async () => {
+    const health = new ExportHealth(() => {})
+    const { delegate, sent } = transport(true, () => true)
+    const processor = new EncodingSpanProcessor(delegate, { maxBatch: 4, delayMs: 60_000, maxQueue: 100 }, health)
+    health.settled({ code: ExportResultCode.FAILED, error: new Error('timeout') }, 0)
+    requests(processor, 3)
+    // One export in flight (held by the transport), one batch of 2 open: shutdown returns without either.
+    await processor.shutdown()
+    expect(sent.map((batch) => batch.spans)).toEqual([4])
+    expect(health.failedSpans).toBe(2)
   })
 })

@@ -6,9 +6,11 @@
  * time, as the SDK's batch processor does. What waits for the export is bytes, not span objects:
  * a request's spans die with it instead of living on in a queue the collector sets the pace of.
  * At most `OTEL_BSP_MAX_QUEUE_SIZE` spans wait; past that a span is dropped and counted, never
- * waited for (recording never slows a request).
+ * waited for (recording never slows a request). A failed export loses its spans, as the SDK's
+ * processor does; `ExportHealth` counts them and tells the node's log.
  */
 import { TraceFlags } from '@opentelemetry/api'
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
 import type { IOtlpExportDelegate } from '@opentelemetry/otlp-exporter-base'
 import { ProtobufTraceSerializer, type IExporterMetricsHelper, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer'
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
@@ -43,6 +45,39 @@ export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): BatchOptions {
   return { maxBatch: Math.min(read('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512), maxQueue), delayMs: read('OTEL_BSP_SCHEDULE_DELAY', 5000), maxQueue }
 }
 
+/**
+ * How exports fare: spans the collector did not take (unreachable, refused, timed out), and a log
+ * line when exports start failing (again at most once a minute while they fail) and when they
+ * succeed again. The line carries the error's message only, never the request's headers.
+ */
+export class ExportHealth {
+  failedSpans = 0
+  private failingSince: number | null = null
+  private lastLine = 0
+
+  constructor(private readonly log: (level: 'warn' | 'info', message: string) => void, private readonly now: () => number = Date.now) {}
+
+  get failing(): boolean {
+    return this.failingSince !== null
+  }
+
+  settled(result: ExportResult, spans: number): void {
+    if (result.code === ExportResultCode.SUCCESS) {
+      if (this.failingSince !== null) this.log('info', `traces: the collector takes spans again (${this.failedSpans} lost in all so far)`)
+      this.failingSince = null
+      return
+    }
+    this.failedSpans += spans
+    const now = this.now()
+    if (this.failingSince === null || now - this.lastLine >= 60_000) {
+      const reason = (result.error?.message ?? 'unknown error').slice(0, 200)
+      this.log('warn', `traces: an export to the collector failed (${reason}); its ${spans} spans are lost (${this.failedSpans} in all so far)`)
+      this.lastLine = now
+    }
+    this.failingSince ??= now
+  }
+}
+
 export class EncodingSpanProcessor implements SpanProcessor {
   /** Spans dropped because the queue was full (the collector slower than the node). */
   dropped = 0
@@ -55,7 +90,7 @@ export class EncodingSpanProcessor implements SpanProcessor {
   private stopped = false
   private readonly drained: (() => void)[] = []
 
-  constructor(private readonly delegate: IOtlpExportDelegate<EncodedBatch>, private readonly options: BatchOptions) {}
+  constructor(private readonly delegate: IOtlpExportDelegate<EncodedBatch>, private readonly options: BatchOptions, private readonly health?: ExportHealth) {}
 
   onStart(): void {}
 
@@ -99,10 +134,19 @@ export class EncodingSpanProcessor implements SpanProcessor {
     await this.delegate.forceFlush()
   }
 
+  /** Exports what is left; while the collector is failing, what is buffered is counted lost instead, and nothing is waited for. */
   async shutdown(): Promise<void> {
-    await this.forceFlush()
+    const health = this.health
+    if (health?.failing !== true) {
+      await this.forceFlush()
+      this.stopped = true
+      return this.delegate.shutdown()
+    }
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.seal()
+    for (const batch of this.ready.splice(0)) health.failedSpans += batch.spans
     this.stopped = true
-    await this.delegate.shutdown()
+    this.delegate.shutdown().catch(() => {})
   }
 
   /** The open batch becomes a request body, ready to send. */
@@ -113,7 +157,7 @@ export class EncodingSpanProcessor implements SpanProcessor {
     this.ready.push({ body: batch.take(), spans })
   }
 
-  /** Sends the next ready body unless one is in flight. A failed export is the transport's to log; its spans are gone, as with the SDK's processor. */
+  /** Sends the next ready body unless one is in flight. */
   private pump(): void {
     if (this.sending) return
     const next = this.ready.shift()
@@ -122,7 +166,8 @@ export class EncodingSpanProcessor implements SpanProcessor {
       return
     }
     this.sending = true
-    this.delegate.export(next, () => {
+    this.delegate.export(next, (result) => {
+      this.health?.settled(result, next.spans)
       this.sending = false
       this.queued -= next.spans
       this.pump()

@@ -48,7 +48,7 @@ const timeout: AttemptFailure = { failureClass: 'timeout', scope: 'model', statu
 describe('turning tracing on', () => {
   it('is off unless an OTLP endpoint is named, and off when the SDK is disabled or another exporter is asked for', () => {
     expect(tracingWanted({})).toBe(false)
-    expect(tracingFromEnv({}, { nodeId: 'a', region: 'eu' })).toBeNull()
+    expect(tracingFromEnv({}, { nodeId: 'a', region: 'eu', log: () => {} })).toBeNull()
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true)
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true)
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_SDK_DISABLED: 'true' })).toBe(false)
