@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chunksOf as from, collectEvents as collect } from '../stream-testing.ts'
+import { chunksOf as from, collectEvents as collect } from '../../../test/stream-testing.ts'
 import { responsesToChat } from './request.ts'
 import { chatToResponse } from './response.ts'
 import { chatStreamToResponseEvents } from './stream.ts'
