@@ -25,7 +25,7 @@ import {
   type PlanInput,
   type RetryPolicy,
 } from '../../packages/routing/src/index.ts'
-import { pickWeighted } from '../../packages/routing/src/selection/weighted.ts'
+import { pickWeighted } from '../../packages/routing/test/pick-weighted.ts'
 
 const PROVIDERS = 20
 const KEYS = 50

@@ -6,7 +6,7 @@
  * once, with no fallback.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ERROR_FIXTURES, type ErrorFixture } from '../../providers/src/errors/fixtures.ts'
+import { ERROR_FIXTURES, type ErrorFixture } from '../../providers/test/fixtures/errors.ts'
 import { freshRound, startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 let simulator: SimulatorProcess

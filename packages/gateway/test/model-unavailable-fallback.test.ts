@@ -9,7 +9,7 @@
  * verbatim, status, headers and body.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ERROR_FIXTURES, type ErrorFixture } from '../../providers/src/errors/fixtures.ts'
+import { ERROR_FIXTURES, type ErrorFixture } from '../../providers/test/fixtures/errors.ts'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 let simulator: SimulatorProcess

@@ -1,5 +1,5 @@
 /**
- * Every adapter, through the one shared suite (testing/adapter-suite.ts), against the
+ * Every adapter, through the one shared suite (test/adapter-suite.ts), against the
  * simulator. A new adapter is added here with one `adapterSuite({...})` call.
  */
 import { simulatorSecretKey, simulatorServiceAccount } from '@switchboard/simulator'
@@ -8,7 +8,7 @@ import { createAzureAdapter } from './azure/adapter.ts'
 import { createBedrockAdapter } from './bedrock/adapter.ts'
 import { createGoogleAdapter } from './google/adapter.ts'
 import { createOpenAiAdapter } from './openai/adapter.ts'
-import { adapterSuite, suiteNetwork } from './testing/adapter-suite.ts'
+import { adapterSuite, suiteNetwork } from '../test/adapter-suite.ts'
 
 const key = (value: string) => ({ id: 'k1', name: 'suite-key', value, models: ['*'], weight: 1 })
 

@@ -15,7 +15,7 @@ import type { ProviderAdapter, ProviderInit } from './types.ts'
 
 export type * from './types.ts'
 export { PROVIDER_TYPES } from './types.ts'
-export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, parseWaitHint } from './errors/index.ts'
+export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure } from './errors/index.ts'
 export { UpstreamStreamError } from './http/openai-stream.ts'
 export { StreamFailure, streamFailureOf, normalizedEvents, jsonBytes, jsonBody, streamOf, malformedSuccess, notSent, isCallerTranslationError } from './outcome.ts'
 export { Cancellation } from './http/cancellation.ts'

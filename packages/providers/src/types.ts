@@ -197,7 +197,7 @@ export interface SurfaceRequest {
 /**
  * An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. `send` never
  * throws: it resolves to ONE normalized outcome (AttemptResult; builders in outcome.ts). Every
- * adapter passes the shared suite in adapter-suite.ts against the simulator.
+ * adapter passes the shared suite in test/adapter-suite.ts against the simulator.
  */
 export interface ProviderAdapter {
   readonly name: string

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { RequestRecord } from './record.ts'
 import { batchOf, encodeRow } from './rows.ts'
-import { compactEntry, recordOfRow, type EntryRow } from './entry.ts'
+import { recordOfRow, type EntryRow } from './entry.ts'
 import { RowArena } from '../writer/arena.ts'
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink } from '../writer/binary-sink.ts'
 import { COPY_HEADER_BYTES } from '../writer/copy.ts'
 import { anyRecord } from '../../test/any-record.ts'
+import { compactEntry } from '../../test/compact-entry.ts'
 
 /** The fields of one binary COPY tuple: each field's bytes, null for NULL. */
 function fieldsOf(tuple: Buffer): (Buffer | null)[] {

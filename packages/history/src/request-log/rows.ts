@@ -140,7 +140,8 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
 }
 
 /**
- * The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it.
+ * The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it
+ * (test/compact-entry.ts).
  * `json` writes each string: the bench's text-format rows (bench/lib/request-log-text.ts) pass
  * one that also doubles backslashes for COPY's text format.
  */

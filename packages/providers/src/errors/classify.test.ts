@@ -1,7 +1,7 @@
 import { FAILURE_CLASSES } from '@switchboard/routing'
 import { describe, expect, it } from 'vitest'
 import { cancelledFailure, classifyFailure, networkFailure, timeoutFailure } from './classify.ts'
-import { ERROR_FIXTURES, FIXTURE_NOW } from './fixtures.ts'
+import { ERROR_FIXTURES, FIXTURE_NOW } from '../../test/fixtures/errors.ts'
 
 describe('classifyFailure on recorded provider errors', () => {
   it.each(ERROR_FIXTURES.map((fixture) => [fixture.name, fixture] as const))('%s', (_name, fixture) => {

@@ -3,4 +3,4 @@
  * answerless endings, normalized to `AttemptFailure` with the provider's wait hint.
  */
 export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, type FailedAnswer } from './classify.ts'
-export { parseWaitHint, parseDuration, type WaitHintOptions } from './wait-hints.ts'
+export { parseDuration, type WaitHintOptions } from './wait-hints.ts'

@@ -8,7 +8,7 @@
  * OpenAI-style wording in the message ("Please try again in 20s").
  * A negative or unreadable value counts as absent, so the next source is read.
  */
-import { readErrorReport, type ErrorReport } from './body.ts'
+import type { ErrorReport } from './body.ts'
 
 const MILLISECONDS_PER_UNIT: Record<string, number> = {
   ns: 1e-6,
@@ -169,7 +169,11 @@ function fromWording(text: string): number | null {
   return perUnit === undefined ? null : nonNegative(Number(match[2]) * perUnit)
 }
 
-/** The wait hint from an already-read error report; shared with classifyFailure so the body is read once. */
+/**
+ * How long the provider asked us to wait, in ms, or null when it said nothing usable, from the
+ * answer's headers (lower-case names) and its already-read error report (classifyFailure reads the
+ * body once). `now` is epoch ms, used for HTTP dates and RFC 3339 resets.
+ */
 export function waitHintFromReport(
   headers: Record<string, string>,
   report: ErrorReport,
@@ -191,17 +195,4 @@ export function waitHintFromReport(
     if (waitMs !== null) return Math.ceil(waitMs)
   }
   return null
-}
-
-/**
- * How long the provider asked us to wait, in ms, or null when it said nothing usable.
- * Header names are lower-case; `now` is epoch ms, used for HTTP dates and RFC 3339 resets.
- */
-export function parseWaitHint(
-  headers: Record<string, string>,
-  body: unknown,
-  now: number,
-  options: WaitHintOptions = {},
-): number | null {
-  return waitHintFromReport(headers, readErrorReport(headers, body), now, options)
 }

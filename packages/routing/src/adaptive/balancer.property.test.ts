@@ -5,7 +5,7 @@ import { RECOMPUTE_INTERVAL_MS, WEIGHT_FLOOR, WEIGHT_MAX } from './tuning.ts'
 import { TRIAL_FIRST_WAIT_MS } from '../trials/timing.ts'
 import { FAILURE_CLASSES, type FailureClass } from '../failures/failure-class.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider, type RouteRef } from './types.ts'
-import { drawShares, keyEngine } from '../planning/engine-fixture.ts'
+import { drawShares, keyEngine } from '../../test/engine-fixture.ts'
 import { keyRotationFor, planKeys } from '../planning/key-plan.ts'
 import { RoutingLog } from '../planning/log.ts'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createAdaptiveBalancer } from './balancer.ts'
 import { directionLog } from './routing-log.ts'
-import { drawShares, keyEngine } from '../planning/engine-fixture.ts'
+import { drawShares, keyEngine } from '../../test/engine-fixture.ts'
 import { keyChosenLine } from '../planning/log.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
 

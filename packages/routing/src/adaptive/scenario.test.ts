@@ -5,7 +5,7 @@
  * an argument.
  */
 import { describe, expect, it } from 'vitest'
-import { keyEngine } from '../planning/engine-fixture.ts'
+import { keyEngine } from '../../test/engine-fixture.ts'
 import { RoutingLog } from '../planning/log.ts'
 import { planRequest } from '../planning/request-plan.ts'
 import { RECOMPUTE_INTERVAL_MS } from './tuning.ts'

@@ -6,7 +6,7 @@ import { FAIL_SUSTAINED_MS, RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } 
 import { TRIAL_FIRST_WAIT_MS } from '../trials/timing.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
 import type { BalancerProvider, RouteRef } from './types.ts'
-import { keyEngine } from '../planning/engine-fixture.ts'
+import { keyEngine } from '../../test/engine-fixture.ts'
 
 const MODEL = 'gpt-4o'
 const providers: BalancerProvider[] = [

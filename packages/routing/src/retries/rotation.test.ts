@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { pickWeighted } from '../selection/weighted.ts'
+import { pickWeighted } from '../../test/pick-weighted.ts'
 import { createKeyRotation, type RotationStep } from './rotation.ts'
 import { backoffDelay } from './backoff.ts'
 

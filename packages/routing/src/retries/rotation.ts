@@ -211,7 +211,7 @@ class RotationPlan implements KeyRotation {
 
   /**
    * A weighted draw among the keys in status `wanted` (but not `exclude`), exactly as
-   * `pickWeighted` draws over that subset, without building it: -1 when there is none.
+   * `pickWeighted` (test/pick-weighted.ts) draws over that subset, without building it: -1 when there is none.
    */
   private pickAmong(wanted: KeyStatus, exclude: number): number {
     const { weights, status } = this

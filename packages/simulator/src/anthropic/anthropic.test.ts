@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSimulator, type Simulator } from '../index.ts'
-import { call, parseSse } from '../testing/client.ts'
+import { call, parseSse } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

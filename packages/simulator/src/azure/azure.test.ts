@@ -1,7 +1,7 @@
 import { AzureOpenAI } from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSimulator, type Simulator } from '../index.ts'
-import { call, parseSse, type WireBody } from '../testing/client.ts'
+import { call, parseSse, type WireBody } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

@@ -16,7 +16,7 @@ function converse(body: unknown, headers: Record<string, string> = { authorizati
 
 const HELLO = { messages: [{ role: 'user', content: [{ text: 'Hello' }] }] }
 
-/** Status and x-amzn-errortype per preset, from Bedrock's documented errors (see providers' errors/fixtures/bedrock.ts). */
+/** Status and x-amzn-errortype per preset, from Bedrock's documented errors (see providers' test/fixtures/errors/bedrock.ts). */
 const presets: Array<[Exclude<FaultPreset, 'timeout' | 'reset' | 'stream_cut' | 'stream_error'>, number, string | null]> = [
   ['invalid_api_key', 403, 'UnrecognizedClientException'],
   ['insufficient_quota', 400, 'ServiceQuotaExceededException'],

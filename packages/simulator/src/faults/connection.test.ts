@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, type Simulator } from '../index.ts'
-import { control, eventually, send } from '../testing/client.ts'
+import { control, eventually, send } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

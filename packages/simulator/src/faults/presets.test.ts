@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, type FaultPreset, type ProviderName, type Simulator } from '../index.ts'
-import { call, type CallReply } from '../testing/client.ts'
+import { call, type CallReply } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, type Simulator } from '../index.ts'
 import { eventKind } from '../stream/script.ts'
-import { control, eventually, parseSse } from '../testing/client.ts'
+import { control, eventually, parseSse } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

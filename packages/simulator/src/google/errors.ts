@@ -1,7 +1,7 @@
 /**
  * Gemini API and Vertex AI error answers: `{error: {code, message, status, details?}}` with
  * google.rpc details (ErrorInfo reasons, QuotaFailure, RetryInfo), as in the providers'
- * documented fixtures (packages/providers/src/errors/fixtures/google.ts).
+ * documented fixtures (packages/providers/test/fixtures/errors/google.ts).
  */
 import type { AnswerPreset, FaultContext } from '../dialects/dialect.ts'
 import type { ErrorShape } from '../openai/errors.ts'

@@ -1,7 +1,7 @@
 import OpenAI from 'openai'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, type Simulator } from '../index.ts'
-import { call, parseSse, type WireBody } from '../testing/client.ts'
+import { call, parseSse, type WireBody } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

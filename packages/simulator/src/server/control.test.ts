@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, RuleError, type Simulator } from '../index.ts'
-import { call, control } from '../testing/client.ts'
+import { call, control } from '../../test/client.ts'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })

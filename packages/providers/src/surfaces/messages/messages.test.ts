@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chunksOf as from, collectEvents as collect } from '../stream-testing.ts'
+import { chunksOf as from, collectEvents as collect } from '../../../test/stream-testing.ts'
 import { TranslationError } from '../../anthropic/errors.ts'
 import { messagesToChat } from './request.ts'
 import { chatToMessage } from './response.ts'

@@ -15,11 +15,6 @@ export interface TranslatedResponses {
   notes: string[]
 }
 
-/** Translates a Responses body (responsesTranslation without its notes). */
-export function responsesToChat(body: Record<string, unknown>): ChatRequestBody {
-  return responsesTranslation(body).chat
-}
-
 /**
  * Translates a Responses body. Ignored on the way (they tune or annotate, and mean nothing
  * to a chat upstream; listed in docs/api.md): `reasoning`, `include`, `store`,

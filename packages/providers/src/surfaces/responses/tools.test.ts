@@ -1,6 +1,6 @@
 /** Responses tools through the chat translation: Codex's namespaces and hosted tools (issue 37). */
 import { describe, expect, it } from 'vitest'
-import { chunksOf as from, collectEvents as collect } from '../stream-testing.ts'
+import { chunksOf as from, collectEvents as collect } from '../../../test/stream-testing.ts'
 import { responsesTranslation } from './request.ts'
 import { chatToResponse } from './response.ts'
 import { chatStreamToResponseEvents } from './stream.ts'

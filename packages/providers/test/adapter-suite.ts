@@ -1,9 +1,9 @@
 /**
  * THE shared adapter suite: the same cases, run against the simulator, for every adapter.
  *
- * How to add an adapter (see adapters.test.ts beside src/ for the list every adapter is in):
+ * How to add an adapter (see src/adapters.test.ts for the list every adapter is in):
  *
- *   import { adapterSuite } from './testing/adapter-suite.ts'
+ *   import { adapterSuite } from '../test/adapter-suite.ts'
  *   adapterSuite({
  *     label: 'vertex',                       // test names read "adapter vertex: ..."
  *     dialect: 'vertex',                     // the simulator dialect (ProviderName) it talks to
@@ -30,10 +30,10 @@
 import { createSimulator, type FaultPreset, type ProviderName, type Simulator, type SimulatorRule } from '@switchboard/simulator'
 import type { FailureClass, FailureScope } from '@switchboard/routing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { Cancellation } from '../http/cancellation.ts'
-import { StreamFailure } from '../outcome.ts'
-import { canServe, sendSurface } from '../surfaces/index.ts'
-import type { AttemptResult, ChatRequestBody, JsonSuccess, ProviderNetwork, ProviderAdapter, ProviderKey, StreamSuccess, Surface } from '../types.ts'
+import { Cancellation } from '../src/http/cancellation.ts'
+import { StreamFailure } from '../src/outcome.ts'
+import { canServe, sendSurface } from '../src/surfaces/index.ts'
+import type { AttemptResult, ChatRequestBody, JsonSuccess, ProviderNetwork, ProviderAdapter, ProviderKey, StreamSuccess, Surface } from '../src/types.ts'
 
 /** One adapter as the suite runs it. */
 export interface AdapterUnderTest {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { pickWeighted } from './weighted.ts'
+import { pickWeighted } from './pick-weighted.ts'
 
 describe('pickWeighted', () => {
   it('returns -1 for nothing and 0 for one', () => {

@@ -1,5 +1,5 @@
 /** Small HTTP helpers the simulator's own tests share; not part of the public API. */
-import type { ProviderName, Simulator } from '../index.ts'
+import type { ProviderName, Simulator } from '../src/index.ts'
 
 /** One parsed server-sent event. */
 export interface SseEvent {

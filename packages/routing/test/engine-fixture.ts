@@ -3,14 +3,14 @@
  * session table, `planKeys` and `keyRotationFor(...).first()`, exactly as the gateway's engine
  * calls them (and bench/data-plane/selection.ts times them). Not part of the package's API.
  */
-import { createAdaptiveBalancer, type AdaptiveBalancer } from '../adaptive/balancer.ts'
-import { createSessionAffinity } from '../adaptive/session.ts'
-import { defaultLoadBalancerSettings, keyServesModel, type BalancerKey, type BalancerProvider } from '../adaptive/types.ts'
-import { createHolds, type Holds } from '../holds/holds.ts'
-import { RateLimitBackoffs } from './backoffs.ts'
-import { keyRotationFor, planKeys } from './key-plan.ts'
-import { RoutingLog } from './log.ts'
-import type { KeyPlan, PlannedTarget, PlannerComponents } from './types.ts'
+import { createAdaptiveBalancer, type AdaptiveBalancer } from '../src/adaptive/balancer.ts'
+import { createSessionAffinity } from '../src/adaptive/session.ts'
+import { defaultLoadBalancerSettings, keyServesModel, type BalancerKey, type BalancerProvider } from '../src/adaptive/types.ts'
+import { createHolds, type Holds } from '../src/holds/holds.ts'
+import { RateLimitBackoffs } from '../src/planning/backoffs.ts'
+import { keyRotationFor, planKeys } from '../src/planning/key-plan.ts'
+import { RoutingLog } from '../src/planning/log.ts'
+import type { KeyPlan, PlannedTarget, PlannerComponents } from '../src/planning/types.ts'
 
 /** The retry policy of the engine's draws here: the first draw does not depend on it. */
 const POLICY = { maxRetries: 2, backoffInitialMs: 100, backoffMaxMs: 1_000 }
