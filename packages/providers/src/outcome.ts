@@ -6,6 +6,7 @@
  * be read is `unknown`; a stream that breaks after its start rejects with a `StreamFailure`.
  */
 import { TranslationError } from './anthropic/errors.ts'
+import { attemptFailure } from './errors/index.ts'
 import { readRateLimitExhaustion } from './http/rate-limit.ts'
 import { failureOf, type BufferedResponse } from './http/transport.ts'
 import type { AttemptFailed, JsonSuccess, StreamSuccess } from './types.ts'
@@ -32,7 +33,7 @@ export function streamOf(status: number, headers: Record<string, string>, events
 
 /** A 2xx whose body cannot be read: `unknown` for every adapter alike (not the key's fault, not the caller's). */
 export function malformedSuccess(status: number, headers: Record<string, string>, what: string): AttemptFailed {
-  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `The upstream answered ${status} with ${what}`, code: 'upstream_malformed' }, headers }
+  return { ok: false, failure: attemptFailure('unknown', status, `The upstream answered ${status} with ${what}`, 'upstream_malformed'), headers }
 }
 
 /**
@@ -61,7 +62,7 @@ export function translatedAnswer(response: BufferedResponse, now: () => number, 
  * sent. The gateway answers the caller 400 with `failure.message` and records no attempt.
  */
 export function notSent(error: TranslationError): AttemptFailed {
-  return { ok: false, notSent: true, failure: { failureClass: 'caller_fault', scope: 'model', status: 400, waitHintMs: null, message: error.message, code: error.code }, headers: {} }
+  return { ok: false, notSent: true, failure: attemptFailure('caller_fault', 400, error.message, error.code), headers: {} }
 }
 
 /** True for a TranslationError that is the caller's (the body), not the upstream's (its answer). */

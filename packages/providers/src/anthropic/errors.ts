@@ -43,3 +43,13 @@ export class AnthropicStreamError extends Error {
     this.providerMessage = providerMessage
   }
 }
+
+/** The caller's body is malformed (`translation_invalid`); `field` is the dotted path it is about. */
+export function invalid (message: string, field?: string): TranslationError {
+  return new TranslationError('translation_invalid', message, field)
+}
+
+/** The caller asked for what the upstream's format cannot say (`translation_unsupported`). */
+export function unsupported (message: string, field?: string): TranslationError {
+  return new TranslationError('translation_unsupported', message, field)
+}

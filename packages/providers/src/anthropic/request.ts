@@ -1,5 +1,5 @@
 import type { ChatRequestBody } from '../types.ts'
-import { TranslationError } from './errors.ts'
+import { invalid, unsupported } from './errors.ts'
 import { asRecord, toAnthropicConversation } from './messages.ts'
 
 /** Anthropic requires `max_tokens`; this is sent when the caller set no limit. */
@@ -47,27 +47,17 @@ export function toAnthropicRequest (body: ChatRequestBody, model: string): Recor
 }
 
 function rejectUnsupported (body: ChatRequestBody): void {
-  const unsupported = (field: string, message: string): never => {
-    throw new TranslationError('translation_unsupported', message, field)
-  }
-  if (typeof body.n === 'number' && body.n > 1) {
-    unsupported('n', 'Anthropic returns one choice per request; send n=1 (or several requests).')
-  }
-  if (body.logprobs === true) unsupported('logprobs', 'Anthropic does not return log probabilities; remove `logprobs`.')
-  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) {
-    unsupported('top_logprobs', 'Anthropic does not return log probabilities; remove `top_logprobs`.')
-  }
+  if (typeof body.n === 'number' && body.n > 1) throw unsupported('Anthropic returns one choice per request; send n=1 (or several requests).', 'n')
+  if (body.logprobs === true) throw unsupported('Anthropic does not return log probabilities; remove `logprobs`.', 'logprobs')
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) throw unsupported('Anthropic does not return log probabilities; remove `top_logprobs`.', 'top_logprobs')
   if (asRecord(body.response_format)?.type === 'json_schema') {
-    unsupported('response_format', 'Anthropic cannot enforce a response_format json_schema here; '
-      + 'describe the JSON in the prompt or use a tool with that schema as input.')
+    throw unsupported('Anthropic cannot enforce a response_format json_schema here; describe the JSON in the prompt or use a tool with that schema as input.', 'response_format')
   }
   const modalities = body.modalities
   if ((Array.isArray(modalities) && modalities.includes('audio')) || (body.audio !== undefined && body.audio !== null)) {
-    unsupported('modalities', 'Anthropic models cannot answer with audio; ask for text only.')
+    throw unsupported('Anthropic models cannot answer with audio; ask for text only.', 'modalities')
   }
-  if (body.functions !== undefined || body.function_call !== undefined) {
-    unsupported('functions', '`functions`/`function_call` are deprecated; send `tools` and `tool_choice` instead.')
-  }
+  if (body.functions !== undefined || body.function_call !== undefined) throw unsupported('`functions`/`function_call` are deprecated; send `tools` and `tool_choice` instead.', 'functions')
 }
 
 /** `max_completion_tokens` is OpenAI's current name; `max_tokens` is the older one still widely sent. */
@@ -77,9 +67,7 @@ function maxTokens (body: ChatRequestBody): number {
     : 'max_tokens'
   const value = body[field]
   if (value === undefined || value === null) return DEFAULT_MAX_TOKENS
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new TranslationError('translation_invalid', `\`${field}\` must be a positive integer.`, field)
-  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalid(`\`${field}\` must be a positive integer.`, field)
   return value
 }
 
@@ -87,9 +75,7 @@ function maxTokens (body: ChatRequestBody): number {
 function optionalNumber (body: ChatRequestBody, field: string): number | undefined {
   const value = body[field]
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new TranslationError('translation_invalid', `\`${field}\` must be a number.`, field)
-  }
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(`\`${field}\` must be a number.`, field)
   return value
 }
 
@@ -99,25 +85,20 @@ function stopSequencesOf (stop: unknown): string[] {
   if (Array.isArray(stop) && stop.every((entry): entry is string => typeof entry === 'string')) {
     return stop.filter((entry) => entry !== '')
   }
-  throw new TranslationError('translation_invalid', '`stop` must be a string or an array of strings.', 'stop')
+  throw invalid('`stop` must be a string or an array of strings.', 'stop')
 }
 
 /** OpenAI function tools -> Anthropic custom tools. `strict` has no Anthropic counterpart here and is dropped. */
 function toolsOf (tools: unknown): Array<Record<string, unknown>> {
   if (tools === undefined || tools === null) return []
-  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', '`tools` must be an array.', 'tools')
+  if (!Array.isArray(tools)) throw invalid('`tools` must be an array.', 'tools')
   const entries: unknown[] = tools
   return entries.map((tool, position) => {
     const field = `tools[${position}]`
     const record = asRecord(tool)
-    if (record?.type !== 'function') {
-      throw new TranslationError('translation_unsupported',
-        `${field}: only tools of type "function" can be forwarded to Anthropic.`, `${field}.type`)
-    }
+    if (record?.type !== 'function') throw unsupported(`${field}: only tools of type "function" can be forwarded to Anthropic.`, `${field}.type`)
     const definition = asRecord(record.function)
-    if (typeof definition?.name !== 'string' || definition.name === '') {
-      throw new TranslationError('translation_invalid', `${field}.function.name is required.`, `${field}.function.name`)
-    }
+    if (typeof definition?.name !== 'string' || definition.name === '') throw invalid(`${field}.function.name is required.`, `${field}.function.name`)
     // OpenAI lets a function omit `parameters` (no arguments); Anthropic requires a schema.
     const inputSchema = asRecord(definition.parameters) ?? { type: 'object', properties: {} }
     const translated: Record<string, unknown> = { name: definition.name }
@@ -142,10 +123,7 @@ function toolChoiceOf (choice: unknown, singleToolCall: boolean): Record<string,
   else {
     const record = asRecord(choice)
     const name = asRecord(record?.function)?.name
-    if (record?.type !== 'function' || typeof name !== 'string') {
-      throw new TranslationError('translation_unsupported',
-        '`tool_choice` must be "auto", "none", "required" or {type: "function", function: {name}}.', 'tool_choice')
-    }
+    if (record?.type !== 'function' || typeof name !== 'string') throw unsupported('`tool_choice` must be "auto", "none", "required" or {type: "function", function: {name}}.', 'tool_choice')
     translated = { type: 'tool', name }
   }
   if (!singleToolCall) return translated

@@ -20,9 +20,7 @@ export interface OpenAIToolCall {
  */
 export function fromAnthropicResponse (message: unknown, model: string, createdSeconds: number): Record<string, unknown> {
   const record = asRecord(message)
-  if (typeof record?.id !== 'string' || !Array.isArray(record.content)) {
-    throw new TranslationError('upstream_malformed', 'Anthropic answered with a body that is not a Message (no id or content).')
-  }
+  if (typeof record?.id !== 'string' || !Array.isArray(record.content)) throw new TranslationError('upstream_malformed', 'Anthropic answered with a body that is not a Message (no id or content).')
   const blocks: unknown[] = record.content
   const texts: string[] = []
   const toolCalls: OpenAIToolCall[] = []

@@ -1,20 +1,8 @@
+import { chunkWriter, type ChunkWriter, type StreamChunkInit } from '../http/chunks.ts'
+import type { SseMessage } from '../http/sse.ts'
 import { AnthropicStreamError, TranslationError } from './errors.ts'
-import { type TokenCounts, type FinishReason, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
+import { type TokenCounts, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
 import { asRecord } from './messages.ts'
-
-/** One parsed server-sent event: its `event:` name (if any) and its raw `data:` text. */
-export interface ServerSentEvent {
-  event: string | undefined
-  data: string
-}
-
-/** What every chunk of the translated stream reports. */
-export interface StreamInit {
-  /** Model name to report (what the caller asked for). */
-  model: string
-  /** Unix time in seconds, shared by every chunk like OpenAI's `created`. */
-  createdSeconds: number
-}
 
 /**
  * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk
@@ -37,25 +25,13 @@ export interface StreamInit {
  * stream that ends without message_stop, so a cut-off answer is never passed off
  * as complete.
  */
-export async function * anthropicStreamToOpenAI (
-  events: AsyncIterable<ServerSentEvent>,
-  init: StreamInit,
-): AsyncGenerator<string> {
-  let messageId: string | undefined
+export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessage>, init: Omit<StreamChunkInit, 'id'>): AsyncGenerator<string> {
+  // The answer's id is the message's, known at message_start.
+  let writer: ChunkWriter | undefined
   let counts: Partial<TokenCounts> = {}
   let finished = false
   const toolIndexByBlock = new Map<number, number>()
-
-  const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => JSON.stringify({
-    id: messageId,
-    object: 'chat.completion.chunk',
-    created: init.createdSeconds,
-    model: init.model,
-    choices,
-    ...extra,
-  })
-  const deltaChunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): string =>
-    chunk([{ index: 0, delta, logprobs: null, finish_reason: finishReason }])
+  const deltaChunk = (delta: Record<string, unknown>, finishReason?: string | null): string => writer!.delta(delta, finishReason)
 
   for await (const { event, data } of events) {
     const payload = parseEventData(data)
@@ -70,12 +46,12 @@ export async function * anthropicStreamToOpenAI (
     if (type === 'message_start') {
       const message = asRecord(payload.message)
       if (typeof message?.id !== 'string') throw malformed('message_start carries no message id')
-      messageId = message.id
+      writer = chunkWriter(message.id, init.model, init.createdSeconds)
       counts = readAnthropicUsage(message.usage)
       yield deltaChunk({ role: 'assistant', content: '' })
       continue
     }
-    if (messageId === undefined) throw malformed(`${type ?? 'an unnamed event'} arrived before message_start`)
+    if (writer === undefined) throw malformed(`${type ?? 'an unnamed event'} arrived before message_start`)
 
     switch (type) {
       case 'content_block_start': {
@@ -114,11 +90,11 @@ export async function * anthropicStreamToOpenAI (
       }
       case 'message_stop':
         if (!finished) yield deltaChunk({}, 'stop')
-        yield chunk([], { usage: toOpenAIUsage(counts) })
+        yield writer.usage(toOpenAIUsage(counts))
         return
     }
   }
-  throw malformed(messageId === undefined ? 'the stream ended before message_start' : 'the stream ended before message_stop')
+  throw malformed(writer === undefined ? 'the stream ended before message_start' : 'the stream ended before message_stop')
 }
 
 function parseEventData (data: string): Record<string, unknown> {

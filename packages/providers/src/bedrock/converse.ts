@@ -4,7 +4,7 @@
  * then Anthropic's blocks map one to one onto Converse's; the answer comes back the same
  * way round, so both providers report finish reasons, tool calls and usage alike.
  */
-import { TranslationError } from '../anthropic/errors.ts'
+import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
 import { fromAnthropicResponse } from '../anthropic/response.ts'
@@ -67,9 +67,7 @@ function converseBlock(block: AnthropicBlock, field: string): Record<string, unk
     case 'image': {
       const source = asRecord(block.source)
       const format = typeof source?.media_type === 'string' ? IMAGE_FORMATS[source.media_type] : undefined
-      if (source?.type !== 'base64' || format === undefined) {
-        throw new TranslationError('translation_unsupported', `${field}: Bedrock takes images inline only (a data: URL of a png, jpeg, gif or webp image).`, field)
-      }
+      if (source?.type !== 'base64' || format === undefined) throw unsupported(`${field}: Bedrock takes images inline only (a data: URL of a png, jpeg, gif or webp image).`, field)
       return { image: { format, source: { bytes: source.data } } }
     }
     case 'tool_use':
@@ -81,7 +79,7 @@ function converseBlock(block: AnthropicBlock, field: string): Record<string, unk
       return { toolResult: { toolUseId: block.tool_use_id, content, ...(block.is_error === true ? { status: 'error' } : {}) } }
     }
     default:
-      throw new TranslationError('translation_unsupported', `${field}: a "${block.type}" part cannot be sent to Bedrock.`, field)
+      throw unsupported(`${field}: a "${block.type}" part cannot be sent to Bedrock.`, field)
   }
 }
 
@@ -89,9 +87,7 @@ function converseBlock(block: AnthropicBlock, field: string): Record<string, unk
 export function fromConverseResponse(answer: unknown, model: string, createdSeconds: number, id: string): Record<string, unknown> {
   const record = asRecord(answer)
   const message = asRecord(asRecord(record?.output)?.message)
-  if (message === undefined || !Array.isArray(message.content)) {
-    throw new TranslationError('upstream_malformed', 'Bedrock answered with a body that is not a Converse response (no output.message.content).')
-  }
+  if (message === undefined || !Array.isArray(message.content)) throw new TranslationError('upstream_malformed', 'Bedrock answered with a body that is not a Converse response (no output.message.content).')
   const content: AnthropicBlock[] = []
   for (const entry of message.content as unknown[]) {
     const block = asRecord(entry)

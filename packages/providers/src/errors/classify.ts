@@ -5,7 +5,7 @@
  * `networkFailure`, `timeoutFailure` and `cancelledFailure` describe attempts that
  * ended without one.
  */
-import type { AttemptFailure } from '@switchboard/routing'
+import type { AttemptFailure, FailureClass, FailureScope } from '@switchboard/routing'
 import { readErrorReport } from './body.ts'
 import { decideVerdict } from './rules.ts'
 import { waitHintFromReport } from './wait-hints.ts'
@@ -72,6 +72,11 @@ function errnoCode(error: unknown, depth = 0): string | null {
   return null
 }
 
+/** A failure without a wait hint, as every answerless ending and every failure we find ourselves is. */
+export function attemptFailure(failureClass: FailureClass, status: number, message: string, code: string | null, scope: FailureScope = 'model'): AttemptFailure {
+  return { failureClass, scope, status, waitHintMs: null, message, code }
+}
+
 /**
  * A connection that failed before any answer: transient, status 0.
  * The message names only the errno code; error messages can carry the URL, and some
@@ -79,36 +84,15 @@ function errnoCode(error: unknown, depth = 0): string | null {
  */
 export function networkFailure(error: unknown): AttemptFailure {
   const code = errnoCode(error)
-  return {
-    failureClass: 'transient',
-    scope: 'model',
-    status: 0,
-    waitHintMs: null,
-    message: code === null ? 'network error' : `network error: ${code}`,
-    code,
-  }
+  return attemptFailure('transient', 0, code === null ? 'network error' : `network error: ${code}`, code)
 }
 
 /** An attempt the gateway gave up on after `ms` milliseconds without an answer. */
 export function timeoutFailure(ms: number): AttemptFailure {
-  return {
-    failureClass: 'timeout',
-    scope: 'model',
-    status: 0,
-    waitHintMs: null,
-    message: `no answer within ${ms} ms`,
-    code: null,
-  }
+  return attemptFailure('timeout', 0, `no answer within ${ms} ms`, null)
 }
 
 /** An attempt the caller abandoned (client disconnected or aborted). */
 export function cancelledFailure(): AttemptFailure {
-  return {
-    failureClass: 'cancelled',
-    scope: 'model',
-    status: 0,
-    waitHintMs: null,
-    message: 'request cancelled by the caller',
-    code: null,
-  }
+  return attemptFailure('cancelled', 0, 'request cancelled by the caller', null)
 }

@@ -145,54 +145,50 @@ function serverSide(facts: Facts): Verdict {
   return SAYS_RATE_LIMITED.test(facts.text) && !SAYS_OVERLOADED.test(facts.text) ? RATE_LIMIT : TRANSIENT
 }
 
+type Rule = Verdict | ((facts: Facts) => Verdict)
+
+/** A code table from rows of a rule and the (lower-cased) codes it decides. */
+function codeTable<R>(rows: [R, ...string[]][]): ReadonlyMap<string, R> {
+  return new Map(rows.flatMap(([rule, ...codes]) => codes.map((code) => [code, rule] as const)))
+}
+
 /** Codes that decide the class on their own, lower-cased. */
-const DECISIVE_CODES: ReadonlyMap<string, Verdict | ((facts: Facts) => Verdict)> = new Map<
-  string,
-  Verdict | ((facts: Facts) => Verdict)
->([
-  // A key the provider does not accept fails for every model.
-  ...['invalid_api_key', 'authentication_error', 'api_key_invalid', 'unauthenticated', 'account_deactivated']
-    .map((code) => [code, KEY_CREDENTIAL] as const),
-  ...['unrecognizedclientexception', 'invalidsignatureexception', 'expiredtokenexception', 'invalidclienttokenid']
-    .map((code) => [code, KEY_CREDENTIAL] as const),
-  ...['access_token_expired', 'credentials_missing', 'consumer_suspended', 'api_key_service_blocked']
-    .map((code) => [code, KEY_CREDENTIAL] as const),
-  // The account behind the key is shut: OpenAI `access_terminated`, Groq `organization_restricted`.
-  ...['access_terminated', 'organization_restricted'].map((code) => [code, KEY_CREDENTIAL] as const),
-  // Google's SERVICE_DISABLED: the API is off for the key's project, so no model can answer it.
-  ['service_disabled', KEY_CREDENTIAL],
+const DECISIVE_CODES = codeTable<Rule>([
+  // A key the provider does not accept fails for every model. The account behind the key is shut:
+  // OpenAI `access_terminated`, Groq `organization_restricted`. Google's SERVICE_DISABLED: the API
+  // is off for the key's project, so no model can answer it.
+  [KEY_CREDENTIAL, 'invalid_api_key', 'authentication_error', 'api_key_invalid', 'unauthenticated', 'account_deactivated',
+    'unrecognizedclientexception', 'invalidsignatureexception', 'expiredtokenexception', 'invalidclienttokenid',
+    'access_token_expired', 'credentials_missing', 'consumer_suspended', 'api_key_service_blocked',
+    'access_terminated', 'organization_restricted', 'service_disabled'],
   // Account-level money: the spec holds the whole key (a 402, insufficient_quota, credit balance).
   // Groq `blocked_api_access`: the organization's API access is blocked until its billing is settled.
-  ...['insufficient_quota', 'billing_error', 'credit_balance_exhausted', 'billing_hard_limit_reached',
-    'enforced_spend_limit_reached', 'organization_spend_limit_exceeded', 'blocked_api_access']
-    .map((code) => [code, KEY_QUOTA] as const),
-  ['resource_exhausted', resourceExhausted],
-  ['model_not_found', modelNotFound],
-  ...['not_found_error', 'not_found', 'resourcenotfoundexception'].map((code) => [code, notFound] as const),
+  [KEY_QUOTA, 'insufficient_quota', 'billing_error', 'credit_balance_exhausted', 'billing_hard_limit_reached',
+    'enforced_spend_limit_reached', 'organization_spend_limit_exceeded', 'blocked_api_access'],
+  [resourceExhausted, 'resource_exhausted'],
+  [modelNotFound, 'model_not_found'],
+  [notFound, 'not_found_error', 'not_found', 'resourcenotfoundexception'],
   // Azure: the deployment is this key's resource's name for the model. It may be minutes old
   // ("created within the last 5 minutes") or deleted, and the model still exists elsewhere,
   // so it is this key's access to the model that fails: model_access, its shorter ladder.
-  ['deploymentnotfound', MODEL_ACCESS],
-  ['accessdeniedexception', accessDenied],
-  ['iam_permission_denied', MODEL_ACCESS],
-  // A model this key cannot use here: Mistral `unknown_model`/`invalid_model`, Groq terms not
+  // Also a model this key cannot use here: Mistral `unknown_model`/`invalid_model`, Groq terms not
   // accepted or the model blocked for the organization, Bedrock's use-case form not filled.
-  ...['unknown_model', 'invalid_model', 'model_terms_required', 'model_permission_blocked_org', 'ftuformnotfilled']
-    .map((code) => [code, MODEL_ACCESS] as const),
-  ...['model_decommissioned', 'model_deprecated', 'servicemodeldeprecating'].map((code) => [code, MODEL_GONE] as const),
-  ['unsupported_country_region_territory', REGION_BLOCKED],
-  ...['rate_limit_exceeded', 'rate_limit_error', 'rate_limited', 'throttlingexception', 'too_many_requests',
-    'slow_down'].map((code) => [code, rateLimited] as const),
+  [MODEL_ACCESS, 'deploymentnotfound', 'iam_permission_denied', 'unknown_model', 'invalid_model', 'model_terms_required',
+    'model_permission_blocked_org', 'ftuformnotfilled'],
+  [accessDenied, 'accessdeniedexception'],
+  [MODEL_GONE, 'model_decommissioned', 'model_deprecated', 'servicemodeldeprecating'],
+  [REGION_BLOCKED, 'unsupported_country_region_territory'],
+  [rateLimited, 'rate_limit_exceeded', 'rate_limit_error', 'rate_limited', 'throttlingexception', 'too_many_requests', 'slow_down'],
   // Bedrock: "Your request exceeds the service quota for your account. You can resubmit your
   // request later." A per-minute token/request quota that refills: a rate limit, not spent money.
-  ['servicequotaexceededexception', RATE_LIMIT],
+  [RATE_LIMIT, 'servicequotaexceededexception'],
   // ModelNotReadyException arrives as a 429, yet it is about the model warming up, not the key.
-  ...['overloaded_error', 'modelnotreadyexception'].map((code) => [code, TRANSIENT] as const),
-  ...['serviceunavailableexception', 'internalserverexception', 'modeltimeoutexception', 'modelstreamerrorexception',
-    'server_error', 'api_error', 'unavailable', 'internal', 'deadline_exceeded'].map((code) => [code, serverSide] as const),
-  ...['content_policy_violation', 'content_filter', 'responsibleaipolicyviolation'].map((code) => [code, contentPolicy] as const),
-  ['context_length_exceeded', CONTEXT_LENGTH],
-  ...['request_too_large', 'invalid_encrypted_content'].map((code) => [code, CALLER_FAULT] as const),
+  [TRANSIENT, 'overloaded_error', 'modelnotreadyexception'],
+  [serverSide, 'serviceunavailableexception', 'internalserverexception', 'modeltimeoutexception', 'modelstreamerrorexception',
+    'server_error', 'api_error', 'unavailable', 'internal', 'deadline_exceeded'],
+  [contentPolicy, 'content_policy_violation', 'content_filter', 'responsibleaipolicyviolation'],
+  [CONTEXT_LENGTH, 'context_length_exceeded'],
+  [CALLER_FAULT, 'request_too_large', 'invalid_encrypted_content'],
 ])
 
 /**
@@ -210,12 +206,12 @@ function permissionDenied(facts: Facts): Verdict {
  * Google `FAILED_PRECONDITION`: the project is not set up for this model (not enabled, not
  * servable in the region), never the request's form.
  */
-const GENERIC_CODES: ReadonlyMap<string, (facts: Facts) => Verdict> = new Map<string, (facts: Facts) => Verdict>([
-  ...['permission_error', 'permissions_error', 'permission_denied'].map((code) => [code, permissionDenied] as const),
-  ['failed_precondition', (facts: Facts) => (MENTIONS_MODEL.test(facts.text) ? MODEL_ACCESS : UNKNOWN)],
+const GENERIC_CODES = codeTable<Rule>([
+  [permissionDenied, 'permission_error', 'permissions_error', 'permission_denied'],
+  [(facts) => (MENTIONS_MODEL.test(facts.text) ? MODEL_ACCESS : UNKNOWN), 'failed_precondition'],
 ])
 
-function byCode(facts: Facts, rules: ReadonlyMap<string, Verdict | ((facts: Facts) => Verdict)>): Verdict | null {
+function byCode(facts: Facts, rules: ReadonlyMap<string, Rule>): Verdict | null {
   for (const code of facts.report.codes) {
     const rule = rules.get(code.toLowerCase())
     if (rule !== undefined) return typeof rule === 'function' ? rule(facts) : rule

@@ -12,6 +12,7 @@
  */
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
 import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'
+import { attemptFailure } from '../errors/index.ts'
 import { parseSse } from '../http/sse.ts'
 import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped, sendTranslated, translating, upstreamCall, upstreamModel, type Translation } from '../send.ts'
@@ -139,14 +140,12 @@ function geminiBase(baseUrl: string): string {
 /** A service account whose token cannot be had: refused by the token endpoint holds the key; a network failure is transient. */
 function tokenFailure(error: unknown): AttemptFailed {
   const message = error instanceof Error ? error.message : String(error)
-  if (error instanceof TokenError && error.status >= 400 && error.status < 500) {
-    return { ok: false, failure: { failureClass: 'credential', scope: 'key', status: error.status, waitHintMs: null, message, code: 'invalid_grant' }, headers: {} }
-  }
-  if (error instanceof TokenError) return { ok: false, failure: { failureClass: 'transient', scope: 'model', status: error.status, waitHintMs: null, message, code: null }, headers: {} }
+  if (error instanceof TokenError && error.status >= 400 && error.status < 500) return { ok: false, failure: attemptFailure('credential', error.status, message, 'invalid_grant', 'key'), headers: {} }
+  if (error instanceof TokenError) return { ok: false, failure: attemptFailure('transient', error.status, message, null), headers: {} }
   // Credentials that do not parse: the key is unusable until its config is fixed.
   return misconfigured(message)
 }
 
 function misconfigured(message: string): AttemptFailed {
-  return { ok: false, failure: { failureClass: 'credential', scope: 'key', status: 0, waitHintMs: null, message: `Vertex AI key misconfigured: ${message}`, code: 'invalid_credentials' }, headers: {} }
+  return { ok: false, failure: attemptFailure('credential', 0, `Vertex AI key misconfigured: ${message}`, 'invalid_credentials', 'key'), headers: {} }
 }

@@ -5,7 +5,7 @@
  * call), then Anthropic's blocks map onto Gemini's parts; the answer comes back through the
  * same finish-reason and usage rules.
  */
-import { TranslationError } from '../anthropic/errors.ts'
+import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { type FinishReason, toOpenAIUsage, type OpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
@@ -64,7 +64,7 @@ export function toGenerateContentRequest(body: ChatRequestBody, model: string): 
   if (format?.type === 'json_object') generation.responseMimeType = 'application/json'
   if (format?.type === 'json_schema') {
     const schema = asRecord(format.json_schema)?.schema
-    if (asRecord(schema) === undefined) throw new TranslationError('translation_unsupported', 'response_format.json_schema.schema: give the JSON schema the answer must follow.', 'response_format')
+    if (asRecord(schema) === undefined) throw unsupported('response_format.json_schema.schema: give the JSON schema the answer must follow.', 'response_format')
     generation.responseMimeType = 'application/json'
     generation.responseJsonSchema = schema
   }
@@ -89,21 +89,21 @@ function part(block: AnthropicBlock, field: string, names: Map<string, string>):
       const source = asRecord(block.source)
       if (source?.type === 'base64') return { inlineData: { mimeType: source.media_type, data: source.data } }
       if (source?.type === 'url' && typeof source.url === 'string') return { fileData: { fileUri: source.url } }
-      throw new TranslationError('translation_unsupported', `${field}: Gemini takes images inline (a data: URL) or as a file URI.`, field)
+      throw unsupported(`${field}: Gemini takes images inline (a data: URL) or as a file URI.`, field)
     }
     case 'tool_use':
       names.set(String(block.id), String(block.name))
       return { functionCall: { name: block.name, args: block.input ?? {} } }
     case 'tool_result': {
       const name = names.get(String(block.tool_use_id))
-      if (name === undefined) throw new TranslationError('translation_unsupported', `${field}: a tool result must follow the assistant message that called the tool (Gemini names the function, not the call id).`, field)
+      if (name === undefined) throw unsupported(`${field}: a tool result must follow the assistant message that called the tool (Gemini names the function, not the call id).`, field)
       const content = typeof block.content === 'string'
         ? block.content
         : Array.isArray(block.content) ? (block.content as AnthropicBlock[]).map((inner) => (inner.type === 'text' ? inner.text : '')).join('') : ''
       return { functionResponse: { name, response: block.is_error === true ? { error: content } : { content } } }
     }
     default:
-      throw new TranslationError('translation_unsupported', `${field}: a "${block.type}" part cannot be sent to Gemini.`, field)
+      throw unsupported(`${field}: a "${block.type}" part cannot be sent to Gemini.`, field)
   }
 }
 
@@ -129,9 +129,7 @@ export function fromGenerateContentResponse(answer: unknown, model: string, crea
   const record = asRecord(answer)
   if (record === undefined) throw new TranslationError('upstream_malformed', 'Gemini answered with a body that is not a GenerateContentResponse.')
   const candidate = asRecord(Array.isArray(record.candidates) ? record.candidates[0] : undefined)
-  if (candidate === undefined && asRecord(record.promptFeedback)?.blockReason === undefined) {
-    throw new TranslationError('upstream_malformed', 'Gemini answered with no candidates and no promptFeedback.')
-  }
+  if (candidate === undefined && asRecord(record.promptFeedback)?.blockReason === undefined) throw new TranslationError('upstream_malformed', 'Gemini answered with no candidates and no promptFeedback.')
   const { text, toolCalls } = readParts(asRecord(candidate?.content)?.parts, (index) => `call_${id}_${index}`)
   // A prompt blocked before any candidate is a content filter, as OpenAI reports one.
   const finish = candidate === undefined ? 'content_filter' : finishReasonOf(candidate.finishReason, toolCalls.length > 0)

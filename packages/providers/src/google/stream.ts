@@ -8,12 +8,12 @@
  */
 import { TranslationError } from '../anthropic/errors.ts'
 import { asRecord } from '../anthropic/messages.ts'
-import type { ServerSentEvent } from '../anthropic/stream.ts'
+import type { SseMessage } from '../http/sse.ts'
 import { chunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { finishReasonOf, readParts, usageOf } from './generate.ts'
 
-export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEvent>, init: StreamChunkInit): AsyncGenerator<string> {
+export async function* geminiStreamToOpenAI(events: AsyncIterable<SseMessage>, init: StreamChunkInit): AsyncGenerator<string> {
   const writer = chunkWriter(init.id, init.model, init.createdSeconds)
   const delta = writer.delta
   let started = false
@@ -29,9 +29,7 @@ export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEven
     }
     const record = asRecord(parsed)
     const error = asRecord(record?.error)
-    if (error !== undefined) {
-      throw new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'no message given', typeof error.status === 'string' ? error.status : String(error.code ?? 'unknown'))
-    }
+    if (error !== undefined) throw new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'no message given', typeof error.status === 'string' ? error.status : String(error.code ?? 'unknown'))
     if (!started) {
       started = true
       yield delta({ role: 'assistant', content: '' })

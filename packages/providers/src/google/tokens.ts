@@ -40,9 +40,7 @@ export function parseServiceAccount(text: string): ServiceAccount {
     throw new Error('the service-account credentials are not JSON (paste the key file Google Cloud downloads)')
   }
   const record = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {}
-  if (typeof record.client_email !== 'string' || typeof record.private_key !== 'string') {
-    throw new Error('the service-account credentials need "client_email" and "private_key"')
-  }
+  if (typeof record.client_email !== 'string' || typeof record.private_key !== 'string') throw new Error('the service-account credentials need "client_email" and "private_key"')
   return record as unknown as ServiceAccount
 }
 

@@ -1,4 +1,5 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
+import { attemptFailure } from '../errors/index.ts'
 import { SseParser } from './sse.ts'
 import type { StreamFormat } from '../streams/content.ts'
 import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'
@@ -88,7 +89,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     if (this.done) return
     if (endsComplete(this.ending, this.last, this.previous)) return this.finish(null)
     const what = this.ending === 'chat' ? 'data: [DONE]' : this.ending === 'messages' ? 'message_stop' : 'response.completed'
-    this.finish(new StreamFailure({ failureClass: 'transient', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: the upstream closed the stream before ${what}`, code: 'stream_truncated' }))
+    this.finish(new StreamFailure(attemptFailure('transient', 200, `the stream broke: the upstream closed the stream before ${what}`, 'stream_truncated')))
   }
 
   /** The body failed: the consumer gets `error` after the chunks already queued. */
@@ -143,7 +144,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     if (data === '[DONE]') return this.finish(null)
     if (event === 'error' || data.startsWith('{"error"')) return this.finish(new StreamFailure(streamFailureOf(streamError(data))))
     if (!looksLikeObject(data)) {
-      return this.finish(new StreamFailure({ failureClass: 'unknown', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, code: 'upstream_malformed' }))
+      return this.finish(new StreamFailure(attemptFailure('unknown', 200, `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, 'upstream_malformed')))
     }
     this.previous = this.last
     this.last = data

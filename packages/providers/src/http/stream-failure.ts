@@ -4,7 +4,7 @@
  */
 import type { AttemptFailure } from '@switchboard/routing'
 import { AnthropicStreamError, TranslationError } from '../anthropic/errors.ts'
-import { networkFailure } from '../errors/index.ts'
+import { attemptFailure, networkFailure } from '../errors/index.ts'
 
 /** An upstream's in-band stream error (`data: {"error": ...}`), which ends the stream. */
 export class UpstreamStreamError extends Error {
@@ -45,7 +45,7 @@ export function streamFailureOf(error: unknown): AttemptFailure {
     code = error.errorType
     words = error.providerMessage
   } else if (error instanceof TranslationError) {
-    return { failureClass: 'unknown', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${error.message}`, code: 'upstream_malformed' }
+    return attemptFailure('unknown', 200, `the stream broke: ${error.message}`, 'upstream_malformed')
   } else {
     // A cut connection: the errno code only (an error's message can carry the URL).
     const network = networkFailure(error)
@@ -53,12 +53,12 @@ export function streamFailureOf(error: unknown): AttemptFailure {
     words = network.message
     // The upstream call was aborted on our side (the caller left, the gateway stopped it): nobody's fault.
     if (code === 'UND_ERR_ABORTED' || (error instanceof Error && error.name === 'AbortError')) {
-      return { failureClass: 'cancelled', scope: 'model', status: 200, waitHintMs: null, message: 'the stream was stopped on our side', code }
+      return attemptFailure('cancelled', 200, 'the stream was stopped on our side', code)
     }
   }
   // Bedrock's in-band throttlingException and Gemini's RESOURCE_EXHAUSTED are rate limits too.
   const failureClass = code !== null && /rate_limit|throttling|resource_exhausted/i.test(code) ? 'rate_limit' : 'transient'
-  return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${words}`, code }
+  return attemptFailure(failureClass, 200, `the stream broke: ${words}`, code)
 }
 
 /** Wraps a stream's events so that whatever breaks it rejects as a StreamFailure (one generator hop per event). */

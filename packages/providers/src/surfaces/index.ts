@@ -6,7 +6,7 @@
  * translated back: JSON bodies and streams alike. So an adapter added later (Bedrock,
  * Vertex) serves every surface once it serves chat.
  */
-import { TranslationError } from '../anthropic/errors.ts'
+import { unsupported } from '../anthropic/errors.ts'
 import type { AttemptResult, ProviderAdapter, Surface, SurfaceRequest } from '../types.ts'
 import { messagesToChat } from './messages/request.ts'
 import { chatToMessage } from './messages/response.ts'
@@ -41,7 +41,7 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
   if (speaksNatively(adapter, request.surface)) return adapter.sendNative!(request)
   const surface = request.surface
   if (surface !== 'messages' && surface !== 'responses') {
-    return notSent(new TranslationError('translation_unsupported', `Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
+    return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
   let chat
   const notes = translationNotes(adapter, request)

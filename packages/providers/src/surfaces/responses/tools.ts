@@ -12,7 +12,7 @@
  * - Anything else (`custom` grammar tools, `local_shell`) runs in the caller but has no chat
  *   form: a 400 naming it, never dropped.
  */
-import { TranslationError } from '../../anthropic/errors.ts'
+import { invalid, unsupported } from '../../anthropic/errors.ts'
 import { asRecord } from '../shared.ts'
 
 /** Tool types that OpenAI runs itself (the Responses API's built-in tools). */
@@ -93,7 +93,7 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
   const names = new ToolNames()
   const result: ChatTools = { tools: [], names, notes: [] }
   if (tools === undefined || tools === null) return result
-  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', 'tools: must be an array.', 'tools')
+  if (!Array.isArray(tools)) throw invalid('tools: must be an array.', 'tools')
   const plain = new Set(tools.map((tool) => asRecord(tool)).filter((tool) => tool?.type === 'function' && typeof tool.name === 'string').map((tool) => tool!.name as string))
   const forced = asRecord(choice)?.type
   const leftOut: string[] = []
@@ -101,7 +101,7 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
     const record = asRecord(tool)
     const at = `tools[${index}]`
     if (record?.type === 'function') {
-      if (typeof record.name !== 'string' || record.name === '') throw new TranslationError('translation_invalid', `${at}.name: a function tool needs a name.`, `${at}.name`)
+      if (typeof record.name !== 'string' || record.name === '') throw invalid(`${at}.name: a function tool needs a name.`, `${at}.name`)
       return void result.tools.push(chatFunction(record, record.name))
     }
     if (record?.type === 'namespace' && typeof record.name === 'string' && Array.isArray(record.tools)) {
@@ -109,19 +109,17 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
       record.tools.forEach((inner, position) => {
         const member = asRecord(inner)
         // Namespaces hold function tools (their `type` may be left out).
-        if (member === undefined || typeof member.name !== 'string' || (member.type !== undefined && member.type !== 'function')) {
-          throw new TranslationError('translation_unsupported', `${at}.tools[${position}]: a namespace can only be sent to an upstream without the Responses API when it holds function tools (got "${String(member?.type)}").`, `${at}.tools[${position}]`)
-        }
+        if (member === undefined || typeof member.name !== 'string' || (member.type !== undefined && member.type !== 'function')) throw unsupported(`${at}.tools[${position}]: a namespace can only be sent to an upstream without the Responses API when it holds function tools (got "${String(member?.type)}").`, `${at}.tools[${position}]`)
         result.tools.push(chatFunction(member, names.add(namespace, member.name, plain)))
       })
       return
     }
     if (isHostedTool(record?.type)) {
-      if (forced === record!.type) throw new TranslationError('translation_unsupported', `tool_choice: "${String(forced)}" runs at OpenAI, and this upstream is not OpenAI.`, 'tool_choice')
+      if (forced === record!.type) throw unsupported(`tool_choice: "${String(forced)}" runs at OpenAI, and this upstream is not OpenAI.`, 'tool_choice')
       leftOut.push(String(record!.type))
       return
     }
-    throw new TranslationError('translation_unsupported', `${at}: "${String(record?.type)}" tools cannot be sent to an upstream without the Responses API (only function and namespace tools can; hosted tools are left out).`, at)
+    throw unsupported(`${at}: "${String(record?.type)}" tools cannot be sent to an upstream without the Responses API (only function and namespace tools can; hosted tools are left out).`, at)
   })
   if (leftOut.length > 0) result.notes.push(`left out ${leftOut.join(', ')}: hosted tools run at OpenAI only, and this upstream is reached through the chat translation`)
   return result
