@@ -207,7 +207,5 @@ function toolResultBlock (message: Record<string, unknown>, field: string): Anth
 
 /** The value as a plain JSON object, or undefined for anything else (arrays included). */
 export function asRecord (value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? value as Record<string, unknown>
-    : undefined
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
 }

@@ -107,33 +107,23 @@ function jsonInText(text: string): unknown {
   }
 }
 
+/** Adds the codes that are words (not a status echoed as a code) to the report's matching codes. */
+function addCodes(report: ErrorReport, codes: (string | null)[]): void {
+  for (const code of codes) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+}
+
 /**
  * Gathers message, codes and hints from an error answer.
  * `body` is the parsed JSON when the upstream answered JSON, else its raw text.
  */
 export function readErrorReport(headers: Record<string, string>, body: unknown): ErrorReport {
-  const report: ErrorReport = {
-    message: '',
-    context: '',
-    primaryCode: null,
-    codes: [],
-    quotaViolations: [],
-    retryDelays: [],
-    flagged: false,
-    param: null,
-  }
+  const report: ErrorReport = { message: '', context: '', primaryCode: null, codes: [], quotaViolations: [], retryDelays: [], flagged: false, param: null }
   const headerType = awsErrorType(headers['x-amzn-errortype'])
   const parsed = typeof body === 'string' ? jsonInText(body) : body
   // Vertex streaming endpoints answer errors as a one-element array.
   const root = Array.isArray(parsed) && parsed.length > 0 ? parsed[0] : parsed
-
-  if (typeof root === 'string') {
-    report.message = capped(root.trim())
-    if (headerType !== null) report.codes.push(headerType)
-    report.primaryCode = headerType
-    return report
-  }
   if (!isFields(root)) {
+    if (typeof root === 'string') report.message = capped(root.trim())
     if (headerType !== null) report.codes.push(headerType)
     report.primaryCode = headerType
     return report
@@ -157,8 +147,7 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     // outer code, and Google's ErrorInfo reason refines its canonical status.
     const anthropicDetail = isFields(error.details) ? textOf(error.details.error_code) : null
     const azureInner = isFields(error.innererror) ? textOf(error.innererror.code) : null
-    const matching = [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus]
-    for (const code of matching) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+    addCodes(report, [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus])
     reported.push(...[errorCode, errorType, google.reasons[0] ?? null, googleStatus].filter((code) => code !== null))
 
     const metadata = error.metadata
@@ -176,11 +165,9 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
   const bedrockType = headerType ?? (typeof root.__type === 'string' ? awsErrorType(root.__type) : null)
   // Mistral's flat shape: {object:"error", message, type, code}; Anthropic's top-level type is just "error".
   const topType = textOf(root.type)
-  const topCode = textOf(root.code)
-  for (const code of [bedrockType, topCode, topType === 'error' ? null : topType]) {
-    if (code !== null && !isNumericCode(code)) report.codes.push(code)
-  }
-  reported.push(...[bedrockType, topCode, topType === 'error' ? null : topType].filter((code) => code !== null))
+  const top = [bedrockType, textOf(root.code), topType === 'error' ? null : topType]
+  addCodes(report, top)
+  reported.push(...top.filter((code) => code !== null))
 
   // Prefer a word over a status echoed as a code; keep the echo when it is all there is.
   report.primaryCode = reported.find((code) => !isNumericCode(code)) ?? reported[0] ?? null

@@ -1,11 +1,9 @@
 /** Small helpers the surface translations share. */
 import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import type { TokenCounts } from '../anthropic/finish.ts'
+import { asRecord } from '../anthropic/messages.ts'
 
-/** The value as a plain object, or undefined. */
-export function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-}
+export { asRecord }
 
 /** The text of a text-like block (`text`, `input_text`, `output_text`); anything else is refused. */
 export function textOf(block: unknown, at: string): string {
