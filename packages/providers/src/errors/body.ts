@@ -1,11 +1,7 @@
 /**
- * Reading an upstream error answer without knowing which provider sent it.
- *
- * Every dialect we meet puts its words and codes in a few well-known places:
- * OpenAI, Azure, Groq, OpenRouter and Gemini nest them under `error`, Anthropic
- * adds `error.type` and `error.details`, Bedrock and Mistral put `message` at the
- * top (Bedrock's type travels in `x-amzn-errortype` or `__type`), and proxies
- * answer in plain text. This module gathers them all into one report.
+ * Reading an upstream error answer without knowing which provider sent it: most nest words and
+ * codes under `error`, Bedrock and Mistral put them at the top (Bedrock's type in
+ * `x-amzn-errortype` or `__type`), proxies answer in plain text; all gathered into one report.
  */
 
 /** Longest message kept from a plain-text body or a message that is not a string. */

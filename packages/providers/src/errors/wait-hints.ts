@@ -1,12 +1,8 @@
 /**
- * How long a provider asked us to wait, read from the headers and error details
- * providers use for retry hints (reference: "How long a key is held").
- *
- * Sources, first one present wins: `retry-after-ms`, `retry-after` (seconds or an
- * HTTP date), OpenAI/Groq `x-ratelimit-reset-*` durations, Anthropic
- * `anthropic-ratelimit-*-reset` timestamps, Gemini/Vertex `RetryInfo`, and
- * OpenAI-style wording in the message ("Please try again in 20s").
- * A negative or unreadable value counts as absent, so the next source is read.
+ * How long a provider asked us to wait ("How long a key is held"). First source present wins:
+ * `retry-after-ms`, `retry-after` (seconds or an HTTP date), `x-ratelimit-reset-*` durations,
+ * `anthropic-ratelimit-*-reset` timestamps, Gemini's `RetryInfo`, then wording ("try again in
+ * 20s"). A negative or unreadable value counts as absent.
  */
 import { readErrorReport, type ErrorReport } from './body.ts'
 
@@ -21,17 +17,10 @@ const MILLISECONDS_PER_UNIT: Record<string, number> = {
   h: 3_600_000,
 }
 
-/**
- * One `<number><unit>` piece of a Go duration; `ms` and the micro units come before `m` and `s`.
- * The micro signs as escapes (\u00b5 micro sign, \u03bc Greek mu): the compiled bundle stays
- * ASCII, which loads faster (packages/gateway/bin/compiled.mjs).
- */
+/** One `<number><unit>` piece of a Go duration (micro signs escaped: the compiled bundle stays ASCII, which loads faster). */
 const DURATION_PIECE = /(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|h|m|s)/y
 
-/**
- * Parses a Go-style duration ("1m30s", "250ms", "6m0s", "0.5s", "2h1m") into milliseconds.
- * Returns null for anything else, including negative durations and bare numbers other than "0".
- */
+/** A Go-style duration ("1m30s", "250ms", "0.5s") in milliseconds; null for anything else (bare numbers but "0" too). */
 export function parseDuration(text: string): number | null {
   const trimmed = text.trim()
   if (trimmed === '0') return 0
@@ -52,12 +41,7 @@ export function parseDuration(text: string): number | null {
 
 /** Which sources to read. */
 export interface WaitHintOptions {
-  /**
-   * Read the rate-limit window headers (`x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`).
-   * They describe when a rate-limit window refills, so they are a wait hint only for a
-   * rate-limit failure; explicit hints (`retry-after`, RetryInfo, wording) are always read.
-   * Default true.
-   */
+  /** Read the rate-limit windows' resets (default true): a wait hint only for a rate-limit failure. */
   rateLimitResets?: boolean
 }
 
@@ -82,10 +66,7 @@ function fromRetryAfter(value: string | undefined, now: number): number | null {
   return Number.isNaN(at) ? null : nonNegative(at - now)
 }
 
-/**
- * Of several windows, the relevant ones are those whose remaining count is 0; when none
- * says so, the failure could be any of them, so the longest wait is the safe one.
- */
+/** The longest wait of the windows whose remaining count is 0, or of all when none says so. */
 function relevantLongest(windows: { waitMs: number | null; remaining: string | undefined }[]): number | null {
   const known = windows.filter((window) => window.waitMs !== null && window.waitMs > 0)
   const exhausted = known.filter((window) => window.remaining?.trim() === '0')
@@ -193,10 +174,7 @@ export function waitHintFromReport(
   return null
 }
 
-/**
- * How long the provider asked us to wait, in ms, or null when it said nothing usable.
- * Header names are lower-case; `now` is epoch ms, used for HTTP dates and RFC 3339 resets.
- */
+/** How long the provider asked us to wait, in ms, or null; `now` (epoch ms) reads dates and RFC 3339 resets. */
 export function parseWaitHint(
   headers: Record<string, string>,
   body: unknown,
