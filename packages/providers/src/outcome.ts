@@ -1,9 +1,6 @@
 /**
- * The one normalized outcome of an adapter's `send`, built here for every adapter alike:
- * a success carries its usage and the key's rate-limit state (read by the adapter, never by
- * the gateway); a failure carries class, scope, wait hint and the provider's words; a body the
- * provider cannot be sent is `notSent` (the caller's 400, before any attempt); a 2xx that cannot
- * be read is `unknown`; a stream that breaks after its start rejects with a `StreamFailure`.
+ * The one normalized outcome of an adapter's `send`, built here for every adapter alike: a
+ * success with its usage and the key's rate-limit state, a failure, a body never sent (`notSent`).
  */
 import { TranslationError } from './anthropic/errors.ts'
 import { attemptFailure } from './errors/index.ts'
@@ -36,11 +33,7 @@ export function malformedSuccess(status: number, headers: Record<string, string>
   return { ok: false, failure: attemptFailure('unknown', status, `The upstream answered ${status} with ${what}`, 'upstream_malformed'), headers }
 }
 
-/**
- * A buffered answer whose JSON the adapter translates into a chat completion (Anthropic,
- * Bedrock, Google): a non-2xx is classified, a body that is not JSON or that `translate`
- * refuses is a malformed success (`what` names the shape it should have had).
- */
+/** A buffered answer translated into a chat completion; a body not JSON, or refused by `translate`, is a malformed success. */
 export function translatedAnswer(response: BufferedResponse, now: () => number, translate: (parsed: unknown) => Record<string, unknown>, what: string): JsonSuccess | AttemptFailed {
   const text = response.body.toString('utf8')
   if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
@@ -57,10 +50,7 @@ export function translatedAnswer(response: BufferedResponse, now: () => number, 
   }
 }
 
-/**
- * A body that cannot be said in this provider's format (or a surface it does not serve): never
- * sent. The gateway answers the caller 400 with `failure.message` and records no attempt.
- */
+/** A body that cannot be said in this provider's format (or a surface it does not serve): the caller's 400, no attempt. */
 export function notSent(error: TranslationError): AttemptFailed {
   return { ok: false, notSent: true, failure: attemptFailure('caller_fault', 400, error.message, error.code), headers: {} }
 }

@@ -25,16 +25,9 @@ interface Turn {
 }
 
 /**
- * Converts OpenAI chat messages to Anthropic's top-level `system` plus strictly
- * alternating user/assistant messages.
- *
- * - system and developer messages, wherever they appear, are hoisted into `system`
- *   in order (Anthropic has no mid-conversation system turn);
- * - `tool` messages become `tool_result` blocks of a user turn;
- * - consecutive turns of the same role are merged, because Anthropic rejects two
- *   user (or two assistant) messages in a row, and parallel tool results must
- *   arrive together in one user message;
- * - messages that end up with no content are dropped (Anthropic rejects empty ones).
+ * OpenAI chat messages -> Anthropic's top-level `system` (system and developer messages hoisted,
+ * in order) plus strictly alternating turns: `tool` messages are `tool_result` blocks of a user
+ * turn, same-role turns merge (parallel tool results arrive together), empty ones are dropped.
  */
 export function toAnthropicConversation (messages: unknown): AnthropicConversation {
   if (!Array.isArray(messages)) throw invalid('`messages` must be an array of chat messages.', 'messages')
@@ -155,8 +148,7 @@ function assistantBlocks (message: Record<string, unknown>, field: string): Anth
   if (message.function_call !== undefined && message.function_call !== null) throw unsupported(`${field}.function_call is the deprecated form; send tool_calls instead.`, `${field}.function_call`)
   const blocks: AnthropicBlock[] = []
   if (Array.isArray(message.content)) {
-    const parts: unknown[] = message.content
-    parts.forEach((part, position) => {
+    message.content.forEach((part: unknown, position) => {
       const record = asRecord(part)
       // A refusal the model gave earlier is still something it said.
       const text = record?.type === 'text' ? record.text : record?.type === 'refusal' ? record.refusal : undefined
@@ -169,8 +161,7 @@ function assistantBlocks (message: Record<string, unknown>, field: string): Anth
   if (blocks.length === 0 && typeof message.refusal === 'string') blocks.push(...textBlock(message.refusal))
   const toolCalls: unknown = message.tool_calls ?? []
   if (!Array.isArray(toolCalls)) throw invalid(`${field}.tool_calls must be an array.`, `${field}.tool_calls`)
-  const calls: unknown[] = toolCalls
-  calls.forEach((call, position) => blocks.push(toolUseBlock(call, `${field}.tool_calls[${position}]`)))
+  toolCalls.forEach((call: unknown, position) => blocks.push(toolUseBlock(call, `${field}.tool_calls[${position}]`)))
   return blocks
 }
 
@@ -182,10 +173,8 @@ function toolUseBlock (call: unknown, field: string): AnthropicBlock {
 }
 
 /**
- * Anthropic needs `input` to be a JSON object, while OpenAI keeps arguments as any
- * string. Earlier turns may hold arguments the model cut off or mangled; sending
- * `{}` for those keeps the conversation valid (the following tool_result still says
- * what happened) instead of failing a history OpenAI itself would accept.
+ * A call's arguments as the JSON object Anthropic's `input` must be: arguments the model cut off
+ * or mangled in an earlier turn are `{}`, keeping a history OpenAI itself would accept valid.
  */
 export function parseArguments (text: unknown): Record<string, unknown> {
   if (typeof text !== 'string') return asRecord(text) ?? {}

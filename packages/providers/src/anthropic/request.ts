@@ -6,17 +6,10 @@ import { asRecord, toAnthropicConversation } from './messages.ts'
 export const DEFAULT_MAX_TOKENS = 4096
 
 /**
- * OpenAI chat.completions body -> Anthropic `/v1/messages` body, for `model`
- * (the upstream's model name; `body.model` is ignored).
- *
- * Fields Anthropic cannot honour throw a TranslationError instead of being
- * dropped, because the caller would otherwise get a quietly different answer:
- * `n` > 1, `logprobs`/`top_logprobs`, `response_format` of type `json_schema`,
- * audio output, the deprecated `functions`/`function_call`. Fields that only tune
- * or annotate (`seed`, `frequency_penalty`, `presence_penalty`, `logit_bias`,
- * `response_format` `json_object`/`text`, `reasoning_effort`, `store`, `metadata`,
- * `service_tier`, `stream_options`, `prediction`) are ignored. `temperature` is
- * clamped into Anthropic's 0..1 (OpenAI allows up to 2).
+ * OpenAI chat.completions body -> Anthropic `/v1/messages` body for `model` (the upstream's name).
+ * Fields Anthropic cannot honour throw a TranslationError rather than be dropped (the answer would
+ * quietly differ); fields that only tune or annotate (`seed`, penalties, `logit_bias`, ...) are
+ * ignored; `temperature` is clamped into Anthropic's 0..1.
  */
 export function toAnthropicRequest (body: ChatRequestBody, model: string): Record<string, unknown> {
   rejectUnsupported(body)
@@ -32,11 +25,9 @@ export function toAnthropicRequest (body: ChatRequestBody, model: string): Recor
   const stopSequences = stopSequencesOf(body.stop)
   if (stopSequences.length > 0) request.stop_sequences = stopSequences
   if (body.stream === true) request.stream = true
-
   // `user` is deprecated by OpenAI in favour of `safety_identifier`; both mean the end user.
   const user = body.user ?? body.safety_identifier
   if (typeof user === 'string' && user !== '') request.metadata = { user_id: user }
-
   const tools = toolsOf(body.tools)
   if (tools.length > 0) {
     request.tools = tools
@@ -62,9 +53,7 @@ function rejectUnsupported (body: ChatRequestBody): void {
 
 /** `max_completion_tokens` is OpenAI's current name; `max_tokens` is the older one still widely sent. */
 function maxTokens (body: ChatRequestBody): number {
-  const field = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null
-    ? 'max_completion_tokens'
-    : 'max_tokens'
+  const field = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens'
   const value = body[field]
   if (value === undefined || value === null) return DEFAULT_MAX_TOKENS
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalid(`\`${field}\` must be a positive integer.`, field)
@@ -82,9 +71,7 @@ function optionalNumber (body: ChatRequestBody, field: string): number | undefin
 function stopSequencesOf (stop: unknown): string[] {
   if (stop === undefined || stop === null) return []
   if (typeof stop === 'string') return stop === '' ? [] : [stop]
-  if (Array.isArray(stop) && stop.every((entry): entry is string => typeof entry === 'string')) {
-    return stop.filter((entry) => entry !== '')
-  }
+  if (Array.isArray(stop) && stop.every((entry): entry is string => typeof entry === 'string')) return stop.filter((entry) => entry !== '')
   throw invalid('`stop` must be a string or an array of strings.', 'stop')
 }
 
@@ -92,27 +79,23 @@ function stopSequencesOf (stop: unknown): string[] {
 function toolsOf (tools: unknown): Array<Record<string, unknown>> {
   if (tools === undefined || tools === null) return []
   if (!Array.isArray(tools)) throw invalid('`tools` must be an array.', 'tools')
-  const entries: unknown[] = tools
-  return entries.map((tool, position) => {
+  return (tools as unknown[]).map((tool, position) => {
     const field = `tools[${position}]`
     const record = asRecord(tool)
     if (record?.type !== 'function') throw unsupported(`${field}: only tools of type "function" can be forwarded to Anthropic.`, `${field}.type`)
     const definition = asRecord(record.function)
     if (typeof definition?.name !== 'string' || definition.name === '') throw invalid(`${field}.function.name is required.`, `${field}.function.name`)
-    // OpenAI lets a function omit `parameters` (no arguments); Anthropic requires a schema.
-    const inputSchema = asRecord(definition.parameters) ?? { type: 'object', properties: {} }
     const translated: Record<string, unknown> = { name: definition.name }
     if (typeof definition.description === 'string') translated.description = definition.description
-    translated.input_schema = inputSchema
+    // OpenAI lets a function omit `parameters` (no arguments); Anthropic requires a schema.
+    translated.input_schema = asRecord(definition.parameters) ?? { type: 'object', properties: {} }
     return translated
   })
 }
 
 /**
- * OpenAI `tool_choice` + `parallel_tool_calls` -> Anthropic `tool_choice`.
- * "required" is Anthropic's "any". Anthropic puts the parallel switch inside
- * tool_choice, so `parallel_tool_calls: false` alone yields `{type: "auto",
- * disable_parallel_tool_use: true}`; with "none" it is moot and left out.
+ * OpenAI `tool_choice` + `parallel_tool_calls` -> Anthropic `tool_choice` ("required" is "any"),
+ * which holds the parallel switch: `parallel_tool_calls: false` alone is `{type: "auto", disable_parallel_tool_use: true}`.
  */
 function toolChoiceOf (choice: unknown, singleToolCall: boolean): Record<string, unknown> | undefined {
   let translated: Record<string, unknown> | undefined

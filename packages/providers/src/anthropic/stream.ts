@@ -5,25 +5,12 @@ import { type TokenCounts, finishReasonFor, readAnthropicUsage, toOpenAIUsage } 
 import { asRecord } from './messages.ts'
 
 /**
- * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk
- * (never `[DONE]`; the caller adds it).
- *
- * Chunks, in order: the role chunk at message_start, content and tool-call chunks
- * as deltas arrive, one chunk carrying `finish_reason` at message_delta, and a last
- * `choices: []` chunk with `usage` at message_stop. The usage chunk is always sent
- * (as if `stream_options.include_usage` were set) because the gateway needs the
- * counts; dropping it for callers who did not ask is the gateway's choice.
- *
- * Tool calls are numbered by their own `index` (0, 1, ...), not by Anthropic's
- * content block index, as OpenAI clients assemble calls by that number. Thinking
- * deltas are dropped: OpenAI's chunk has no field for them (`reasoning_content`
- * is a third-party extension) and requests from this adapter never enable thinking.
- * `ping` and unknown event types are skipped, as Anthropic asks of clients.
- *
- * Throws AnthropicStreamError on an `error` event, and TranslationError
- * (`upstream_malformed`) on unparsable data, events before message_start, or a
- * stream that ends without message_stop, so a cut-off answer is never passed off
- * as complete.
+ * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk (never
+ * `[DONE]`): the role at message_start, content and tool-call deltas (calls numbered by their own
+ * order, as OpenAI clients assemble them), the finish at message_delta, and the usage chunk at
+ * message_stop, always (the gateway needs the counts). Thinking, `ping` and unknown events are
+ * skipped. Throws AnthropicStreamError on an `error` event, and `upstream_malformed` on bad data or
+ * a stream that ends without message_stop: a cut-off answer is never passed off as complete.
  */
 export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessage>, init: Omit<StreamChunkInit, 'id'>): AsyncGenerator<string> {
   // The answer's id is the message's, known at message_start.

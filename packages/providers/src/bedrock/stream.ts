@@ -1,16 +1,8 @@
 /**
- * ConverseStream events -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`).
- *
- * Chunks, in order: the role chunk at messageStart, text and tool-call chunks as deltas
- * arrive (a tool call opens at contentBlockStart with its id and name, its arguments follow as
- * `toolUse.input` pieces), one chunk with `finish_reason` at messageStop, and the usage chunk
- * at metadata. Tool calls are numbered 0, 1, ... by their own order, as OpenAI clients
- * assemble them. Reasoning deltas and the padding field `p` are dropped.
- *
- * An exception frame (throttlingException, modelStreamErrorException, ...) throws an
- * UpstreamStreamError with Bedrock's type as its provider code; a stream that ends before
- * messageStop throws TranslationError (`upstream_malformed`): a cut-off answer is never passed
- * off as complete.
+ * ConverseStream events -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`): the role at
+ * messageStart, text and tool-call deltas (calls numbered 0, 1, ... in their own order), the
+ * finish at messageStop, usage at metadata. An exception frame throws UpstreamStreamError with
+ * Bedrock's type as its code; a stream that ends before messageStop is `upstream_malformed`.
  */
 import { TranslationError } from '../anthropic/errors.ts'
 import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'

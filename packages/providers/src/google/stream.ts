@@ -1,10 +1,8 @@
 /**
  * streamGenerateContent (`alt=sse`) -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`).
- * Each event is a whole GenerateContentResponse holding the next parts: text becomes content
- * deltas, a function call arrives whole and becomes one tool-call delta, the event with a
- * finishReason gives the finish chunk, and the last usageMetadata seen becomes the usage chunk.
- * An error object in the stream throws UpstreamStreamError with Google's status as its code; a
- * stream that ends with no finishReason throws TranslationError (`upstream_malformed`).
+ * Each event holds the next parts (a function call arrives whole); the one with a finishReason
+ * gives the finish chunk, the last usageMetadata the usage chunk. An in-band error throws
+ * UpstreamStreamError with Google's status; no finishReason is `upstream_malformed`.
  */
 import { TranslationError } from '../anthropic/errors.ts'
 import { asRecord } from '../anthropic/messages.ts'

@@ -1,12 +1,8 @@
 /**
  * OAuth2 access tokens for Vertex AI from a service account, through google-auth-library's JWT
- * client (it signs the RS256 assertion, exchanges it, caches the token and refreshes it before
- * expiry, one refresh at a time however many requests wait). Two things are ours:
- * - the token URL: the library always posts to Google's; the service account's own `token_uri`
- *   is honoured instead (a request interceptor on the client's transporter), so a test points
- *   it at the simulator;
- * - the refresh margin: the library's is fixed (5 minutes); ours is a quarter of each token's
- *   lifetime, at most 5 minutes, so short-lived tokens are refreshed before expiry as well.
+ * client (it signs, exchanges, caches and refreshes, one refresh at a time). Ours: the account's
+ * own `token_uri` is honoured (the library always posts to Google's), and the refresh margin is a
+ * quarter of each token's lifetime, at most the library's 5 minutes.
  */
 import { JWT } from 'google-auth-library'
 

@@ -22,11 +22,8 @@ function streamError(data: string): UpstreamStreamError {
 }
 
 /**
- * True when `data` (or the event before it) is the last event a complete stream of this format
- * sends: chat chunks end with `[DONE]` (or at least a chunk with a finish_reason), Anthropic
- * Messages events with `message_stop`, Responses events with `response.completed` (or
- * `.incomplete` / `.failed`). A body that ends before that was cut, however cleanly the
- * connection closed: never passed off as a whole answer.
+ * True when `data` (or the event before it) ends a complete stream of this format: a finish_reason,
+ * `message_stop`, `response.completed`. A body that ends before that was cut, however cleanly.
  */
 function endsComplete(ending: StreamFormat, last: string | null, previous: string | null): boolean {
   if (last === null) return false
@@ -51,11 +48,9 @@ function looksLikeObject(data: string): boolean {
 const HIGH_WATER = 64
 
 /**
- * The chunks of an OpenAI-shaped stream as an async iterator fed by the transport's data
- * callbacks: the SSE parser runs synchronously on each packet and the consumer takes chunks
- * from a queue, so a chunk costs no async generator hops. It yields each chunk's JSON text,
- * stops at `[DONE]`, and rejects with a StreamFailure on an in-band error event or where the
- * transport failed (a cut connection, an abort).
+ * The chunks of an OpenAI-shaped stream, fed by the transport's data callbacks through a
+ * synchronous SSE parser into a queue (no async generator hops). Yields each chunk's JSON text up
+ * to `[DONE]`; rejects with a StreamFailure on an in-band error or a failed transport.
  */
 export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   private readonly parser = new SseParser((event, data) => this.onEvent(event, data))

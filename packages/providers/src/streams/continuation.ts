@@ -1,10 +1,7 @@
 /**
- * Continuing a stream that broke after content went to the caller (issue 35): what was sent
- * is read back from its events, the request is sent again with that text as an assistant
- * prefill to an upstream that continues from it, and the continuation's events are spliced on,
- * so the caller gets one answer. Only text is continued: a stream that sent a tool call, a
- * thinking block or a reasoning item is never continued (a half call cannot be resumed, and a
- * thinking block cannot be prefilled). Events are parsed here: this runs only on a rescue.
+ * Continuing a stream that broke after content went to the caller (issue 35): what was sent is
+ * read back, sent again as an assistant prefill, and the continuation's events spliced on. Only
+ * text is continued (a half tool call cannot be resumed, nor thinking prefilled). Runs only on a rescue.
  */
 import type { StreamFormat } from './content.ts'
 import { carriesContent } from './content.ts'
@@ -94,11 +91,7 @@ function readResponses(sent: SentSoFar, event: Json): void {
   } else if (typeof type === 'string' && (type.includes('function_call') || type.includes('reasoning'))) sent.continuable = false
 }
 
-/**
- * The request body that asks for the rest of the answer: the caller's body with the text sent
- * so far as the last, assistant, message (trailing whitespace dropped: Anthropic refuses a
- * prefill that ends with it). `surface` is the body's format: chat, Messages or Responses.
- */
+/** The caller's body with the text sent so far as the last, assistant, message (trailing whitespace dropped: Anthropic refuses it). */
 export function continuationBody(format: StreamFormat, body: Json, text: string): Json {
   const prefill = text.trimEnd()
   if (format === 'responses') {
@@ -112,11 +105,7 @@ export function continuationBody(format: StreamFormat, body: Json, text: string)
   return { ...body, messages }
 }
 
-/**
- * Splices a continuation's events onto what was sent: its preamble is dropped, its first text
- * loses the whitespace the prefill dropped when the caller already has it, and its indexes,
- * ids and final texts are those of the answer the caller has been reading.
- */
+/** Splices a continuation's events onto what was sent: preamble dropped, indexes, ids and final texts those of the caller's answer. */
 export class ContinuationSplicer {
   private started = false
   private readonly trailingSpace: boolean

@@ -1,10 +1,7 @@
 /**
- * The inference surfaces besides chat completions: Anthropic Messages (and count_tokens),
- * OpenAI Responses, embeddings. One attempt on a surface goes to the upstream natively when
- * its adapter speaks it; otherwise it is translated to chat completions (the internal
- * representation every adapter speaks), sent with the adapter's own `send`, and its answer
- * translated back: JSON bodies and streams alike. So an adapter added later (Bedrock,
- * Vertex) serves every surface once it serves chat.
+ * The inference surfaces besides chat: Anthropic Messages (and count_tokens), OpenAI Responses,
+ * embeddings. Sent natively when the adapter speaks the surface, else translated to chat, sent
+ * with the adapter's `send`, and the answer translated back: every adapter serves every surface.
  */
 import { unsupported } from '../anthropic/errors.ts'
 import type { AttemptResult, ProviderAdapter, Surface, SurfaceRequest } from '../types.ts'
@@ -31,12 +28,7 @@ export function speaksNatively(adapter: ProviderAdapter, surface: Surface): bool
   return adapter.speaks?.(surface) === true && adapter.sendNative !== undefined
 }
 
-/**
- * One attempt on a surface. A success is in the surface's own format: JSON (bytes passed
- * through, or a body we built) or a stream yielding each event's JSON `data` (its `type`
- * names the event). Failures are the adapter's, classified as for chat; a body that cannot be
- * translated (or a surface the provider cannot serve) is `notSent`, never thrown.
- */
+/** One attempt on a surface, its success in the surface's own format; a body that cannot be translated is `notSent`, never thrown. */
 export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequest): Promise<AttemptResult> {
   if (speaksNatively(adapter, request.surface)) return adapter.sendNative!(request)
   const surface = request.surface
@@ -73,10 +65,7 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
   return withNotes({ ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }, notes)
 }
 
-/**
- * What a translated attempt does not carry, in words: Anthropic beta flags mean nothing to an
- * upstream reached through chat, so `anthropic-beta` stays behind (never sent, never changed).
- */
+/** What a translated attempt does not carry, in words: `anthropic-beta` means nothing to an upstream reached through chat. */
 function translationNotes(adapter: ProviderAdapter, request: SurfaceRequest): string[] {
   const beta = request.headers['anthropic-beta']
   if (beta === undefined || beta === '') return []

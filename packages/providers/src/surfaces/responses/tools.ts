@@ -1,16 +1,8 @@
 /**
- * Responses `tools` for an upstream that only speaks chat. Pure.
- *
- * - `function` tools become chat function tools.
- * - `namespace` tools (Codex groups its MCP and agent tools this way: they run in the
- *   caller, not at OpenAI) become their function tools, each named `<namespace>__<name>` for
- *   the upstream; the model's calls are named back (`name` plus `namespace`, as OpenAI
- *   answers) by `ToolNames`, rebuilt from the request for the answer.
- * - Hosted tools (web search, file search, code interpreter, ...) run at OpenAI, so no other
- *   upstream can run them: one only offered is left out, with a note for the routing log
- *   (Codex offers `web_search` to every model); one the request forces is a 400.
- * - Anything else (`custom` grammar tools, `local_shell`) runs in the caller but has no chat
- *   form: a 400 naming it, never dropped.
+ * Responses `tools` for an upstream that only speaks chat. Pure. Function tools pass; a
+ * namespace's tools are flattened to `<namespace>__<name>` and named back in the answer
+ * (`ToolNames`); hosted tools run at OpenAI only, so one offered is left out with a note and one
+ * forced is a 400; anything else (`custom`, `local_shell`) is a 400 naming it, never dropped.
  */
 import { invalid, unsupported } from '../../anthropic/errors.ts'
 import { asRecord } from '../shared.ts'
