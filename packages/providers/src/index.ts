@@ -11,7 +11,7 @@ import { createAzureAdapter } from './azure/adapter.ts'
 import { createBedrockAdapter } from './bedrock/adapter.ts'
 import { createGoogleAdapter } from './google/adapter.ts'
 import { createOpenAiAdapter } from './openai/adapter.ts'
-import type { ProviderAdapter, ProviderInit } from './types.ts'
+import type { ProviderAdapter, ProviderInit, ProviderType } from './types.ts'
 
 export type * from './types.ts'
 export { PROVIDER_TYPES } from './types.ts'
@@ -27,21 +27,18 @@ export { GEMINI_API_URL, vertexUrl } from './google/adapter.ts'
 export { parseServiceAccount } from './google/tokens.ts'
 export { readUsage, usageOf, StreamUsage } from './usage.ts'
 
+const ADAPTERS: Record<ProviderType, (init: ProviderInit, now: () => number) => ProviderAdapter> = {
+  openai: createOpenAiAdapter,
+  azure: createAzureAdapter,
+  anthropic: createAnthropicAdapter,
+  bedrock: createBedrockAdapter,
+  gemini: createGoogleAdapter,
+  vertex: createGoogleAdapter,
+}
+
 /** Creates the adapter for a provider's base wire format. */
 export function createProvider(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  switch (init.type) {
-    case 'openai':
-      return createOpenAiAdapter(init, now)
-    case 'azure':
-      return createAzureAdapter(init, now)
-    case 'anthropic':
-      return createAnthropicAdapter(init, now)
-    case 'bedrock':
-      return createBedrockAdapter(init, now)
-    case 'gemini':
-    case 'vertex':
-      return createGoogleAdapter(init, now)
-  }
+  return ADAPTERS[init.type](init, now)
 }
 export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'
 export { carriesContent, leadingType, type StreamFormat } from './streams/content.ts'

@@ -20,18 +20,10 @@ export interface OpenAIUsage {
  * never break a response that otherwise arrived whole.
  */
 export function finishReasonFor (stopReason: unknown): FinishReason {
-  switch (stopReason) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length'
-    case 'tool_use':
-      return 'tool_calls'
-    case 'refusal':
-      return 'content_filter'
-    default:
-      return 'stop'
-  }
+  return (typeof stopReason === 'string' ? FINISH_REASONS.get(stopReason) : undefined) ?? 'stop'
 }
+
+const FINISH_REASONS = new Map<string, FinishReason>([['max_tokens', 'length'], ['model_context_window_exceeded', 'length'], ['tool_use', 'tool_calls'], ['refusal', 'content_filter']])
 
 /** Token counts as the translations carry them, in OpenAI's sense: the prompt includes the cached tokens. */
 export interface TokenCounts extends TokenUsage {
@@ -70,10 +62,5 @@ export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
 export function toOpenAIUsage (counts: Partial<TokenCounts>): OpenAIUsage {
   const prompt = counts.promptTokens ?? 0
   const completion = counts.completionTokens ?? 0
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: counts.cachedTokens ?? 0 },
-  }
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: counts.cachedTokens ?? 0 } }
 }

@@ -13,15 +13,8 @@ import type { ChatRequestBody } from '../types.ts'
 /** Converse's image formats (`image.format`), by media type. */
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' }
 
-/** Converse stop reasons -> the Anthropic stop reasons finishReasonFor reads (also for ConverseStream). */
-export const STOP_REASONS: Record<string, string> = {
-  end_turn: 'end_turn',
-  tool_use: 'tool_use',
-  max_tokens: 'max_tokens',
-  stop_sequence: 'stop_sequence',
-  guardrail_intervened: 'refusal',
-  content_filtered: 'refusal',
-}
+/** Converse stop reasons Anthropic names otherwise (the rest are the same words). */
+const STOP_REASONS: Record<string, string> = { guardrail_intervened: 'refusal', content_filtered: 'refusal' }
 
 /** OpenAI chat body -> Converse body (the model id travels in the path, not the body). */
 export function toConverseRequest(body: ChatRequestBody, model: string): Record<string, unknown> {
@@ -95,17 +88,16 @@ export function fromConverseResponse(answer: unknown, model: string, createdSeco
     const toolUse = asRecord(block?.toolUse)
     if (toolUse !== undefined) content.push({ type: 'tool_use', id: toolUse.toolUseId, name: toolUse.name, input: toolUse.input })
   }
-  const usage = asRecord(record?.usage)
-  const stopReason = typeof record?.stopReason === 'string' ? (STOP_REASONS[record.stopReason] ?? record.stopReason) : null
-  return fromAnthropicResponse({
-    id,
-    content,
-    stop_reason: stopReason,
-    usage: {
-      input_tokens: usage?.inputTokens,
-      output_tokens: usage?.outputTokens,
-      ...(typeof usage?.cacheReadInputTokens === 'number' ? { cache_read_input_tokens: usage.cacheReadInputTokens } : {}),
-      ...(typeof usage?.cacheWriteInputTokens === 'number' ? { cache_creation_input_tokens: usage.cacheWriteInputTokens } : {}),
-    },
-  }, model, createdSeconds)
+  return fromAnthropicResponse({ id, content, stop_reason: anthropicStopReason(record?.stopReason), usage: anthropicUsage(record?.usage) }, model, createdSeconds)
+}
+
+/** A Converse stop reason as the Anthropic one finishReasonFor reads (also for ConverseStream). */
+export function anthropicStopReason(reason: unknown): string | null {
+  return typeof reason === 'string' ? (STOP_REASONS[reason] ?? reason) : null
+}
+
+/** Converse `usage` in Anthropic's words (cache writes are its cache creation), read by the same rules (also for ConverseStream). */
+export function anthropicUsage(usage: unknown): Record<string, unknown> {
+  const record = asRecord(usage)
+  return { input_tokens: record?.inputTokens, output_tokens: record?.outputTokens, cache_read_input_tokens: record?.cacheReadInputTokens, cache_creation_input_tokens: record?.cacheWriteInputTokens }
 }

@@ -5,11 +5,11 @@
  * Bedrock's type as its code; a stream that ends before messageStop is `upstream_malformed`.
  */
 import { TranslationError } from '../anthropic/errors.ts'
-import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'
+import { finishReasonFor, readAnthropicUsage, toOpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord } from '../anthropic/messages.ts'
 import { chunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
-import { STOP_REASONS } from './converse.ts'
+import { anthropicStopReason, anthropicUsage } from './converse.ts'
 import type { StreamFrame } from './eventstream.ts'
 
 export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>, init: StreamChunkInit): AsyncGenerator<string> {
@@ -57,20 +57,13 @@ export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>
       case 'messageStop': {
         if (!started) throw malformed('messageStop arrived before messageStart')
         stopped = true
-        const reason = typeof payload.stopReason === 'string' ? (STOP_REASONS[payload.stopReason] ?? payload.stopReason) : null
-        yield delta({}, finishReasonFor(reason))
+        yield delta({}, finishReasonFor(anthropicStopReason(payload.stopReason)))
         break
       }
-      case 'metadata': {
-        const usage = asRecord(payload.usage)
-        const count = (name: string): number | undefined => (typeof usage?.[name] === 'number' ? usage[name] as number : undefined)
-        const input = count('inputTokens') ?? 0
-        const cached = count('cacheReadInputTokens') ?? 0
-        const written = count('cacheWriteInputTokens') ?? 0
+      case 'metadata':
         usageSent = true
-        yield writer.usage(toOpenAIUsage({ promptTokens: input + cached + written, cachedTokens: cached, completionTokens: count('outputTokens') ?? 0 }))
+        yield writer.usage(toOpenAIUsage(readAnthropicUsage(anthropicUsage(payload.usage))))
         break
-      }
       // contentBlockStop and event types added later carry nothing a chat chunk has a field for.
     }
   }

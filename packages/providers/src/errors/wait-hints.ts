@@ -6,16 +6,7 @@
  */
 import { readErrorReport, type ErrorReport } from './body.ts'
 
-const MILLISECONDS_PER_UNIT: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  'µs': 1e-3,
-  'μs': 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-}
+const MILLISECONDS_PER_UNIT: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
 /** One `<number><unit>` piece of a Go duration (micro signs escaped: the compiled bundle stays ASCII, which loads faster). */
 const DURATION_PIECE = /(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|h|m|s)/y
@@ -151,12 +142,7 @@ function fromWording(text: string): number | null {
 }
 
 /** The wait hint from an already-read error report; shared with classifyFailure so the body is read once. */
-export function waitHintFromReport(
-  headers: Record<string, string>,
-  report: ErrorReport,
-  now: number,
-  options: WaitHintOptions = {},
-): number | null {
+export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, options: WaitHintOptions = {}): number | null {
   const readResets = options.rateLimitResets ?? true
   const sources: (() => number | null)[] = [
     () => fromRetryAfterMs(headers['retry-after-ms']),
@@ -175,11 +161,6 @@ export function waitHintFromReport(
 }
 
 /** How long the provider asked us to wait, in ms, or null; `now` (epoch ms) reads dates and RFC 3339 resets. */
-export function parseWaitHint(
-  headers: Record<string, string>,
-  body: unknown,
-  now: number,
-  options: WaitHintOptions = {},
-): number | null {
+export function parseWaitHint(headers: Record<string, string>, body: unknown, now: number, options: WaitHintOptions = {}): number | null {
   return waitHintFromReport(headers, readErrorReport(headers, body), now, options)
 }

@@ -9,24 +9,17 @@ import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { type FinishReason, toOpenAIUsage, type OpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
+import { chatCompletion } from '../anthropic/response.ts'
 import type { ChatRequestBody } from '../types.ts'
 
 /** Gemini finish reasons -> OpenAI's. Unknown ones are `stop`, so a new value never breaks an answer that arrived whole. */
 export function finishReasonOf(reason: unknown, calledTools: boolean): FinishReason {
-  switch (reason) {
-    case 'MAX_TOKENS':
-      return 'length'
-    case 'SAFETY':
-    case 'RECITATION':
-    case 'BLOCKLIST':
-    case 'PROHIBITED_CONTENT':
-    case 'SPII':
-    case 'IMAGE_SAFETY':
-      return 'content_filter'
-    default:
-      return calledTools ? 'tool_calls' : 'stop'
-  }
+  if (reason === 'MAX_TOKENS') return 'length'
+  if (typeof reason === 'string' && FILTERED.has(reason)) return 'content_filter'
+  return calledTools ? 'tool_calls' : 'stop'
 }
+
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'])
 
 /** Gemini's usageMetadata -> OpenAI usage (cached tokens are part of promptTokenCount already). */
 export function usageOf(metadata: unknown): OpenAIUsage {
@@ -133,14 +126,5 @@ export function fromGenerateContentResponse(answer: unknown, model: string, crea
   const { text, toolCalls } = readParts(asRecord(candidate?.content)?.parts, (index) => `call_${id}_${index}`)
   // A prompt blocked before any candidate is a content filter, as OpenAI reports one.
   const finish = candidate === undefined ? 'content_filter' : finishReasonOf(candidate.finishReason, toolCalls.length > 0)
-  const message: Record<string, unknown> = { role: 'assistant', content: toolCalls.length > 0 && text === '' ? null : text, refusal: null }
-  if (toolCalls.length > 0) message.tool_calls = toolCalls
-  return {
-    id,
-    object: 'chat.completion',
-    created: createdSeconds,
-    model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
-    usage: usageOf(record.usageMetadata),
-  }
+  return chatCompletion(id, model, createdSeconds, toolCalls.length > 0 && text === '' ? null : text, toolCalls, finish, usageOf(record.usageMetadata))
 }

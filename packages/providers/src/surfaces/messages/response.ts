@@ -3,18 +3,10 @@ import { asRecord, chatUsage, newId, parseArguments } from '../shared.ts'
 
 /** Anthropic's stop reason for a chat finish reason. */
 export function stopReasonOf(finish: unknown): string {
-  switch (finish) {
-    case 'length':
-      return 'max_tokens'
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_use'
-    case 'content_filter':
-      return 'refusal'
-    default:
-      return 'end_turn'
-  }
+  return (typeof finish === 'string' ? STOP_REASONS.get(finish) : undefined) ?? 'end_turn'
 }
+
+const STOP_REASONS = new Map([['length', 'max_tokens'], ['tool_calls', 'tool_use'], ['function_call', 'tool_use'], ['content_filter', 'refusal']])
 
 /** Translates a chat completion body into a Messages `message`; `model` is what the caller asked for. */
 export function chatToMessage(chat: Record<string, unknown>, model: string): Record<string, unknown> {
