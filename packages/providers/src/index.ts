@@ -1,10 +1,7 @@
 /**
- * @switchboard/providers — upstream adapters.
- *
- * Each adapter turns one attempt (an OpenAI chat.completions body, a model, a key) into one
- * HTTP call on a keep-alive undici pool, and its answer into either an OpenAI-shaped success
- * (JSON or a stream of chunks) or a normalized failure: failure class, scope, the provider's
- * wait hint and its own message.
+ * @switchboard/providers — upstream adapters. Each turns one attempt (a chat.completions body, a
+ * model, a key) into one HTTP call on a keep-alive undici pool, and its answer into an
+ * OpenAI-shaped success (JSON or a stream of chunks) or a normalized failure.
  */
 import { createAnthropicAdapter } from './anthropic/adapter.ts'
 import { createAzureAdapter } from './azure/adapter.ts'

@@ -8,20 +8,14 @@ export type TranslationErrorCode =
   | 'upstream_malformed'
 
 /**
- * An OpenAI <-> Anthropic translation that cannot be done faithfully.
- * The first two codes are the caller's fault (answer 400, do not fall back to
- * another key of the same provider); `upstream_malformed` is the provider's.
+ * A translation between formats that cannot be done faithfully: the caller's fault (a 400, no
+ * fallback to another key of the provider), or the provider's (`upstream_malformed`). `field` is
+ * the dotted path the problem is about, when there is one.
  */
 export class TranslationError extends Error {
   override readonly name = 'TranslationError'
-  readonly code: TranslationErrorCode
-  /** The OpenAI field (dotted path) the problem is about, when there is one. */
-  readonly field: string | undefined
-
-  constructor (code: TranslationErrorCode, message: string, field?: string) {
+  constructor (readonly code: TranslationErrorCode, message: string, readonly field?: string) {
     super(message)
-    this.code = code
-    this.field = field
   }
 }
 
@@ -32,15 +26,9 @@ export class TranslationError extends Error {
 export class AnthropicStreamError extends Error {
   override readonly name = 'AnthropicStreamError'
   readonly code = 'anthropic_stream_error'
-  /** Anthropic's `error.type`, e.g. `overloaded_error`, `api_error`. */
-  readonly errorType: string
-  /** Anthropic's `error.message`, word for word. */
-  readonly providerMessage: string
-
-  constructor (errorType: string, providerMessage: string) {
+  /** Anthropic's `error.type` (`overloaded_error`, `api_error`) and its `error.message`, word for word. */
+  constructor (readonly errorType: string, readonly providerMessage: string) {
     super(`Anthropic stream failed with ${errorType}: ${providerMessage}`)
-    this.errorType = errorType
-    this.providerMessage = providerMessage
   }
 }
 

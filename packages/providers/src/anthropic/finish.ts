@@ -12,13 +12,7 @@ export interface OpenAIUsage {
   prompt_tokens_details: { cached_tokens: number }
 }
 
-/**
- * Anthropic `stop_reason` -> OpenAI `finish_reason`.
- * `pause_turn` (a server-tool loop hit its limit) still ends this response
- * normally, so it is `stop`; `model_context_window_exceeded` is a truncation like
- * `max_tokens`. Unknown or missing reasons become `stop` so new Anthropic values
- * never break a response that otherwise arrived whole.
- */
+/** Anthropic `stop_reason` -> OpenAI `finish_reason`; `pause_turn` and unknown reasons are `stop`, never breaking a whole answer. */
 export function finishReasonFor (stopReason: unknown): FinishReason {
   return (typeof stopReason === 'string' ? FINISH_REASONS.get(stopReason) : undefined) ?? 'stop'
 }
@@ -34,10 +28,8 @@ export interface TokenCounts extends TokenUsage {
 }
 
 /**
- * Reads an Anthropic `usage` object. Anthropic counts cached prompt tokens apart
- * from `input_tokens`; OpenAI's `prompt_tokens` includes them, so they are added.
- * Fields that are absent come back undefined so a later, partial usage (a stream's
- * message_delta) does not erase an earlier full one.
+ * Reads an Anthropic `usage` object, cached prompt tokens added to the prompt (as OpenAI counts
+ * them). Absent fields stay undefined, so a later partial usage (message_delta) erases nothing.
  */
 export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
   const record = asRecord(usage) ?? {}

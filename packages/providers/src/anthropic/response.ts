@@ -10,13 +10,9 @@ export interface OpenAIToolCall {
 }
 
 /**
- * Anthropic Message -> OpenAI chat.completion. `model` is the name to report
- * (what the caller asked for), `createdSeconds` the Unix time in seconds.
- *
- * Text blocks are joined without a separator: Anthropic splits one continuous
- * answer into several blocks around tool calls and citations. Thinking blocks and
- * server-tool blocks are not part of OpenAI's message shape and are left out.
- * Throws a TranslationError (`upstream_malformed`) when `message` is not a Message.
+ * Anthropic Message -> OpenAI chat.completion, reported for `model` (what the caller asked for).
+ * Text blocks are joined without a separator (Anthropic splits one answer around tool calls and
+ * citations); thinking and server-tool blocks have no place in OpenAI's message and are left out.
  */
 export function fromAnthropicResponse (message: unknown, model: string, createdSeconds: number): Record<string, unknown> {
   const record = asRecord(message)

@@ -1,9 +1,7 @@
 /**
- * The Amazon Bedrock adapter: chat.completions in, the Converse API on the wire
- * (`POST /model/{modelId}/converse`, or `/converse-stream` for a stream, answered in AWS
- * event-stream framing), chat.completions out. A key signs with SigV4 when its
- * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
- * API key sent as a bearer token.
+ * The Amazon Bedrock adapter: chat.completions in, the Converse API on the wire (`converse`, or
+ * `converse-stream` in AWS event-stream framing), chat.completions out. A key signs with SigV4
+ * when it has `access_key` and `secret_key`, else its `value` is a Bedrock API key (bearer).
  */
 import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendTranslated, translating, upstreamCall, upstreamModel } from '../send.ts'

@@ -1,8 +1,7 @@
 /**
- * OpenAI chat.completions <-> Bedrock Converse. The request goes through the Anthropic
- * translation first (same rules: what cannot be honoured is a 400, never dropped quietly),
- * then Anthropic's blocks map one to one onto Converse's; the answer comes back the same
- * way round, so both providers report finish reasons, tool calls and usage alike.
+ * OpenAI chat.completions <-> Bedrock Converse, through the Anthropic translation (the same rules:
+ * what cannot be honoured is a 400): Anthropic's blocks map one to one onto Converse's, and the
+ * answer comes back the same way round, so both report finish reasons, tool calls and usage alike.
  */
 import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'

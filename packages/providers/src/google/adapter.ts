@@ -1,14 +1,9 @@
 /**
- * The Gemini API and Vertex AI adapters: chat.completions in, generateContent /
- * streamGenerateContent (SSE) on the wire, chat.completions out.
- * - `gemini`: the key's `value` is a Gemini API key, sent as `x-goog-api-key`.
- * - `vertex`: an OAuth2 access token of the key's service account (tokens.ts), on the regional
- *   endpoint of the key's project; Claude models (`claude-*`) go to the Anthropic publisher through
- *   rawPredict / streamRawPredict in Anthropic's Messages format; a Messages-surface request for a
- *   Claude model is sent natively (the caller's body as it came), for a Gemini model translated
- *   through chat. A 401 (a token Google no longer takes, e.g. revoked or past a clock skew) is
- *   retried once with a fresh token before it counts;
- *   Anthropic beta flags Claude on Vertex refuses are learned from its 400 and left out (betas.ts).
+ * The Gemini API and Vertex AI adapters: chat.completions in, generateContent (SSE for a stream)
+ * on the wire, chat.completions out. `gemini` sends the key's `value` as `x-goog-api-key`;
+ * `vertex` an OAuth2 token of the key's service account (tokens.ts), on its project's regional
+ * endpoint. Claude on Vertex is reached through rawPredict in Anthropic's format (a Messages
+ * request natively); Anthropic betas it refuses are learned from its 400 and left out (betas.ts).
  */
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
 import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'

@@ -1,9 +1,7 @@
 /**
- * OpenAI chat.completions <-> Gemini generateContent (the Gemini API and Vertex AI speak the
- * same body). The conversation goes through the Anthropic translation first, as for Bedrock (the
- * same rules: what cannot be honoured is a 400, never dropped quietly; tool results find their
- * call), then Anthropic's blocks map onto Gemini's parts; the answer comes back through the
- * same finish-reason and usage rules.
+ * OpenAI chat.completions <-> Gemini generateContent (the Gemini API and Vertex AI speak the same
+ * body). The conversation goes through the Anthropic translation first, as for Bedrock (the same
+ * rules: what cannot be honoured is a 400), then Anthropic's blocks map onto Gemini's parts.
  */
 import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { type FinishReason, toOpenAIUsage, type OpenAIUsage } from '../anthropic/finish.ts'

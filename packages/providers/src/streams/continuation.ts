@@ -52,10 +52,13 @@ function readChat(sent: SentSoFar, chunk: Json): void {
     const delta = choice?.delta as Json | undefined
     if (delta === undefined || delta === null) continue
     if (typeof delta.content === 'string') sent.text += delta.content
-    if ((Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) || delta.function_call != null) sent.continuable = false
-    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') sent.continuable = false
-    if (typeof delta.reasoning === 'string' && delta.reasoning !== '') sent.continuable = false
+    const calls = (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) || delta.function_call != null
+    if (calls || isText(delta.reasoning_content) || isText(delta.reasoning)) sent.continuable = false
   }
+}
+
+function isText(value: unknown): boolean {
+  return typeof value === 'string' && value !== ''
 }
 
 function readMessages(sent: SentSoFar, event: Json): void {
@@ -108,7 +111,8 @@ export function continuationBody(format: StreamFormat, body: Json, text: string)
 /** Splices a continuation's events onto what was sent: preamble dropped, indexes, ids and final texts those of the caller's answer. */
 export class ContinuationSplicer {
   private started = false
-  private readonly trailingSpace: boolean
+  /** The caller's text ends in whitespace the prefill dropped: the continuation's first text loses its own. */
+  private trailingSpace: boolean
   private sequence: number
 
   constructor(
@@ -149,12 +153,10 @@ export class ContinuationSplicer {
 
   /** The continuation's first text, without the whitespace the caller already has (the prefill dropped it). */
   private trimFirst(text: string): string {
-    if (!this.trailingSpace || this.trimmed) return text
-    this.trimmed = true
+    if (!this.trailingSpace) return text
+    this.trailingSpace = false
     return text.trimStart()
   }
-
-  private trimmed = false
 
   private messages(event: Json): string | null {
     const sent = this.sent

@@ -1,7 +1,6 @@
 /**
- * Anthropic Messages request -> OpenAI chat.completions request, for upstreams that speak
- * only chat (OpenAI, Azure, OpenAI-compatible). Pure. Anything the chat format cannot say
- * faithfully throws a TranslationError (a 400 for the caller) instead of being dropped.
+ * Anthropic Messages request -> OpenAI chat.completions request, for upstreams that speak only
+ * chat. Pure. What chat cannot say faithfully is a TranslationError (a 400), never dropped.
  */
 import { invalid, unsupported } from '../../anthropic/errors.ts'
 import type { ChatMessage, ChatRequestBody } from '../../types.ts'

@@ -1,8 +1,7 @@
 /**
- * OpenAI chat.completion.chunk stream -> Anthropic Messages stream events (the JSON `data`
- * of each; the event name is its `type`). Pure apart from the iteration. Order, as Anthropic
- * sends it: message_start, ping, then per content block content_block_start, deltas,
- * content_block_stop; message_delta with the stop reason and usage; message_stop.
+ * OpenAI chat.completion.chunk stream -> Anthropic Messages stream events (each event's JSON
+ * `data`, named by its `type`), in Anthropic's order: message_start, ping, per block its start,
+ * deltas and stop, message_delta with the stop reason and usage, message_stop.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'

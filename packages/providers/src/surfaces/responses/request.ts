@@ -1,8 +1,7 @@
 /**
- * OpenAI Responses request -> chat.completions request, for upstreams without the Responses
- * API (Anthropic through its chat translation, OpenAI-compatible providers). Pure. What chat
- * cannot carry throws a TranslationError (a 400) rather than being dropped; conversation
- * state (`previous_response_id`, item references) only exists at OpenAI, so it is refused here.
+ * OpenAI Responses request -> chat.completions request, for upstreams without the Responses API.
+ * Pure. What chat cannot carry is a 400, never dropped; conversation state (`previous_response_id`,
+ * item references) only exists at OpenAI, so it is refused.
  */
 import { invalid, unsupported } from '../../anthropic/errors.ts'
 import type { ChatMessage, ChatRequestBody } from '../../types.ts'
@@ -15,18 +14,7 @@ export interface TranslatedResponses {
   notes: string[]
 }
 
-/** Translates a Responses body (responsesTranslation without its notes). */
-export function responsesToChat(body: Record<string, unknown>): ChatRequestBody {
-  return responsesTranslation(body).chat
-}
-
-/**
- * Translates a Responses body. Ignored on the way (they tune or annotate, and mean nothing
- * to a chat upstream; listed in docs/api.md): `reasoning`, `include`, `store`,
- * `prompt_cache_key`, `metadata`, `client_metadata`, `service_tier`, `truncation`,
- * `background`, `text.verbosity`. Tools: see tools.ts (namespaces flattened, hosted tools
- * that are only offered left out with a note).
- */
+/** Translates a Responses body; fields that only tune or annotate are ignored (docs/api.md), tools as tools.ts says. */
 export function responsesTranslation(body: Record<string, unknown>): TranslatedResponses {
   if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') throw unsupported('previous_response_id: the conversation is stored at OpenAI, and this upstream is not OpenAI. Send the whole conversation in "input" instead, or use an OpenAI model with "store": true.', 'previous_response_id')
   const messages: ChatMessage[] = []

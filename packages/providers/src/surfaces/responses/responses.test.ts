@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { chunksOf as from, collectEvents as collect } from '../stream-testing.ts'
-import { responsesToChat } from './request.ts'
+import { responsesTranslation } from './request.ts'
 import { chatToResponse } from './response.ts'
 import { chatStreamToResponseEvents } from './stream.ts'
 
+const responsesToChat = (body: Record<string, unknown>) => responsesTranslation(body).chat
 
 describe('responsesToChat', () => {
   it('turns instructions and input items into chat messages; function calls join the assistant turn', () => {

@@ -1,9 +1,7 @@
 /**
- * OpenAI chat.completion.chunk stream -> Responses stream events (the JSON `data` of each;
- * the event name is its `type`), numbered by `sequence_number`: response.created,
- * response.in_progress, then per output item output_item.added, its content or argument
- * deltas and their .done events, output_item.done; last response.completed (or
- * response.incomplete when the token limit cut it) with the whole response and usage.
+ * OpenAI chat.completion.chunk stream -> Responses stream events (each event's JSON `data`, named
+ * by its `type`, numbered by `sequence_number`): response.created and .in_progress, then per output
+ * item its added, delta and done events, last response.completed (or .incomplete) with usage.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
@@ -27,29 +25,28 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
     model, output: [], ...responseEcho(request), usage: null,
   }
   const output: Record<string, unknown>[] = []
-  let open: OpenItem | null = null
+  let open = null as OpenItem | null
   let started = false
   let finish: unknown = null
   let usage: ReturnType<typeof chatUsage> | null = null
   let names: ToolNames | undefined
 
-  const closeOpen = (): string[] => {
+  function* closeOpen(): Generator<string> {
     const item = open
-    if (item === null) return []
+    if (item === null) return
     open = null
-    const events: string[] = []
+    const at = { item_id: item.item.id, output_index: item.outputIndex }
     if (item.kind === 'message') {
       const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] }
-      events.push(event('response.output_text.done', { item_id: item.item.id, output_index: item.outputIndex, content_index: 0, text: item.text, logprobs: [] }))
-      events.push(event('response.content_part.done', { item_id: item.item.id, output_index: item.outputIndex, content_index: 0, part }))
+      yield event('response.output_text.done', { ...at, content_index: 0, text: item.text, logprobs: [] })
+      yield event('response.content_part.done', { ...at, content_index: 0, part })
       item.item.content = [part]
     } else {
-      events.push(event('response.function_call_arguments.done', { item_id: item.item.id, output_index: item.outputIndex, arguments: item.text }))
+      yield event('response.function_call_arguments.done', { ...at, arguments: item.text })
       item.item.arguments = item.text
     }
     item.item.status = 'completed'
-    events.push(event('response.output_item.done', { output_index: item.outputIndex, item: item.item }))
-    return events
+    yield event('response.output_item.done', { output_index: item.outputIndex, item: item.item })
   }
 
   for await (const text of chunks) {
