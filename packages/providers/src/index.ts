@@ -12,17 +12,15 @@ import type { ProviderAdapter, ProviderInit, ProviderType } from './types.ts'
 
 export type * from './types.ts'
 export { PROVIDER_TYPES } from './types.ts'
-export { classifyFailure, networkFailure, timeoutFailure, cancelledFailure, parseWaitHint } from './errors/index.ts'
-export { UpstreamStreamError } from './http/openai-stream.ts'
-export { StreamFailure, streamFailureOf, normalizedEvents, jsonBytes, jsonBody, streamOf, malformedSuccess, notSent, isCallerTranslationError } from './outcome.ts'
+export { cancelledFailure, timeoutFailure } from './errors/index.ts'
+export { StreamFailure, streamFailureOf } from './outcome.ts'
 export { Cancellation } from './http/cancellation.ts'
-export { readRateLimitExhaustion, type RateLimitExhaustion } from './http/rate-limit.ts'
-export { TranslationError, AnthropicStreamError } from './anthropic/index.ts'
-export { DEFAULT_AZURE_API_VERSION } from './azure/adapter.ts'
-export { DEFAULT_BEDROCK_REGION, bedrockRuntimeUrl } from './bedrock/adapter.ts'
-export { GEMINI_API_URL, vertexUrl } from './google/adapter.ts'
+export type { RateLimitExhaustion } from './http/rate-limit.ts'
 export { parseServiceAccount } from './google/tokens.ts'
-export { readUsage, usageOf, StreamUsage } from './usage.ts'
+export { StreamUsage } from './usage.ts'
+export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'
+export { carriesContent, leadingType, type StreamFormat } from './streams/content.ts'
+export { readSent, continuationBody, ContinuationSplicer } from './streams/continuation.ts'
 
 const ADAPTERS: Record<ProviderType, (init: ProviderInit, now: () => number) => ProviderAdapter> = {
   openai: createOpenAiAdapter,
@@ -37,6 +35,3 @@ const ADAPTERS: Record<ProviderType, (init: ProviderInit, now: () => number) => 
 export function createProvider(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   return ADAPTERS[init.type](init, now)
 }
-export { canServe, speaksNatively, sendSurface, estimateInputTokens } from './surfaces/index.ts'
-export { carriesContent, leadingType, type StreamFormat } from './streams/content.ts'
-export { readSent, continuationBody, ContinuationSplicer, type SentSoFar } from './streams/continuation.ts'

@@ -71,6 +71,11 @@ function appendTurn (turns: Turn[], role: Turn['role'], blocks: AnthropicBlock[]
   else turns.push({ role, blocks })
 }
 
+/** A system prompt's or message's content as blocks (a plain string is one text block), for formats that map Anthropic's blocks onto their own. */
+export function blocksOf (content: string | AnthropicBlock[]): AnthropicBlock[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content
+}
+
 /** A single text block reads best, and matches what callers of Anthropic send, as a plain string. */
 function collapse (blocks: AnthropicBlock[]): string | AnthropicBlock[] {
   const only = blocks.length === 1 ? blocks[0] : undefined

@@ -5,7 +5,7 @@
  */
 import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendTranslated, translating, upstreamCall, upstreamModel } from '../send.ts'
-import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
+import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
 import { readEventStream } from './eventstream.ts'
 import { signedHeaders } from './sign.ts'
@@ -19,12 +19,6 @@ export function bedrockRuntimeUrl(region: string): string {
   return `https://bedrock-runtime.${region}.amazonaws.com`
 }
 
-/** The model id (or inference-profile ARN) a key's deployments give a model; else the model name itself. */
-export function bedrockModelId(key: ProviderKey, requested: string, upstream: string): string {
-  const deployments = key.bedrock_key_config?.deployments
-  return deployments?.[requested] ?? deployments?.[upstream] ?? upstream
-}
-
 /** Creates an adapter for Amazon Bedrock's runtime (Converse). */
 export function createBedrockAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   const dispatcher = createDispatcher(connectTimeoutOf(init.network))
@@ -36,7 +30,9 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
     continues: (model: string) => /claude/i.test(model),
     async send(request: AttemptRequest): Promise<AttemptResult> {
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
-      const modelId = bedrockModelId(request.key, request.model, upstreamModel(request))
+      // The model id (or inference-profile ARN) the key's deployments give the model, else its upstream name.
+      const upstream = upstreamModel(request)
+      const modelId = config.deployments?.[request.model] ?? config.deployments?.[upstream] ?? upstream
       const stream = request.body.stream === true
       const body = translating(() => JSON.stringify(toConverseRequest(request.body, modelId)))
       if (typeof body !== 'string') return body

@@ -4,7 +4,7 @@
  * answer comes back the same way round, so both report finish reasons, tool calls and usage alike.
  */
 import { TranslationError, unsupported } from '../anthropic/errors.ts'
-import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
+import { asRecord, blocksOf, type AnthropicBlock, type AnthropicConversation, type AnthropicMessage } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
 import { fromAnthropicResponse } from '../anthropic/response.ts'
 import type { ChatRequestBody } from '../types.ts'
@@ -19,15 +19,9 @@ const STOP_REASONS: Record<string, string> = { guardrail_intervened: 'refusal', 
 export function toConverseRequest(body: ChatRequestBody, model: string): Record<string, unknown> {
   const anthropic = toAnthropicRequest({ ...body, stream: false }, model)
   const converse: Record<string, unknown> = {}
-  const system = anthropic.system
-  if (typeof system === 'string') converse.system = [{ text: system }]
-  else if (Array.isArray(system)) converse.system = (system as AnthropicBlock[]).map((block, index) => converseBlock(block, `system[${index}]`))
-  converse.messages = (anthropic.messages as Array<{ role: string; content: string | AnthropicBlock[] }>).map((message, index) => ({
-    role: message.role,
-    content: typeof message.content === 'string'
-      ? [{ text: message.content }]
-      : message.content.map((block) => converseBlock(block, `messages[${index}]`)),
-  }))
+  const system = anthropic.system as AnthropicConversation['system']
+  if (system !== undefined) converse.system = blocksOf(system).map((block, index) => converseBlock(block, `system[${index}]`))
+  converse.messages = (anthropic.messages as AnthropicMessage[]).map((message, index) => ({ role: message.role, content: blocksOf(message.content).map((block) => converseBlock(block, `messages[${index}]`)) }))
   const inference: Record<string, unknown> = { maxTokens: anthropic.max_tokens }
   if (anthropic.temperature !== undefined) inference.temperature = anthropic.temperature
   if (anthropic.top_p !== undefined) inference.topP = anthropic.top_p
@@ -65,9 +59,7 @@ function converseBlock(block: AnthropicBlock, field: string): Record<string, unk
     case 'tool_use':
       return { toolUse: { toolUseId: block.id, name: block.name, input: block.input ?? {} } }
     case 'tool_result': {
-      const content = typeof block.content === 'string'
-        ? [{ text: block.content }]
-        : Array.isArray(block.content) ? (block.content as AnthropicBlock[]).map((inner) => converseBlock(inner, field)) : []
+      const content = block.content === undefined ? [] : blocksOf(block.content as AnthropicMessage['content']).map((inner) => converseBlock(inner, field))
       return { toolResult: { toolUseId: block.tool_use_id, content, ...(block.is_error === true ? { status: 'error' } : {}) } }
     }
     default:

@@ -5,7 +5,7 @@
  */
 import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { type FinishReason, toOpenAIUsage, type OpenAIUsage } from '../anthropic/finish.ts'
-import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
+import { asRecord, blocksOf, type AnthropicBlock, type AnthropicConversation, type AnthropicMessage } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
 import { chatCompletion } from '../anthropic/response.ts'
 import type { ChatRequestBody } from '../types.ts'
@@ -34,14 +34,13 @@ export function toGenerateContentRequest(body: ChatRequestBody, model: string): 
   const { response_format: responseFormat, ...rest } = body
   const anthropic = toAnthropicRequest({ ...rest, stream: false }, model)
   const request: Record<string, unknown> = {}
-  const system = anthropic.system
-  if (typeof system === 'string') request.systemInstruction = { parts: [{ text: system }] }
-  else if (Array.isArray(system)) request.systemInstruction = { parts: (system as AnthropicBlock[]).map((block, index) => part(block, `system[${index}]`, new Map())) }
+  const system = anthropic.system as AnthropicConversation['system']
+  if (system !== undefined) request.systemInstruction = { parts: blocksOf(system).map((block, index) => part(block, `system[${index}]`, new Map())) }
   // functionResponse names its function; a tool result carries only the call's id.
   const names = new Map<string, string>()
-  request.contents = (anthropic.messages as Array<{ role: string; content: string | AnthropicBlock[] }>).map((message, index) => ({
+  request.contents = (anthropic.messages as AnthropicMessage[]).map((message, index) => ({
     role: message.role === 'assistant' ? 'model' : 'user',
-    parts: typeof message.content === 'string' ? [{ text: message.content }] : message.content.map((block) => part(block, `messages[${index}]`, names)),
+    parts: blocksOf(message.content).map((block) => part(block, `messages[${index}]`, names)),
   }))
   const generation: Record<string, unknown> = {}
   const maxTokens = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : undefined
@@ -88,9 +87,7 @@ function part(block: AnthropicBlock, field: string, names: Map<string, string>):
     case 'tool_result': {
       const name = names.get(String(block.tool_use_id))
       if (name === undefined) throw unsupported(`${field}: a tool result must follow the assistant message that called the tool (Gemini names the function, not the call id).`, field)
-      const content = typeof block.content === 'string'
-        ? block.content
-        : Array.isArray(block.content) ? (block.content as AnthropicBlock[]).map((inner) => (inner.type === 'text' ? inner.text : '')).join('') : ''
+      const content = block.content === undefined ? '' : blocksOf(block.content as AnthropicMessage['content']).map((inner) => (inner.type === 'text' ? inner.text : '')).join('')
       return { functionResponse: { name, response: block.is_error === true ? { error: content } : { content } } }
     }
     default:

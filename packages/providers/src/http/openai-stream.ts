@@ -4,8 +4,6 @@ import { SseParser } from './sse.ts'
 import type { StreamFormat } from '../streams/content.ts'
 import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'
 
-export { UpstreamStreamError }
-
 /** The error an in-band error event stands for. */
 function streamError(data: string): UpstreamStreamError {
   let message = data

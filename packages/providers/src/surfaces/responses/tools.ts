@@ -8,12 +8,7 @@ import { invalid, unsupported } from '../../anthropic/errors.ts'
 import { asRecord } from '../shared.ts'
 
 /** Tool types that OpenAI runs itself (the Responses API's built-in tools). */
-const HOSTED = new Set(['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search', 'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'tool_search'])
-
-/** True for a tool type that runs at OpenAI. */
-export function isHostedTool(type: unknown): boolean {
-  return typeof type === 'string' && HOSTED.has(type)
-}
+const HOSTED = new Set<unknown>(['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search', 'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'tool_search'])
 
 /** The longest tool name chat upstreams (and Anthropic) take. */
 const MAX_NAME = 64
@@ -106,7 +101,7 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
       })
       return
     }
-    if (isHostedTool(record?.type)) {
+    if (HOSTED.has(record?.type)) {
       if (forced === record!.type) throw unsupported(`tool_choice: "${String(forced)}" runs at OpenAI, and this upstream is not OpenAI.`, 'tool_choice')
       leftOut.push(String(record!.type))
       return
