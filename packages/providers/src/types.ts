@@ -90,9 +90,13 @@ export interface ChatMessage {
 }
 
 /** One upstream attempt: a body for one model, sent with one key. */
-export interface AttemptRequest {
+export interface AttemptRequest extends Attempt {
   /** The body as the caller sent it (the adapter sets `model` to the upstream's model name). */
   body: ChatRequestBody
+}
+
+/** What every attempt, chat or surface, carries besides its body. */
+interface Attempt {
   /** Model name as the caller asked for it (before the key's aliases). */
   model: string
   key: ProviderKey
@@ -102,30 +106,28 @@ export interface AttemptRequest {
   traceparent?: string | undefined
 }
 
-/** A successful non-streaming answer: the upstream's own JSON bytes (passed through unparsed) or an object we built. */
-export type JsonSuccess = AttemptNotes & {
+/** What every success carries. */
+interface Success extends AttemptNotes {
   ok: true
-  kind: 'json'
   status: number
-  /** The upstream's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for. */
+  /** The upstream's headers; of a JSON answer only the rate-limit ones (x-ratelimit-*, anthropic-ratelimit-*), all it is read for. */
   headers: Record<string, string>
-  /** The answer's token counts, read by the adapter; null when it reports none. */
-  usage: TokenUsage | null
   /** The key's rate-limit window, when the headers say it is (nearly) spent: the gateway backs the key off. */
   rateLimit: RateLimitExhaustion | null
-} & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
+}
+
+/** A JSON answer: the upstream's own bytes (passed through unparsed) or an object we built. */
+export type JsonAnswer = { bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined }
+
+/** A successful non-streaming answer, with its token counts (read by the adapter; null when it reports none). */
+export type JsonSuccess = Success & { kind: 'json'; usage: TokenUsage | null } & JsonAnswer
 
 /**
  * A successful streaming answer: `events` yields each event's JSON text (never `[DONE]`),
  * completes when the upstream finished the answer, and rejects with a `StreamFailure` when it broke.
  */
-export interface StreamSuccess extends AttemptNotes {
-  ok: true
+export interface StreamSuccess extends Success {
   kind: 'stream'
-  status: number
-  headers: Record<string, string>
-  /** As for JSON: the key's rate-limit window when the response headers say it is spent. */
-  rateLimit: RateLimitExhaustion | null
   events: AsyncIterable<string>
 }
 
@@ -149,16 +151,10 @@ export interface AttemptNotes {
 export type Surface = 'messages' | 'count_tokens' | 'responses' | 'embeddings'
 
 /** One attempt on a surface other than chat, the caller's body in that surface's format (surfaces/index.ts). */
-export interface SurfaceRequest {
+export interface SurfaceRequest extends Attempt {
   surface: Surface
   /** The body as the caller sent it (the adapter sets `model` to the upstream's model name). */
   body: Record<string, unknown>
-  /** Model name as the caller asked for it (before the key's aliases). */
-  model: string
-  key: ProviderKey
-  signal: Cancellation
-  /** As on AttemptRequest: the attempt's `traceparent` header, when the gateway traces. */
-  traceparent?: string | undefined
   stream: boolean
   /** Caller headers forwarded unchanged to a native upstream (`anthropic-version`, `anthropic-beta`). */
   headers: Record<string, string>

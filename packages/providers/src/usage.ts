@@ -3,16 +3,14 @@
  * through as bytes has its `usage` found from the end, where providers put it, and only that parsed.
  */
 import type { TokenUsage } from '@switchboard/routing'
+import type { JsonAnswer } from './types.ts'
 
 const USAGE_KEY = Buffer.from('"usage"')
 const PROMPT_KEY = Buffer.from('"prompt_tokens":')
 const COMPLETION_KEY = Buffer.from('"completion_tokens":')
 
-/** A JSON answer as bytes passed through, or as a body we built. */
-export type UsageSource = { bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined }
-
 /** Reads `usage.prompt_tokens` / `usage.completion_tokens`, null when none; once per answer (outcome.ts). */
-export function readUsage(success: UsageSource): TokenUsage | null {
+export function readUsage(success: JsonAnswer): TokenUsage | null {
   if (success.bytes === undefined) return usageOf(success.body.usage)
   const bytes = success.bytes
   const key = bytes.lastIndexOf(USAGE_KEY)
