@@ -44,21 +44,13 @@ export function translating<T>(build: () => T): T | AttemptFailed {
 export async function sendOpenAiShaped(dispatcher: Dispatcher, call: UpstreamRequest, stream: boolean, now: () => number, ending: StreamFormat = 'chat'): Promise<AttemptResult> {
   if (stream) {
     const chunks = new OpenAiChunkQueue(ending)
-    let response
-    try {
-      response = await postStreaming(dispatcher, call, chunks)
-    } catch (error) {
-      return thrownFailure(error)
-    }
+    const response = await posted(postStreaming(dispatcher, call, chunks))
+    if ('ok' in response) return response
     if (response.body !== null) return failureOf(response.statusCode, response.headers, response.body.toString('utf8'), now)
     return streamOf(response.statusCode, response.headers, chunks, now())
   }
-  let response
-  try {
-    response = await postBuffered(dispatcher, call)
-  } catch (error) {
-    return thrownFailure(error)
-  }
+  const response = await posted(postBuffered(dispatcher, call))
+  if ('ok' in response) return response
   const { statusCode, headers, body } = response
   if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, body.toString('utf8'), now)
   if (!looksLikeJsonObject(body)) return malformedSuccess(statusCode, headers, 'a body that is not a JSON object')
@@ -90,21 +82,21 @@ export interface Translation {
 /** Sends a request to a provider whose answers are translated into chat (Anthropic, Bedrock, Google). */
 export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamRequest, body: ChatRequestBody, now: () => number, translation: Translation): Promise<AttemptResult> {
   if (body.stream === true) {
-    let response
-    try {
-      response = await post(dispatcher, call)
-    } catch (error) {
-      return thrownFailure(error)
-    }
+    const response = await posted(post(dispatcher, call))
+    if ('ok' in response) return response
     if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
     const events = normalizedEvents(asRequested(translation.stream(response.body), body.stream_options))
     return streamOf(response.statusCode, flattenHeaders(response.headers), events, now())
   }
-  let response
+  const response = await posted(postBuffered(dispatcher, call))
+  return 'ok' in response ? response : translatedAnswer(response, now, translation.json, translation.what)
+}
+
+/** The upstream's answer, or the failed attempt a thrown network error (or abort) is. */
+async function posted<T extends object>(sending: Promise<T>): Promise<T | AttemptFailed> {
   try {
-    response = await postBuffered(dispatcher, call)
+    return await sending
   } catch (error) {
     return thrownFailure(error)
   }
-  return translatedAnswer(response, now, translation.json, translation.what)
 }

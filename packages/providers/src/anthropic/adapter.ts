@@ -1,5 +1,5 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
-import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { parseSse } from '../http/sse.ts'
 import { sendOpenAiShaped, sendTranslated, translating, upstreamBody, upstreamCall, upstreamModel } from '../send.ts'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
@@ -10,7 +10,7 @@ export const ANTHROPIC_VERSION = '2023-06-01'
 
 /** Creates an adapter for Anthropic's Messages API. */
 export function createAnthropicAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   const target = splitBaseUrl(init.network.base_url, '/v1/messages')
   const countTarget = splitBaseUrl(init.network.base_url, '/v1/messages/count_tokens')
   return {

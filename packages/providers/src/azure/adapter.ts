@@ -1,5 +1,5 @@
 /** The Azure OpenAI adapter: deployments per key, `api-version`, and the `api-key` header. */
-import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped, upstreamBody, upstreamCall, upstreamModel } from '../send.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
@@ -11,7 +11,7 @@ const MAX_CACHED_TARGETS = 1024
 
 /** Creates an adapter for Azure OpenAI resources. */
 export function createAzureAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   const targets = new Map<string, { origin: string; path: string }>()
   /** The key's resource and deployment for the request's model, and the headers it is called with. */
   const resolve = (request: AttemptRequest | SurfaceRequest) => {

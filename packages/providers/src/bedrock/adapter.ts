@@ -3,7 +3,7 @@
  * `converse-stream` in AWS event-stream framing), chat.completions out. A key signs with SigV4
  * when it has `access_key` and `secret_key`, else its `value` is a Bedrock API key (bearer).
  */
-import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendTranslated, translating, upstreamCall, upstreamModel } from '../send.ts'
 import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
@@ -21,7 +21,7 @@ export function bedrockRuntimeUrl(region: string): string {
 
 /** Creates an adapter for Amazon Bedrock's runtime (Converse). */
 export function createBedrockAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   let responseIds = 0
   return {
     name: init.name,

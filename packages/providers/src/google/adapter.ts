@@ -9,7 +9,7 @@ import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } fr
 import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'
 import { attemptFailure } from '../errors/index.ts'
 import { parseSse } from '../http/sse.ts'
-import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped, sendTranslated, translating, upstreamCall, upstreamModel, type Translation } from '../send.ts'
 import { sendSurface } from '../surfaces/index.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest, VertexKeyConfig } from '../types.ts'
@@ -35,7 +35,7 @@ export function isVertexClaude(model: string): boolean {
 
 /** Creates an adapter for the Gemini API (`type: 'gemini'`) or Vertex AI (`type: 'vertex'`). */
 export function createGoogleAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   const vertex = init.type === 'vertex'
   let responseIds = 0
 

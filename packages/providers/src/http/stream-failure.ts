@@ -8,13 +8,10 @@ import { attemptFailure, networkFailure } from '../errors/index.ts'
 
 /** An upstream's in-band stream error (`data: {"error": ...}`), which ends the stream. */
 export class UpstreamStreamError extends Error {
+  override readonly name = 'UpstreamStreamError'
   readonly code = 'upstream_stream_error'
-  constructor(
-    message: string,
-    readonly providerCode: string | null,
-  ) {
+  constructor(message: string, readonly providerCode: string | null) {
     super(message)
-    this.name = 'UpstreamStreamError'
   }
 }
 

@@ -4,13 +4,10 @@ import { classifyFailure, networkFailure } from '../errors/index.ts'
 import type { AttemptFailed } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
-/** Time to open a connection when network_config does not say (undici's own default is 10 s). */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
-
-/** One keep-alive pool per upstream origin, owned by one provider. */
-export function createDispatcher(connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS): Agent {
+/** One keep-alive pool per upstream origin, owned by one provider; connecting gives up after 5 s unless network_config says (undici's own is 10 s). */
+export function createDispatcher(network: { connect_timeout_in_seconds?: number } = {}): Agent {
   return new Agent({
-    connect: { timeout: connectTimeoutMs },
+    connect: { timeout: network.connect_timeout_in_seconds !== undefined ? network.connect_timeout_in_seconds * 1000 : 5_000 },
     // No cap: over HTTP/1.1 a stream holds its connection to the end, and a cap queued every stream
     // past it behind the others. `server.max_connections` on the caller's side bounds connections.
     connections: null,
@@ -20,11 +17,6 @@ export function createDispatcher(connectTimeoutMs: number = DEFAULT_CONNECT_TIME
     headersTimeout: 0,
     bodyTimeout: 0,
   })
-}
-
-/** The connect timeout of a provider's pool, in ms. */
-export function connectTimeoutOf(network: { connect_timeout_in_seconds?: number }): number {
-  return network.connect_timeout_in_seconds !== undefined ? network.connect_timeout_in_seconds * 1000 : DEFAULT_CONNECT_TIMEOUT_MS
 }
 
 /** A request to an upstream. */

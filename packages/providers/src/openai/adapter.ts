@@ -2,13 +2,13 @@
  * The OpenAI adapter, also used for every OpenAI-compatible upstream (groq, mistral,
  * together, vLLM) through `custom_provider_config.base_provider_type: "openai"`.
  */
-import { connectTimeoutOf, createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped, upstreamBody, upstreamCall, upstreamModel } from '../send.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
 /** Creates an adapter for an upstream speaking OpenAI's chat.completions. */
 export function createOpenAiAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   const target = splitBaseUrl(init.network.base_url, '/v1/chat/completions')
   const responsesTarget = splitBaseUrl(init.network.base_url, '/v1/responses')
   const embeddingsTarget = splitBaseUrl(init.network.base_url, '/v1/embeddings')

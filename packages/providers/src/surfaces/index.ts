@@ -4,7 +4,7 @@
  * with the adapter's `send`, and the answer translated back: every adapter serves every surface.
  */
 import { unsupported } from '../anthropic/errors.ts'
-import type { AttemptResult, ProviderAdapter, Surface, SurfaceRequest } from '../types.ts'
+import type { AttemptResult, ChatRequestBody, ProviderAdapter, Surface, SurfaceRequest } from '../types.ts'
 import { messagesToChat } from './messages/request.ts'
 import { chatToMessage } from './messages/response.ts'
 import { chatStreamToMessageEvents } from './messages/stream.ts'
@@ -35,8 +35,8 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
   if (surface !== 'messages' && surface !== 'responses') {
     return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
-  let chat
   const notes = translationNotes(adapter, request)
+  let chat: ChatRequestBody
   try {
     if (surface === 'messages') chat = messagesToChat(request.body)
     else {
@@ -48,21 +48,26 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
     if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
     throw error
   }
+  return withNotes(await sendThroughChat(adapter, request, surface, chat), notes)
+}
+
+/** Sends the translated body with the adapter's own `send`, and renders its answer in the surface's format. */
+async function sendThroughChat(adapter: ProviderAdapter, request: SurfaceRequest, surface: 'messages' | 'responses', chat: ChatRequestBody): Promise<AttemptResult> {
   const result = await adapter.send({ body: chat, model: request.model, key: request.key, signal: request.signal, traceparent: request.traceparent })
-  if (!result.ok) return withNotes(result, notes)
+  if (!result.ok) return result
   if (result.kind === 'stream') {
     const events = surface === 'messages' ? chatStreamToMessageEvents(result.events, request.model) : chatStreamToResponseEvents(result.events, request.model, request.body)
-    return withNotes({ ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }, notes)
+    return { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }
   }
   let chatBody
   try {
     chatBody = chatBodyOf(result)
   } catch {
-    return withNotes(malformedSuccess(result.status, result.headers, 'a body that is not JSON'), notes)
+    return malformedSuccess(result.status, result.headers, 'a body that is not JSON')
   }
   const body = surface === 'messages' ? chatToMessage(chatBody, request.model) : chatToResponse(chatBody, request.model, request.body)
   // The chat answer's token counts and rate-limit state are the attempt's, whatever format it is rendered in.
-  return withNotes({ ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }, notes)
+  return { ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }
 }
 
 /** What a translated attempt does not carry, in words: `anthropic-beta` means nothing to an upstream reached through chat. */
