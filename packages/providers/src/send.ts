@@ -15,11 +15,7 @@ export function upstreamModel(request: Pick<AttemptRequest, 'key' | 'model'>): s
   return request.key.aliases?.[request.model] ?? request.model
 }
 
-/**
- * Serializes the caller's body for the upstream with the upstream's model name. The body is
- * the engine's own parsed copy and every attempt sets `model` before sending, so it is
- * updated in place rather than copied.
- */
+/** The caller's body serialized with the upstream's model name, set in place (the body is the engine's own copy). */
 export function upstreamBody(body: { model?: unknown }, model: string): string {
   body.model = model
   return JSON.stringify(body)

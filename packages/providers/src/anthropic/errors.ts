@@ -19,10 +19,7 @@ export class TranslationError extends Error {
   }
 }
 
-/**
- * An `error` event Anthropic sent in the middle of a stream (e.g. `overloaded_error`).
- * The HTTP status was already 200, so this is the only place the failure shows.
- */
+/** An `error` event Anthropic sent in the middle of a stream, after its 200 (e.g. `overloaded_error`). */
 export class AnthropicStreamError extends Error {
   override readonly name = 'AnthropicStreamError'
   readonly code = 'anthropic_stream_error'

@@ -34,11 +34,7 @@ function signerFor(config: SigningConfig): SignatureV4 {
   return signer
 }
 
-/**
- * Signs a POST of `body` to `origin` + `path` and returns the headers to send: ours plus
- * `authorization`, `x-amz-date`, `x-amz-content-sha256` and, with temporary credentials,
- * `x-amz-security-token`. `host` is signed but left for the HTTP client to send.
- */
+/** Signs a POST of `body` to `origin` + `path`: our headers plus SigV4's (`host` is signed, but left for the HTTP client to send). */
 export async function signedHeaders(config: SigningConfig, origin: string, path: string, headers: Record<string, string>, body: string, date: Date): Promise<Record<string, string>> {
   const url = new URL(path, origin)
   const query: Record<string, string> = {}

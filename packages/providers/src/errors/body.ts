@@ -108,10 +108,7 @@ function addCodes(report: ErrorReport, codes: (string | null)[]): void {
   for (const code of codes) if (code !== null && !isNumericCode(code)) report.codes.push(code)
 }
 
-/**
- * Gathers message, codes and hints from an error answer.
- * `body` is the parsed JSON when the upstream answered JSON, else its raw text.
- */
+/** Gathers message, codes and hints from an error answer: its parsed JSON, or its raw text. */
 export function readErrorReport(headers: Record<string, string>, body: unknown): ErrorReport {
   const report: ErrorReport = { message: '', context: '', primaryCode: null, codes: [], quotaViolations: [], retryDelays: [], flagged: false, param: null }
   const headerType = awsErrorType(headers['x-amzn-errortype'])

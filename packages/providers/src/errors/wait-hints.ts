@@ -117,10 +117,7 @@ const WORD_UNITS: [RegExp, number][] = [
   [/^(?:hours?|hrs?)$/, 3_600_000],
 ]
 
-/**
- * "Please try again in 20s", "Please retry in 1.234s", "try again in 6ms" (OpenAI, Groq),
- * "Please retry after 7 seconds", "Try again in 30 seconds" (Azure).
- */
+/** "Please try again in 20s", "try again in 6ms" (OpenAI, Groq), "Please retry after 7 seconds" (Azure). */
 const WAIT_WORDING =
   /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
 

@@ -1,7 +1,4 @@
-/**
- * How a stream that had started (status 200) ends badly, normalized for routing: every
- * adapter's `events` rejects with a StreamFailure.
- */
+/** How a stream that had started ends badly, normalized for routing: every adapter's `events` rejects with a StreamFailure. */
 import type { AttemptFailure } from '@switchboard/routing'
 import { AnthropicStreamError, TranslationError } from '../anthropic/errors.ts'
 import { attemptFailure, networkFailure } from '../errors/index.ts'
@@ -26,11 +23,7 @@ export class StreamFailure extends Error {
   }
 }
 
-/**
- * The normalized failure of a stream that broke after it started (status 200): an in-band
- * rate limit is `rate_limit`, a stream we cannot read is `unknown`, anything else (a cut
- * connection, an in-band overload or server error) is `transient`.
- */
+/** A stream that broke after it started (status 200): an in-band rate limit is `rate_limit`, an unreadable one `unknown`, the rest `transient`. */
 export function streamFailureOf(error: unknown): AttemptFailure {
   if (error instanceof StreamFailure) return error.failure
   let code: string | null = null

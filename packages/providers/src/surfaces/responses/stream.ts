@@ -5,7 +5,7 @@
  */
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
-import { responseEcho, responseUsage } from './response.ts'
+import { responseObject, responseUsage } from './response.ts'
 import { callName, toolNamesOf, type ToolNames } from './tools.ts'
 
 interface OpenItem {
@@ -20,10 +20,9 @@ interface OpenItem {
 export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>, model: string, request: Record<string, unknown>): AsyncGenerator<string> {
   let sequence = 0
   const event = (type: string, fields: Record<string, unknown>) => JSON.stringify({ type, sequence_number: sequence++, ...fields })
-  const response: Record<string, unknown> = {
-    id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', error: null, incomplete_details: null,
-    model, output: [], ...responseEcho(request), usage: null,
-  }
+  const id = newId('resp_')
+  const createdAt = Math.floor(Date.now() / 1000)
+  const response = (status: string, output: unknown[], usage: unknown) => responseObject(id, createdAt, model, request, status, output, usage)
   const output: Record<string, unknown>[] = []
   let open = null as OpenItem | null
   let started = false
@@ -54,8 +53,8 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
     if (chunk === undefined) continue
     if (!started) {
       started = true
-      yield event('response.created', { response: { ...response, output: [] } })
-      yield event('response.in_progress', { response: { ...response, output: [] } })
+      yield event('response.created', { response: response('in_progress', [], null) })
+      yield event('response.in_progress', { response: response('in_progress', [], null) })
     }
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
     const choice = asRecord((Array.isArray(chunk.choices) ? chunk.choices : [])[0])
@@ -98,10 +97,6 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
   }
   if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
   yield* closeOpen()
-  const truncated = finish === 'length'
-  response.status = truncated ? 'incomplete' : 'completed'
-  if (truncated) response.incomplete_details = { reason: 'max_output_tokens' }
-  response.output = output
-  response.usage = responseUsage(usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 })
-  yield event(truncated ? 'response.incomplete' : 'response.completed', { response })
+  const status = finish === 'length' ? 'incomplete' : 'completed'
+  yield event(`response.${status}`, { response: response(status, output, responseUsage(usage ?? chatUsage(undefined))) })
 }
