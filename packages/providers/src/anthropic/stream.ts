@@ -26,9 +26,7 @@ export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessag
     if (type === 'ping') continue
     if (type === 'error') {
       const error = asRecord(payload.error)
-      throw new AnthropicStreamError(
-        typeof error?.type === 'string' ? error.type : 'unknown_error',
-        typeof error?.message === 'string' ? error.message : 'no message given')
+      throw new AnthropicStreamError(typeof error?.type === 'string' ? error.type : 'unknown_error', typeof error?.message === 'string' ? error.message : 'no message given')
     }
     if (type === 'message_start') {
       const message = asRecord(payload.message)

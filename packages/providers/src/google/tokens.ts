@@ -54,12 +54,8 @@ export class TokenSource {
   private expiry: number | undefined
 
   constructor(account: ServiceAccount) {
-    this.client = new JWT({
-      email: account.client_email,
-      key: account.private_key,
-      ...(account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}),
-      scopes: [CLOUD_PLATFORM_SCOPE],
-    })
+    const keyId = account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}
+    this.client = new JWT({ email: account.client_email, key: account.private_key, ...keyId, scopes: [CLOUD_PLATFORM_SCOPE] })
     const tokenUrl = account.token_uri
     if (tokenUrl !== undefined && tokenUrl !== GOOGLE_TOKEN_URL) {
       const target = new URL(tokenUrl)

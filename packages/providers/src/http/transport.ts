@@ -46,14 +46,7 @@ function traced(request: UpstreamRequest): Record<string, string> {
 
 /** Sends a POST and returns the raw response; network errors are thrown as undici throws them. */
 export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-  return dispatcher.request({
-    origin: request.origin,
-    path: request.path,
-    method: 'POST',
-    headers: traced(request),
-    body: request.body,
-    signal: request.signal,
-  })
+  return dispatcher.request({ origin: request.origin, path: request.path, method: 'POST', headers: traced(request), body: request.body, signal: request.signal })
 }
 
 /** An upstream answer read by the transport's own handler (see `postBuffered`). */
@@ -114,12 +107,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private finished = false
   private readonly onCancel: () => void
 
-  constructor(
-    private readonly signal: Cancellation,
-    private readonly sink: StreamSink | null,
-    private readonly resolve: (response: StreamingResponse) => void,
-    private readonly reject: (error: Error) => void,
-  ) {
+  constructor(private readonly signal: Cancellation, private readonly sink: StreamSink | null, private readonly resolve: (response: StreamingResponse) => void, private readonly reject: (error: Error) => void) {
     this.onCancel = () => this.abortUpstream?.(new errors.RequestAbortedError())
     signal.once('abort', this.onCancel)
   }

@@ -5,7 +5,7 @@
  */
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
-import { stopReasonOf } from './response.ts'
+import { messageUsage, stopReasonOf } from './response.ts'
 
 type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; callIndex: number }
 
@@ -30,10 +30,8 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
     if (chunk === undefined) continue
     if (!started) {
       started = true
-      yield JSON.stringify({
-        type: 'message_start',
-        message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
-      })
+      const message = { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } }
+      yield JSON.stringify({ type: 'message_start', message })
       yield '{"type":"ping"}'
     }
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
@@ -67,11 +65,7 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
   }
   if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
   if (open !== null) yield JSON.stringify({ type: 'content_block_stop', index })
-  const counts = usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 }
-  yield JSON.stringify({
-    type: 'message_delta',
-    delta: { stop_reason: sawToolCall && (finish === 'tool_calls' || finish === 'stop' || finish === null) ? 'tool_use' : stopReasonOf(finish), stop_sequence: null },
-    usage: { input_tokens: counts.promptTokens - counts.cachedTokens, output_tokens: counts.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: counts.cachedTokens },
-  })
+  const stopReason = sawToolCall && (finish === 'tool_calls' || finish === 'stop' || finish === null) ? 'tool_use' : stopReasonOf(finish)
+  yield JSON.stringify({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: messageUsage(usage ?? chatUsage(undefined)) })
   yield '{"type":"message_stop"}'
 }

@@ -33,13 +33,8 @@ export function responseObject(id: string, createdAt: number, model: string, req
 
 /** Responses `usage` from chat usage counts. */
 export function responseUsage(usage: ReturnType<typeof chatUsage>): Record<string, unknown> {
-  return {
-    input_tokens: usage.promptTokens,
-    input_tokens_details: { cached_tokens: usage.cachedTokens },
-    output_tokens: usage.completionTokens,
-    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-    total_tokens: usage.promptTokens + usage.completionTokens,
-  }
+  const { promptTokens, completionTokens, cachedTokens, reasoningTokens } = usage
+  return { input_tokens: promptTokens, input_tokens_details: { cached_tokens: cachedTokens }, output_tokens: completionTokens, output_tokens_details: { reasoning_tokens: reasoningTokens }, total_tokens: promptTokens + completionTokens }
 }
 
 /** Translates a chat completion into a `response`; `model` is what the caller asked for. */
