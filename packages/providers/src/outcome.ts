@@ -11,16 +11,12 @@ import { readUsage } from './usage.ts'
 
 /** A JSON success from the upstream's own bytes (passed through unparsed). */
 export function jsonBytes(status: number, headers: Record<string, string>, bytes: Buffer, now: number): JsonSuccess {
-  const success: JsonSuccess = { ok: true, kind: 'json', status, headers, bytes, usage: null, rateLimit: readRateLimitExhaustion(headers, now) }
-  success.usage = readUsage(success)
-  return success
+  return { ok: true, kind: 'json', status, headers, bytes, usage: readUsage({ bytes }), rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
 /** A JSON success built by the adapter (a translated answer). */
 export function jsonBody(status: number, headers: Record<string, string>, body: Record<string, unknown>, now: number): JsonSuccess {
-  const success: JsonSuccess = { ok: true, kind: 'json', status, headers, body, usage: null, rateLimit: readRateLimitExhaustion(headers, now) }
-  success.usage = readUsage(success)
-  return success
+  return { ok: true, kind: 'json', status, headers, body, usage: readUsage({ body }), rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
 /** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */

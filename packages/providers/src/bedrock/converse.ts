@@ -32,11 +32,8 @@ export function toConverseRequest(body: ChatRequestBody, model: string): Record<
     const choice = asRecord(anthropic.tool_choice)
     // Converse has no "none": the tools are left out, as a model that may not call them need not see them.
     if (choice?.type !== 'none') {
-      const toolConfig: Record<string, unknown> = {
-        tools: tools.map((tool) => ({
-          toolSpec: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } },
-        })),
-      }
+      const specs = tools.map((tool) => ({ toolSpec: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } } }))
+      const toolConfig: Record<string, unknown> = { tools: specs }
       if (choice?.type === 'any') toolConfig.toolChoice = { any: {} }
       else if (choice?.type === 'tool') toolConfig.toolChoice = { tool: { name: choice.name } }
       else if (choice?.type === 'auto') toolConfig.toolChoice = { auto: {} }

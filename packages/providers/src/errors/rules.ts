@@ -39,15 +39,11 @@ const CONTEXT_LENGTH = verdict('context_length')
 const UNKNOWN = verdict('unknown')
 
 // Wording, matched against lower-cased text. Each names what the provider said, not how we react.
-const SAYS_CREDENTIAL_BAD =
-  /incorrect api key|invalid api key|api key not valid|api key expired|invalid x-api-key|invalid authentication|authentication credentials|authentication failed|invalid subscription key|security token included in the request is (?:invalid|expired)|no auth credentials|reported as leaked|api key (?:has been|was) (?:revoked|disabled|deleted)|unregistered callers|api key is valid/
+const SAYS_CREDENTIAL_BAD = /incorrect api key|invalid api key|api key not valid|api key expired|invalid x-api-key|invalid authentication|authentication credentials|authentication failed|invalid subscription key|security token included in the request is (?:invalid|expired)|no auth credentials|reported as leaked|api key (?:has been|was) (?:revoked|disabled|deleted)|unregistered callers|api key is valid/
 /** The account or organization behind the key is shut off: every request on the key fails, whatever it asks. */
-const SAYS_ACCOUNT_SHUT =
-  /account (?:was|has been|is) (?:flagged|terminated|deactivated|suspended|disabled|banned)|(?:organization|account) has been restricted|your resource has been (?:temporarily )?blocked|has not been used in project|api has not been enabled|is disabled\. enable it/
-const SAYS_REGION_BLOCKED =
-  /country, region,? or territory (?:is )?not supported|unsupported_country|unsupported countr(?:y|ies)|user location is not supported|not available in your (?:country|region)|unsupported (?:region|location)/
-const SAYS_ACCOUNT_OUT_OF_MONEY =
-  /credit balance|insufficient (?:credits|balance|funds)|requires more credits|can only afford|prepa(?:y|id|yment) credits|billing (?:hard )?limit|spend(?:ing)? (?:limit|cap)|api usage limits|key limit exceeded|account is not active|billing to be enabled|billing (?:is )?(?:not enabled|disabled)/
+const SAYS_ACCOUNT_SHUT = /account (?:was|has been|is) (?:flagged|terminated|deactivated|suspended|disabled|banned)|(?:organization|account) has been restricted|your resource has been (?:temporarily )?blocked|has not been used in project|api has not been enabled|is disabled\. enable it/
+const SAYS_REGION_BLOCKED = /country, region,? or territory (?:is )?not supported|unsupported_country|unsupported countr(?:y|ies)|user location is not supported|not available in your (?:country|region)|unsupported (?:region|location)/
+const SAYS_ACCOUNT_OUT_OF_MONEY = /credit balance|insufficient (?:credits|balance|funds)|requires more credits|can only afford|prepa(?:y|id|yment) credits|billing (?:hard )?limit|spend(?:ing)? (?:limit|cap)|api usage limits|key limit exceeded|account is not active|billing to be enabled|billing (?:is )?(?:not enabled|disabled)/
 const SAYS_QUOTA_EXCEEDED = /exceeded your current quota/
 /** Azure's 403 "Out of call volume quota ... replenished in d.hh:mm:ss": quota (waiting cures it), not a refused key. */
 const SAYS_CALL_VOLUME_QUOTA = /out of call volume quota/
@@ -59,18 +55,13 @@ const SAYS_OVERLOADED = /overloaded|temporarily unavailable|experiencing high de
 /** A content gate in front of one model or key (OpenRouter's moderation, Mistral's guardrail 403): another may serve it. */
 const SAYS_CONTENT_GATE = /guardrail|input was flagged|requires moderation|moderation:|request blocked/
 /** The request is longer than the model's context window (another model or provider may hold it). */
-const SAYS_CONTEXT_TOO_LONG =
-  /maximum context length|context length|context window|context limit|prompt is too long|input is too long|too many input tokens|input token count .*exceeds|exceeds the maximum number of tokens|reduce the length of the (?:messages|prompt|input)|size limit exceeded by \d+ tokens|shorter or fewer inputs/
+const SAYS_CONTEXT_TOO_LONG = /maximum context length|context length|context window|context limit|prompt is too long|input is too long|too many input tokens|input token count .*exceeds|exceeds the maximum number of tokens|reduce the length of the (?:messages|prompt|input)|size limit exceeded by \d+ tokens|shorter or fewer inputs/
 /** The provider says the request itself cannot be served as written: its content, size or form. */
-const SAYS_REQUEST_REFUSED =
-  /content (?:management )?polic|safety system|size limit exceeded/
-const SAYS_NO_MODEL_ACCESS =
-  /(?:does|do) not have access to (?:the )?model|(?:does|do) not have access to it|don't have access to the model|not allowed to (?:sample from|use|access) (?:this|the|publisher) model|not authorized to (?:use|access) (?:this|the) model|not have permission to use|not servable in region|on-demand throughput isn.?t supported|model identifier is invalid|requires terms acceptance|blocked at the organization level|use case details have not been submitted|no endpoints found|no allowed providers/
-const SAYS_MODEL_RETIRED =
-  /model\b.*\b(?:has been|was|is now|is) (?:deprecated|decommissioned|retired|discontinued|removed)|end of (?:its )?life|model\b.*\bno longer (?:supported|available)|model\b.*\bis in deprecation/
+const SAYS_REQUEST_REFUSED = /content (?:management )?polic|safety system|size limit exceeded/
+const SAYS_NO_MODEL_ACCESS = /(?:does|do) not have access to (?:the )?model|(?:does|do) not have access to it|don't have access to the model|not allowed to (?:sample from|use|access) (?:this|the|publisher) model|not authorized to (?:use|access) (?:this|the) model|not have permission to use|not servable in region|on-demand throughput isn.?t supported|model identifier is invalid|requires terms acceptance|blocked at the organization level|use case details have not been submitted|no endpoints found|no allowed providers/
+const SAYS_MODEL_RETIRED = /model\b.*\b(?:has been|was|is now|is) (?:deprecated|decommissioned|retired|discontinued|removed)|end of (?:its )?life|model\b.*\bno longer (?:supported|available)|model\b.*\bis in deprecation/
 /** A model the key cannot reach: a typo, a model not enabled for the key, or one this provider does not serve. */
-const SAYS_MODEL_MISSING =
-  /model\b.*\bdoes not exist|model\b.*\bnot found|is not found for api version|not a valid model|invalid model|unknown model|could not resolve the foundation model|model\b.*\bis not available|is not available\. please use/
+const SAYS_MODEL_MISSING = /model\b.*\bdoes not exist|model\b.*\bnot found|is not found for api version|not a valid model|invalid model|unknown model|could not resolve the foundation model|model\b.*\bis not available|is not available\. please use/
 const MENTIONS_MODEL = /\bmodels?\b/
 
 /** Gemini/Vertex RESOURCE_EXHAUSTED: a rate limit unless it names money or a daily quota. */

@@ -73,12 +73,7 @@ function resetDuration(value: string | undefined): number | null {
 }
 
 function fromOpenAiResets(headers: Record<string, string>): number | null {
-  return relevantLongest(
-    ['requests', 'tokens'].map((name) => ({
-      waitMs: resetDuration(headers[`x-ratelimit-reset-${name}`]),
-      remaining: headers[`x-ratelimit-remaining-${name}`],
-    })),
-  )
+  return relevantLongest(['requests', 'tokens'].map((name) => ({ waitMs: resetDuration(headers[`x-ratelimit-reset-${name}`]), remaining: headers[`x-ratelimit-remaining-${name}`] })))
 }
 
 function fromAnthropicResets(headers: Record<string, string>, now: number): number | null {
@@ -86,10 +81,7 @@ function fromAnthropicResets(headers: Record<string, string>, now: number): numb
     ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => {
       const value = headers[`anthropic-ratelimit-${name}-reset`]?.trim()
       const at = value !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
-      return {
-        waitMs: Number.isNaN(at) ? null : at - now,
-        remaining: headers[`anthropic-ratelimit-${name}-remaining`],
-      }
+      return { waitMs: Number.isNaN(at) ? null : at - now, remaining: headers[`anthropic-ratelimit-${name}-remaining`] }
     }),
   )
 }
@@ -97,15 +89,13 @@ function fromAnthropicResets(headers: Record<string, string>, now: number): numb
 /** Protobuf JSON writes a Duration as "37s"; a transcoder may hand over `{ seconds, nanos }`. */
 function fromRetryInfo(delays: unknown[]): number | null {
   for (const delay of delays) {
-    if (typeof delay === 'string') {
-      const parsed = nonNegative(parseDuration(delay))
-      if (parsed !== null) return parsed
-    } else if (typeof delay === 'object' && delay !== null) {
+    let parsed: number | null = null
+    if (typeof delay === 'string') parsed = nonNegative(parseDuration(delay))
+    else if (typeof delay === 'object' && delay !== null) {
       const { seconds, nanos } = delay as { seconds?: unknown; nanos?: unknown }
-      const total = Number(seconds ?? 0) * 1000 + Number(nanos ?? 0) / 1e6
-      const parsed = nonNegative(Number.isNaN(total) ? null : total)
-      if (parsed !== null) return parsed
+      parsed = nonNegative(Number(seconds ?? 0) * 1000 + Number(nanos ?? 0) / 1e6)
     }
+    if (parsed !== null) return parsed
   }
   return null
 }
@@ -118,8 +108,7 @@ const WORD_UNITS: [RegExp, number][] = [
 ]
 
 /** "Please try again in 20s", "try again in 6ms" (OpenAI, Groq), "Please retry after 7 seconds" (Azure). */
-const WAIT_WORDING =
-  /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
+const WAIT_WORDING = /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
 
 /** Azure's "Quota will be replenished in 2.06:46:18" (a .NET TimeSpan: days, then hh:mm:ss). */
 const REPLENISHED = /replenished in\s+(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?!\d)/i

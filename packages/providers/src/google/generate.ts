@@ -61,9 +61,8 @@ export function toGenerateContentRequest(body: ChatRequestBody, model: string): 
   if (Object.keys(generation).length > 0) request.generationConfig = generation
   const tools = anthropic.tools as Array<{ name: string; description?: string; input_schema: unknown }> | undefined
   if (tools !== undefined) {
-    request.tools = [{
-      functionDeclarations: tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parametersJsonSchema: tool.input_schema })),
-    }]
+    const declarations = tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parametersJsonSchema: tool.input_schema }))
+    request.tools = [{ functionDeclarations: declarations }]
     const choice = asRecord(anthropic.tool_choice)
     const mode = choice?.type === 'none' ? 'NONE' : choice?.type === 'any' || choice?.type === 'tool' ? 'ANY' : 'AUTO'
     request.toolConfig = { functionCallingConfig: { mode, ...(choice?.type === 'tool' ? { allowedFunctionNames: [choice.name] } : {}) } }

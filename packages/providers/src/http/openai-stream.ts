@@ -70,8 +70,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   push(chunk: Uint8Array): boolean {
     if (this.done) return true
     this.parser.push(chunk)
-    const backlog = this.queue.length - this.head
-    if (backlog >= HIGH_WATER) this.paused = true
+    if (this.queue.length - this.head >= HIGH_WATER) this.paused = true
     return !this.paused
   }
 

@@ -162,10 +162,7 @@ const RATE_LIMIT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'].map((prefix
 
 /** True when the header name starts with one of the rate-limit prefixes, in any case, without decoding it. */
 function isRateLimitHeader(name: Buffer | string): boolean {
-  if (typeof name === 'string') {
-    const lower = name.toLowerCase()
-    return lower.startsWith('x-ratelimit-') || lower.startsWith('anthropic-ratelimit-')
-  }
+  if (typeof name === 'string') return /^(?:x|anthropic)-ratelimit-/i.test(name)
   for (const prefix of RATE_LIMIT_PREFIXES) {
     if (name.length <= prefix.length) continue
     let index = 0

@@ -69,11 +69,8 @@ function parsedCarriesContent(format: StreamFormat, data: string): boolean {
     const delta = choice.delta
     if (delta === undefined || delta === null) continue
     for (const field in delta) {
-      if (field === 'role') continue
       const value = delta[field]
-      if (value === null || value === undefined || value === '') continue
-      if (Array.isArray(value) && value.length === 0) continue
-      return true
+      if (field !== 'role' && value !== null && value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0)) return true
     }
   }
   return false

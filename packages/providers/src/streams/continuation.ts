@@ -115,10 +115,7 @@ export class ContinuationSplicer {
   private trailingSpace: boolean
   private sequence: number
 
-  constructor(
-    private readonly format: StreamFormat,
-    private readonly sent: SentSoFar,
-  ) {
+  constructor(private readonly format: StreamFormat, private readonly sent: SentSoFar) {
     this.trailingSpace = sent.text !== sent.text.trimEnd()
     this.sequence = sent.sequence
   }

@@ -26,10 +26,7 @@ export class ToolNames {
 
   /** The upstream's name for a tool of a namespace (stable for one request). */
   flat(namespace: string, name: string): string {
-    const key = `${namespace}\u0000${name}`
-    const known = this.byTool.get(key)
-    if (known !== undefined) return known
-    return this.add(namespace, name, new Set())
+    return this.byTool.get(`${namespace}\u0000${name}`) ?? this.add(namespace, name, new Set())
   }
 
   /** Registers a namespaced tool, avoiding `taken` (plain function names). */
@@ -45,10 +42,6 @@ export class ToolNames {
   /** The namespaced tool an upstream name stands for; undefined for a plain function. */
   original(flat: string): NamespacedTool | undefined {
     return this.byFlat.get(flat)
-  }
-
-  get size(): number {
-    return this.byFlat.size
   }
 }
 
@@ -130,6 +123,6 @@ export function toolNamesOf(request: Record<string, unknown>): ToolNames {
 
 /** A `function_call` output item's `name` (and `namespace`, for a tool of one) from the upstream's name. */
 export function callName(names: ToolNames, flat: string): { name: string; namespace?: string } {
-  const original = names.size === 0 ? undefined : names.original(flat)
+  const original = names.original(flat)
   return original === undefined ? { name: flat } : { name: original.name, namespace: original.namespace }
 }
