@@ -1,8 +1,6 @@
 /**
- * A cancel signal for upstream calls. Neither an AbortController (on Node 20 each one costs
- * about 5 us to create, measured) nor an EventEmitter: a request makes two of these, and
- * the request path's CPU budget is counted in microseconds. undici takes any object with
- * `aborted`, `on` (checked for), `once` and `removeListener` for 'abort' as a request signal.
+ * A cancel signal for upstream calls: not an AbortController (~5 us each on Node 20, and a request
+ * makes two). undici takes any object with `aborted`, `on` (checked for), `once` and `removeListener`.
  */
 
 type Listener = () => void

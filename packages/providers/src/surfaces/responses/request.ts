@@ -8,14 +8,8 @@ import type { ChatMessage, ChatRequestBody } from '../../types.ts'
 import { asRecord, textOf } from '../shared.ts'
 import { chatToolsOf, type ToolNames } from './tools.ts'
 
-/** A translated Responses body and what the translation left out, in words for the routing log. */
-export interface TranslatedResponses {
-  chat: ChatRequestBody
-  notes: string[]
-}
-
-/** Translates a Responses body; fields that only tune or annotate are ignored (docs/api.md), tools as tools.ts says. */
-export function responsesTranslation(body: Record<string, unknown>): TranslatedResponses {
+/** Translates a Responses body, with notes on what it left out for the routing log; fields that only tune are ignored (docs/api.md). */
+export function responsesTranslation(body: Record<string, unknown>): { chat: ChatRequestBody; notes: string[] } {
   if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') throw unsupported('previous_response_id: the conversation is stored at OpenAI, and this upstream is not OpenAI. Send the whole conversation in "input" instead, or use an OpenAI model with "store": true.', 'previous_response_id')
   const messages: ChatMessage[] = []
   const tools = chatToolsOf(body.tools, body.tool_choice)
