@@ -1,11 +1,9 @@
 /**
- * The one normalized outcome of an adapter's `send`, built here for every adapter alike:
- * a success carries its usage and the key's rate-limit state (read by the adapter, never by
- * the gateway); a failure carries class, scope, wait hint and the provider's words; a body the
- * provider cannot be sent is `notSent` (the caller's 400, before any attempt); a 2xx that cannot
- * be read is `unknown`; a stream that breaks after its start rejects with a `StreamFailure`.
+ * The one normalized outcome of an adapter's `send`, built here for every adapter alike: a
+ * success with its usage and the key's rate-limit state, a failure, a body never sent (`notSent`).
  */
 import { TranslationError } from './anthropic/errors.ts'
+import { attemptFailure } from './errors/index.ts'
 import { readRateLimitExhaustion } from './http/rate-limit.ts'
 import { failureOf, type BufferedResponse } from './http/transport.ts'
 import type { AttemptFailed, JsonSuccess, StreamSuccess } from './types.ts'
@@ -13,16 +11,12 @@ import { readUsage } from './usage.ts'
 
 /** A JSON success from the upstream's own bytes (passed through unparsed). */
 export function jsonBytes(status: number, headers: Record<string, string>, bytes: Buffer, now: number): JsonSuccess {
-  const success: JsonSuccess = { ok: true, kind: 'json', status, headers, bytes, usage: null, rateLimit: readRateLimitExhaustion(headers, now) }
-  success.usage = readUsage(success)
-  return success
+  return { ok: true, kind: 'json', status, headers, bytes, usage: readUsage({ bytes }), rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
 /** A JSON success built by the adapter (a translated answer). */
 export function jsonBody(status: number, headers: Record<string, string>, body: Record<string, unknown>, now: number): JsonSuccess {
-  const success: JsonSuccess = { ok: true, kind: 'json', status, headers, body, usage: null, rateLimit: readRateLimitExhaustion(headers, now) }
-  success.usage = readUsage(success)
-  return success
+  return { ok: true, kind: 'json', status, headers, body, usage: readUsage({ body }), rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
 /** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */
@@ -32,14 +26,10 @@ export function streamOf(status: number, headers: Record<string, string>, events
 
 /** A 2xx whose body cannot be read: `unknown` for every adapter alike (not the key's fault, not the caller's). */
 export function malformedSuccess(status: number, headers: Record<string, string>, what: string): AttemptFailed {
-  return { ok: false, failure: { failureClass: 'unknown', scope: 'model', status, waitHintMs: null, message: `The upstream answered ${status} with ${what}`, code: 'upstream_malformed' }, headers }
+  return { ok: false, failure: attemptFailure('unknown', status, `The upstream answered ${status} with ${what}`, 'upstream_malformed'), headers }
 }
 
-/**
- * A buffered answer whose JSON the adapter translates into a chat completion (Anthropic,
- * Bedrock, Google): a non-2xx is classified, a body that is not JSON or that `translate`
- * refuses is a malformed success (`what` names the shape it should have had).
- */
+/** A buffered answer translated into a chat completion; a body not JSON, or refused by `translate`, is a malformed success. */
 export function translatedAnswer(response: BufferedResponse, now: () => number, translate: (parsed: unknown) => Record<string, unknown>, what: string): JsonSuccess | AttemptFailed {
   const text = response.body.toString('utf8')
   if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, response.headers, text, now)
@@ -56,12 +46,9 @@ export function translatedAnswer(response: BufferedResponse, now: () => number, 
   }
 }
 
-/**
- * A body that cannot be said in this provider's format (or a surface it does not serve): never
- * sent. The gateway answers the caller 400 with `failure.message` and records no attempt.
- */
+/** A body that cannot be said in this provider's format (or a surface it does not serve): the caller's 400, no attempt. */
 export function notSent(error: TranslationError): AttemptFailed {
-  return { ok: false, notSent: true, failure: { failureClass: 'caller_fault', scope: 'model', status: 400, waitHintMs: null, message: error.message, code: error.code }, headers: {} }
+  return { ok: false, notSent: true, failure: attemptFailure('caller_fault', 400, error.message, error.code), headers: {} }
 }
 
 /** True for a TranslationError that is the caller's (the body), not the upstream's (its answer). */

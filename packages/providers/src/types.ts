@@ -18,11 +18,7 @@ export interface AzureKeyConfig {
   api_version?: string
 }
 
-/**
- * Per-key Amazon Bedrock settings. With `access_key` and `secret_key` requests are SigV4-signed
- * (plus `session_token` for temporary credentials); without them the key's `value` is sent as a
- * Bedrock API key (bearer token).
- */
+/** Per-key Amazon Bedrock settings: SigV4 with `access_key` and `secret_key`, else the key's `value` as a bearer API key. */
 export interface BedrockKeyConfig {
   access_key?: string
   secret_key?: string
@@ -33,11 +29,7 @@ export interface BedrockKeyConfig {
   deployments?: Record<string, string>
 }
 
-/**
- * Per-key Vertex AI settings. Requests carry an OAuth2 access token of the service account in
- * `auth_credentials` (its JSON key file, as text), fetched from its `token_uri`, cached and
- * refreshed before expiry.
- */
+/** Per-key Vertex AI settings: requests carry an OAuth2 token of the service account in `auth_credentials`. */
 export interface VertexKeyConfig {
   project_id: string
   /** Vertex region, e.g. us-central1 (or `global`): picks the endpoint and the resource path. */
@@ -46,11 +38,7 @@ export interface VertexKeyConfig {
   auth_credentials?: string
 }
 
-/**
- * One API key of a provider, as config.json describes it (value already resolved from env): the
- * routing vocabulary's key (id, name, models, weight, aliases; "serves a model" is routing's
- * `keyServesModel`) plus what reaching the upstream takes.
- */
+/** One API key of a provider, as config.json describes it (value resolved from env): routing's key plus what reaching the upstream takes. */
 export interface ProviderKey extends BalancerKey {
   value: string
   /** Models this key serves; `["*"]` means every model. */
@@ -87,10 +75,7 @@ export interface ProviderInit {
   network: ProviderNetwork
 }
 
-/**
- * An OpenAI chat.completions request body. Only the fields the gateway reads are typed;
- * everything else passes through to OpenAI-compatible upstreams untouched.
- */
+/** An OpenAI chat.completions request body: the fields the gateway reads typed, the rest passed through untouched. */
 export interface ChatRequestBody {
   model: string
   messages: ChatMessage[]
@@ -105,9 +90,13 @@ export interface ChatMessage {
 }
 
 /** One upstream attempt: a body for one model, sent with one key. */
-export interface AttemptRequest {
+export interface AttemptRequest extends Attempt {
   /** The body as the caller sent it (the adapter sets `model` to the upstream's model name). */
   body: ChatRequestBody
+}
+
+/** What every attempt, chat or surface, carries besides its body. */
+interface Attempt {
   /** Model name as the caller asked for it (before the key's aliases). */
   model: string
   key: ProviderKey
@@ -117,35 +106,28 @@ export interface AttemptRequest {
   traceparent?: string | undefined
 }
 
-/**
- * A successful non-streaming answer in OpenAI chat.completion shape: either the upstream's
- * own JSON bytes (passed through unparsed: the fast path) or an object we built.
- */
-export type JsonSuccess = AttemptNotes & {
+/** What every success carries. */
+interface Success extends AttemptNotes {
   ok: true
-  kind: 'json'
   status: number
-  /** The upstream's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for. */
+  /** The upstream's headers; of a JSON answer only the rate-limit ones (x-ratelimit-*, anthropic-ratelimit-*), all it is read for. */
   headers: Record<string, string>
-  /** The answer's token counts, read by the adapter; null when it reports none. */
-  usage: TokenUsage | null
   /** The key's rate-limit window, when the headers say it is (nearly) spent: the gateway backs the key off. */
   rateLimit: RateLimitExhaustion | null
-} & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
+}
+
+/** A JSON answer: the upstream's own bytes (passed through unparsed) or an object we built. */
+export type JsonAnswer = { bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined }
+
+/** A successful non-streaming answer, with its token counts (read by the adapter; null when it reports none). */
+export type JsonSuccess = Success & { kind: 'json'; usage: TokenUsage | null } & JsonAnswer
 
 /**
- * A successful streaming answer. `events` yields the JSON text of each OpenAI
- * chat.completion.chunk (never the `[DONE]` sentinel), in order. The stream reports its end:
- * it completes when the upstream finished the answer, and rejects with a `StreamFailure`
- * (outcome.ts: class, scope and the provider's words) when it broke after it started.
+ * A successful streaming answer: `events` yields each event's JSON text (never `[DONE]`),
+ * completes when the upstream finished the answer, and rejects with a `StreamFailure` when it broke.
  */
-export interface StreamSuccess extends AttemptNotes {
-  ok: true
+export interface StreamSuccess extends Success {
   kind: 'stream'
-  status: number
-  headers: Record<string, string>
-  /** As for JSON: the key's rate-limit window when the response headers say it is spent. */
-  rateLimit: RateLimitExhaustion | null
   events: AsyncIterable<string>
 }
 
@@ -154,20 +136,13 @@ export interface AttemptFailed extends AttemptNotes {
   ok: false
   failure: AttemptFailure
   headers: Record<string, string>
-  /**
-   * True when nothing was sent: the body cannot be expressed in this provider's format (or
-   * the provider does not serve the surface). The caller's 400, with `failure.message`.
-   */
+  /** Nothing was sent: the body cannot be said in this provider's format (the caller's 400, with `failure.message`). */
   notSent?: true
 }
 
 export type AttemptResult = JsonSuccess | StreamSuccess | AttemptFailed
 
-/**
- * What every attempt result may add: `notes`, what a translation left out or did not send (a
- * hosted tool only OpenAI runs, Anthropic beta flags on a translated route), as sentences the
- * gateway adds to the request's routing log.
- */
+/** `notes`: what a translation left out or did not send, as sentences for the request's routing log. */
 export interface AttemptNotes {
   notes?: readonly string[]
 }
@@ -175,30 +150,17 @@ export interface AttemptNotes {
 /** The inference surfaces besides chat completions (issue 17). */
 export type Surface = 'messages' | 'count_tokens' | 'responses' | 'embeddings'
 
-/**
- * One attempt on a surface other than chat: the caller's body in that surface's own format.
- * Sent natively when the adapter speaks the surface, else translated (surfaces/index.ts).
- */
-export interface SurfaceRequest {
+/** One attempt on a surface other than chat, the caller's body in that surface's format (surfaces/index.ts). */
+export interface SurfaceRequest extends Attempt {
   surface: Surface
   /** The body as the caller sent it (the adapter sets `model` to the upstream's model name). */
   body: Record<string, unknown>
-  /** Model name as the caller asked for it (before the key's aliases). */
-  model: string
-  key: ProviderKey
-  signal: Cancellation
-  /** As on AttemptRequest: the attempt's `traceparent` header, when the gateway traces. */
-  traceparent?: string | undefined
   stream: boolean
   /** Caller headers forwarded unchanged to a native upstream (`anthropic-version`, `anthropic-beta`). */
   headers: Record<string, string>
 }
 
-/**
- * An upstream adapter: turns one attempt into one HTTP call on a keep-alive pool. `send` never
- * throws: it resolves to ONE normalized outcome (AttemptResult; builders in outcome.ts). Every
- * adapter passes the shared suite in test/adapter-suite.ts against the simulator.
- */
+/** An upstream adapter: one attempt, one HTTP call. `send` never throws: it resolves to one normalized outcome (outcome.ts). */
 export interface ProviderAdapter {
   readonly name: string
   readonly type: ProviderType
@@ -207,11 +169,7 @@ export interface ProviderAdapter {
   speaks?(surface: Surface): boolean
   /** Sends a surface request natively; success bodies and stream events are in that surface's format. */
   sendNative?(request: SurfaceRequest): Promise<AttemptResult>
-  /**
-   * True when the upstream continues an answer from an assistant prefill (the conversation ends
-   * with the assistant's partial text) for `model`: what a broken stream is continued on. See
-   * the capability table in docs/routing.md ("How a request is served").
-   */
+  /** True when the upstream continues an answer from an assistant prefill for `model` (docs/routing.md, "How a request is served"). */
   continues?(model: string): boolean
   close(): Promise<void>
 }

@@ -1,23 +1,16 @@
 /**
- * The token counts of a served answer, for the balancer's token-aware latency (a long
- * completion is not a slow provider). An OpenAI-shaped answer is passed through as bytes,
- * so its `usage` object is found from the end (where providers put it) and only that small
- * object is parsed.
+ * The token counts of a served answer, for the balancer's token-aware latency. An answer passed
+ * through as bytes has its `usage` found from the end, where providers put it, and only that parsed.
  */
 import type { TokenUsage } from '@switchboard/routing'
+import type { JsonAnswer } from './types.ts'
 
 const USAGE_KEY = Buffer.from('"usage"')
 const PROMPT_KEY = Buffer.from('"prompt_tokens":')
 const COMPLETION_KEY = Buffer.from('"completion_tokens":')
 
-/** A JSON answer as bytes passed through, or as a body we built. */
-export type UsageSource = { bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined }
-
-/**
- * Reads `usage.prompt_tokens` / `usage.completion_tokens`; null when the answer has none. The
- * adapters call it once per answer (outcome.ts); everyone else reads `JsonSuccess.usage`.
- */
-export function readUsage(success: UsageSource): TokenUsage | null {
+/** Reads `usage.prompt_tokens` / `usage.completion_tokens`, null when none; once per answer (outcome.ts). */
+export function readUsage(success: JsonAnswer): TokenUsage | null {
   if (success.bytes === undefined) return usageOf(success.body.usage)
   const bytes = success.bytes
   const key = bytes.lastIndexOf(USAGE_KEY)
@@ -76,11 +69,7 @@ function matchingBrace(bytes: Buffer, open: number, until = bytes.length): numbe
   return -1
 }
 
-/**
- * Token counts in any surface's words: chat's `prompt_tokens` / `completion_tokens`, Anthropic
- * Messages' and Responses' `input_tokens` / `output_tokens` (Anthropic's cache reads and writes
- * are input too), embeddings' `prompt_tokens` alone. Null when there are none.
- */
+/** Token counts in any surface's words (`prompt_tokens`, `input_tokens`; Anthropic's cache reads and writes are input too). */
 export function usageOf(usage: unknown): TokenUsage | null {
   if (usage === null || typeof usage !== 'object') return null
   const record = usage as Record<string, unknown>
@@ -95,11 +84,7 @@ function count(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
 }
 
-/**
- * The token counts of a stream, read off its events as they pass: chat's usage chunk, Anthropic's
- * input tokens at `message_start` and output tokens at `message_delta` (cumulative), Responses'
- * usage in `response.completed`. Only events that mention `"usage"` are parsed.
- */
+/** The token counts of a stream, read off its events as they pass; only events that mention `"usage"` are parsed. */
 export class StreamUsage {
   private prompt = 0
   private completion = 0

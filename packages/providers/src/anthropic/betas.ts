@@ -1,11 +1,8 @@
 /**
- * Anthropic beta flags a target is known to refuse. Claude on Vertex AI serves a subset of
- * Anthropic's betas and answers any other with Anthropic's own 400, "Unexpected value(s)
- * `effort-2025-11-24` for the `anthropic-beta` header" (Claude Code's current flags among
- * them). The adapter learns the flags from that answer, sends the request again without them
- * once, and leaves them out of later requests up front; everything else in the header goes
- * unchanged, and nothing is ever added. Per adapter (one upstream), in memory: a restarted
- * node learns again with one refused request.
+ * Anthropic beta flags a target is known to refuse. Claude on Vertex AI answers a flag it does not
+ * serve with a 400, "Unexpected value(s) `effort-2025-11-24` for the `anthropic-beta` header": the
+ * adapter learns the flags from it, sends once more without them, and leaves them out from then on
+ * (per adapter, in memory); the rest of the header goes unchanged, and nothing is ever added.
  */
 
 /** The flags an "Unexpected value(s) ... for the `anthropic-beta` header" message names; none for any other message. */

@@ -12,26 +12,12 @@ export interface OpenAIUsage {
   prompt_tokens_details: { cached_tokens: number }
 }
 
-/**
- * Anthropic `stop_reason` -> OpenAI `finish_reason`.
- * `pause_turn` (a server-tool loop hit its limit) still ends this response
- * normally, so it is `stop`; `model_context_window_exceeded` is a truncation like
- * `max_tokens`. Unknown or missing reasons become `stop` so new Anthropic values
- * never break a response that otherwise arrived whole.
- */
+/** Anthropic `stop_reason` -> OpenAI `finish_reason`; `pause_turn` and unknown reasons are `stop`, never breaking a whole answer. */
 export function finishReasonFor (stopReason: unknown): FinishReason {
-  switch (stopReason) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length'
-    case 'tool_use':
-      return 'tool_calls'
-    case 'refusal':
-      return 'content_filter'
-    default:
-      return 'stop'
-  }
+  return (typeof stopReason === 'string' ? FINISH_REASONS.get(stopReason) : undefined) ?? 'stop'
 }
+
+const FINISH_REASONS = new Map<string, FinishReason>([['max_tokens', 'length'], ['model_context_window_exceeded', 'length'], ['tool_use', 'tool_calls'], ['refusal', 'content_filter']])
 
 /** Token counts as the translations carry them, in OpenAI's sense: the prompt includes the cached tokens. */
 export interface TokenCounts extends TokenUsage {
@@ -42,10 +28,8 @@ export interface TokenCounts extends TokenUsage {
 }
 
 /**
- * Reads an Anthropic `usage` object. Anthropic counts cached prompt tokens apart
- * from `input_tokens`; OpenAI's `prompt_tokens` includes them, so they are added.
- * Fields that are absent come back undefined so a later, partial usage (a stream's
- * message_delta) does not erase an earlier full one.
+ * Reads an Anthropic `usage` object, cached prompt tokens added to the prompt (as OpenAI counts
+ * them). Absent fields stay undefined, so a later partial usage (message_delta) erases nothing.
  */
 export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
   const record = asRecord(usage) ?? {}
@@ -70,10 +54,5 @@ export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
 export function toOpenAIUsage (counts: Partial<TokenCounts>): OpenAIUsage {
   const prompt = counts.promptTokens ?? 0
   const completion = counts.completionTokens ?? 0
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: counts.cachedTokens ?? 0 },
-  }
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: counts.cachedTokens ?? 0 } }
 }

@@ -1,4 +1,4 @@
-import { TranslationError } from './errors.ts'
+import { invalid, unsupported } from './errors.ts'
 
 /** One Anthropic content block (`text`, `image`, `tool_use`, `tool_result`, ...). */
 export interface AnthropicBlock {
@@ -25,30 +25,19 @@ interface Turn {
 }
 
 /**
- * Converts OpenAI chat messages to Anthropic's top-level `system` plus strictly
- * alternating user/assistant messages.
- *
- * - system and developer messages, wherever they appear, are hoisted into `system`
- *   in order (Anthropic has no mid-conversation system turn);
- * - `tool` messages become `tool_result` blocks of a user turn;
- * - consecutive turns of the same role are merged, because Anthropic rejects two
- *   user (or two assistant) messages in a row, and parallel tool results must
- *   arrive together in one user message;
- * - messages that end up with no content are dropped (Anthropic rejects empty ones).
+ * OpenAI chat messages -> Anthropic's top-level `system` (system and developer messages hoisted,
+ * in order) plus strictly alternating turns: `tool` messages are `tool_result` blocks of a user
+ * turn, same-role turns merge (parallel tool results arrive together), empty ones are dropped.
  */
 export function toAnthropicConversation (messages: unknown): AnthropicConversation {
-  if (!Array.isArray(messages)) {
-    throw new TranslationError('translation_invalid', '`messages` must be an array of chat messages.', 'messages')
-  }
+  if (!Array.isArray(messages)) throw invalid('`messages` must be an array of chat messages.', 'messages')
   const system: AnthropicBlock[] = []
   const turns: Turn[] = []
   const entries: unknown[] = messages
   entries.forEach((entry, position) => {
     const field = `messages[${position}]`
     const message = asRecord(entry)
-    if (message === undefined) {
-      throw new TranslationError('translation_invalid', `${field} must be an object.`, field)
-    }
+    if (message === undefined) throw invalid(`${field} must be an object.`, field)
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -64,11 +53,9 @@ export function toAnthropicConversation (messages: unknown): AnthropicConversati
         appendTurn(turns, 'user', [toolResultBlock(message, field)])
         return
       case 'function':
-        throw new TranslationError('translation_unsupported',
-          `${field}: the deprecated \`function\` role cannot be sent to Anthropic; use \`tool\` messages with a tool_call_id.`, `${field}.role`)
+        throw unsupported(`${field}: the deprecated \`function\` role cannot be sent to Anthropic; use \`tool\` messages with a tool_call_id.`, `${field}.role`)
       default:
-        throw new TranslationError('translation_invalid',
-          `${field}.role must be one of system, developer, user, assistant, tool.`, `${field}.role`)
+        throw invalid(`${field}.role must be one of system, developer, user, assistant, tool.`, `${field}.role`)
     }
   })
   return {
@@ -84,6 +71,11 @@ function appendTurn (turns: Turn[], role: Turn['role'], blocks: AnthropicBlock[]
   else turns.push({ role, blocks })
 }
 
+/** A system prompt's or message's content as blocks (a plain string is one text block), for formats that map Anthropic's blocks onto their own. */
+export function blocksOf (content: string | AnthropicBlock[]): AnthropicBlock[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content
+}
+
 /** A single text block reads best, and matches what callers of Anthropic send, as a plain string. */
 function collapse (blocks: AnthropicBlock[]): string | AnthropicBlock[] {
   const only = blocks.length === 1 ? blocks[0] : undefined
@@ -94,14 +86,10 @@ function collapse (blocks: AnthropicBlock[]): string | AnthropicBlock[] {
 function textBlocks (content: unknown, field: string): AnthropicBlock[] {
   if (content === undefined || content === null) return []
   if (typeof content === 'string') return textBlock(content)
-  if (!Array.isArray(content)) {
-    throw new TranslationError('translation_invalid', `${field} must be a string or an array of text parts.`, field)
-  }
+  if (!Array.isArray(content)) throw invalid(`${field} must be a string or an array of text parts.`, field)
   return content.flatMap((part: unknown, position) => {
     const record = asRecord(part)
-    if (record?.type !== 'text' || typeof record.text !== 'string') {
-      throw new TranslationError('translation_invalid', `${field}[${position}] must be a text part.`, `${field}[${position}]`)
-    }
+    if (record?.type !== 'text' || typeof record.text !== 'string') throw invalid(`${field}[${position}] must be a text part.`, `${field}[${position}]`)
     return textBlock(record.text)
   })
 }
@@ -127,18 +115,15 @@ function userPart (part: unknown, field: string): AnthropicBlock[] {
     case 'file':
       return [documentBlock(record.file, field)]
     case 'input_audio':
-      throw new TranslationError('translation_unsupported', `${field}: Anthropic models do not accept audio input.`, field)
+      throw unsupported(`${field}: Anthropic models do not accept audio input.`, field)
   }
-  throw new TranslationError('translation_invalid',
-    `${field} must be a text, image_url or file content part.`, field)
+  throw invalid(`${field} must be a text, image_url or file content part.`, field)
 }
 
 /** OpenAI's `image_url` is `{url, detail}` (some clients send the bare URL string); `detail` has no Anthropic equivalent. */
 function imageBlock (imageUrl: unknown, field: string): AnthropicBlock {
   const url = typeof imageUrl === 'string' ? imageUrl : asRecord(imageUrl)?.url
-  if (typeof url !== 'string' || url === '') {
-    throw new TranslationError('translation_invalid', `${field}.image_url.url must be a URL or a data: URL.`, `${field}.image_url.url`)
-  }
+  if (typeof url !== 'string' || url === '') throw invalid(`${field}.image_url.url must be a URL or a data: URL.`, `${field}.image_url.url`)
   if (url.startsWith('data:')) {
     const { mediaType, data } = parseDataUrl(url, `${field}.image_url.url`)
     return { type: 'image', source: { type: 'base64', media_type: mediaType, data } }
@@ -149,15 +134,9 @@ function imageBlock (imageUrl: unknown, field: string): AnthropicBlock {
 /** Only inline PDFs translate: an OpenAI `file_id` names a file stored at OpenAI, which Anthropic cannot read. */
 function documentBlock (file: unknown, field: string): AnthropicBlock {
   const fileData = asRecord(file)?.file_data
-  if (typeof fileData !== 'string') {
-    throw new TranslationError('translation_unsupported',
-      `${field}: only files sent inline as file.file_data (a base64 data: URL) can be forwarded to Anthropic.`, `${field}.file`)
-  }
+  if (typeof fileData !== 'string') throw unsupported(`${field}: only files sent inline as file.file_data (a base64 data: URL) can be forwarded to Anthropic.`, `${field}.file`)
   const { mediaType, data } = parseDataUrl(fileData, `${field}.file.file_data`)
-  if (mediaType !== 'application/pdf') {
-    throw new TranslationError('translation_unsupported',
-      `${field}: Anthropic accepts PDF documents only, not ${mediaType}.`, `${field}.file.file_data`)
-  }
+  if (mediaType !== 'application/pdf') throw unsupported(`${field}: Anthropic accepts PDF documents only, not ${mediaType}.`, `${field}.file.file_data`)
   return { type: 'document', source: { type: 'base64', media_type: mediaType, data } }
 }
 
@@ -166,29 +145,19 @@ function parseDataUrl (url: string, field: string): { mediaType: string, data: s
   const comma = url.indexOf(',')
   const parameters = comma === -1 ? [] : url.slice('data:'.length, comma).split(';')
   const mediaType = parameters[0]
-  if (mediaType === undefined || mediaType === '' || !parameters.includes('base64')) {
-    throw new TranslationError('translation_invalid',
-      `${field} must be a base64 data URL such as data:image/png;base64,....`, field)
-  }
+  if (mediaType === undefined || mediaType === '' || !parameters.includes('base64')) throw invalid(`${field} must be a base64 data URL such as data:image/png;base64,....`, field)
   return { mediaType, data: url.slice(comma + 1) }
 }
 
 function assistantBlocks (message: Record<string, unknown>, field: string): AnthropicBlock[] {
-  if (message.function_call !== undefined && message.function_call !== null) {
-    throw new TranslationError('translation_unsupported',
-      `${field}.function_call is the deprecated form; send tool_calls instead.`, `${field}.function_call`)
-  }
+  if (message.function_call !== undefined && message.function_call !== null) throw unsupported(`${field}.function_call is the deprecated form; send tool_calls instead.`, `${field}.function_call`)
   const blocks: AnthropicBlock[] = []
   if (Array.isArray(message.content)) {
-    const parts: unknown[] = message.content
-    parts.forEach((part, position) => {
+    message.content.forEach((part: unknown, position) => {
       const record = asRecord(part)
       // A refusal the model gave earlier is still something it said.
       const text = record?.type === 'text' ? record.text : record?.type === 'refusal' ? record.refusal : undefined
-      if (typeof text !== 'string') {
-        throw new TranslationError('translation_invalid',
-          `${field}.content[${position}] must be a text or refusal part.`, `${field}.content[${position}]`)
-      }
+      if (typeof text !== 'string') throw invalid(`${field}.content[${position}] must be a text or refusal part.`, `${field}.content[${position}]`)
       blocks.push(...textBlock(text))
     })
   } else {
@@ -196,29 +165,21 @@ function assistantBlocks (message: Record<string, unknown>, field: string): Anth
   }
   if (blocks.length === 0 && typeof message.refusal === 'string') blocks.push(...textBlock(message.refusal))
   const toolCalls: unknown = message.tool_calls ?? []
-  if (!Array.isArray(toolCalls)) {
-    throw new TranslationError('translation_invalid', `${field}.tool_calls must be an array.`, `${field}.tool_calls`)
-  }
-  const calls: unknown[] = toolCalls
-  calls.forEach((call, position) => blocks.push(toolUseBlock(call, `${field}.tool_calls[${position}]`)))
+  if (!Array.isArray(toolCalls)) throw invalid(`${field}.tool_calls must be an array.`, `${field}.tool_calls`)
+  toolCalls.forEach((call: unknown, position) => blocks.push(toolUseBlock(call, `${field}.tool_calls[${position}]`)))
   return blocks
 }
 
 function toolUseBlock (call: unknown, field: string): AnthropicBlock {
   const record = asRecord(call)
   const callFunction = asRecord(record?.function)
-  if (record?.type !== 'function' || typeof record.id !== 'string' || typeof callFunction?.name !== 'string') {
-    throw new TranslationError('translation_invalid',
-      `${field} must be {id, type: "function", function: {name, arguments}}.`, field)
-  }
+  if (record?.type !== 'function' || typeof record.id !== 'string' || typeof callFunction?.name !== 'string') throw invalid(`${field} must be {id, type: "function", function: {name, arguments}}.`, field)
   return { type: 'tool_use', id: record.id, name: callFunction.name, input: parseArguments(callFunction.arguments) }
 }
 
 /**
- * Anthropic needs `input` to be a JSON object, while OpenAI keeps arguments as any
- * string. Earlier turns may hold arguments the model cut off or mangled; sending
- * `{}` for those keeps the conversation valid (the following tool_result still says
- * what happened) instead of failing a history OpenAI itself would accept.
+ * A call's arguments as the JSON object Anthropic's `input` must be: arguments the model cut off
+ * or mangled in an earlier turn are `{}`, keeping a history OpenAI itself would accept valid.
  */
 export function parseArguments (text: unknown): Record<string, unknown> {
   if (typeof text !== 'string') return asRecord(text) ?? {}
@@ -230,10 +191,7 @@ export function parseArguments (text: unknown): Record<string, unknown> {
 }
 
 function toolResultBlock (message: Record<string, unknown>, field: string): AnthropicBlock {
-  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') {
-    throw new TranslationError('translation_invalid',
-      `${field}.tool_call_id is required on tool messages.`, `${field}.tool_call_id`)
-  }
+  if (typeof message.tool_call_id !== 'string' || message.tool_call_id === '') throw invalid(`${field}.tool_call_id is required on tool messages.`, `${field}.tool_call_id`)
   const content = textBlocks(message.content, `${field}.content`)
   const block: AnthropicBlock = { type: 'tool_result', tool_use_id: message.tool_call_id }
   // Anthropic allows a tool_result without content but not with an empty text block.
@@ -243,7 +201,5 @@ function toolResultBlock (message: Record<string, unknown>, field: string): Anth
 
 /** The value as a plain JSON object, or undefined for anything else (arrays included). */
 export function asRecord (value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? value as Record<string, unknown>
-    : undefined
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
 }

@@ -1,22 +1,15 @@
 import type { ChatRequestBody } from '../types.ts'
-import { TranslationError } from './errors.ts'
+import { invalid, unsupported } from './errors.ts'
 import { asRecord, toAnthropicConversation } from './messages.ts'
 
 /** Anthropic requires `max_tokens`; this is sent when the caller set no limit. */
 export const DEFAULT_MAX_TOKENS = 4096
 
 /**
- * OpenAI chat.completions body -> Anthropic `/v1/messages` body, for `model`
- * (the upstream's model name; `body.model` is ignored).
- *
- * Fields Anthropic cannot honour throw a TranslationError instead of being
- * dropped, because the caller would otherwise get a quietly different answer:
- * `n` > 1, `logprobs`/`top_logprobs`, `response_format` of type `json_schema`,
- * audio output, the deprecated `functions`/`function_call`. Fields that only tune
- * or annotate (`seed`, `frequency_penalty`, `presence_penalty`, `logit_bias`,
- * `response_format` `json_object`/`text`, `reasoning_effort`, `store`, `metadata`,
- * `service_tier`, `stream_options`, `prediction`) are ignored. `temperature` is
- * clamped into Anthropic's 0..1 (OpenAI allows up to 2).
+ * OpenAI chat.completions body -> Anthropic `/v1/messages` body for `model` (the upstream's name).
+ * Fields Anthropic cannot honour throw a TranslationError rather than be dropped (the answer would
+ * quietly differ); fields that only tune or annotate (`seed`, penalties, `logit_bias`, ...) are
+ * ignored; `temperature` is clamped into Anthropic's 0..1.
  */
 export function toAnthropicRequest (body: ChatRequestBody, model: string): Record<string, unknown> {
   rejectUnsupported(body)
@@ -32,11 +25,9 @@ export function toAnthropicRequest (body: ChatRequestBody, model: string): Recor
   const stopSequences = stopSequencesOf(body.stop)
   if (stopSequences.length > 0) request.stop_sequences = stopSequences
   if (body.stream === true) request.stream = true
-
   // `user` is deprecated by OpenAI in favour of `safety_identifier`; both mean the end user.
   const user = body.user ?? body.safety_identifier
   if (typeof user === 'string' && user !== '') request.metadata = { user_id: user }
-
   const tools = toolsOf(body.tools)
   if (tools.length > 0) {
     request.tools = tools
@@ -47,39 +38,25 @@ export function toAnthropicRequest (body: ChatRequestBody, model: string): Recor
 }
 
 function rejectUnsupported (body: ChatRequestBody): void {
-  const unsupported = (field: string, message: string): never => {
-    throw new TranslationError('translation_unsupported', message, field)
-  }
-  if (typeof body.n === 'number' && body.n > 1) {
-    unsupported('n', 'Anthropic returns one choice per request; send n=1 (or several requests).')
-  }
-  if (body.logprobs === true) unsupported('logprobs', 'Anthropic does not return log probabilities; remove `logprobs`.')
-  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) {
-    unsupported('top_logprobs', 'Anthropic does not return log probabilities; remove `top_logprobs`.')
-  }
+  if (typeof body.n === 'number' && body.n > 1) throw unsupported('Anthropic returns one choice per request; send n=1 (or several requests).', 'n')
+  if (body.logprobs === true) throw unsupported('Anthropic does not return log probabilities; remove `logprobs`.', 'logprobs')
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) throw unsupported('Anthropic does not return log probabilities; remove `top_logprobs`.', 'top_logprobs')
   if (asRecord(body.response_format)?.type === 'json_schema') {
-    unsupported('response_format', 'Anthropic cannot enforce a response_format json_schema here; '
-      + 'describe the JSON in the prompt or use a tool with that schema as input.')
+    throw unsupported('Anthropic cannot enforce a response_format json_schema here; describe the JSON in the prompt or use a tool with that schema as input.', 'response_format')
   }
   const modalities = body.modalities
   if ((Array.isArray(modalities) && modalities.includes('audio')) || (body.audio !== undefined && body.audio !== null)) {
-    unsupported('modalities', 'Anthropic models cannot answer with audio; ask for text only.')
+    throw unsupported('Anthropic models cannot answer with audio; ask for text only.', 'modalities')
   }
-  if (body.functions !== undefined || body.function_call !== undefined) {
-    unsupported('functions', '`functions`/`function_call` are deprecated; send `tools` and `tool_choice` instead.')
-  }
+  if (body.functions !== undefined || body.function_call !== undefined) throw unsupported('`functions`/`function_call` are deprecated; send `tools` and `tool_choice` instead.', 'functions')
 }
 
 /** `max_completion_tokens` is OpenAI's current name; `max_tokens` is the older one still widely sent. */
 function maxTokens (body: ChatRequestBody): number {
-  const field = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null
-    ? 'max_completion_tokens'
-    : 'max_tokens'
+  const field = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? 'max_completion_tokens' : 'max_tokens'
   const value = body[field]
   if (value === undefined || value === null) return DEFAULT_MAX_TOKENS
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new TranslationError('translation_invalid', `\`${field}\` must be a positive integer.`, field)
-  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalid(`\`${field}\` must be a positive integer.`, field)
   return value
 }
 
@@ -87,51 +64,38 @@ function maxTokens (body: ChatRequestBody): number {
 function optionalNumber (body: ChatRequestBody, field: string): number | undefined {
   const value = body[field]
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new TranslationError('translation_invalid', `\`${field}\` must be a number.`, field)
-  }
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(`\`${field}\` must be a number.`, field)
   return value
 }
 
 function stopSequencesOf (stop: unknown): string[] {
   if (stop === undefined || stop === null) return []
   if (typeof stop === 'string') return stop === '' ? [] : [stop]
-  if (Array.isArray(stop) && stop.every((entry): entry is string => typeof entry === 'string')) {
-    return stop.filter((entry) => entry !== '')
-  }
-  throw new TranslationError('translation_invalid', '`stop` must be a string or an array of strings.', 'stop')
+  if (Array.isArray(stop) && stop.every((entry): entry is string => typeof entry === 'string')) return stop.filter((entry) => entry !== '')
+  throw invalid('`stop` must be a string or an array of strings.', 'stop')
 }
 
 /** OpenAI function tools -> Anthropic custom tools. `strict` has no Anthropic counterpart here and is dropped. */
 function toolsOf (tools: unknown): Array<Record<string, unknown>> {
   if (tools === undefined || tools === null) return []
-  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', '`tools` must be an array.', 'tools')
-  const entries: unknown[] = tools
-  return entries.map((tool, position) => {
+  if (!Array.isArray(tools)) throw invalid('`tools` must be an array.', 'tools')
+  return (tools as unknown[]).map((tool, position) => {
     const field = `tools[${position}]`
     const record = asRecord(tool)
-    if (record?.type !== 'function') {
-      throw new TranslationError('translation_unsupported',
-        `${field}: only tools of type "function" can be forwarded to Anthropic.`, `${field}.type`)
-    }
+    if (record?.type !== 'function') throw unsupported(`${field}: only tools of type "function" can be forwarded to Anthropic.`, `${field}.type`)
     const definition = asRecord(record.function)
-    if (typeof definition?.name !== 'string' || definition.name === '') {
-      throw new TranslationError('translation_invalid', `${field}.function.name is required.`, `${field}.function.name`)
-    }
-    // OpenAI lets a function omit `parameters` (no arguments); Anthropic requires a schema.
-    const inputSchema = asRecord(definition.parameters) ?? { type: 'object', properties: {} }
+    if (typeof definition?.name !== 'string' || definition.name === '') throw invalid(`${field}.function.name is required.`, `${field}.function.name`)
     const translated: Record<string, unknown> = { name: definition.name }
     if (typeof definition.description === 'string') translated.description = definition.description
-    translated.input_schema = inputSchema
+    // OpenAI lets a function omit `parameters` (no arguments); Anthropic requires a schema.
+    translated.input_schema = asRecord(definition.parameters) ?? { type: 'object', properties: {} }
     return translated
   })
 }
 
 /**
- * OpenAI `tool_choice` + `parallel_tool_calls` -> Anthropic `tool_choice`.
- * "required" is Anthropic's "any". Anthropic puts the parallel switch inside
- * tool_choice, so `parallel_tool_calls: false` alone yields `{type: "auto",
- * disable_parallel_tool_use: true}`; with "none" it is moot and left out.
+ * OpenAI `tool_choice` + `parallel_tool_calls` -> Anthropic `tool_choice` ("required" is "any"),
+ * which holds the parallel switch: `parallel_tool_calls: false` alone is `{type: "auto", disable_parallel_tool_use: true}`.
  */
 function toolChoiceOf (choice: unknown, singleToolCall: boolean): Record<string, unknown> | undefined {
   let translated: Record<string, unknown> | undefined
@@ -142,10 +106,7 @@ function toolChoiceOf (choice: unknown, singleToolCall: boolean): Record<string,
   else {
     const record = asRecord(choice)
     const name = asRecord(record?.function)?.name
-    if (record?.type !== 'function' || typeof name !== 'string') {
-      throw new TranslationError('translation_unsupported',
-        '`tool_choice` must be "auto", "none", "required" or {type: "function", function: {name}}.', 'tool_choice')
-    }
+    if (record?.type !== 'function' || typeof name !== 'string') throw unsupported('`tool_choice` must be "auto", "none", "required" or {type: "function", function: {name}}.', 'tool_choice')
     translated = { type: 'tool', name }
   }
   if (!singleToolCall) return translated

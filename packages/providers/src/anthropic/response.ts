@@ -1,5 +1,5 @@
 import { TranslationError } from './errors.ts'
-import { finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
+import { type FinishReason, finishReasonFor, type OpenAIUsage, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
 import { asRecord } from './messages.ts'
 
 /** One entry of an OpenAI assistant message's `tool_calls`. */
@@ -10,52 +10,29 @@ export interface OpenAIToolCall {
 }
 
 /**
- * Anthropic Message -> OpenAI chat.completion. `model` is the name to report
- * (what the caller asked for), `createdSeconds` the Unix time in seconds.
- *
- * Text blocks are joined without a separator: Anthropic splits one continuous
- * answer into several blocks around tool calls and citations. Thinking blocks and
- * server-tool blocks are not part of OpenAI's message shape and are left out.
- * Throws a TranslationError (`upstream_malformed`) when `message` is not a Message.
+ * Anthropic Message -> OpenAI chat.completion, reported for `model` (what the caller asked for).
+ * Text blocks are joined without a separator (Anthropic splits one answer around tool calls and
+ * citations); thinking and server-tool blocks have no place in OpenAI's message and are left out.
  */
 export function fromAnthropicResponse (message: unknown, model: string, createdSeconds: number): Record<string, unknown> {
   const record = asRecord(message)
-  if (typeof record?.id !== 'string' || !Array.isArray(record.content)) {
-    throw new TranslationError('upstream_malformed', 'Anthropic answered with a body that is not a Message (no id or content).')
-  }
-  const blocks: unknown[] = record.content
+  if (typeof record?.id !== 'string' || !Array.isArray(record.content)) throw new TranslationError('upstream_malformed', 'Anthropic answered with a body that is not a Message (no id or content).')
   const texts: string[] = []
   const toolCalls: OpenAIToolCall[] = []
-  for (const entry of blocks) {
+  for (const entry of record.content as unknown[]) {
     const block = asRecord(entry)
-    if (block?.type === 'text' && typeof block.text === 'string') {
-      texts.push(block.text)
-    } else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
-      toolCalls.push({
-        id: block.id,
-        type: 'function',
-        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-      })
+    if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text)
+    else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } })
     }
   }
+  const content = texts.length === 0 ? null : texts.join('')
+  return chatCompletion(record.id, model, createdSeconds, content, toolCalls, finishReasonFor(record.stop_reason), toOpenAIUsage(readAnthropicUsage(record.usage)))
+}
 
-  const assistantMessage: Record<string, unknown> = {
-    role: 'assistant',
-    content: texts.length === 0 ? null : texts.join(''),
-    refusal: null,
-  }
-  if (toolCalls.length > 0) assistantMessage.tool_calls = toolCalls
-  return {
-    id: record.id,
-    object: 'chat.completion',
-    created: createdSeconds,
-    model,
-    choices: [{
-      index: 0,
-      message: assistantMessage,
-      logprobs: null,
-      finish_reason: finishReasonFor(record.stop_reason),
-    }],
-    usage: toOpenAIUsage(readAnthropicUsage(record.usage)),
-  }
+/** A chat.completion with one choice: the assistant's `content` and tool calls. */
+export function chatCompletion (id: string, model: string, createdSeconds: number, content: string | null, toolCalls: unknown[], finishReason: FinishReason, usage: OpenAIUsage): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: 'assistant', content, refusal: null }
+  if (toolCalls.length > 0) message.tool_calls = toolCalls
+  return { id, object: 'chat.completion', created: createdSeconds, model, choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }], usage }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { AnthropicStreamError, TranslationError } from './errors.ts'
-import { type ServerSentEvent, anthropicStreamToOpenAI } from './stream.ts'
+import type { SseMessage as ServerSentEvent } from '../http/sse.ts'
+import { anthropicStreamToOpenAI } from './stream.ts'
 
 const INIT = { model: 'anthropic/claude-sonnet-4-5', createdSeconds: 1_760_000_000 }
 

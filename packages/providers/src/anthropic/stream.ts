@@ -1,61 +1,24 @@
+import { chunkWriter, type ChunkWriter, type StreamChunkInit } from '../http/chunks.ts'
+import type { SseMessage } from '../http/sse.ts'
 import { AnthropicStreamError, TranslationError } from './errors.ts'
-import { type TokenCounts, type FinishReason, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
+import { type TokenCounts, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
 import { asRecord } from './messages.ts'
 
-/** One parsed server-sent event: its `event:` name (if any) and its raw `data:` text. */
-export interface ServerSentEvent {
-  event: string | undefined
-  data: string
-}
-
-/** What every chunk of the translated stream reports. */
-export interface StreamInit {
-  /** Model name to report (what the caller asked for). */
-  model: string
-  /** Unix time in seconds, shared by every chunk like OpenAI's `created`. */
-  createdSeconds: number
-}
-
 /**
- * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk
- * (never `[DONE]`; the caller adds it).
- *
- * Chunks, in order: the role chunk at message_start, content and tool-call chunks
- * as deltas arrive, one chunk carrying `finish_reason` at message_delta, and a last
- * `choices: []` chunk with `usage` at message_stop. The usage chunk is always sent
- * (as if `stream_options.include_usage` were set) because the gateway needs the
- * counts; dropping it for callers who did not ask is the gateway's choice.
- *
- * Tool calls are numbered by their own `index` (0, 1, ...), not by Anthropic's
- * content block index, as OpenAI clients assemble calls by that number. Thinking
- * deltas are dropped: OpenAI's chunk has no field for them (`reasoning_content`
- * is a third-party extension) and requests from this adapter never enable thinking.
- * `ping` and unknown event types are skipped, as Anthropic asks of clients.
- *
- * Throws AnthropicStreamError on an `error` event, and TranslationError
- * (`upstream_malformed`) on unparsable data, events before message_start, or a
- * stream that ends without message_stop, so a cut-off answer is never passed off
- * as complete.
+ * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk (never
+ * `[DONE]`): the role at message_start, content and tool-call deltas (calls numbered by their own
+ * order, as OpenAI clients assemble them), the finish at message_delta, and the usage chunk at
+ * message_stop, always (the gateway needs the counts). Thinking, `ping` and unknown events are
+ * skipped. Throws AnthropicStreamError on an `error` event, and `upstream_malformed` on bad data or
+ * a stream that ends without message_stop: a cut-off answer is never passed off as complete.
  */
-export async function * anthropicStreamToOpenAI (
-  events: AsyncIterable<ServerSentEvent>,
-  init: StreamInit,
-): AsyncGenerator<string> {
-  let messageId: string | undefined
+export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessage>, init: Omit<StreamChunkInit, 'id'>): AsyncGenerator<string> {
+  // The answer's id is the message's, known at message_start.
+  let writer: ChunkWriter | undefined
   let counts: Partial<TokenCounts> = {}
   let finished = false
   const toolIndexByBlock = new Map<number, number>()
-
-  const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => JSON.stringify({
-    id: messageId,
-    object: 'chat.completion.chunk',
-    created: init.createdSeconds,
-    model: init.model,
-    choices,
-    ...extra,
-  })
-  const deltaChunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): string =>
-    chunk([{ index: 0, delta, logprobs: null, finish_reason: finishReason }])
+  const deltaChunk = (delta: Record<string, unknown>, finishReason?: string | null): string => writer!.delta(delta, finishReason)
 
   for await (const { event, data } of events) {
     const payload = parseEventData(data)
@@ -63,19 +26,17 @@ export async function * anthropicStreamToOpenAI (
     if (type === 'ping') continue
     if (type === 'error') {
       const error = asRecord(payload.error)
-      throw new AnthropicStreamError(
-        typeof error?.type === 'string' ? error.type : 'unknown_error',
-        typeof error?.message === 'string' ? error.message : 'no message given')
+      throw new AnthropicStreamError(typeof error?.type === 'string' ? error.type : 'unknown_error', typeof error?.message === 'string' ? error.message : 'no message given')
     }
     if (type === 'message_start') {
       const message = asRecord(payload.message)
       if (typeof message?.id !== 'string') throw malformed('message_start carries no message id')
-      messageId = message.id
+      writer = chunkWriter(message.id, init.model, init.createdSeconds)
       counts = readAnthropicUsage(message.usage)
       yield deltaChunk({ role: 'assistant', content: '' })
       continue
     }
-    if (messageId === undefined) throw malformed(`${type ?? 'an unnamed event'} arrived before message_start`)
+    if (writer === undefined) throw malformed(`${type ?? 'an unnamed event'} arrived before message_start`)
 
     switch (type) {
       case 'content_block_start': {
@@ -114,11 +75,11 @@ export async function * anthropicStreamToOpenAI (
       }
       case 'message_stop':
         if (!finished) yield deltaChunk({}, 'stop')
-        yield chunk([], { usage: toOpenAIUsage(counts) })
+        yield writer.usage(toOpenAIUsage(counts))
         return
     }
   }
-  throw malformed(messageId === undefined ? 'the stream ended before message_start' : 'the stream ended before message_stop')
+  throw malformed(writer === undefined ? 'the stream ended before message_start' : 'the stream ended before message_stop')
 }
 
 function parseEventData (data: string): Record<string, unknown> {

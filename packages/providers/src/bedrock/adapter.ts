@@ -1,19 +1,15 @@
 /**
- * The Amazon Bedrock adapter: chat.completions in, the Converse API on the wire
- * (`POST /model/{modelId}/converse`, or `/converse-stream` for a stream, answered in AWS
- * event-stream framing), chat.completions out. A key signs with SigV4 when its
- * `bedrock_key_config` has `access_key` and `secret_key`; otherwise its `value` is a Bedrock
- * API key sent as a bearer token.
+ * The Amazon Bedrock adapter: chat.completions in, the Converse API on the wire (`converse`, or
+ * `converse-stream` in AWS event-stream framing), chat.completions out. A key signs with SigV4
+ * when it has `access_key` and `secret_key`, else its `value` is a Bedrock API key (bearer).
  */
-import { connectTimeoutOf, createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders } from '../http/transport.ts'
-import { upstreamModel } from '../body.ts'
-import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit, ProviderKey } from '../types.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { sendTranslated, translating, upstreamCall, upstreamModel } from '../send.ts'
+import type { AttemptRequest, AttemptResult, BedrockKeyConfig, ProviderAdapter, ProviderInit } from '../types.ts'
 import { fromConverseResponse, toConverseRequest } from './converse.ts'
-import { asRequested } from '../http/chunks.ts'
 import { readEventStream } from './eventstream.ts'
 import { signedHeaders } from './sign.ts'
 import { converseStreamToOpenAI } from './stream.ts'
-import { isCallerTranslationError, normalizedEvents, notSent, streamOf, translatedAnswer } from '../outcome.ts'
 
 /** The region used when a key names none. */
 export const DEFAULT_BEDROCK_REGION = 'us-east-1'
@@ -23,15 +19,9 @@ export function bedrockRuntimeUrl(region: string): string {
   return `https://bedrock-runtime.${region}.amazonaws.com`
 }
 
-/** The model id (or inference-profile ARN) a key's deployments give a model; else the model name itself. */
-export function bedrockModelId(key: ProviderKey, requested: string, upstream: string): string {
-  const deployments = key.bedrock_key_config?.deployments
-  return deployments?.[requested] ?? deployments?.[upstream] ?? upstream
-}
-
 /** Creates an adapter for Amazon Bedrock's runtime (Converse). */
 export function createBedrockAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   let responseIds = 0
   return {
     name: init.name,
@@ -40,17 +30,12 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
     continues: (model: string) => /claude/i.test(model),
     async send(request: AttemptRequest): Promise<AttemptResult> {
       const config: BedrockKeyConfig = request.key.bedrock_key_config ?? { region: DEFAULT_BEDROCK_REGION }
-      const model = upstreamModel(request)
-      const modelId = bedrockModelId(request.key, request.model, model)
+      // The model id (or inference-profile ARN) the key's deployments give the model, else its upstream name.
+      const upstream = upstreamModel(request)
+      const modelId = config.deployments?.[request.model] ?? config.deployments?.[upstream] ?? upstream
       const stream = request.body.stream === true
-      let body: string
-      try {
-        body = JSON.stringify(toConverseRequest(request.body, modelId))
-      } catch (error) {
-        // A body Bedrock cannot be sent faithfully: the caller's 400, before any attempt.
-        if (isCallerTranslationError(error)) return notSent(error)
-        throw error
-      }
+      const body = translating(() => JSON.stringify(toConverseRequest(request.body, modelId)))
+      if (typeof body !== 'string') return body
       const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
       const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/${stream ? 'converse-stream' : 'converse'}`)
       const own: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' }
@@ -61,27 +46,13 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       } else {
         headers = { ...own, authorization: `Bearer ${request.key.value}` }
       }
-      const call = { origin: target.origin, path: target.path, headers: withExtraHeaders(headers, init.network.extra_headers), body, signal: request.signal, traceparent: request.traceparent }
       const createdSeconds = Math.floor(now() / 1000)
       const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
-      if (stream) {
-        let streamed
-        try {
-          streamed = await post(dispatcher, call)
-        } catch (error) {
-          return thrownFailure(error)
-        }
-        if (streamed.statusCode < 200 || streamed.statusCode >= 300) return readFailure(streamed, now)
-        const chunks = converseStreamToOpenAI(readEventStream(streamed.body), { id, model: request.model, createdSeconds })
-        return streamOf(streamed.statusCode, flattenHeaders(streamed.headers), normalizedEvents(asRequested(chunks, request.body.stream_options)), now())
-      }
-      let response
-      try {
-        response = await postBuffered(dispatcher, call)
-      } catch (error) {
-        return thrownFailure(error)
-      }
-      return translatedAnswer(response, now, (answer) => fromConverseResponse(answer, request.model, createdSeconds, id), 'a body that is not a Converse response')
+      return sendTranslated(dispatcher, upstreamCall(target, withExtraHeaders(headers, init.network.extra_headers), body, request), request.body, now, {
+        stream: (events) => converseStreamToOpenAI(readEventStream(events), { id, model: request.model, createdSeconds }),
+        json: (answer) => fromConverseResponse(answer, request.model, createdSeconds, id),
+        what: 'a body that is not a Converse response',
+      })
     },
     close: () => dispatcher.close(),
   }

@@ -1,11 +1,10 @@
 /**
- * OpenAI chat.completions <-> Bedrock Converse. The request goes through the Anthropic
- * translation first (same rules: what cannot be honoured is a 400, never dropped quietly),
- * then Anthropic's blocks map one to one onto Converse's; the answer comes back the same
- * way round, so both providers report finish reasons, tool calls and usage alike.
+ * OpenAI chat.completions <-> Bedrock Converse, through the Anthropic translation (the same rules:
+ * what cannot be honoured is a 400): Anthropic's blocks map one to one onto Converse's, and the
+ * answer comes back the same way round, so both report finish reasons, tool calls and usage alike.
  */
-import { TranslationError } from '../anthropic/errors.ts'
-import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
+import { TranslationError, unsupported } from '../anthropic/errors.ts'
+import { asRecord, blocksOf, type AnthropicBlock, type AnthropicConversation, type AnthropicMessage } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
 import { fromAnthropicResponse } from '../anthropic/response.ts'
 import type { ChatRequestBody } from '../types.ts'
@@ -13,29 +12,16 @@ import type { ChatRequestBody } from '../types.ts'
 /** Converse's image formats (`image.format`), by media type. */
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' }
 
-/** Converse stop reasons -> the Anthropic stop reasons finishReasonFor reads (also for ConverseStream). */
-export const STOP_REASONS: Record<string, string> = {
-  end_turn: 'end_turn',
-  tool_use: 'tool_use',
-  max_tokens: 'max_tokens',
-  stop_sequence: 'stop_sequence',
-  guardrail_intervened: 'refusal',
-  content_filtered: 'refusal',
-}
+/** Converse stop reasons Anthropic names otherwise (the rest are the same words). */
+const STOP_REASONS: Record<string, string> = { guardrail_intervened: 'refusal', content_filtered: 'refusal' }
 
 /** OpenAI chat body -> Converse body (the model id travels in the path, not the body). */
 export function toConverseRequest(body: ChatRequestBody, model: string): Record<string, unknown> {
   const anthropic = toAnthropicRequest({ ...body, stream: false }, model)
   const converse: Record<string, unknown> = {}
-  const system = anthropic.system
-  if (typeof system === 'string') converse.system = [{ text: system }]
-  else if (Array.isArray(system)) converse.system = (system as AnthropicBlock[]).map((block, index) => converseBlock(block, `system[${index}]`))
-  converse.messages = (anthropic.messages as Array<{ role: string; content: string | AnthropicBlock[] }>).map((message, index) => ({
-    role: message.role,
-    content: typeof message.content === 'string'
-      ? [{ text: message.content }]
-      : message.content.map((block) => converseBlock(block, `messages[${index}]`)),
-  }))
+  const system = anthropic.system as AnthropicConversation['system']
+  if (system !== undefined) converse.system = blocksOf(system).map((block, index) => converseBlock(block, `system[${index}]`))
+  converse.messages = (anthropic.messages as AnthropicMessage[]).map((message, index) => ({ role: message.role, content: blocksOf(message.content).map((block) => converseBlock(block, `messages[${index}]`)) }))
   const inference: Record<string, unknown> = { maxTokens: anthropic.max_tokens }
   if (anthropic.temperature !== undefined) inference.temperature = anthropic.temperature
   if (anthropic.top_p !== undefined) inference.topP = anthropic.top_p
@@ -46,11 +32,8 @@ export function toConverseRequest(body: ChatRequestBody, model: string): Record<
     const choice = asRecord(anthropic.tool_choice)
     // Converse has no "none": the tools are left out, as a model that may not call them need not see them.
     if (choice?.type !== 'none') {
-      const toolConfig: Record<string, unknown> = {
-        tools: tools.map((tool) => ({
-          toolSpec: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } },
-        })),
-      }
+      const specs = tools.map((tool) => ({ toolSpec: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } } }))
+      const toolConfig: Record<string, unknown> = { tools: specs }
       if (choice?.type === 'any') toolConfig.toolChoice = { any: {} }
       else if (choice?.type === 'tool') toolConfig.toolChoice = { tool: { name: choice.name } }
       else if (choice?.type === 'auto') toolConfig.toolChoice = { auto: {} }
@@ -67,21 +50,17 @@ function converseBlock(block: AnthropicBlock, field: string): Record<string, unk
     case 'image': {
       const source = asRecord(block.source)
       const format = typeof source?.media_type === 'string' ? IMAGE_FORMATS[source.media_type] : undefined
-      if (source?.type !== 'base64' || format === undefined) {
-        throw new TranslationError('translation_unsupported', `${field}: Bedrock takes images inline only (a data: URL of a png, jpeg, gif or webp image).`, field)
-      }
+      if (source?.type !== 'base64' || format === undefined) throw unsupported(`${field}: Bedrock takes images inline only (a data: URL of a png, jpeg, gif or webp image).`, field)
       return { image: { format, source: { bytes: source.data } } }
     }
     case 'tool_use':
       return { toolUse: { toolUseId: block.id, name: block.name, input: block.input ?? {} } }
     case 'tool_result': {
-      const content = typeof block.content === 'string'
-        ? [{ text: block.content }]
-        : Array.isArray(block.content) ? (block.content as AnthropicBlock[]).map((inner) => converseBlock(inner, field)) : []
+      const content = block.content === undefined ? [] : blocksOf(block.content as AnthropicMessage['content']).map((inner) => converseBlock(inner, field))
       return { toolResult: { toolUseId: block.tool_use_id, content, ...(block.is_error === true ? { status: 'error' } : {}) } }
     }
     default:
-      throw new TranslationError('translation_unsupported', `${field}: a "${block.type}" part cannot be sent to Bedrock.`, field)
+      throw unsupported(`${field}: a "${block.type}" part cannot be sent to Bedrock.`, field)
   }
 }
 
@@ -89,9 +68,7 @@ function converseBlock(block: AnthropicBlock, field: string): Record<string, unk
 export function fromConverseResponse(answer: unknown, model: string, createdSeconds: number, id: string): Record<string, unknown> {
   const record = asRecord(answer)
   const message = asRecord(asRecord(record?.output)?.message)
-  if (message === undefined || !Array.isArray(message.content)) {
-    throw new TranslationError('upstream_malformed', 'Bedrock answered with a body that is not a Converse response (no output.message.content).')
-  }
+  if (message === undefined || !Array.isArray(message.content)) throw new TranslationError('upstream_malformed', 'Bedrock answered with a body that is not a Converse response (no output.message.content).')
   const content: AnthropicBlock[] = []
   for (const entry of message.content as unknown[]) {
     const block = asRecord(entry)
@@ -99,17 +76,16 @@ export function fromConverseResponse(answer: unknown, model: string, createdSeco
     const toolUse = asRecord(block?.toolUse)
     if (toolUse !== undefined) content.push({ type: 'tool_use', id: toolUse.toolUseId, name: toolUse.name, input: toolUse.input })
   }
-  const usage = asRecord(record?.usage)
-  const stopReason = typeof record?.stopReason === 'string' ? (STOP_REASONS[record.stopReason] ?? record.stopReason) : null
-  return fromAnthropicResponse({
-    id,
-    content,
-    stop_reason: stopReason,
-    usage: {
-      input_tokens: usage?.inputTokens,
-      output_tokens: usage?.outputTokens,
-      ...(typeof usage?.cacheReadInputTokens === 'number' ? { cache_read_input_tokens: usage.cacheReadInputTokens } : {}),
-      ...(typeof usage?.cacheWriteInputTokens === 'number' ? { cache_creation_input_tokens: usage.cacheWriteInputTokens } : {}),
-    },
-  }, model, createdSeconds)
+  return fromAnthropicResponse({ id, content, stop_reason: anthropicStopReason(record?.stopReason), usage: anthropicUsage(record?.usage) }, model, createdSeconds)
+}
+
+/** A Converse stop reason as the Anthropic one finishReasonFor reads (also for ConverseStream). */
+export function anthropicStopReason(reason: unknown): string | null {
+  return typeof reason === 'string' ? (STOP_REASONS[reason] ?? reason) : null
+}
+
+/** Converse `usage` in Anthropic's words (cache writes are its cache creation), read by the same rules (also for ConverseStream). */
+export function anthropicUsage(usage: unknown): Record<string, unknown> {
+  const record = asRecord(usage)
+  return { input_tokens: record?.inputTokens, output_tokens: record?.outputTokens, cache_read_input_tokens: record?.cacheReadInputTokens, cache_creation_input_tokens: record?.cacheWriteInputTokens }
 }

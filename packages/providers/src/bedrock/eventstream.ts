@@ -51,10 +51,7 @@ function decodeFrame(bytes: Uint8Array): StreamFrame {
   return { messageType, type, payload, ...(errorMessage !== undefined ? { errorMessage } : {}) }
 }
 
-/**
- * The frames of an event-stream body, in order. Throws TranslationError (`upstream_malformed`)
- * on a frame that fails its checksums and on a body that ends inside a frame.
- */
+/** The frames of an event-stream body, in order; a frame failing its checksums or a body ending inside one is `upstream_malformed`. */
 export async function* readEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<StreamFrame> {
   let pending: Buffer = Buffer.alloc(0)
   for await (const chunk of body) {

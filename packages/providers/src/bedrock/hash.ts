@@ -1,8 +1,6 @@
 /**
- * SHA-256 and HMAC-SHA256 for the SigV4 signer on node:crypto (OpenSSL), in the shape
- * @smithy/signature-v4 takes (`new (secret?) => { update, digest, reset }`). The pure-JS
- * @aws-crypto/sha256-js did the same work at about twice the gateway's whole CPU cost of a
- * Bedrock request (bench/README.md, "Cloud providers").
+ * SHA-256 and HMAC-SHA256 on node:crypto in the shape @smithy/signature-v4 takes: the pure-JS
+ * @aws-crypto/sha256-js cost about twice the gateway's whole CPU of a Bedrock request (bench/README.md).
  */
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto'
 

@@ -11,7 +11,10 @@ const MAX_CACHED_SIGNERS = 256
 
 const signers = new Map<string, SignatureV4>()
 
-function signerFor(config: BedrockKeyConfig & { access_key: string; secret_key: string }): SignatureV4 {
+/** A key's Bedrock settings with the credentials it signs with. */
+export type SigningConfig = BedrockKeyConfig & { access_key: string; secret_key: string }
+
+function signerFor(config: SigningConfig): SignatureV4 {
   const cacheKey = `${config.access_key}\u0000${config.secret_key}\u0000${config.session_token ?? ''}\u0000${config.region}`
   let signer = signers.get(cacheKey)
   if (signer === undefined) {
@@ -31,19 +34,8 @@ function signerFor(config: BedrockKeyConfig & { access_key: string; secret_key: 
   return signer
 }
 
-/**
- * Signs a POST of `body` to `origin` + `path` and returns the headers to send: ours plus
- * `authorization`, `x-amz-date`, `x-amz-content-sha256` and, with temporary credentials,
- * `x-amz-security-token`. `host` is signed but left for the HTTP client to send.
- */
-export async function signedHeaders(
-  config: BedrockKeyConfig & { access_key: string; secret_key: string },
-  origin: string,
-  path: string,
-  headers: Record<string, string>,
-  body: string,
-  date: Date,
-): Promise<Record<string, string>> {
+/** Signs a POST of `body` to `origin` + `path`: our headers plus SigV4's (`host` is signed, but left for the HTTP client to send). */
+export async function signedHeaders(config: SigningConfig, origin: string, path: string, headers: Record<string, string>, body: string, date: Date): Promise<Record<string, string>> {
   const url = new URL(path, origin)
   const query: Record<string, string> = {}
   for (const [name, value] of url.searchParams) query[name] = value

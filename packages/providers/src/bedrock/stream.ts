@@ -1,23 +1,15 @@
 /**
- * ConverseStream events -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`).
- *
- * Chunks, in order: the role chunk at messageStart, text and tool-call chunks as deltas
- * arrive (a tool call opens at contentBlockStart with its id and name, its arguments follow as
- * `toolUse.input` pieces), one chunk with `finish_reason` at messageStop, and the usage chunk
- * at metadata. Tool calls are numbered 0, 1, ... by their own order, as OpenAI clients
- * assemble them. Reasoning deltas and the padding field `p` are dropped.
- *
- * An exception frame (throttlingException, modelStreamErrorException, ...) throws an
- * UpstreamStreamError with Bedrock's type as its provider code; a stream that ends before
- * messageStop throws TranslationError (`upstream_malformed`): a cut-off answer is never passed
- * off as complete.
+ * ConverseStream events -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`): the role at
+ * messageStart, text and tool-call deltas (calls numbered 0, 1, ... in their own order), the
+ * finish at messageStop, usage at metadata. An exception frame throws UpstreamStreamError with
+ * Bedrock's type as its code; a stream that ends before messageStop is `upstream_malformed`.
  */
 import { TranslationError } from '../anthropic/errors.ts'
-import { finishReasonFor, toOpenAIUsage } from '../anthropic/finish.ts'
+import { finishReasonFor, readAnthropicUsage, toOpenAIUsage } from '../anthropic/finish.ts'
 import { asRecord } from '../anthropic/messages.ts'
 import { chunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
-import { STOP_REASONS } from './converse.ts'
+import { anthropicStopReason, anthropicUsage } from './converse.ts'
 import type { StreamFrame } from './eventstream.ts'
 
 export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>, init: StreamChunkInit): AsyncGenerator<string> {
@@ -65,20 +57,13 @@ export async function* converseStreamToOpenAI(frames: AsyncIterable<StreamFrame>
       case 'messageStop': {
         if (!started) throw malformed('messageStop arrived before messageStart')
         stopped = true
-        const reason = typeof payload.stopReason === 'string' ? (STOP_REASONS[payload.stopReason] ?? payload.stopReason) : null
-        yield delta({}, finishReasonFor(reason))
+        yield delta({}, finishReasonFor(anthropicStopReason(payload.stopReason)))
         break
       }
-      case 'metadata': {
-        const usage = asRecord(payload.usage)
-        const count = (name: string): number | undefined => (typeof usage?.[name] === 'number' ? usage[name] as number : undefined)
-        const input = count('inputTokens') ?? 0
-        const cached = count('cacheReadInputTokens') ?? 0
-        const written = count('cacheWriteInputTokens') ?? 0
+      case 'metadata':
         usageSent = true
-        yield writer.usage(toOpenAIUsage({ promptTokens: input + cached + written, cachedTokens: cached, completionTokens: count('outputTokens') ?? 0 }))
+        yield writer.usage(toOpenAIUsage(readAnthropicUsage(anthropicUsage(payload.usage))))
         break
-      }
       // contentBlockStop and event types added later carry nothing a chat chunk has a field for.
     }
   }

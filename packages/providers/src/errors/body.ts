@@ -1,11 +1,7 @@
 /**
- * Reading an upstream error answer without knowing which provider sent it.
- *
- * Every dialect we meet puts its words and codes in a few well-known places:
- * OpenAI, Azure, Groq, OpenRouter and Gemini nest them under `error`, Anthropic
- * adds `error.type` and `error.details`, Bedrock and Mistral put `message` at the
- * top (Bedrock's type travels in `x-amzn-errortype` or `__type`), and proxies
- * answer in plain text. This module gathers them all into one report.
+ * Reading an upstream error answer without knowing which provider sent it: most nest words and
+ * codes under `error`, Bedrock and Mistral put them at the top (Bedrock's type in
+ * `x-amzn-errortype` or `__type`), proxies answer in plain text; all gathered into one report.
  */
 
 /** Longest message kept from a plain-text body or a message that is not a string. */
@@ -107,33 +103,20 @@ function jsonInText(text: string): unknown {
   }
 }
 
-/**
- * Gathers message, codes and hints from an error answer.
- * `body` is the parsed JSON when the upstream answered JSON, else its raw text.
- */
+/** Adds the codes that are words (not a status echoed as a code) to the report's matching codes. */
+function addCodes(report: ErrorReport, codes: (string | null)[]): void {
+  for (const code of codes) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+}
+
+/** Gathers message, codes and hints from an error answer: its parsed JSON, or its raw text. */
 export function readErrorReport(headers: Record<string, string>, body: unknown): ErrorReport {
-  const report: ErrorReport = {
-    message: '',
-    context: '',
-    primaryCode: null,
-    codes: [],
-    quotaViolations: [],
-    retryDelays: [],
-    flagged: false,
-    param: null,
-  }
+  const report: ErrorReport = { message: '', context: '', primaryCode: null, codes: [], quotaViolations: [], retryDelays: [], flagged: false, param: null }
   const headerType = awsErrorType(headers['x-amzn-errortype'])
   const parsed = typeof body === 'string' ? jsonInText(body) : body
   // Vertex streaming endpoints answer errors as a one-element array.
   const root = Array.isArray(parsed) && parsed.length > 0 ? parsed[0] : parsed
-
-  if (typeof root === 'string') {
-    report.message = capped(root.trim())
-    if (headerType !== null) report.codes.push(headerType)
-    report.primaryCode = headerType
-    return report
-  }
   if (!isFields(root)) {
+    if (typeof root === 'string') report.message = capped(root.trim())
     if (headerType !== null) report.codes.push(headerType)
     report.primaryCode = headerType
     return report
@@ -157,8 +140,7 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     // outer code, and Google's ErrorInfo reason refines its canonical status.
     const anthropicDetail = isFields(error.details) ? textOf(error.details.error_code) : null
     const azureInner = isFields(error.innererror) ? textOf(error.innererror.code) : null
-    const matching = [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus]
-    for (const code of matching) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+    addCodes(report, [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus])
     reported.push(...[errorCode, errorType, google.reasons[0] ?? null, googleStatus].filter((code) => code !== null))
 
     const metadata = error.metadata
@@ -176,11 +158,9 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
   const bedrockType = headerType ?? (typeof root.__type === 'string' ? awsErrorType(root.__type) : null)
   // Mistral's flat shape: {object:"error", message, type, code}; Anthropic's top-level type is just "error".
   const topType = textOf(root.type)
-  const topCode = textOf(root.code)
-  for (const code of [bedrockType, topCode, topType === 'error' ? null : topType]) {
-    if (code !== null && !isNumericCode(code)) report.codes.push(code)
-  }
-  reported.push(...[bedrockType, topCode, topType === 'error' ? null : topType].filter((code) => code !== null))
+  const top = [bedrockType, textOf(root.code), topType === 'error' ? null : topType]
+  addCodes(report, top)
+  reported.push(...top.filter((code) => code !== null))
 
   // Prefer a word over a status echoed as a code; keep the echo when it is all there is.
   report.primaryCode = reported.find((code) => !isNumericCode(code)) ?? reported[0] ?? null

@@ -1,11 +1,5 @@
-/**
- * Turning one failed upstream attempt into the normalized `AttemptFailure` routing acts on.
- *
- * `classifyFailure` reads an HTTP error answer in any provider's dialect;
- * `networkFailure`, `timeoutFailure` and `cancelledFailure` describe attempts that
- * ended without one.
- */
-import type { AttemptFailure } from '@switchboard/routing'
+/** One failed upstream attempt as the normalized `AttemptFailure` routing acts on: an error answer, or none. */
+import type { AttemptFailure, FailureClass, FailureScope } from '@switchboard/routing'
 import { readErrorReport } from './body.ts'
 import { decideVerdict } from './rules.ts'
 import { waitHintFromReport } from './wait-hints.ts'
@@ -21,19 +15,14 @@ export interface FailedAnswer {
   now: number
 }
 
-/**
- * Classifies a failed answer from any provider: its own code first, then its wording,
- * then the HTTP status. The message is the provider's own, never anything we sent.
- */
+/** Classifies a failed answer from any provider (rules.ts); the message is the provider's own, never anything we sent. */
 export function classifyFailure(input: FailedAnswer): AttemptFailure {
   const report = readErrorReport(input.headers, input.body)
   const verdict = decideVerdict(input.status, report)
-  // The wait the provider said (its words, retry-after), apart from rate windows' resets, which
-  // are only read for a rate limit (a spent window among several may be a long daily one).
+  // The wait the provider said; rate windows' resets only count for a rate limit (a spent one may be a daily window).
   const saidWaitMs = waitHintFromReport(input.headers, report, input.now, { rateLimitResets: false })
-  // A "rate limit" whose own stated wait is an hour or more is a quota spent for the day (Azure's
-  // 429 "exceeded token rate limit ... Please retry after 86400 seconds" on a deployment whose
-  // daily quota is gone): no rate-limit window is that long, and someone has to raise the quota.
+  // A "rate limit" whose stated wait is an hour or more is a quota spent for the day (Azure's 429
+  // "... Please retry after 86400 seconds"): no rate-limit window is that long.
   const dayLong = verdict.failureClass === 'rate_limit' && saidWaitMs !== null && saidWaitMs >= QUOTA_WAIT_MS
   const { failureClass, scope } = dayLong ? { failureClass: 'quota' as const, scope: verdict.scope } : verdict
   const waitHintMs = failureClass === 'rate_limit' ? waitHintFromReport(input.headers, report, input.now, { rateLimitResets: true }) : saidWaitMs
@@ -72,43 +61,23 @@ function errnoCode(error: unknown, depth = 0): string | null {
   return null
 }
 
-/**
- * A connection that failed before any answer: transient, status 0.
- * The message names only the errno code; error messages can carry the URL, and some
- * providers (Gemini) take the API key in the URL.
- */
+/** A failure without a wait hint, as every answerless ending and every failure we find ourselves is. */
+export function attemptFailure(failureClass: FailureClass, status: number, message: string, code: string | null, scope: FailureScope = 'model'): AttemptFailure {
+  return { failureClass, scope, status, waitHintMs: null, message, code }
+}
+
+/** A connection that failed before any answer; the message names only the errno code (messages can carry a URL with a key). */
 export function networkFailure(error: unknown): AttemptFailure {
   const code = errnoCode(error)
-  return {
-    failureClass: 'transient',
-    scope: 'model',
-    status: 0,
-    waitHintMs: null,
-    message: code === null ? 'network error' : `network error: ${code}`,
-    code,
-  }
+  return attemptFailure('transient', 0, code === null ? 'network error' : `network error: ${code}`, code)
 }
 
 /** An attempt the gateway gave up on after `ms` milliseconds without an answer. */
 export function timeoutFailure(ms: number): AttemptFailure {
-  return {
-    failureClass: 'timeout',
-    scope: 'model',
-    status: 0,
-    waitHintMs: null,
-    message: `no answer within ${ms} ms`,
-    code: null,
-  }
+  return attemptFailure('timeout', 0, `no answer within ${ms} ms`, null)
 }
 
 /** An attempt the caller abandoned (client disconnected or aborted). */
 export function cancelledFailure(): AttemptFailure {
-  return {
-    failureClass: 'cancelled',
-    scope: 'model',
-    status: 0,
-    waitHintMs: null,
-    message: 'request cancelled by the caller',
-    code: null,
-  }
+  return attemptFailure('cancelled', 0, 'request cancelled by the caller', null)
 }

@@ -1,37 +1,17 @@
 /**
- * How long a provider asked us to wait, read from the headers and error details
- * providers use for retry hints (reference: "How long a key is held").
- *
- * Sources, first one present wins: `retry-after-ms`, `retry-after` (seconds or an
- * HTTP date), OpenAI/Groq `x-ratelimit-reset-*` durations, Anthropic
- * `anthropic-ratelimit-*-reset` timestamps, Gemini/Vertex `RetryInfo`, and
- * OpenAI-style wording in the message ("Please try again in 20s").
- * A negative or unreadable value counts as absent, so the next source is read.
+ * How long a provider asked us to wait ("How long a key is held"). First source present wins:
+ * `retry-after-ms`, `retry-after` (seconds or an HTTP date), `x-ratelimit-reset-*` durations,
+ * `anthropic-ratelimit-*-reset` timestamps, Gemini's `RetryInfo`, then wording ("try again in
+ * 20s"). A negative or unreadable value counts as absent.
  */
 import type { ErrorReport } from './body.ts'
 
-const MILLISECONDS_PER_UNIT: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  'µs': 1e-3,
-  'μs': 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-}
+const MILLISECONDS_PER_UNIT: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
-/**
- * One `<number><unit>` piece of a Go duration; `ms` and the micro units come before `m` and `s`.
- * The micro signs as escapes (\u00b5 micro sign, \u03bc Greek mu): the compiled bundle stays
- * ASCII, which loads faster (packages/gateway/bin/compiled.mjs).
- */
+/** One `<number><unit>` piece of a Go duration (micro signs escaped: the compiled bundle stays ASCII, which loads faster). */
 const DURATION_PIECE = /(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|h|m|s)/y
 
-/**
- * Parses a Go-style duration ("1m30s", "250ms", "6m0s", "0.5s", "2h1m") into milliseconds.
- * Returns null for anything else, including negative durations and bare numbers other than "0".
- */
+/** A Go-style duration ("1m30s", "250ms", "0.5s") in milliseconds; null for anything else (bare numbers but "0" too). */
 export function parseDuration(text: string): number | null {
   const trimmed = text.trim()
   if (trimmed === '0') return 0
@@ -52,12 +32,7 @@ export function parseDuration(text: string): number | null {
 
 /** Which sources to read. */
 export interface WaitHintOptions {
-  /**
-   * Read the rate-limit window headers (`x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`).
-   * They describe when a rate-limit window refills, so they are a wait hint only for a
-   * rate-limit failure; explicit hints (`retry-after`, RetryInfo, wording) are always read.
-   * Default true.
-   */
+  /** Read the rate-limit windows' resets (default true): a wait hint only for a rate-limit failure. */
   rateLimitResets?: boolean
 }
 
@@ -82,10 +57,7 @@ function fromRetryAfter(value: string | undefined, now: number): number | null {
   return Number.isNaN(at) ? null : nonNegative(at - now)
 }
 
-/**
- * Of several windows, the relevant ones are those whose remaining count is 0; when none
- * says so, the failure could be any of them, so the longest wait is the safe one.
- */
+/** The longest wait of the windows whose remaining count is 0, or of all when none says so. */
 function relevantLongest(windows: { waitMs: number | null; remaining: string | undefined }[]): number | null {
   const known = windows.filter((window) => window.waitMs !== null && window.waitMs > 0)
   const exhausted = known.filter((window) => window.remaining?.trim() === '0')
@@ -101,12 +73,7 @@ function resetDuration(value: string | undefined): number | null {
 }
 
 function fromOpenAiResets(headers: Record<string, string>): number | null {
-  return relevantLongest(
-    ['requests', 'tokens'].map((name) => ({
-      waitMs: resetDuration(headers[`x-ratelimit-reset-${name}`]),
-      remaining: headers[`x-ratelimit-remaining-${name}`],
-    })),
-  )
+  return relevantLongest(['requests', 'tokens'].map((name) => ({ waitMs: resetDuration(headers[`x-ratelimit-reset-${name}`]), remaining: headers[`x-ratelimit-remaining-${name}`] })))
 }
 
 function fromAnthropicResets(headers: Record<string, string>, now: number): number | null {
@@ -114,10 +81,7 @@ function fromAnthropicResets(headers: Record<string, string>, now: number): numb
     ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => {
       const value = headers[`anthropic-ratelimit-${name}-reset`]?.trim()
       const at = value !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
-      return {
-        waitMs: Number.isNaN(at) ? null : at - now,
-        remaining: headers[`anthropic-ratelimit-${name}-remaining`],
-      }
+      return { waitMs: Number.isNaN(at) ? null : at - now, remaining: headers[`anthropic-ratelimit-${name}-remaining`] }
     }),
   )
 }
@@ -125,15 +89,13 @@ function fromAnthropicResets(headers: Record<string, string>, now: number): numb
 /** Protobuf JSON writes a Duration as "37s"; a transcoder may hand over `{ seconds, nanos }`. */
 function fromRetryInfo(delays: unknown[]): number | null {
   for (const delay of delays) {
-    if (typeof delay === 'string') {
-      const parsed = nonNegative(parseDuration(delay))
-      if (parsed !== null) return parsed
-    } else if (typeof delay === 'object' && delay !== null) {
+    let parsed: number | null = null
+    if (typeof delay === 'string') parsed = nonNegative(parseDuration(delay))
+    else if (typeof delay === 'object' && delay !== null) {
       const { seconds, nanos } = delay as { seconds?: unknown; nanos?: unknown }
-      const total = Number(seconds ?? 0) * 1000 + Number(nanos ?? 0) / 1e6
-      const parsed = nonNegative(Number.isNaN(total) ? null : total)
-      if (parsed !== null) return parsed
+      parsed = nonNegative(Number(seconds ?? 0) * 1000 + Number(nanos ?? 0) / 1e6)
     }
+    if (parsed !== null) return parsed
   }
   return null
 }
@@ -145,12 +107,8 @@ const WORD_UNITS: [RegExp, number][] = [
   [/^(?:hours?|hrs?)$/, 3_600_000],
 ]
 
-/**
- * "Please try again in 20s", "Please retry in 1.234s", "try again in 6ms" (OpenAI, Groq),
- * "Please retry after 7 seconds", "Try again in 30 seconds" (Azure).
- */
-const WAIT_WORDING =
-  /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
+/** "Please try again in 20s", "try again in 6ms" (OpenAI, Groq), "Please retry after 7 seconds" (Azure). */
+const WAIT_WORDING = /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
 
 /** Azure's "Quota will be replenished in 2.06:46:18" (a .NET TimeSpan: days, then hh:mm:ss). */
 const REPLENISHED = /replenished in\s+(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?!\d)/i
@@ -170,16 +128,11 @@ function fromWording(text: string): number | null {
 }
 
 /**
- * How long the provider asked us to wait, in ms, or null when it said nothing usable, from the
- * answer's headers (lower-case names) and its already-read error report (classifyFailure reads the
- * body once). `now` is epoch ms, used for HTTP dates and RFC 3339 resets.
+ * How long the provider asked us to wait, in ms, or null when it said nothing usable, from the answer's
+ * headers and its already-read error report (classifyFailure reads the body once); `now` (epoch ms) reads
+ * HTTP dates and RFC 3339 resets.
  */
-export function waitHintFromReport(
-  headers: Record<string, string>,
-  report: ErrorReport,
-  now: number,
-  options: WaitHintOptions = {},
-): number | null {
+export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, options: WaitHintOptions = {}): number | null {
   const readResets = options.rateLimitResets ?? true
   const sources: (() => number | null)[] = [
     () => fromRetryAfterMs(headers['retry-after-ms']),

@@ -1,26 +1,18 @@
 /**
- * The Gemini API and Vertex AI adapters: chat.completions in, generateContent /
- * streamGenerateContent (SSE) on the wire, chat.completions out.
- * - `gemini`: the key's `value` is a Gemini API key, sent as `x-goog-api-key`.
- * - `vertex`: an OAuth2 access token of the key's service account (tokens.ts), on the regional
- *   endpoint of the key's project; Claude models (`claude-*`) go to the Anthropic publisher through
- *   rawPredict / streamRawPredict in Anthropic's Messages format; a Messages-surface request for a
- *   Claude model is sent natively (the caller's body as it came), for a Gemini model translated
- *   through chat. A 401 (a token Google no longer
- *   takes, e.g. revoked or past a clock skew) is retried once with a fresh token before it counts;
- *   Anthropic beta flags Claude on Vertex refuses are learned from its 400 and left out (betas.ts).
+ * The Gemini API and Vertex AI adapters: chat.completions in, generateContent (SSE for a stream)
+ * on the wire, chat.completions out. `gemini` sends the key's `value` as `x-goog-api-key`;
+ * `vertex` an OAuth2 token of the key's service account (tokens.ts), on its project's regional
+ * endpoint. Claude on Vertex is reached through rawPredict in Anthropic's format (a Messages
+ * request natively); Anthropic betas it refuses are learned from its 400 and left out (betas.ts).
  */
-import type { Agent } from 'undici'
 import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
 import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'
-import { upstreamModel } from '../body.ts'
-import { asRequested } from '../http/chunks.ts'
+import { attemptFailure } from '../errors/index.ts'
 import { parseSse } from '../http/sse.ts'
-import { connectTimeoutOf, createDispatcher, flattenHeaders, post, postBuffered, readFailure, splitBaseUrl, thrownFailure, withExtraHeaders, type UpstreamRequest } from '../http/transport.ts'
-import { sendOpenAiShaped } from '../openai/adapter.ts'
+import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
+import { sendOpenAiShaped, sendTranslated, translating, upstreamCall, upstreamModel, type Translation } from '../send.ts'
 import { sendSurface } from '../surfaces/index.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest, VertexKeyConfig } from '../types.ts'
-import { isCallerTranslationError, normalizedEvents, notSent, streamOf, translatedAnswer } from '../outcome.ts'
 import { fromGenerateContentResponse, toGenerateContentRequest } from './generate.ts'
 import { geminiStreamToOpenAI } from './stream.ts'
 import { TokenError, tokenSourceFor } from './tokens.ts'
@@ -41,80 +33,34 @@ export function isVertexClaude(model: string): boolean {
   return model.startsWith('claude')
 }
 
-/** Where a call goes and what it says. */
-interface Call {
-  path: string
-  body: string
-  claude: boolean
-}
-
 /** Creates an adapter for the Gemini API (`type: 'gemini'`) or Vertex AI (`type: 'vertex'`). */
 export function createGoogleAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
-  const dispatcher: Agent = createDispatcher(connectTimeoutOf(init.network))
+  const dispatcher = createDispatcher(init.network)
   const vertex = init.type === 'vertex'
   let responseIds = 0
 
-  function geminiCall(request: AttemptRequest, model: string, stream: boolean): Call {
-    const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
-    return { path: `/v1beta/models/${encodeURIComponent(model)}:${method}`, body: JSON.stringify(toGenerateContentRequest(request.body, model)), claude: false }
-  }
-
-  function vertexCall(request: AttemptRequest, config: VertexKeyConfig, model: string, stream: boolean): Call {
+  /** A Vertex key's endpoint (its region's, unless base_url says otherwise) for `model` of `publisher`. */
+  function vertexTarget(config: VertexKeyConfig, publisher: string, model: string, method: string): { origin: string; path: string } {
     const where = `/v1/projects/${encodeURIComponent(config.project_id)}/locations/${encodeURIComponent(config.region)}`
-    if (isVertexClaude(model)) {
-      const { model: _model, ...anthropic } = toAnthropicRequest(request.body, model)
-      const body = JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...anthropic })
-      return { path: `${where}/publishers/anthropic/models/${encodeURIComponent(model)}:${stream ? 'streamRawPredict' : 'rawPredict'}`, body, claude: true }
-    }
-    const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
-    return { path: `${where}/publishers/google/models/${encodeURIComponent(model)}:${method}`, body: JSON.stringify(toGenerateContentRequest(request.body, model)), claude: false }
+    return splitBaseUrl(init.network.base_url === '' ? vertexUrl(config.region) : init.network.base_url, `${where}/publishers/${publisher}/models/${encodeURIComponent(model)}:${method}`)
   }
 
-  async function answer(request: AttemptRequest, call: Call, upstream: UpstreamRequest, stream: boolean, resend: (() => Promise<UpstreamRequest | AttemptFailed>) | null): Promise<AttemptResult> {
-    const createdSeconds = Math.floor(now() / 1000)
-    const id = `chatcmpl-${init.type}-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
-    if (stream) {
-      let response
+  /**
+   * Calls with a Vertex token of the key's service account. A 401 is retried once with a fresh
+   * token (`token.force`, kept across the calls of one request) before it counts.
+   */
+  async function withToken(credentials: string, extra: Record<string, string>, token: { force: boolean }, call: (headers: Record<string, string>) => Promise<AttemptResult>): Promise<AttemptResult> {
+    for (;;) {
+      let value: string
       try {
-        response = await post(dispatcher, upstream)
+        value = await tokenSourceFor(credentials).token(token.force)
       } catch (error) {
-        return thrownFailure(error)
+        return tokenFailure(error)
       }
-      if (response.statusCode === 401 && resend !== null) {
-        await response.body.dump()
-        const again = await resend()
-        return 'ok' in again ? again : answer(request, call, again, stream, null)
-      }
-      if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
-      const events = parseSse(response.body)
-      const chunks = call.claude
-        ? anthropicStreamToOpenAI(events, { model: request.model, createdSeconds })
-        : geminiStreamToOpenAI(events, { id, model: request.model, createdSeconds })
-      return streamOf(response.statusCode, flattenHeaders(response.headers), normalizedEvents(asRequested(chunks, request.body.stream_options)), now())
+      const result = await call(withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${value}`, ...extra }, init.network.extra_headers))
+      if (result.ok || result.failure.status !== 401 || token.force) return result
+      token.force = true
     }
-    let response
-    try {
-      response = await postBuffered(dispatcher, upstream)
-    } catch (error) {
-      return thrownFailure(error)
-    }
-    if (response.statusCode === 401 && resend !== null) {
-      const again = await resend()
-      return 'ok' in again ? again : answer(request, call, again, stream, null)
-    }
-    const translate = (parsed: unknown) => (call.claude ? fromAnthropicResponse(parsed, request.model, createdSeconds) : fromGenerateContentResponse(parsed, request.model, createdSeconds, id))
-    return translatedAnswer(response, now, translate, call.claude ? 'a body that is not a Message' : 'a body that is not a generateContent response')
-  }
-
-  /** A Vertex token's headers for one call, or the failure to get one. */
-  async function vertexHeaders(credentials: string, force: boolean, extra: Record<string, string> = {}): Promise<Record<string, string> | AttemptFailed> {
-    let token: string
-    try {
-      token = await tokenSourceFor(credentials).token(force)
-    } catch (error) {
-      return tokenFailure(error)
-    }
-    return withExtraHeaders({ 'content-type': 'application/json', authorization: `Bearer ${token}`, ...extra }, init.network.extra_headers)
   }
 
   const adapter: ProviderAdapter = {
@@ -125,29 +71,26 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const stream = request.body.stream === true
       const config = request.key.vertex_key_config
       if (vertex && config === undefined) return misconfigured('the key has no vertex_key_config (project_id, region, auth_credentials)')
-      let call: Call
-      try {
-        call = vertex ? vertexCall(request, config!, model, stream) : geminiCall(request, model, stream)
-      } catch (error) {
-        // A body Google cannot be sent faithfully: the caller's 400, before any attempt.
-        if (isCallerTranslationError(error)) return notSent(error)
-        throw error
-      }
+      const claude = vertex && isVertexClaude(model)
+      const body = translating(() => {
+        if (!claude) return JSON.stringify(toGenerateContentRequest(request.body, model))
+        const { model: _model, ...anthropic } = toAnthropicRequest(request.body, model)
+        return JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...anthropic })
+      })
+      if (typeof body !== 'string') return body
+      const createdSeconds = Math.floor(now() / 1000)
+      const id = `chatcmpl-${init.type}-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
+      const translation: Translation = claude
+        ? { stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model: request.model, createdSeconds }), json: (parsed) => fromAnthropicResponse(parsed, request.model, createdSeconds), what: 'a body that is not a Message' }
+        : { stream: (events) => geminiStreamToOpenAI(parseSse(events), { id, model: request.model, createdSeconds }), json: (parsed) => fromGenerateContentResponse(parsed, request.model, createdSeconds, id), what: 'a body that is not a generateContent response' }
       if (!vertex) {
-        const target = splitBaseUrl(geminiBase(init.network.base_url), call.path)
+        const target = splitBaseUrl(geminiBase(init.network.base_url), `/v1beta/models/${encodeURIComponent(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`)
         const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-goog-api-key': request.key.value }, init.network.extra_headers)
-        return answer(request, call, { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal, traceparent: request.traceparent }, stream, null)
+        return sendTranslated(dispatcher, upstreamCall(target, headers, body, request), request.body, now, translation)
       }
-      const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config!.region) : init.network.base_url, call.path)
-      const credentials = config!.auth_credentials ?? request.key.value
-      const signed = async (force: boolean): Promise<UpstreamRequest | AttemptFailed> => {
-        const headers = await vertexHeaders(credentials, force)
-        if ('ok' in headers) return headers as AttemptFailed
-        return { origin: target.origin, path: target.path, headers, body: call.body, signal: request.signal, traceparent: request.traceparent }
-      }
-      const first = await signed(false)
-      if ('ok' in first) return first
-      return answer(request, call, first, stream, () => signed(true))
+      const method = claude ? (stream ? 'streamRawPredict' : 'rawPredict') : stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
+      const target = vertexTarget(config!, claude ? 'anthropic' : 'google', model, method)
+      return withToken(config!.auth_credentials ?? request.key.value, {}, { force: false }, (headers) => sendTranslated(dispatcher, upstreamCall(target, headers, body, request), request.body, now, translation))
     },
     // Claude on Vertex takes Anthropic's Messages bodies as they are (rawPredict): Claude Code's requests keep every field.
     ...(vertex ? { speaks: (surface: Surface) => surface === 'messages', sendNative, continues: isVertexClaude } : {}),
@@ -165,33 +108,19 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
     if (!isVertexClaude(model) || config === undefined) return sendSurface(translated, request)
     const { model: _model, ...body } = request.body
     const payload = JSON.stringify({ ...body, anthropic_version: VERTEX_ANTHROPIC_VERSION })
-    const where = `/v1/projects/${encodeURIComponent(config.project_id)}/locations/${encodeURIComponent(config.region)}`
-    const target = splitBaseUrl(init.network.base_url === '' ? vertexUrl(config.region) : init.network.base_url, `${where}/publishers/anthropic/models/${encodeURIComponent(model)}:${request.stream ? 'streamRawPredict' : 'rawPredict'}`)
-    const credentials = config.auth_credentials ?? request.key.value
+    const target = vertexTarget(config, 'anthropic', model, request.stream ? 'streamRawPredict' : 'rawPredict')
+    const token = { force: false }
     let beta = refusedBetas.filter(request.headers['anthropic-beta'])
-    let result: AttemptResult | undefined
-    let force = false
-    let relearned = false
-    for (;;) {
-      const headers = await vertexHeaders(credentials, force, beta.header !== undefined ? { 'anthropic-beta': beta.header } : {})
-      if ('ok' in headers) return headers as AttemptFailed
-      // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
-      result = await sendOpenAiShaped(dispatcher, { origin: target.origin, path: target.path, headers, body: payload, signal: request.signal, traceparent: request.traceparent }, request.stream, now, 'messages')
-      if (result.ok) break
-      // A 401 is retried once with a fresh token, as for chat.
-      if (result.failure.status === 401 && !force) {
-        force = true
-        continue
-      }
-      // Beta flags Vertex refuses (betas.ts): sent once more without them, and left out from now on.
-      if (result.failure.status === 400 && !relearned && refusedBetas.learn(result.failure.message, beta.header)) {
-        relearned = true
-        beta = refusedBetas.filter(request.headers['anthropic-beta'])
-        continue
-      }
-      break
+    let sent: AttemptResult | undefined
+    // Anthropic's answers and events have OpenAI's framing (JSON, SSE data lines): the same reader serves both.
+    const attempt = () => withToken(config.auth_credentials ?? request.key.value, beta.header !== undefined ? { 'anthropic-beta': beta.header } : {}, token, async (headers) => (sent = await sendOpenAiShaped(dispatcher, upstreamCall(target, headers, payload, request), request.stream, now, 'messages')))
+    let result = await attempt()
+    // Beta flags Vertex refuses (betas.ts): sent once more without them, and left out from now on.
+    if (!result.ok && result.failure.status === 400 && refusedBetas.learn(result.failure.message, beta.header)) {
+      beta = refusedBetas.filter(request.headers['anthropic-beta'])
+      result = await attempt()
     }
-    if (beta.leftOut.length > 0) result.notes = [leftOutNote(`${init.name} (Claude on Vertex AI)`, beta.leftOut)]
+    if (result === sent && beta.leftOut.length > 0) result.notes = [leftOutNote(`${init.name} (Claude on Vertex AI)`, beta.leftOut)]
     return result
   }
   return adapter
@@ -206,14 +135,12 @@ function geminiBase(baseUrl: string): string {
 /** A service account whose token cannot be had: refused by the token endpoint holds the key; a network failure is transient. */
 function tokenFailure(error: unknown): AttemptFailed {
   const message = error instanceof Error ? error.message : String(error)
-  if (error instanceof TokenError && error.status >= 400 && error.status < 500) {
-    return { ok: false, failure: { failureClass: 'credential', scope: 'key', status: error.status, waitHintMs: null, message, code: 'invalid_grant' }, headers: {} }
-  }
-  if (error instanceof TokenError) return { ok: false, failure: { failureClass: 'transient', scope: 'model', status: error.status, waitHintMs: null, message, code: null }, headers: {} }
+  if (error instanceof TokenError && error.status >= 400 && error.status < 500) return { ok: false, failure: attemptFailure('credential', error.status, message, 'invalid_grant', 'key'), headers: {} }
+  if (error instanceof TokenError) return { ok: false, failure: attemptFailure('transient', error.status, message, null), headers: {} }
   // Credentials that do not parse: the key is unusable until its config is fixed.
   return misconfigured(message)
 }
 
 function misconfigured(message: string): AttemptFailed {
-  return { ok: false, failure: { failureClass: 'credential', scope: 'key', status: 0, waitHintMs: null, message: `Vertex AI key misconfigured: ${message}`, code: 'invalid_credentials' }, headers: {} }
+  return { ok: false, failure: attemptFailure('credential', 0, `Vertex AI key misconfigured: ${message}`, 'invalid_credentials', 'key'), headers: {} }
 }

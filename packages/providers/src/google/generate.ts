@@ -1,32 +1,23 @@
 /**
- * OpenAI chat.completions <-> Gemini generateContent (the Gemini API and Vertex AI speak the
- * same body). The conversation goes through the Anthropic translation first, as for Bedrock (the
- * same rules: what cannot be honoured is a 400, never dropped quietly; tool results find their
- * call), then Anthropic's blocks map onto Gemini's parts; the answer comes back through the
- * same finish-reason and usage rules.
+ * OpenAI chat.completions <-> Gemini generateContent (the Gemini API and Vertex AI speak the same
+ * body). The conversation goes through the Anthropic translation first, as for Bedrock (the same
+ * rules: what cannot be honoured is a 400), then Anthropic's blocks map onto Gemini's parts.
  */
-import { TranslationError } from '../anthropic/errors.ts'
+import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import { type FinishReason, toOpenAIUsage, type OpenAIUsage } from '../anthropic/finish.ts'
-import { asRecord, type AnthropicBlock } from '../anthropic/messages.ts'
+import { asRecord, blocksOf, type AnthropicBlock, type AnthropicConversation, type AnthropicMessage } from '../anthropic/messages.ts'
 import { toAnthropicRequest } from '../anthropic/request.ts'
+import { chatCompletion } from '../anthropic/response.ts'
 import type { ChatRequestBody } from '../types.ts'
 
 /** Gemini finish reasons -> OpenAI's. Unknown ones are `stop`, so a new value never breaks an answer that arrived whole. */
 export function finishReasonOf(reason: unknown, calledTools: boolean): FinishReason {
-  switch (reason) {
-    case 'MAX_TOKENS':
-      return 'length'
-    case 'SAFETY':
-    case 'RECITATION':
-    case 'BLOCKLIST':
-    case 'PROHIBITED_CONTENT':
-    case 'SPII':
-    case 'IMAGE_SAFETY':
-      return 'content_filter'
-    default:
-      return calledTools ? 'tool_calls' : 'stop'
-  }
+  if (reason === 'MAX_TOKENS') return 'length'
+  if (typeof reason === 'string' && FILTERED.has(reason)) return 'content_filter'
+  return calledTools ? 'tool_calls' : 'stop'
 }
+
+const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'])
 
 /** Gemini's usageMetadata -> OpenAI usage (cached tokens are part of promptTokenCount already). */
 export function usageOf(metadata: unknown): OpenAIUsage {
@@ -43,14 +34,13 @@ export function toGenerateContentRequest(body: ChatRequestBody, model: string): 
   const { response_format: responseFormat, ...rest } = body
   const anthropic = toAnthropicRequest({ ...rest, stream: false }, model)
   const request: Record<string, unknown> = {}
-  const system = anthropic.system
-  if (typeof system === 'string') request.systemInstruction = { parts: [{ text: system }] }
-  else if (Array.isArray(system)) request.systemInstruction = { parts: (system as AnthropicBlock[]).map((block, index) => part(block, `system[${index}]`, new Map())) }
+  const system = anthropic.system as AnthropicConversation['system']
+  if (system !== undefined) request.systemInstruction = { parts: blocksOf(system).map((block, index) => part(block, `system[${index}]`, new Map())) }
   // functionResponse names its function; a tool result carries only the call's id.
   const names = new Map<string, string>()
-  request.contents = (anthropic.messages as Array<{ role: string; content: string | AnthropicBlock[] }>).map((message, index) => ({
+  request.contents = (anthropic.messages as AnthropicMessage[]).map((message, index) => ({
     role: message.role === 'assistant' ? 'model' : 'user',
-    parts: typeof message.content === 'string' ? [{ text: message.content }] : message.content.map((block) => part(block, `messages[${index}]`, names)),
+    parts: blocksOf(message.content).map((block) => part(block, `messages[${index}]`, names)),
   }))
   const generation: Record<string, unknown> = {}
   const maxTokens = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : undefined
@@ -64,16 +54,15 @@ export function toGenerateContentRequest(body: ChatRequestBody, model: string): 
   if (format?.type === 'json_object') generation.responseMimeType = 'application/json'
   if (format?.type === 'json_schema') {
     const schema = asRecord(format.json_schema)?.schema
-    if (asRecord(schema) === undefined) throw new TranslationError('translation_unsupported', 'response_format.json_schema.schema: give the JSON schema the answer must follow.', 'response_format')
+    if (asRecord(schema) === undefined) throw unsupported('response_format.json_schema.schema: give the JSON schema the answer must follow.', 'response_format')
     generation.responseMimeType = 'application/json'
     generation.responseJsonSchema = schema
   }
   if (Object.keys(generation).length > 0) request.generationConfig = generation
   const tools = anthropic.tools as Array<{ name: string; description?: string; input_schema: unknown }> | undefined
   if (tools !== undefined) {
-    request.tools = [{
-      functionDeclarations: tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parametersJsonSchema: tool.input_schema })),
-    }]
+    const declarations = tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parametersJsonSchema: tool.input_schema }))
+    request.tools = [{ functionDeclarations: declarations }]
     const choice = asRecord(anthropic.tool_choice)
     const mode = choice?.type === 'none' ? 'NONE' : choice?.type === 'any' || choice?.type === 'tool' ? 'ANY' : 'AUTO'
     request.toolConfig = { functionCallingConfig: { mode, ...(choice?.type === 'tool' ? { allowedFunctionNames: [choice.name] } : {}) } }
@@ -89,21 +78,19 @@ function part(block: AnthropicBlock, field: string, names: Map<string, string>):
       const source = asRecord(block.source)
       if (source?.type === 'base64') return { inlineData: { mimeType: source.media_type, data: source.data } }
       if (source?.type === 'url' && typeof source.url === 'string') return { fileData: { fileUri: source.url } }
-      throw new TranslationError('translation_unsupported', `${field}: Gemini takes images inline (a data: URL) or as a file URI.`, field)
+      throw unsupported(`${field}: Gemini takes images inline (a data: URL) or as a file URI.`, field)
     }
     case 'tool_use':
       names.set(String(block.id), String(block.name))
       return { functionCall: { name: block.name, args: block.input ?? {} } }
     case 'tool_result': {
       const name = names.get(String(block.tool_use_id))
-      if (name === undefined) throw new TranslationError('translation_unsupported', `${field}: a tool result must follow the assistant message that called the tool (Gemini names the function, not the call id).`, field)
-      const content = typeof block.content === 'string'
-        ? block.content
-        : Array.isArray(block.content) ? (block.content as AnthropicBlock[]).map((inner) => (inner.type === 'text' ? inner.text : '')).join('') : ''
+      if (name === undefined) throw unsupported(`${field}: a tool result must follow the assistant message that called the tool (Gemini names the function, not the call id).`, field)
+      const content = block.content === undefined ? '' : blocksOf(block.content as AnthropicMessage['content']).map((inner) => (inner.type === 'text' ? inner.text : '')).join('')
       return { functionResponse: { name, response: block.is_error === true ? { error: content } : { content } } }
     }
     default:
-      throw new TranslationError('translation_unsupported', `${field}: a "${block.type}" part cannot be sent to Gemini.`, field)
+      throw unsupported(`${field}: a "${block.type}" part cannot be sent to Gemini.`, field)
   }
 }
 
@@ -129,20 +116,9 @@ export function fromGenerateContentResponse(answer: unknown, model: string, crea
   const record = asRecord(answer)
   if (record === undefined) throw new TranslationError('upstream_malformed', 'Gemini answered with a body that is not a GenerateContentResponse.')
   const candidate = asRecord(Array.isArray(record.candidates) ? record.candidates[0] : undefined)
-  if (candidate === undefined && asRecord(record.promptFeedback)?.blockReason === undefined) {
-    throw new TranslationError('upstream_malformed', 'Gemini answered with no candidates and no promptFeedback.')
-  }
+  if (candidate === undefined && asRecord(record.promptFeedback)?.blockReason === undefined) throw new TranslationError('upstream_malformed', 'Gemini answered with no candidates and no promptFeedback.')
   const { text, toolCalls } = readParts(asRecord(candidate?.content)?.parts, (index) => `call_${id}_${index}`)
   // A prompt blocked before any candidate is a content filter, as OpenAI reports one.
   const finish = candidate === undefined ? 'content_filter' : finishReasonOf(candidate.finishReason, toolCalls.length > 0)
-  const message: Record<string, unknown> = { role: 'assistant', content: toolCalls.length > 0 && text === '' ? null : text, refusal: null }
-  if (toolCalls.length > 0) message.tool_calls = toolCalls
-  return {
-    id,
-    object: 'chat.completion',
-    created: createdSeconds,
-    model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
-    usage: usageOf(record.usageMetadata),
-  }
+  return chatCompletion(id, model, createdSeconds, toolCalls.length > 0 && text === '' ? null : text, toolCalls, finish, usageOf(record.usageMetadata))
 }

@@ -1,19 +1,17 @@
 /**
  * streamGenerateContent (`alt=sse`) -> OpenAI chat.completion.chunk JSON texts (never `[DONE]`).
- * Each event is a whole GenerateContentResponse holding the next parts: text becomes content
- * deltas, a function call arrives whole and becomes one tool-call delta, the event with a
- * finishReason gives the finish chunk, and the last usageMetadata seen becomes the usage chunk.
- * An error object in the stream throws UpstreamStreamError with Google's status as its code; a
- * stream that ends with no finishReason throws TranslationError (`upstream_malformed`).
+ * Each event holds the next parts (a function call arrives whole); the one with a finishReason
+ * gives the finish chunk, the last usageMetadata the usage chunk. An in-band error throws
+ * UpstreamStreamError with Google's status; no finishReason is `upstream_malformed`.
  */
 import { TranslationError } from '../anthropic/errors.ts'
 import { asRecord } from '../anthropic/messages.ts'
-import type { ServerSentEvent } from '../anthropic/stream.ts'
+import type { SseMessage } from '../http/sse.ts'
 import { chunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { finishReasonOf, readParts, usageOf } from './generate.ts'
 
-export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEvent>, init: StreamChunkInit): AsyncGenerator<string> {
+export async function* geminiStreamToOpenAI(events: AsyncIterable<SseMessage>, init: StreamChunkInit): AsyncGenerator<string> {
   const writer = chunkWriter(init.id, init.model, init.createdSeconds)
   const delta = writer.delta
   let started = false
@@ -29,9 +27,7 @@ export async function* geminiStreamToOpenAI(events: AsyncIterable<ServerSentEven
     }
     const record = asRecord(parsed)
     const error = asRecord(record?.error)
-    if (error !== undefined) {
-      throw new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'no message given', typeof error.status === 'string' ? error.status : String(error.code ?? 'unknown'))
-    }
+    if (error !== undefined) throw new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'no message given', typeof error.status === 'string' ? error.status : String(error.code ?? 'unknown'))
     if (!started) {
       started = true
       yield delta({ role: 'assistant', content: '' })

@@ -1,12 +1,8 @@
 /**
  * OAuth2 access tokens for Vertex AI from a service account, through google-auth-library's JWT
- * client (it signs the RS256 assertion, exchanges it, caches the token and refreshes it before
- * expiry, one refresh at a time however many requests wait). Two things are ours:
- * - the token URL: the library always posts to Google's; the service account's own `token_uri`
- *   is honoured instead (a request interceptor on the client's transporter), so a test points
- *   it at the simulator;
- * - the refresh margin: the library's is fixed (5 minutes); ours is a quarter of each token's
- *   lifetime, at most 5 minutes, so short-lived tokens are refreshed before expiry as well.
+ * client (it signs, exchanges, caches and refreshes, one refresh at a time). Ours: the account's
+ * own `token_uri` is honoured (the library always posts to Google's), and the refresh margin is a
+ * quarter of each token's lifetime, at most the library's 5 minutes.
  */
 import { JWT } from 'google-auth-library'
 
@@ -40,9 +36,7 @@ export function parseServiceAccount(text: string): ServiceAccount {
     throw new Error('the service-account credentials are not JSON (paste the key file Google Cloud downloads)')
   }
   const record = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {}
-  if (typeof record.client_email !== 'string' || typeof record.private_key !== 'string') {
-    throw new Error('the service-account credentials need "client_email" and "private_key"')
-  }
+  if (typeof record.client_email !== 'string' || typeof record.private_key !== 'string') throw new Error('the service-account credentials need "client_email" and "private_key"')
   return record as unknown as ServiceAccount
 }
 
@@ -60,12 +54,8 @@ export class TokenSource {
   private expiry: number | undefined
 
   constructor(account: ServiceAccount) {
-    this.client = new JWT({
-      email: account.client_email,
-      key: account.private_key,
-      ...(account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}),
-      scopes: [CLOUD_PLATFORM_SCOPE],
-    })
+    const keyId = account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}
+    this.client = new JWT({ email: account.client_email, key: account.private_key, ...keyId, scopes: [CLOUD_PLATFORM_SCOPE] })
     const tokenUrl = account.token_uri
     if (tokenUrl !== undefined && tokenUrl !== GOOGLE_TOKEN_URL) {
       const target = new URL(tokenUrl)

@@ -1,8 +1,6 @@
 /**
- * A cancel signal for upstream calls. Neither an AbortController (on Node 20 each one costs
- * about 5 us to create, measured) nor an EventEmitter: a request makes two of these, and
- * the request path's CPU budget is counted in microseconds. undici accepts any object with
- * `aborted`, `reason`, `on`/`once` and `removeListener` for 'abort' as a request signal.
+ * A cancel signal for upstream calls: not an AbortController (~5 us each on Node 20, and a request
+ * makes two). undici takes any object with `aborted`, `on` (checked for), `once` and `removeListener`.
  */
 
 type Listener = () => void
@@ -39,17 +37,9 @@ export class Cancellation {
     return this.once(event, listener)
   }
 
-  addListener(event: 'abort', listener: Listener): this {
-    return this.once(event, listener)
-  }
-
   removeListener(event: 'abort', listener: Listener): this {
     if (event === 'abort' && this.listeners !== null) remove(this.listeners, listener)
     return this
-  }
-
-  off(event: 'abort', listener: Listener): this {
-    return this.removeListener(event, listener)
   }
 
   /** How many listeners wait for 'abort' (for tests: a finished request leaves none behind). */

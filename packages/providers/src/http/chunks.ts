@@ -1,7 +1,6 @@
 /**
- * Building OpenAI chat.completion.chunk texts for a translated stream (Bedrock, Gemini): the
- * fields every chunk repeats are serialized once, and the usage chunk is dropped unless the
- * caller asked for it, as OpenAI does.
+ * Chat.completion.chunk texts for a translated stream: the fields every chunk repeats serialized
+ * once, and the usage chunk dropped unless the caller asked for it, as OpenAI does.
  */
 import type { OpenAIUsage } from '../anthropic/finish.ts'
 

@@ -1,9 +1,8 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
+import { attemptFailure } from '../errors/index.ts'
 import { SseParser } from './sse.ts'
 import type { StreamFormat } from '../streams/content.ts'
 import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'
-
-export { UpstreamStreamError }
 
 /** The error an in-band error event stands for. */
 function streamError(data: string): UpstreamStreamError {
@@ -21,11 +20,8 @@ function streamError(data: string): UpstreamStreamError {
 }
 
 /**
- * True when `data` (or the event before it) is the last event a complete stream of this format
- * sends: chat chunks end with `[DONE]` (or at least a chunk with a finish_reason), Anthropic
- * Messages events with `message_stop`, Responses events with `response.completed` (or
- * `.incomplete` / `.failed`). A body that ends before that was cut, however cleanly the
- * connection closed: never passed off as a whole answer.
+ * True when `data` (or the event before it) ends a complete stream of this format: a finish_reason,
+ * `message_stop`, `response.completed`. A body that ends before that was cut, however cleanly.
  */
 function endsComplete(ending: StreamFormat, last: string | null, previous: string | null): boolean {
   if (last === null) return false
@@ -50,11 +46,9 @@ function looksLikeObject(data: string): boolean {
 const HIGH_WATER = 64
 
 /**
- * The chunks of an OpenAI-shaped stream as an async iterator fed by the transport's data
- * callbacks: the SSE parser runs synchronously on each packet and the consumer takes chunks
- * from a queue, so a chunk costs no async generator hops. It yields each chunk's JSON text,
- * stops at `[DONE]`, and rejects with a StreamFailure on an in-band error event or where the
- * transport failed (a cut connection, an abort).
+ * The chunks of an OpenAI-shaped stream, fed by the transport's data callbacks through a
+ * synchronous SSE parser into a queue (no async generator hops). Yields each chunk's JSON text up
+ * to `[DONE]`; rejects with a StreamFailure on an in-band error or a failed transport.
  */
 export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   private readonly parser = new SseParser((event, data) => this.onEvent(event, data))
@@ -76,8 +70,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
   push(chunk: Uint8Array): boolean {
     if (this.done) return true
     this.parser.push(chunk)
-    const backlog = this.queue.length - this.head
-    if (backlog >= HIGH_WATER) this.paused = true
+    if (this.queue.length - this.head >= HIGH_WATER) this.paused = true
     return !this.paused
   }
 
@@ -88,7 +81,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     if (this.done) return
     if (endsComplete(this.ending, this.last, this.previous)) return this.finish(null)
     const what = this.ending === 'chat' ? 'data: [DONE]' : this.ending === 'messages' ? 'message_stop' : 'response.completed'
-    this.finish(new StreamFailure({ failureClass: 'transient', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: the upstream closed the stream before ${what}`, code: 'stream_truncated' }))
+    this.finish(new StreamFailure(attemptFailure('transient', 200, `the stream broke: the upstream closed the stream before ${what}`, 'stream_truncated')))
   }
 
   /** The body failed: the consumer gets `error` after the chunks already queued. */
@@ -143,7 +136,7 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     if (data === '[DONE]') return this.finish(null)
     if (event === 'error' || data.startsWith('{"error"')) return this.finish(new StreamFailure(streamFailureOf(streamError(data))))
     if (!looksLikeObject(data)) {
-      return this.finish(new StreamFailure({ failureClass: 'unknown', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, code: 'upstream_malformed' }))
+      return this.finish(new StreamFailure(attemptFailure('unknown', 200, `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, 'upstream_malformed')))
     }
     this.previous = this.last
     this.last = data

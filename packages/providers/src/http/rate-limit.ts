@@ -1,8 +1,6 @@
 /**
  * What a provider's rate-limit headers say about a key on a successful answer: how much of its
- * window is left and when the window resets. OpenAI, Azure, Groq and Mistral send
- * `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`; Anthropic sends
- * `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`.
+ * window is left and when it resets (`x-ratelimit-*-{requests,tokens}`, `anthropic-ratelimit-*`).
  */
 import { parseDuration } from '../errors/index.ts'
 

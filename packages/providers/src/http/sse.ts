@@ -6,11 +6,7 @@ export interface SseMessage {
   data: string
 }
 
-/**
- * An incremental SSE parser (WHATWG rules: fields per line, `data` lines joined by "\n", an
- * empty line dispatches, comments and unknown fields ignored). Synchronous: bytes in, events
- * out through `onEvent`, so a stream needs no promise per event.
- */
+/** An incremental SSE parser (WHATWG rules), synchronous: bytes in, events out through `onEvent`, no promise per event. */
 export class SseParser {
   private readonly decoder = new TextDecoder()
   private buffer = ''

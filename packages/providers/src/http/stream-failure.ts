@@ -1,20 +1,14 @@
-/**
- * How a stream that had started (status 200) ends badly, normalized for routing: every
- * adapter's `events` rejects with a StreamFailure.
- */
+/** How a stream that had started ends badly, normalized for routing: every adapter's `events` rejects with a StreamFailure. */
 import type { AttemptFailure } from '@switchboard/routing'
 import { AnthropicStreamError, TranslationError } from '../anthropic/errors.ts'
-import { networkFailure } from '../errors/index.ts'
+import { attemptFailure, networkFailure } from '../errors/index.ts'
 
 /** An upstream's in-band stream error (`data: {"error": ...}`), which ends the stream. */
 export class UpstreamStreamError extends Error {
+  override readonly name = 'UpstreamStreamError'
   readonly code = 'upstream_stream_error'
-  constructor(
-    message: string,
-    readonly providerCode: string | null,
-  ) {
+  constructor(message: string, readonly providerCode: string | null) {
     super(message)
-    this.name = 'UpstreamStreamError'
   }
 }
 
@@ -29,11 +23,7 @@ export class StreamFailure extends Error {
   }
 }
 
-/**
- * The normalized failure of a stream that broke after it started (status 200): an in-band
- * rate limit is `rate_limit`, a stream we cannot read is `unknown`, anything else (a cut
- * connection, an in-band overload or server error) is `transient`.
- */
+/** A stream that broke after it started (status 200): an in-band rate limit is `rate_limit`, an unreadable one `unknown`, the rest `transient`. */
 export function streamFailureOf(error: unknown): AttemptFailure {
   if (error instanceof StreamFailure) return error.failure
   let code: string | null = null
@@ -45,7 +35,7 @@ export function streamFailureOf(error: unknown): AttemptFailure {
     code = error.errorType
     words = error.providerMessage
   } else if (error instanceof TranslationError) {
-    return { failureClass: 'unknown', scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${error.message}`, code: 'upstream_malformed' }
+    return attemptFailure('unknown', 200, `the stream broke: ${error.message}`, 'upstream_malformed')
   } else {
     // A cut connection: the errno code only (an error's message can carry the URL).
     const network = networkFailure(error)
@@ -53,12 +43,12 @@ export function streamFailureOf(error: unknown): AttemptFailure {
     words = network.message
     // The upstream call was aborted on our side (the caller left, the gateway stopped it): nobody's fault.
     if (code === 'UND_ERR_ABORTED' || (error instanceof Error && error.name === 'AbortError')) {
-      return { failureClass: 'cancelled', scope: 'model', status: 200, waitHintMs: null, message: 'the stream was stopped on our side', code }
+      return attemptFailure('cancelled', 200, 'the stream was stopped on our side', code)
     }
   }
   // Bedrock's in-band throttlingException and Gemini's RESOURCE_EXHAUSTED are rate limits too.
   const failureClass = code !== null && /rate_limit|throttling|resource_exhausted/i.test(code) ? 'rate_limit' : 'transient'
-  return { failureClass, scope: 'model', status: 200, waitHintMs: null, message: `the stream broke: ${words}`, code }
+  return attemptFailure(failureClass, 200, `the stream broke: ${words}`, code)
 }
 
 /** Wraps a stream's events so that whatever breaks it rejects as a StreamFailure (one generator hop per event). */

@@ -4,17 +4,12 @@ import { classifyFailure, networkFailure } from '../errors/index.ts'
 import type { AttemptFailed } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
-/** Time to open a connection when network_config does not say (undici's own default is 10 s). */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
-
-/** One keep-alive pool per upstream origin, owned by one provider. */
-export function createDispatcher(connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS): Agent {
+/** One keep-alive pool per upstream origin, owned by one provider; connecting gives up after 5 s unless network_config says (undici's own is 10 s). */
+export function createDispatcher(network: { connect_timeout_in_seconds?: number } = {}): Agent {
   return new Agent({
-    connect: { timeout: connectTimeoutMs },
-    // No cap of its own: over HTTP/1.1 a stream holds its connection to the end, and a cap here
-    // queued every stream past it behind the others (512 agent streams became 256 open upstream,
-    // the rest waiting seconds for their first content). What bounds the connections is the
-    // caller's side: `server.max_connections` client connections, one request in flight each.
+    connect: { timeout: network.connect_timeout_in_seconds !== undefined ? network.connect_timeout_in_seconds * 1000 : 5_000 },
+    // No cap: over HTTP/1.1 a stream holds its connection to the end, and a cap queued every stream
+    // past it behind the others. `server.max_connections` on the caller's side bounds connections.
     connections: null,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 120_000,
@@ -22,11 +17,6 @@ export function createDispatcher(connectTimeoutMs: number = DEFAULT_CONNECT_TIME
     headersTimeout: 0,
     bodyTimeout: 0,
   })
-}
-
-/** The connect timeout of a provider's pool, in ms. */
-export function connectTimeoutOf(network: { connect_timeout_in_seconds?: number }): number {
-  return network.connect_timeout_in_seconds !== undefined ? network.connect_timeout_in_seconds * 1000 : DEFAULT_CONNECT_TIMEOUT_MS
 }
 
 /** A request to an upstream. */
@@ -40,11 +30,7 @@ export interface UpstreamRequest {
   traceparent?: string | undefined
 }
 
-/**
- * The headers of an upstream request: `own` plus the provider's configured extra headers (ours
- * win). Not written as `{ ...extra, ...own }`: on Node 20, adding properties after a spread
- * costs about 0.4 us each (measured), and this runs on every attempt.
- */
+/** `own` plus the provider's extra headers (ours win); not a spread, which costs ~0.4 us a property on Node 20. */
 export function withExtraHeaders(own: Record<string, string>, extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
   if (extra !== undefined) {
     for (const name in extra) if (!(name in own)) own[name] = extra[name]!
@@ -60,33 +46,25 @@ function traced(request: UpstreamRequest): Record<string, string> {
 
 /** Sends a POST and returns the raw response; network errors are thrown as undici throws them. */
 export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-  return dispatcher.request({
-    origin: request.origin,
-    path: request.path,
-    method: 'POST',
-    headers: traced(request),
-    body: request.body,
-    signal: request.signal,
-  })
+  return dispatcher.request({ origin: request.origin, path: request.path, method: 'POST', headers: traced(request), body: request.body, signal: request.signal })
+}
+
+/** An upstream answer read by the transport's own handler (see `postBuffered`). */
+export interface StreamingResponse {
+  statusCode: number
+  /** Lower-cased names, repeated values joined with ", "; on a 2xx read whole, only the rate-limit headers. */
+  headers: Record<string, string>
+  /** Null for a 2xx stream (its body goes to the sink). */
+  body: Buffer | null
 }
 
 /** A whole upstream answer: what a non-streaming attempt reads. */
-export interface BufferedResponse {
-  statusCode: number
-  /**
-   * Lower-cased names; a repeated header's values joined with ", ". On a 2xx answer only the
-   * rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*): all a success is read for.
-   */
-  headers: Record<string, string>
-  body: Buffer
-}
+export type BufferedResponse = StreamingResponse & { body: Buffer }
 
 /**
- * Sends a POST and reads the whole answer. It drives undici's dispatcher with its own small
- * handler instead of `request()`, which wraps every answer in a Readable stream and an async
- * resource: for a chat completion read whole anyway, that machinery cost more CPU than the
- * gateway's own routing (measured). Network errors reject as undici raises them; an abort by
- * `request.signal` rejects with undici's RequestAbortedError.
+ * Sends a POST and reads the whole answer, through undici's dispatcher with a small handler of
+ * its own: `request()` wraps every answer in a Readable stream and an async resource, which cost
+ * more CPU than the gateway's routing (measured). Network errors and aborts reject as undici's.
  */
 export function postBuffered(dispatcher: Dispatcher, request: UpstreamRequest): Promise<BufferedResponse> {
   return dispatchPost(dispatcher, request, null) as Promise<BufferedResponse>
@@ -102,18 +80,9 @@ export interface StreamSink {
   cancel: () => void
 }
 
-/** The start of a streamed answer: a 2xx has `body` null (the body goes to the sink); anything else is read whole. */
-export interface StreamingResponse {
-  statusCode: number
-  /** Every header, lower-cased, repeated ones joined. */
-  headers: Record<string, string>
-  body: Buffer | null
-}
-
 /**
- * Sends a POST whose 2xx answer is a stream: resolves at the response headers and feeds the
- * body to `sink` packet by packet, with undici's own pause/resume for backpressure; a
- * failed answer is read whole instead. No Readable stream in between (see `postBuffered`).
+ * Sends a POST whose 2xx answer is a stream: resolves at the headers and feeds the body to
+ * `sink` packet by packet (undici's pause/resume for backpressure); a failure is read whole.
  */
 export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink): Promise<StreamingResponse> {
   return dispatchPost(dispatcher, request, sink)
@@ -127,11 +96,7 @@ function dispatchPost(dispatcher: Dispatcher, request: UpstreamRequest, sink: St
   })
 }
 
-/**
- * undici's handler interface (the callback style, which the dispatcher takes without a
- * wrapper). Without a sink it reads the whole answer; with one, a 2xx body goes to the sink
- * and the promise resolves at the headers.
- */
+/** undici's callback-style handler: reads the whole answer, or with a sink passes a 2xx body on and resolves at the headers. */
 class PostHandler implements Dispatcher.DispatchHandler {
   private abortUpstream: ((reason?: Error) => void) | null = null
   private statusCode = 0
@@ -142,12 +107,7 @@ class PostHandler implements Dispatcher.DispatchHandler {
   private finished = false
   private readonly onCancel: () => void
 
-  constructor(
-    private readonly signal: Cancellation,
-    private readonly sink: StreamSink | null,
-    private readonly resolve: (response: StreamingResponse) => void,
-    private readonly reject: (error: Error) => void,
-  ) {
+  constructor(private readonly signal: Cancellation, private readonly sink: StreamSink | null, private readonly resolve: (response: StreamingResponse) => void, private readonly reject: (error: Error) => void) {
     this.onCancel = () => this.abortUpstream?.(new errors.RequestAbortedError())
     signal.once('abort', this.onCancel)
   }
@@ -202,10 +162,7 @@ const RATE_LIMIT_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'].map((prefix
 
 /** True when the header name starts with one of the rate-limit prefixes, in any case, without decoding it. */
 function isRateLimitHeader(name: Buffer | string): boolean {
-  if (typeof name === 'string') {
-    const lower = name.toLowerCase()
-    return lower.startsWith('x-ratelimit-') || lower.startsWith('anthropic-ratelimit-')
-  }
+  if (typeof name === 'string') return /^(?:x|anthropic)-ratelimit-/i.test(name)
   for (const prefix of RATE_LIMIT_PREFIXES) {
     if (name.length <= prefix.length) continue
     let index = 0
@@ -216,10 +173,7 @@ function isRateLimitHeader(name: Buffer | string): boolean {
   return false
 }
 
-/**
- * undici's raw header list as a record with lower-cased names; with `rateLimitOnly`, just the
- * rate-limit headers (every answer carries a dozen others, and decoding them is measurable).
- */
+/** undici's raw header list as a record, names lower-cased; `rateLimitOnly` skips the dozen others (decoding them is measurable). */
 function headerRecord(raw: Buffer[] | string[] | null, rateLimitOnly: boolean): Record<string, string> {
   const headers: Record<string, string> = {}
   if (raw === null) return headers

@@ -1,9 +1,7 @@
 /**
- * Which stream events carry the answer itself, per format. Everything a stream sends before its
- * first content event (a role-only chat chunk, Azure's prompt-filter chunk, `message_start`,
- * `ping`, `response.created`) is preamble: a stream that fails during it has told the caller
- * nothing, so the gateway can still fail over as for a request that never streamed (issue 35,
- * the first-chunk gate). Only a few events per stream are read here, so they are parsed.
+ * Which stream events carry the answer itself, per format. What comes before the first one (a
+ * role-only chunk, `message_start`, `ping`, `response.created`) is preamble: a stream failing
+ * during it told the caller nothing, so the gateway can still fail over (issue 35).
  */
 
 /** The event formats of a stream: chat chunks, Anthropic Messages events, Responses events. */
@@ -25,11 +23,7 @@ const CHAT_CONTENT = /"content":"[^"]|"tool_calls":\[\{|"finish_reason":"|"usage
 /** Chat fields that may carry content a plain text check cannot judge: those chunks are parsed. */
 const CHAT_UNSURE = /"reasoning|"audio"|"function_call"/
 
-/**
- * True when the event `data` (its JSON text) carries content, a tool call, or the answer's end.
- * The usual events are judged from their text (a parse per event measured as a good share of the
- * gate's cost); anything unusual is parsed.
- */
+/** True when the event `data` carries content, a tool call, or the answer's end: judged from its text, unusual ones parsed. */
 export function carriesContent(format: StreamFormat, data: string): boolean {
   if (format === 'chat') {
     if (CHAT_CONTENT.test(data)) return true
@@ -75,11 +69,8 @@ function parsedCarriesContent(format: StreamFormat, data: string): boolean {
     const delta = choice.delta
     if (delta === undefined || delta === null) continue
     for (const field in delta) {
-      if (field === 'role') continue
       const value = delta[field]
-      if (value === null || value === undefined || value === '') continue
-      if (Array.isArray(value) && value.length === 0) continue
-      return true
+      if (field !== 'role' && value !== null && value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0)) return true
     }
   }
   return false

@@ -1,10 +1,7 @@
 /**
- * Continuing a stream that broke after content went to the caller (issue 35): what was sent
- * is read back from its events, the request is sent again with that text as an assistant
- * prefill to an upstream that continues from it, and the continuation's events are spliced on,
- * so the caller gets one answer. Only text is continued: a stream that sent a tool call, a
- * thinking block or a reasoning item is never continued (a half call cannot be resumed, and a
- * thinking block cannot be prefilled). Events are parsed here: this runs only on a rescue.
+ * Continuing a stream that broke after content went to the caller (issue 35): what was sent is
+ * read back, sent again as an assistant prefill, and the continuation's events spliced on. Only
+ * text is continued (a half tool call cannot be resumed, nor thinking prefilled). Runs only on a rescue.
  */
 import type { StreamFormat } from './content.ts'
 import { carriesContent } from './content.ts'
@@ -55,10 +52,13 @@ function readChat(sent: SentSoFar, chunk: Json): void {
     const delta = choice?.delta as Json | undefined
     if (delta === undefined || delta === null) continue
     if (typeof delta.content === 'string') sent.text += delta.content
-    if ((Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) || delta.function_call != null) sent.continuable = false
-    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') sent.continuable = false
-    if (typeof delta.reasoning === 'string' && delta.reasoning !== '') sent.continuable = false
+    const calls = (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) || delta.function_call != null
+    if (calls || isText(delta.reasoning_content) || isText(delta.reasoning)) sent.continuable = false
   }
+}
+
+function isText(value: unknown): boolean {
+  return typeof value === 'string' && value !== ''
 }
 
 function readMessages(sent: SentSoFar, event: Json): void {
@@ -94,11 +94,7 @@ function readResponses(sent: SentSoFar, event: Json): void {
   } else if (typeof type === 'string' && (type.includes('function_call') || type.includes('reasoning'))) sent.continuable = false
 }
 
-/**
- * The request body that asks for the rest of the answer: the caller's body with the text sent
- * so far as the last, assistant, message (trailing whitespace dropped: Anthropic refuses a
- * prefill that ends with it). `surface` is the body's format: chat, Messages or Responses.
- */
+/** The caller's body with the text sent so far as the last, assistant, message (trailing whitespace dropped: Anthropic refuses it). */
 export function continuationBody(format: StreamFormat, body: Json, text: string): Json {
   const prefill = text.trimEnd()
   if (format === 'responses') {
@@ -112,20 +108,14 @@ export function continuationBody(format: StreamFormat, body: Json, text: string)
   return { ...body, messages }
 }
 
-/**
- * Splices a continuation's events onto what was sent: its preamble is dropped, its first text
- * loses the whitespace the prefill dropped when the caller already has it, and its indexes,
- * ids and final texts are those of the answer the caller has been reading.
- */
+/** Splices a continuation's events onto what was sent: preamble dropped, indexes, ids and final texts those of the caller's answer. */
 export class ContinuationSplicer {
   private started = false
-  private readonly trailingSpace: boolean
+  /** The caller's text ends in whitespace the prefill dropped: the continuation's first text loses its own. */
+  private trailingSpace: boolean
   private sequence: number
 
-  constructor(
-    private readonly format: StreamFormat,
-    private readonly sent: SentSoFar,
-  ) {
+  constructor(private readonly format: StreamFormat, private readonly sent: SentSoFar) {
     this.trailingSpace = sent.text !== sent.text.trimEnd()
     this.sequence = sent.sequence
   }
@@ -160,12 +150,10 @@ export class ContinuationSplicer {
 
   /** The continuation's first text, without the whitespace the caller already has (the prefill dropped it). */
   private trimFirst(text: string): string {
-    if (!this.trailingSpace || this.trimmed) return text
-    this.trimmed = true
+    if (!this.trailingSpace) return text
+    this.trailingSpace = false
     return text.trimStart()
   }
-
-  private trimmed = false
 
   private messages(event: Json): string | null {
     const sent = this.sent

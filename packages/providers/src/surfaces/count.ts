@@ -1,8 +1,6 @@
 /**
- * A local estimate of a Messages request's input tokens, for `/v1/messages/count_tokens` when
- * no provider of the model counts natively (only Anthropic does). About four characters per
- * token over every text the model reads, tool definitions included: what the simulator and
- * most tokenizers land near for English and code.
+ * A local estimate of a Messages request's input tokens, for count_tokens when no provider of the
+ * model counts natively: about four characters per token over every text the model reads.
  */
 import { asRecord } from './shared.ts'
 

@@ -1,13 +1,10 @@
 /**
- * The inference surfaces besides chat completions: Anthropic Messages (and count_tokens),
- * OpenAI Responses, embeddings. One attempt on a surface goes to the upstream natively when
- * its adapter speaks it; otherwise it is translated to chat completions (the internal
- * representation every adapter speaks), sent with the adapter's own `send`, and its answer
- * translated back: JSON bodies and streams alike. So an adapter added later (Bedrock,
- * Vertex) serves every surface once it serves chat.
+ * The inference surfaces besides chat: Anthropic Messages (and count_tokens), OpenAI Responses,
+ * embeddings. Sent natively when the adapter speaks the surface, else translated to chat, sent
+ * with the adapter's `send`, and the answer translated back: every adapter serves every surface.
  */
-import { TranslationError } from '../anthropic/errors.ts'
-import type { AttemptResult, ProviderAdapter, Surface, SurfaceRequest } from '../types.ts'
+import { unsupported } from '../anthropic/errors.ts'
+import type { AttemptResult, ChatRequestBody, ProviderAdapter, Surface, SurfaceRequest } from '../types.ts'
 import { messagesToChat } from './messages/request.ts'
 import { chatToMessage } from './messages/response.ts'
 import { chatStreamToMessageEvents } from './messages/stream.ts'
@@ -31,20 +28,15 @@ export function speaksNatively(adapter: ProviderAdapter, surface: Surface): bool
   return adapter.speaks?.(surface) === true && adapter.sendNative !== undefined
 }
 
-/**
- * One attempt on a surface. A success is in the surface's own format: JSON (bytes passed
- * through, or a body we built) or a stream yielding each event's JSON `data` (its `type`
- * names the event). Failures are the adapter's, classified as for chat; a body that cannot be
- * translated (or a surface the provider cannot serve) is `notSent`, never thrown.
- */
+/** One attempt on a surface, its success in the surface's own format; a body that cannot be translated is `notSent`, never thrown. */
 export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequest): Promise<AttemptResult> {
   if (speaksNatively(adapter, request.surface)) return adapter.sendNative!(request)
   const surface = request.surface
   if (surface !== 'messages' && surface !== 'responses') {
-    return notSent(new TranslationError('translation_unsupported', `Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
+    return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
-  let chat
   const notes = translationNotes(adapter, request)
+  let chat: ChatRequestBody
   try {
     if (surface === 'messages') chat = messagesToChat(request.body)
     else {
@@ -56,27 +48,29 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
     if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
     throw error
   }
+  return withNotes(await sendThroughChat(adapter, request, surface, chat), notes)
+}
+
+/** Sends the translated body with the adapter's own `send`, and renders its answer in the surface's format. */
+async function sendThroughChat(adapter: ProviderAdapter, request: SurfaceRequest, surface: 'messages' | 'responses', chat: ChatRequestBody): Promise<AttemptResult> {
   const result = await adapter.send({ body: chat, model: request.model, key: request.key, signal: request.signal, traceparent: request.traceparent })
-  if (!result.ok) return withNotes(result, notes)
+  if (!result.ok) return result
   if (result.kind === 'stream') {
     const events = surface === 'messages' ? chatStreamToMessageEvents(result.events, request.model) : chatStreamToResponseEvents(result.events, request.model, request.body)
-    return withNotes({ ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }, notes)
+    return { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: normalizedEvents(events) }
   }
   let chatBody
   try {
     chatBody = chatBodyOf(result)
   } catch {
-    return withNotes(malformedSuccess(result.status, result.headers, 'a body that is not JSON'), notes)
+    return malformedSuccess(result.status, result.headers, 'a body that is not JSON')
   }
   const body = surface === 'messages' ? chatToMessage(chatBody, request.model) : chatToResponse(chatBody, request.model, request.body)
   // The chat answer's token counts and rate-limit state are the attempt's, whatever format it is rendered in.
-  return withNotes({ ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }, notes)
+  return { ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }
 }
 
-/**
- * What a translated attempt does not carry, in words: Anthropic beta flags mean nothing to an
- * upstream reached through chat, so `anthropic-beta` stays behind (never sent, never changed).
- */
+/** What a translated attempt does not carry, in words: `anthropic-beta` means nothing to an upstream reached through chat. */
 function translationNotes(adapter: ProviderAdapter, request: SurfaceRequest): string[] {
   const beta = request.headers['anthropic-beta']
   if (beta === undefined || beta === '') return []

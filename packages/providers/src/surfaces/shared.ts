@@ -1,18 +1,16 @@
 /** Small helpers the surface translations share. */
-import { TranslationError } from '../anthropic/errors.ts'
+import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import type { TokenCounts } from '../anthropic/finish.ts'
+import { asRecord } from '../anthropic/messages.ts'
 
-/** The value as a plain object, or undefined. */
-export function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-}
+export { asRecord }
 
 /** The text of a text-like block (`text`, `input_text`, `output_text`); anything else is refused. */
 export function textOf(block: unknown, at: string): string {
   if (typeof block === 'string') return block
   const record = asRecord(block)
   if (record !== undefined && typeof record.text === 'string' && (record.type === 'text' || record.type === 'input_text' || record.type === 'output_text')) return record.text
-  throw new TranslationError('translation_unsupported', `${at}: only text can go here when the upstream speaks another format (got "${String(record?.type)}").`, at)
+  throw unsupported(`${at}: only text can go here when the upstream speaks another format (got "${String(record?.type)}").`, at)
 }
 
 /** The parsed JSON object of a chat completion success (bytes passed through, or a built body). */

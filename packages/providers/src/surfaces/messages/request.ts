@@ -1,9 +1,8 @@
 /**
- * Anthropic Messages request -> OpenAI chat.completions request, for upstreams that speak
- * only chat (OpenAI, Azure, OpenAI-compatible). Pure. Anything the chat format cannot say
- * faithfully throws a TranslationError (a 400 for the caller) instead of being dropped.
+ * Anthropic Messages request -> OpenAI chat.completions request, for upstreams that speak only
+ * chat. Pure. What chat cannot say faithfully is a TranslationError (a 400), never dropped.
  */
-import { TranslationError } from '../../anthropic/errors.ts'
+import { invalid, unsupported } from '../../anthropic/errors.ts'
 import type { ChatMessage, ChatRequestBody } from '../../types.ts'
 import { asRecord, textOf } from '../shared.ts'
 
@@ -17,7 +16,7 @@ export function messagesToChat(body: Record<string, unknown>): ChatRequestBody {
   const system = systemText(body.system)
   if (system !== '') messages.push({ role: 'system', content: system })
   const input = body.messages
-  if (!Array.isArray(input)) throw new TranslationError('translation_invalid', 'messages: Field required (an array of {role, content}).', 'messages')
+  if (!Array.isArray(input)) throw invalid('messages: Field required (an array of {role, content}).', 'messages')
   input.forEach((message, index) => appendMessage(messages, message, index))
   const chat: ChatRequestBody = { model: String(body.model), messages }
   if (typeof body.max_tokens === 'number') chat.max_tokens = body.max_tokens
@@ -49,10 +48,10 @@ export function messagesToChat(body: Record<string, unknown>): ChatRequestBody {
 function systemText(system: unknown, at = 'system'): string {
   if (system === undefined || system === null) return ''
   if (typeof system === 'string') return system
-  if (!Array.isArray(system)) throw new TranslationError('translation_invalid', `${at}: must be a string or an array of text blocks.`, at)
+  if (!Array.isArray(system)) throw invalid(`${at}: must be a string or an array of text blocks.`, at)
   return system.map((block, index) => {
     const record = asRecord(block)
-    if (record?.type !== 'text' || typeof record.text !== 'string') throw new TranslationError('translation_invalid', `${at}.${index}: only text blocks are allowed in a system prompt.`, `${at}.${index}`)
+    if (record?.type !== 'text' || typeof record.text !== 'string') throw invalid(`${at}.${index}: only text blocks are allowed in a system prompt.`, `${at}.${index}`)
     return record.text
   }).join('\n\n')
 }
@@ -67,13 +66,13 @@ function appendMessage(out: ChatMessage[], message: unknown, index: number): voi
     if (text !== '') out.push({ role: 'system', content: text })
     return
   }
-  if (role !== 'user' && role !== 'assistant') throw new TranslationError('translation_invalid', `messages.${index}.role: Input should be 'user', 'assistant' or 'system'.`, `messages.${index}.role`)
+  if (role !== 'user' && role !== 'assistant') throw invalid(`messages.${index}.role: Input should be 'user', 'assistant' or 'system'.`, `messages.${index}.role`)
   const content = record!.content
   if (typeof content === 'string') {
     out.push({ role, content })
     return
   }
-  if (!Array.isArray(content)) throw new TranslationError('translation_invalid', `messages.${index}.content: must be a string or an array of content blocks.`, `messages.${index}.content`)
+  if (!Array.isArray(content)) throw invalid(`messages.${index}.content: must be a string or an array of content blocks.`, `messages.${index}.content`)
   if (role === 'assistant') return appendAssistant(out, content, index)
   // A user turn: tool results become `tool` messages first (they answer the assistant's calls
   // just before), then whatever text and images the turn also carries.
@@ -99,13 +98,13 @@ function appendMessage(out: ChatMessage[], message: unknown, index: number): voi
           parts.push({ type: 'text', text: source.data })
           return
         }
-        throw new TranslationError('translation_unsupported', `${at}: this upstream speaks OpenAI chat, which takes documents only as plain text (source.type "text").`, at)
+        throw unsupported(`${at}: this upstream speaks OpenAI chat, which takes documents only as plain text (source.type "text").`, at)
       }
       case 'thinking':
       case 'redacted_thinking':
         return
       default:
-        throw new TranslationError('translation_unsupported', `${at}: content block type "${String(part?.type)}" cannot be sent to an OpenAI chat upstream.`, at)
+        throw unsupported(`${at}: content block type "${String(part?.type)}" cannot be sent to an OpenAI chat upstream.`, at)
     }
   })
   if (parts.length === 0) return
@@ -131,7 +130,7 @@ function appendAssistant(out: ChatMessage[], content: unknown[], index: number):
         return
       default: {
         const at = `messages.${index}.content.${position}`
-        throw new TranslationError('translation_unsupported', `${at}: assistant block type "${String(part?.type)}" cannot be sent to an OpenAI chat upstream.`, at)
+        throw unsupported(`${at}: assistant block type "${String(part?.type)}" cannot be sent to an OpenAI chat upstream.`, at)
       }
     }
   })
@@ -144,24 +143,22 @@ function imageUrl(source: unknown, at: string): string {
   const record = asRecord(source)
   if (record?.type === 'base64') return `data:${String(record.media_type)};base64,${String(record.data)}`
   if (record?.type === 'url' && typeof record.url === 'string') return record.url
-  throw new TranslationError('translation_unsupported', `${at}.source: images must be base64 or url sources.`, `${at}.source`)
+  throw unsupported(`${at}.source: images must be base64 or url sources.`, `${at}.source`)
 }
 
 function toolResultText(content: unknown, at: string): string {
   if (content === undefined || content === null) return ''
-  if (!Array.isArray(content)) throw new TranslationError('translation_invalid', `${at}.content: must be a string or an array of blocks.`, `${at}.content`)
+  if (!Array.isArray(content)) throw invalid(`${at}.content: must be a string or an array of blocks.`, `${at}.content`)
   return content.map((block) => textOf(block, `${at}.content`)).join('\n')
 }
 
 function toolsOf(tools: unknown): Record<string, unknown>[] {
   if (tools === undefined || tools === null) return []
-  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', 'tools: must be an array.', 'tools')
+  if (!Array.isArray(tools)) throw invalid('tools: must be an array.', 'tools')
   return tools.map((tool, index) => {
     const record = asRecord(tool)
     // Server tools (web_search_20250305, bash_20250124, ...) run at Anthropic only.
-    if (record === undefined || typeof record.name !== 'string' || (record.type !== undefined && record.type !== 'custom')) {
-      throw new TranslationError('translation_unsupported', `tools.${index}: only client tools ({name, description, input_schema}) can be sent to an OpenAI chat upstream; "${String(record?.type)}" is an Anthropic server tool.`, `tools.${index}`)
-    }
+    if (record === undefined || typeof record.name !== 'string' || (record.type !== undefined && record.type !== 'custom')) throw unsupported(`tools.${index}: only client tools ({name, description, input_schema}) can be sent to an OpenAI chat upstream; "${String(record?.type)}" is an Anthropic server tool.`, `tools.${index}`)
     const fn: Record<string, unknown> = { name: record.name, parameters: record.input_schema ?? { type: 'object', properties: {} } }
     if (typeof record.description === 'string') fn.description = record.description
     return { type: 'function', function: fn }

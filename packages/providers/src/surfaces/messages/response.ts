@@ -3,17 +3,14 @@ import { asRecord, chatUsage, newId, parseArguments } from '../shared.ts'
 
 /** Anthropic's stop reason for a chat finish reason. */
 export function stopReasonOf(finish: unknown): string {
-  switch (finish) {
-    case 'length':
-      return 'max_tokens'
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_use'
-    case 'content_filter':
-      return 'refusal'
-    default:
-      return 'end_turn'
-  }
+  return (typeof finish === 'string' ? STOP_REASONS.get(finish) : undefined) ?? 'end_turn'
+}
+
+const STOP_REASONS = new Map([['length', 'max_tokens'], ['tool_calls', 'tool_use'], ['function_call', 'tool_use'], ['content_filter', 'refusal']])
+
+/** Anthropic `usage` from chat usage counts (cache reads apart from the input, as Anthropic counts them). */
+export function messageUsage(usage: ReturnType<typeof chatUsage>): Record<string, number> {
+  return { input_tokens: usage.promptTokens - usage.cachedTokens, output_tokens: usage.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedTokens }
 }
 
 /** Translates a chat completion body into a Messages `message`; `model` is what the caller asked for. */
@@ -31,7 +28,6 @@ export function chatToMessage(chat: Record<string, unknown>, model: string): Rec
     const fn = asRecord(record?.function)
     content.push({ type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: parseArguments(String(fn?.arguments ?? '')) })
   }
-  const usage = chatUsage(chat.usage)
   return {
     id: typeof chat.id === 'string' ? `msg_${chat.id.replace(/^chatcmpl-/, '')}` : newId('msg_'),
     type: 'message',
@@ -40,6 +36,6 @@ export function chatToMessage(chat: Record<string, unknown>, model: string): Rec
     content,
     stop_reason: calls.length > 0 ? 'tool_use' : stopReasonOf(choice?.finish_reason),
     stop_sequence: null,
-    usage: { input_tokens: usage.promptTokens - usage.cachedTokens, output_tokens: usage.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedTokens },
+    usage: messageUsage(chatUsage(chat.usage)),
   }
 }

@@ -1,12 +1,11 @@
 /**
- * OpenAI chat.completion.chunk stream -> Anthropic Messages stream events (the JSON `data`
- * of each; the event name is its `type`). Pure apart from the iteration. Order, as Anthropic
- * sends it: message_start, ping, then per content block content_block_start, deltas,
- * content_block_stop; message_delta with the stop reason and usage; message_stop.
+ * OpenAI chat.completion.chunk stream -> Anthropic Messages stream events (each event's JSON
+ * `data`, named by its `type`), in Anthropic's order: message_start, ping, per block its start,
+ * deltas and stop, message_delta with the stop reason and usage, message_stop.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
-import { stopReasonOf } from './response.ts'
+import { messageUsage, stopReasonOf } from './response.ts'
 
 type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; callIndex: number }
 
@@ -14,25 +13,25 @@ type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; callIndex
 export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, model: string): AsyncGenerator<string> {
   const id = newId('msg_')
   let started = false
-  let open: Block | null = null
+  let open = null as Block | null
   let index = -1
   let finish: unknown = null
   let sawToolCall = false
   let usage: ReturnType<typeof chatUsage> | null = null
-  const close = (): string | null => {
-    if (open === null) return null
-    open = null
-    return JSON.stringify({ type: 'content_block_stop', index })
+  /** Closes the open block, if any, and opens `next` with its content_block start. */
+  function* openBlock(next: Block, contentBlock: Record<string, unknown>): Generator<string> {
+    if (open !== null) yield JSON.stringify({ type: 'content_block_stop', index })
+    open = next
+    index++
+    yield JSON.stringify({ type: 'content_block_start', index, content_block: contentBlock })
   }
   for await (const text of chunks) {
     const chunk = parseChunk(text)
     if (chunk === undefined) continue
     if (!started) {
       started = true
-      yield JSON.stringify({
-        type: 'message_start',
-        message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
-      })
+      const message = { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } }
+      yield JSON.stringify({ type: 'message_start', message })
       yield '{"type":"ping"}'
     }
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
@@ -42,24 +41,12 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
     const delta = asRecord(choice.delta)
     const reasoning = delta?.reasoning_content ?? delta?.reasoning
     if (typeof reasoning === 'string' && reasoning !== '') {
-      if (open?.kind !== 'thinking') {
-        const stop = close()
-        if (stop !== null) yield stop
-        open = { kind: 'thinking' }
-        index++
-        yield JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } })
-      }
+      if (open?.kind !== 'thinking') yield* openBlock({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' })
       yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: reasoning } })
     }
     const content = delta?.content
     if (typeof content === 'string' && content !== '') {
-      if (open?.kind !== 'text') {
-        const stop = close()
-        if (stop !== null) yield stop
-        open = { kind: 'text' }
-        index++
-        yield JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } })
-      }
+      if (open?.kind !== 'text') yield* openBlock({ kind: 'text' }, { type: 'text', text: '' })
       yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: content } })
     }
     const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
@@ -68,12 +55,8 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
       const callIndex = typeof record?.index === 'number' ? record.index : 0
       const fn = asRecord(record?.function)
       if (open?.kind !== 'tool' || open.callIndex !== callIndex) {
-        const stop = close()
-        if (stop !== null) yield stop
-        open = { kind: 'tool', callIndex }
-        index++
         sawToolCall = true
-        yield JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: {} } })
+        yield* openBlock({ kind: 'tool', callIndex }, { type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: {} })
       }
       const piece = fn?.arguments
       if (typeof piece === 'string' && piece !== '') yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } })
@@ -81,13 +64,8 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
   }
   if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
-  const stop = close()
-  if (stop !== null) yield stop
-  const counts = usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 }
-  yield JSON.stringify({
-    type: 'message_delta',
-    delta: { stop_reason: sawToolCall && (finish === 'tool_calls' || finish === 'stop' || finish === null) ? 'tool_use' : stopReasonOf(finish), stop_sequence: null },
-    usage: { input_tokens: counts.promptTokens - counts.cachedTokens, output_tokens: counts.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: counts.cachedTokens },
-  })
+  if (open !== null) yield JSON.stringify({ type: 'content_block_stop', index })
+  const stopReason = sawToolCall && (finish === 'tool_calls' || finish === 'stop' || finish === null) ? 'tool_use' : stopReasonOf(finish)
+  yield JSON.stringify({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: messageUsage(usage ?? chatUsage(undefined)) })
   yield '{"type":"message_stop"}'
 }

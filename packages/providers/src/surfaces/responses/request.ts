@@ -1,38 +1,23 @@
 /**
- * OpenAI Responses request -> chat.completions request, for upstreams without the Responses
- * API (Anthropic through its chat translation, OpenAI-compatible providers). Pure. What chat
- * cannot carry throws a TranslationError (a 400) rather than being dropped; conversation
- * state (`previous_response_id`, item references) only exists at OpenAI, so it is refused here.
+ * OpenAI Responses request -> chat.completions request, for upstreams without the Responses API.
+ * Pure. What chat cannot carry is a 400, never dropped; conversation state (`previous_response_id`,
+ * item references) only exists at OpenAI, so it is refused.
  */
-import { TranslationError } from '../../anthropic/errors.ts'
+import { invalid, unsupported } from '../../anthropic/errors.ts'
 import type { ChatMessage, ChatRequestBody } from '../../types.ts'
 import { asRecord, textOf } from '../shared.ts'
 import { chatToolsOf, type ToolNames } from './tools.ts'
 
-/** A translated Responses body and what the translation left out, in words for the routing log. */
-export interface TranslatedResponses {
-  chat: ChatRequestBody
-  notes: string[]
-}
-
-/**
- * Translates a Responses body. Ignored on the way (they tune or annotate, and mean nothing
- * to a chat upstream; listed in docs/api.md): `reasoning`, `include`, `store`,
- * `prompt_cache_key`, `metadata`, `client_metadata`, `service_tier`, `truncation`,
- * `background`, `text.verbosity`. Tools: see tools.ts (namespaces flattened, hosted tools
- * that are only offered left out with a note).
- */
-export function responsesTranslation(body: Record<string, unknown>): TranslatedResponses {
-  if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') {
-    throw new TranslationError('translation_unsupported', 'previous_response_id: the conversation is stored at OpenAI, and this upstream is not OpenAI. Send the whole conversation in "input" instead, or use an OpenAI model with "store": true.', 'previous_response_id')
-  }
+/** Translates a Responses body, with notes on what it left out for the routing log; fields that only tune are ignored (docs/api.md). */
+export function responsesTranslation(body: Record<string, unknown>): { chat: ChatRequestBody; notes: string[] } {
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') throw unsupported('previous_response_id: the conversation is stored at OpenAI, and this upstream is not OpenAI. Send the whole conversation in "input" instead, or use an OpenAI model with "store": true.', 'previous_response_id')
   const messages: ChatMessage[] = []
   const tools = chatToolsOf(body.tools, body.tool_choice)
   if (typeof body.instructions === 'string' && body.instructions !== '') messages.push({ role: 'system', content: body.instructions })
   const input = body.input
   if (typeof input === 'string') messages.push({ role: 'user', content: input })
   else if (Array.isArray(input)) input.forEach((item, index) => appendItem(messages, item, index, tools.names))
-  else throw new TranslationError('translation_invalid', 'input: must be a string or an array of input items.', 'input')
+  else throw invalid('input: must be a string or an array of input items.', 'input')
   const chat: ChatRequestBody = { model: String(body.model), messages }
   if (typeof body.max_output_tokens === 'number') chat.max_tokens = body.max_output_tokens
   if (typeof body.temperature === 'number') chat.temperature = body.temperature
@@ -67,19 +52,19 @@ function calledName(names: ToolNames, record: Record<string, unknown>): string {
 function appendItem(out: ChatMessage[], item: unknown, index: number, names: ToolNames): void {
   const record = asRecord(item)
   const at = `input[${index}]`
-  if (record === undefined) throw new TranslationError('translation_invalid', `${at}: must be an input item object.`, at)
+  if (record === undefined) throw invalid(`${at}: must be an input item object.`, at)
   const type = record.type ?? (record.role !== undefined ? 'message' : undefined)
   switch (type) {
     case 'message': {
       const role = record.role === 'developer' ? 'system' : record.role
-      if (role !== 'user' && role !== 'assistant' && role !== 'system') throw new TranslationError('translation_invalid', `${at}.role: must be "user", "assistant", "system" or "developer".`, `${at}.role`)
+      if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalid(`${at}.role: must be "user", "assistant", "system" or "developer".`, `${at}.role`)
       const content = record.content
       if (typeof content === 'string') return void out.push({ role, content })
-      if (!Array.isArray(content)) throw new TranslationError('translation_invalid', `${at}.content: must be a string or an array of content parts.`, `${at}.content`)
+      if (!Array.isArray(content)) throw invalid(`${at}.content: must be a string or an array of content parts.`, `${at}.content`)
       const parts = content.map((part, position) => contentPart(part, `${at}.content[${position}]`))
       if (role !== 'user' || parts.every((part) => part.type === 'text')) {
         const text = parts.map((part) => {
-          if (part.type !== 'text') throw new TranslationError('translation_unsupported', `${at}: only user messages may carry images.`, at)
+          if (part.type !== 'text') throw unsupported(`${at}: only user messages may carry images.`, at)
           return part.text as string
         }).join('')
         // An assistant text followed by its function calls makes one chat message, as chat wants.
@@ -107,9 +92,9 @@ function appendItem(out: ChatMessage[], item: unknown, index: number, names: Too
     case 'reasoning':
       return
     case 'item_reference':
-      throw new TranslationError('translation_unsupported', `${at}: item references point at items stored at OpenAI; send the item itself.`, at)
+      throw unsupported(`${at}: item references point at items stored at OpenAI; send the item itself.`, at)
     default:
-      throw new TranslationError('translation_unsupported', `${at}: input items of type "${String(type)}" cannot be sent to an upstream without the Responses API.`, at)
+      throw unsupported(`${at}: input items of type "${String(type)}" cannot be sent to an upstream without the Responses API.`, at)
   }
 }
 
@@ -124,12 +109,12 @@ function contentPart(part: unknown, at: string): Record<string, unknown> {
       return { type: 'text', text: String(record.refusal ?? '') }
     case 'input_image': {
       const url = record.image_url
-      if (typeof url !== 'string') throw new TranslationError('translation_unsupported', `${at}: images need "image_url" (a URL or data URL) when the upstream has no Responses API; file ids live at OpenAI.`, at)
+      if (typeof url !== 'string') throw unsupported(`${at}: images need "image_url" (a URL or data URL) when the upstream has no Responses API; file ids live at OpenAI.`, at)
       const image: Record<string, unknown> = { url }
       if (typeof record.detail === 'string') image.detail = record.detail
       return { type: 'image_url', image_url: image }
     }
     default:
-      throw new TranslationError('translation_unsupported', `${at}: content of type "${String(record?.type)}" cannot be sent to an upstream without the Responses API.`, at)
+      throw unsupported(`${at}: content of type "${String(record?.type)}" cannot be sent to an upstream without the Responses API.`, at)
   }
 }

@@ -2,9 +2,17 @@
 import { asRecord, chatUsage, newId } from '../shared.ts'
 import { callName, toolNamesOf } from './tools.ts'
 
-/** The request fields a `response` object echoes back. */
-export function responseEcho(request: Record<string, unknown>): Record<string, unknown> {
+/** A `response` object (`incomplete` when the token limit cut it), with the request fields it echoes back. */
+export function responseObject(id: string, createdAt: number, model: string, request: Record<string, unknown>, status: string, output: unknown[], usage: unknown): Record<string, unknown> {
   return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status,
+    error: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    model,
+    output,
     instructions: typeof request.instructions === 'string' ? request.instructions : null,
     max_output_tokens: typeof request.max_output_tokens === 'number' ? request.max_output_tokens : null,
     parallel_tool_calls: request.parallel_tool_calls !== false,
@@ -19,18 +27,14 @@ export function responseEcho(request: Record<string, unknown>): Record<string, u
     truncation: 'disabled',
     user: typeof request.user === 'string' ? request.user : null,
     metadata: asRecord(request.metadata) ?? {},
+    usage,
   }
 }
 
 /** Responses `usage` from chat usage counts. */
 export function responseUsage(usage: ReturnType<typeof chatUsage>): Record<string, unknown> {
-  return {
-    input_tokens: usage.promptTokens,
-    input_tokens_details: { cached_tokens: usage.cachedTokens },
-    output_tokens: usage.completionTokens,
-    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-    total_tokens: usage.promptTokens + usage.completionTokens,
-  }
+  const { promptTokens, completionTokens, cachedTokens, reasoningTokens } = usage
+  return { input_tokens: promptTokens, input_tokens_details: { cached_tokens: cachedTokens }, output_tokens: completionTokens, output_tokens_details: { reasoning_tokens: reasoningTokens }, total_tokens: promptTokens + completionTokens }
 }
 
 /** Translates a chat completion into a `response`; `model` is what the caller asked for. */
@@ -50,17 +54,7 @@ export function chatToResponse(chat: Record<string, unknown>, model: string, req
     // A namespaced tool's call gets its own name and namespace back, as OpenAI answers it.
     output.push({ type: 'function_call', id: newId('fc_'), call_id: String(record?.id ?? newId('call_')), ...callName(names!, String(fn?.name ?? '')), arguments: String(fn?.arguments ?? ''), status: 'completed' })
   }
-  const truncated = choice?.finish_reason === 'length'
-  return {
-    id: newId('resp_'),
-    object: 'response',
-    created_at: typeof chat.created === 'number' ? chat.created : Math.floor(Date.now() / 1000),
-    status: truncated ? 'incomplete' : 'completed',
-    error: null,
-    incomplete_details: truncated ? { reason: 'max_output_tokens' } : null,
-    model,
-    output,
-    ...responseEcho(request),
-    usage: responseUsage(chatUsage(chat.usage)),
-  }
+  const createdAt = typeof chat.created === 'number' ? chat.created : Math.floor(Date.now() / 1000)
+  const status = choice?.finish_reason === 'length' ? 'incomplete' : 'completed'
+  return responseObject(newId('resp_'), createdAt, model, request, status, output, responseUsage(chatUsage(chat.usage)))
 }

@@ -1,13 +1,11 @@
 /**
- * OpenAI chat.completion.chunk stream -> Responses stream events (the JSON `data` of each;
- * the event name is its `type`), numbered by `sequence_number`: response.created,
- * response.in_progress, then per output item output_item.added, its content or argument
- * deltas and their .done events, output_item.done; last response.completed (or
- * response.incomplete when the token limit cut it) with the whole response and usage.
+ * OpenAI chat.completion.chunk stream -> Responses stream events (each event's JSON `data`, named
+ * by its `type`, numbered by `sequence_number`): response.created and .in_progress, then per output
+ * item its added, delta and done events, last response.completed (or .incomplete) with usage.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
-import { responseEcho, responseUsage } from './response.ts'
+import { responseObject, responseUsage } from './response.ts'
 import { callName, toolNamesOf, type ToolNames } from './tools.ts'
 
 interface OpenItem {
@@ -22,34 +20,32 @@ interface OpenItem {
 export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>, model: string, request: Record<string, unknown>): AsyncGenerator<string> {
   let sequence = 0
   const event = (type: string, fields: Record<string, unknown>) => JSON.stringify({ type, sequence_number: sequence++, ...fields })
-  const response: Record<string, unknown> = {
-    id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', error: null, incomplete_details: null,
-    model, output: [], ...responseEcho(request), usage: null,
-  }
+  const id = newId('resp_')
+  const createdAt = Math.floor(Date.now() / 1000)
+  const response = (status: string, output: unknown[], usage: unknown) => responseObject(id, createdAt, model, request, status, output, usage)
   const output: Record<string, unknown>[] = []
-  let open: OpenItem | null = null
+  let open = null as OpenItem | null
   let started = false
   let finish: unknown = null
   let usage: ReturnType<typeof chatUsage> | null = null
   let names: ToolNames | undefined
 
-  const closeOpen = (): string[] => {
+  function* closeOpen(): Generator<string> {
     const item = open
-    if (item === null) return []
+    if (item === null) return
     open = null
-    const events: string[] = []
+    const at = { item_id: item.item.id, output_index: item.outputIndex }
     if (item.kind === 'message') {
       const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] }
-      events.push(event('response.output_text.done', { item_id: item.item.id, output_index: item.outputIndex, content_index: 0, text: item.text, logprobs: [] }))
-      events.push(event('response.content_part.done', { item_id: item.item.id, output_index: item.outputIndex, content_index: 0, part }))
+      yield event('response.output_text.done', { ...at, content_index: 0, text: item.text, logprobs: [] })
+      yield event('response.content_part.done', { ...at, content_index: 0, part })
       item.item.content = [part]
     } else {
-      events.push(event('response.function_call_arguments.done', { item_id: item.item.id, output_index: item.outputIndex, arguments: item.text }))
+      yield event('response.function_call_arguments.done', { ...at, arguments: item.text })
       item.item.arguments = item.text
     }
     item.item.status = 'completed'
-    events.push(event('response.output_item.done', { output_index: item.outputIndex, item: item.item }))
-    return events
+    yield event('response.output_item.done', { output_index: item.outputIndex, item: item.item })
   }
 
   for await (const text of chunks) {
@@ -57,8 +53,8 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
     if (chunk === undefined) continue
     if (!started) {
       started = true
-      yield event('response.created', { response: { ...response, output: [] } })
-      yield event('response.in_progress', { response: { ...response, output: [] } })
+      yield event('response.created', { response: response('in_progress', [], null) })
+      yield event('response.in_progress', { response: response('in_progress', [], null) })
     }
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
     const choice = asRecord((Array.isArray(chunk.choices) ? chunk.choices : [])[0])
@@ -101,10 +97,6 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
   }
   if (!started) throw new TranslationError('upstream_malformed', 'The upstream stream ended before its first chunk.')
   yield* closeOpen()
-  const truncated = finish === 'length'
-  response.status = truncated ? 'incomplete' : 'completed'
-  if (truncated) response.incomplete_details = { reason: 'max_output_tokens' }
-  response.output = output
-  response.usage = responseUsage(usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 })
-  yield event(truncated ? 'response.incomplete' : 'response.completed', { response })
+  const status = finish === 'length' ? 'incomplete' : 'completed'
+  yield event(`response.${status}`, { response: response(status, output, responseUsage(usage ?? chatUsage(undefined))) })
 }

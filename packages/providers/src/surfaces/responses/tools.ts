@@ -1,27 +1,14 @@
 /**
- * Responses `tools` for an upstream that only speaks chat. Pure.
- *
- * - `function` tools become chat function tools.
- * - `namespace` tools (Codex groups its MCP and agent tools this way: they run in the
- *   caller, not at OpenAI) become their function tools, each named `<namespace>__<name>` for
- *   the upstream; the model's calls are named back (`name` plus `namespace`, as OpenAI
- *   answers) by `ToolNames`, rebuilt from the request for the answer.
- * - Hosted tools (web search, file search, code interpreter, ...) run at OpenAI, so no other
- *   upstream can run them: one only offered is left out, with a note for the routing log
- *   (Codex offers `web_search` to every model); one the request forces is a 400.
- * - Anything else (`custom` grammar tools, `local_shell`) runs in the caller but has no chat
- *   form: a 400 naming it, never dropped.
+ * Responses `tools` for an upstream that only speaks chat. Pure. Function tools pass; a
+ * namespace's tools are flattened to `<namespace>__<name>` and named back in the answer
+ * (`ToolNames`); hosted tools run at OpenAI only, so one offered is left out with a note and one
+ * forced is a 400; anything else (`custom`, `local_shell`) is a 400 naming it, never dropped.
  */
-import { TranslationError } from '../../anthropic/errors.ts'
+import { invalid, unsupported } from '../../anthropic/errors.ts'
 import { asRecord } from '../shared.ts'
 
 /** Tool types that OpenAI runs itself (the Responses API's built-in tools). */
-const HOSTED = new Set(['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search', 'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'tool_search'])
-
-/** True for a tool type that runs at OpenAI. */
-export function isHostedTool(type: unknown): boolean {
-  return typeof type === 'string' && HOSTED.has(type)
-}
+const HOSTED = new Set<unknown>(['web_search', 'web_search_preview', 'web_search_preview_2025_03_11', 'web_search_2025_08_26', 'file_search', 'code_interpreter', 'image_generation', 'computer_use_preview', 'computer_use', 'mcp', 'tool_search'])
 
 /** The longest tool name chat upstreams (and Anthropic) take. */
 const MAX_NAME = 64
@@ -39,10 +26,7 @@ export class ToolNames {
 
   /** The upstream's name for a tool of a namespace (stable for one request). */
   flat(namespace: string, name: string): string {
-    const key = `${namespace}\u0000${name}`
-    const known = this.byTool.get(key)
-    if (known !== undefined) return known
-    return this.add(namespace, name, new Set())
+    return this.byTool.get(`${namespace}\u0000${name}`) ?? this.add(namespace, name, new Set())
   }
 
   /** Registers a namespaced tool, avoiding `taken` (plain function names). */
@@ -58,10 +42,6 @@ export class ToolNames {
   /** The namespaced tool an upstream name stands for; undefined for a plain function. */
   original(flat: string): NamespacedTool | undefined {
     return this.byFlat.get(flat)
-  }
-
-  get size(): number {
-    return this.byFlat.size
   }
 }
 
@@ -93,7 +73,7 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
   const names = new ToolNames()
   const result: ChatTools = { tools: [], names, notes: [] }
   if (tools === undefined || tools === null) return result
-  if (!Array.isArray(tools)) throw new TranslationError('translation_invalid', 'tools: must be an array.', 'tools')
+  if (!Array.isArray(tools)) throw invalid('tools: must be an array.', 'tools')
   const plain = new Set(tools.map((tool) => asRecord(tool)).filter((tool) => tool?.type === 'function' && typeof tool.name === 'string').map((tool) => tool!.name as string))
   const forced = asRecord(choice)?.type
   const leftOut: string[] = []
@@ -101,7 +81,7 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
     const record = asRecord(tool)
     const at = `tools[${index}]`
     if (record?.type === 'function') {
-      if (typeof record.name !== 'string' || record.name === '') throw new TranslationError('translation_invalid', `${at}.name: a function tool needs a name.`, `${at}.name`)
+      if (typeof record.name !== 'string' || record.name === '') throw invalid(`${at}.name: a function tool needs a name.`, `${at}.name`)
       return void result.tools.push(chatFunction(record, record.name))
     }
     if (record?.type === 'namespace' && typeof record.name === 'string' && Array.isArray(record.tools)) {
@@ -109,19 +89,17 @@ export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
       record.tools.forEach((inner, position) => {
         const member = asRecord(inner)
         // Namespaces hold function tools (their `type` may be left out).
-        if (member === undefined || typeof member.name !== 'string' || (member.type !== undefined && member.type !== 'function')) {
-          throw new TranslationError('translation_unsupported', `${at}.tools[${position}]: a namespace can only be sent to an upstream without the Responses API when it holds function tools (got "${String(member?.type)}").`, `${at}.tools[${position}]`)
-        }
+        if (member === undefined || typeof member.name !== 'string' || (member.type !== undefined && member.type !== 'function')) throw unsupported(`${at}.tools[${position}]: a namespace can only be sent to an upstream without the Responses API when it holds function tools (got "${String(member?.type)}").`, `${at}.tools[${position}]`)
         result.tools.push(chatFunction(member, names.add(namespace, member.name, plain)))
       })
       return
     }
-    if (isHostedTool(record?.type)) {
-      if (forced === record!.type) throw new TranslationError('translation_unsupported', `tool_choice: "${String(forced)}" runs at OpenAI, and this upstream is not OpenAI.`, 'tool_choice')
+    if (HOSTED.has(record?.type)) {
+      if (forced === record!.type) throw unsupported(`tool_choice: "${String(forced)}" runs at OpenAI, and this upstream is not OpenAI.`, 'tool_choice')
       leftOut.push(String(record!.type))
       return
     }
-    throw new TranslationError('translation_unsupported', `${at}: "${String(record?.type)}" tools cannot be sent to an upstream without the Responses API (only function and namespace tools can; hosted tools are left out).`, at)
+    throw unsupported(`${at}: "${String(record?.type)}" tools cannot be sent to an upstream without the Responses API (only function and namespace tools can; hosted tools are left out).`, at)
   })
   if (leftOut.length > 0) result.notes.push(`left out ${leftOut.join(', ')}: hosted tools run at OpenAI only, and this upstream is reached through the chat translation`)
   return result
@@ -145,6 +123,6 @@ export function toolNamesOf(request: Record<string, unknown>): ToolNames {
 
 /** A `function_call` output item's `name` (and `namespace`, for a tool of one) from the upstream's name. */
 export function callName(names: ToolNames, flat: string): { name: string; namespace?: string } {
-  const original = names.size === 0 ? undefined : names.original(flat)
+  const original = names.original(flat)
   return original === undefined ? { name: flat } : { name: original.name, namespace: original.namespace }
 }

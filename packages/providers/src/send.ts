@@ -1,0 +1,98 @@
+/**
+ * What every adapter's `send` shares: the upstream's model name and body, and the two ways an
+ * answer is read: OpenAI-shaped (passed through as it came) or translated into chat.
+ */
+import type { Dispatcher } from 'undici'
+import { asRequested } from './http/chunks.ts'
+import { OpenAiChunkQueue } from './http/openai-stream.ts'
+import { failureOf, flattenHeaders, post, postBuffered, postStreaming, readFailure, thrownFailure, type UpstreamRequest } from './http/transport.ts'
+import { isCallerTranslationError, jsonBytes, malformedSuccess, normalizedEvents, notSent, streamOf, translatedAnswer } from './outcome.ts'
+import type { StreamFormat } from './streams/content.ts'
+import type { AttemptFailed, AttemptRequest, AttemptResult, ChatRequestBody } from './types.ts'
+
+/** The model name the key's upstream knows: the key's alias for the requested model, else the model itself. */
+export function upstreamModel(request: Pick<AttemptRequest, 'key' | 'model'>): string {
+  return request.key.aliases?.[request.model] ?? request.model
+}
+
+/** The caller's body serialized with the upstream's model name, set in place (the body is the engine's own copy). */
+export function upstreamBody(body: { model?: unknown }, model: string): string {
+  body.model = model
+  return JSON.stringify(body)
+}
+
+/** The call to `target` with `headers` and `body`, on the attempt's signal and trace context. */
+export function upstreamCall(target: { origin: string; path: string }, headers: Record<string, string>, body: string, attempt: Pick<AttemptRequest, 'signal' | 'traceparent'>): UpstreamRequest {
+  return { origin: target.origin, path: target.path, headers, body, signal: attempt.signal, traceparent: attempt.traceparent }
+}
+
+/** Builds what a translating adapter sends; a body its provider cannot be sent faithfully is the caller's 400, before any attempt. */
+export function translating<T>(build: () => T): T | AttemptFailed {
+  try {
+    return build()
+  } catch (error) {
+    if (isCallerTranslationError(error)) return notSent(error)
+    throw error
+  }
+}
+
+/** Sends a request whose answer is OpenAI-shaped: OpenAI and Azure, and Anthropic's own framing (JSON, SSE data lines). */
+export async function sendOpenAiShaped(dispatcher: Dispatcher, call: UpstreamRequest, stream: boolean, now: () => number, ending: StreamFormat = 'chat'): Promise<AttemptResult> {
+  if (stream) {
+    const chunks = new OpenAiChunkQueue(ending)
+    const response = await posted(postStreaming(dispatcher, call, chunks))
+    if ('ok' in response) return response
+    if (response.body !== null) return failureOf(response.statusCode, response.headers, response.body.toString('utf8'), now)
+    return streamOf(response.statusCode, response.headers, chunks, now())
+  }
+  const response = await posted(postBuffered(dispatcher, call))
+  if ('ok' in response) return response
+  const { statusCode, headers, body } = response
+  if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, body.toString('utf8'), now)
+  if (!looksLikeJsonObject(body)) return malformedSuccess(statusCode, headers, 'a body that is not a JSON object')
+  return jsonBytes(statusCode, headers, body, now())
+}
+
+/** A cheap shape check: the gateway splices `extra_fields` into the bytes instead of parsing them. */
+function looksLikeJsonObject(bytes: Buffer): boolean {
+  let first = 0
+  while (first < bytes.length && isSpace(bytes[first]!)) first++
+  let last = bytes.length - 1
+  while (last > first && isSpace(bytes[last]!)) last--
+  return bytes[first] === 0x7b && bytes[last] === 0x7d
+}
+
+function isSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
+}
+
+/** How a translating adapter reads its provider's answers into chat. */
+export interface Translation {
+  /** A 2xx stream's body -> chat chunk texts (with the usage chunk; dropped here unless asked for). */
+  stream(body: Dispatcher.ResponseData['body']): AsyncIterable<string>
+  /** A 2xx JSON answer -> a chat completion; throws when it is not the shape `what` names. */
+  json(parsed: unknown): Record<string, unknown>
+  what: string
+}
+
+/** Sends a request to a provider whose answers are translated into chat (Anthropic, Bedrock, Google). */
+export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamRequest, body: ChatRequestBody, now: () => number, translation: Translation): Promise<AttemptResult> {
+  if (body.stream === true) {
+    const response = await posted(post(dispatcher, call))
+    if ('ok' in response) return response
+    if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
+    const events = normalizedEvents(asRequested(translation.stream(response.body), body.stream_options))
+    return streamOf(response.statusCode, flattenHeaders(response.headers), events, now())
+  }
+  const response = await posted(postBuffered(dispatcher, call))
+  return 'ok' in response ? response : translatedAnswer(response, now, translation.json, translation.what)
+}
+
+/** The upstream's answer, or the failed attempt a thrown network error (or abort) is. */
+async function posted<T extends object>(sending: Promise<T>): Promise<T | AttemptFailed> {
+  try {
+    return await sending
+  } catch (error) {
+    return thrownFailure(error)
+  }
+}
