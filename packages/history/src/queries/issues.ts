@@ -60,16 +60,10 @@ export function parseIssueFilters(query: URLSearchParams): IssueFilters {
   const assign = <K extends keyof IssueFilters>(key: K, value: IssueFilters[K] | undefined) => {
     if (value !== undefined) filters[key] = value
   }
-  assign('ids', list(query, 'ids'))
+  for (const name of ['ids', 'reasons', 'providers', 'models', 'regions', 'nodes', 'entities'] as const) assign(name, list(query, name))
   assign('statuses', enumList(query, 'statuses', STATUSES))
   assign('states', enumList(query, 'states', STATES))
   assign('scopes', enumList(query, 'scopes', SCOPES))
-  assign('reasons', list(query, 'reasons'))
-  assign('providers', list(query, 'providers'))
-  assign('models', list(query, 'models'))
-  assign('regions', list(query, 'regions'))
-  assign('nodes', list(query, 'nodes'))
-  assign('entities', list(query, 'entities'))
   const search = query.get('search')?.trim()
   if (search) filters.search = search.toLowerCase()
   return filters
@@ -98,17 +92,17 @@ export interface IssuesAnswer {
   key_names?: Record<string, string>
 }
 
-/** Facets the sidebar shows, each a field of the incident. */
-const FACETS: Record<string, (incident: Incident) => readonly string[]> = {
-  statuses: (incident) => [incident.status],
-  states: (incident) => [incident.worst_state],
-  scopes: (incident) => [incident.scope],
-  reasons: (incident) => incident.reasons,
-  providers: (incident) => [incident.provider],
-  models: (incident) => incident.models,
-  regions: (incident) => incident.regions,
-  nodes: (incident) => incident.nodes,
-}
+/** Facets the sidebar shows, each a field of the incident (and a filter of the same name). */
+const FACETS = {
+  statuses: (incident: Incident) => [incident.status],
+  states: (incident: Incident) => [incident.worst_state],
+  scopes: (incident: Incident) => [incident.scope],
+  reasons: (incident: Incident) => incident.reasons,
+  providers: (incident: Incident) => [incident.provider],
+  models: (incident: Incident) => incident.models,
+  regions: (incident: Incident) => incident.regions,
+  nodes: (incident: Incident) => incident.nodes,
+} satisfies Record<string, (incident: Incident) => readonly string[]>
 
 /** Answers an issues query over the window's incidents. */
 export function answerIssues(
@@ -146,14 +140,7 @@ function matches(item: GroupedIncident, filters: IssueFilters, keyName: (provide
   const incident = item.incident
   const anyOf = (wanted: readonly string[] | undefined, values: readonly string[]) => wanted === undefined || values.some((value) => wanted.includes(value))
   if (!anyOf(filters.ids, [incident.id])) return false
-  if (!anyOf(filters.statuses, [incident.status])) return false
-  if (!anyOf(filters.states, [incident.worst_state])) return false
-  if (!anyOf(filters.scopes, [incident.scope])) return false
-  if (!anyOf(filters.reasons, incident.reasons)) return false
-  if (!anyOf(filters.providers, [incident.provider])) return false
-  if (!anyOf(filters.models, incident.models)) return false
-  if (!anyOf(filters.regions, incident.regions)) return false
-  if (!anyOf(filters.nodes, incident.nodes)) return false
+  for (const [name, values] of Object.entries(FACETS)) if (!anyOf(filters[name as keyof typeof FACETS], values(incident))) return false
   if (filters.entities !== undefined && !anyOf(filters.entities, [incident.entity, ...item.episodes.map((episode) => episode.entity)])) return false
   if (filters.search !== undefined) {
     const needle = filters.search

@@ -107,9 +107,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const retentionDays = init.retentionDays ?? 7
   const capacity = init.capacity ?? 50_000
   const batchSize = init.batchSize ?? 250
-  // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts). At most every
-  // buffered row and a whole batch in flight are held at once, plus the row being added.
-  const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536), sink: new BinarySink() })
+  // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts).
+  const arena = new RowArena(new BinarySink())
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,

@@ -47,7 +47,7 @@ const textArray = (field: Buffer): string[] => {
 
 /** The tuple of `record`, alone in a buffer. */
 function tupleOf(record: RequestRecord): Buffer {
-  const arena = new RowArena({ sink: new BinarySink() })
+  const arena = new RowArena(new BinarySink())
   const slot = arena.encode(encodeRow, record)
   return arena.concat([slot])
 }
@@ -161,7 +161,7 @@ describe('request log rows encoded into the arena', () => {
   it('are the same tuples, for any records, whether a row fits the slab, needs a fresh one or is larger than any, framed as one binary COPY stream', () => {
     fc.assert(
       fc.property(fc.array(anyRecord, { minLength: 1, maxLength: 6 }), fc.constantFrom(256, 1024, 1 << 20), (records, slabBytes) => {
-        const arena = new RowArena({ slots: 2, slabBytes, sink: new BinarySink() })
+        const arena = new RowArena(new BinarySink(), slabBytes)
         const slots = records.map((record) => arena.encode(encodeRow, record))
         const tuples = records.map(tupleOf)
         const batch = batchOf(arena, slots)
