@@ -202,6 +202,11 @@ export class ByteSink {
     return true
   }
 
+  /** Goes back to `position` (a `position` read before), forgetting what was written since (bench/lib/request-log-text.ts). */
+  rewind(position: number): void {
+    this.at = position
+  }
+
   /** Any text, as UTF-8. */
   utf8(text: string): void {
     const buffer = this.buffer
