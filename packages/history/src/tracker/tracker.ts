@@ -143,8 +143,7 @@ export class NodeTracker {
         }
         // The latest failure leads a state episode's reasons (a hold's reasons are its hold's).
         if (failureClass !== null && episode.cause === 'state' && episode.reasons[episode.reasons.length - 1] !== failureClass) changed = noteReason(episode, failureClass, at) || changed
-        out ??= { events: [], episodes: [] }
-        if (changed && !out.episodes.includes(episode)) out.episodes.push(episode)
+        if (changed) out = withEpisode(out, episode)
       }
     }
     const counting = countRequest(outcome, this.failingFor)
@@ -172,14 +171,12 @@ export class NodeTracker {
       if (direction !== undefined) touched.add(direction)
       if (route !== undefined && (route.cause === 'hold' || (direction === undefined && key?.cause !== 'hold'))) touched.add(route)
     }
-    if (touched.size === 0) return out ?? NOTHING
-    out ??= { events: [], episodes: [] }
     for (const episode of touched) {
       episode.requestsFailed++
       if (counting.pinnedKeptFailed) episode.pinnedKeptFailed++
       if (counting.noAlternative) episode.failedNoAlternative++
       episode.updatedAt = at
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      out = withEpisode(out, episode)
       if (pinnedRequestEvents && this.open.takeFailedEvent(episode)) {
         const last = outcome.attempts[outcome.attempts.length - 1]
         out.events.push({
@@ -193,7 +190,7 @@ export class NodeTracker {
         })
       }
     }
-    return out
+    return out ?? NOTHING
   }
 
   /** A request for `model` failed with nothing left to serve it: past a run of them, its open episodes learn the model is failing. */
@@ -209,8 +206,7 @@ export class NodeTracker {
       if (!this.concerns(episode, model) || (episode.noneLeftAt != null && episode.noneLeftAt >= (episode.recoveringSince ?? 0))) continue
       episode.noneLeftAt = at
       episode.updatedAt = at
-      out ??= { events: [], episodes: [] }
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      out = withEpisode(out, episode)
     }
     return out
   }
@@ -224,8 +220,7 @@ export class NodeTracker {
       if (episode.noneLeftAt == null || !this.concerns(episode, model)) continue
       episode.noneLeftAt = null
       episode.updatedAt = at
-      out ??= { events: [], episodes: [] }
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      out = withEpisode(out, episode)
     }
     return out
   }
@@ -369,8 +364,15 @@ export class NodeTracker {
       episode.checkOutcomes[outcome] = (episode.checkOutcomes[outcome] ?? 0) + 1
       episode.lastRequestAt = at
       episode.updatedAt = at
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      withEpisode(out, episode)
     }
     this.countsOf(provider, model ?? '*').checks++
   }
+}
+
+/** `out` (made when null) with `episode` among its episodes, once. */
+function withEpisode(out: TrackerOutput | null, episode: Episode): TrackerOutput {
+  out ??= { events: [], episodes: [] }
+  if (!out.episodes.includes(episode)) out.episodes.push(episode)
+  return out
 }
