@@ -5,8 +5,8 @@
  * (encoded by the gateway, sent, parsed and stored by Postgres); the whole record as a JSON
  * object was twice the bytes, half of them key names and values already in columns.
  *
- * Layout, version 1 (`rows.ts` `encodeRow` writes it byte by byte; `compactEntry` is the same
- * as plain values):
+ * Layout, version 1 (`rows.ts` `encodeRow` writes it byte by byte; rows.test.ts holds it to
+ * JSON.stringify of the same array built as plain values):
  *
  *   [1, fallbacks[], message, ttft_ms, usage [prompt, completion, total] | null,
  *    attempts [[provider, model, key_id, key_name, status, failure_class, latency_ms, wait_hint_ms]],
@@ -43,26 +43,6 @@ export type CompactEntry = [
   log: string[],
   content: [request: string | null, response: string | null, truncated: boolean] | null,
 ]
-
-/** The entry array of `record`, as plain values (what `encodeRow` writes, as JSON). */
-export function compactEntry(record: RequestRecord): CompactEntry {
-  const { usage, routing, content } = record
-  return [
-    ENTRY_VERSION,
-    record.requested.fallbacks,
-    record.message,
-    record.ttft_ms,
-    usage === null ? null : [usage.prompt_tokens, usage.completion_tokens, usage.total_tokens],
-    record.attempts.map((attempt) => [attempt.provider, attempt.model, attempt.key_id, attempt.key_name, attempt.status, attempt.failure_class, attempt.latency_ms, attempt.wait_hint_ms]),
-    routing.moved_off === null ? null : [routing.moved_off.provider, routing.moved_off.reason],
-    routing.skipped_keys.map((key) => [key.provider, key.model, key.key_id, key.key_name, key.reason]),
-    routing.check === null ? null : [routing.check.key_id, routing.check.key_name, routing.check.provider, routing.check.model, routing.check.outcome],
-    routing.session_kept,
-    routing.pinned_kept_failed,
-    routing.log,
-    content === null ? null : [content.request, content.response, content.truncated],
-  ]
-}
 
 /** The columns a log entry is read from, as pg returns them. */
 export interface EntryRow {
