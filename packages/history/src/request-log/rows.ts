@@ -37,13 +37,10 @@ const COLUMNS = [
 const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
 const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
 
-// A record as its tuple of `request_log` in COPY's binary format (writer/binary-sink.ts): the
-// filter columns as their types' binary forms, `search` and `detail` as text, written byte by
-// byte into a slab of the request log's RowArena (writer/arena.ts). Plain text (printable ASCII
-// but `"` and `\`: every id, name and routing sentence the gateway makes) is copied a byte per
-// character; any other text as UTF-8 (`detail`'s strings through JSON.stringify). So no string is
-// built for a row, and nothing of it is left for the GC. rows.test.ts reads the tuples back
-// field by field against the record, and request-log.test.ts through Postgres.
+// A record is written byte by byte into the arena's slab, with no string built for the row:
+// plain text (printable ASCII but `"` and `\`: every id, name and routing sentence the gateway
+// makes) a byte per character, any other text as UTF-8. rows.test.ts reads the tuples back field
+// by field against the record, and request-log.test.ts through Postgres.
 
 /** Writes one JSON string (quotes included) into a sink. */
 export type JsonStringWriter = (sink: ByteSink, value: string) => void

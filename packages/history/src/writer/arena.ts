@@ -1,14 +1,11 @@
 /**
- * Rows kept as bytes outside the JS heap while they wait for their write. A buffered row as a
- * string (~1.5 KB for a request log row) lives up to a flush interval, long enough to survive
- * a scavenge or two and be promoted, so every buffered string was copied by the GC and later
- * swept from old space: paid per request. Here each row is encoded at once into a slab (a
- * Buffer from outside the heap) and the writer's ring holds only its slot, a small integer;
- * the row's string dies young, where it costs the GC nothing.
+ * Rows kept as bytes outside the JS heap while they wait for their write (up to a flush
+ * interval): a row held as a string or an object would survive a scavenge or two and be copied
+ * by the GC, paid per request. Each row is encoded at once into a slab (a Buffer outside the
+ * heap) and the writer's ring holds only its slot, a small integer.
  *
- * Slots index three arrays (slab, start, length). A slab counts its live rows and is
- * recycled once it has none and is not the one being filled. Released out of order is fine
- * (the writer drops the oldest buffered rows while an older batch is in flight).
+ * A slab counts its live rows and is recycled once it has none and is not the one being filled.
+ * Released out of order is fine (the writer drops buffered rows while an older batch is in flight).
  */
 
 /** Default slab size: about 700 request log rows. */

@@ -1,13 +1,10 @@
 /**
- * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows
- * written at request rate (the request log). The rows arrive already encoded (the request log's
- * in the binary format, writer/binary-sink.ts), as one buffer sent as one CopyData message;
- * Postgres reads each field with its type's input or receive function and nothing else (no
- * statement to plan, no JSON array to take apart). Measured against `INSERT ... SELECT FROM
- * json_to_recordset($1)` in bench/README.md ("The request log on and off").
+ * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows written
+ * at request rate (bench/README.md, "The request log on and off"). The rows arrive encoded, as
+ * one buffer sent as one CopyData message.
  *
- * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends
- * the statement, the server answers CopyInResponse, we send the data and CopyDone, and
+ * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends the
+ * statement, the server answers CopyInResponse, we send the data and CopyDone, and
  * ReadyForQuery settles it. An error (a bad row, the server going away) settles it once.
  */
 import type pg from 'pg'
