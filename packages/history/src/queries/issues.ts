@@ -47,13 +47,9 @@ export function parseIssueFilters(query: URLSearchParams): IssueFilters {
     // Limit: default and fallback 25, at most 100 (reference).
     const parsedLimit = limitValue === null ? NaN : Number(limitValue)
     const limit = Number.isInteger(parsedLimit) && parsedLimit > 0 ? Math.min(parsedLimit, MAX_LIMIT) : DEFAULT_LIMIT
-    let offset = 0
-    if (offsetValue !== null && offsetValue !== '') {
-      const parsed = Number(offsetValue)
-      if (!Number.isInteger(parsed)) throw new HistoryQueryError('offset', `offset must be a whole number of issues to skip (got "${offsetValue}").`)
-      if (parsed < 0) throw new HistoryQueryError('offset', `offset must not be negative (got ${parsed}).`)
-      offset = parsed
-    }
+    const offset = offsetValue === null || offsetValue === '' ? 0 : Number(offsetValue)
+    if (!Number.isInteger(offset)) throw new HistoryQueryError('offset', `offset must be a whole number of issues to skip (got "${offsetValue}").`)
+    if (offset < 0) throw new HistoryQueryError('offset', `offset must not be negative (got ${offset}).`)
     page = { limit, offset }
   }
   const filters: IssueFilters = { sort: sort as IssueSort, page }
@@ -122,8 +118,6 @@ export function answerIssues(
   const lastPageOffset = total === 0 ? 0 : Math.floor((total - 1) / limit) * limit
   const offset = filters.page.offset >= total ? lastPageOffset : filters.page.offset
   const page = matched.slice(offset, offset + limit).map((item) => item.incident)
-  const keyNames: Record<string, string> = {}
-  for (const incident of page) for (const keyId of incident.key_ids) keyNames[keyId] = keyName(incident.provider, keyId) ?? keyId
   return {
     ...base,
     issues: page,
@@ -132,8 +126,15 @@ export function answerIssues(
     limit,
     matched_summary: summarise(matched.map((item) => item.incident)),
     facets: facets(inWindow.map((item) => item.incident)),
-    key_names: keyNames,
+    key_names: keyNamesOf(page, keyName),
   }
+}
+
+/** The names of the incidents' keys, by key id (the id where no name is known). */
+export function keyNamesOf(incidents: readonly Incident[], keyName: (provider: string, keyId: string) => string | undefined): Record<string, string> {
+  const names: Record<string, string> = {}
+  for (const incident of incidents) for (const keyId of incident.key_ids) names[keyId] = keyName(incident.provider, keyId) ?? keyId
+  return names
 }
 
 function matches(item: GroupedIncident, filters: IssueFilters, keyName: (provider: string, keyId: string) => string | undefined): boolean {
