@@ -5,7 +5,7 @@
  * `total, offset, limit, matched_summary, facets, key_names`.
  */
 import type { GroupedIncident, Incident, IncidentStatus } from '../incidents/group.ts'
-import { HistoryQueryError, enumList, list } from './params.ts'
+import { HistoryQueryError, enumList, list, windowTimes } from './params.ts'
 
 export const STATUSES = ['attention', 'recovering', 'mitigated', 'waiting', 'resolved', 'unobserved'] as const satisfies readonly IncidentStatus[]
 export const STATES = ['degraded', 'failed', 'recovering', 'healthy'] as const
@@ -110,7 +110,7 @@ export function answerIssues(
   const inWindow = grouped.filter((item) => item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
   const matched = inWindow.filter((item) => matches(item, filters, keyName))
   sortIssues(matched, filters.sort)
-  const base = { from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString() }
+  const base = windowTimes(window)
   if (filters.page === null) return { ...base, issues: matched.map((item) => item.incident) }
   const { limit } = filters.page
   const total = matched.length

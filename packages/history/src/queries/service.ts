@@ -8,7 +8,7 @@ import type pg from 'pg'
 import type { GroupedIncident, Incident } from '../incidents/group.ts'
 import { createIncidentSource, type IncidentCacheInit } from './incidents.ts'
 import { answerIssues, keyNamesOf, parseIssueFilters, type IssuesAnswer } from './issues.ts'
-import { HistoryQueryError, list, parseWindow } from './params.ts'
+import { HistoryQueryError, list, parseWindow, windowTimes } from './params.ts'
 import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { buildTimeline, readTimelineCells, round } from './timeline.ts'
@@ -114,8 +114,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       const picked = sums.routing_picked ?? 0
       const named = sums.caller_named ?? 0
       return {
-        from: new Date(window.from).toISOString(),
-        to: new Date(window.to).toISOString(),
+        ...windowTimes(window),
         incidents: { total: incidents.length, attention: incidents.filter((incident) => incident.status === 'attention').length, ongoing: incidents.filter((incident) => incident.closed_at === null).length },
         requests: {
           served: sums.served ?? 0,
@@ -150,8 +149,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, { providers: providers ?? null, models: models ?? null }), grouped(at)])
       const incidents = answerIssues(grouping, { sort: 'oldest', page: null }, window, keyName).issues
       return {
-        from: new Date(window.from).toISOString(),
-        to: new Date(window.to).toISOString(),
+        ...windowTimes(window),
         bucket_seconds: bucketSeconds,
         rows: buildTimeline(cells, bucketSeconds, keyName),
         incidents: incidents.map((incident) => ({ id: incident.id, entity: incident.entity, status: incident.status, opened_at: incident.opened_at, closed_at: incident.closed_at })),
@@ -175,7 +173,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
         if (node === undefined) series.set(row.node_id, (node = { node_id: row.node_id, region: row.region, points: [] }))
         node.points.push({ at: row.at.toISOString(), score: round(row.score), weight: round(row.weight), state: row.state, held: row.held, error_penalty: round(row.error_penalty), latency_penalty: round(row.latency_penalty), utilisation: round(row.utilisation), recovery: round(row.recovery), requests: row.requests, errors: row.errors, latency_ms: row.latency_ms === null ? null : Math.round(row.latency_ms) })
       }
-      return { entity, from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString(), series: [...series.values()] }
+      return { entity, ...windowTimes(window), series: [...series.values()] }
     },
   }
 }

@@ -10,7 +10,7 @@ import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
-import { countable, countWindow, KEY_IDS, MODEL } from './counts.ts'
+import { countable, countWindow, KEY_IDS, MODEL, type LogFacets } from './counts.ts'
 
 /** A parameter the log API cannot use; `param` names it. Answered as a 400. */
 export class RequestLogQueryError extends Error {
@@ -172,20 +172,6 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
     limit: number('limit', params.limit, { integer: true, min: 1, max: MAX_LOG_LIMIT }) ?? DEFAULT_LOG_LIMIT,
     offset: number('offset', params.offset, { integer: true, min: 0 }) ?? 0,
   }
-}
-
-/** Counts per filter value over the whole window (other filters not applied), as the history API's facets. */
-export interface LogFacets {
-  providers: Record<string, number>
-  models: Record<string, number>
-  status: Record<string, number>
-  failure_classes: Record<string, number>
-  key_ids: Record<string, number>
-  nodes: Record<string, number>
-  picked_by: Record<string, number>
-  moved_off: Record<string, number>
-  check: Record<string, number>
-  added_fallback: Record<string, number>
 }
 
 /** One page of the log. */
