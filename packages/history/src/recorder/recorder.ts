@@ -120,10 +120,8 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     emit({ events: [], episodes: tracker.openEpisodes() })
   }
   heartbeat.add({ at: now(), stopped: false })
-  const timer = setInterval(snapshotNow, interval)
-  timer.unref()
-  const partitionTimer = setInterval(() => void ensurePartitions().catch((error: unknown) => log(`history: could not create day partitions: ${String(error)}`)), 3_600_000)
-  partitionTimer.unref()
+  const timer = setInterval(snapshotNow, interval).unref()
+  const partitionTimer = setInterval(() => void ensurePartitions().catch((error: unknown) => log(`history: could not create day partitions: ${String(error)}`)), 3_600_000).unref()
 
   return {
     holds(entries, origin) {

@@ -181,21 +181,12 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     listener: (record) => {
       staged.push(record)
       if (staged.length >= STAGE_ROWS) encodeStaged()
-      else if (stageImmediate === undefined) {
-        stageImmediate = setImmediate(encodeStaged)
-        stageImmediate.unref()
-      }
+      else stageImmediate ??= setImmediate(encodeStaged).unref()
     },
     async start() {
       await maintain()
-      if (timer === undefined) {
-        timer = setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000)
-        timer.unref()
-      }
-      if (summarizeTimer === undefined) {
-        summarizeTimer = setInterval(summarizeQuietly, init.summarizeEveryMs ?? 30_000)
-        summarizeTimer.unref()
-      }
+      timer ??= setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000).unref()
+      summarizeTimer ??= setInterval(summarizeQuietly, init.summarizeEveryMs ?? 30_000).unref()
     },
     stats: () => {
       const stats = writer.stats()
@@ -208,10 +199,9 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     applyRetention,
     summarize,
     async close(options) {
-      if (timer !== undefined) clearInterval(timer)
-      if (summarizeTimer !== undefined) clearInterval(summarizeTimer)
-      timer = undefined
-      summarizeTimer = undefined
+      clearInterval(timer)
+      clearInterval(summarizeTimer)
+      timer = summarizeTimer = undefined
       await upkeep
       await summarizing?.catch(() => {})
       encodeStaged()

@@ -17,7 +17,6 @@ const SPARE_SLABS = 4
 
 /** Bytes of rows, each addressed by a slot (a small integer: the writer's ring holds no object per row). */
 export class RowArena<Sink extends ByteSink> {
-  private readonly slabBytes: number
   private readonly slabs: (Buffer | undefined)[] = []
   /** Live rows per slab. */
   private readonly live: number[] = []
@@ -36,10 +35,8 @@ export class RowArena<Sink extends ByteSink> {
   /** `sink` is what `encode` writes rows through (a BinarySink for COPY's binary format); `slabBytes` the bytes per slab. */
   constructor(
     private readonly sink: Sink,
-    slabBytes = SLAB_BYTES,
-  ) {
-    this.slabBytes = slabBytes
-  }
+    private readonly slabBytes = SLAB_BYTES,
+  ) {}
 
   /** Rows held, and their bytes. */
   get size(): { rows: number; bytes: number } {

@@ -136,8 +136,7 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
     timer = setTimeout(() => {
       timer = undefined
       kick()
-    }, delayMs)
-    timer.unref()
+    }, delayMs).unref()
   }
 
   const kick = () => {
@@ -268,9 +267,6 @@ function isRefusal(error: unknown): boolean {
 /** `promise`, or `fallback` once `ms` have passed (the timer never holds the process open). */
 function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
   let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<F>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms)
-    timer.unref()
-  })
+  const timeout = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms).unref()))
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
