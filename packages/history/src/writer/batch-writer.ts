@@ -89,11 +89,17 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
   let closed = false
   let overflowLogged = false
 
-  const dropOldest = () => {
+  /** The oldest buffered row, out of the ring. */
+  const shift = (): Row => {
     const row = ring[head] as Row
     ring[head] = undefined
     head = (head + 1) % capacity
     size--
+    return row
+  }
+
+  const dropOldest = () => {
+    const row = shift()
     stats.dropped.overflow++
     release?.(row)
     if (!overflowLogged) {
@@ -104,12 +110,7 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
 
   const take = (count: number): Row[] => {
     const rows: Row[] = new Array(count)
-    for (let index = 0; index < count; index++) {
-      rows[index] = ring[head] as Row
-      ring[head] = undefined
-      head = (head + 1) % capacity
-    }
-    size -= count
+    for (let index = 0; index < count; index++) rows[index] = shift()
     return rows
   }
 
