@@ -29,6 +29,9 @@ export const NONE_LEFT_AFTER = 3
 /** Failures further apart than this are no run: the older ones are stale evidence. */
 export const RUN_GAP_MS = 60_000
 
+/** A direction's routes at one recompute: their states, how many are held, their keys. */
+type DirectionViews = { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }
+
 /** A model's run of failed requests on this node. */
 interface FailingRun {
   failed: number
@@ -77,7 +80,7 @@ export class NodeTracker {
     const previous = this.holds.get(id)
     if (entry.state === 'released') this.holds.delete(id)
     else this.holds.set(id, { ...entry })
-    const out = followHold(previous, entry, origin, at, this.open, (entity, provider, model, outcome, when, out) => this.addCheck(entity, provider, model, outcome, when, out))
+    const out = followHold(previous, entry, origin, at, this.open, this.addCheck)
     this.markOpened(out, at)
     return out
   }
@@ -85,7 +88,7 @@ export class NodeTracker {
   /** Routes after a recompute (state as the dashboard shows it: held reads failed). */
   routes(views: readonly RouteView[], at: number): TrackerOutput {
     const out: TrackerOutput = { events: [], episodes: [] }
-    const directions = new Map<string, { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }>()
+    const directions = new Map<string, DirectionViews>()
     for (const view of views) {
       const entity = routeEntity(view.provider, view.model, view.keyId)
       const previous = this.routeStates.get(entity) ?? 'healthy'
@@ -330,7 +333,7 @@ export class NodeTracker {
     return true
   }
 
-  private followDirection(entity: string, direction: { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }, state: RouteState, at: number, out: TrackerOutput): void {
+  private followDirection(entity: string, direction: DirectionViews, state: RouteState, at: number, out: TrackerOutput): void {
     const episode = this.open.get(entity)
     // Every key failed and not all of them by a hold (a held key has its own incident).
     const failedByMetrics = state === 'failed' && direction.heldFailed < direction.states.length
@@ -357,7 +360,8 @@ export class NodeTracker {
     out.episodes.push(episode)
   }
 
-  private addCheck(entity: string, provider: string, model: string | null, outcome: string, at: number, out: TrackerOutput): void {
+  /** Counts a check this node sent (holds.ts `AddCheck`); a property, so it is handed on as it is. */
+  private readonly addCheck = (entity: string, provider: string, model: string | null, outcome: string, at: number, out: TrackerOutput): void => {
     const episode = this.open.get(entity)
     if (episode !== undefined) {
       episode.checks++
