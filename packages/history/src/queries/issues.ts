@@ -99,6 +99,7 @@ const FACETS = {
   regions: (incident: Incident) => incident.regions,
   nodes: (incident: Incident) => incident.nodes,
 } satisfies Record<string, (incident: Incident) => readonly string[]>
+const FACET_ENTRIES = Object.entries(FACETS)
 
 /** Answers an issues query over the window's incidents. */
 export function answerIssues(
@@ -141,7 +142,7 @@ function matches(item: GroupedIncident, filters: IssueFilters, keyName: (provide
   const incident = item.incident
   const anyOf = (wanted: readonly string[] | undefined, values: readonly string[]) => wanted === undefined || values.some((value) => wanted.includes(value))
   if (!anyOf(filters.ids, [incident.id])) return false
-  for (const [name, values] of Object.entries(FACETS)) if (!anyOf(filters[name as keyof typeof FACETS], values(incident))) return false
+  for (const [name, values] of FACET_ENTRIES) if (!anyOf(filters[name as keyof typeof FACETS], values(incident))) return false
   if (filters.entities !== undefined && !anyOf(filters.entities, [incident.entity, ...item.episodes.map((episode) => episode.entity)])) return false
   if (filters.search !== undefined) {
     const needle = filters.search
@@ -185,7 +186,7 @@ function median(sorted: readonly number[]): number | null {
 
 function facets(incidents: readonly Incident[]): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {}
-  for (const [name, values] of Object.entries(FACETS)) {
+  for (const [name, values] of FACET_ENTRIES) {
     const counts: Record<string, number> = {}
     for (const incident of incidents) for (const value of new Set(values(incident))) counts[value] = (counts[value] ?? 0) + 1
     out[name] = counts
