@@ -42,7 +42,7 @@ export function copyArray(values: readonly string[]): string {
 // every id, name and routing sentence the gateway makes) is copied a byte per character; any
 // other text goes through the generic escapers (copyText, copyJson, copyArray). So no string
 // is built for a row, and nothing of it is left for the GC. rows.test.ts holds the bytes equal
-// to the generic escapers and JSON.stringify (of the tests' `compactEntry`) for any record.
+// to the generic escapers and JSON.stringify (of the entry array, rows.test.ts) for any record.
 
 /** A COPY text field: `\N` for null, a plain string as it is, else escaped. */
 function sinkText(sink: ByteSink, value: string | null): void {

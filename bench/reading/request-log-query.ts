@@ -124,7 +124,7 @@ const canonical = (facets: Record<string, Record<string, number>>) => JSON.strin
 
 /** µs per row of the writer's own loop: encoding rows into the arena. */
 function perRowCosts(records: RequestRecord[]): { encode: number } {
-  const arena = new RowArena({ slots: 1024, sink: new BinarySink() })
+  const arena = new RowArena(new BinarySink())
   const pass = (work: (record: RequestRecord, index: number) => void) => {
     const started = performance.now()
     for (let index = 0; index < records.length; index++) work(records[index]!, index)

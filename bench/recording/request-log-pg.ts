@@ -334,13 +334,18 @@ try {
 
   const records = buildRecords(rowCount)
   // The text encoder, as the request log's listener ran it; the text batches are cut from its bytes.
-  const arena = new RowArena()
+  const arena = new RowArena(new ByteSink())
+  /** One record's text row, through the arena as the request log's listener ran it. */
+  const textRow = (record: RequestRecord): string => {
+    const slot = arena.encode(encodeTextRow, record)
+    const text = arena.concat([slot]).toString('utf8')
+    arena.release(slot)
+    return text
+  }
   const rowsAsFields: string[][] = []
   let encodedBytes = 0
   for (const record of records) {
-    const slot = arena.encode(encodeTextRow, record)
-    const text = arena.text(slot)
-    arena.release(slot)
+    const text = textRow(record)
     encodedBytes += Buffer.byteLength(text)
     const fields = text.slice(0, -1).split('\t')
     if (fields.length !== ALL_COLUMNS.length) throw new Error(`a row of ${fields.length} fields`)
@@ -495,10 +500,7 @@ try {
     })
     const checked = [...records, ...edges]
     const checkedFields = checked.map((record) => {
-      const slot = arena.encode(encodeTextRow, record)
-      const text = arena.text(slot)
-      arena.release(slot)
-      return text.slice(0, -1).split('\t')
+      return textRow(record).slice(0, -1).split('\t')
     })
     for (const [textName, binaryName] of [['text', 'binary'], ['base', 'binaryjson']] as const) {
       const textVariant = VARIANTS.find((candidate) => candidate.name === textName) as Variant
@@ -543,7 +545,7 @@ try {
     const buffer = Buffer.allocUnsafeSlow(1 << 16)
     const textSink = new ByteSink()
     const binarySink = new BinarySink()
-    const arena = new RowArena({ sink: new BinarySink() })
+    const arena = new RowArena(new BinarySink())
     let bytes = { text: 0, binary: 0 }
     /** Every record encoded by `encode` through `sink` into the one buffer; the bytes they took, in all. */
     const encodeAll = <Sink extends ByteSink>(sink: Sink, encode: (sink: Sink, record: RequestRecord) => void): number => {

@@ -102,11 +102,7 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
   const overlaps = (a: (typeof effective)[number], b: (typeof effective)[number]) =>
     a.episode.openedAt <= (b.end ?? now) + JOIN_GAP_MS && b.episode.openedAt <= (a.end ?? now) + JOIN_GAP_MS
   const byEntity = new Map<string, number[]>()
-  effective.forEach((item, index) => {
-    const list = byEntity.get(item.episode.entity)
-    if (list === undefined) byEntity.set(item.episode.entity, [index])
-    else list.push(index)
-  })
+  effective.forEach((item, index) => pushTo(byEntity, item.episode.entity, index))
   /** Sorted by opening: joins each episode of `list` to the running group while it overlaps the group's extent. */
   const joinRuns = (list: number[]) => {
     list.sort((a, b) => effective[a]!.episode.openedAt - effective[b]!.episode.openedAt)
@@ -155,9 +151,7 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
     if (episode.cause === 'state' && rank(root) === 1) pushTo(alone, `state\u0000${episode.provider}\u0000${episode.keyIds[0]}`, index)
     else if (episode.cause === 'hold' && root.scope === 'route' && root.cause === 'hold') pushTo(alone, `hold\u0000${episode.provider}\u0000${episode.keyIds[0]}\u0000${episode.reasons[0] ?? ''}`, index)
   })
-  for (const list of alone.values()) {
-    if (list.length >= 2) joinRuns(list)
-  }
+  for (const list of alone.values()) if (list.length >= 2) joinRuns(list)
   const groups = new Map<number, number[]>()
   effective.forEach((_, index) => pushTo(groups, find(index), index))
   const incidents: GroupedIncident[] = []
@@ -177,14 +171,13 @@ function compareEpisodes(a: StoredEpisode, b: StoredEpisode): number {
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+/** Which episode names the incident: a key's, then a hold's or a direction's, then a route's state episode. */
 function rank(episode: Episode): number {
-  if (episode.scope === 'key') return 3
-  if (episode.cause === 'hold') return 2
-  if (episode.scope === 'direction') return 2
-  return 1
+  return episode.scope === 'key' ? 3 : episode.cause === 'hold' || episode.scope === 'direction' ? 2 : 1
 }
 
-function pushTo<K>(map: Map<K, number[]>, key: K, value: number): void {
+/** Adds `value` to the list of `key`, made the first time. */
+export function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key)
   if (list === undefined) map.set(key, [value])
   else list.push(value)

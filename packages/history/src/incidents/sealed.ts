@@ -11,7 +11,7 @@
  * full grouping as it stands; the rest is regrouped from its episodes. The sealed incidents
  * are closed, so nothing in them depends on `now` or on which nodes are alive. Pure.
  */
-import { groupIncidents, JOIN_GAP_MS, type GroupOptions, type GroupedIncident, type NodeLiveness, type StoredEpisode } from './group.ts'
+import { groupIncidents, JOIN_GAP_MS, pushTo, type GroupOptions, type GroupedIncident, type NodeLiveness, type StoredEpisode } from './group.ts'
 
 /** Per slice (closed-at / `SLICE_MS`): a fingerprint of the slice's sealed rows, as Postgres computes it. */
 export type SliceFingerprints = ReadonlyMap<number, string>
@@ -114,11 +114,6 @@ function sealedComponent(grouped: GroupedIncident): SealedComponent {
 
 function indexByProvider(components: readonly SealedComponent[]): Map<string, SealedComponent[]> {
   const index = new Map<string, SealedComponent[]>()
-  for (const component of components) {
-    const provider = component.grouped.incident.provider
-    const list = index.get(provider)
-    if (list === undefined) index.set(provider, [component])
-    else list.push(component)
-  }
+  for (const component of components) pushTo(index, component.grouped.incident.provider, component)
   return index
 }

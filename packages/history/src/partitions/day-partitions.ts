@@ -70,11 +70,17 @@ export async function dropDayPartitionsBefore(pool: pg.Pool, tables: readonly st
 }
 
 /** Runs partition DDL in one transaction holding the partition lock. */
-async function underPartitionLock<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
+const underPartitionLock = <Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> =>
+  inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
+    return work(client)
+  })
+
+/** Runs `work` in one transaction on a pooled connection: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
     const result = await work(client)
     await client.query('COMMIT')
     return result

@@ -5,7 +5,7 @@
  * `total, offset, limit, matched_summary, facets, key_names`.
  */
 import type { GroupedIncident, Incident, IncidentStatus } from '../incidents/group.ts'
-import { HistoryQueryError, enumList, list } from './params.ts'
+import { HistoryQueryError, enumList, list, windowTimes } from './params.ts'
 
 export const STATUSES = ['attention', 'recovering', 'mitigated', 'waiting', 'resolved', 'unobserved'] as const satisfies readonly IncidentStatus[]
 export const STATES = ['degraded', 'failed', 'recovering', 'healthy'] as const
@@ -47,29 +47,19 @@ export function parseIssueFilters(query: URLSearchParams): IssueFilters {
     // Limit: default and fallback 25, at most 100 (reference).
     const parsedLimit = limitValue === null ? NaN : Number(limitValue)
     const limit = Number.isInteger(parsedLimit) && parsedLimit > 0 ? Math.min(parsedLimit, MAX_LIMIT) : DEFAULT_LIMIT
-    let offset = 0
-    if (offsetValue !== null && offsetValue !== '') {
-      const parsed = Number(offsetValue)
-      if (!Number.isInteger(parsed)) throw new HistoryQueryError('offset', `offset must be a whole number of issues to skip (got "${offsetValue}").`)
-      if (parsed < 0) throw new HistoryQueryError('offset', `offset must not be negative (got ${parsed}).`)
-      offset = parsed
-    }
+    const offset = offsetValue === null || offsetValue === '' ? 0 : Number(offsetValue)
+    if (!Number.isInteger(offset)) throw new HistoryQueryError('offset', `offset must be a whole number of issues to skip (got "${offsetValue}").`)
+    if (offset < 0) throw new HistoryQueryError('offset', `offset must not be negative (got ${offset}).`)
     page = { limit, offset }
   }
   const filters: IssueFilters = { sort: sort as IssueSort, page }
   const assign = <K extends keyof IssueFilters>(key: K, value: IssueFilters[K] | undefined) => {
     if (value !== undefined) filters[key] = value
   }
-  assign('ids', list(query, 'ids'))
+  for (const name of ['ids', 'reasons', 'providers', 'models', 'regions', 'nodes', 'entities'] as const) assign(name, list(query, name))
   assign('statuses', enumList(query, 'statuses', STATUSES))
   assign('states', enumList(query, 'states', STATES))
   assign('scopes', enumList(query, 'scopes', SCOPES))
-  assign('reasons', list(query, 'reasons'))
-  assign('providers', list(query, 'providers'))
-  assign('models', list(query, 'models'))
-  assign('regions', list(query, 'regions'))
-  assign('nodes', list(query, 'nodes'))
-  assign('entities', list(query, 'entities'))
   const search = query.get('search')?.trim()
   if (search) filters.search = search.toLowerCase()
   return filters
@@ -98,17 +88,18 @@ export interface IssuesAnswer {
   key_names?: Record<string, string>
 }
 
-/** Facets the sidebar shows, each a field of the incident. */
-const FACETS: Record<string, (incident: Incident) => readonly string[]> = {
-  statuses: (incident) => [incident.status],
-  states: (incident) => [incident.worst_state],
-  scopes: (incident) => [incident.scope],
-  reasons: (incident) => incident.reasons,
-  providers: (incident) => [incident.provider],
-  models: (incident) => incident.models,
-  regions: (incident) => incident.regions,
-  nodes: (incident) => incident.nodes,
-}
+/** Facets the sidebar shows, each a field of the incident (and a filter of the same name). */
+const FACETS = {
+  statuses: (incident: Incident) => [incident.status],
+  states: (incident: Incident) => [incident.worst_state],
+  scopes: (incident: Incident) => [incident.scope],
+  reasons: (incident: Incident) => incident.reasons,
+  providers: (incident: Incident) => [incident.provider],
+  models: (incident: Incident) => incident.models,
+  regions: (incident: Incident) => incident.regions,
+  nodes: (incident: Incident) => incident.nodes,
+} satisfies Record<string, (incident: Incident) => readonly string[]>
+const FACET_ENTRIES = Object.entries(FACETS)
 
 /** Answers an issues query over the window's incidents. */
 export function answerIssues(
@@ -120,7 +111,7 @@ export function answerIssues(
   const inWindow = grouped.filter((item) => item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
   const matched = inWindow.filter((item) => matches(item, filters, keyName))
   sortIssues(matched, filters.sort)
-  const base = { from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString() }
+  const base = windowTimes(window)
   if (filters.page === null) return { ...base, issues: matched.map((item) => item.incident) }
   const { limit } = filters.page
   const total = matched.length
@@ -128,8 +119,6 @@ export function answerIssues(
   const lastPageOffset = total === 0 ? 0 : Math.floor((total - 1) / limit) * limit
   const offset = filters.page.offset >= total ? lastPageOffset : filters.page.offset
   const page = matched.slice(offset, offset + limit).map((item) => item.incident)
-  const keyNames: Record<string, string> = {}
-  for (const incident of page) for (const keyId of incident.key_ids) keyNames[keyId] = keyName(incident.provider, keyId) ?? keyId
   return {
     ...base,
     issues: page,
@@ -138,22 +127,22 @@ export function answerIssues(
     limit,
     matched_summary: summarise(matched.map((item) => item.incident)),
     facets: facets(inWindow.map((item) => item.incident)),
-    key_names: keyNames,
+    key_names: keyNamesOf(page, keyName),
   }
+}
+
+/** The names of the incidents' keys, by key id (the id where no name is known). */
+export function keyNamesOf(incidents: readonly Incident[], keyName: (provider: string, keyId: string) => string | undefined): Record<string, string> {
+  const names: Record<string, string> = {}
+  for (const incident of incidents) for (const keyId of incident.key_ids) names[keyId] = keyName(incident.provider, keyId) ?? keyId
+  return names
 }
 
 function matches(item: GroupedIncident, filters: IssueFilters, keyName: (provider: string, keyId: string) => string | undefined): boolean {
   const incident = item.incident
   const anyOf = (wanted: readonly string[] | undefined, values: readonly string[]) => wanted === undefined || values.some((value) => wanted.includes(value))
   if (!anyOf(filters.ids, [incident.id])) return false
-  if (!anyOf(filters.statuses, [incident.status])) return false
-  if (!anyOf(filters.states, [incident.worst_state])) return false
-  if (!anyOf(filters.scopes, [incident.scope])) return false
-  if (!anyOf(filters.reasons, incident.reasons)) return false
-  if (!anyOf(filters.providers, [incident.provider])) return false
-  if (!anyOf(filters.models, incident.models)) return false
-  if (!anyOf(filters.regions, incident.regions)) return false
-  if (!anyOf(filters.nodes, incident.nodes)) return false
+  for (const [name, values] of FACET_ENTRIES) if (!anyOf(filters[name as keyof typeof FACETS], values(incident))) return false
   if (filters.entities !== undefined && !anyOf(filters.entities, [incident.entity, ...item.episodes.map((episode) => episode.entity)])) return false
   if (filters.search !== undefined) {
     const needle = filters.search
@@ -197,7 +186,7 @@ function median(sorted: readonly number[]): number | null {
 
 function facets(incidents: readonly Incident[]): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {}
-  for (const [name, values] of Object.entries(FACETS)) {
+  for (const [name, values] of FACET_ENTRIES) {
     const counts: Record<string, number> = {}
     for (const incident of incidents) for (const value of new Set(values(incident))) counts[value] = (counts[value] ?? 0) + 1
     out[name] = counts

@@ -46,6 +46,9 @@ export function parseTime(value: string, param: string): number {
   throw new HistoryQueryError(param, `${param} must be an RFC 3339 time (2026-12-01T13:00:00Z) or unix seconds (got "${value}").`)
 }
 
+/** A window as the API gives it back: `from` and `to` in ISO 8601. */
+export const windowTimes = (window: { from: number; to: number }) => ({ from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString() })
+
 /** The window of a query: `from` and `to`, defaulting to the last 24 hours before `now`. */
 export function parseWindow(query: URLSearchParams, now: number, defaultMs = 86_400_000): { from: number; to: number } {
   const toValue = query.get('to')

@@ -125,27 +125,24 @@ interface EventRow {
   detail: Record<string, unknown>
 }
 
-const toView = (row: EventRow): EventView => ({ ...row.detail, at: row.at.toISOString(), node_id: row.node_id, region: row.region, kind: row.kind, entity: row.entity, provider: row.provider, model: row.model, key_id: row.key_id })
+/** The events `filter` (a WHERE clause, its ORDER and LIMIT) picks, as the API shows them. */
+async function readEvents(pool: pg.Pool, filter: string, values: unknown[]): Promise<EventView[]> {
+  const result = await pool.query<EventRow>(`SELECT at, node_id, region, kind, entity, provider, model, key_id, detail FROM history_events ${filter}`, values)
+  return result.rows.map((row) => ({ ...row.detail, at: row.at.toISOString(), node_id: row.node_id, region: row.region, kind: row.kind, entity: row.entity, provider: row.provider, model: row.model, key_id: row.key_id }))
+}
 
 /** Events on `entities` in [from, to], oldest first. */
-export async function loadEvents(pool: pg.Pool, entities: readonly string[], from: number, to: number, limit = 2_000): Promise<EventView[]> {
-  const result = await pool.query<EventRow>(
-    `SELECT at, node_id, region, kind, entity, provider, model, key_id, detail FROM history_events
-      WHERE entity = ANY($1::text[]) AND at >= $2 AND at <= $3 ORDER BY at, node_id LIMIT $4`,
-    [entities, new Date(from), new Date(to), limit],
-  )
-  return result.rows.map(toView)
+export function loadEvents(pool: pg.Pool, entities: readonly string[], from: number, to: number, limit = 2_000): Promise<EventView[]> {
+  return readEvents(pool, 'WHERE entity = ANY($1::text[]) AND at >= $2 AND at <= $3 ORDER BY at, node_id LIMIT $4', [entities, new Date(from), new Date(to), limit])
 }
 
 /** Edits, deletes and settings changes in [from, to] (of `provider`, and every settings change). */
-export async function loadChanges(pool: pg.Pool, provider: string, from: number, to: number): Promise<EventView[]> {
-  const result = await pool.query<EventRow>(
-    `SELECT at, node_id, region, kind, entity, provider, model, key_id, detail FROM history_events
-      WHERE at >= $2 AND at <= $3 AND (kind = 'settings:changed' OR (kind IN ('key:edited', 'key:deleted', 'provider:edited', 'provider:deleted') AND provider = $1))
-      ORDER BY at LIMIT 200`,
+export function loadChanges(pool: pg.Pool, provider: string, from: number, to: number): Promise<EventView[]> {
+  return readEvents(
+    pool,
+    `WHERE at >= $2 AND at <= $3 AND (kind = 'settings:changed' OR (kind IN ('key:edited', 'key:deleted', 'provider:edited', 'provider:deleted') AND provider = $1)) ORDER BY at LIMIT 200`,
     [provider, new Date(from), new Date(to)],
   )
-  return result.rows.map(toView)
 }
 
 /**

@@ -7,11 +7,11 @@
 import type pg from 'pg'
 import type { GroupedIncident, Incident } from '../incidents/group.ts'
 import { createIncidentSource, type IncidentCacheInit } from './incidents.ts'
-import { answerIssues, parseIssueFilters, type IssuesAnswer } from './issues.ts'
-import { HistoryQueryError, list, parseWindow } from './params.ts'
+import { answerIssues, keyNamesOf, parseIssueFilters, type IssuesAnswer } from './issues.ts'
+import { HistoryQueryError, list, parseWindow, windowTimes } from './params.ts'
 import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
-import { buildTimeline, readTimelineCells } from './timeline.ts'
+import { buildTimeline, readTimelineCells, round } from './timeline.ts'
 import { sumCounts } from './counts.ts'
 
 /** What the queries need. */
@@ -49,8 +49,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
   const { pool, now, keyName } = components
   const incidents = createIncidentSource(pool, init)
   // Every incident history holds (queries pick those of their window), grouped once and kept: only the open tail is grouped per query.
-  const grouped = async (_from: number, _to: number, at: number): Promise<GroupedIncident[]> =>
-    incidents.grouped({ now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
+  const grouped = (at: number): Promise<GroupedIncident[]> => incidents.grouped({ now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
 
   return {
     /** `GET .../history/issues`. */
@@ -58,14 +57,14 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       const at = now()
       const window = parseWindow(query, at)
       const filters = parseIssueFilters(query)
-      return answerIssues(await grouped(window.from, window.to, at), filters, window, keyName)
+      return answerIssues(await grouped(at), filters, window, keyName)
     },
 
     /** `GET .../history/issues/:id`; null when no incident of the window (default: 7 days) has that id. */
     async issue(id: string, query: URLSearchParams): Promise<IssueDetail | null> {
       const at = now()
       const window = parseWindow(query, at, 7 * 86_400_000)
-      const found = (await grouped(window.from, window.to, at)).find((item) => item.incident.id === id && item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
+      const found = (await grouped(at)).find((item) => item.incident.id === id && item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
       if (found === undefined) return null
       const incident = found.incident
       const end = found.closedMs ?? at
@@ -88,8 +87,6 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
         if (seen === undefined) impacted.set(episode.nodeId, { node_id: episode.nodeId, region: episode.region, saw_refusal: sawIt })
         else seen.saw_refusal ||= sawIt
       }
-      const keyNames: Record<string, string> = {}
-      for (const keyId of incident.key_ids) keyNames[keyId] = keyName(incident.provider, keyId) ?? keyId
       return {
         ...incident,
         events,
@@ -102,7 +99,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
         failed_requests: events
           .filter((event) => event.kind === 'request:failed')
           .map((event) => ({ at: event.at, node_id: event.node_id, pinned: event.pinned === true, kept_on_failing: event.kept_on_failing === true, failure_class: (event.failure_class as string | null) ?? null })),
-        key_names: keyNames,
+        key_names: keyNamesOf([incident], keyName),
         provider_message: latestMessage(found.episodes),
       }
     },
@@ -112,13 +109,12 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       const at = now()
       const window = parseWindow(query, at)
       // The incidents and the counts at once; the counts come mostly from their rollups (counts.ts).
-      const [grouping, sums] = await Promise.all([grouped(window.from, window.to, at), sumCounts(pool, window)])
+      const [grouping, sums] = await Promise.all([grouped(at), sumCounts(pool, window)])
       const incidents = answerIssues(grouping, { sort: 'priority', page: null }, window, keyName).issues
       const picked = sums.routing_picked ?? 0
       const named = sums.caller_named ?? 0
       return {
-        from: new Date(window.from).toISOString(),
-        to: new Date(window.to).toISOString(),
+        ...windowTimes(window),
         incidents: { total: incidents.length, attention: incidents.filter((incident) => incident.status === 'attention').length, ongoing: incidents.filter((incident) => incident.closed_at === null).length },
         requests: {
           served: sums.served ?? 0,
@@ -150,11 +146,10 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       const providers = list(query, 'providers')
       const models = list(query, 'models')
       // The cells and the incidents at once: the rollups make the cells a small read (timeline.ts).
-      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, { providers: providers ?? null, models: models ?? null }), grouped(window.from, window.to, at)])
+      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, { providers: providers ?? null, models: models ?? null }), grouped(at)])
       const incidents = answerIssues(grouping, { sort: 'oldest', page: null }, window, keyName).issues
       return {
-        from: new Date(window.from).toISOString(),
-        to: new Date(window.to).toISOString(),
+        ...windowTimes(window),
         bucket_seconds: bucketSeconds,
         rows: buildTimeline(cells, bucketSeconds, keyName),
         incidents: incidents.map((incident) => ({ id: incident.id, entity: incident.entity, status: incident.status, opened_at: incident.opened_at, closed_at: incident.closed_at })),
@@ -178,7 +173,7 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
         if (node === undefined) series.set(row.node_id, (node = { node_id: row.node_id, region: row.region, points: [] }))
         node.points.push({ at: row.at.toISOString(), score: round(row.score), weight: round(row.weight), state: row.state, held: row.held, error_penalty: round(row.error_penalty), latency_penalty: round(row.latency_penalty), utilisation: round(row.utilisation), recovery: round(row.recovery), requests: row.requests, errors: row.errors, latency_ms: row.latency_ms === null ? null : Math.round(row.latency_ms) })
       }
-      return { entity, from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString(), series: [...series.values()] }
+      return { entity, ...windowTimes(window), series: [...series.values()] }
     },
   }
 }
@@ -194,8 +189,4 @@ function latestMessage(episodes: readonly GroupedIncident['episodes'][number][])
     if (found === undefined || (episode.reasonAt ?? episode.updatedAt) >= (found.reasonAt ?? found.updatedAt)) found = episode
   }
   return found?.message ?? null
-}
-
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000
 }

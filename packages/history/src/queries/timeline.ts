@@ -150,6 +150,7 @@ export function buildTimeline(cells: readonly TimelineCell[], bucketSeconds: num
   return [...directions.values()].sort((a, b) => a.entity.localeCompare(b.entity)).map((direction) => ({ ...direction, keys: direction.keys.sort((a, b) => a.key_name.localeCompare(b.key_name) || a.key_id.localeCompare(b.key_id)) }))
 }
 
-function round(value: number): number {
+/** `value` to three decimals, as the API's fractions are given. */
+export function round(value: number): number {
   return Math.round(value * 1000) / 1000
 }

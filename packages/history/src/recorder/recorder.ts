@@ -6,7 +6,7 @@
  */
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
-import { insertRows } from '../writer/insert.ts'
+import { insertRows, type Column } from '../writer/insert.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { NodeTracker, type HoldView, type TrackerOutput } from '../tracker/tracker.ts'
 import type { RequestOutcome } from '../tracker/requests.ts'
@@ -75,20 +75,21 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
       (error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`),
     )
 
-  /** A missing partition (the clock passed the days made ahead) is made, then the write retried once. */
-  const withPartitions = (write: () => Promise<void>) => async () => {
-    try {
-      await write()
-    } catch (error) {
-      if ((error as { code?: string }).code !== '23514') throw error
-      await ensurePartitions()
-      await write()
-    }
-  }
   const writer = <Row>(name: string, write: (rows: readonly Row[]) => Promise<void>): BatchWriter<Row> => createBatchWriter<Row>({ name, capacity, write, log })
-  const events = writer<Stamped<HistoryEvent>>('events', (rows) => withPartitions(() => insertRows(pool, 'history_events', eventColumns, rows))())
-  const snapshots = writer<Stamped<SnapshotRow>>('snapshots', (rows) => withPartitions(() => insertRows(pool, 'history_snapshots', snapshotColumns, rows))())
-  const counts = writer<Stamped<CountRow>>('counts', (rows) => withPartitions(() => insertRows(pool, 'history_counts', countColumns, rows))())
+  /** A writer of a day-partitioned table: a missing partition (the clock passed the days made ahead) is made, then the write retried once. */
+  const partitioned = <Row>(name: string, table: string, columns: readonly Column<Row>[]) =>
+    writer<Row>(name, async (rows) => {
+      try {
+        await insertRows(pool, table, columns, rows)
+      } catch (error) {
+        if ((error as { code?: string }).code !== '23514') throw error
+        await ensurePartitions()
+        await insertRows(pool, table, columns, rows)
+      }
+    })
+  const events = partitioned('events', 'history_events', eventColumns)
+  const snapshots = partitioned('snapshots', 'history_snapshots', snapshotColumns)
+  const counts = partitioned('counts', 'history_counts', countColumns)
   const episodes = writer<Stamped<Episode>>('episodes', async (rows) => {
     await earlierRunClosed
     await upsertEpisodes(pool, rows)
@@ -119,10 +120,8 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     emit({ events: [], episodes: tracker.openEpisodes() })
   }
   heartbeat.add({ at: now(), stopped: false })
-  const timer = setInterval(snapshotNow, interval)
-  timer.unref()
-  const partitionTimer = setInterval(() => void ensurePartitions().catch((error: unknown) => log(`history: could not create day partitions: ${String(error)}`)), 3_600_000)
-  partitionTimer.unref()
+  const timer = setInterval(snapshotNow, interval).unref()
+  const partitionTimer = setInterval(() => void ensurePartitions().catch((error: unknown) => log(`history: could not create day partitions: ${String(error)}`)), 3_600_000).unref()
 
   return {
     holds(entries, origin) {

@@ -6,58 +6,40 @@ import type { CountRow, Episode, HistoryEvent, SnapshotRow } from '../tracker/ty
 export type Stamped<Row> = Row & { nodeId: string; region: string }
 
 const at = <Row extends { at: number }>(): Column<Row> => ({ name: 'at', type: 'timestamptz', value: (row) => new Date(row.at) })
-const node = <Row extends { nodeId: string; region: string }>(): Column<Row>[] => [
-  { name: 'node_id', type: 'text', value: (row) => row.nodeId },
-  { name: 'region', type: 'text', value: (row) => row.region },
-]
+/** Columns of one type, each named as its table names it and read from the row's field beside it. */
+const fields = <Row>(type: string, names: Record<string, keyof Row>): Column<Row>[] => Object.entries(names).map(([name, field]) => ({ name, type, value: (row) => row[field] }))
+const node = <Row extends { nodeId: string; region: string }>(): Column<Row>[] => fields<Row>('text', { node_id: 'nodeId', region: 'region' })
 
 /** Tables partitioned by day. */
 export const PARTITIONED_TABLES = ['history_events', 'history_snapshots', 'history_counts'] as const
 
-export const eventColumns: Column<Stamped<HistoryEvent>>[] = [
+type Event = Stamped<HistoryEvent>
+export const eventColumns: Column<Event>[] = [
   at(),
-  ...node<Stamped<HistoryEvent>>(),
-  { name: 'entity', type: 'text', value: (row) => row.entity },
-  { name: 'kind', type: 'text', value: (row) => row.kind },
-  { name: 'provider', type: 'text', value: (row) => row.provider },
-  { name: 'model', type: 'text', value: (row) => row.model },
-  { name: 'key_id', type: 'text', value: (row) => row.keyId },
+  ...node<Event>(),
+  ...fields<Event>('text', { entity: 'entity', kind: 'kind', provider: 'provider', model: 'model', key_id: 'keyId' }),
   { name: 'detail', type: 'jsonb', value: (row) => row.detail },
 ]
 
-export const snapshotColumns: Column<Stamped<SnapshotRow>>[] = [
+type Snapshot = Stamped<SnapshotRow>
+export const snapshotColumns: Column<Snapshot>[] = [
   at(),
-  ...node<Stamped<SnapshotRow>>(),
-  { name: 'entity', type: 'text', value: (row) => row.entity },
-  { name: 'provider', type: 'text', value: (row) => row.provider },
-  { name: 'model', type: 'text', value: (row) => row.model },
-  { name: 'key_id', type: 'text', value: (row) => row.keyId },
-  { name: 'state', type: 'text', value: (row) => row.state },
+  ...node<Snapshot>(),
+  ...fields<Snapshot>('text', { entity: 'entity', provider: 'provider', model: 'model', key_id: 'keyId', state: 'state' }),
   { name: 'held', type: 'boolean', value: (row) => row.held },
-  { name: 'weight', type: 'float8', value: (row) => row.weight },
-  { name: 'score', type: 'float8', value: (row) => row.score },
-  { name: 'error_penalty', type: 'float8', value: (row) => row.errorPenalty },
-  { name: 'latency_penalty', type: 'float8', value: (row) => row.latencyPenalty },
-  { name: 'utilisation', type: 'float8', value: (row) => row.utilisation },
-  { name: 'recovery', type: 'float8', value: (row) => row.recovery },
-  { name: 'requests', type: 'int4', value: (row) => row.requests },
-  { name: 'errors', type: 'int4', value: (row) => row.errors },
-  { name: 'latency_ms', type: 'float8', value: (row) => row.latencyMs },
+  ...fields<Snapshot>('float8', { weight: 'weight', score: 'score', error_penalty: 'errorPenalty', latency_penalty: 'latencyPenalty', utilisation: 'utilisation', recovery: 'recovery', latency_ms: 'latencyMs' }),
+  ...fields<Snapshot>('int4', { requests: 'requests', errors: 'errors' }),
 ]
 
-export const countColumns: Column<Stamped<CountRow>>[] = [
+type Count = Stamped<CountRow>
+export const countColumns: Column<Count>[] = [
   at(),
-  ...node<Stamped<CountRow>>(),
-  { name: 'provider', type: 'text', value: (row) => row.provider },
-  { name: 'model', type: 'text', value: (row) => row.model },
-  { name: 'served', type: 'int4', value: (row) => row.served },
-  { name: 'failed', type: 'int4', value: (row) => row.failed },
-  { name: 'redirected', type: 'int4', value: (row) => row.redirected },
-  { name: 'fallback_served', type: 'int4', value: (row) => row.fallbackServed },
-  { name: 'routing_picked', type: 'int4', value: (row) => row.routingPicked },
-  { name: 'caller_named', type: 'int4', value: (row) => row.callerNamed },
-  { name: 'kept_failing', type: 'int4', value: (row) => row.keptFailing },
-  { name: 'checks', type: 'int4', value: (row) => row.checks },
+  ...node<Count>(),
+  ...fields<Count>('text', { provider: 'provider', model: 'model' }),
+  ...fields<Count>('int4', {
+    served: 'served', failed: 'failed', redirected: 'redirected', fallback_served: 'fallbackServed',
+    routing_picked: 'routingPicked', caller_named: 'callerNamed', kept_failing: 'keptFailing', checks: 'checks',
+  }),
 ]
 
 /** The episode fields kept in `detail` (everything but the indexed columns). */
@@ -69,10 +51,7 @@ export function episodeDetail(episode: Episode): Record<string, unknown> {
 
 export const episodeColumns: Column<Stamped<Episode>>[] = [
   ...node<Stamped<Episode>>(),
-  { name: 'id', type: 'text', value: (row) => row.id },
-  { name: 'entity', type: 'text', value: (row) => row.entity },
-  { name: 'scope', type: 'text', value: (row) => row.scope },
-  { name: 'provider', type: 'text', value: (row) => row.provider },
+  ...fields<Stamped<Episode>>('text', { id: 'id', entity: 'entity', scope: 'scope', provider: 'provider' }),
   // text[] columns cannot go through unnest of a 2-D array: they travel as JSON and are cast back.
   { name: 'models', type: 'jsonb', value: (row) => row.models },
   { name: 'key_ids', type: 'jsonb', value: (row) => row.keyIds },

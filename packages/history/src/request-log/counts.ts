@@ -11,7 +11,7 @@
  * (session, request id, latency, tokens, search) is counted from the rows of the window.
  */
 import type pg from 'pg'
-import type { LogFacets, LogQuery } from './query.ts'
+import type { LogQuery } from './query.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { coverWindow } from '../queries/timeline.ts'
 
@@ -29,6 +29,10 @@ export const MODEL = 'coalesce(served_model, requested_model)'
  * another key than the one that served it; most rows hold NULL there (rows.ts).
  */
 export const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
+
+/** The facets of a page: counts per filter value over the whole window (other filters not applied), as the history API's. */
+const LOG_FACETS = ['providers', 'models', 'status', 'failure_classes', 'key_ids', 'nodes', 'picked_by', 'moved_off', 'check', 'added_fallback'] as const
+export type LogFacets = Record<(typeof LOG_FACETS)[number], Record<string, number>>
 
 const COMBINATION_COLUMNS = ['served_provider', 'model', 'status', 'failure_class', 'node_id', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids'] as const
 
@@ -93,7 +97,7 @@ async function combinations(pool: pg.Pool, from: number, to: number): Promise<Co
 
 /** The facets of the window of `query` (its other filters not applied), and its total when `countable` (else null: count the rows). */
 export async function countWindow(pool: pg.Pool, query: LogQuery): Promise<{ facets: LogFacets; total: number | null }> {
-  const facets: LogFacets = { providers: {}, models: {}, status: {}, failure_classes: {}, key_ids: {}, nodes: {}, picked_by: {}, moved_off: {}, check: {}, added_fallback: {} }
+  const facets = Object.fromEntries(LOG_FACETS.map((facet) => [facet, {}])) as LogFacets
   const add = (facet: Record<string, number>, value: string, requests: number) => (facet[value] = (facet[value] ?? 0) + requests)
   const filtered = countable(query)
   let total = 0

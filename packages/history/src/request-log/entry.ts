@@ -5,8 +5,8 @@
  * (encoded by the gateway, sent, parsed and stored by Postgres); the whole record as a JSON
  * object was twice the bytes, half of them key names and values already in columns.
  *
- * Layout, version 1 (`rows.ts` `encodeRow` writes it byte by byte; the tests' `compactEntry`,
- * test/compact-entry.ts, builds it as plain values):
+ * Layout, version 1 (`rows.ts` `encodeRow` writes it byte by byte; rows.test.ts holds it to
+ * JSON.stringify of the same array built as plain values):
  *
  *   [1, fallbacks[], message, ttft_ms, usage [prompt, completion, total] | null,
  *    attempts [[provider, model, key_id, key_name, status, failure_class, latency_ms, wait_hint_ms]],

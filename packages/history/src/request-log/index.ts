@@ -6,6 +6,7 @@ export type { CheckOutcome, RecordedAttempt, RecordedUsage, RequestRecord, Reque
 export { isRequestId, newRequestId, requestIdTime } from './id.ts'
 export { createRequestLog, type RequestLog, type RequestLogComponents, type RequestLogInit } from './request-log.ts'
 export { REQUEST_LOG_TABLE } from './rows.ts'
+export type { LogFacets } from './counts.ts'
 export {
   DEFAULT_LOG_LIMIT,
   DEFAULT_LOG_WINDOW_MS,
@@ -18,7 +19,6 @@ export {
   readLog,
   searchLogs,
   type HistoryLink,
-  type LogFacets,
   type LogPage,
   type LogQuery,
   type LogSort,

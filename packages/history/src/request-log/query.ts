@@ -10,7 +10,7 @@ import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
-import { countable, countWindow, KEY_IDS, MODEL } from './counts.ts'
+import { countable, countWindow, KEY_IDS, MODEL, type LogFacets } from './counts.ts'
 
 /** A parameter the log API cannot use; `param` names it. Answered as a 400. */
 export class RequestLogQueryError extends Error {
@@ -105,8 +105,13 @@ function number(param: string, text: string | undefined, options: { integer?: bo
   return value
 }
 
-function range(minParam: string, min: number | null, maxParam: string, max: number | null): void {
+/** `min_<name>` and `max_<name>`, each at least 0, the first not above the second. */
+function bounds(params: Record<string, string>, name: string, integer: boolean): [number | null, number | null] {
+  const [minParam, maxParam] = [`min_${name}`, `max_${name}`]
+  const min = number(minParam, params[minParam], { integer, min: 0 })
+  const max = number(maxParam, params[maxParam], { integer, min: 0 })
   if (min !== null && max !== null && min > max) throw new RequestLogQueryError(minParam, `${minParam} (${min}) is above ${maxParam} (${max}).`)
+  return [min, max]
 }
 
 /** Checks the parameters of `GET /api/logs`; throws `RequestLogQueryError` for the first bad one. */
@@ -137,12 +142,8 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
   const sort = params.sort ?? 'newest'
   if (!(LOG_SORTS as readonly string[]).includes(sort)) throw new RequestLogQueryError('sort', `sort must be one of ${LOG_SORTS.join(', ')}, got "${sort}".`)
 
-  const minLatencyMs = number('min_latency_ms', params.min_latency_ms, { min: 0 })
-  const maxLatencyMs = number('max_latency_ms', params.max_latency_ms, { min: 0 })
-  range('min_latency_ms', minLatencyMs, 'max_latency_ms', maxLatencyMs)
-  const minTokens = number('min_tokens', params.min_tokens, { integer: true, min: 0 })
-  const maxTokens = number('max_tokens', params.max_tokens, { integer: true, min: 0 })
-  range('min_tokens', minTokens, 'max_tokens', maxTokens)
+  const [minLatencyMs, maxLatencyMs] = bounds(params, 'latency_ms', false)
+  const [minTokens, maxTokens] = bounds(params, 'tokens', true)
   const search = params.search === undefined || params.search.trim() === '' ? null : params.search.trim()
   const sessionId = params.session_id === undefined || params.session_id === '' ? null : params.session_id
 
@@ -173,20 +174,6 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
   }
 }
 
-/** Counts per filter value over the whole window (other filters not applied), as the history API's facets. */
-export interface LogFacets {
-  providers: Record<string, number>
-  models: Record<string, number>
-  status: Record<string, number>
-  failure_classes: Record<string, number>
-  key_ids: Record<string, number>
-  nodes: Record<string, number>
-  picked_by: Record<string, number>
-  moved_off: Record<string, number>
-  check: Record<string, number>
-  added_fallback: Record<string, number>
-}
-
 /** One page of the log. */
 export interface LogPage {
   logs: RequestRecord[]
@@ -212,6 +199,12 @@ const SEARCHED = [
   'served_key_id', "array_to_string(key_ids, E'\\n')", 'served_key_name', 'search',
 ]
 
+/** The filters of one value, each compared with its column when given. */
+const COMPARED = [
+  ['sessionId', 'session_id ='], ['movedOff', 'moved_off ='], ['check', 'is_check ='], ['addedFallback', 'added_fallback_served ='], ['pickedBy', 'picked_by ='],
+  ['minLatencyMs', 'latency_ms >='], ['maxLatencyMs', 'latency_ms <='], ['minTokens', 'total_tokens >='], ['maxTokens', 'total_tokens <='],
+] as const satisfies readonly (readonly [keyof LogQuery, string])[]
+
 /** The WHERE clause of a query and its parameters. */
 function where(query: LogQuery): { sql: string; values: unknown[] } {
   const values: unknown[] = []
@@ -230,20 +223,12 @@ function where(query: LogQuery): { sql: string; values: unknown[] } {
   }
   if (query.failureClasses.length > 0) clauses.push(`coalesce(failure_class, 'none') = ANY(${add(query.failureClasses)}::text[])`)
   if (query.keyIds.length > 0) clauses.push(`${KEY_IDS} && ${add(query.keyIds)}::text[]`)
-  if (query.sessionId !== null) clauses.push(`session_id = ${add(query.sessionId)}`)
+  if (query.nodes.length > 0) clauses.push(`node_id = ANY(${add(query.nodes)}::text[])`)
   if (query.requestId !== null) {
     // The id carries its time: the partition is found without scanning the window.
     clauses.push(`id = ${add(query.requestId)}::uuid`, `at = ${add(new Date(requestIdTime(query.requestId)).toISOString())}`)
   }
-  if (query.nodes.length > 0) clauses.push(`node_id = ANY(${add(query.nodes)}::text[])`)
-  if (query.movedOff !== null) clauses.push(`moved_off = ${add(query.movedOff)}`)
-  if (query.check !== null) clauses.push(`is_check = ${add(query.check)}`)
-  if (query.addedFallback !== null) clauses.push(`added_fallback_served = ${add(query.addedFallback)}`)
-  if (query.pickedBy !== null) clauses.push(`picked_by = ${add(query.pickedBy)}`)
-  if (query.minLatencyMs !== null) clauses.push(`latency_ms >= ${add(query.minLatencyMs)}`)
-  if (query.maxLatencyMs !== null) clauses.push(`latency_ms <= ${add(query.maxLatencyMs)}`)
-  if (query.minTokens !== null) clauses.push(`total_tokens >= ${add(query.minTokens)}`)
-  if (query.maxTokens !== null) clauses.push(`total_tokens <= ${add(query.maxTokens)}`)
+  for (const [field, test] of COMPARED) if (query[field] !== null) clauses.push(`${test} ${add(query[field])}`)
   if (query.search !== null) {
     const pattern = add(`%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`)
     clauses.push(`(${SEARCHED.map((column) => `${column} LIKE ${pattern}`).join(' OR ')})`)

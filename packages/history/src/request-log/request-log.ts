@@ -1,14 +1,13 @@
 /**
- * The request log of one node: records in, batched multi-row inserts out (the shared batch
- * writer: bounded, oldest dropped and counted), day partitions made ahead, and once a day the
- * partitions past retention dropped by the region's leader. Never on the request path: the
- * listener only adds to the writer's buffer.
+ * The request log of one node: records in, batched COPYs out (the shared batch writer: bounded,
+ * oldest dropped and counted), day partitions made ahead, and once a day the partitions past
+ * retention dropped by the region's leader. The listener only buffers: never on the request path.
  */
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
 import { RowArena } from '../writer/arena.ts'
 import { BinarySink } from '../writer/binary-sink.ts'
-import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
+import { createDayPartitions, dayName, dropDayPartitionsBefore, inTransaction, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
 import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
@@ -28,12 +27,7 @@ export interface RequestLogInit {
   retentionDays?: number
   /** Rows buffered at most before the oldest are dropped; default 50 000. */
   capacity?: number
-  /**
-   * Rows per insert; default 250. Binary COPY keeps every row of a statement in its own slot
-   * until the statement's multi-insert (its 64 kB flush counts text lines), and each slot pins
-   * the table's tuple descriptor in a resource owner whose lookups grow with them: 1 000-row
-   * statements cost Postgres more per row (bench/recording/request-log-pg.ts `binary250`).
-   */
+  /** Rows per COPY; default 250: larger binary COPYs cost Postgres more per row (bench/LOG.md, "Stop 15"). */
   batchSize?: number
   /** How often a partly filled buffer is written; default 250 ms. */
   flushIntervalMs?: number
@@ -65,30 +59,22 @@ const DAY_MS = 86_400_000
 const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
- * arrived), then are encoded one after another into the arena: the encoder runs warm, over the
- * records of a turn, and they still die young. Staged longer (up to 50 ms, stop 16), nearly
- * every record lived through a scavenge and was copied, some promoted: the log-on node spent
- * about 8 us per request more in GC (bench/LOG.md, "Stops 17-19").
+ * arrived), then are encoded together into the arena: the encoder runs warm, and the records
+ * still die young (staged 50 ms, they cost ~8 µs a request in GC: bench/LOG.md, "Stops 17-19").
  */
 const STAGE_ROWS = 128
 
 /**
- * No vacuum for inserts on the log's partitions (Postgres 13+). The log only appends: a vacuum
- * there reads back every page just written (the checksums verified again), sets its hint bits and
- * logs the pages once more, for an all-visible map no query uses (no index-only scan on BRIN). It
- * cost the server about twice the COPY's CPU per row under load (bench/LOG.md, "Stops 17-19").
- * Dead rows (a batch that failed) still start a vacuum, as does the wraparound guard, and analyze
- * is as the server sets it.
+ * No vacuum for inserts on the log's partitions (Postgres 13+): on an append-only log it reads
+ * back and logs again every page just written, for a visibility map nothing reads, at about twice
+ * the COPY's CPU (bench/LOG.md, "Stops 17-19"). Dead rows and the wraparound guard still vacuum.
  */
 export const PARTITION_STORAGE = 'autovacuum_vacuum_insert_threshold = -1'
 
 /**
- * Summarizes the unsummarized BRIN ranges (its only index) of the named partitions. Ranges are
- * not left to autovacuum: its `autosummarize` work items did not run under steady load here, and
- * a range nobody summarized is read by every query, a lookup by id included (bench/LOG.md,
- * "Stops 17-19"). The last, partly filled range is summarized too, and each row added to it after
- * updates its summary: at most a range's worth of rows (about 2,500) per call pay that. Nodes
- * calling at once queue on the index's lock; one that waits 200 ms gives up until next time.
+ * Summarizes the unsummarized BRIN ranges (its only index) of the named partitions: autovacuum's
+ * `autosummarize` did not run under steady load, and an unsummarized range is read by every query
+ * (bench/LOG.md, "Stops 17-19"). A node that waits 200 ms for another's lock gives up until next time.
  */
 const SUMMARIZE_SQL = `
   SELECT coalesce(sum(brin_summarize_new_values(i.indexrelid::regclass)), 0)::int AS ranges
@@ -107,9 +93,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const retentionDays = init.retentionDays ?? 7
   const capacity = init.capacity ?? 50_000
   const batchSize = init.batchSize ?? 250
-  // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts). At most every
-  // buffered row and a whole batch in flight are held at once, plus the row being added.
-  const arena = new RowArena({ slots: Math.min(capacity + batchSize + 1, 65_536), sink: new BinarySink() })
+  // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts).
+  const arena = new RowArena(new BinarySink())
   const writer = createBatchWriter<number>({
     name: 'request_log',
     capacity,
@@ -151,22 +136,13 @@ export function createRequestLog(components: RequestLogComponents, init: Request
       log(`request log: partition upkeep failed (retried within the hour): ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-  const summarizeOnce = async (): Promise<number> => {
-    const partitions = [now(), now() - DAY_MS].map((ms) => `${REQUEST_LOG_TABLE}_p${dayName(ms)}`)
-    const client = await pool.connect()
-    try {
-      await client.query('BEGIN')
+  const summarizeOnce = () =>
+    inTransaction(pool, async (client) => {
       await client.query("SET LOCAL lock_timeout = '200ms'")
+      const partitions = [now(), now() - DAY_MS].map((ms) => `${REQUEST_LOG_TABLE}_p${dayName(ms)}`)
       const result = await client.query<{ ranges: number }>(SUMMARIZE_SQL, [partitions])
-      await client.query('COMMIT')
       return result.rows[0]?.ranges ?? 0
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      client.release()
-    }
-  }
+    })
   /** The summarizing running now, so `close` waits for it too. */
   let summarizing: Promise<number> | undefined
   const summarize = () => (summarizing ??= summarizeOnce().finally(() => (summarizing = undefined)))
@@ -205,21 +181,12 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     listener: (record) => {
       staged.push(record)
       if (staged.length >= STAGE_ROWS) encodeStaged()
-      else if (stageImmediate === undefined) {
-        stageImmediate = setImmediate(encodeStaged)
-        stageImmediate.unref()
-      }
+      else stageImmediate ??= setImmediate(encodeStaged).unref()
     },
     async start() {
       await maintain()
-      if (timer === undefined) {
-        timer = setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000)
-        timer.unref()
-      }
-      if (summarizeTimer === undefined) {
-        summarizeTimer = setInterval(summarizeQuietly, init.summarizeEveryMs ?? 30_000)
-        summarizeTimer.unref()
-      }
+      timer ??= setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000).unref()
+      summarizeTimer ??= setInterval(summarizeQuietly, init.summarizeEveryMs ?? 30_000).unref()
     },
     stats: () => {
       const stats = writer.stats()
@@ -232,10 +199,9 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     applyRetention,
     summarize,
     async close(options) {
-      if (timer !== undefined) clearInterval(timer)
-      if (summarizeTimer !== undefined) clearInterval(summarizeTimer)
-      timer = undefined
-      summarizeTimer = undefined
+      clearInterval(timer)
+      clearInterval(summarizeTimer)
+      timer = summarizeTimer = undefined
       await upkeep
       await summarizing?.catch(() => {})
       encodeStaged()

@@ -2,12 +2,11 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { RequestRecord } from './record.ts'
 import { batchOf, encodeRow } from './rows.ts'
-import { recordOfRow, type EntryRow } from './entry.ts'
+import { ENTRY_VERSION, recordOfRow, type CompactEntry, type EntryRow } from './entry.ts'
 import { RowArena } from '../writer/arena.ts'
 import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink } from '../writer/binary-sink.ts'
 import { COPY_HEADER_BYTES } from '../writer/copy.ts'
 import { anyRecord } from '../../test/any-record.ts'
-import { compactEntry } from '../../test/compact-entry.ts'
 
 /** The fields of one binary COPY tuple: each field's bytes, null for NULL. */
 function fieldsOf(tuple: Buffer): (Buffer | null)[] {
@@ -46,9 +45,29 @@ const textArray = (field: Buffer): string[] => {
   return values
 }
 
+/** The entry array of `record`, as plain values (what `encodeRow` must write, as JSON). */
+function compactEntry(record: RequestRecord): CompactEntry {
+  const { usage, routing, content } = record
+  return [
+    ENTRY_VERSION,
+    record.requested.fallbacks,
+    record.message,
+    record.ttft_ms,
+    usage === null ? null : [usage.prompt_tokens, usage.completion_tokens, usage.total_tokens],
+    record.attempts.map((attempt) => [attempt.provider, attempt.model, attempt.key_id, attempt.key_name, attempt.status, attempt.failure_class, attempt.latency_ms, attempt.wait_hint_ms]),
+    routing.moved_off === null ? null : [routing.moved_off.provider, routing.moved_off.reason],
+    routing.skipped_keys.map((key) => [key.provider, key.model, key.key_id, key.key_name, key.reason]),
+    routing.check === null ? null : [routing.check.key_id, routing.check.key_name, routing.check.provider, routing.check.model, routing.check.outcome],
+    routing.session_kept,
+    routing.pinned_kept_failed,
+    routing.log,
+    content === null ? null : [content.request, content.response, content.truncated],
+  ]
+}
+
 /** The tuple of `record`, alone in a buffer. */
 function tupleOf(record: RequestRecord): Buffer {
-  const arena = new RowArena({ sink: new BinarySink() })
+  const arena = new RowArena(new BinarySink())
   const slot = arena.encode(encodeRow, record)
   return arena.concat([slot])
 }
@@ -162,7 +181,7 @@ describe('request log rows encoded into the arena', () => {
   it('are the same tuples, for any records, whether a row fits the slab, needs a fresh one or is larger than any, framed as one binary COPY stream', () => {
     fc.assert(
       fc.property(fc.array(anyRecord, { minLength: 1, maxLength: 6 }), fc.constantFrom(256, 1024, 1 << 20), (records, slabBytes) => {
-        const arena = new RowArena({ slots: 2, slabBytes, sink: new BinarySink() })
+        const arena = new RowArena(new BinarySink(), slabBytes)
         const slots = records.map((record) => arena.encode(encodeRow, record))
         const tuples = records.map(tupleOf)
         const batch = batchOf(arena, slots)

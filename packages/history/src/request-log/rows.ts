@@ -37,13 +37,10 @@ const COLUMNS = [
 const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
 const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
 
-// A record as its tuple of `request_log` in COPY's binary format (writer/binary-sink.ts): the
-// filter columns as their types' binary forms, `search` and `detail` as text, written byte by
-// byte into a slab of the request log's RowArena (writer/arena.ts). Plain text (printable ASCII
-// but `"` and `\`: every id, name and routing sentence the gateway makes) is copied a byte per
-// character; any other text as UTF-8 (`detail`'s strings through JSON.stringify). So no string is
-// built for a row, and nothing of it is left for the GC. rows.test.ts reads the tuples back
-// field by field against the record, and request-log.test.ts through Postgres.
+// A record is written byte by byte into the arena's slab, with no string built for the row:
+// plain text (printable ASCII but `"` and `\`: every id, name and routing sentence the gateway
+// makes) a byte per character, any other text as UTF-8. rows.test.ts reads the tuples back field
+// by field against the record, and request-log.test.ts through Postgres.
 
 /** Writes one JSON string (quotes included) into a sink. */
 export type JsonStringWriter = (sink: ByteSink, value: string) => void
@@ -139,9 +136,21 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   sink.close(detail)
 }
 
+/** A comma, then `value` as JSON (null when null). */
+function nextJson(sink: ByteSink, value: string | null, json: JsonStringWriter): void {
+  sink.ascii(',')
+  sinkJsonNullable(sink, value, json)
+}
+
+/** A comma, then `value` as JSON.stringify writes a number (null when null). */
+function nextNumber(sink: ByteSink, value: number | null): void {
+  sink.ascii(',')
+  sink.ascii(jsonNumberOrNull(value))
+}
+
 /**
  * The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it
- * (test/compact-entry.ts).
+ * (rows.test.ts builds that array as plain values).
  * `json` writes each string: the bench's text-format rows (bench/lib/request-log-text.ts) pass
  * one that also doubles backslashes for COPY's text format.
  */
@@ -149,60 +158,44 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   const { routing, usage, content } = record
   sink.ascii('[1,')
   sinkJsonStrings(sink, record.requested.fallbacks, json)
-  sink.ascii(',')
-  sinkJsonNullable(sink, record.message, json)
-  sink.ascii(',')
-  sink.ascii(jsonNumberOrNull(record.ttft_ms))
+  nextJson(sink, record.message, json)
+  nextNumber(sink, record.ttft_ms)
   if (usage === null) sink.ascii(',null,[')
   else {
     sink.ascii(',[')
     sink.ascii(jsonNumber(usage.prompt_tokens))
-    sink.ascii(',')
-    sink.ascii(jsonNumber(usage.completion_tokens))
-    sink.ascii(',')
-    sink.ascii(jsonNumber(usage.total_tokens))
+    nextNumber(sink, usage.completion_tokens)
+    nextNumber(sink, usage.total_tokens)
     sink.ascii('],[')
   }
   for (let index = 0; index < record.attempts.length; index++) {
     const attempt = record.attempts[index] as RequestRecord['attempts'][number]
     sink.ascii(index === 0 ? '[' : ',[')
     json(sink, attempt.provider)
-    sink.ascii(',')
-    json(sink, attempt.model)
-    sink.ascii(',')
-    json(sink, attempt.key_id)
-    sink.ascii(',')
-    json(sink, attempt.key_name)
-    sink.ascii(',')
-    sink.ascii(jsonNumber(attempt.status))
-    sink.ascii(',')
-    sinkJsonNullable(sink, attempt.failure_class, json)
-    sink.ascii(',')
-    sink.ascii(jsonNumber(attempt.latency_ms))
-    sink.ascii(',')
-    sink.ascii(jsonNumberOrNull(attempt.wait_hint_ms))
+    nextJson(sink, attempt.model, json)
+    nextJson(sink, attempt.key_id, json)
+    nextJson(sink, attempt.key_name, json)
+    nextNumber(sink, attempt.status)
+    nextJson(sink, attempt.failure_class, json)
+    nextNumber(sink, attempt.latency_ms)
+    nextNumber(sink, attempt.wait_hint_ms)
     sink.ascii(']')
   }
   if (routing.moved_off === null) sink.ascii('],null,[')
   else {
     sink.ascii('],[')
     json(sink, routing.moved_off.provider)
-    sink.ascii(',')
-    json(sink, routing.moved_off.reason)
+    nextJson(sink, routing.moved_off.reason, json)
     sink.ascii('],[')
   }
   for (let index = 0; index < routing.skipped_keys.length; index++) {
     const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
     sink.ascii(index === 0 ? '[' : ',[')
     json(sink, key.provider)
-    sink.ascii(',')
-    json(sink, key.model)
-    sink.ascii(',')
-    json(sink, key.key_id)
-    sink.ascii(',')
-    json(sink, key.key_name)
-    sink.ascii(',')
-    json(sink, key.reason)
+    nextJson(sink, key.model, json)
+    nextJson(sink, key.key_id, json)
+    nextJson(sink, key.key_name, json)
+    nextJson(sink, key.reason, json)
     sink.ascii(']')
   }
   const check = routing.check
@@ -210,14 +203,10 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   else {
     sink.ascii('],[')
     json(sink, check.key_id)
-    sink.ascii(',')
-    json(sink, check.key_name)
-    sink.ascii(',')
-    json(sink, check.provider)
-    sink.ascii(',')
-    json(sink, check.model)
-    sink.ascii(',')
-    json(sink, check.outcome)
+    nextJson(sink, check.key_name, json)
+    nextJson(sink, check.provider, json)
+    nextJson(sink, check.model, json)
+    nextJson(sink, check.outcome, json)
     sink.ascii('],')
   }
   sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
@@ -227,8 +216,7 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   else {
     sink.ascii(',[')
     sinkJsonNullable(sink, content.request, json)
-    sink.ascii(',')
-    sinkJsonNullable(sink, content.response, json)
+    nextJson(sink, content.response, json)
     sink.ascii(content.truncated ? ',true]]' : ',false]]')
   }
 }

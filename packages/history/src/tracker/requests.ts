@@ -62,15 +62,12 @@ export function countRequest(outcome: RequestOutcome, failing: (model: string) =
     // Redirected: routing moved the request off the failing provider it named. When routing said what
     // it did, that alone decides: it is the request log's `routing.moved_off`, so the dashboard's
     // figure and the log filter it opens (`moved_off=true`, served) count the same requests.
-    let redirected = false
-    if (outcome.routing !== undefined) redirected = outcome.routing.movedOff
-    else if (named !== null && failingNow !== undefined) redirected = served.provider !== named && failingNow.has(named) && !outcome.attempts.some((attempt) => attempt.provider === named)
+    const routing = outcome.routing
+    const redirected =
+      routing !== undefined ? routing.movedOff : named !== null && failingNow !== undefined && served.provider !== named && failingNow.has(named) && !outcome.attempts.some((attempt) => attempt.provider === named)
     if (redirected) add.redirected = 1
-    else if (outcome.routing !== undefined) {
-      if (outcome.routing.addedFallbackServed) add.fallbackServed = 1
-    }
     // A fallback routing added served it: not the first target, and not one the caller listed.
-    else if (first !== undefined && (first.provider !== served.provider || first.model !== served.model) && !isCallers(outcome, served.provider, served.model)) add.fallbackServed = 1
+    else if (routing !== undefined ? routing.addedFallbackServed : first !== undefined && (first.provider !== served.provider || first.model !== served.model) && !isCallers(outcome, served.provider, served.model)) add.fallbackServed = 1
   } else {
     add.failed = 1
     if (outcome.routing !== undefined ? outcome.routing.pinnedKeptFailed : named !== null && !outcome.rerouteEnabled && failingNow?.has(named) === true) {

@@ -29,6 +29,9 @@ export const NONE_LEFT_AFTER = 3
 /** Failures further apart than this are no run: the older ones are stale evidence. */
 export const RUN_GAP_MS = 60_000
 
+/** A direction's routes at one recompute: their states, how many are held, their keys. */
+type DirectionViews = { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }
+
 /** A model's run of failed requests on this node. */
 interface FailingRun {
   failed: number
@@ -77,7 +80,7 @@ export class NodeTracker {
     const previous = this.holds.get(id)
     if (entry.state === 'released') this.holds.delete(id)
     else this.holds.set(id, { ...entry })
-    const out = followHold(previous, entry, origin, at, this.open, (entity, provider, model, outcome, when, out) => this.addCheck(entity, provider, model, outcome, when, out))
+    const out = followHold(previous, entry, origin, at, this.open, this.addCheck)
     this.markOpened(out, at)
     return out
   }
@@ -85,7 +88,7 @@ export class NodeTracker {
   /** Routes after a recompute (state as the dashboard shows it: held reads failed). */
   routes(views: readonly RouteView[], at: number): TrackerOutput {
     const out: TrackerOutput = { events: [], episodes: [] }
-    const directions = new Map<string, { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }>()
+    const directions = new Map<string, DirectionViews>()
     for (const view of views) {
       const entity = routeEntity(view.provider, view.model, view.keyId)
       const previous = this.routeStates.get(entity) ?? 'healthy'
@@ -143,8 +146,7 @@ export class NodeTracker {
         }
         // The latest failure leads a state episode's reasons (a hold's reasons are its hold's).
         if (failureClass !== null && episode.cause === 'state' && episode.reasons[episode.reasons.length - 1] !== failureClass) changed = noteReason(episode, failureClass, at) || changed
-        out ??= { events: [], episodes: [] }
-        if (changed && !out.episodes.includes(episode)) out.episodes.push(episode)
+        if (changed) out = withEpisode(out, episode)
       }
     }
     const counting = countRequest(outcome, this.failingFor)
@@ -172,14 +174,12 @@ export class NodeTracker {
       if (direction !== undefined) touched.add(direction)
       if (route !== undefined && (route.cause === 'hold' || (direction === undefined && key?.cause !== 'hold'))) touched.add(route)
     }
-    if (touched.size === 0) return out ?? NOTHING
-    out ??= { events: [], episodes: [] }
     for (const episode of touched) {
       episode.requestsFailed++
       if (counting.pinnedKeptFailed) episode.pinnedKeptFailed++
       if (counting.noAlternative) episode.failedNoAlternative++
       episode.updatedAt = at
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      out = withEpisode(out, episode)
       if (pinnedRequestEvents && this.open.takeFailedEvent(episode)) {
         const last = outcome.attempts[outcome.attempts.length - 1]
         out.events.push({
@@ -193,7 +193,7 @@ export class NodeTracker {
         })
       }
     }
-    return out
+    return out ?? NOTHING
   }
 
   /** A request for `model` failed with nothing left to serve it: past a run of them, its open episodes learn the model is failing. */
@@ -209,8 +209,7 @@ export class NodeTracker {
       if (!this.concerns(episode, model) || (episode.noneLeftAt != null && episode.noneLeftAt >= (episode.recoveringSince ?? 0))) continue
       episode.noneLeftAt = at
       episode.updatedAt = at
-      out ??= { events: [], episodes: [] }
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      out = withEpisode(out, episode)
     }
     return out
   }
@@ -224,8 +223,7 @@ export class NodeTracker {
       if (episode.noneLeftAt == null || !this.concerns(episode, model)) continue
       episode.noneLeftAt = null
       episode.updatedAt = at
-      out ??= { events: [], episodes: [] }
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      out = withEpisode(out, episode)
     }
     return out
   }
@@ -335,7 +333,7 @@ export class NodeTracker {
     return true
   }
 
-  private followDirection(entity: string, direction: { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }, state: RouteState, at: number, out: TrackerOutput): void {
+  private followDirection(entity: string, direction: DirectionViews, state: RouteState, at: number, out: TrackerOutput): void {
     const episode = this.open.get(entity)
     // Every key failed and not all of them by a hold (a held key has its own incident).
     const failedByMetrics = state === 'failed' && direction.heldFailed < direction.states.length
@@ -362,15 +360,23 @@ export class NodeTracker {
     out.episodes.push(episode)
   }
 
-  private addCheck(entity: string, provider: string, model: string | null, outcome: string, at: number, out: TrackerOutput): void {
+  /** Counts a check this node sent (holds.ts `AddCheck`); a property, so it is handed on as it is. */
+  private readonly addCheck = (entity: string, provider: string, model: string | null, outcome: string, at: number, out: TrackerOutput): void => {
     const episode = this.open.get(entity)
     if (episode !== undefined) {
       episode.checks++
       episode.checkOutcomes[outcome] = (episode.checkOutcomes[outcome] ?? 0) + 1
       episode.lastRequestAt = at
       episode.updatedAt = at
-      if (!out.episodes.includes(episode)) out.episodes.push(episode)
+      withEpisode(out, episode)
     }
     this.countsOf(provider, model ?? '*').checks++
   }
+}
+
+/** `out` (made when null) with `episode` among its episodes, once. */
+function withEpisode(out: TrackerOutput | null, episode: Episode): TrackerOutput {
+  out ??= { events: [], episodes: [] }
+  if (!out.episodes.includes(episode)) out.episodes.push(episode)
+  return out
 }

@@ -1,14 +1,11 @@
 /**
- * Rows kept as bytes outside the JS heap while they wait for their write. A buffered row as a
- * string (~1.5 KB for a request log row) lives up to a flush interval, long enough to survive
- * a scavenge or two and be promoted, so every buffered string was copied by the GC and later
- * swept from old space: paid per request. Here each row is encoded at once into a slab (a
- * Buffer from outside the heap) and the writer's ring holds only its slot, a small integer;
- * the row's string dies young, where it costs the GC nothing.
+ * Rows kept as bytes outside the JS heap while they wait for their write (up to a flush
+ * interval): a row held as a string or an object would survive a scavenge or two and be copied
+ * by the GC, paid per request. Each row is encoded at once into a slab (a Buffer outside the
+ * heap) and the writer's ring holds only its slot, a small integer.
  *
- * Slots index three typed arrays (slab, start, length). A slab counts its live rows and is
- * recycled once it has none and is not the one being filled. Released out of order is fine
- * (the writer drops the oldest buffered rows while an older batch is in flight).
+ * A slab counts its live rows and is recycled once it has none and is not the one being filled.
+ * Released out of order is fine (the writer drops buffered rows while an older batch is in flight).
  */
 
 /** Default slab size: about 700 request log rows. */
@@ -18,84 +15,48 @@ const MAX_ROW_BYTES = 64 << 20
 /** Empty slabs kept for reuse instead of freed (allocating one costs a page-fault storm, not a GC). */
 const SPARE_SLABS = 4
 
-export interface RowArenaInit<Sink extends ByteSink = ByteSink> {
-  /** Slots made at first; the table doubles when every slot is taken. */
-  slots?: number
-  /** Bytes per slab; a row longer than this gets a slab of its own. */
-  slabBytes?: number
-  /** What `encode` writes rows through (a BinarySink for COPY's binary format); a plain ByteSink when left out. */
-  sink?: Sink
-}
-
-/** Bytes of rows, each addressed by a slot. */
-export class RowArena<Sink extends ByteSink = ByteSink> {
-  private readonly slabBytes: number
-  private slabs: (Buffer | undefined)[] = []
+/** Bytes of rows, each addressed by a slot (a small integer: the writer's ring holds no object per row). */
+export class RowArena<Sink extends ByteSink> {
+  private readonly slabs: (Buffer | undefined)[] = []
   /** Live rows per slab. */
-  private live: number[] = []
-  private spare: Buffer[] = []
+  private readonly live: number[] = []
+  private readonly spare: Buffer[] = []
   /** The slab being filled, and where its free space starts. */
   private current = -1
   private offset = 0
-  private slabOf: Int32Array
-  private startOf: Int32Array
-  private lengthOf: Int32Array
-  /** Free slots, a stack. */
-  private free: Int32Array
-  private freeCount: number
+  /** Per slot: its slab (-1 when free), start and length. Arrays of small integers, so a row adds no heap object. */
+  private readonly slabOf: number[] = []
+  private readonly startOf: number[] = []
+  private readonly lengthOf: number[] = []
+  private readonly free: number[] = []
   private rows = 0
   private bytes = 0
-  /** What rows are encoded through (`encode`): reset onto the current slab for each row. */
-  private readonly sink: Sink
 
-  constructor(init: RowArenaInit<Sink> = {}) {
-    // Only the default type parameter leaves `sink` out and gets a ByteSink.
-    this.sink = init.sink ?? (new ByteSink() as Sink)
-    this.slabBytes = init.slabBytes ?? SLAB_BYTES
-    const slots = Math.max(1, init.slots ?? 1024)
-    this.slabOf = new Int32Array(slots).fill(-1)
-    this.startOf = new Int32Array(slots)
-    this.lengthOf = new Int32Array(slots)
-    this.free = new Int32Array(slots)
-    for (let index = 0; index < slots; index++) this.free[index] = slots - 1 - index
-    this.freeCount = slots
-  }
+  /** `sink` is what `encode` writes rows through (a BinarySink for COPY's binary format); `slabBytes` the bytes per slab. */
+  constructor(
+    private readonly sink: Sink,
+    private readonly slabBytes = SLAB_BYTES,
+  ) {}
 
   /** Rows held, and their bytes. */
   get size(): { rows: number; bytes: number } {
     return { rows: this.rows, bytes: this.bytes }
   }
 
-  /** Encodes `text` as UTF-8 into the arena; returns its slot. */
-  add(text: string): number {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: only a row near the slab's end needs measuring.
-    let length = text.length * 3
-    if (this.current < 0 || this.offset + length > this.slabBytes) {
-      length = Buffer.byteLength(text, 'utf8')
-      if (this.current < 0 || this.offset + length > this.slabBytes) this.nextSlab(length)
-    }
-    const slab = this.slabs[this.current] as Buffer
-    return this.take(slab.write(text, this.offset, 'utf8'))
-  }
-
   /**
-   * Encodes one row (`value`) straight into the slab being filled (`encode` writes it through
-   * the sink; a plain function, so no closure is made per row),
-   * with no string built for it. When the slab's room runs out the row is encoded again into a
-   * fresh slab; a row larger than a slab gets a slab of its own, doubled until it fits (up to
-   * `MAX_ROW_BYTES`). Returns its slot.
+   * Encodes one row (`value`) straight into the slab being filled through the sink (a plain
+   * function, so no closure is made per row), with no string built for it. When the slab's room
+   * runs out the row is encoded again into a fresh slab; a row larger than a slab gets a slab of
+   * its own, doubled until it fits (up to `MAX_ROW_BYTES`). Returns its slot.
    */
   encode<Value>(encode: (sink: Sink, value: Value) => void, value: Value): number {
     if (this.current >= 0) {
       const slot = this.encodeHere(encode, value)
       if (slot >= 0) return slot
     }
-    if (this.current < 0 || this.offset > 0) {
-      this.nextSlab(0)
-      const slot = this.encodeHere(encode, value)
-      if (slot >= 0) return slot
-    }
-    for (let size = this.slabBytes * 2; size <= MAX_ROW_BYTES; size *= 2) {
+    for (let size = this.slabBytes; size <= MAX_ROW_BYTES; size *= 2) {
+      // A slab of the usual size that was empty has just been tried.
+      if (size === this.slabBytes && this.current >= 0 && this.offset === 0) continue
       this.nextSlab(size)
       const slot = this.encodeHere(encode, value)
       if (slot >= 0) return slot
@@ -118,8 +79,7 @@ export class RowArena<Sink extends ByteSink = ByteSink> {
 
   /** Gives the bytes just written at the slab's free space a slot. */
   private take(written: number): number {
-    if (this.freeCount === 0) this.grow()
-    const slot = this.free[--this.freeCount] as number
+    const slot = this.free.pop() ?? this.slabOf.length
     this.slabOf[slot] = this.current
     this.startOf[slot] = this.offset
     this.lengthOf[slot] = written
@@ -139,57 +99,37 @@ export class RowArena<Sink extends ByteSink = ByteSink> {
     let index = 0
     while (index < slots.length) {
       // Rows added one after another sit one after another: copy each run at once.
-      const first = slots[index] as number
+      const first = slots[index++] as number
       const slab = this.slabOf[first] as number
       const start = this.startOf[first] as number
       let end = start + (this.lengthOf[first] as number)
-      index++
-      while (index < slots.length) {
-        const next = slots[index] as number
-        if (this.slabOf[next] !== slab || this.startOf[next] !== end) break
-        end += this.lengthOf[next] as number
-        index++
-      }
+      for (let next = slots[index]; next !== undefined && this.slabOf[next] === slab && this.startOf[next] === end; next = slots[++index]) end += this.lengthOf[next] as number
       at += (this.slabs[slab] as Buffer).copy(out, at, start, end)
     }
     return out
   }
 
-  /** The text of one slot (for tests and logs). */
-  text(slot: number): string {
-    const slab = this.slabs[this.slabOf[slot] as number] as Buffer
-    const start = this.startOf[slot] as number
-    return slab.toString('utf8', start, start + (this.lengthOf[slot] as number))
-  }
-
-  /** Gives a slot back; its slab is recycled when its last row goes. */
+  /** Gives a slot back (again is harmless); its slab is recycled when its last row goes. */
   release(slot: number): void {
-    const slab = this.slabOf[slot] as number
+    const slab = this.slabOf[slot] ?? -1
     if (slab < 0) return
     this.slabOf[slot] = -1
+    this.free.push(slot)
     this.rows--
     this.bytes -= this.lengthOf[slot] as number
-    this.free[this.freeCount++] = slot
     const left = (this.live[slab] as number) - 1
     this.live[slab] = left
     if (left === 0 && slab !== this.current) this.retire(slab)
   }
 
-  private nextSlab(length: number): void {
+  /** Starts filling a new slab of `size` bytes (a spare one when it is the usual size); the previous one goes once empty. */
+  private nextSlab(size: number): void {
     const previous = this.current
-    const own = length > this.slabBytes
-    let buffer: Buffer
-    if (!own && this.spare.length > 0) buffer = this.spare.pop() as Buffer
-    else buffer = Buffer.allocUnsafeSlow(own ? length : this.slabBytes)
+    const buffer = (size === this.slabBytes ? this.spare.pop() : undefined) ?? Buffer.allocUnsafeSlow(size)
     let index = this.slabs.indexOf(undefined)
-    if (index < 0) {
-      index = this.slabs.length
-      this.slabs.push(buffer)
-      this.live.push(0)
-    } else {
-      this.slabs[index] = buffer
-      this.live[index] = 0
-    }
+    if (index < 0) index = this.slabs.length
+    this.slabs[index] = buffer
+    this.live[index] = 0
     this.current = index
     this.offset = 0
     if (previous >= 0 && this.live[previous] === 0) this.retire(previous)
@@ -199,23 +139,6 @@ export class RowArena<Sink extends ByteSink = ByteSink> {
     const buffer = this.slabs[slab] as Buffer
     this.slabs[slab] = undefined
     if (buffer.length === this.slabBytes && this.spare.length < SPARE_SLABS) this.spare.push(buffer)
-  }
-
-  private grow(): void {
-    const old = this.slabOf.length
-    const size = old * 2
-    const widen = (array: Int32Array) => {
-      const wider = new Int32Array(size).fill(-1)
-      wider.set(array)
-      return wider
-    }
-    this.slabOf = widen(this.slabOf)
-    this.startOf = widen(this.startOf)
-    this.lengthOf = widen(this.lengthOf)
-    const free = new Int32Array(size)
-    for (let index = 0; index < size - old; index++) free[index] = size - 1 - index
-    this.free = free
-    this.freeCount = size - old
   }
 }
 
@@ -273,7 +196,7 @@ export class ByteSink {
     return true
   }
 
-  /** Goes back to `position` (a `position` read before), forgetting what was written since. */
+  /** Goes back to `position` (a `position` read before), forgetting what was written since (bench/lib/request-log-text.ts). */
   rewind(position: number): void {
     this.at = position
   }

@@ -89,11 +89,17 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
   let closed = false
   let overflowLogged = false
 
-  const dropOldest = () => {
+  /** The oldest buffered row, out of the ring. */
+  const shift = (): Row => {
     const row = ring[head] as Row
     ring[head] = undefined
     head = (head + 1) % capacity
     size--
+    return row
+  }
+
+  const dropOldest = () => {
+    const row = shift()
     stats.dropped.overflow++
     release?.(row)
     if (!overflowLogged) {
@@ -104,19 +110,14 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
 
   const take = (count: number): Row[] => {
     const rows: Row[] = new Array(count)
-    for (let index = 0; index < count; index++) {
-      rows[index] = ring[head] as Row
-      ring[head] = undefined
-      head = (head + 1) % capacity
-    }
-    size -= count
+    for (let index = 0; index < count; index++) rows[index] = shift()
     return rows
   }
 
-  /** Puts a failed batch back in front (it is older than anything buffered since), less the rows pushed out meanwhile. */
-  const putBack = (rows: Row[]) => {
-    stats.dropped.overflow += flightDropped
-    let keep = rows.length - flightDropped
+  /** Puts a failed batch back in front (it is older than anything buffered since), less the `lost` rows pushed out meanwhile. */
+  const putBack = (rows: Row[], lost: number) => {
+    stats.dropped.overflow += lost
+    let keep = rows.length - lost
     const room = capacity - size
     if (keep > room) {
       stats.dropped.overflow += keep - room
@@ -136,8 +137,7 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
     timer = setTimeout(() => {
       timer = undefined
       kick()
-    }, delayMs)
-    timer.unref()
+    }, delayMs).unref()
   }
 
   const kick = () => {
@@ -160,11 +160,11 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       first = false
       const rows = take(Math.min(size, batchSize))
       inFlight = rows.length
-      flightDropped = 0
       const outcome = await writeWithTimeout(rows)
-      inFlight = 0
+      // Rows of the batch newer rows pushed out meanwhile: lost only if the batch goes back.
+      const lost = flightDropped
+      inFlight = flightDropped = 0
       if (outcome === 'written') {
-        flightDropped = 0
         stats.written += rows.length
         releaseAll(rows)
         if (stats.failing) log(`history ${init.name}: writes landing again`)
@@ -175,9 +175,7 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
         continue
       }
       stats.failedWrites++
-      if (outcome !== 'timed_out' && outcome.reachable && refusals + 1 >= maxRefusals) flightDropped = 0
       if (outcome === 'timed_out') {
-        flightDropped = 0
         // It may still land: retrying could write the rows twice, so they are given up instead.
         stats.dropped.timed_out += rows.length
         releaseAll(rows)
@@ -193,27 +191,21 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       }
       if (!stats.failing) log(`history ${init.name}: write failed, keeping the rows and retrying: ${outcome.message}`)
       stats.failing = true
-      putBack(rows)
-      flightDropped = 0
+      putBack(rows, lost)
       retryDelay = Math.min(retryDelay * 2, maxRetryMs)
       return
     }
   }
 
   const writeWithTimeout = async (rows: Row[]): Promise<'written' | 'timed_out' | { reachable: boolean; message: string }> => {
-    let hung: NodeJS.Timeout | undefined
-    const timeout = new Promise<'timed_out'>((resolve) => {
-      hung = setTimeout(() => resolve('timed_out'), writeTimeoutMs)
-      hung.unref()
-    })
     try {
-      return await Promise.race([init.write(rows).then(() => 'written' as const), timeout])
+      return await within(init.write(rows).then(() => 'written' as const), writeTimeoutMs, 'timed_out' as const)
     } catch (error) {
       return { reachable: isRefusal(error), message: error instanceof Error ? error.message : String(error) }
-    } finally {
-      clearTimeout(hung)
     }
   }
+  /** Rows that left for good but at close: the mark `flush` waits for. */
+  const settled = () => stats.written + stats.dropped.overflow + stats.dropped.refused + stats.dropped.timed_out
 
   return {
     add(row) {
@@ -234,12 +226,11 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       else schedule(flushIntervalMs)
     },
     async flush() {
-      const until = stats.written + stats.dropped.overflow + stats.dropped.refused + stats.dropped.timed_out + size + inFlight
+      const until = settled() + size + inFlight
       // Keep writing while rows buffered before this call are still waiting and writes succeed.
       for (;;) {
         if (running !== undefined) await running
-        const settled = stats.written + stats.dropped.overflow + stats.dropped.refused + stats.dropped.timed_out
-        if (size === 0 || settled >= until) return
+        if (size === 0 || settled() >= until) return
         if (timer !== undefined) {
           clearTimeout(timer)
           timer = undefined
@@ -255,15 +246,7 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
     },
     async close(options = {}) {
       if (closed) return
-      let bound: NodeJS.Timeout | undefined
-      await Promise.race([
-        this.flush(),
-        new Promise<void>((resolve) => {
-          bound = setTimeout(resolve, options.timeoutMs ?? 5_000)
-          bound.unref()
-        }),
-      ])
-      clearTimeout(bound)
+      await within(this.flush(), options.timeoutMs ?? 5_000, undefined)
       closed = true
       if (timer !== undefined) clearTimeout(timer)
       stats.dropped.closed += size
@@ -280,4 +263,11 @@ function isRefusal(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return false
   return !(code.startsWith('08') || code.startsWith('57') || code.startsWith('53'))
+}
+
+/** `promise`, or `fallback` once `ms` have passed (the timer never holds the process open). */
+function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms).unref()))
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }

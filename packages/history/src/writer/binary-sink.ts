@@ -1,8 +1,6 @@
 /**
  * Rows in COPY's binary format, written in place into a slab as ByteSink writes text (writer/arena.ts).
- * Postgres then reads each field with its type's receive function: no line to scan for escapes,
- * no text to de-escape, no time or UUID or array literal to parse. That is about a sixth of its CPU
- * per request-log row (bench/recording/request-log-pg.ts, `binary250` against `text`).
+ * Postgres then parses no text: about a sixth of its CPU per request-log row (bench/LOG.md, "Stop 15").
  *
  * Layout (PostgreSQL docs, "COPY", "Binary Format"): the stream starts with an 11-byte signature,
  * an int32 of flags and an int32 header-extension length (`BINARY_COPY_HEADER`); each tuple is an

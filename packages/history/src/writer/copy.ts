@@ -1,13 +1,10 @@
 /**
- * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows
- * written at request rate (the request log). The rows arrive already encoded (the request log's
- * in the binary format, writer/binary-sink.ts), as one buffer sent as one CopyData message;
- * Postgres reads each field with its type's input or receive function and nothing else (no
- * statement to plan, no JSON array to take apart). Measured against `INSERT ... SELECT FROM
- * json_to_recordset($1)` in bench/README.md ("The request log on and off").
+ * `COPY ... FROM STDIN` on a pooled connection: the cheapest way into Postgres for rows written
+ * at request rate (bench/README.md, "The request log on and off"). The rows arrive encoded, as
+ * one buffer sent as one CopyData message.
  *
- * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends
- * the statement, the server answers CopyInResponse, we send the data and CopyDone, and
+ * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends the
+ * statement, the server answers CopyInResponse, we send the data and CopyDone, and
  * ReadyForQuery settles it. An error (a bad row, the server going away) settles it once.
  */
 import type pg from 'pg'
@@ -15,9 +12,8 @@ import type pg from 'pg'
 /** The part of pg's connection a submittable talks to (not in @types/pg). */
 interface CopyConnection {
   /** The socket pg writes its messages to. */
-  stream?: { writable: boolean; write(chunk: Buffer): boolean }
+  stream: { writable: boolean; write(chunk: Buffer): boolean }
   query(text: string): void
-  sendCopyFromChunk(chunk: Buffer): void
   endCopyFrom(): void
 }
 
@@ -37,16 +33,15 @@ class CopyIn {
     connection.query(this.text)
   }
 
+  /**
+   * The rows come with room for CopyData's header in front: filled in and written as they are,
+   * sparing pg's serializer a copy of the whole batch. A socket no longer writable is left alone,
+   * as pg's own writes do; its error settles the statement.
+   */
   handleCopyInResponse(connection: CopyConnection): void {
-    const data = this.data
-    const stream = connection.stream
-    if (stream?.writable === true) {
-      // The rows come with room for CopyData's header in front: filled in and written as they are,
-      // sparing pg's serializer a copy of the whole batch.
-      data[0] = COPY_DATA
-      data.writeInt32BE(data.length - 1, 1)
-      stream.write(data)
-    } else connection.sendCopyFromChunk(data.subarray(COPY_HEADER_BYTES))
+    this.data[0] = COPY_DATA
+    this.data.writeInt32BE(this.data.length - 1, 1)
+    if (connection.stream.writable) connection.stream.write(this.data)
     connection.endCopyFrom()
   }
 
@@ -78,11 +73,11 @@ export const COPY_HEADER_BYTES = 5
 /**
  * Copies `data` (a COPY stream after `COPY_HEADER_BYTES` bytes of room for the message header:
  * text-format rows, or with `binary` a whole binary-format stream, header and trailer included)
- * into `table`'s `columns` in one statement on one pooled connection.
+ * into `table`'s `columns` in one statement on one pooled connection; `binary` for COPY's binary format.
  */
-export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, options: CopyOptions = {}): Promise<void> {
+export async function copyRows(pool: pg.Pool, table: string, columns: readonly string[], data: Buffer, { binary = false } = {}): Promise<void> {
   if (data.length <= COPY_HEADER_BYTES) return
-  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${options.binary === true ? ' WITH (FORMAT binary)' : ''}`
+  const statement = `COPY ${table} (${columns.map((name) => `"${name}"`).join(', ')}) FROM STDIN${binary ? ' WITH (FORMAT binary)' : ''}`
   const client = await pool.connect()
   let broken: Error | undefined
   try {
@@ -97,9 +92,4 @@ export async function copyRows(pool: pg.Pool, table: string, columns: readonly s
   } finally {
     client.release(broken)
   }
-}
-
-/** How the rows are encoded: COPY's text format (the default) or its binary format. */
-export interface CopyOptions {
-  binary?: boolean
 }
