@@ -4,10 +4,9 @@
  * and rate limits, with deterministic vectors (the same input gives the same vector).
  */
 import type { Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer } from '../dialects/dialect.ts'
+import { jsonAnswer, withBody } from '../dialects/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
 import { estimateTokens } from '../reply/content.ts'
-import { withBody } from '../responses/dialect.ts'
 
 /** Dimensions of a simulated vector unless the request asks for fewer. */
 const DIMENSIONS = 8

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import type { Answer, ChatRequest, Dialect, FaultContext, StreamAnswer } from '../dialects/dialect.ts'
-import { isAnswer } from '../dialects/dialect.ts'
+import { isAnswer, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -32,19 +31,15 @@ function joined(chunks: Array<string | Buffer>): string | Buffer {
   return Buffer.concat(chunks as Buffer[])
 }
 
-function pathOf(url: string | undefined): string {
-  const value = url ?? '/'
-  const query = value.indexOf('?')
-  return query < 0 ? value : value.slice(0, query)
+/** Writes a whole answer. */
+export function send(response: ServerResponse, answer: Answer): void {
+  response.writeHead(answer.status, answer.headers)
+  response.end(answer.body)
 }
 
-function anthropicHeaders(request: IncomingMessage): { anthropic_version?: string; anthropic_beta?: string } {
-  const version = request.headers['anthropic-version']
-  const beta = request.headers['anthropic-beta']
-  const found: { anthropic_version?: string; anthropic_beta?: string } = {}
-  if (typeof version === 'string') found.anthropic_version = version
-  if (typeof beta === 'string') found.anthropic_beta = beta
-  return found
+/** `{[name]: value}` when a header was sent once, else nothing: a record's optional fields. */
+function header<Name extends string>(name: Name, value: string | string[] | undefined): { [field in Name]?: string } {
+  return typeof value === 'string' ? { [name]: value } as { [field in Name]: string } : {}
 }
 
 /**
@@ -69,8 +64,10 @@ export class Exchange {
     private readonly dialect: Dialect,
     private readonly request: IncomingMessage,
     private readonly response: ServerResponse,
-    private readonly deployment: string | undefined,
-    private readonly apiVersion: string | undefined,
+    /** The API path asked, without the query. */
+    private readonly path: string,
+    private readonly deployment?: string,
+    private readonly apiVersion?: string,
   ) {
     this.requestId = state.ids.next('req_')
     state.log.started()
@@ -90,7 +87,7 @@ export class Exchange {
     const key = dialect.readKey(headers)
     if (key === undefined) return this.send(dialect.missingKey(this.requestId))
     this.key = key
-    const refusal = dialect.checkHeaders(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
+    const refusal = dialect.checkHeaders?.(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
     let body: unknown
     try {
@@ -172,7 +169,7 @@ export class Exchange {
       case 'stream_malformed':
       case 'stream_no_done': {
         const reply = this.replyFor(chat, rule)
-        const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
+        const context = this.answerContext(unlimitedView)
         if (!chat.stream) {
           if (preset === 'stream_stall') return { kind: 'hold', afterMs: options?.after_ms }
           const answer = this.dialect.complete(chat, reply, context)
@@ -196,9 +193,7 @@ export class Exchange {
       case 'stream_error': {
         // The in-band error only exists in a stream; a plain request (or a dialect without one) gets the 500.
         if (!chat.stream || this.dialect.streamError === undefined) return { kind: 'answer', answer: this.dialect.fault('server_error', this.faultContext(chat, options)) }
-        const reply = this.replyFor(chat, rule)
-        const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
-        return { kind: 'stream', answer: this.dialect.streamError(chat, reply, context, options?.message), script: undefined }
+        return { kind: 'stream', answer: this.dialect.streamError(chat, this.replyFor(chat, rule), this.answerContext(unlimitedView), options?.message), script: undefined }
       }
       default: return { kind: 'answer', answer: this.dialect.fault(preset, this.faultContext(chat, options)) }
     }
@@ -219,9 +214,13 @@ export class Exchange {
     return { ...reply, text: reply.text.slice(prefill.length) }
   }
 
+  private answerContext(rate: RateView): AnswerContext {
+    return { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate }
+  }
+
   private succeed(chat: ChatRequest, rule: SimulatorRule | undefined, rate: RateView): void {
     const reply = this.replyFor(chat, rule)
-    const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate }
+    const context = this.answerContext(rate)
     if (chat.stream) {
       this.perform({ kind: 'stream', answer: this.dialect.stream(chat, reply, context), script: undefined }, rule)
     } else if (rule?.first_token_delay_ms !== undefined && rule.first_token_delay_ms > 0) {
@@ -295,8 +294,7 @@ export class Exchange {
   }
 
   private send(answer: Answer): void {
-    this.response.writeHead(answer.status, answer.headers)
-    this.response.end(answer.body)
+    send(this.response, answer)
   }
 
   /** Drops the connection as a broken upstream would; not counted as a client abort. */
@@ -309,8 +307,8 @@ export class Exchange {
   private finish(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
-    const response = this.response
-    const record = {
+    const { response, request: { headers } } = this
+    this.state.log.add({
       at: Date.now(),
       provider: this.dialect.provider,
       key: this.key,
@@ -320,12 +318,12 @@ export class Exchange {
       status: response.headersSent ? response.statusCode : 0,
       aborted: !response.writableFinished && !this.destroyedOnPurpose,
       ...(this.fault === undefined ? {} : { fault: this.fault }),
-      path: pathOf(this.request.url),
-      ...(typeof this.request.headers.traceparent === 'string' ? { traceparent: this.request.headers.traceparent } : {}),
-      ...anthropicHeaders(this.request),
+      path: this.path,
+      ...header('traceparent', headers.traceparent),
+      ...header('anthropic_version', headers['anthropic-version']),
+      ...header('anthropic_beta', headers['anthropic-beta']),
       ...(this.prefill === undefined ? {} : { prefill: true as const }),
-    }
-    this.state.log.add(record)
+    })
   }
 }
 
@@ -343,15 +341,6 @@ function betaRefusal(flags: string[], requestId: string): Answer {
 
 /** Anthropic's words when a model refuses a conversation that ends with the assistant's text. */
 const PREFILL_REFUSED = 'This model does not support assistant message prefill. The conversation must end with a user message.'
-
-/** Headers without content-length (a body that ends early must not promise its length). */
-function withoutLength(headers: string[]): string[] {
-  const kept: string[] = []
-  for (let index = 0; index + 1 < headers.length; index += 2) {
-    if (headers[index]!.toLowerCase() !== 'content-length') kept.push(headers[index]!, headers[index + 1]!)
-  }
-  return kept
-}
 
 /**
  * The assistant's text a conversation ends with, when it does (a prefill: the caller asks for
