@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import { isAnswer, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
+import { isAnswer, isFields, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -18,7 +18,7 @@ const unlimitedView: RateView = {
 /** What the exchange will do once its latency has passed. */
 type Plan =
   | { kind: 'answer'; answer: Answer }
-  | { kind: 'stream'; answer: StreamAnswer; script: Omit<StreamScript, 'chunks' | 'firstContentDelayMs' | 'chunkDelayMs'> | undefined }
+  | { kind: 'stream'; answer: StreamAnswer; script: StreamScript | undefined }
   | { kind: 'cut'; answer: Answer; clean: boolean }
   | { kind: 'hold'; afterMs: number | undefined }
   | { kind: 'reset' }
@@ -93,11 +93,11 @@ export class Exchange {
     try {
       body = JSON.parse(text)
     } catch {
-      return this.send(dialect.invalidJson(this.requestId))
+      body = undefined
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return this.send(dialect.invalidJson(this.requestId))
-    this.prefill = prefillOf(body as Record<string, unknown>)
-    const chat = dialect.parse(body as Record<string, unknown>, this.deployment, this.apiVersion, this.requestId)
+    if (!isFields(body)) return this.send(dialect.invalidJson(this.requestId))
+    this.prefill = prefillOf(body)
+    const chat = dialect.parse(body, this.deployment, this.apiVersion, this.requestId)
     if (isAnswer(chat)) return this.send(chat)
     this.model = chat.model
     this.stream = chat.stream
@@ -135,27 +135,17 @@ export class Exchange {
       }
     }
     const latency = rule.latency_ms === undefined ? 0 : sampleLatency(rule.latency_ms, state.random)
-    const act = plan === undefined
-      ? () => this.succeed(chat, rule, rate)
-      : () => this.perform(plan, rule)
-    if (latency > 0) {
-      this.timer = setTimeout(() => { this.timer = undefined; act() }, latency)
-    } else {
-      act()
-    }
+    const act = plan === undefined ? () => this.succeed(chat, rule, rate) : () => this.perform(plan, rule)
+    if (latency > 0) this.after(latency, act)
+    else act()
   }
 
   private faultPlan(chat: ChatRequest, rule: SimulatorRule, fault: FaultSpec): Plan {
     if (typeof fault === 'object' && 'status' in fault) {
       this.fault = 'raw'
       const body = typeof fault.body === 'string' ? fault.body : JSON.stringify(fault.body)
-      const headers: string[] = []
-      let hasType = false
-      for (const [name, value] of Object.entries(fault.headers ?? {})) {
-        headers.push(name, value)
-        if (name.toLowerCase() === 'content-type') hasType = true
-      }
-      if (!hasType) headers.push('content-type', 'application/json')
+      const headers = Object.entries(fault.headers ?? {}).flat()
+      if (!headers.some((name, index) => index % 2 === 0 && name.toLowerCase() === 'content-type')) headers.push('content-type', 'application/json')
       return { kind: 'answer', answer: { status: fault.status, headers, body } }
     }
     const preset: FaultPreset = typeof fault === 'string' ? fault : fault.preset
@@ -172,9 +162,8 @@ export class Exchange {
         const context = this.answerContext(unlimitedView)
         if (!chat.stream) {
           if (preset === 'stream_stall') return { kind: 'hold', afterMs: options?.after_ms }
-          const answer = this.dialect.complete(chat, reply, context)
-          if (preset === 'stream_malformed') return { kind: 'answer', answer: { ...answer, body: answer.body.slice(0, Math.floor(answer.body.length / 2)), headers: withoutLength(answer.headers) } }
-          return { kind: 'cut', answer, clean: preset === 'stream_no_done' }
+          // A malformed or unfinished body: half of it, on a connection that closes cleanly.
+          return { kind: 'cut', answer: this.dialect.complete(chat, reply, context), clean: preset !== 'stream_cut' }
         }
         const answer = this.dialect.stream(chat, reply, context)
         const chunks = answer.chunks
@@ -225,7 +214,7 @@ export class Exchange {
       this.perform({ kind: 'stream', answer: this.dialect.stream(chat, reply, context), script: undefined }, rule)
     } else if (rule?.first_token_delay_ms !== undefined && rule.first_token_delay_ms > 0) {
       // A plain request has no first token of its own: the delay is more latency before the answer.
-      this.timer = setTimeout(() => { this.timer = undefined; this.send(this.dialect.complete(chat, reply, context)) }, rule.first_token_delay_ms)
+      this.after(rule.first_token_delay_ms, () => this.send(this.dialect.complete(chat, reply, context)))
     } else {
       this.send(this.dialect.complete(chat, reply, context))
     }
@@ -234,46 +223,40 @@ export class Exchange {
   private perform(plan: Plan, rule: SimulatorRule | undefined): void {
     switch (plan.kind) {
       case 'answer': return this.send(plan.answer)
-      case 'stream': {
-        const chunks = plan.answer.chunks
-        const script = plan.script ?? { sent: chunks.length, ending: 'end', holdMs: undefined }
-        return this.writeStream(plan.answer, { ...script, chunks, firstContentDelayMs: rule?.first_token_delay_ms ?? 0, chunkDelayMs: rule?.chunk_delay_ms ?? 0 })
-      }
+      case 'stream': return this.writeStream(plan.answer, plan.script ?? { sent: plan.answer.chunks.length, ending: 'end', holdMs: undefined }, rule)
       case 'cut': {
-        const { answer } = plan
+        const { answer, clean } = plan
         const half = answer.body.slice(0, Math.floor(answer.body.length / 2))
-        if (plan.clean) {
-          // A body that ends early on a connection that closes cleanly.
-          this.response.writeHead(answer.status, withoutLength(answer.headers))
-          this.response.end(half)
-          return
-        }
-        this.response.writeHead(answer.status, answer.headers)
-        this.response.write(half, () => this.destroy())
+        // Clean: a body that ends early on a connection that closes cleanly (it must not promise its length).
+        this.response.writeHead(answer.status, clean ? withoutLength(answer.headers) : answer.headers)
+        if (clean) this.response.end(half)
+        else this.response.write(half, () => this.destroy())
         return
       }
       case 'hold':
-        if (plan.afterMs !== undefined) this.timer = setTimeout(() => { this.timer = undefined; this.destroy() }, plan.afterMs)
+        if (plan.afterMs !== undefined) this.after(plan.afterMs, () => this.destroy())
         return
       case 'reset': return this.destroy()
     }
   }
 
-  /** Writes a stream as its script says: events back to back where nothing delays them, then its ending. */
-  private writeStream(answer: StreamAnswer, script: StreamScript): void {
+  /** Writes a stream as its script says, `rule`'s delays before its events: back to back where nothing delays them, then its ending. */
+  private writeStream(answer: StreamAnswer, script: StreamScript, rule: SimulatorRule | undefined): void {
     const response = this.response
-    const { chunks, sent } = script
+    const { chunks } = answer
+    const { sent } = script
+    const chunkDelayMs = rule?.chunk_delay_ms ?? 0
+    const firstContentDelayMs = rule?.first_token_delay_ms ?? 0
     response.writeHead(200, answer.headers)
-    const firstContent = script.firstContentDelayMs > 0 ? chunks.findIndex((chunk) => eventKind(chunk) === 'content') : -1
-    const delayBefore = (index: number) => (index > 0 ? script.chunkDelayMs : 0) + (index === firstContent ? script.firstContentDelayMs : 0)
+    const firstContent = firstContentDelayMs > 0 ? chunks.findIndex((chunk) => eventKind(chunk) === 'content') : -1
+    const delayBefore = (index: number) => (index > 0 ? chunkDelayMs : 0) + (index === firstContent ? firstContentDelayMs : 0)
     const finish = (): void => {
       if (script.ending === 'end') response.end()
       else if (script.ending === 'destroy') this.destroy()
-      else if (script.holdMs !== undefined) this.timer = setTimeout(() => { this.timer = undefined; this.destroy() }, script.holdMs)
+      else if (script.holdMs !== undefined) this.after(script.holdMs, () => this.destroy())
     }
     let index = 0
     const step = (): void => {
-      this.timer = undefined
       // Every event up to the next delay goes out in one write.
       let end = index + 1
       while (end < sent && delayBefore(end) === 0) end++
@@ -285,12 +268,20 @@ export class Exchange {
         return
       }
       response.write(piece)
-      this.timer = setTimeout(step, delayBefore(index))
+      this.after(delayBefore(index), step)
     }
     if (sent === 0) return finish()
     const first = delayBefore(0)
-    if (first > 0) this.timer = setTimeout(step, first)
+    if (first > 0) this.after(first, step)
     else step()
+  }
+
+  /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears. */
+  private after(ms: number, action: () => void): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      action()
+    }, ms)
   }
 
   private send(answer: Answer): void {
