@@ -13,11 +13,9 @@ export function parseMessagesBody(body: Record<string, unknown>): ChatRequest | 
   return {
     model: body.model,
     stream: body.stream === true,
-    includeUsage: false,
     promptTokens: estimateTokens(promptCharacters(body.messages, body.system)),
     maxTokens: body.max_tokens,
     tool: toolChoice(body.tools, body.tool_choice),
-    apiVersion: undefined,
   }
 }
 

@@ -38,11 +38,9 @@ export function parseConverseBody(body: Fields, modelId: string, stream: boolean
   return {
     model: modelId,
     stream,
-    includeUsage: false,
     promptTokens: estimateTokens(characters),
     maxTokens: maxTokens as number | undefined,
     tool: toolChoice(body.toolConfig),
-    apiVersion: undefined,
   }
 }
 

@@ -23,13 +23,13 @@ export interface ChatRequest {
   model: string
   stream: boolean
   /** OpenAI `stream_options.include_usage`. */
-  includeUsage: boolean
+  includeUsage?: boolean
   promptTokens: number
   maxTokens: number | undefined
   /** The tool the request forces, when `tools` plus a forcing `tool_choice` name one. */
   tool: { name: string; schema: unknown } | undefined
   /** Azure `api-version`. */
-  apiVersion: string | undefined
+  apiVersion?: string
 }
 
 /** Faults that are answers; `timeout`, `reset`, `stream_cut` and `stream_error` are connection or stream behaviours instead. */

@@ -40,7 +40,7 @@ export function embeddingsDialect(chat: Dialect): Dialect {
       if (typeof model !== 'string' || model.length === 0) return refuse('you must provide a model parameter', 'model')
       const texts = inputsOf(body.input)
       if (texts === undefined) return refuse("'input' is a required property", 'input')
-      const request = { model, stream: false, includeUsage: false, promptTokens: estimateTokens(texts.join('').length), maxTokens: undefined, tool: undefined, apiVersion }
+      const request = { model, stream: false, promptTokens: estimateTokens(texts.join('').length), maxTokens: undefined, tool: undefined, apiVersion }
       inputs.set(request, { texts, dimensions: typeof body.dimensions === 'number' && body.dimensions > 0 ? Math.min(body.dimensions, 64) : DIMENSIONS })
       return request
     },

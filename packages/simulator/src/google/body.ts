@@ -38,11 +38,9 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
   return {
     model,
     stream,
-    includeUsage: false,
     promptTokens: estimateTokens(characters),
     maxTokens: maxTokens as number | undefined,
     tool: forcedTool(body.tools, body.toolConfig),
-    apiVersion: undefined,
   }
 }
 

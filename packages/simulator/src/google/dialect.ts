@@ -15,7 +15,7 @@ import { anthropicErrorBody } from '../anthropic/errors.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { generateContentBody, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
-import { googleError, googleFault, type GoogleSurface } from './errors.ts'
+import { errorInfo, googleError, googleFault, SERVICE, type GoogleSurface } from './errors.ts'
 import { retryAfterSeconds } from '../reply/format.ts'
 import type { TokenBook } from './tokens.ts'
 
@@ -73,7 +73,7 @@ function vertexAuth(tokens: TokenBook): Pick<Dialect, 'readKey' | 'missingKey' |
       return tokens.lookup(token)?.email ?? token
     },
     missingKey: (requestId) => answer(googleError(401, 'UNAUTHENTICATED', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.', [
-      { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CREDENTIALS_MISSING', domain: 'googleapis.com', metadata: { service: 'aiplatform.googleapis.com' } },
+      errorInfo('CREDENTIALS_MISSING', SERVICE.vertex),
     ]), requestId),
     authenticate(request, _body, requestId) {
       const token = bearerKey(request.headers) ?? ''
@@ -81,7 +81,7 @@ function vertexAuth(tokens: TokenBook): Pick<Dialect, 'readKey' | 'missingKey' |
       if (issued !== undefined && issued.expiresAt > Date.now()) return undefined
       const reason = issued === undefined ? 'ACCESS_TOKEN_TYPE_UNSUPPORTED' : 'ACCESS_TOKEN_EXPIRED'
       return answer(googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service: 'aiplatform.googleapis.com', method: 'google.cloud.aiplatform.v1.PredictionService.GenerateContent' } },
+        errorInfo(reason, SERVICE.vertex, { method: 'google.cloud.aiplatform.v1.PredictionService.GenerateContent' }),
       ]), requestId)
     },
   }

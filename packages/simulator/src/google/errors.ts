@@ -13,11 +13,12 @@ export function googleError(code: number, status: string, message: string, detai
   return shape(code, JSON.stringify({ error: details === undefined ? { code, message, status } : { code, message, status, details } }))
 }
 
-function errorInfo(reason: string, service: string, metadata: Record<string, string> = {}): Record<string, unknown> {
+/** A google.rpc.ErrorInfo detail. */
+export function errorInfo(reason: string, service: string, metadata: Record<string, string> = {}): Record<string, unknown> {
   return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service, ...metadata } }
 }
 
-const SERVICE: Record<GoogleSurface, string> = { gemini: 'generativelanguage.googleapis.com', vertex: 'aiplatform.googleapis.com' }
+export const SERVICE: Record<GoogleSurface, string> = { gemini: 'generativelanguage.googleapis.com', vertex: 'aiplatform.googleapis.com' }
 
 /** Where a Vertex model lives, as Vertex names it in its errors. */
 function resource(model: string): string {

@@ -2,7 +2,7 @@
 import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
 import type { Refuse } from '../openai/body.ts'
 import type { Reply } from '../reply/content.ts'
-import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { countText, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
 /** Validates a Responses body the way OpenAI does; the model is the Azure deployment there. */
 export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse): ChatRequest | Answer {
@@ -19,7 +19,6 @@ export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse
     promptTokens: estimateTokens(inputCharacters(input) + (typeof body.instructions === 'string' ? body.instructions.length : 0)),
     maxTokens: typeof limit === 'number' ? limit : undefined,
     tool: toolChoice(body.tools, body.tool_choice),
-    apiVersion: undefined,
   }
 }
 
@@ -29,8 +28,7 @@ function inputCharacters(input: unknown): number {
   let total = 0
   for (const item of input) {
     const record = item as { content?: unknown; output?: unknown; arguments?: unknown } | null
-    if (typeof record?.content === 'string') total += record.content.length
-    else if (Array.isArray(record?.content)) for (const part of record.content) total += typeof (part as { text?: unknown })?.text === 'string' ? ((part as { text: string }).text.length) : 0
+    total += countText(record?.content)
     if (typeof record?.output === 'string') total += record.output.length
     if (typeof record?.arguments === 'string') total += record.arguments.length
   }
