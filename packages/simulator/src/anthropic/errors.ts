@@ -12,19 +12,19 @@ export function anthropicRateMessage(kind: 'requests' | 'tokens', limit: number)
   return `This request would exceed the rate limit for your organization (org-simulator) of ${limit} ${unit} per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.`
 }
 
-/** Status, error type and Anthropic's words (undefined: `model: <model>`) per preset; `rate_limit` and `region_blocked` are shaped apart. */
-const FAULTS: Record<Exclude<AnswerPreset, 'rate_limit' | 'region_blocked'>, readonly [status: number, type: string, message: string | undefined]> = {
-  invalid_api_key: [401, 'authentication_error', 'invalid x-api-key'],
-  insufficient_quota: [400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'],
-  model_not_found: [404, 'not_found_error', undefined],
-  model_deprecated: [404, 'not_found_error', undefined],
-  model_access: [403, 'permission_error', 'Your API key does not have permission to use the specified resource.'],
-  server_error: [500, 'api_error', 'Internal server error'],
-  bad_gateway: [502, 'api_error', 'Bad gateway'],
-  unavailable: [503, 'api_error', 'Service unavailable'],
-  overloaded: [529, 'overloaded_error', 'Overloaded'],
-  context_length_exceeded: [400, 'invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum'],
-  bad_request: [400, 'invalid_request_error', 'temperature: Input should be less than or equal to 1'],
+/** Error type, status and Anthropic's words (none: `model: <model>`) per preset; `rate_limit` and `region_blocked` are shaped apart. */
+const FAULTS: Record<Exclude<AnswerPreset, 'rate_limit' | 'region_blocked'>, readonly [type: string, status: number, message?: string]> = {
+  invalid_api_key: ['authentication_error', 401, 'invalid x-api-key'],
+  insufficient_quota: ['invalid_request_error', 400, 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'],
+  model_not_found: ['not_found_error', 404],
+  model_deprecated: ['not_found_error', 404],
+  model_access: ['permission_error', 403, 'Your API key does not have permission to use the specified resource.'],
+  server_error: ['api_error', 500, 'Internal server error'],
+  bad_gateway: ['api_error', 502, 'Bad gateway'],
+  unavailable: ['api_error', 503, 'Service unavailable'],
+  overloaded: ['overloaded_error', 529, 'Overloaded'],
+  context_length_exceeded: ['invalid_request_error', 400, 'prompt is too long: 210000 tokens > 200000 maximum'],
+  bad_request: ['invalid_request_error', 400, 'temperature: Input should be less than or equal to 1'],
 }
 
 /** Anthropic's real answer for each preset; a scripted `message` replaces its words. */
@@ -40,6 +40,6 @@ export function anthropicFault(preset: AnswerPreset, context: FaultContext): Ans
       'anthropic-ratelimit-tokens-limit', '40000', 'anthropic-ratelimit-tokens-remaining', '0', 'anthropic-ratelimit-tokens-reset', reset,
     ])
   }
-  const [status, type, message] = FAULTS[preset]
+  const [type, status, message] = FAULTS[preset]
   return shape(status, body(type, message ?? `model: ${context.model}`))
 }
