@@ -26,12 +26,8 @@ export function parseChatBody(
   const model = deployment ?? body.model
   if (typeof model !== 'string' || model.length === 0) return refuse('you must provide a model parameter', null, null)
   const messages = body.messages
-  if (!Array.isArray(messages)) {
-    return refuse("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter')
-  }
-  if (messages.length === 0) {
-    return refuse("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array')
-  }
+  if (!Array.isArray(messages)) return refuse("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter')
+  if (messages.length === 0) return refuse("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array')
   const options = body.stream_options as { include_usage?: unknown } | null | undefined
   const limit = body.max_completion_tokens ?? body.max_tokens
   return {

@@ -1,4 +1,5 @@
 import type { FaultSpec, LatencySpec, ProviderName, SimulatorRule } from '../index.ts'
+import { isFields } from '../dialects/dialect.ts'
 import { FAULT_PRESETS, type FaultPreset } from './presets.ts'
 
 /** A rule that cannot be used; `message` names the field and what was wrong. */
@@ -14,21 +15,13 @@ export class RuleError extends Error {
 const presetSet = new Set<string>(FAULT_PRESETS)
 const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 function nonNegative(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RuleError(`${field} must be a non-negative number`)
-  }
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new RuleError(`${field} must be a non-negative number`)
   return value
 }
 
 function positiveInteger(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RuleError(`${field} must be a positive integer`)
-  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new RuleError(`${field} must be a positive integer`)
   return value
 }
 
@@ -39,7 +32,7 @@ function text(value: unknown, field: string): string {
 
 function parseLatency(value: unknown, field: string): LatencySpec {
   if (typeof value === 'number') return nonNegative(value, field)
-  if (isObject(value)) {
+  if (isFields(value)) {
     if ('p50' in value || 'p99' in value) {
       const p50 = nonNegative(value.p50, `${field}.p50`)
       const p99 = nonNegative(value.p99, `${field}.p99`)
@@ -58,12 +51,10 @@ function parseLatency(value: unknown, field: string): LatencySpec {
 /** Checks a fault spec; the error names `field`. */
 export function parseFault(value: unknown, field: string): FaultSpec {
   if (typeof value === 'string') {
-    if (!presetSet.has(value)) {
-      throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
-    }
+    if (!presetSet.has(value)) throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
     return value as FaultPreset
   }
-  if (!isObject(value)) throw new RuleError(`${field} must be a preset name, {preset, ...} or {status, headers?, body}`)
+  if (!isFields(value)) throw new RuleError(`${field} must be a preset name, {preset, ...} or {status, headers?, body}`)
   if ('preset' in value) {
     const preset = parseFault(value.preset, `${field}.preset`)
     const spec: FaultSpec = { preset: preset as FaultPreset }
@@ -83,7 +74,7 @@ export function parseFault(value: unknown, field: string): FaultSpec {
   if (!('body' in value)) throw new RuleError(`${field}.body is required for a raw fault`)
   const spec: FaultSpec = { status, body: value.body }
   if (value.headers !== undefined) {
-    if (!isObject(value.headers) || Object.values(value.headers).some((header) => typeof header !== 'string')) {
+    if (!isFields(value.headers) || Object.values(value.headers).some((header) => typeof header !== 'string')) {
       throw new RuleError(`${field}.headers must map header names to strings`)
     }
     spec.headers = value.headers as Record<string, string>
@@ -125,7 +116,7 @@ const RULE_FIELDS: { [Field in keyof SimulatorRule]-?: (value: unknown, field: s
 
 /** Checks one rule from untrusted input and returns a clean copy. */
 export function parseRule(value: unknown, field = 'rule'): SimulatorRule {
-  if (!isObject(value)) throw new RuleError(`${field} must be an object`)
+  if (!isFields(value)) throw new RuleError(`${field} must be an object`)
   for (const name of Object.keys(value)) {
     if (!Object.hasOwn(RULE_FIELDS, name)) throw new RuleError(`${field}: unknown field "${name}"`)
   }
