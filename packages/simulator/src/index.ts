@@ -151,8 +151,6 @@ export interface Simulator {
 export { RuleError } from './rules/validate.ts'
 
 /** Starts a simulator and resolves once it listens. */
-export function createSimulator(init: SimulatorInit = {}): Promise<Simulator> {
-  return startSimulator(init)
-}
+export const createSimulator = (init: SimulatorInit = {}): Promise<Simulator> => startSimulator(init)
 export { simulatorSecretKey } from './bedrock/sigv4.ts'
 export { simulatorServiceAccount } from './google/service-account.ts'

@@ -1,11 +1,8 @@
-import type { ChatRequest } from '../dialects/dialect.ts'
+import { forcedTool, isFields, type ChatRequest, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, promptCharacters, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
-/** Why a validation failed, in Anthropic's `field: problem` wording. */
-export type Refusal = { refusal: string }
-
-/** Validates a Messages API body the way Anthropic does. */
+/** Validates a Messages API body the way Anthropic does (refusals in its `field: problem` wording). */
 export function parseMessagesBody(body: Record<string, unknown>): ChatRequest | Refusal {
   if (typeof body.model !== 'string' || body.model.length === 0) return { refusal: 'model: Field required' }
   if (!Array.isArray(body.messages)) return { refusal: 'messages: Field required' }
@@ -16,28 +13,19 @@ export function parseMessagesBody(body: Record<string, unknown>): ChatRequest | 
   return {
     model: body.model,
     stream: body.stream === true,
-    includeUsage: false,
     promptTokens: estimateTokens(promptCharacters(body.messages, body.system)),
     maxTokens: body.max_tokens,
-    tool: forcedTool(body.tools, body.tool_choice),
-    apiVersion: undefined,
+    tool: toolChoice(body.tools, body.tool_choice),
   }
 }
 
 /** The tool a request forces with `tool_choice` `{type: "tool", name}` or `{type: "any"}`. */
-function forcedTool(tools: unknown, choice: unknown): ChatRequest['tool'] {
-  if (!Array.isArray(tools) || tools.length === 0 || typeof choice !== 'object' || choice === null) return undefined
-  const named = tools.filter((tool): tool is { name: string; input_schema?: unknown } =>
-    typeof (tool as { name?: unknown } | null)?.name === 'string')
-  const kind = (choice as { type?: unknown }).type
-  if (kind === 'any') {
-    const first = named[0]
-    return first === undefined ? undefined : { name: first.name, schema: first.input_schema }
-  }
-  if (kind !== 'tool') return undefined
-  const name = (choice as { name?: unknown }).name
-  if (typeof name !== 'string') return undefined
-  return { name, schema: named.find((tool) => tool.name === name)?.input_schema }
+function toolChoice(tools: unknown, choice: unknown): ChatRequest['tool'] {
+  if (!Array.isArray(tools) || tools.length === 0 || !isFields(choice)) return undefined
+  const declared = tools.filter((tool): tool is { name: string; input_schema?: unknown } => typeof (tool as { name?: unknown } | null)?.name === 'string')
+    .map((tool) => ({ name: tool.name, schema: tool.input_schema }))
+  if (choice.type === 'any') return forcedTool(declared, undefined)
+  return choice.type === 'tool' && typeof choice.name === 'string' ? forcedTool(declared, choice.name) : undefined
 }
 
 function stopReason(chat: ChatRequest, reply: Reply): string {
@@ -61,7 +49,7 @@ export function messageBody(chat: ChatRequest, reply: Reply, id: string, toolId:
   })
 }
 
-export function event(name: string, data: unknown): string {
+function event(name: string, data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
 }
 
@@ -98,4 +86,11 @@ export function messageEvents(chat: ChatRequest, reply: Reply, id: string, toolI
   }))
   events.push(event('message_stop', { type: 'message_stop' }))
   return events
+}
+
+/** A stream that breaks off halfway with Anthropic's in-band `overloaded_error` event (with the request id where Anthropic answers itself). */
+export function messageErrorEvents(events: string[], message: string | undefined, requestId?: string): string[] {
+  const chunks = events.slice(0, Math.max(3, Math.floor(events.length / 2)))
+  chunks.push(event('error', { type: 'error', error: { type: 'overloaded_error', message: message ?? 'Overloaded' }, ...(requestId === undefined ? {} : { request_id: requestId }) }))
+  return chunks
 }

@@ -1,7 +1,6 @@
 /** Anthropic's `POST /v1/messages/count_tokens`: the Messages body without `max_tokens`, answered `{input_tokens}`. */
-import type { Dialect } from '../dialects/dialect.ts'
+import { withBody, type Dialect } from '../dialects/dialect.ts'
 import { estimateTokens, promptCharacters } from '../reply/content.ts'
-import { withBody } from '../responses/dialect.ts'
 import { anthropicDialect } from './dialect.ts'
 
 /** Token counting at Anthropic: same keys, version header, faults and rate limits as Messages. */

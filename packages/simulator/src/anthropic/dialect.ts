@@ -1,8 +1,8 @@
-import type { Answer, Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer } from '../dialects/dialect.ts'
+import { jsonAnswer, sseHeaders, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
+import type { Reply } from '../reply/content.ts'
 import { retryAfterSeconds, rfc3339 } from '../reply/format.ts'
 import type { RateView } from '../rules/rate-window.ts'
-import { event, messageBody, messageEvents, parseMessagesBody } from './body.ts'
+import { messageBody, messageErrorEvents, messageEvents, parseMessagesBody } from './body.ts'
 import { anthropicErrorBody, anthropicFault, anthropicRateMessage } from './errors.ts'
 
 function baseHeaders(requestId: string): string[] {
@@ -26,6 +26,9 @@ function rateHeaders(headers: string[], rate: RateView, now: number): string[] {
   )
   return headers
 }
+
+const streamHeaders = (context: AnswerContext) => [...rateHeaders(baseHeaders(context.requestId), context.rate, context.now), ...sseHeaders]
+const events = (chat: ChatRequest, reply: Reply, context: AnswerContext) => messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
 
 function error(status: number, requestId: string, type: string, message: string, extra: string[] = []): Answer {
   return jsonAnswer(status, baseHeaders(requestId).concat(extra), anthropicErrorBody(type, message, requestId))
@@ -55,22 +58,11 @@ export const anthropicDialect: Dialect = {
     const body = messageBody(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
     return jsonAnswer(200, rateHeaders(baseHeaders(context.requestId), context.rate, context.now), body)
   },
-  stream(chat, reply, context) {
-    const headers = rateHeaders(baseHeaders(context.requestId), context.rate, context.now)
-    headers.push('content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache')
-    return { headers, chunks: messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_')) }
-  },
-  streamError(chat, reply, context, message) {
-    const headers = rateHeaders(baseHeaders(context.requestId), context.rate, context.now)
-    headers.push('content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache')
-    const events = messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
-    const chunks = events.slice(0, Math.max(3, Math.floor(events.length / 2)))
-    chunks.push(event('error', { type: 'error', error: { type: 'overloaded_error', message: message ?? 'Overloaded' }, request_id: context.requestId }))
-    return { headers, chunks }
-  },
+  stream: (chat, reply, context) => ({ headers: streamHeaders(context), chunks: events(chat, reply, context) }),
+  streamError: (chat, reply, context, message) => ({ headers: streamHeaders(context), chunks: messageErrorEvents(events(chat, reply, context), message, context.requestId) }),
   fault(preset, context) {
-    const shape = anthropicFault(preset, context)
-    return jsonAnswer(shape.status, baseHeaders(context.requestId).concat(shape.headers), shape.body)
+    const answer = anthropicFault(preset, context)
+    return jsonAnswer(answer.status, baseHeaders(context.requestId).concat(answer.headers), answer.body)
   },
   rateLimited(decision, context) {
     const headers = rateHeaders(['retry-after', String(retryAfterSeconds(decision.retryAfterMs))], decision.view, Date.now())

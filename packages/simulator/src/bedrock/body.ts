@@ -1,12 +1,7 @@
 /** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
-import type { Refusal as AnthropicRefusal } from '../anthropic/body.ts'
-import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
+import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
-
-/** Why a validation failed (in Bedrock's ValidationException wording): the same shape as the Messages body's. */
-type Refusal = AnthropicRefusal
-
 
 /** Characters of every text part (messages and system), for the token estimate. */
 function textCharacters(blocks: unknown): number {
@@ -21,8 +16,8 @@ function textCharacters(blocks: unknown): number {
   return total
 }
 
-/** Validates a Converse body; `modelId` comes from the path. */
-export function parseConverseBody(body: Fields, modelId: string, stream = false): ChatRequest | Refusal {
+/** Validates a Converse body (refusals in Bedrock's ValidationException wording); `modelId` comes from the path. */
+export function parseConverseBody(body: Fields, modelId: string, stream: boolean): ChatRequest | Refusal {
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
   }
@@ -43,27 +38,29 @@ export function parseConverseBody(body: Fields, modelId: string, stream = false)
   return {
     model: modelId,
     stream,
-    includeUsage: false,
     promptTokens: estimateTokens(characters),
     maxTokens: maxTokens as number | undefined,
-    tool: forcedTool(body.toolConfig),
-    apiVersion: undefined,
+    tool: toolChoice(body.toolConfig),
   }
 }
 
 /** The tool a `toolConfig.toolChoice` of `{tool: {name}}` or `{any: {}}` forces. */
-function forcedTool(config: unknown): ChatRequest['tool'] {
+function toolChoice(config: unknown): ChatRequest['tool'] {
   if (!isFields(config) || !Array.isArray(config.tools) || !isFields(config.toolChoice)) return undefined
   const specs = (config.tools as unknown[]).flatMap((tool) => (isFields(tool) && isFields(tool.toolSpec) && typeof tool.toolSpec.name === 'string'
     ? [{ name: tool.toolSpec.name, schema: isFields(tool.toolSpec.inputSchema) ? tool.toolSpec.inputSchema.json : undefined }]
     : []))
   const choice = config.toolChoice
-  if (isFields(choice.any)) return specs[0]
-  if (isFields(choice.tool) && typeof choice.tool.name === 'string') {
-    const name = choice.tool.name
-    return { name, schema: specs.find((spec) => spec.name === name)?.schema }
-  }
-  return undefined
+  if (isFields(choice.any)) return forcedTool(specs, undefined)
+  return isFields(choice.tool) && typeof choice.tool.name === 'string' ? forcedTool(specs, choice.tool.name) : undefined
+}
+
+function stopReason(chat: ChatRequest, reply: Reply): string {
+  return chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
+}
+
+function usage(chat: ChatRequest, reply: Reply) {
+  return { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens }
 }
 
 /** A Converse answer. */
@@ -71,13 +68,7 @@ export function converseBody(chat: ChatRequest, reply: Reply, toolId: string, la
   const content = chat.tool === undefined
     ? [{ text: reply.text }]
     : [{ toolUse: { toolUseId: toolId, name: chat.tool.name, input: toolArguments(chat.tool.schema) } }]
-  const stopReason = chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
-  return JSON.stringify({
-    output: { message: { role: 'assistant', content } },
-    stopReason,
-    usage: { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens },
-    metrics: { latencyMs },
-  })
+  return JSON.stringify({ output: { message: { role: 'assistant', content } }, stopReason: stopReason(chat, reply), usage: usage(chat, reply), metrics: { latencyMs } })
 }
 
 /**
@@ -105,11 +96,7 @@ export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: st
     }
   }
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
-  const stopReason = chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
-  events.push(['messageStop', { stopReason }])
-  events.push(['metadata', {
-    usage: { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens },
-    metrics: { latencyMs: 1 },
-  }])
+  events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
+  events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])
   return events.map(([type, payload], index) => [type, padded(payload, index)])
 }

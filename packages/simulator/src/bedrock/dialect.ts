@@ -13,67 +13,59 @@ import { eventFrame, exceptionFrame } from './eventstream.ts'
 import { bedrockError, bedrockFault } from './errors.ts'
 import { readSigV4, verifySigV4 } from './sigv4.ts'
 
-function answer(shape: { status: number; headers: string[]; body: string }, requestId: string): Answer {
-  return jsonAnswer(shape.status, ['x-amzn-requestid', requestId, ...shape.headers], shape.body)
+function answer(error: Answer, requestId: string): Answer {
+  return jsonAnswer(error.status, ['x-amzn-requestid', requestId, ...error.headers], error.body)
 }
 
 function streamHeaders(requestId: string): string[] {
   return ['x-amzn-requestid', requestId, 'content-type', 'application/vnd.amazon.eventstream']
 }
 
-/** Bedrock's Converse dialect. The key a request is recorded and matched by is its access key id (or its API key). */
-export const bedrockDialect: Dialect = {
-  provider: 'bedrock',
-  readKey(headers) {
-    const sigv4 = readSigV4(headers)
-    if (sigv4 !== undefined) return sigv4.accessKeyId
-    return bearerKey(headers)
-  },
-  missingKey: (requestId) => answer(bedrockError(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token'), requestId),
-  checkHeaders: () => undefined,
-  authenticate(request: IncomingMessage, body: string, requestId: string) {
-    const sigv4 = readSigV4(request.headers)
-    // A bearer token is a Bedrock API key: any is accepted (faults per key are scripted with rules).
-    if (sigv4 === undefined) return undefined
-    if (sigv4.service !== 'bedrock') {
-      return answer(bedrockError(403, 'InvalidSignatureException', `Credential should be scoped to correct service: 'bedrock'.`), requestId)
-    }
-    const verdict = verifySigV4(request.method ?? 'POST', request.url ?? '/', request.headers, body, sigv4, Date.now())
-    if (verdict === undefined) return undefined
-    return answer(bedrockError(verdict.kind === 'malformed' ? 400 : 403, verdict.kind === 'malformed' ? 'IncompleteSignatureException' : 'InvalidSignatureException', verdict.message), requestId)
-  },
-  invalidJson: (requestId) => answer(bedrockError(400, 'ValidationException', 'Malformed input request, please reformat your input and try again.'), requestId),
-  parse(body, modelId, _apiVersion, requestId) {
-    const parsed = parseConverseBody(body, modelId ?? '')
-    return 'refusal' in parsed ? answer(bedrockError(400, 'ValidationException', parsed.refusal), requestId) : parsed
-  },
-  complete(chat, reply, context) {
-    return jsonAnswer(200, ['x-amzn-requestid', context.requestId], converseBody(chat, reply, context.ids.next('tooluse_'), 1))
-  },
-  stream(chat, reply, context) {
-    const frames = converseStreamEvents(chat, reply, context.ids.next('tooluse_')).map(([type, payload]) => eventFrame(type, payload))
-    return { headers: streamHeaders(context.requestId), chunks: frames }
-  },
-  streamError(chat, reply, context, message) {
-    // Half the answer, then the exception frame Bedrock sends when the model fails mid-stream; the connection then ends.
-    const events = converseStreamEvents(chat, reply, context.ids.next('tooluse_'))
-    const frames = events.slice(0, Math.max(2, Math.floor(events.length / 2))).map(([type, payload]) => eventFrame(type, payload))
-    frames.push(exceptionFrame('modelStreamErrorException', message ?? 'The model encountered an error while streaming the response. Try your request again.'))
-    return { headers: streamHeaders(context.requestId), chunks: frames }
-  },
-  fault(preset, context) {
-    return answer(bedrockFault(preset, context), context.requestId)
-  },
-  rateLimited(_decision, context) {
-    return answer(bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'), context.requestId)
-  },
+/** Converse (or, `stream`, ConverseStream). The key a request is recorded and matched by is its access key id (or its API key). */
+function converseDialect(stream: boolean): Dialect {
+  return {
+    provider: 'bedrock',
+    readKey(headers) {
+      const sigv4 = readSigV4(headers)
+      if (sigv4 !== undefined) return sigv4.accessKeyId
+      return bearerKey(headers)
+    },
+    missingKey: (requestId) => answer(bedrockError(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token'), requestId),
+    authenticate(request: IncomingMessage, body: string, requestId: string) {
+      const sigv4 = readSigV4(request.headers)
+      // A bearer token is a Bedrock API key: any is accepted (faults per key are scripted with rules).
+      if (sigv4 === undefined) return undefined
+      if (sigv4.service !== 'bedrock') {
+        return answer(bedrockError(403, 'InvalidSignatureException', `Credential should be scoped to correct service: 'bedrock'.`), requestId)
+      }
+      const verdict = verifySigV4(request.method ?? 'POST', request.url ?? '/', request.headers, body, sigv4, Date.now())
+      if (verdict === undefined) return undefined
+      return answer(bedrockError(verdict.kind === 'malformed' ? 400 : 403, verdict.kind === 'malformed' ? 'IncompleteSignatureException' : 'InvalidSignatureException', verdict.message), requestId)
+    },
+    invalidJson: (requestId) => answer(bedrockError(400, 'ValidationException', 'Malformed input request, please reformat your input and try again.'), requestId),
+    parse(body, modelId, _apiVersion, requestId) {
+      const parsed = parseConverseBody(body, modelId ?? '', stream)
+      return 'refusal' in parsed ? answer(bedrockError(400, 'ValidationException', parsed.refusal), requestId) : parsed
+    },
+    complete: (chat, reply, context) => jsonAnswer(200, ['x-amzn-requestid', context.requestId], converseBody(chat, reply, context.ids.next('tooluse_'), 1)),
+    stream(chat, reply, context) {
+      const frames = converseStreamEvents(chat, reply, context.ids.next('tooluse_')).map(([type, payload]) => eventFrame(type, payload))
+      return { headers: streamHeaders(context.requestId), chunks: frames }
+    },
+    streamError(chat, reply, context, message) {
+      // Half the answer, then the exception frame Bedrock sends when the model fails mid-stream; the connection then ends.
+      const events = converseStreamEvents(chat, reply, context.ids.next('tooluse_'))
+      const frames = events.slice(0, Math.max(2, Math.floor(events.length / 2))).map(([type, payload]) => eventFrame(type, payload))
+      frames.push(exceptionFrame('modelStreamErrorException', message ?? 'The model encountered an error while streaming the response. Try your request again.'))
+      return { headers: streamHeaders(context.requestId), chunks: frames }
+    },
+    fault: (preset, context) => answer(bedrockFault(preset, context), context.requestId),
+    rateLimited: (_decision, context) => answer(bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'), context.requestId),
+  }
 }
 
+/** Bedrock's Converse dialect. */
+export const bedrockDialect = converseDialect(false)
+
 /** ConverseStream: the same dialect, its answers streamed. */
-export const bedrockStreamDialect: Dialect = {
-  ...bedrockDialect,
-  parse(body, modelId, _apiVersion, requestId) {
-    const parsed = parseConverseBody(body, modelId ?? '', true)
-    return 'refusal' in parsed ? answer(bedrockError(400, 'ValidationException', parsed.refusal), requestId) : parsed
-  },
-}
+export const bedrockStreamDialect = converseDialect(true)

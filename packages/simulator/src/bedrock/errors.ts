@@ -1,15 +1,9 @@
 /** Amazon Bedrock's error answers: the type in `x-amzn-errortype`, the words in `message`. */
-import type { AnswerPreset, FaultContext } from '../dialects/dialect.ts'
-import type { ErrorShape } from '../openai/errors.ts'
+import { shape, type Answer, type AnswerPreset, type FaultContext } from '../dialects/dialect.ts'
 
-/** The `x-amzn-errortype` value Bedrock sends for an error type. */
-export function amznErrorType(type: string): string {
-  return `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`
-}
-
-/** One Bedrock error: status, type header and `{message}` body. */
-export function bedrockError(status: number, type: string, message: string, extra: string[] = []): ErrorShape {
-  return { status, headers: ['x-amzn-errortype', amznErrorType(type), ...extra], body: JSON.stringify({ message }) }
+/** One Bedrock error: status, type header (`x-amzn-errortype`) and `{message}` body. */
+export function bedrockError(status: number, type: string, message: string): Answer {
+  return shape(status, JSON.stringify({ message }), ['x-amzn-errortype', `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`])
 }
 
 /**
@@ -34,8 +28,8 @@ const FAULTS: Record<AnswerPreset, readonly [status: number, type: string | null
 }
 
 /** Bedrock's real answer for each preset; a scripted `message` replaces its words. */
-export function bedrockFault(preset: AnswerPreset, context: FaultContext): ErrorShape {
+export function bedrockFault(preset: AnswerPreset, context: FaultContext): Answer {
   const [status, type, message] = FAULTS[preset]
   const said = context.message ?? message
-  return type === null ? { status, headers: [], body: JSON.stringify({ message: said }) } : bedrockError(status, type, said)
+  return type === null ? shape(status, JSON.stringify({ message: said })) : bedrockError(status, type, said)
 }

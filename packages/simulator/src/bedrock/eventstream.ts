@@ -31,18 +31,12 @@ const STRING_TYPE = 7
 
 /** One frame with string headers (the only kind Bedrock's runtime sends) and a UTF-8 payload. */
 export function encodeFrame(headers: Record<string, string>, payload: string): Buffer {
-  const parts: Buffer[] = []
-  for (const [name, value] of Object.entries(headers)) {
-    const nameBytes = Buffer.from(name, 'utf8')
+  const headerBytes = Buffer.concat(Object.entries(headers).flatMap(([name, value]) => {
     const valueBytes = Buffer.from(value, 'utf8')
-    const head = Buffer.alloc(1 + nameBytes.length + 3)
-    head.writeUInt8(nameBytes.length, 0)
-    nameBytes.copy(head, 1)
-    head.writeUInt8(STRING_TYPE, 1 + nameBytes.length)
-    head.writeUInt16BE(valueBytes.length, 2 + nameBytes.length)
-    parts.push(head, valueBytes)
-  }
-  const headerBytes = Buffer.concat(parts)
+    const length = Buffer.alloc(2)
+    length.writeUInt16BE(valueBytes.length)
+    return [Buffer.from([Buffer.byteLength(name)]), Buffer.from(name, 'utf8'), Buffer.from([STRING_TYPE]), length, valueBytes]
+  }))
   const body = Buffer.from(payload, 'utf8')
   const total = 12 + headerBytes.length + body.length + 4
   const frame = Buffer.alloc(total)

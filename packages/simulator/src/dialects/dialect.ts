@@ -23,13 +23,13 @@ export interface ChatRequest {
   model: string
   stream: boolean
   /** OpenAI `stream_options.include_usage`. */
-  includeUsage: boolean
+  includeUsage?: boolean
   promptTokens: number
   maxTokens: number | undefined
   /** The tool the request forces, when `tools` plus a forcing `tool_choice` name one. */
   tool: { name: string; schema: unknown } | undefined
   /** Azure `api-version`. */
-  apiVersion: string | undefined
+  apiVersion?: string
 }
 
 /** Faults that are answers; `timeout`, `reset`, `stream_cut` and `stream_error` are connection or stream behaviours instead. */
@@ -60,7 +60,7 @@ export interface Dialect {
   readKey(headers: IncomingHttpHeaders): string | undefined
   missingKey(requestId: string): Answer
   /** A refusal the provider gives before reading the body (Anthropic's version header), if any. */
-  checkHeaders(headers: IncomingHttpHeaders, requestId: string): Answer | undefined
+  checkHeaders?(headers: IncomingHttpHeaders, requestId: string): Answer | undefined
   /** A refusal that needs the whole request (Bedrock's SigV4 signature covers method, path and body), if any. */
   authenticate?(request: IncomingMessage, body: string, requestId: string): Answer | undefined
   invalidJson(requestId: string): Answer
@@ -82,6 +82,37 @@ export interface Dialect {
 export function jsonAnswer(status: number, headers: string[], body: string): Answer {
   headers.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)))
   return { status, headers, body }
+}
+
+/** An answer with no common headers yet (each dialect adds its own): an error before its envelope's headers. */
+export function shape(status: number, body: string, headers: string[] = []): Answer {
+  return { status, headers, body }
+}
+
+/** Headers without content-length (a body that ends early, or another body, must not promise the old length). */
+export function withoutLength(headers: string[]): string[] {
+  const kept: string[] = []
+  for (let index = 0; index + 1 < headers.length; index += 2) {
+    if (headers[index]!.toLowerCase() !== 'content-length') kept.push(headers[index]!, headers[index + 1]!)
+  }
+  return kept
+}
+
+/** An answer's status and headers with another JSON body. */
+export function withBody(answer: Answer, body: string): Answer {
+  return { status: answer.status, headers: [...withoutLength(answer.headers), 'content-length', String(Buffer.byteLength(body))], body }
+}
+
+/** The headers that open a server-sent event stream. */
+export const sseHeaders: readonly string[] = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache']
+
+/** Why a body was refused, in the provider's words; the dialect puts it in its error envelope. */
+export type Refusal = { refusal: string }
+
+/** The tool a request forces from those it declares: the one named, or the first when no name is given. */
+export function forcedTool(declared: Array<{ name: string; schema: unknown }>, name: string | undefined): ChatRequest['tool'] {
+  if (name === undefined) return declared[0]
+  return { name, schema: declared.find((tool) => tool.name === name)?.schema }
 }
 
 /** Whether a parsed value is an `Answer` rather than a `ChatRequest`. */

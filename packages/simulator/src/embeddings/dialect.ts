@@ -4,10 +4,9 @@
  * and rate limits, with deterministic vectors (the same input gives the same vector).
  */
 import type { Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer } from '../dialects/dialect.ts'
+import { jsonAnswer, withBody } from '../dialects/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
 import { estimateTokens } from '../reply/content.ts'
-import { withBody } from '../responses/dialect.ts'
 
 /** Dimensions of a simulated vector unless the request asks for fewer. */
 const DIMENSIONS = 8
@@ -41,7 +40,7 @@ export function embeddingsDialect(chat: Dialect): Dialect {
       if (typeof model !== 'string' || model.length === 0) return refuse('you must provide a model parameter', 'model')
       const texts = inputsOf(body.input)
       if (texts === undefined) return refuse("'input' is a required property", 'input')
-      const request = { model, stream: false, includeUsage: false, promptTokens: estimateTokens(texts.join('').length), maxTokens: undefined, tool: undefined, apiVersion }
+      const request = { model, stream: false, promptTokens: estimateTokens(texts.join('').length), maxTokens: undefined, tool: undefined, apiVersion }
       inputs.set(request, { texts, dimensions: typeof body.dimensions === 'number' && body.dimensions > 0 ? Math.min(body.dimensions, 64) : DIMENSIONS })
       return request
     },

@@ -1,12 +1,7 @@
 /** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
-import type { Refusal as AnthropicRefusal } from '../anthropic/body.ts'
-import { isFields, type ChatRequest, type Fields } from '../dialects/dialect.ts'
+import { isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitForStream, toolArguments } from '../reply/content.ts'
-
-/** Why a validation failed (in Google's INVALID_ARGUMENT wording): the same shape as the Messages body's. */
-type Refusal = AnthropicRefusal
-
 
 function partCharacters(parts: unknown): number {
   if (!Array.isArray(parts)) return 0
@@ -20,7 +15,7 @@ function partCharacters(parts: unknown): number {
   return total
 }
 
-/** Validates a generateContent body; `model` comes from the path. */
+/** Validates a generateContent body (refusals in Google's INVALID_ARGUMENT wording); `model` comes from the path. */
 export function parseGenerateContent(body: Fields, model: string, stream: boolean): ChatRequest | Refusal {
   if (!Array.isArray(body.contents) || body.contents.length === 0) {
     return { refusal: '* GenerateContentRequest.contents: contents is not specified' }
@@ -43,11 +38,9 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
   return {
     model,
     stream,
-    includeUsage: false,
     promptTokens: estimateTokens(characters),
     maxTokens: maxTokens as number | undefined,
     tool: forcedTool(body.tools, body.toolConfig),
-    apiVersion: undefined,
   }
 }
 
@@ -58,8 +51,7 @@ function forcedTool(tools: unknown, config: unknown): ChatRequest['tool'] {
   const declarations = tools.flatMap((tool) => (isFields(tool) && Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations as unknown[] : []))
     .flatMap((declaration) => (isFields(declaration) && typeof declaration.name === 'string' ? [{ name: declaration.name, schema: declaration.parameters ?? declaration.parametersJsonSchema }] : []))
   const allowed = Array.isArray(calling.allowedFunctionNames) ? calling.allowedFunctionNames : undefined
-  const pick = allowed === undefined ? declarations[0] : declarations.find((declaration) => allowed.includes(declaration.name))
-  return pick
+  return allowed === undefined ? declarations[0] : declarations.find((declaration) => allowed.includes(declaration.name))
 }
 
 function usage(chat: ChatRequest, completionTokens: number): Fields {

@@ -9,21 +9,21 @@
  *   once expired. A Vertex request is recorded, and matched by rules, under the service
  *   account's email.
  */
-import type { IncomingHttpHeaders } from 'node:http'
-import type { Answer, Dialect } from '../dialects/dialect.ts'
-import { messageBody, messageEvents, parseMessagesBody, event } from '../anthropic/body.ts'
+import { shape, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
+import { messageBody, messageErrorEvents, messageEvents, parseMessagesBody } from '../anthropic/body.ts'
 import { anthropicErrorBody } from '../anthropic/errors.ts'
 import { bearerKey } from '../openai/dialect.ts'
-import type { ErrorShape } from '../openai/errors.ts'
+import type { Reply } from '../reply/content.ts'
 import { generateContentBody, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
-import { googleError, googleFault, type GoogleSurface } from './errors.ts'
+import { errorInfo, googleError, googleFault, SERVICE, type GoogleSurface } from './errors.ts'
+import { retryAfterSeconds } from '../reply/format.ts'
 import type { TokenBook } from './tokens.ts'
 
-function answer(shape: ErrorShape, requestId: string): Answer {
-  const headers = ['x-request-id', requestId, 'server', 'scaffolding on HTTPServer2', ...shape.headers]
-  if (!shape.headers.some((name, index) => index % 2 === 0 && name === 'content-type')) headers.push('content-type', 'application/json; charset=UTF-8')
-  headers.push('content-length', String(Buffer.byteLength(shape.body)))
-  return { status: shape.status, headers, body: shape.body }
+function answer(bare: Answer, requestId: string): Answer {
+  const headers = ['x-request-id', requestId, 'server', 'scaffolding on HTTPServer2', ...bare.headers]
+  if (!bare.headers.some((name, index) => index % 2 === 0 && name === 'content-type')) headers.push('content-type', 'application/json; charset=UTF-8')
+  headers.push('content-length', String(Buffer.byteLength(bare.body)))
+  return { status: bare.status, headers, body: bare.body }
 }
 
 function sseHeaders(requestId: string): string[] {
@@ -33,31 +33,21 @@ function sseHeaders(requestId: string): string[] {
 /** The parts every Gemini-format dialect shares; `surface` picks the front end's error wording. */
 function geminiFormat(surface: GoogleSurface, stream: boolean): Omit<Dialect, 'provider' | 'readKey' | 'missingKey'> {
   return {
-    checkHeaders: () => undefined,
     invalidJson: (requestId) => answer(googleError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received. Unexpected token.'), requestId),
     parse(body, model, _apiVersion, requestId) {
       const parsed = parseGenerateContent(body, model ?? '', stream)
       return 'refusal' in parsed ? answer(googleError(400, 'INVALID_ARGUMENT', parsed.refusal), requestId) : parsed
     },
-    complete(chat, reply, context) {
-      const body = generateContentBody(chat, reply, context.ids.next('resp_'))
-      return answer({ status: 200, headers: [], body }, context.requestId)
-    },
-    stream(chat, reply, context) {
-      return { headers: sseHeaders(context.requestId), chunks: generateContentChunks(chat, reply, context.ids.next('resp_')).map(sseData) }
-    },
+    complete: (chat, reply, context) => answer(shape(200, generateContentBody(chat, reply, context.ids.next('resp_'))), context.requestId),
+    stream: (chat, reply, context) => ({ headers: sseHeaders(context.requestId), chunks: generateContentChunks(chat, reply, context.ids.next('resp_')).map(sseData) }),
     streamError(chat, reply, context, message) {
       const chunks = generateContentChunks(chat, reply, context.ids.next('resp_'))
       const sent = chunks.slice(0, Math.max(1, Math.floor(chunks.length / 2))).filter((chunk) => !JSON.stringify(chunk).includes('finishReason')).map(sseData)
       sent.push(sseData({ error: { code: 503, message: message ?? 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }))
       return { headers: sseHeaders(context.requestId), chunks: sent }
     },
-    fault(preset, context) {
-      return answer(googleFault(preset, context, surface), context.requestId)
-    },
-    rateLimited(decision, context) {
-      return answer(googleFault('rate_limit', { ...context, retryAfterS: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) }, surface), context.requestId)
-    },
+    fault: (preset, context) => answer(googleFault(preset, context, surface), context.requestId),
+    rateLimited: (decision, context) => answer(googleFault('rate_limit', { ...context, retryAfterS: retryAfterSeconds(decision.retryAfterMs) }, surface), context.requestId),
   }
 }
 
@@ -65,7 +55,7 @@ function geminiFormat(surface: GoogleSurface, stream: boolean): Omit<Dialect, 'p
 export function geminiDialect(stream: boolean): Dialect {
   return {
     provider: 'gemini',
-    readKey(headers: IncomingHttpHeaders) {
+    readKey(headers) {
       const key = headers['x-goog-api-key']
       return typeof key === 'string' && key.length > 0 ? key : undefined
     },
@@ -83,7 +73,7 @@ function vertexAuth(tokens: TokenBook): Pick<Dialect, 'readKey' | 'missingKey' |
       return tokens.lookup(token)?.email ?? token
     },
     missingKey: (requestId) => answer(googleError(401, 'UNAUTHENTICATED', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.', [
-      { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'CREDENTIALS_MISSING', domain: 'googleapis.com', metadata: { service: 'aiplatform.googleapis.com' } },
+      errorInfo('CREDENTIALS_MISSING', SERVICE.vertex),
     ]), requestId),
     authenticate(request, _body, requestId) {
       const token = bearerKey(request.headers) ?? ''
@@ -91,7 +81,7 @@ function vertexAuth(tokens: TokenBook): Pick<Dialect, 'readKey' | 'missingKey' |
       if (issued !== undefined && issued.expiresAt > Date.now()) return undefined
       const reason = issued === undefined ? 'ACCESS_TOKEN_TYPE_UNSUPPORTED' : 'ACCESS_TOKEN_EXPIRED'
       return answer(googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service: 'aiplatform.googleapis.com', method: 'google.cloud.aiplatform.v1.PredictionService.GenerateContent' } },
+        errorInfo(reason, SERVICE.vertex, { method: 'google.cloud.aiplatform.v1.PredictionService.GenerateContent' }),
       ]), requestId)
     },
   }
@@ -108,34 +98,24 @@ export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
 /** Claude on Vertex AI: Anthropic's Messages format through rawPredict / streamRawPredict, Vertex's auth and errors. */
 export function vertexClaudeDialect(tokens: TokenBook, stream: boolean): Dialect {
   const base = geminiFormat('vertex', stream)
+  const refuse = (message: string, requestId: string) => answer(shape(400, anthropicErrorBody('invalid_request_error', message, requestId)), requestId)
+  const events = (chat: ChatRequest, reply: Reply, context: AnswerContext) => messageEvents(chat, reply, context.ids.next('msg_vrtx_'), context.ids.next('toolu_vrtx_'))
   return {
     provider: 'vertex',
     ...vertexAuth(tokens),
     ...base,
-    invalidJson: (requestId) => answer({ status: 400, headers: [], body: anthropicErrorBody('invalid_request_error', 'There was an error parsing the body of your request: invalid JSON', requestId) }, requestId),
+    invalidJson: (requestId) => refuse('There was an error parsing the body of your request: invalid JSON', requestId),
     parse(body, model, _apiVersion, requestId) {
-      if (body.anthropic_version !== VERTEX_ANTHROPIC_VERSION) {
-        return answer({ status: 400, headers: [], body: anthropicErrorBody('invalid_request_error', `anthropic_version: Input should be '${VERTEX_ANTHROPIC_VERSION}'`, requestId) }, requestId)
-      }
+      if (body.anthropic_version !== VERTEX_ANTHROPIC_VERSION) return refuse(`anthropic_version: Input should be '${VERTEX_ANTHROPIC_VERSION}'`, requestId)
       const parsed = parseMessagesBody({ ...body, model: model ?? '' })
-      if ('refusal' in parsed) return answer({ status: 400, headers: [], body: anthropicErrorBody('invalid_request_error', parsed.refusal, requestId) }, requestId)
-      return { ...parsed, stream }
+      return 'refusal' in parsed ? refuse(parsed.refusal, requestId) : { ...parsed, stream }
     },
-    complete(chat, reply, context) {
-      return answer({ status: 200, headers: [], body: messageBody(chat, reply, context.ids.next('msg_vrtx_'), context.ids.next('toolu_vrtx_')) }, context.requestId)
-    },
-    stream(chat, reply, context) {
-      return { headers: sseHeaders(context.requestId), chunks: messageEvents(chat, reply, context.ids.next('msg_vrtx_'), context.ids.next('toolu_vrtx_')) }
-    },
-    streamError(chat, reply, context, message) {
-      const events = messageEvents(chat, reply, context.ids.next('msg_vrtx_'), context.ids.next('toolu_vrtx_'))
-      const chunks = events.slice(0, Math.max(3, Math.floor(events.length / 2)))
-      chunks.push(event('error', { type: 'error', error: { type: 'overloaded_error', message: message ?? 'Overloaded' } }))
-      return { headers: sseHeaders(context.requestId), chunks }
-    },
+    complete: (chat, reply, context) => answer(shape(200, messageBody(chat, reply, context.ids.next('msg_vrtx_'), context.ids.next('toolu_vrtx_'))), context.requestId),
+    stream: (chat, reply, context) => ({ headers: sseHeaders(context.requestId), chunks: events(chat, reply, context) }),
+    streamError: (chat, reply, context, message) => ({ headers: sseHeaders(context.requestId), chunks: messageErrorEvents(events(chat, reply, context), message) }),
     fault(preset, context) {
       // Anthropic's own overload passes through Vertex as Anthropic wrote it; the rest is Vertex's front end.
-      if (preset === 'overloaded') return answer({ status: 529, headers: [], body: anthropicErrorBody('overloaded_error', context.message ?? 'Overloaded', context.requestId) }, context.requestId)
+      if (preset === 'overloaded') return answer(shape(529, anthropicErrorBody('overloaded_error', context.message ?? 'Overloaded', context.requestId)), context.requestId)
       return base.fault(preset, context)
     },
   }

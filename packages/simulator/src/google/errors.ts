@@ -3,23 +3,22 @@
  * google.rpc details (ErrorInfo reasons, QuotaFailure, RetryInfo), as in the providers'
  * documented fixtures (packages/providers/test/fixtures/errors/google.ts).
  */
-import type { AnswerPreset, FaultContext } from '../dialects/dialect.ts'
-import type { ErrorShape } from '../openai/errors.ts'
+import { shape, type Answer, type AnswerPreset, type FaultContext } from '../dialects/dialect.ts'
 
 /** Which front end answers: the Gemini API (API keys) or Vertex AI (OAuth2, projects). */
 export type GoogleSurface = 'gemini' | 'vertex'
 
 /** One Google error answer. */
-export function googleError(code: number, status: string, message: string, details?: unknown[]): ErrorShape {
-  const error = details === undefined ? { code, message, status } : { code, message, status, details }
-  return { status: code, headers: [], body: JSON.stringify({ error }) }
+export function googleError(code: number, status: string, message: string, details?: unknown[]): Answer {
+  return shape(code, JSON.stringify({ error: details === undefined ? { code, message, status } : { code, message, status, details } }))
 }
 
-function errorInfo(reason: string, service: string, metadata: Record<string, string> = {}): Record<string, unknown> {
+/** A google.rpc.ErrorInfo detail. */
+export function errorInfo(reason: string, service: string, metadata: Record<string, string> = {}): Record<string, unknown> {
   return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service, ...metadata } }
 }
 
-const SERVICE: Record<GoogleSurface, string> = { gemini: 'generativelanguage.googleapis.com', vertex: 'aiplatform.googleapis.com' }
+export const SERVICE: Record<GoogleSurface, string> = { gemini: 'generativelanguage.googleapis.com', vertex: 'aiplatform.googleapis.com' }
 
 /** Where a Vertex model lives, as Vertex names it in its errors. */
 function resource(model: string): string {
@@ -27,7 +26,7 @@ function resource(model: string): string {
   return `projects/simulator-project/locations/us-central1/publishers/${publisher}/models/${model}`
 }
 
-type Fault = (context: FaultContext, surface: GoogleSurface) => ErrorShape
+type Fault = (context: FaultContext, surface: GoogleSurface) => Answer
 
 /** The real answer of each preset; a scripted `message` replaces Google's words. */
 const FAULTS: Record<AnswerPreset, Fault> = {
@@ -53,7 +52,7 @@ const FAULTS: Record<AnswerPreset, Fault> = {
   region_blocked: (context) => googleError(400, 'FAILED_PRECONDITION', context.message ?? 'User location is not supported for the API use.'),
   server_error: (context) => googleError(500, 'INTERNAL', context.message ?? 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'),
   // A proxy in front of the front end: Google's HTML error page, no JSON.
-  bad_gateway: (context) => ({ status: 502, headers: ['content-type', 'text/html; charset=UTF-8'], body: `<!DOCTYPE html><html lang=en><title>Error 502 (Server Error)!!1</title><p><b>502.</b> <ins>${context.message ?? 'That’s an error.'}</ins></html>` }),
+  bad_gateway: (context) => shape(502, `<!DOCTYPE html><html lang=en><title>Error 502 (Server Error)!!1</title><p><b>502.</b> <ins>${context.message ?? 'That’s an error.'}</ins></html>`, ['content-type', 'text/html; charset=UTF-8']),
   unavailable: (context) => googleError(503, 'UNAVAILABLE', context.message ?? 'The service is currently unavailable.'),
   overloaded: (context) => googleError(503, 'UNAVAILABLE', context.message ?? 'The model is overloaded. Please try again later.'),
   context_length_exceeded: (context) => googleError(400, 'INVALID_ARGUMENT', context.message ?? 'The input token count (1210000) exceeds the maximum number of tokens allowed (1048576).'),
@@ -61,6 +60,6 @@ const FAULTS: Record<AnswerPreset, Fault> = {
 }
 
 /** Google's real answer for each preset, on the Gemini API or on Vertex AI. */
-export function googleFault(preset: AnswerPreset, context: FaultContext, surface: GoogleSurface): ErrorShape {
+export function googleFault(preset: AnswerPreset, context: FaultContext, surface: GoogleSurface): Answer {
   return FAULTS[preset](context, surface)
 }

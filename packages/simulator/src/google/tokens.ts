@@ -5,6 +5,7 @@
  */
 import { randomBytes, verify } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isFields } from '../dialects/dialect.ts'
 import { SIMULATOR_PUBLIC_KEY } from './service-account.ts'
 
 /** Google's own token URL: the audience a service account's assertion names. */
@@ -22,7 +23,8 @@ export interface IssuedToken {
 /** The access tokens the endpoint issued, and how many it issued per service account. */
 export class TokenBook {
   private readonly tokens = new Map<string, IssuedToken>()
-  private issuedCount = 0
+  /** Tokens issued since the simulator started. */
+  issued = 0
 
   constructor(private readonly lifetimeSeconds: number) {}
 
@@ -31,19 +33,14 @@ export class TokenBook {
       for (const [token, entry] of this.tokens) if (entry.expiresAt <= now) this.tokens.delete(token)
       if (this.tokens.size >= MAX_TOKENS) this.tokens.delete(this.tokens.keys().next().value as string)
     }
-    this.issuedCount += 1
-    const token = `ya29.sim-${this.issuedCount}-${randomBytes(12).toString('base64url')}`
+    this.issued += 1
+    const token = `ya29.sim-${this.issued}-${randomBytes(12).toString('base64url')}`
     this.tokens.set(token, { email, expiresAt: now + this.lifetimeSeconds * 1000 })
     return { token, expiresIn: this.lifetimeSeconds }
   }
 
   lookup(token: string): IssuedToken | undefined {
     return this.tokens.get(token)
-  }
-
-  /** Tokens issued since the simulator started. */
-  get issued(): number {
-    return this.issuedCount
   }
 }
 
@@ -57,7 +54,7 @@ function decodePart(part: string | undefined): Record<string, unknown> | undefin
   if (part === undefined) return undefined
   try {
     const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+    return isFields(value) ? value : undefined
   } catch {
     return undefined
   }

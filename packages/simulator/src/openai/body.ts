@@ -1,4 +1,4 @@
-import type { Answer, ChatRequest } from '../dialects/dialect.ts'
+import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { promptCharacters, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
@@ -26,12 +26,8 @@ export function parseChatBody(
   const model = deployment ?? body.model
   if (typeof model !== 'string' || model.length === 0) return refuse('you must provide a model parameter', null, null)
   const messages = body.messages
-  if (!Array.isArray(messages)) {
-    return refuse("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter')
-  }
-  if (messages.length === 0) {
-    return refuse("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array')
-  }
+  if (!Array.isArray(messages)) return refuse("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter')
+  if (messages.length === 0) return refuse("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array')
   const options = body.stream_options as { include_usage?: unknown } | null | undefined
   const limit = body.max_completion_tokens ?? body.max_tokens
   return {
@@ -40,25 +36,20 @@ export function parseChatBody(
     includeUsage: options?.include_usage === true,
     promptTokens: estimateTokens(promptCharacters(messages)),
     maxTokens: typeof limit === 'number' ? limit : undefined,
-    tool: forcedTool(body.tools, body.tool_choice),
+    tool: toolChoice(body.tools, body.tool_choice),
     apiVersion,
   }
 }
 
 /** The function a request forces with `tool_choice: "required"` or `{type: "function", function: {name}}`. */
-function forcedTool(tools: unknown, choice: unknown): ChatRequest['tool'] {
+function toolChoice(tools: unknown, choice: unknown): ChatRequest['tool'] {
   if (!Array.isArray(tools) || tools.length === 0) return undefined
   const functions = tools
     .map((tool) => (tool as { function?: { name?: unknown; parameters?: unknown } } | null)?.function)
-    .filter((fn): fn is { name: string; parameters?: unknown } => typeof fn?.name === 'string')
-  if (choice === 'required') {
-    const first = functions[0]
-    return first === undefined ? undefined : { name: first.name, schema: first.parameters }
-  }
+    .flatMap((fn) => (typeof fn?.name === 'string' ? [{ name: fn.name, schema: fn.parameters }] : []))
+  if (choice === 'required') return forcedTool(functions, undefined)
   const named = (choice as { function?: { name?: unknown } } | null)?.function?.name
-  if (typeof named !== 'string') return undefined
-  const found = functions.find((fn) => fn.name === named)
-  return { name: named, schema: found?.parameters }
+  return typeof named === 'string' ? forcedTool(functions, named) : undefined
 }
 
 function usage(chat: ChatRequest, reply: Reply) {

@@ -72,7 +72,8 @@ export function promptCharacters(messages: unknown, system?: unknown): number {
   return total
 }
 
-function countText(content: unknown): number {
+/** Characters of a message's content: a string, or the text of its parts. */
+export function countText(content: unknown): number {
   if (typeof content === 'string') return content.length
   if (!Array.isArray(content)) return 0
   let total = 0

@@ -1,9 +1,8 @@
 /** OpenAI's Responses API bodies and stream events, as OpenAI (and Azure's v1 API) send them. */
-import type { Answer, ChatRequest } from '../dialects/dialect.ts'
+import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
 import type { Refuse } from '../openai/body.ts'
 import type { Reply } from '../reply/content.ts'
-import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
-
+import { countText, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 
 /** Validates a Responses body the way OpenAI does; the model is the Azure deployment there. */
 export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse): ChatRequest | Answer {
@@ -19,8 +18,7 @@ export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse
     includeUsage: true,
     promptTokens: estimateTokens(inputCharacters(input) + (typeof body.instructions === 'string' ? body.instructions.length : 0)),
     maxTokens: typeof limit === 'number' ? limit : undefined,
-    tool: forcedTool(body.tools, body.tool_choice),
-    apiVersion: undefined,
+    tool: toolChoice(body.tools, body.tool_choice),
   }
 }
 
@@ -30,8 +28,7 @@ function inputCharacters(input: unknown): number {
   let total = 0
   for (const item of input) {
     const record = item as { content?: unknown; output?: unknown; arguments?: unknown } | null
-    if (typeof record?.content === 'string') total += record.content.length
-    else if (Array.isArray(record?.content)) for (const part of record.content) total += typeof (part as { text?: unknown })?.text === 'string' ? ((part as { text: string }).text.length) : 0
+    total += countText(record?.content)
     if (typeof record?.output === 'string') total += record.output.length
     if (typeof record?.arguments === 'string') total += record.arguments.length
   }
@@ -39,14 +36,13 @@ function inputCharacters(input: unknown): number {
 }
 
 /** The function a request forces with `tool_choice: "required"` or `{type: "function", name}`. */
-function forcedTool(tools: unknown, choice: unknown): ChatRequest['tool'] {
+function toolChoice(tools: unknown, choice: unknown): ChatRequest['tool'] {
   if (!Array.isArray(tools)) return undefined
   const functions = tools.filter((tool): tool is { type: string; name: string; parameters?: unknown } => (tool as { type?: unknown })?.type === 'function' && typeof (tool as { name?: unknown }).name === 'string')
-  if (choice === 'required') return functions[0] === undefined ? undefined : { name: functions[0].name, schema: functions[0].parameters }
+    .map((fn) => ({ name: fn.name, schema: fn.parameters }))
+  if (choice === 'required') return forcedTool(functions, undefined)
   const named = (choice as { type?: unknown; name?: unknown } | null)?.name
-  if ((choice as { type?: unknown } | null)?.type !== 'function' || typeof named !== 'string') return undefined
-  const found = functions.find((fn) => fn.name === named)
-  return { name: named, schema: found?.parameters }
+  return (choice as { type?: unknown } | null)?.type === 'function' && typeof named === 'string' ? forcedTool(functions, named) : undefined
 }
 
 interface Ids {

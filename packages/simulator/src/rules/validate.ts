@@ -1,4 +1,5 @@
-import type { FaultSpec, LatencySpec, SimulatorRule } from '../index.ts'
+import type { FaultSpec, LatencySpec, ProviderName, SimulatorRule } from '../index.ts'
+import { isFields } from '../dialects/dialect.ts'
 import { FAULT_PRESETS, type FaultPreset } from './presets.ts'
 
 /** A rule that cannot be used; `message` names the field and what was wrong. */
@@ -13,26 +14,14 @@ export class RuleError extends Error {
 
 const presetSet = new Set<string>(FAULT_PRESETS)
 const providers = new Set(['openai', 'azure', 'anthropic', 'bedrock', 'gemini', 'vertex'])
-const ruleFields = new Set([
-  'provider', 'key', 'model', 'latency_ms', 'chunk_delay_ms', 'error_rate', 'error',
-  'fault', 'times', 'tpm', 'rpm', 'completion_tokens', 'first_token_delay_ms', 'rejects_prefill', 'refuses_betas',
-])
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 function nonNegative(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RuleError(`${field} must be a non-negative number`)
-  }
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new RuleError(`${field} must be a non-negative number`)
   return value
 }
 
 function positiveInteger(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RuleError(`${field} must be a positive integer`)
-  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new RuleError(`${field} must be a positive integer`)
   return value
 }
 
@@ -43,7 +32,7 @@ function text(value: unknown, field: string): string {
 
 function parseLatency(value: unknown, field: string): LatencySpec {
   if (typeof value === 'number') return nonNegative(value, field)
-  if (isObject(value)) {
+  if (isFields(value)) {
     if ('p50' in value || 'p99' in value) {
       const p50 = nonNegative(value.p50, `${field}.p50`)
       const p99 = nonNegative(value.p99, `${field}.p99`)
@@ -62,12 +51,10 @@ function parseLatency(value: unknown, field: string): LatencySpec {
 /** Checks a fault spec; the error names `field`. */
 export function parseFault(value: unknown, field: string): FaultSpec {
   if (typeof value === 'string') {
-    if (!presetSet.has(value)) {
-      throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
-    }
+    if (!presetSet.has(value)) throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
     return value as FaultPreset
   }
-  if (!isObject(value)) throw new RuleError(`${field} must be a preset name, {preset, ...} or {status, headers?, body}`)
+  if (!isFields(value)) throw new RuleError(`${field} must be a preset name, {preset, ...} or {status, headers?, body}`)
   if ('preset' in value) {
     const preset = parseFault(value.preset, `${field}.preset`)
     const spec: FaultSpec = { preset: preset as FaultPreset }
@@ -87,7 +74,7 @@ export function parseFault(value: unknown, field: string): FaultSpec {
   if (!('body' in value)) throw new RuleError(`${field}.body is required for a raw fault`)
   const spec: FaultSpec = { status, body: value.body }
   if (value.headers !== undefined) {
-    if (!isObject(value.headers) || Object.values(value.headers).some((header) => typeof header !== 'string')) {
+    if (!isFields(value.headers) || Object.values(value.headers).some((header) => typeof header !== 'string')) {
       throw new RuleError(`${field}.headers must map header names to strings`)
     }
     spec.headers = value.headers as Record<string, string>
@@ -95,47 +82,49 @@ export function parseFault(value: unknown, field: string): FaultSpec {
   return spec
 }
 
+/** Each field a rule may have, in the order a clean copy lists them, with its check. */
+const RULE_FIELDS: { [Field in keyof SimulatorRule]-?: (value: unknown, field: string) => SimulatorRule[Field] } = {
+  provider(value, field) {
+    if (typeof value !== 'string' || !providers.has(value)) throw new RuleError(`${field} must be one of openai, azure, anthropic, bedrock, gemini, vertex`)
+    return value as ProviderName
+  },
+  key: text,
+  model: text,
+  latency_ms: parseLatency,
+  chunk_delay_ms: nonNegative,
+  error_rate(value, field) {
+    const rate = nonNegative(value, field)
+    if (rate > 1) throw new RuleError(`${field} must be between 0 and 1`)
+    return rate
+  },
+  error: parseFault,
+  fault: parseFault,
+  times: positiveInteger,
+  tpm: positiveInteger,
+  rpm: positiveInteger,
+  completion_tokens: positiveInteger,
+  first_token_delay_ms: nonNegative,
+  rejects_prefill(value, field) {
+    if (typeof value !== 'boolean') throw new RuleError(`${field} must be true or false`)
+    return value
+  },
+  refuses_betas(value, field) {
+    if (!Array.isArray(value) || !value.every((flag) => typeof flag === 'string' && flag !== '')) throw new RuleError(`${field} must be an array of beta flag names`)
+    return value as string[]
+  },
+}
+
 /** Checks one rule from untrusted input and returns a clean copy. */
 export function parseRule(value: unknown, field = 'rule'): SimulatorRule {
-  if (!isObject(value)) throw new RuleError(`${field} must be an object`)
+  if (!isFields(value)) throw new RuleError(`${field} must be an object`)
   for (const name of Object.keys(value)) {
-    if (!ruleFields.has(name)) throw new RuleError(`${field}: unknown field "${name}"`)
+    if (!Object.hasOwn(RULE_FIELDS, name)) throw new RuleError(`${field}: unknown field "${name}"`)
   }
-  const rule: SimulatorRule = {}
-  if (value.provider !== undefined) {
-    if (typeof value.provider !== 'string' || !providers.has(value.provider)) {
-      throw new RuleError(`${field}.provider must be one of openai, azure, anthropic, bedrock, gemini, vertex`)
-    }
-    rule.provider = value.provider as SimulatorRule['provider']
+  const rule: Record<string, unknown> = {}
+  for (const [name, check] of Object.entries(RULE_FIELDS)) {
+    if (value[name] !== undefined) rule[name] = check(value[name], `${field}.${name}`)
   }
-  if (value.key !== undefined) rule.key = text(value.key, `${field}.key`)
-  if (value.model !== undefined) rule.model = text(value.model, `${field}.model`)
-  if (value.latency_ms !== undefined) rule.latency_ms = parseLatency(value.latency_ms, `${field}.latency_ms`)
-  if (value.chunk_delay_ms !== undefined) rule.chunk_delay_ms = nonNegative(value.chunk_delay_ms, `${field}.chunk_delay_ms`)
-  if (value.error_rate !== undefined) {
-    const rate = nonNegative(value.error_rate, `${field}.error_rate`)
-    if (rate > 1) throw new RuleError(`${field}.error_rate must be between 0 and 1`)
-    rule.error_rate = rate
-  }
-  if (value.error !== undefined) rule.error = parseFault(value.error, `${field}.error`)
-  if (value.fault !== undefined) rule.fault = parseFault(value.fault, `${field}.fault`)
-  if (value.times !== undefined) rule.times = positiveInteger(value.times, `${field}.times`)
-  if (value.tpm !== undefined) rule.tpm = positiveInteger(value.tpm, `${field}.tpm`)
-  if (value.rpm !== undefined) rule.rpm = positiveInteger(value.rpm, `${field}.rpm`)
-  if (value.completion_tokens !== undefined) {
-    rule.completion_tokens = positiveInteger(value.completion_tokens, `${field}.completion_tokens`)
-  }
-  if (value.first_token_delay_ms !== undefined) rule.first_token_delay_ms = nonNegative(value.first_token_delay_ms, `${field}.first_token_delay_ms`)
-  if (value.rejects_prefill !== undefined) {
-    if (typeof value.rejects_prefill !== 'boolean') throw new RuleError(`${field}.rejects_prefill must be true or false`)
-    rule.rejects_prefill = value.rejects_prefill
-  }
-  if (value.refuses_betas !== undefined) {
-    const flags = value.refuses_betas
-    if (!Array.isArray(flags) || !flags.every((flag) => typeof flag === 'string' && flag !== '')) throw new RuleError(`${field}.refuses_betas must be an array of beta flag names`)
-    rule.refuses_betas = flags as string[]
-  }
-  return rule
+  return rule as SimulatorRule
 }
 
 /** Checks a list of rules; the error names the index of the bad one. */

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isFields, jsonAnswer } from '../dialects/dialect.ts'
 import { RuleError } from '../rules/validate.ts'
+import { send } from './exchange.ts'
 import type { SimulatorState } from './state.ts'
 
 /** Largest control body accepted; rule lists are small. */
 const maxBodyBytes = 1_000_000
 
 function reply(response: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value)
-  response.writeHead(status, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))])
-  response.end(body)
+  send(response, jsonAnswer(status, [], JSON.stringify(value)))
 }
 
 function refuse(response: ServerResponse, status: number, message: string): void {
@@ -40,6 +40,36 @@ function readJson(request: IncomingMessage, response: ServerResponse, use: (valu
   })
 }
 
+/** What each control route does per method; replacing or clearing the rules also empties the rate windows. */
+const ROUTES: Record<string, Record<string, (state: SimulatorState, request: IncomingMessage, response: ServerResponse) => void>> = {
+  '/_sim/health': { GET: (_state, _request, response) => reply(response, 200, { status: 'ok' }) },
+  '/_sim/rules': {
+    GET: (state, _request, response) => reply(response, 200, state.rules.list()),
+    PUT: (state, request, response) => readJson(request, response, (value) => {
+      state.rules.set(isFields(value) && 'rules' in value ? value.rules : value)
+      state.windows.clear()
+      reply(response, 200, state.rules.list())
+    }),
+    POST: (state, request, response) => readJson(request, response, (value) => {
+      state.rules.add(value)
+      reply(response, 201, state.rules.list())
+    }),
+    DELETE(state, _request, response) {
+      state.rules.clear()
+      state.windows.clear()
+      reply(response, 200, [])
+    },
+  },
+  '/_sim/requests': {
+    GET: (state, _request, response) => reply(response, 200, state.log.publicList()),
+    DELETE(state, _request, response) {
+      state.log.clear()
+      reply(response, 200, { cleared: true })
+    },
+  },
+  '/_sim/stats': { GET: (state, _request, response) => reply(response, 200, state.log.stats()) },
+}
+
 /**
  * The control API under `/_sim/`: rules, the request log, stats, health.
  * Setting or clearing rules also empties the rate windows, so a new `rpm`
@@ -48,42 +78,8 @@ function readJson(request: IncomingMessage, response: ServerResponse, use: (valu
 export function handleControl(state: SimulatorState, request: IncomingMessage, response: ServerResponse, path: string): void {
   const method = request.method ?? 'GET'
   request.on('error', () => {})
-  switch (path) {
-    case '/_sim/health':
-      if (method !== 'GET') return refuse(response, 405, `${method} is not supported on ${path}`)
-      return reply(response, 200, { status: 'ok' })
-    case '/_sim/rules':
-      switch (method) {
-        case 'GET': return reply(response, 200, state.rules.list())
-        case 'PUT': return readJson(request, response, (value) => {
-          const rules = typeof value === 'object' && value !== null && !Array.isArray(value) && 'rules' in value
-            ? (value as { rules: unknown }).rules
-            : value
-          state.rules.set(rules)
-          state.windows.clear()
-          reply(response, 200, state.rules.list())
-        })
-        case 'POST': return readJson(request, response, (value) => {
-          state.rules.add(value)
-          reply(response, 201, state.rules.list())
-        })
-        case 'DELETE':
-          state.rules.clear()
-          state.windows.clear()
-          return reply(response, 200, [])
-        default: return refuse(response, 405, `${method} is not supported on ${path}`)
-      }
-    case '/_sim/requests':
-      if (method === 'GET') return reply(response, 200, state.log.publicList())
-      if (method === 'DELETE') {
-        state.log.clear()
-        return reply(response, 200, { cleared: true })
-      }
-      return refuse(response, 405, `${method} is not supported on ${path}`)
-    case '/_sim/stats':
-      if (method !== 'GET') return refuse(response, 405, `${method} is not supported on ${path}`)
-      return reply(response, 200, state.log.stats())
-    default:
-      return refuse(response, 404, `unknown control route ${method} ${path}`)
-  }
+  const methods = Object.hasOwn(ROUTES, path) ? ROUTES[path]! : undefined
+  if (methods === undefined) return refuse(response, 404, `unknown control route ${method} ${path}`)
+  if (!Object.hasOwn(methods, method)) return refuse(response, 405, `${method} is not supported on ${path}`)
+  methods[method]!(state, request, response)
 }

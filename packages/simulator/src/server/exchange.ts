@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import type { Answer, ChatRequest, Dialect, FaultContext, StreamAnswer } from '../dialects/dialect.ts'
-import { isAnswer } from '../dialects/dialect.ts'
+import { isAnswer, isFields, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -19,7 +18,7 @@ const unlimitedView: RateView = {
 /** What the exchange will do once its latency has passed. */
 type Plan =
   | { kind: 'answer'; answer: Answer }
-  | { kind: 'stream'; answer: StreamAnswer; script: Omit<StreamScript, 'chunks' | 'firstContentDelayMs' | 'chunkDelayMs'> | undefined }
+  | { kind: 'stream'; answer: StreamAnswer; script: StreamScript | undefined }
   | { kind: 'cut'; answer: Answer; clean: boolean }
   | { kind: 'hold'; afterMs: number | undefined }
   | { kind: 'reset' }
@@ -32,19 +31,15 @@ function joined(chunks: Array<string | Buffer>): string | Buffer {
   return Buffer.concat(chunks as Buffer[])
 }
 
-function pathOf(url: string | undefined): string {
-  const value = url ?? '/'
-  const query = value.indexOf('?')
-  return query < 0 ? value : value.slice(0, query)
+/** Writes a whole answer. */
+export function send(response: ServerResponse, answer: Answer): void {
+  response.writeHead(answer.status, answer.headers)
+  response.end(answer.body)
 }
 
-function anthropicHeaders(request: IncomingMessage): { anthropic_version?: string; anthropic_beta?: string } {
-  const version = request.headers['anthropic-version']
-  const beta = request.headers['anthropic-beta']
-  const found: { anthropic_version?: string; anthropic_beta?: string } = {}
-  if (typeof version === 'string') found.anthropic_version = version
-  if (typeof beta === 'string') found.anthropic_beta = beta
-  return found
+/** `{[name]: value}` when a header was sent once, else nothing: a record's optional fields. */
+function header<Name extends string>(name: Name, value: string | string[] | undefined): { [field in Name]?: string } {
+  return typeof value === 'string' ? { [name]: value } as { [field in Name]: string } : {}
 }
 
 /**
@@ -69,8 +64,10 @@ export class Exchange {
     private readonly dialect: Dialect,
     private readonly request: IncomingMessage,
     private readonly response: ServerResponse,
-    private readonly deployment: string | undefined,
-    private readonly apiVersion: string | undefined,
+    /** The API path asked, without the query. */
+    private readonly path: string,
+    private readonly deployment?: string,
+    private readonly apiVersion?: string,
   ) {
     this.requestId = state.ids.next('req_')
     state.log.started()
@@ -90,17 +87,17 @@ export class Exchange {
     const key = dialect.readKey(headers)
     if (key === undefined) return this.send(dialect.missingKey(this.requestId))
     this.key = key
-    const refusal = dialect.checkHeaders(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
+    const refusal = dialect.checkHeaders?.(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
     let body: unknown
     try {
       body = JSON.parse(text)
     } catch {
-      return this.send(dialect.invalidJson(this.requestId))
+      body = undefined
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return this.send(dialect.invalidJson(this.requestId))
-    this.prefill = prefillOf(body as Record<string, unknown>)
-    const chat = dialect.parse(body as Record<string, unknown>, this.deployment, this.apiVersion, this.requestId)
+    if (!isFields(body)) return this.send(dialect.invalidJson(this.requestId))
+    this.prefill = prefillOf(body)
+    const chat = dialect.parse(body, this.deployment, this.apiVersion, this.requestId)
     if (isAnswer(chat)) return this.send(chat)
     this.model = chat.model
     this.stream = chat.stream
@@ -138,27 +135,17 @@ export class Exchange {
       }
     }
     const latency = rule.latency_ms === undefined ? 0 : sampleLatency(rule.latency_ms, state.random)
-    const act = plan === undefined
-      ? () => this.succeed(chat, rule, rate)
-      : () => this.perform(plan, rule)
-    if (latency > 0) {
-      this.timer = setTimeout(() => { this.timer = undefined; act() }, latency)
-    } else {
-      act()
-    }
+    const act = plan === undefined ? () => this.succeed(chat, rule, rate) : () => this.perform(plan, rule)
+    if (latency > 0) this.after(latency, act)
+    else act()
   }
 
   private faultPlan(chat: ChatRequest, rule: SimulatorRule, fault: FaultSpec): Plan {
     if (typeof fault === 'object' && 'status' in fault) {
       this.fault = 'raw'
       const body = typeof fault.body === 'string' ? fault.body : JSON.stringify(fault.body)
-      const headers: string[] = []
-      let hasType = false
-      for (const [name, value] of Object.entries(fault.headers ?? {})) {
-        headers.push(name, value)
-        if (name.toLowerCase() === 'content-type') hasType = true
-      }
-      if (!hasType) headers.push('content-type', 'application/json')
+      const headers = Object.entries(fault.headers ?? {}).flat()
+      if (!headers.some((name, index) => index % 2 === 0 && name.toLowerCase() === 'content-type')) headers.push('content-type', 'application/json')
       return { kind: 'answer', answer: { status: fault.status, headers, body } }
     }
     const preset: FaultPreset = typeof fault === 'string' ? fault : fault.preset
@@ -172,12 +159,11 @@ export class Exchange {
       case 'stream_malformed':
       case 'stream_no_done': {
         const reply = this.replyFor(chat, rule)
-        const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
+        const context = this.answerContext(unlimitedView)
         if (!chat.stream) {
           if (preset === 'stream_stall') return { kind: 'hold', afterMs: options?.after_ms }
-          const answer = this.dialect.complete(chat, reply, context)
-          if (preset === 'stream_malformed') return { kind: 'answer', answer: { ...answer, body: answer.body.slice(0, Math.floor(answer.body.length / 2)), headers: withoutLength(answer.headers) } }
-          return { kind: 'cut', answer, clean: preset === 'stream_no_done' }
+          // A malformed or unfinished body: half of it, on a connection that closes cleanly.
+          return { kind: 'cut', answer: this.dialect.complete(chat, reply, context), clean: preset !== 'stream_cut' }
         }
         const answer = this.dialect.stream(chat, reply, context)
         const chunks = answer.chunks
@@ -196,9 +182,7 @@ export class Exchange {
       case 'stream_error': {
         // The in-band error only exists in a stream; a plain request (or a dialect without one) gets the 500.
         if (!chat.stream || this.dialect.streamError === undefined) return { kind: 'answer', answer: this.dialect.fault('server_error', this.faultContext(chat, options)) }
-        const reply = this.replyFor(chat, rule)
-        const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate: unlimitedView }
-        return { kind: 'stream', answer: this.dialect.streamError(chat, reply, context, options?.message), script: undefined }
+        return { kind: 'stream', answer: this.dialect.streamError(chat, this.replyFor(chat, rule), this.answerContext(unlimitedView), options?.message), script: undefined }
       }
       default: return { kind: 'answer', answer: this.dialect.fault(preset, this.faultContext(chat, options)) }
     }
@@ -219,14 +203,18 @@ export class Exchange {
     return { ...reply, text: reply.text.slice(prefill.length) }
   }
 
+  private answerContext(rate: RateView): AnswerContext {
+    return { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate }
+  }
+
   private succeed(chat: ChatRequest, rule: SimulatorRule | undefined, rate: RateView): void {
     const reply = this.replyFor(chat, rule)
-    const context = { ids: this.state.ids, now: Date.now(), requestId: this.requestId, rate }
+    const context = this.answerContext(rate)
     if (chat.stream) {
       this.perform({ kind: 'stream', answer: this.dialect.stream(chat, reply, context), script: undefined }, rule)
     } else if (rule?.first_token_delay_ms !== undefined && rule.first_token_delay_ms > 0) {
       // A plain request has no first token of its own: the delay is more latency before the answer.
-      this.timer = setTimeout(() => { this.timer = undefined; this.send(this.dialect.complete(chat, reply, context)) }, rule.first_token_delay_ms)
+      this.after(rule.first_token_delay_ms, () => this.send(this.dialect.complete(chat, reply, context)))
     } else {
       this.send(this.dialect.complete(chat, reply, context))
     }
@@ -235,46 +223,40 @@ export class Exchange {
   private perform(plan: Plan, rule: SimulatorRule | undefined): void {
     switch (plan.kind) {
       case 'answer': return this.send(plan.answer)
-      case 'stream': {
-        const chunks = plan.answer.chunks
-        const script = plan.script ?? { sent: chunks.length, ending: 'end', holdMs: undefined }
-        return this.writeStream(plan.answer, { ...script, chunks, firstContentDelayMs: rule?.first_token_delay_ms ?? 0, chunkDelayMs: rule?.chunk_delay_ms ?? 0 })
-      }
+      case 'stream': return this.writeStream(plan.answer, plan.script ?? { sent: plan.answer.chunks.length, ending: 'end', holdMs: undefined }, rule)
       case 'cut': {
-        const { answer } = plan
+        const { answer, clean } = plan
         const half = answer.body.slice(0, Math.floor(answer.body.length / 2))
-        if (plan.clean) {
-          // A body that ends early on a connection that closes cleanly.
-          this.response.writeHead(answer.status, withoutLength(answer.headers))
-          this.response.end(half)
-          return
-        }
-        this.response.writeHead(answer.status, answer.headers)
-        this.response.write(half, () => this.destroy())
+        // Clean: a body that ends early on a connection that closes cleanly (it must not promise its length).
+        this.response.writeHead(answer.status, clean ? withoutLength(answer.headers) : answer.headers)
+        if (clean) this.response.end(half)
+        else this.response.write(half, () => this.destroy())
         return
       }
       case 'hold':
-        if (plan.afterMs !== undefined) this.timer = setTimeout(() => { this.timer = undefined; this.destroy() }, plan.afterMs)
+        if (plan.afterMs !== undefined) this.after(plan.afterMs, () => this.destroy())
         return
       case 'reset': return this.destroy()
     }
   }
 
-  /** Writes a stream as its script says: events back to back where nothing delays them, then its ending. */
-  private writeStream(answer: StreamAnswer, script: StreamScript): void {
+  /** Writes a stream as its script says, `rule`'s delays before its events: back to back where nothing delays them, then its ending. */
+  private writeStream(answer: StreamAnswer, script: StreamScript, rule: SimulatorRule | undefined): void {
     const response = this.response
-    const { chunks, sent } = script
+    const { chunks } = answer
+    const { sent } = script
+    const chunkDelayMs = rule?.chunk_delay_ms ?? 0
+    const firstContentDelayMs = rule?.first_token_delay_ms ?? 0
     response.writeHead(200, answer.headers)
-    const firstContent = script.firstContentDelayMs > 0 ? chunks.findIndex((chunk) => eventKind(chunk) === 'content') : -1
-    const delayBefore = (index: number) => (index > 0 ? script.chunkDelayMs : 0) + (index === firstContent ? script.firstContentDelayMs : 0)
+    const firstContent = firstContentDelayMs > 0 ? chunks.findIndex((chunk) => eventKind(chunk) === 'content') : -1
+    const delayBefore = (index: number) => (index > 0 ? chunkDelayMs : 0) + (index === firstContent ? firstContentDelayMs : 0)
     const finish = (): void => {
       if (script.ending === 'end') response.end()
       else if (script.ending === 'destroy') this.destroy()
-      else if (script.holdMs !== undefined) this.timer = setTimeout(() => { this.timer = undefined; this.destroy() }, script.holdMs)
+      else if (script.holdMs !== undefined) this.after(script.holdMs, () => this.destroy())
     }
     let index = 0
     const step = (): void => {
-      this.timer = undefined
       // Every event up to the next delay goes out in one write.
       let end = index + 1
       while (end < sent && delayBefore(end) === 0) end++
@@ -286,17 +268,24 @@ export class Exchange {
         return
       }
       response.write(piece)
-      this.timer = setTimeout(step, delayBefore(index))
+      this.after(delayBefore(index), step)
     }
     if (sent === 0) return finish()
     const first = delayBefore(0)
-    if (first > 0) this.timer = setTimeout(step, first)
+    if (first > 0) this.after(first, step)
     else step()
   }
 
+  /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears. */
+  private after(ms: number, action: () => void): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      action()
+    }, ms)
+  }
+
   private send(answer: Answer): void {
-    this.response.writeHead(answer.status, answer.headers)
-    this.response.end(answer.body)
+    send(this.response, answer)
   }
 
   /** Drops the connection as a broken upstream would; not counted as a client abort. */
@@ -309,8 +298,8 @@ export class Exchange {
   private finish(): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
-    const response = this.response
-    const record = {
+    const { response, request: { headers } } = this
+    this.state.log.add({
       at: Date.now(),
       provider: this.dialect.provider,
       key: this.key,
@@ -320,12 +309,12 @@ export class Exchange {
       status: response.headersSent ? response.statusCode : 0,
       aborted: !response.writableFinished && !this.destroyedOnPurpose,
       ...(this.fault === undefined ? {} : { fault: this.fault }),
-      path: pathOf(this.request.url),
-      ...(typeof this.request.headers.traceparent === 'string' ? { traceparent: this.request.headers.traceparent } : {}),
-      ...anthropicHeaders(this.request),
+      path: this.path,
+      ...header('traceparent', headers.traceparent),
+      ...header('anthropic_version', headers['anthropic-version']),
+      ...header('anthropic_beta', headers['anthropic-beta']),
       ...(this.prefill === undefined ? {} : { prefill: true as const }),
-    }
-    this.state.log.add(record)
+    })
   }
 }
 
@@ -343,15 +332,6 @@ function betaRefusal(flags: string[], requestId: string): Answer {
 
 /** Anthropic's words when a model refuses a conversation that ends with the assistant's text. */
 const PREFILL_REFUSED = 'This model does not support assistant message prefill. The conversation must end with a user message.'
-
-/** Headers without content-length (a body that ends early must not promise its length). */
-function withoutLength(headers: string[]): string[] {
-  const kept: string[] = []
-  for (let index = 0; index + 1 < headers.length; index += 2) {
-    if (headers[index]!.toLowerCase() !== 'content-length') kept.push(headers[index]!, headers[index + 1]!)
-  }
-  return kept
-}
 
 /**
  * The assistant's text a conversation ends with, when it does (a prefill: the caller asks for

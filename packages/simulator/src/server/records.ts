@@ -15,11 +15,9 @@ export interface StatsRow {
   count: number
 }
 
-/** The last requests in a ring buffer, plus running counts that survive the ring's turnover. */
+/** The last requests (trimmed in bulk, so a record costs a push), plus running counts that survive the trimming. */
 export class RequestRecords {
-  private readonly ring: (RecordedRequest | undefined)[] = new Array(recordCapacity)
-  private next = 0
-  private size = 0
+  private records: RecordedRequest[] = []
   private readonly counts = new Map<string, StatsRow>()
   private total = 0
   private aborted = 0
@@ -33,9 +31,7 @@ export class RequestRecords {
   /** Records a request that ended (answered, dropped or abandoned). */
   add(record: RecordedRequest): void {
     this.open -= 1
-    this.ring[this.next] = record
-    this.next = (this.next + 1) % recordCapacity
-    if (this.size < recordCapacity) this.size += 1
+    if (this.records.push(record) >= 2 * recordCapacity) this.records.splice(0, this.records.length - recordCapacity)
     this.total += 1
     if (record.aborted) this.aborted += 1
     const id = `${record.provider}\u0000${record.key_suffix}\u0000${record.model}\u0000${record.status}`
@@ -49,13 +45,7 @@ export class RequestRecords {
 
   /** Oldest first. */
   list(): RecordedRequest[] {
-    const result: RecordedRequest[] = []
-    const start = this.size < recordCapacity ? 0 : this.next
-    for (let offset = 0; offset < this.size; offset += 1) {
-      const record = this.ring[(start + offset) % recordCapacity]
-      if (record !== undefined) result.push(record)
-    }
-    return result
+    return this.records.slice(-recordCapacity)
   }
 
   /** The list without whole keys, for the HTTP control API. */
@@ -72,9 +62,7 @@ export class RequestRecords {
   }
 
   clear(): void {
-    this.ring.fill(undefined)
-    this.next = 0
-    this.size = 0
+    this.records = []
     this.total = 0
     this.aborted = 0
     this.counts.clear()

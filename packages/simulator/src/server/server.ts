@@ -2,8 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { anthropicDialect } from '../anthropic/dialect.ts'
 import { azureDialect, azureNotFound } from '../azure/dialect.ts'
-import type { Answer, Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer } from '../dialects/dialect.ts'
+import { jsonAnswer, type Dialect } from '../dialects/dialect.ts'
 import type { Simulator, SimulatorInit } from '../index.ts'
 import { openaiDialect } from '../openai/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
@@ -12,51 +11,52 @@ import { RuleBook } from '../rules/book.ts'
 import { seededRandom } from '../rules/random.ts'
 import { RateWindows } from '../rules/rate-window.ts'
 import { handleControl } from './control.ts'
-import { Exchange } from './exchange.ts'
+import { Exchange, send } from './exchange.ts'
 import { anthropicCountDialect } from '../anthropic/count.ts'
 import { responsesDialect } from '../responses/dialect.ts'
 import { embeddingsDialect } from '../embeddings/dialect.ts'
 import { bedrockDialect, bedrockStreamDialect } from '../bedrock/dialect.ts'
 import { geminiDialect, vertexClaudeDialect, vertexDialect } from '../google/dialect.ts'
 import { handleToken, TokenBook } from '../google/tokens.ts'
-
-const openaiResponses = responsesDialect(openaiDialect)
-const azureResponses = responsesDialect(azureDialect)
-const openaiEmbeddings = embeddingsDialect(openaiDialect)
-const azureEmbeddings = embeddingsDialect(azureDialect)
 import { RequestRecords } from './records.ts'
 import type { SimulatorState } from './state.ts'
 
-const azurePrefix = '/openai/deployments/'
-const azureSuffix = '/chat/completions'
-const azureEmbeddingsSuffix = '/embeddings'
-const bedrockPrefix = '/model/'
-const bedrockConverse = '/converse'
-const bedrockConverseStream = '/converse-stream'
-const geminiGenerate = geminiDialect(false)
-const geminiStream = geminiDialect(true)
+/** Paths one dialect serves as they are (Azure's v1 Responses API: no api-version, the deployment is the body's `model`). */
+const fixedPaths = new Map<string, Dialect>([
+  ['/v1/chat/completions', openaiDialect],
+  ['/v1/messages', anthropicDialect],
+  ['/v1/messages/count_tokens', anthropicCountDialect],
+  ['/v1/responses', responsesDialect(openaiDialect)],
+  ['/v1/embeddings', embeddingsDialect(openaiDialect)],
+  ['/openai/v1/responses', responsesDialect(azureDialect)],
+])
+const azureEmbeddings = embeddingsDialect(azureDialect)
+const geminiDialects = { generateContent: geminiDialect(false), streamGenerateContent: geminiDialect(true) }
+/** `/openai/deployments/{deployment}/chat/completions` and `/embeddings` (Azure). */
+const azurePath = /^\/openai\/deployments\/(.*)\/(chat\/completions|embeddings)$/
+/** `/model/{modelId}/converse` and `/converse-stream` (Bedrock). */
+const bedrockPath = /^\/model\/(.+)\/(converse|converse-stream)$/
 /** `/v1beta/models/{model}:{method}` (the Gemini API). */
 const geminiPath = /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
 /** `/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}` (Vertex AI). */
 const vertexPath = /^\/v1(?:beta1)?\/projects\/[^/]+\/locations\/[^/]+\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/
 
-/** The Gemini or Vertex dialect a path names, with its model; undefined when it names none. */
-function googleRoute(state: SimulatorState, path: string): { dialect: Dialect; model: string } | undefined {
-  const gemini = geminiPath.exec(path)
-  if (gemini !== null) return { dialect: gemini[2] === 'generateContent' ? geminiGenerate : geminiStream, model: decodeURIComponent(gemini[1]!) }
-  const vertex = vertexPath.exec(path)
-  if (vertex === null) return undefined
-  const [, publisher, model, method] = vertex
-  const dialects = state.vertex
-  // Claude answers only rawPredict, Gemini only generateContent: the other pairing is Vertex's 400.
-  if ((publisher === 'anthropic') !== (method === 'rawPredict' || method === 'streamRawPredict')) return undefined
-  const dialect = method === 'generateContent' ? dialects.generate : method === 'streamGenerateContent' ? dialects.stream : method === 'rawPredict' ? dialects.claude : dialects.claudeStream
-  return { dialect, model: decodeURIComponent(model!) }
-}
-
-function send(response: ServerResponse, answer: Answer): void {
-  response.writeHead(answer.status, answer.headers)
-  response.end(answer.body)
+/** The Bedrock, Gemini or Vertex dialect a path names, with its model; undefined when it names none, or a model that does not decode. */
+function modelRoute(state: SimulatorState, path: string): { dialect: Dialect; model: string } | undefined {
+  try {
+    const bedrock = bedrockPath.exec(path)
+    if (bedrock !== null) return { dialect: bedrock[2] === 'converse' ? bedrockDialect : bedrockStreamDialect, model: decodeURIComponent(bedrock[1]!) }
+    const gemini = geminiPath.exec(path)
+    if (gemini !== null) return { dialect: geminiDialects[gemini[2] as keyof typeof geminiDialects], model: decodeURIComponent(gemini[1]!) }
+    const vertex = vertexPath.exec(path)
+    if (vertex === null) return undefined
+    const [, publisher, model, method] = vertex
+    // Claude answers only rawPredict, Gemini only generateContent: the other pairing is Vertex's 400.
+    if ((publisher === 'anthropic') !== (method === 'rawPredict' || method === 'streamRawPredict')) return undefined
+    return { dialect: state.vertex[method as keyof SimulatorState['vertex']], model: decodeURIComponent(model!) }
+  } catch {
+    return undefined
+  }
 }
 
 /** Routes one request: provider paths to an exchange, `/_sim/` to the control API, the rest to a 404. */
@@ -65,45 +65,21 @@ function route(state: SimulatorState, request: IncomingMessage, response: Server
   const queryAt = url.indexOf('?')
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
   const method = request.method
+  const exchange = (dialect: Dialect, model?: string, apiVersion?: string) => void new Exchange(state, dialect, request, response, path, model, apiVersion)
   if (method === 'POST') {
-    if (path === '/v1/chat/completions') return void new Exchange(state, openaiDialect, request, response, undefined, undefined)
-    if (path === '/v1/messages') return void new Exchange(state, anthropicDialect, request, response, undefined, undefined)
-    if (path === '/v1/messages/count_tokens') return void new Exchange(state, anthropicCountDialect, request, response, undefined, undefined)
-    if (path === '/v1/responses') return void new Exchange(state, openaiResponses, request, response, undefined, undefined)
-    if (path === '/v1/embeddings') return void new Exchange(state, openaiEmbeddings, request, response, undefined, undefined)
-    // Azure's v1 API: no api-version, the deployment is the body's `model`.
-    if (path.startsWith(bedrockPrefix)) {
-      const streaming = path.endsWith(bedrockConverseStream)
-      const suffix = streaming ? bedrockConverseStream : bedrockConverse
-      if (path.endsWith(suffix) && path.length > bedrockPrefix.length + suffix.length) {
-        let modelId: string | undefined
-        try {
-          modelId = decodeURIComponent(path.slice(bedrockPrefix.length, path.length - suffix.length))
-        } catch {
-          modelId = undefined
-        }
-        if (modelId !== undefined) return void new Exchange(state, streaming ? bedrockStreamDialect : bedrockDialect, request, response, modelId, undefined)
-      }
-    }
+    const fixed = fixedPaths.get(path)
+    if (fixed !== undefined) return exchange(fixed)
     if (path === '/token') return handleToken(state.tokens, request, response)
-    if (path.includes(':')) {
-      let google: ReturnType<typeof googleRoute>
-      try {
-        google = googleRoute(state, path)
-      } catch {
-        google = undefined
-      }
-      if (google !== undefined) return void new Exchange(state, google.dialect, request, response, google.model, undefined)
-    }
-    if (path === '/openai/v1/responses') return void new Exchange(state, azureResponses, request, response, undefined, undefined)
-    const suffix = path.endsWith(azureSuffix) ? azureSuffix : path.endsWith(azureEmbeddingsSuffix) ? azureEmbeddingsSuffix : undefined
-    if (path.startsWith(azurePrefix) && suffix !== undefined) {
-      const deployment = decodeURIComponent(path.slice(azurePrefix.length, path.length - suffix.length))
+    const routed = modelRoute(state, path)
+    if (routed !== undefined) return exchange(routed.dialect, routed.model)
+    const azure = azurePath.exec(path)
+    if (azure !== null) {
+      const deployment = decodeURIComponent(azure[1]!)
       const apiVersion = queryAt === -1 ? null : new URLSearchParams(url.slice(queryAt + 1)).get('api-version')
       if (deployment.length > 0 && !deployment.includes('/')) {
         // Azure answers a missing api-version as an unknown resource, before looking at the key.
         if (apiVersion === null || apiVersion === '') return send(response, azureNotFound(state.ids.next('req_')))
-        return void new Exchange(state, suffix === azureSuffix ? azureDialect : azureEmbeddings, request, response, deployment, apiVersion)
+        return exchange(azure[2] === 'embeddings' ? azureEmbeddings : azureDialect, deployment, apiVersion)
       }
     }
   }
@@ -123,7 +99,10 @@ export async function startSimulator(init: SimulatorInit): Promise<Simulator> {
     random: seededRandom(init.seed ?? 1),
     ids: new IdMaker(),
     tokens,
-    vertex: { generate: vertexDialect(tokens, false), stream: vertexDialect(tokens, true), claude: vertexClaudeDialect(tokens, false), claudeStream: vertexClaudeDialect(tokens, true) },
+    vertex: {
+      generateContent: vertexDialect(tokens, false), streamGenerateContent: vertexDialect(tokens, true),
+      rawPredict: vertexClaudeDialect(tokens, false), streamRawPredict: vertexClaudeDialect(tokens, true),
+    },
   }
   if (init.rules !== undefined) state.rules.set(init.rules)
   const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => route(state, request, response))

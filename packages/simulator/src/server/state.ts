@@ -14,6 +14,6 @@ export interface SimulatorState {
   ids: IdMaker
   /** Access tokens the OAuth2 endpoint issued (Vertex AI). */
   tokens: TokenBook
-  /** Vertex dialects, bound to this simulator's tokens. */
-  vertex: { generate: Dialect; stream: Dialect; claude: Dialect; claudeStream: Dialect }
+  /** Vertex dialects by the method a path names, bound to this simulator's tokens. */
+  vertex: Record<'generateContent' | 'streamGenerateContent' | 'rawPredict' | 'streamRawPredict', Dialect>
 }

@@ -26,16 +26,11 @@ export function eventKind(chunk: string | Buffer): StreamEventKind {
 
 /** How the events of one stream go out. */
 export interface StreamScript {
-  chunks: Array<string | Buffer>
   /** How many events go out before the stream ends as `ending` says. */
   sent: number
   ending: 'end' | 'destroy' | 'hold'
   /** For `hold`: destroy the socket after this long; undefined holds until the client leaves. */
   holdMs: number | undefined
-  /** Delay before the first content event. */
-  firstContentDelayMs: number
-  /** Delay between events. */
-  chunkDelayMs: number
 }
 
 /** The index just past the `count`-th content event (all of the preamble before it included); the stream's length when it has fewer. */

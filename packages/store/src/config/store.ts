@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto'
 import type { ClientBase, Pool } from 'pg'
 import type { LoadBalancerSettings } from '@switchboard/routing'
+import { inTransaction } from '../transaction.ts'
 import { ConfigStoreError } from './errors.ts'
 import { createEmitter, type ConfigStoreEvent, type Subscribe } from './events.ts'
 import { deriveKeyId } from './keys.ts'
@@ -73,23 +74,9 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
   const { pool } = components
   const emitter = createEmitter(init.onListenerError ?? ((error) => console.error('config store listener failed:', error)))
 
+  /** Runs `work` in one transaction, then emits the events it returned once they are committed. */
   async function transaction<Result>(work: (client: ClientBase) => Promise<[Result, ConfigStoreEvent[]]>): Promise<Result> {
-    const client = await pool.connect()
-    let result: Result
-    let events: ConfigStoreEvent[]
-    let failed = false
-    try {
-      await client.query('BEGIN')
-      ;[result, events] = await work(client)
-      await client.query('COMMIT')
-    } catch (error) {
-      failed = true
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    } finally {
-      // After a failure the connection may be the broken one (server gone): discard it.
-      client.release(failed)
-    }
+    const [result, events] = await inTransaction(pool, work)
     emitter.emit(events)
     return result
   }
@@ -103,14 +90,9 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
   return {
     on: emitter.on,
 
-    async listProviders() {
-      return loadProviders(pool)
-    },
+    listProviders: () => loadProviders(pool),
 
-    async getProvider(name) {
-      const [provider] = await loadProviders(pool, name)
-      return provider
-    },
+    getProvider: async (name) => (await loadProviders(pool, name))[0],
 
     createProvider(provider) {
       return transaction(async (client) => {
@@ -154,9 +136,7 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       })
     },
 
-    async getSettings() {
-      return readSettings(pool)
-    },
+    getSettings: () => readSettings(pool),
 
     saveSettings(settings, origin, options = {}) {
       return transaction(async (client) => {

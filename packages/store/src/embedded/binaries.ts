@@ -98,13 +98,9 @@ export async function postgresIdentity(): Promise<PostgresIdentity | undefined> 
   return created
 }
 
-async function lookupUser(name: string): Promise<PostgresIdentity | undefined> {
-  try {
-    const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])])
-    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
-  } catch {
-    return undefined
-  }
+function lookupUser(name: string): Promise<PostgresIdentity | undefined> {
+  return Promise.all([run('id', ['-u', name]), run('id', ['-g', name])])
+    .then(([uid, gid]) => ({ uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }), () => undefined)
 }
 
 /** Runs a Postgres program to completion as `identity`; rejects with its output on failure. */

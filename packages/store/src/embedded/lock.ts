@@ -8,7 +8,7 @@
  * owner) no longer runs is stale (a node died mid-start or mid-stop, or the
  * server crashed) and is broken.
  */
-import { link, open, readFile, rename, unlink } from 'node:fs/promises'
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 
 /** Contents of the lock file. */
@@ -40,30 +40,19 @@ export async function readLock(path: string): Promise<ReadLock | undefined> {
 
 /** Creates the lock exclusively; false when another process holds it. */
 export async function tryCreateLock(path: string, state: LockState): Promise<boolean> {
-  let handle
   try {
-    handle = await open(path, 'wx', 0o644)
+    await writeFile(path, JSON.stringify(state), { flag: 'wx', mode: 0o644 })
+    return true
   } catch (error) {
     if (isCode(error, 'EEXIST')) return false
     throw error
   }
-  try {
-    await handle.writeFile(JSON.stringify(state))
-  } finally {
-    await handle.close()
-  }
-  return true
 }
 
 /** Replaces the lock's contents atomically (readers never see a half-written file). */
 export async function rewriteLock(path: string, state: LockState): Promise<void> {
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`
-  const handle = await open(temporary, 'wx', 0o644)
-  try {
-    await handle.writeFile(JSON.stringify(state))
-  } finally {
-    await handle.close()
-  }
+  await writeFile(temporary, JSON.stringify(state), { flag: 'wx', mode: 0o644 })
   await rename(temporary, path)
 }
 

@@ -63,21 +63,12 @@ export async function mayBePostgres(pid: number): Promise<boolean> {
   }
 }
 
-async function hasProc(): Promise<boolean> {
-  try {
-    await readFile('/proc/self/stat')
-    return true
-  } catch {
-    return false
-  }
+function hasProc(): Promise<boolean> {
+  return readFile('/proc/self/stat').then(() => true, () => false)
 }
 
-async function postmasterLines(dataDir: string): Promise<string[] | undefined> {
-  try {
-    return (await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')
-  } catch {
-    return undefined
-  }
+function postmasterLines(dataDir: string): Promise<string[] | undefined> {
+  return readFile(join(dataDir, 'postmaster.pid'), 'utf8').then((text) => text.split('\n'), () => undefined)
 }
 
 /** True when nothing listens on 127.0.0.1:port. */

@@ -30,15 +30,9 @@ export function processStartTime(pid: number): string | undefined {
 
 /** Running processes whose working directory is `directory` (a postmaster and its backends chdir to the data dir). */
 export async function processesIn(directory: string): Promise<number[]> {
-  let entries: string[]
-  try {
-    entries = await readdir('/proc')
-  } catch {
-    return []
-  }
   const found: number[] = []
   await Promise.all(
-    entries.map(async (entry) => {
+    (await readdir('/proc').catch(() => [])).map(async (entry) => {
       const pid = Number(entry)
       if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return
       const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => undefined)

@@ -152,12 +152,7 @@ async function stopServer(paths: Paths, log: (line: string) => void): Promise<vo
 /** The handle of a registered user; its release stops the server when it was the last live user. */
 function handle(paths: Paths, url: string, user: string, started: boolean, log: (line: string) => void): DatabaseHandle {
   let released: Promise<void> | undefined
-  return {
-    url,
-    embedded: true,
-    started,
-    release: () => (released ??= releaseUser(paths, user, log)),
-  }
+  return { url, embedded: true, started, release: () => (released ??= releaseUser(paths, user, log)) }
 }
 
 async function releaseUser(paths: Paths, user: string, log: (line: string) => void): Promise<void> {
@@ -277,18 +272,8 @@ async function initialise(paths: Paths, initdb: string, identity: PostgresIdenti
     await chown(paths.password, identity.uid, identity.gid)
   }
   try {
-    await runProgram(
-      initdb,
-      [
-        `--pgdata=${scratch}`,
-        `--username=${databaseUser}`,
-        `--pwfile=${paths.password}`,
-        '--auth=scram-sha-256',
-        '--encoding=UTF8',
-        '--no-locale',
-      ],
-      { identity, cwd: dirname(scratch) },
-    )
+    const options = [`--pgdata=${scratch}`, `--username=${databaseUser}`, `--pwfile=${paths.password}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale']
+    await runProgram(initdb, options, { identity, cwd: dirname(scratch) })
     // Loopback TCP only: no unix socket to collide with a system Postgres.
     await appendFile(
       join(scratch, 'postgresql.conf'),
@@ -301,19 +286,10 @@ async function initialise(paths: Paths, initdb: string, identity: PostgresIdenti
   }
 }
 
-async function isInitialised(dataDir: string): Promise<boolean> {
-  try {
-    await stat(join(dataDir, 'PG_VERSION'))
-    return true
-  } catch {
-    return false
-  }
+function isInitialised(dataDir: string): Promise<boolean> {
+  return stat(join(dataDir, 'PG_VERSION')).then(() => true, () => false)
 }
 
-async function ageMs(path: string): Promise<number> {
-  try {
-    return Date.now() - (await stat(path)).mtimeMs
-  } catch {
-    return 0
-  }
+function ageMs(path: string): Promise<number> {
+  return stat(path).then((info) => Date.now() - info.mtimeMs, () => 0)
 }

@@ -24,14 +24,8 @@ export async function unregisterUser(file: string): Promise<void> {
 
 /** The registrations of live users; those of dead processes are removed on the way. */
 export async function liveUsers(directory: string): Promise<string[]> {
-  let names: string[]
-  try {
-    names = await readdir(directory)
-  } catch {
-    return []
-  }
   const live: string[] = []
-  for (const name of names) {
+  for (const name of await readdir(directory).catch(() => [])) {
     const [pidText, startTime] = name.split('-')
     const pid = Number(pidText)
     const alive = isRunning(pid) && (startTime === 'na' || startTime === undefined || processStartTime(pid) === undefined || processStartTime(pid) === startTime)

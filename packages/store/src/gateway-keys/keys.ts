@@ -39,51 +39,30 @@ export class GatewayKeyConflict extends Error {
   readonly code = 'gateway_key_exists'
 }
 
-interface Row {
-  id: string
-  name: string
-  secret_hash: string
-  redacted: string
-  providers: string[] | null
-  models: string[] | null
-  requests_per_minute: number | null
-  tokens_per_minute: number | null
-  origin: 'config' | 'api'
-  created_at: Date
-  revoked_at: Date | null
-}
-
-const fromRow = (row: Row): StoredGatewayKey => ({
-  id: row.id,
-  name: row.name,
-  secretHash: row.secret_hash,
-  redacted: row.redacted,
-  providers: row.providers,
-  models: row.models,
-  requestsPerMinute: row.requests_per_minute,
-  tokensPerMinute: row.tokens_per_minute,
-  origin: row.origin,
-  createdAt: row.created_at,
-  revokedAt: row.revoked_at,
-})
+/** The columns of a `StoredGatewayKey`, named as its fields. */
+const COLUMNS = `id, name, secret_hash AS "secretHash", redacted, providers, models, requests_per_minute AS "requestsPerMinute",
+  tokens_per_minute AS "tokensPerMinute", origin, created_at AS "createdAt", revoked_at AS "revokedAt"`
 
 const newId = () => `gk_${randomBytes(9).toString('base64url')}`
 
+/** A key's columns from `name` to `tokens_per_minute`, in table order. */
+const valuesOf = (key: NewGatewayKey) => [key.name, key.secretHash, key.redacted, key.providers ?? null, key.models ?? null, key.requestsPerMinute ?? null, key.tokensPerMinute ?? null]
+
 /** Active keys (revoked ones with `includeRevoked`), oldest first. */
 export async function listGatewayKeys(pool: Pool, options: { includeRevoked?: boolean } = {}): Promise<StoredGatewayKey[]> {
-  const rows = await pool.query<Row>(`SELECT * FROM gateway_keys ${options.includeRevoked ? '' : 'WHERE revoked_at IS NULL'} ORDER BY created_at, id`)
-  return rows.rows.map(fromRow)
+  const rows = await pool.query<StoredGatewayKey>(`SELECT ${COLUMNS} FROM gateway_keys ${options.includeRevoked ? '' : 'WHERE revoked_at IS NULL'} ORDER BY created_at, id`)
+  return rows.rows
 }
 
 /** Adds a key from the API; throws GatewayKeyConflict when an active key has the name (or anyone the secret). */
 export async function createGatewayKey(pool: Pool, key: NewGatewayKey): Promise<StoredGatewayKey> {
   try {
-    const rows = await pool.query<Row>(
+    const rows = await pool.query<StoredGatewayKey>(
       `INSERT INTO gateway_keys (id, name, secret_hash, redacted, providers, models, requests_per_minute, tokens_per_minute, origin)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'api') RETURNING *`,
-      [newId(), key.name, key.secretHash, key.redacted, key.providers ?? null, key.models ?? null, key.requestsPerMinute ?? null, key.tokensPerMinute ?? null],
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'api') RETURNING ${COLUMNS}`,
+      [newId(), ...valuesOf(key)],
     )
-    return fromRow(rows.rows[0]!)
+    return rows.rows[0]!
   } catch (error) {
     if ((error as { code?: string }).code === '23505') throw new GatewayKeyConflict(`a gateway key named "${key.name}" already exists`)
     throw error
@@ -112,28 +91,23 @@ export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey
     let updated = 0
     let skippedRevoked = 0
     for (const key of keys) {
-      const same = await client.query<Row>('SELECT * FROM gateway_keys WHERE secret_hash = $1', [key.secretHash])
+      const same = await client.query<{ id: string; revoked_at: Date | null }>('SELECT id, revoked_at FROM gateway_keys WHERE secret_hash = $1', [key.secretHash])
       const existing = same.rows[0]
-      if (existing?.revoked_at) {
+      const active = existing?.revoked_at ? undefined : await client.query<{ id: string }>('SELECT id FROM gateway_keys WHERE name = $1 AND revoked_at IS NULL', [key.name])
+      const current = active?.rows[0]
+      // A revoked secret, or one an active key of another name holds while this name has its own, is left alone.
+      if (existing?.revoked_at || (current && existing && existing.id !== current.id)) {
         skippedRevoked++
         continue
       }
-      const active = await client.query<Row>('SELECT * FROM gateway_keys WHERE name = $1 AND revoked_at IS NULL', [key.name])
-      const current = active.rows[0]
-      const values = [key.name, key.secretHash, key.redacted, key.providers ?? null, key.models ?? null, key.requestsPerMinute ?? null, key.tokensPerMinute ?? null]
-      if (current) {
-        if (existing && existing.id !== current.id) {
-          skippedRevoked++
-          continue
-        }
+      const values = valuesOf(key)
+      // The active key of this name takes the file's secret; else the same secret under another name moves to this one.
+      const target = current ?? existing
+      if (target) {
         await client.query(
           `UPDATE gateway_keys SET name = $2, secret_hash = $3, redacted = $4, providers = $5, models = $6, requests_per_minute = $7, tokens_per_minute = $8 WHERE id = $1`,
-          [current.id, ...values],
+          [target.id, ...values],
         )
-        updated++
-      } else if (existing) {
-        // Same secret under another (active) name: it moves to this name.
-        await client.query(`UPDATE gateway_keys SET name = $2, secret_hash = $3, redacted = $4, providers = $5, models = $6, requests_per_minute = $7, tokens_per_minute = $8 WHERE id = $1`, [existing.id, ...values])
         updated++
       } else {
         await client.query(
