@@ -10,15 +10,9 @@ import { TRIAL_MAX_WAIT_MS } from '../trials/timing.ts'
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { downNow, rescoreModel, routeWeight } from './scoring.ts'
-import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
+import { buildModelTable, type ModelTable, type RotationWeights } from './tables.ts'
 import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, RECOVERY_PROBE_IDLE_MS, TABLE_IDLE_CYCLES } from './tuning.ts'
-import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
-
-/** A key's weight for the rotation module, in configured order. */
-export interface KeyWeight {
-  keyId: string
-  weight: number
-}
+import { keyServesModel as servesModel, routeKey, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
 /** What the balancer is created with. */
 export interface AdaptiveBalancerInit {
@@ -74,9 +68,7 @@ export interface AdaptiveBalancer {
   mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[]
   /** Level 1: the provider and fallbacks of a request for `model`. */
   selectDirection(model: string, options: DirectionOptions): DirectionDecision
-  /** Per-key weights for the rotation module: adaptive (or static with key selection off); 0 when held or failed. */
-  keyWeights(provider: string, model: string, routeSelectionEnabled?: boolean): readonly KeyWeight[]
-  /** The same weights as arrays shared by every request until the next table build (read only). */
+  /** Per-key weights for the rotation module, adaptive (or static with key selection off), 0 when held or failed: shared by every request until the next table build (read only). */
   rotationWeights(provider: string, model: string, routeSelectionEnabled?: boolean): RotationWeights | undefined
   /** True while the balancer still offers the route: its key serves the model and is neither failed nor held. */
   isRouteOffered(route: RouteRef): boolean
@@ -148,12 +140,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     return count
   }
 
-  /** Fails a route at once; its model's table is rebuilt on the next selection. */
-  function failRoute(route: RouteRef, now: number): void {
-    const tracked = track(route, now)
-    if (tracked === undefined) return
+  /** Fails a tracked route; its model's table is rebuilt on the next selection. */
+  function fail(tracked: RouteMetrics, now: number): void {
     enterFailed(tracked, now)
-    tables.delete(route.model)
+    tables.delete(tracked.model)
   }
 
   /** A failed route goes to recovering, at the bottom of its ramp ("so the key earns its traffic back"). */
@@ -164,11 +154,26 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     tables.delete(tracked.model)
   }
 
-  /** A route failing on its metrics right now (not at the recompute): out of rotation, and its trials start. */
-  function failOnMetrics(tracked: RouteMetrics, now: number): void {
-    enterFailed(tracked, now)
-    tables.delete(tracked.model)
-    trials.routeFailed(tracked, now)
+  /**
+   * Folds a finished attempt into its route. `own`: this worker sent it, so its in-flight count
+   * drops and its trials are answered and opened here; another worker's (`attemptObserved`) only
+   * counts, the worker that sent it shares the rest.
+   */
+  function finished(outcome: AttemptOutcome, own: boolean): void {
+    const tracked = track(outcome, outcome.now)
+    if (tracked === undefined) return
+    if (own) tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+    const before = tracked.state
+    // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
+    recordAttempt(tracked, outcome)
+    // A held route is settled by its hold's check, not by trials.
+    if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
+    if (before === 'failed') return answeredWhileFailed(tracked, outcome, own)
+    if (outcome.failureClass === null) return
+    if (before === 'recovering' ? tracked.recoveryFailures < RECOVERY_MAX_FAILURES : !downNow(tracked, outcome.now)) return
+    // Failing on its metrics right now (not at the recompute): out of rotation, and its trials start.
+    fail(tracked, outcome.now)
+    if (own) trials.routeFailed(tracked, outcome.now)
   }
 
   /**
@@ -177,16 +182,14 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
    * the route with re-routing off): the route recovers, here and, through its served round, on
    * every node. A failure counts only as this node's own trial's answer.
    */
-  function answeredWhileFailed(tracked: RouteMetrics, outcome: AttemptOutcome): void {
+  function answeredWhileFailed(tracked: RouteMetrics, outcome: AttemptOutcome, own: boolean): void {
     const startedAt = outcome.now - Math.max(0, outcome.latencyMs)
     const failureClass = outcome.failureClass
     if (failureClass === null) {
       if (startedAt < tracked.stateSince) return
       recover(tracked, outcome.now)
-      trials.answered(outcome, startedAt, 'served', outcome.now)
-      return
     }
-    trials.answered(outcome, startedAt, countsAgainstKey(failureClass) ? 'failed' : 'inconclusive', outcome.now)
+    if (own) trials.answered(outcome, startedAt, failureClass === null ? 'served' : countsAgainstKey(failureClass) ? 'failed' : 'inconclusive', outcome.now)
   }
 
   /**
@@ -202,8 +205,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     const tracked = track(entry, now)
     if (tracked === undefined || tracked.state === 'failed') return
     if (tracked.lastServedAt !== null && tracked.lastServedAt >= entry.round.wallMs - FAIL_SUSTAINED_MS) return
-    enterFailed(tracked, now)
-    tables.delete(tracked.model)
+    fail(tracked, now)
   }
 
   setProviders(init.providers)
@@ -219,36 +221,8 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       tracked.inFlight += 1
       tracked.lastAttemptAt = now
     },
-    attemptFinished(outcome) {
-      const tracked = track(outcome, outcome.now)
-      if (tracked === undefined) return
-      tracked.inFlight = Math.max(0, tracked.inFlight - 1)
-      const before = tracked.state
-      // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
-      recordAttempt(tracked, outcome)
-      // A held route is settled by its hold's check, not by trials.
-      if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
-      if (before === 'failed') return answeredWhileFailed(tracked, outcome)
-      if (outcome.failureClass === null) return
-      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) failOnMetrics(tracked, outcome.now)
-    },
-    attemptObserved(outcome) {
-      const tracked = track(outcome, outcome.now)
-      if (tracked === undefined) return
-      const before = tracked.state
-      recordAttempt(tracked, outcome)
-      if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
-      if (before === 'failed') {
-        // Served by a request sent after the failure: the same proof as one of this worker's own.
-        if (outcome.failureClass === null && outcome.now - Math.max(0, outcome.latencyMs) >= tracked.stateSince) recover(tracked, outcome.now)
-        return
-      }
-      if (outcome.failureClass === null) return
-      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) {
-        enterFailed(tracked, outcome.now)
-        tables.delete(tracked.model)
-      }
-    },
+    attemptFinished: (outcome) => finished(outcome, true),
+    attemptObserved: (outcome) => finished(outcome, false),
     attemptAbandoned(route, now) {
       const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))
       if (tracked === undefined) return
@@ -276,7 +250,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
         else tables.set(model, { ...build(model), usedCycle: table.usedCycle })
       }
     },
-    failRoute,
+    failRoute(route, now) {
+      const tracked = track(route, now)
+      if (tracked !== undefined) fail(tracked, now)
+    },
     releaseRoute(route, now) {
       const tracked = track(route, now)
       if (tracked === undefined || tracked.state !== 'failed') return
@@ -313,12 +290,6 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     },
     selectDirection(model, options) {
       return decideDirection(tableFor(model), options, tableFor)
-    },
-    keyWeights(provider, model, routeSelectionEnabled = true) {
-      const direction = tableFor(model).byProvider.get(provider)
-      if (direction === undefined) return []
-      const { keyIds, weights } = routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
-      return keyIds.map((keyId, index) => ({ keyId, weight: weights[index]! }))
     },
     rotationWeights(provider, model, routeSelectionEnabled = true) {
       const direction = tableFor(model).byProvider.get(provider)

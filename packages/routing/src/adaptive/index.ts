@@ -3,7 +3,7 @@
  * provider-then-key selection from precomputed tables under the five switches.
  * Spec: reference/adaptive-load-balancing.txt.
  */
-export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit, type KeyWeight } from './balancer.ts'
+export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit } from './balancer.ts'
 export { withDirections, type DirectionDecision, type DirectionOptions, type DirectionReason } from './directions.ts'
 export type { RotationWeights } from './tables.ts'
 export { directionLog, type RoutingLogEntry } from './routing-log.ts'

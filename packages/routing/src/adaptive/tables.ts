@@ -80,11 +80,6 @@ export interface ModelTable {
 
 const NO_INDEXES: readonly number[] = Object.freeze([])
 
-/** The map key of a route. NUL cannot appear in a provider, model or key id from JSON config. */
-export function routeKey(provider: string, model: string, keyId: string): string {
-  return `${provider}\u0000${model}\u0000${keyId}`
-}
-
 /** Builds one direction's table from the keys, their routes' metrics and the holds. */
 export function buildDirectionTable(
   provider: string,

@@ -55,9 +55,6 @@ export function killsKeyForRequest(failureClass: FailureClass): boolean {
   return failureClass !== 'rate_limit' && isHoldReason(failureClass)
 }
 
-/** True when a provider answer of this class holds the key (reference: "What holds a key"). */
-export const holdsKey: (failureClass: FailureClass) => boolean = isHoldReason
-
 /** True when a failure of this class may count against a key's health (caller faults, a context too long and cancels never do). */
 export function countsAgainstKey(failureClass: FailureClass): boolean {
   return failureClass !== 'caller_fault' && failureClass !== 'context_length' && failureClass !== 'cancelled'
@@ -70,7 +67,7 @@ export function countsAgainstKey(failureClass: FailureClass): boolean {
  */
 export function routingFailure(failure: AttemptFailure): AttemptFailure {
   const status = failure.status
-  if (status >= 500 && status < 600 && failure.failureClass !== 'rate_limit' && holdsKey(failure.failureClass)) {
+  if (status >= 500 && status < 600 && killsKeyForRequest(failure.failureClass)) {
     return { ...failure, failureClass: 'transient', scope: 'model' }
   }
   if (status === 402 && failure.failureClass !== 'credential' && (failure.failureClass !== 'quota' || failure.scope !== 'key')) {

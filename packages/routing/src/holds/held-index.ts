@@ -93,11 +93,6 @@ export class HeldIndex {
     return true
   }
 
-  /** Gives the slots back, for a check that was claimed but never sent. */
-  unclaim(provider: string, keyId: string, model: string): void {
-    for (const route of this.covering(provider, keyId, model)) route.checkClaimedAt = null
-  }
-
   /** The held keys of `provider` that this node may check for `model` now. */
   dueKeys(provider: string, model: string, now: number): string[] {
     const keys = this.providers.get(provider)

@@ -209,7 +209,7 @@ describe('snapshots', () => {
         const set = setOf(entries)
         const { snapshot, rejected } = parseHoldSnapshot(JSON.parse(JSON.stringify(set.toSnapshot())))
         expect(rejected).toBe(0)
-        sameSet(HoldSet.fromSnapshot(snapshot), set)
+        sameSet(setOf(snapshot.entries), set)
       }),
     )
   })

@@ -53,13 +53,6 @@ export class HoldSet {
   private readonly byId = new Map<string, HoldEntry>()
   private readonly fingerprint = new DigestAccumulator()
 
-  /** Restores a set from a snapshot (see `parseHoldSnapshot` for untrusted input). */
-  static fromSnapshot(snapshot: HoldSnapshot): HoldSet {
-    const set = new HoldSet()
-    set.merge(snapshot.entries)
-    return set
-  }
-
   /** Takes `entry` if it is newer than what the set has for its target. Returns true when the set changed. */
   apply(entry: HoldEntry): boolean {
     const id = holdId(entry)
@@ -88,16 +81,6 @@ export class HoldSet {
   /** Every entry, tombstones included: the full state a joining node pulls. */
   entries(): HoldEntry[] {
     return [...this.byId.values()]
-  }
-
-  /** The active holds only. */
-  held(): HoldEntry[] {
-    return this.entries().filter((entry) => entry.state === 'held')
-  }
-
-  /** How many entries, tombstones included. */
-  get size(): number {
-    return this.byId.size
   }
 
   /** Per-bucket fingerprint of every (target, version) in the set. */

@@ -21,18 +21,6 @@ export interface HoldsInit {
   tombstoneLifetimeMs?: number
 }
 
-/** How held the keys of one provider are for one model: what provider selection needs. */
-export interface HoldCoverage {
-  /** Keys asked about (every configured key that serves the model). */
-  total: number
-  /** How many of them are held. */
-  held: number
-  /** Every key is held: the provider leaves selection unless a key is due. */
-  allHeld: boolean
-  /** Held keys this node may check now (due, slot free). */
-  dueKeyIds: string[]
-}
-
 /** A clear's answer for the API, plus the tombstones to gossip. */
 export interface ClearOutcome extends ClearResult {
   changed: HoldEntry[]
@@ -48,12 +36,8 @@ export interface Holds {
   isHeld(provider: string, keyId: string, model: string): boolean
   /** Lets the request through as this node's one check of a due key; true when it is the check. */
   claimCheck(provider: string, keyId: string, model: string, now: number): boolean
-  /** Gives back a claimed check that was never sent. */
-  releaseCheck(provider: string, keyId: string, model: string): void
   /** Held keys of `provider` this node may check for `model` now. */
   dueKeys(provider: string, model: string, now: number): string[]
-  /** How many of `keyIds` are held for `model`, and which are due. */
-  coverage(provider: string, model: string, keyIds: readonly string[], now: number): HoldCoverage
   /** The holds covering a route, with this node's due times (for log lines and the dashboard). */
   holdsOn(provider: string, keyId: string, model: string): readonly HeldRoute[]
   /** Operator release; throws `HoldClearError` for a body the API refuses. */
@@ -138,18 +122,7 @@ export function createHolds(init: HoldsInit): Holds {
     },
     isHeld: (provider, keyId, model) => index.isHeld(provider, keyId, model),
     claimCheck: (provider, keyId, model, now) => index.claim(provider, keyId, model, now),
-    releaseCheck: (provider, keyId, model) => index.unclaim(provider, keyId, model),
     dueKeys: (provider, model, now) => index.dueKeys(provider, model, now),
-    coverage(provider, model, keyIds, now) {
-      let held = 0
-      const dueKeyIds: string[] = []
-      for (const keyId of keyIds) {
-        if (!index.isHeld(provider, keyId, model)) continue
-        held += 1
-        if (index.checkable(provider, keyId, model, now)) dueKeyIds.push(keyId)
-      }
-      return { total: keyIds.length, held, allHeld: keyIds.length > 0 && held === keyIds.length, dueKeyIds }
-    },
     holdsOn: (provider, keyId, model) => index.covering(provider, keyId, model),
     clear(filter, now) {
       const valid = validateClearFilter(filter)

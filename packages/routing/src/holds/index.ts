@@ -5,7 +5,7 @@
  * shares it by gossip, anti-entropy and Postgres snapshots.
  * Spec: reference/adaptive-load-balancing.txt, "Held Keys"; design.md, "Cluster model".
  */
-export { createHolds, type ClearOutcome, type HoldCoverage, type Holds, type HoldsInit } from './holds.ts'
+export { createHolds, type ClearOutcome, type Holds, type HoldsInit } from './holds.ts'
 export { compareVersions, createClock, type HybridClock, type Version } from './clock.ts'
 export {
   clearedName,

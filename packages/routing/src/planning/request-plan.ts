@@ -135,21 +135,17 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     targets = built.targets
     primary = built.primary
     if (pinnedAlone) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
-      let byProvider = pinnedPlanned.get(decision.skipped)
-      if (byProvider === undefined) pinnedPlanned.set(decision.skipped, (byProvider = new Map()))
-      byProvider.set(pinnedProvider!, { targets, primary })
+      targets = frozen(built.targets)
+      mapFor(pinnedPlanned, decision.skipped).set(pinnedProvider!, { targets, primary })
     } else if (sharedDecision) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      targets = frozen(built.targets)
       decisionPlanned.set(decision, { targets, primary })
     } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      targets = frozen(built.targets)
       planned.set(decision.fallbacks, targets)
     } else if (scored && probe === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
-      let byProvider = sessionPlanned.get(decision.fallbacks)
-      if (byProvider === undefined) sessionPlanned.set(decision.fallbacks, (byProvider = new Map()))
-      byProvider.set(last.provider, targets)
+      targets = frozen(built.targets)
+      mapFor(sessionPlanned, decision.fallbacks).set(last.provider, targets)
     }
   }
   const keptTargets = session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined
@@ -169,11 +165,9 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const copy: PlannedTarget[] = [first]
     for (let index = 1; index < targets.length; index++) copy.push(targets[index]!)
     if (session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
-      let byKey = sessionKeyTargets.get(targets)
-      if (byKey === undefined) sessionKeyTargets.set(targets, (byKey = new Map()))
       // Bounded by the provider's keys (a session's key is one of them).
       Object.freeze(first)
-      byKey.set(sessionKeyId, Object.freeze(copy))
+      mapFor(sessionKeyTargets, targets).set(sessionKeyId, Object.freeze(copy))
     }
     targets = copy
   }
@@ -182,6 +176,18 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, trial, session }
   log.plan = plan
   return plan
+}
+
+/** A shared, read-only copy of planned targets. */
+function frozen(targets: readonly PlannedTarget[]): readonly PlannedTarget[] {
+  return Object.freeze(targets.map((target) => Object.freeze({ ...target })))
+}
+
+/** The map `maps` keeps for `key`, made on first use. */
+function mapFor<K extends object, V>(maps: WeakMap<K, Map<string, V>>, key: K): Map<string, V> {
+  let map = maps.get(key)
+  if (map === undefined) maps.set(key, (map = new Map()))
+  return map
 }
 
 /** The decision's primary then fallbacks; for a bare model, providers whose keys name the model first (remembered per table). */

@@ -63,8 +63,3 @@ export function compareTrialEntries(left: TrialEntry, right: TrialEntry): number
   if (leftClaim.at !== rightClaim.at) return leftClaim.at < rightClaim.at ? -1 : 1
   return (leftClaim.startedAt ?? 0) - (rightClaim.startedAt ?? 0)
 }
-
-/** The map key of a route's round. NUL cannot appear in a provider, model or key id from JSON config. */
-export function trialKey(provider: string, model: string, keyId: string): string {
-  return `${provider}\u0000${model}\u0000${keyId}`
-}

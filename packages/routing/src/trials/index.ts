@@ -4,7 +4,7 @@
  * the route on every node. Spec: issue 35, item 8; design.md, "Cluster model".
  */
 export { createTrials, claimLive, type TrialAnswer, type TrialMerge, type Trials, type TrialsInit } from './trials.ts'
-export { compareTrialEntries, trialKey, type TrialClaim, type TrialEntry } from './entry.ts'
+export { compareTrialEntries, type TrialClaim, type TrialEntry } from './entry.ts'
 export {
   TRIAL_CLAIM_LAPSE_MS,
   TRIAL_CLAIM_SETTLE_MS,

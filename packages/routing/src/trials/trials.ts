@@ -28,8 +28,8 @@
  * fleet and hands what peers sent to `merge`.
  */
 import { compareVersions, createClock, type HybridClock, type Version } from '../holds/clock.ts'
-import type { RouteRef } from '../adaptive/types.ts'
-import { compareTrialEntries, trialKey, type TrialClaim, type TrialEntry } from './entry.ts'
+import { routeKey, type RouteRef } from '../adaptive/types.ts'
+import { compareTrialEntries, type TrialClaim, type TrialEntry } from './entry.ts'
 import { TRIAL_CLAIM_LAPSE_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_ENTRY_LIFETIME_MS, TRIAL_SLOT_TIMEOUT_MS, TRIAL_STALE_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
 
 /** What `createTrials` needs: who this node is, and where. */
@@ -117,7 +117,7 @@ export function createTrials(init: TrialsInit): Trials {
   }
 
   const open = (route: RouteRef, state: TrialEntry['state'], rung: number, dueAt: number, now: number) => {
-    const key = trialKey(route.provider, route.model, route.keyId)
+    const key = routeKey(route.provider, route.model, route.keyId)
     put(key, { provider: route.provider, model: route.model, keyId: route.keyId, round: clock.tick(now), state, rung, dueAt, claim: null, region })
     sent.delete(key)
   }
@@ -131,12 +131,12 @@ export function createTrials(init: TrialsInit): Trials {
       peers = Math.max(0, count)
     },
     routeFailed(route, now) {
-      const current = rounds.get(trialKey(route.provider, route.model, route.keyId))
+      const current = rounds.get(routeKey(route.provider, route.model, route.keyId))
       if (current !== undefined && current.state === 'failing' && !stale(current, now)) return
       open(route, 'failing', 0, now + trialWaitMs(0), now)
     },
     take(route, now) {
-      const key = trialKey(route.provider, route.model, route.keyId)
+      const key = routeKey(route.provider, route.model, route.keyId)
       const entry = rounds.get(key)
       if (entry === undefined || entry.state !== 'failing' || now < entry.dueAt) return false
       const settle = peers > 0 ? TRIAL_CLAIM_SETTLE_MS : 0
@@ -156,7 +156,7 @@ export function createTrials(init: TrialsInit): Trials {
       return true
     },
     answered(route, startedAt, answer, now) {
-      const key = trialKey(route.provider, route.model, route.keyId)
+      const key = routeKey(route.provider, route.model, route.keyId)
       const current = rounds.get(key)
       if (answer === 'served') {
         // Already known served since this attempt started: nothing new to tell.
@@ -183,7 +183,7 @@ export function createTrials(init: TrialsInit): Trials {
       const newer: TrialEntry[] = []
       for (const entry of entries) {
         clock.observe(entry.round, now)
-        const key = trialKey(entry.provider, entry.model, entry.keyId)
+        const key = routeKey(entry.provider, entry.model, entry.keyId)
         const local = rounds.get(key)
         const order = local === undefined ? 1 : compareTrialEntries(entry, local)
         if (order > 0) {
@@ -203,7 +203,7 @@ export function createTrials(init: TrialsInit): Trials {
       pending.clear()
       return out
     },
-    entry: (route) => rounds.get(trialKey(route.provider, route.model, route.keyId)),
+    entry: (route) => rounds.get(routeKey(route.provider, route.model, route.keyId)),
     entries: () => [...rounds.values()],
     collect(now) {
       for (const [key, entry] of rounds) {
