@@ -69,13 +69,10 @@ function frame(value: unknown): Uint8Array {
 
 /** Request/response over libp2p streams. */
 export class Rpc {
-  private readonly components: RpcComponents
-  private readonly limits: RpcLimits
-
-  constructor(components: RpcComponents, limits: RpcLimits) {
-    this.components = components
-    this.limits = limits
-  }
+  constructor(
+    private readonly components: RpcComponents,
+    private readonly limits: RpcLimits,
+  ) {}
 
   /** Registers the handler of `protocol`; a second handler for the same protocol replaces the first. */
   async handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void> {

@@ -60,10 +60,6 @@ export class RateLimitBackoffs {
     }
     return expired
   }
-
-  get size(): number {
-    return this.until.size
-  }
 }
 
 function backoffId(provider: string, keyId: string, model: string): string {

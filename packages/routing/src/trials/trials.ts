@@ -1,31 +1,19 @@
 /**
- * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8).
- *
- * A route that fails on live traffic (transient errors: a provider answering 503) is out of
- * rotation; it comes back only when a request sent to it is served. Before this, every node's
- * route circuit breaker let its own traffic back after 30 s, so each node paid for the outage on
- * its own. Now the fleet shares one schedule per route (a round: when the next trial is due, on
- * which rung) and one slot per round:
+ * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8). A route
+ * failed on live traffic comes back only when a request sent to it is served; the fleet shares
+ * one round per route (when the next trial is due, on which rung) and one slot per round:
  *
  * - A node whose route fails joins the fleet's failing round, or opens one (due 5 s later).
- * - When the round is due, the first request on a node that could use the route claims the slot
- *   and gossips the claim. After TRIAL_CLAIM_SETTLE_MS, if no other claim on that round won (the
- *   lowest node id wins among claims made before their claimers heard of each other), the node's
- *   next such request is the trial; every other request, here and on every other node, keeps
- *   routing around the route.
- * - The trial fails: the next round, on the next rung (5, 10, 20, 30 s ...). It serves: a served
- *   round, and every node whose route failed before it sends the route to recovering.
+ * - When it is due, the first request that could use the route claims the slot by gossip; after
+ *   TRIAL_CLAIM_SETTLE_MS, if no other claim won (the lowest node id among claims made before
+ *   their claimers heard of each other), that node's next such request is the trial.
+ * - A failed trial opens the next round on the next rung (5, 10, 20, 30 s); a served one recovers
+ *   the route on every node whose route failed before it.
  *
- * Why claims by gossip rather than a lease from one owner (the lowest node id alive, as
- * gateway-key limits do): a claim needs no round trip on the request path, no node whose loss
- * or a partition stalls every route's recovery, and it degrades by itself: a node that hears
- * nobody wins its own claims (and with no peers at all claims and sends at once), so a node cut
- * off from the fleet still recovers on its own, per node, as before. The price is one settle
- * delay per trial, and two trials in a round only when a claim takes longer than the settle
- * delay to reach the other claimer.
- *
- * Pure: time comes in as `now`; nothing here does I/O. The gateway carries `changes()` to the
- * fleet and hands what peers sent to `merge`.
+ * Claims by gossip rather than a lease from one owner: no round trip on the request path, no
+ * node whose loss stalls recovery, and a node that hears nobody wins its own claims (alone, it
+ * claims and sends at once). Pure: time comes in as `now`; the gateway carries `changes()` to
+ * the fleet and hands what peers sent to `merge`.
  */
 import { compareVersions, createClock, type HybridClock, type Version } from '../holds/clock.ts'
 import { routeKey, type RouteRef } from '../adaptive/types.ts'
@@ -64,16 +52,9 @@ export interface Trials {
   setPeers(count: number): void
   /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
   routeFailed(route: RouteRef, now: number): void
-  /**
-   * True when this request is the route's trial: its round is due, and this node holds the
-   * settled, winning claim (claimed now when the slot is free: then true only with no peers).
-   */
+  /** True when this request is the route's trial: its round is due and this node holds the settled, winning claim. */
   take(route: RouteRef, now: number): boolean
-  /**
-   * An answer from a route this node has failed, from an attempt started at `startedAt`. Served:
-   * a served round (the route recovers here and on every node). Failed or inconclusive: counts
-   * only for this node's own trial in flight (the next round, or the slot freed).
-   */
+  /** An answer from a route failed here: served opens a served round; failed or inconclusive counts only for this node's own trial. */
   answered(route: RouteRef, startedAt: number, answer: TrialAnswer, now: number): void
   /** Rounds from a peer (or a joining pull), already checked; see TrialMerge. */
   merge(entries: readonly TrialEntry[], now: number): TrialMerge
