@@ -28,14 +28,10 @@ export function compareVersions(left: Version, right: Version): number {
 
 /** A node's hybrid logical clock. */
 export interface HybridClock {
-  /** The node this clock stamps versions for. */
-  readonly nodeId: string
   /** A new version for a local change at `now`, newer than every version made or observed so far. */
   tick(now: number): Version
   /** Takes in a version from another node, so the next `tick` is newer than it. */
   observe(remote: Version, now: number): void
-  /** The newest version made or observed so far. */
-  current(): Version
 }
 
 /** Creates the hybrid logical clock of node `nodeId`. */
@@ -43,7 +39,6 @@ export function createClock(nodeId: string): HybridClock {
   let wallMs = 0
   let counter = 0
   return {
-    nodeId,
     tick(now) {
       if (now > wallMs) {
         wallMs = now
@@ -59,9 +54,6 @@ export function createClock(nodeId: string): HybridClock {
       else if (nextWall === remote.wallMs) counter = remote.counter
       else if (nextWall !== wallMs) counter = 0
       wallMs = nextWall
-    },
-    current() {
-      return { wallMs, counter, nodeId }
     },
   }
 }

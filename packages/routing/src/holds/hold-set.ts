@@ -15,12 +15,6 @@ import { canonicalEntry, holdId, type HoldEntry, type HoldTarget } from './entry
  */
 export const TOMBSTONE_LIFETIME_MS = 60 * 60 * 1000
 
-/** The hold set as written to Postgres and sent to a joining node. */
-export interface HoldSnapshot {
-  format: 1
-  entries: HoldEntry[]
-}
-
 /**
  * True when `incoming` should replace `current`. Entries of one place are ordered:
  * 1. by the hold they belong to: the one placed later (`since`, then reason) wins; a node that
@@ -104,10 +98,5 @@ export class HoldSet {
       dropped.push(entry)
     }
     return dropped
-  }
-
-  /** The whole set, tombstones included, as plain JSON-safe data. */
-  toSnapshot(): HoldSnapshot {
-    return { format: 1, entries: this.entries().map((entry) => ({ ...entry, version: { ...entry.version } })) }
   }
 }

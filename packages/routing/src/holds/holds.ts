@@ -9,7 +9,7 @@ import { clearMatches, validateClearFilter, type ClearFilter, type ClearResult }
 import { holdConditions, type HoldCondition, type KeyNameLookup } from './conditions.ts'
 import type { HoldDigest } from './digest.ts'
 import { HeldIndex, type HeldRoute } from './held-index.ts'
-import { HoldSet, TOMBSTONE_LIFETIME_MS, type HoldSnapshot } from './hold-set.ts'
+import { HoldSet, TOMBSTONE_LIFETIME_MS } from './hold-set.ts'
 import { settleAnswer, type AttemptAnswer, type Settlement } from './settle.ts'
 
 /** What `createHolds` needs: who this node is, and its random source for the ±10 % jitter. */
@@ -58,8 +58,6 @@ export interface Holds {
   digest(): HoldDigest
   /** Drops expired tombstones; returns them. */
   collect(now: number): HoldEntry[]
-  /** The whole set for Postgres or a joining node. */
-  toSnapshot(): HoldSnapshot
   /** The active holds for `GET /api/adaptive-routing/conditions`. */
   conditions(keyName?: KeyNameLookup): HoldCondition[]
 }
@@ -155,7 +153,6 @@ export function createHolds(init: HoldsInit): Holds {
       for (const [key, at] of resets) if (now - at >= lifetimeMs) resets.delete(key)
       return set.collect(now, lifetimeMs)
     },
-    toSnapshot: () => set.toSnapshot(),
     conditions: (keyName) => holdConditions(index.routes(), keyName),
   }
 }

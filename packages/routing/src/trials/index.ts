@@ -3,17 +3,6 @@
  * failed on live traffic, on a rung that climbs with each failed trial; a served trial recovers
  * the route on every node. Spec: issue 35, item 8; design.md, "Cluster model".
  */
-export { createTrials, claimLive, type TrialAnswer, type TrialMerge, type Trials, type TrialsInit } from './trials.ts'
-export { compareTrialEntries, type TrialClaim, type TrialEntry } from './entry.ts'
-export {
-  TRIAL_CLAIM_LAPSE_MS,
-  TRIAL_CLAIM_SETTLE_MS,
-  TRIAL_ENTRY_LIFETIME_MS,
-  TRIAL_FIRST_WAIT_MS,
-  TRIAL_MAX_WAIT_MS,
-  TRIAL_SLOT_TIMEOUT_MS,
-  TRIAL_STALE_MS,
-  TRIAL_TOP_RUNG,
-  trialWaitMs,
-} from './timing.ts'
-export { trialLine } from './log-lines.ts'
+export { createTrials, type Trials, type TrialsInit } from './trials.ts'
+export type { TrialEntry } from './entry.ts'
+export { TRIAL_CLAIM_SETTLE_MS, TRIAL_MAX_WAIT_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
