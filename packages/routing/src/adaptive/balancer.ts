@@ -35,11 +35,7 @@ export interface AdaptiveBalancer {
   attemptFinished(outcome: AttemptOutcome): void
   /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
   attemptAbandoned(route: RouteRef, now: number): void
-  /**
-   * An attempt another event loop of this node finished (issue 38, workers): its metrics count
-   * here too, so every worker's 5-second weights see the node's whole traffic. No in-flight
-   * change, and no trial answered or opened: the worker that sent it does that and shares it.
-   */
+  /** An attempt another worker of this node finished (issue 38): its metrics count here too; in-flight counts and trials are that worker's. */
   attemptObserved(outcome: AttemptOutcome): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
@@ -49,21 +45,13 @@ export interface AdaptiveBalancer {
   releaseRoute(route: RouteRef, now: number): void
   /** The trial rounds this balancer's failed routes follow (the gateway carries their changes to the fleet). */
   readonly trials: Trials
-  /**
-   * True when this request is the fleet's one trial of a route that failed here on its metrics
-   * (not held): send it one attempt there first. See ../trials/trials.ts.
-   */
+  /** True when this request is the fleet's one trial of a route failed here on its metrics (not held): one attempt there first. */
   takeTrial(route: RouteRef, now: number): boolean
-  /**
-   * True when a route recovering here has had no request from this node for
-   * RECOVERY_PROBE_IDLE_MS (or none since it was released): send this request one attempt there
-   * first, so it is proven (or failed again) within seconds whatever the traffic mix.
-   */
+  /** True when a route recovering here had no request from this node for RECOVERY_PROBE_IDLE_MS: one attempt there first. */
   takeProbe(route: RouteRef, now: number): boolean
   /**
    * Rounds from peers: a served one recovers the route here if it failed before it; a failing one
-   * just opened in this node's region fails the route here too if it served nothing since the
-   * outage began. Returns this node's newer rounds, to send back.
+   * just opened in this region fails it here too if it served nothing since. Returns this node's newer rounds.
    */
   mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[]
   /** Level 1: the provider and fallbacks of a request for `model`. */
@@ -154,11 +142,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     tables.delete(tracked.model)
   }
 
-  /**
-   * Folds a finished attempt into its route. `own`: this worker sent it, so its in-flight count
-   * drops and its trials are answered and opened here; another worker's (`attemptObserved`) only
-   * counts, the worker that sent it shares the rest.
-   */
+  /** Folds a finished attempt into its route; only this worker's `own` attempts change in-flight counts and trials. */
   function finished(outcome: AttemptOutcome, own: boolean): void {
     const tracked = track(outcome, outcome.now)
     if (tracked === undefined) return
@@ -177,10 +161,9 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
   }
 
   /**
-   * An answer from a route that failed on this node. A request sent after the failure that was
-   * served is the proof the trial looks for, whichever request it was (a trial, or one pinned to
-   * the route with re-routing off): the route recovers, here and, through its served round, on
-   * every node. A failure counts only as this node's own trial's answer.
+   * An answer from a route failed here. Any request sent after the failure that was served proves
+   * it: the route recovers, here and (by its served round) on every node. A failure counts only as
+   * this node's own trial's answer.
    */
   function answeredWhileFailed(tracked: RouteMetrics, outcome: AttemptOutcome, own: boolean): void {
     const startedAt = outcome.now - Math.max(0, outcome.latencyMs)
@@ -193,11 +176,9 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
   }
 
   /**
-   * A peer of this region found the route down (or its trial failed): the route fails here too,
-   * unless it served something here since that outage began (the peer's run of failures lasted
-   * FAIL_SUSTAINED_MS before it opened the round), so each node of a region does not pay for the
-   * same outage with its own traffic. Only a round just opened (no claim yet), and a recent one:
-   * a joining node's pull of old rounds fails nothing.
+   * A peer of this region found the route down: it fails here too unless it served something since
+   * that outage began, so a region pays for one outage once. Only a recent round just opened (no
+   * claim yet): a joining node's pull of old rounds fails nothing.
    */
   function adoptFailure(entry: TrialEntry, now: number): void {
     if (entry.claim !== null || entry.region !== trials.region || now - entry.round.wallMs > TRIAL_MAX_WAIT_MS + FAIL_SUSTAINED_MS) return

@@ -4,7 +4,7 @@
  * "Scope & Limitations": Session Affinity runs after load balancing). Pure: time is passed in.
  */
 import { withDirections, type DirectionDecision } from './directions.ts'
-import type { RouteRef, Direction } from './types.ts'
+import { sameDirection, type RouteRef, type Direction } from './types.ts'
 
 /** Where a session was served last. */
 export interface SessionRoute {
@@ -136,10 +136,6 @@ export interface AffinityResult {
   outcome: AffinityOutcome
 }
 
-function sameTarget(left: Direction, right: Direction): boolean {
-  return left.provider === right.provider && left.model === right.model
-}
-
 /**
  * Keeps a session on its last provider and key when the decision still offers that provider (as
  * primary or fallback) and `isOffered` says the key is neither failed nor held; the session's
@@ -153,8 +149,8 @@ export function applySessionAffinity(
   const primary = decision.primary
   if (last === undefined || primary === null) return { decision, preferKeyId: undefined, outcome: 'none' }
   const target: Direction = { provider: last.provider, model: primary.model }
-  const position = sameTarget(primary, target) ? 0 : decision.fallbacks.findIndex((fallback) => sameTarget(fallback, target)) + 1
-  if (position === 0 && !sameTarget(primary, target)) return { decision, preferKeyId: undefined, outcome: 'moved_not_offered' }
+  const position = sameDirection(primary, target) ? 0 : decision.fallbacks.findIndex((fallback) => sameDirection(fallback, target)) + 1
+  if (position === 0 && !sameDirection(primary, target)) return { decision, preferKeyId: undefined, outcome: 'moved_not_offered' }
   if (!isOffered({ provider: last.provider, model: primary.model, keyId: last.keyId })) {
     return { decision, preferKeyId: undefined, outcome: 'moved_key_unavailable' }
   }

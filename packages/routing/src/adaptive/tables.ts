@@ -89,12 +89,14 @@ export function buildDirectionTable(
   isHeld: HeldPredicate,
 ): DirectionTable {
   const adaptiveWeights: number[] = []
-  const staticWeights: number[] = []
   const held: boolean[] = []
   const failed: boolean[] = []
-  const adaptiveIndexes: number[] = []
+  const heldIndexes: number[] = []
   const failedIndexes: number[] = []
   const recoveringIndexes: number[] = []
+  let serving = 0
+  let adaptiveTotal = 0
+  let squares = 0
   let settledTotal = 0
   let settledSquares = 0
   keys.forEach((key, index) => {
@@ -104,24 +106,21 @@ export function buildDirectionTable(
     const isKeyFailed = metrics !== undefined && metrics.state === 'failed'
     held.push(isKeyHeld)
     failed.push(isKeyFailed)
-    staticWeights.push(key.weight)
-    adaptiveWeights.push(isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX))
-    if (!isKeyHeld && !isKeyFailed) adaptiveIndexes.push(index)
-    if (isKeyFailed && !isKeyHeld) failedIndexes.push(index)
-    if (!isKeyHeld && !isKeyFailed) {
-      const settled = Math.max(0, metrics === undefined ? WEIGHT_MAX : settledWeight(metrics))
-      settledTotal += settled
-      settledSquares += settled * settled
-      if (metrics?.state === 'recovering') recoveringIndexes.push(index)
-    }
+    if (isKeyHeld) heldIndexes.push(index)
+    else if (isKeyFailed) failedIndexes.push(index)
+    const weight = isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX)
+    adaptiveWeights.push(weight)
+    if (isKeyHeld || isKeyFailed) return
+    serving++
+    adaptiveTotal += Math.max(0, weight)
+    squares += weight * weight
+    const settled = Math.max(0, metrics === undefined ? WEIGHT_MAX : settledWeight(metrics))
+    settledTotal += settled
+    settledSquares += settled * settled
+    if (metrics?.state === 'recovering') recoveringIndexes.push(index)
   })
-  let adaptiveTotal = 0
-  for (const index of adaptiveIndexes) adaptiveTotal += Math.max(0, adaptiveWeights[index]!)
   const keyIds = keys.map((key) => key.id)
-  const heldIndexes: number[] = []
-  held.forEach((flag, index) => {
-    if (flag) heldIndexes.push(index)
-  })
+  const staticWeights = keys.map((key) => key.weight)
   const heldCount = heldIndexes.length
   Object.freeze(heldIndexes)
   Object.freeze(failedIndexes)
@@ -131,8 +130,6 @@ export function buildDirectionTable(
     // Static weights keep sending failed keys their share: any of those requests served recovers them, no trial needed.
     static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
   }
-  let squares = 0
-  for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!
   return {
     provider,
     model,
@@ -144,7 +141,7 @@ export function buildDirectionTable(
     keyIndex: new Map(keys.map((key, index) => [key.id, index])),
     failed,
     adaptiveTotal,
-    failedDirection: keys.length > 0 && adaptiveIndexes.length === 0,
+    failedDirection: keys.length > 0 && serving === 0,
     score: adaptiveTotal > 0 ? squares / adaptiveTotal : 0,
     settledScore: settledTotal > 0 ? settledSquares / settledTotal : 0,
     recovery: settledTotal > 0 ? Math.min(1, adaptiveTotal / settledTotal) : 1,

@@ -59,6 +59,11 @@ export interface Direction {
   model: string
 }
 
+/** True when two directions name the same provider and model. */
+export function sameDirection(left: Direction, right: Direction): boolean {
+  return left.provider === right.provider && left.model === right.model
+}
+
 /** Prompt and completion tokens of a served answer, as the provider reported them (a long completion is not a slow provider). */
 export interface TokenUsage {
   promptTokens: number
