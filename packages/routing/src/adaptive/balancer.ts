@@ -189,6 +189,51 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     fail(tracked, now)
   }
 
+  /** Every tracked route, plus the never-used keys of the models configured or in use (cold, at full weight). */
+  function snapshotRoutes(): RouteSnapshot[] {
+    const models = new Set<string>(tables.keys())
+    for (const route of metrics.values()) models.add(route.model)
+    for (const entry of providers) {
+      for (const key of entry.keys) {
+        for (const model of key.models) if (model !== '*') models.add(model)
+        if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
+      }
+    }
+    const snapshots: RouteSnapshot[] = []
+    for (const model of models) {
+      for (const direction of tableFor(model).directions) {
+        let attempts = 0
+        for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
+        direction.keys.forEach((key, index) => {
+          const route = metrics.get(routeKey(direction.provider, model, key.id))
+          const held = isHeld(direction.provider, key.id, model)
+          const weight = direction.adaptiveWeights[index]!
+          snapshots.push({
+            provider: direction.provider,
+            model,
+            keyId: key.id,
+            keyName: keyOf(direction.provider, key.id)?.name ?? key.name,
+            state: held ? 'failed' : (route?.state ?? 'healthy'),
+            held,
+            weight,
+            expectedShare: direction.adaptiveTotal > 0 ? weight / direction.adaptiveTotal : 0,
+            actualShare: attempts > 0 ? (route?.attempts ?? 0) / attempts : 0,
+            errorRate: route === undefined ? 0 : errorRate(route),
+            latencyMs: route === undefined ? null : displayLatency(route),
+            inFlight: route?.inFlight ?? 0,
+            parts: {
+              errorPenalty: route?.errorPenalty ?? 0,
+              latencyPenalty: route?.latencyPenalty ?? 0,
+              utilisation: route?.utilisation ?? 0,
+              recoveryProgress: route?.recoveryProgress ?? 1,
+            },
+          })
+        })
+      }
+    }
+    return snapshots
+  }
+
   setProviders(init.providers)
 
   return {
@@ -289,60 +334,6 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       if (isHeld(route.provider, route.keyId, route.model)) return 'failed'
       return metricsOf(route.provider, route.model, route.keyId)?.state ?? 'healthy'
     },
-    routes() {
-      return snapshotRoutes(providers, metrics, tables, tableFor, keyOf, isHeld)
-    },
+    routes: snapshotRoutes,
   }
-}
-
-/** Every tracked route, plus the never-used keys of the models configured or in use (cold, at full weight). */
-function snapshotRoutes(
-  providers: readonly BalancerProvider[],
-  metrics: ReadonlyMap<string, RouteMetrics>,
-  tables: ReadonlyMap<string, ModelTable>,
-  tableFor: (model: string) => ModelTable,
-  keyOf: (provider: string, keyId: string) => BalancerKey | undefined,
-  isHeld: HeldPredicate,
-): RouteSnapshot[] {
-  const models = new Set<string>(tables.keys())
-  for (const route of metrics.values()) models.add(route.model)
-  for (const entry of providers) {
-    for (const key of entry.keys) {
-      for (const model of key.models) if (model !== '*') models.add(model)
-      if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
-    }
-  }
-  const snapshots: RouteSnapshot[] = []
-  for (const model of models) {
-    for (const direction of tableFor(model).directions) {
-      let attempts = 0
-      for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
-      direction.keys.forEach((key, index) => {
-        const route = metrics.get(routeKey(direction.provider, model, key.id))
-        const held = isHeld(direction.provider, key.id, model)
-        const weight = direction.adaptiveWeights[index]!
-        snapshots.push({
-          provider: direction.provider,
-          model,
-          keyId: key.id,
-          keyName: keyOf(direction.provider, key.id)?.name ?? key.name,
-          state: held ? 'failed' : (route?.state ?? 'healthy'),
-          held,
-          weight,
-          expectedShare: direction.adaptiveTotal > 0 ? weight / direction.adaptiveTotal : 0,
-          actualShare: attempts > 0 ? (route?.attempts ?? 0) / attempts : 0,
-          errorRate: route === undefined ? 0 : errorRate(route),
-          latencyMs: route === undefined ? null : displayLatency(route),
-          inFlight: route?.inFlight ?? 0,
-          parts: {
-            errorPenalty: route?.errorPenalty ?? 0,
-            latencyPenalty: route?.latencyPenalty ?? 0,
-            utilisation: route?.utilisation ?? 0,
-            recoveryProgress: route?.recoveryProgress ?? 1,
-          },
-        })
-      })
-    }
-  }
-  return snapshots
 }

@@ -1,7 +1,6 @@
 /**
- * Session affinity: a session stays on the provider and key that served it last while the load
- * balancer still offers them and has not failed them, and the key is not held (reference,
- * "Scope & Limitations": Session Affinity runs after load balancing). Pure: time is passed in.
+ * Session affinity: a session stays on the provider and key that served it last while the balancer
+ * offers them and the key is not held (reference, "Scope & Limitations"). Pure: time is passed in.
  */
 import { withDirections, type DirectionDecision } from './directions.ts'
 import { sameDirection, type RouteRef, type Direction } from './types.ts'
@@ -79,13 +78,9 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
 }
 
 /**
- * Session headers, strongest first: our own, then what coding agents already send (Claude
- * Code; Codex CLI: `session-id` since 0.1xx, `session_id` before; OpenCode: `session-id` with
- * its OpenAI provider, `x-session-affinity` and `x-session-id` with the others), then older Codex
- * builds' `conversation_id`, then Codex's `thread-id`. A Codex sub-agent runs in a thread of
- * its own inside the session: `session-id` wins so the whole session stays on one key (one
- * account's prompt cache); `thread-id` only counts when nothing else names the session.
- * `x-client-request-id` names one request, not a session, and is not read.
+ * Session headers, strongest first: our own, then what coding agents send (Claude Code, Codex CLI,
+ * OpenCode), then older Codex builds' `conversation_id`, then Codex's `thread-id` (a sub-agent's
+ * thread: `session-id` wins, so the whole session stays on one key's prompt cache).
  */
 export const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'session-id', 'session_id', 'x-session-affinity', 'x-session-id', 'conversation_id', 'thread-id'] as const
 
@@ -137,9 +132,8 @@ export interface AffinityResult {
 }
 
 /**
- * Keeps a session on its last provider and key when the decision still offers that provider (as
- * primary or fallback) and `isOffered` says the key is neither failed nor held; the session's
- * provider then becomes the primary and the decision's primary its first fallback.
+ * Keeps a session on its last provider and key when the decision still offers that provider and
+ * `isOffered` says the key is neither failed nor held: its provider becomes the primary.
  */
 export function applySessionAffinity(
   decision: DirectionDecision,

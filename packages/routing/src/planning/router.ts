@@ -53,7 +53,7 @@ export interface Router {
 
 /** Creates the router of one node over its routing state. */
 export function createRouter(components: RouterComponents): Router {
-  const { balancer, holds, sessions, backoffs, now } = components
+  const { balancer, holds, backoffs, now } = components
 
   const trialChanges = (): readonly TrialEntry[] => {
     const changes = balancer.trials.changes()
