@@ -60,11 +60,7 @@ export function countsAgainstKey(failureClass: FailureClass): boolean {
   return failureClass !== 'caller_fault' && failureClass !== 'context_length' && failureClass !== 'cancelled'
 }
 
-/**
- * A failure as routing acts on it (reference: "What holds a key"). A 5xx that does not report a
- * rate limit says nothing about the key, whatever its words: transient. A 402 is the provider
- * stating the quota at the account level: the whole key, whatever its words.
- */
+/** A failure as routing acts on it (reference: "What holds a key"): a 5xx refusal other than a rate limit is transient; a 402 is the whole key's quota. */
 export function routingFailure(failure: AttemptFailure): AttemptFailure {
   const status = failure.status
   if (status >= 500 && status < 600 && killsKeyForRequest(failure.failureClass)) {

@@ -1,11 +1,7 @@
 /**
- * Hybrid logical clock: the version every hold and release carries, so the fleet can merge
- * hold sets by "highest version wins" (design.md, "Cluster model").
- *
- * A version is (wall ms, counter, node id). The wall part stays close to real time, so a
- * version also says roughly when a change was made; the counter orders changes within one
- * millisecond and after a clock step backwards; the node id breaks the last tie, so two
- * versions made on different nodes are never equal.
+ * Hybrid logical clock: the version (wall ms, counter, node id) every hold and release carries,
+ * so the fleet merges by "highest version wins" (design.md, "Cluster model"). The counter orders
+ * changes within a millisecond and after a clock step back; the node id breaks the last tie.
  */
 
 /** One point of hybrid logical time. */

@@ -30,10 +30,7 @@ export function bucketOf(id: string): number {
   return fnv1a(id, SEED_LOW) % DIGEST_BUCKETS
 }
 
-/**
- * Running XOR of entry hashes per bucket. XOR makes the result independent of the order
- * entries arrived in, and lets a replaced entry be taken out in O(1).
- */
+/** Running XOR of entry hashes per bucket: independent of arrival order, and a replaced entry comes out in O(1). */
 export class DigestAccumulator {
   private readonly lanes = new Uint32Array(DIGEST_BUCKETS * 2)
 

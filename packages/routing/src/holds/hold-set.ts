@@ -1,18 +1,12 @@
 /**
- * The hold set as a mergeable value: a map from hold target to its newest entry (design.md,
- * "Cluster model"). Merge keeps, per target, the greatest entry in one total order (see
- * `wins`), so it is commutative, associative and idempotent: nodes that see the same entries
- * in any order, any number of times, end with the same set and the same digest.
+ * The hold set as a mergeable value: per hold target, the greatest entry in one total order (`wins`),
+ * so merge is commutative, associative and idempotent (design.md, "Cluster model").
  */
 import { compareVersions } from './clock.ts'
 import { DigestAccumulator, bucketOf, type HoldDigest } from './digest.ts'
 import { canonicalEntry, holdId, type HoldEntry, type HoldTarget } from './entry.ts'
 
-/**
- * How long a tombstone is kept. It must outlive any older copy of the hold still travelling
- * (gossip retries, anti-entropy rounds, a leader's 30 s snapshot) and the 10 minute window in
- * which a released key resumes its rung; an hour covers both with a wide margin.
- */
+/** How long a tombstone is kept: well past any older copy still travelling and the 10-minute window to resume a rung. */
 export const TOMBSTONE_LIFETIME_MS = 60 * 60 * 1000
 
 /**

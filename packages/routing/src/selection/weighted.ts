@@ -1,10 +1,8 @@
 /** Static weighted-random choice; the adaptive weights of later work feed the same function. */
 
 /**
- * Picks an index among `weights` with probability proportional to its weight, using one draw
- * of `random` in [0, 1). Returns -1 when there is nothing to pick. Non-positive weights are
- * only picked when every weight is non-positive (then uniformly), so a key configured with
- * weight 0 still serves when it is the last one left.
+ * Picks an index among `weights` in proportion to its weight with one draw of `random` (-1 for
+ * none); non-positive weights only when every weight is (then uniformly).
  */
 export function pickWeighted(weights: readonly number[], random: () => number): number {
   const count = weights.length
