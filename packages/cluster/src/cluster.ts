@@ -1,7 +1,4 @@
-/**
- * `createCluster`: wires the libp2p node, the dialer, membership heartbeats,
- * typed topics and request/response into one `Cluster`.
- */
+/** `createCluster`: wires the libp2p node, the dialer, membership, typed topics and request/response into one `Cluster`. */
 import './polyfill.ts'
 import { KEEP_ALIVE } from '@libp2p/interface'
 import type { PeerId } from '@libp2p/interface'
@@ -322,10 +319,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   return cluster
 }
 
-/**
- * Why the p2p listener did not start, in one line: libp2p's error embeds each address's error
- * with its stack, and a CLI that cannot start says why in a sentence (the port in use, say).
- */
+/** Why the p2p listener did not start, in one line (libp2p's error embeds each address's error with its stack). */
 function listenFailure(error: unknown): string {
   const text = String(error)
   const cause = /(E[A-Z]+): ([^\n]+)/.exec(text)

@@ -1,7 +1,6 @@
 /**
- * Who is in the fleet: built from heartbeats, with regions, and the
- * deterministic leader of each region. No I/O: the cluster feeds it
- * heartbeats, disconnects and the clock, so every rule is a unit test.
+ * Who is in the fleet, with regions and the deterministic leader of each. No I/O: the cluster feeds
+ * it heartbeats, disconnects and the clock, so every rule is a unit test.
  */
 import { z } from 'zod'
 import type { Emitter } from './events.ts'

@@ -1,7 +1,6 @@
 /**
- * The one libp2p node a gateway runs: tcp, pnet, noise, yamux, identify,
- * ping and gossipsub, tuned for a small fleet (3 to 20 nodes on a LAN or a
- * Kubernetes cluster). Internal: `createCluster` and the test fixtures use it.
+ * The one libp2p node a gateway runs: tcp, pnet, noise, yamux, identify, ping and gossipsub, tuned
+ * for a small fleet. Internal: `createCluster` and the test fixtures use it.
  */
 import './polyfill.ts'
 import { createLibp2p } from 'libp2p'

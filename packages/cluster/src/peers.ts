@@ -133,11 +133,7 @@ export class Dialer {
     return this.held
   }
 
-  /**
-   * Starts dialing now. While some target is not connected the loop looks again every 250 ms
-   * (each target waits out its own backoff); once all are, only every `intervalMs`, and at once
-   * when `poke()` says something changed (a connection closed, a member was learnt).
-   */
+  /** Starts dialing now: every 250 ms while some target is not connected, else every `intervalMs` or when `poke()`d. */
   start(): void {
     this.schedule(0)
   }
