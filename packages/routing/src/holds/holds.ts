@@ -1,7 +1,6 @@
 /**
- * One node's held keys: the replicated hold set, this node's clock, due times and check slots,
- * and the operations the gateway calls. Spec: reference/adaptive-load-balancing.txt, "Held Keys";
- * the fleet shares the set by `merge` (design.md, "Cluster model").
+ * One node's held keys: the replicated hold set, this node's clock, due times and check slots.
+ * Spec: reference/adaptive-load-balancing.txt, "Held Keys"; design.md, "Cluster model".
  */
 import { createClock, type HybridClock } from './clock.ts'
 import { clearedName, type HoldEntry, type HoldTarget, type ReleaseCause } from './entry.ts'
@@ -97,6 +96,12 @@ export function createHolds(init: HoldsInit): Holds {
     return { released, changed }
   }
 
+  /** A key edited or deleted: its holds released, and answers to attempts sent before now ignored. */
+  function resetKey(provider: string, keyId: string, cause: ReleaseCause, now: number): HoldEntry[] {
+    resets.set(JSON.stringify([provider, keyId]), now)
+    return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, cause, now).changed
+  }
+
   function resetAt(provider: string, keyId: string): number | undefined {
     if (resets.size === 0) return undefined
     const key = resets.get(JSON.stringify([provider, keyId]))
@@ -128,14 +133,8 @@ export function createHolds(init: HoldsInit): Holds {
       const cleared = released.map(clearedName)
       return { cleared, count: cleared.length, changed }
     },
-    keyEdited(provider, keyId, now) {
-      resets.set(JSON.stringify([provider, keyId]), now)
-      return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, 'key_edit', now).changed
-    },
-    keyDeleted(provider, keyId, now) {
-      resets.set(JSON.stringify([provider, keyId]), now)
-      return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, 'deleted', now).changed
-    },
+    keyEdited: (provider, keyId, now) => resetKey(provider, keyId, 'key_edit', now),
+    keyDeleted: (provider, keyId, now) => resetKey(provider, keyId, 'deleted', now),
     providerDeleted(provider, now) {
       resets.set(JSON.stringify([provider]), now)
       return releaseWhere((entry) => entry.provider === provider, 'deleted', now).changed

@@ -1,8 +1,4 @@
-/**
- * Rate-limit backoffs: a key whose provider said its rate-limit window is spent, left out for
- * a model until the window resets. A routing value beside the holds (holds are fleet-wide and
- * climb a ladder; a backoff is regional and ends on its own). Time comes in as an argument.
- */
+/** Rate-limit backoffs: a key whose rate-limit window is spent, left out for a model until it resets (regional, unlike holds). */
 
 /** A key to leave alone until its provider's rate-limit window resets (shared within a region). */
 export interface RateLimitBackoff {

@@ -69,7 +69,7 @@ export interface AttemptStep<T, K> {
   key: K
   /** Wait this long before sending (a retry's backoff, a short Retry-After). */
   delayMs: number
-  /** Response headers of a stream (or the whole JSON answer), its first content event (null: none), silence inside it. */
+  /** Deadlines: response headers (or the whole JSON answer), first content event (null: none), silence inside a stream. */
   headersMs: number
   firstTokenMs: number | null
   idleMs: number

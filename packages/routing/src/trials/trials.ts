@@ -48,7 +48,7 @@ export interface TrialMerge {
 export interface Trials {
   readonly nodeId: string
   readonly region: string
-  /** How many peers this node hears; 0 (alone, or cut off) claims and sends at once, per node. */
+  /** How many peers this node hears; with none it claims and sends at once. */
   setPeers(count: number): void
   /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
   routeFailed(route: RouteRef, now: number): void
