@@ -98,10 +98,7 @@ export function withDirections(decision: DirectionDecision, primary: Direction |
   return { primary, fallbacks, reason, pinned: decision.pinned, appended: decision.appended, pruned: decision.pruned, skipped: decision.skipped, score: decision.score }
 }
 
-/**
- * Decides the primary provider and the fallbacks of one request for `model`. `tableOf` returns the
- * table of another model, for pruning configured fallbacks that name a different model.
- */
+/** Decides the primary provider and fallbacks of one request; `tableOf` gives another model's table (to prune its fallbacks). */
 export function decideDirection(table: ModelTable, options: DirectionOptions, tableOf: (model: string) => ModelTable): DirectionDecision {
   const { pinnedProvider, settings } = options
   const configured = options.configuredFallbacks ?? NONE
@@ -148,10 +145,7 @@ export function decideDirection(table: ModelTable, options: DirectionOptions, ta
   return handled(table, { provider: best.provider, model }, reason, null, configured, settings, tableOf, best.score)
 }
 
-/**
- * A request Level 1 handles in full: configured fallbacks normalised (the primary itself dropped,
- * failed ones pruned when pruning is on), then the healthy providers for the model appended, best first.
- */
+/** A request Level 1 handles in full: configured fallbacks normalised (failed ones pruned when on), healthy providers appended. */
 function handled(
   table: ModelTable,
   primary: Direction,

@@ -1,7 +1,6 @@
 /**
- * Precomputed selection tables, one per model: its directions (providers) ranked by score, and per
- * direction its keys with cumulative weights. Built by `recompute`, by key/provider changes and by a
- * change of holds; the hot path only reads them (reference: "Zero-overhead design").
+ * Precomputed selection tables, one per model: its directions ranked by score, and each one's keys
+ * and weights. Rebuilt off the hot path, which only reads them (reference: "Zero-overhead design").
  */
 import type { RouteMetrics } from './metrics.ts'
 import { firstAbove } from '../selection/weighted.ts'
@@ -17,10 +16,7 @@ export interface RotationWeights {
   heldCount: number
   /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
   heldIndexes: readonly number[]
-  /**
-   * Keys failed on their metrics and not held (ascending; adaptive weights only, where they weigh
-   * 0): a request asks whether it is one's trial. Every change of state rebuilds the table.
-   */
+  /** Keys failed on their metrics and not held (ascending; adaptive only): a request asks whether it is one's trial. */
   failedIndexes: readonly number[]
   /** Keys recovering (ascending; adaptive weights only): a request asks whether one is due a request (RECOVERY_PROBE_IDLE_MS). */
   recoveringIndexes: readonly number[]
@@ -182,12 +178,9 @@ export function buildModelTable(
 }
 
 /**
- * Each direction's share from its score: proportional to (score / max) ^ DIRECTION_SHARPNESS, and
- * at least DIRECTION_MIN_SHARE for every one (when they all fit), the rest shared by the others.
- * A recovering direction is scored as it will be once recovered, and gets `recovery` (how far its
- * ramp has come, RECOVERY_START at first) of that: sharpening its ramped score instead would leave
- * it the 2 % floor until its ramp was nearly done, about a minute at a few requests a second
- * (issue 36, item 8).
+ * Each direction's share: proportional to (score / max) ^ DIRECTION_SHARPNESS, at least
+ * DIRECTION_MIN_SHARE each (when they all fit). A recovering direction is scored as once recovered,
+ * times `recovery`, how far its ramp has come (issue 36, item 8).
  */
 export function directionShares(scores: readonly number[], recoveries?: readonly number[]): number[] {
   if (scores.length === 0) return []
