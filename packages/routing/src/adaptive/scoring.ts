@@ -122,13 +122,11 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         enterFailed(metrics, now)
         return true
       } else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
-        metrics.state = 'degraded'
-        metrics.stateSince = now
+        enter(metrics, 'degraded', now)
         metrics.recoveryClean = 0
       } else if (metrics.state === 'degraded' && rate < HEALTHY_ERROR_RATE && latencyPenalty < HEALTHY_LATENCY_PENALTY && metrics.recoveryClean >= RECOVERY_CLEAN_REQUESTS) {
         // Back to healthy only after serving live traffic cleanly, not because its errors decayed while idle.
-        metrics.state = 'healthy'
-        metrics.stateSince = now
+        enter(metrics, 'healthy', now)
       }
       return false
     case 'failed':
@@ -138,12 +136,14 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         enterFailed(metrics, now)
         return true
       }
-      if (recoveryProgressOf(metrics, now) >= 1) {
-        metrics.state = 'healthy'
-        metrics.stateSince = now
-      }
+      if (recoveryProgressOf(metrics, now) >= 1) enter(metrics, 'healthy', now)
       return false
   }
+}
+
+function enter(metrics: RouteMetrics, state: 'healthy' | 'degraded', now: number): void {
+  metrics.state = state
+  metrics.stateSince = now
 }
 
 /** Recomputes every route of one model: latency peers are all the model's other routes; fair share is per direction. */

@@ -98,15 +98,8 @@ export interface SessionRequest {
 /** Reads the session headers of a request (names lower-cased, as Node gives them). */
 export function readSessionHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): SessionRequest {
   if (headers['x-bf-session-affinity'] === 'off') return { sessionId: null, ttlMs: null }
-  let sessionId: string | null = null
-  for (const name of SESSION_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string' && value !== '') {
-      sessionId = value
-      break
-    }
-  }
-  if (sessionId === null) return { sessionId, ttlMs: null }
+  const sessionId = SESSION_HEADERS.map((name) => headers[name]).find((value): value is string => typeof value === 'string' && value !== '')
+  if (sessionId === undefined) return { sessionId: null, ttlMs: null }
   const ttl = headers['x-bf-session-ttl']
   const seconds = typeof ttl === 'string' && /^\d+$/.test(ttl) ? Number(ttl) : NaN
   return { sessionId, ttlMs: seconds > 0 ? Math.min(seconds * 1000, MAX_SESSION_TTL_MS) : null }
