@@ -1,8 +1,4 @@
-/**
- * Reading hold entries back from untrusted JSON (a Postgres snapshot, a peer). The cluster
- * validates gossip with its own schemas; this is the routing core's own guard, so nothing that
- * is not a well-formed entry ever reaches a hold set.
- */
+/** Reading hold entries back from untrusted JSON (a Postgres snapshot, a peer): routing's own guard in front of a hold set. */
 import type { Version } from './clock.ts'
 import { isHoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry, ReleaseCause, TraceOrigin } from './entry.ts'

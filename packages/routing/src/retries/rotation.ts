@@ -57,7 +57,7 @@ export interface KeyRotationInit {
   random: () => number
   /** Keys this request must not use, dead for it (held for a refusal that kills the key). */
   unavailable?: readonly number[]
-  /** Keys this request must not use that are not dead (held for a rate limit, or backed off): they make the end a 429, not a 502. */
+  /** Keys this request must not use that are not dead (rate limited, backed off): the end is a 429, not a 502. */
   waiting?: readonly number[]
   /** The key of the first attempt (a held key's check, or a session's key), instead of a weighted draw; -1 or undefined for a draw. */
   first?: number | undefined

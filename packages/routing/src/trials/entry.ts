@@ -1,8 +1,4 @@
-/**
- * A route's trial round: the fleet-wide record of a route that failed on live traffic, when its
- * next trial request is due, and which node took that trial (issue 35, item 8). Replicated by
- * gossip like holds, merged by one total order so every node ends with the same round.
- */
+/** A route's trial round (issue 35, item 8): when its next trial is due and who took it, merged by one total order like holds. */
 import { compareVersions, type Version } from '../holds/clock.ts'
 
 /** A node's claim on the trial of one round. */

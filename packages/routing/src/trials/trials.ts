@@ -1,19 +1,12 @@
 /**
- * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8). A route
- * failed on live traffic comes back only when a request sent to it is served; the fleet shares
- * one round per route (when the next trial is due, on which rung) and one slot per round:
- *
- * - A node whose route fails joins the fleet's failing round, or opens one (due 5 s later).
- * - When it is due, the first request that could use the route claims the slot by gossip; after
- *   TRIAL_CLAIM_SETTLE_MS, if no other claim won (the lowest node id among claims made before
- *   their claimers heard of each other), that node's next such request is the trial.
- * - A failed trial opens the next round on the next rung (5, 10, 20, 30 s); a served one recovers
- *   the route on every node whose route failed before it.
- *
- * Claims by gossip rather than a lease from one owner: no round trip on the request path, no
- * node whose loss stalls recovery, and a node that hears nobody wins its own claims (alone, it
- * claims and sends at once). Pure: time comes in as `now`; the gateway carries `changes()` to
- * the fleet and hands what peers sent to `merge`.
+ * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8). A failed
+ * route comes back only when a request sent to it is served; the fleet shares one round per route
+ * (due time, rung) and one slot per round. A node whose route fails joins the failing round or
+ * opens one; when due, the first request that could use it claims the slot by gossip and, after
+ * TRIAL_CLAIM_SETTLE_MS with no rival claim won (lowest node id), the node's next such request is
+ * the trial. A failed trial opens the next rung; a served one recovers the route on every node.
+ * Claims by gossip, not a lease: no round trip on the request path, and a node alone still
+ * recovers on its own. Pure: the gateway carries `changes()` to the fleet and peers' rounds to `merge`.
  */
 import { compareVersions, createClock, type HybridClock, type Version } from '../holds/clock.ts'
 import { routeKey, type RouteRef } from '../adaptive/types.ts'
