@@ -1,7 +1,4 @@
-/**
- * `createCluster`: wires the libp2p node, the dialer, membership heartbeats,
- * typed topics and request/response into one `Cluster`.
- */
+/** `createCluster`: wires the libp2p node, the dialer, membership, typed topics and request/response into one `Cluster`. */
 import './polyfill.ts'
 import { KEEP_ALIVE } from '@libp2p/interface'
 import type { PeerId } from '@libp2p/interface'
@@ -56,10 +53,7 @@ const helloProtocol = 'cluster/hello'
 const maxHelloMembers = 256
 /** Between two sweeps for members not heard in time (disconnects have their own timer). */
 const sweepEveryMs = 1_000
-/**
- * Pings on every open connection (liveness.ts): a hung or cut-off peer's connection is aborted
- * when one is not answered in time. Under a publish burst a 5 s timeout dropped healthy ones.
- */
+/** Pings on every open connection (liveness.ts); under a publish burst a 5 s timeout dropped healthy ones. */
 const liveness = { everyMs: 10_000, timeoutMs: 10_000 }
 /** A node started with `joinFirst` opens its mesh after this long even if nobody called `openMesh()`. */
 const joinFirstAtMostMs = 10_000
@@ -114,33 +108,16 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
     { events, isConnected: (id) => connectedPeers.has(id) },
   )
-  const queue = new PublishQueue(
-    {
-      send: async (topic, data) => {
-        await pubsub.publish(topic, data)
-      },
-      now: () => performance.now(),
-    },
-    { ...defaultPublishLimits, ...init.publish },
-  )
-  const topics = new Topics({
-    pubsub,
-    queue,
-    counters,
-    nodeId: init.nodeId,
-    region: init.region,
-    member: (id) => membership.member(id),
-    log,
-  })
+  const send = async (topic: string, data: Uint8Array) => {
+    await pubsub.publish(topic, data)
+  }
+  const queue = new PublishQueue({ send, now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
+  const topics = new Topics({ pubsub, queue, counters, nodeId: init.nodeId, region: init.region, member: (id) => membership.member(id), log })
   const rpc = new Rpc({ node, counters, log }, { ...defaultRpcLimits, ...init.requests })
 
-  // Membership. A member is learnt from a direct hello when a connection opens (both sides say
-  // who they are and list the members they know, which the other then dials: the fleet becomes
-  // a full mesh in one round trip per pair). While a connection to it is open it is alive; its
-  // close starts the suspect countdown. Heartbeats on an internal fleet topic are rare (at most
-  // every `heartbeatMs`, default 10 s, and only while some member has no connection to this node
-  // or the addresses changed): they keep alive members this node has no connection to and carry
-  // address changes, so an idle full-mesh fleet sends none, at any size.
+  // Membership. A member is learnt from a hello when a connection opens (each side lists the
+  // members it knows, which the other dials: a full mesh in one round trip per pair); it is alive
+  // while a connection to it is open, and its close starts the suspect countdown.
   const membersTopic = topics.create('_members', heartbeatSchema, { scope: 'fleet', maxBytes: 16 * 1024, coalesceKey: () => 'self' }, true)
   const heartbeat = (leaving = false): Heartbeat => {
     membership.setSelfAddresses(announceable(node))
@@ -149,11 +126,9 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   /** Addresses of the last heartbeat sent, so a change is announced at the next tick. */
   let announced = ''
   /**
-   * Every `heartbeatMs`. A heartbeat is only sent when some member may need it: a member this
-   * node has no connection to (it hears us through the mesh), or new addresses. With every member
-   * connected (the usual full mesh) each side keeps the other alive by the connection itself,
-   * so an idle fleet sends none: at 50 nodes each would otherwise receive 5 a second, plus their
-   * relayed copies. A connected peer that never became a member (its hello failed) is asked again.
+   * Every `heartbeatMs`: a heartbeat only when some member has no connection to this node (it
+   * hears us through the mesh) or the addresses changed, so an idle full-mesh fleet sends none.
+   * A connected peer that never became a member (its hello failed) is greeted again.
    */
   const beat = (): void => {
     const addresses = announceable(node).join(' ')
@@ -303,6 +278,10 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     await node.stop()
   }
 
+  /** A stopped (or stopping) cluster refuses new topics, handlers and requests. */
+  const running = (): void => {
+    if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
+  }
   const cluster: Cluster = {
     peerId,
     nodeId: init.nodeId,
@@ -315,15 +294,15 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     leader: (region) => membership.leader(region ?? init.region),
     on: (event, listener) => events.on(event, listener),
     topic: (name, schema, options) => {
-      if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
+      running()
       return topics.create(name, schema, options)
     },
     handle: async (protocol, requestSchema, responseSchema, handler) => {
-      if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
+      running()
       await rpc.handle(protocol, requestSchema, responseSchema, handler)
     },
     request: async (target, protocol, request, responseSchema, options) => {
-      if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
+      running()
       return rpc.request(target, protocol, request, responseSchema, options)
     },
     dialed: async () => {
@@ -340,10 +319,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   return cluster
 }
 
-/**
- * Why the p2p listener did not start, in one line: libp2p's error embeds each address's error
- * with its stack, and a CLI that cannot start says why in a sentence (the port in use, say).
- */
+/** Why the p2p listener did not start, in one line (libp2p's error embeds each address's error with its stack). */
 function listenFailure(error: unknown): string {
   const text = String(error)
   const cause = /(E[A-Z]+): ([^\n]+)/.exec(text)

@@ -6,19 +6,13 @@ export type EventMap = Record<string, unknown[]>
 /** Emits typed events; a throwing listener is reported, not propagated. */
 export class Emitter<Events extends EventMap> {
   private readonly listeners = new Map<keyof Events, Set<(...args: unknown[]) => void>>()
-  private readonly onListenerError: (event: string, error: unknown) => void
 
-  constructor(onListenerError: (event: string, error: unknown) => void) {
-    this.onListenerError = onListenerError
-  }
+  constructor(private readonly onListenerError: (event: string, error: unknown) => void) {}
 
   /** Adds a listener; returns the function that removes it. */
   on<Name extends keyof Events>(event: Name, listener: (...args: Events[Name]) => void): () => void {
     let set = this.listeners.get(event)
-    if (set === undefined) {
-      set = new Set()
-      this.listeners.set(event, set)
-    }
+    if (set === undefined) this.listeners.set(event, (set = new Set()))
     // Stored untyped: the map holds listeners of every event; `on` and `emit` keep the pairing typed.
     const stored = listener as unknown as (...args: unknown[]) => void
     set.add(stored)

@@ -1,8 +1,4 @@
-/**
- * The node's libp2p private key, kept under `dataDir` so the peer id
- * survives restarts (peers keep recognising it; its KEEP_ALIVE tags and
- * membership entries stay valid).
- */
+/** The node's libp2p private key, kept under `dataDir` so the peer id survives restarts. */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'

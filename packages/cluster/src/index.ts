@@ -1,17 +1,14 @@
 /**
- * @switchboard/cluster: the fleet layer. One libp2p node per gateway (tcp,
- * a pre-shared-key private network, noise, yamux, identify, gossipsub) that
- * gives the gateway:
+ * @switchboard/cluster: the fleet layer. One libp2p node per gateway (tcp, a pre-shared-key
+ * private network, noise, yamux, identify, gossipsub) that gives the gateway:
  *
- * - membership with regions, from heartbeats, and one deterministic leader
- *   per region (lowest node id alive there);
- * - typed gossip topics, fleet-wide or region-scoped, every message
- *   schema-checked with zod and dropped + counted when invalid or oversized;
+ * - membership with regions, and one deterministic leader per region (lowest node id alive);
+ * - typed gossip topics, fleet-wide or region-scoped, every message schema-checked with zod and
+ *   dropped + counted when invalid or oversized;
  * - request/response between two nodes (join sync, anti-entropy);
  * - counters for `/metrics`.
  *
- * It knows messages, not routing: what holds, settings and rate-limit
- * signals mean is the gateway's business.
+ * It knows messages, not routing: what holds, settings and rate-limit signals mean is the gateway's.
  */
 import './polyfill.ts'
 import type { ZodType } from 'zod'
@@ -68,11 +65,7 @@ export interface ClusterInit {
   region: string
   /** The p2p TCP listener (`--p2p-port`); port 0 takes any free port. */
   listen: { host: string; port: number }
-  /**
-   * Other nodes (`--peers`): `host:port`, multiaddrs, or DNS names that
-   * resolve to several addresses (re-resolved every `resolveEveryMs`). A
-   * bare name uses this node's own p2p port. Listing this node too is fine.
-   */
+  /** Other nodes (`--peers`): `host:port`, multiaddrs, or DNS names (re-resolved every `resolveEveryMs`); a bare name uses this node's p2p port. */
   peers: string[]
   /** Pre-shared secret of the fleet (`--fleet-secret`): without the same one, nothing connects. */
   fleetSecret: string
@@ -85,11 +78,9 @@ export interface ClusterInit {
   /** Limits of request/response. */
   requests?: Partial<RpcLimits>
   /**
-   * Join first, then connect to everyone: with true, the node dials only its `peers`, and no
-   * more once one of them is connected, until `openMesh()` is called (at most 10 s). A node
-   * that joins a large fleet pulls its state from the first peer before it sets up connections
-   * to all the others, which at 50 nodes kept both cores busy for seconds (issue 19). Peers may
-   * still dial it meanwhile. Default false: dial every member learnt at once.
+   * Join first, then connect to everyone: the node dials only its `peers`, and none once one is
+   * connected, until `openMesh()` (at most 10 s), so it pulls its state before connecting to a
+   * large fleet (issue 19). Default false: dial every member learnt at once.
    */
   joinFirst?: boolean
 }
@@ -112,20 +103,13 @@ export interface Cluster {
   leader(region?: string): Member | undefined
   /** Adds an event listener; returns the function that removes it. */
   on<Name extends keyof ClusterEvents>(event: Name, listener: (...args: ClusterEvents[Name]) => void): () => void
-  /**
-   * A typed gossip topic. Create each name once per node, before relying on
-   * receiving it: a node only gets messages of topics it created.
-   * Publishing goes through a bounded, rate-limited, coalescing queue.
-   */
+  /** A typed gossip topic, created once per node (a node only gets messages of topics it created); publishing is queued. */
   topic<T>(name: string, schema: ZodType<T>, options: TopicOptions<T>): Topic<T>
   /** Answers `protocol` requests: the request is checked against `requestSchema`, the answer against `responseSchema`. */
   handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void>
   /** Sends one request to a peer; rejects with a `ClusterError` (`peer_unreachable`, `request_timeout`, `remote_error`, ...). */
   request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options?: RequestOptions): Promise<R>
-  /**
-   * Resolves once every configured peer was dialled once, with how many peers are connected
-   * then: 0 means none answered, so a starting node need not wait to hear one.
-   */
+  /** Resolves once every configured peer was dialled once, with how many peers are connected then (0: none answered). */
   dialed(): Promise<number>
   /** Ends the `joinFirst` hold: dials every member learnt so far and from now on. Idempotent. */
   openMesh(): void

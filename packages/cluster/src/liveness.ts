@@ -1,21 +1,13 @@
 /**
- * Liveness of open connections (issue 19). A peer whose process hangs, or that a partition cuts
- * off, keeps its TCP connection open: only an unanswered ping shows it, and the connection is
- * then aborted (the member becomes suspect, and is dropped unless it is heard again).
+ * Liveness of open connections (issue 19): a hung or cut-off peer keeps its TCP connection open,
+ * so only an unanswered ping shows it, and the connection is then aborted (the member becomes
+ * suspect). The loop sends the muxer's own ping (one yamux frame each way, where libp2p's monitor
+ * opens a ping stream each time; the ping protocol only without one) every `everyMs`, and aborts
+ * a connection whose ping is not answered within `timeoutMs`.
  *
- * libp2p's connection monitor does this with the ping protocol, which opens a new stream for
- * every ping: multistream-select both ways, a peer-store write on each side, then a close. The
- * muxer (yamux) has its own ping, one 12-byte frame each way on the open connection: that is
- * what this loop sends, every `everyMs`, and a ping not answered within `timeoutMs` aborts the
- * connection. A muxer without a ping falls back to the ping protocol.
- *
- * One side of each connection pings: the side that dialled it. At 50 nodes a node has 49
- * connections, and both sides pinging each of them was 20 frames a second per node, each a
- * write and a read through noise and pnet: the largest fixed cost of an idle node. The side that
- * was dialled watches the pings arrive instead (a ping frame is proof the peer's loop runs and
- * its direction of the link works; answering it proves ours), and aborts the connection when
- * none came for `everyMs + timeoutMs`, as long as its own unanswered ping would have taken. Where
- * the muxer's ping frames cannot be watched, both sides ping, as before.
+ * Only the side that dialled a connection pings (both sides pinging was an idle node's largest
+ * fixed cost at 50 nodes); the other watches the pings arrive and aborts the connection when none
+ * came for `everyMs + timeoutMs`. Where the muxer's ping frames cannot be watched, both sides ping.
  */
 import type { Connection } from '@libp2p/interface'
 import type { Node } from './node.ts'
@@ -49,10 +41,6 @@ function muxerOf(connection: Connection): Partial<PingingMuxer> | undefined {
 
 /** Pings the connections this node dialled; watches the others for their peers' pings. */
 export class Liveness {
-  private readonly node: LivenessNode
-  private readonly options: LivenessOptions
-  private readonly log: (message: string, fields: Record<string, unknown>) => void
-  private readonly now: () => number
   private readonly pending = new Set<string>()
   /** Connection id -> when this node last sent a ping on it. */
   private readonly sent = new Map<string, number>()
@@ -63,19 +51,14 @@ export class Liveness {
   private timer: NodeJS.Timeout | undefined
   private stopped = false
 
-  constructor(node: LivenessNode, options: LivenessOptions, log: (message: string, fields: Record<string, unknown>) => void, now: () => number = () => performance.now()) {
-    this.node = node
-    this.options = options
-    this.log = log
-    this.now = now
-  }
+  constructor(
+    private readonly node: LivenessNode,
+    private readonly options: LivenessOptions,
+    private readonly log: (message: string, fields: Record<string, unknown>) => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
-  /**
-   * How often the loop looks: four times per ping interval (a look without a ping costs nothing
-   * but a loop over the connections), so a silent peer is noticed at most a quarter interval
-   * after its deadline: a hung or cut-off peer within 22.5 s on the watching side (20 s on the
-   * pinging side), where both sides pinging took up to 20 s.
-   */
+  /** How often the loop looks: four times per ping interval, so a silent peer is noticed at most a quarter interval late. */
   get tickMs(): number {
     return Math.max(1, Math.floor(this.options.everyMs / 4))
   }

@@ -1,7 +1,6 @@
 /**
- * Who is in the fleet: built from heartbeats, with regions, and the
- * deterministic leader of each region. No I/O: the cluster feeds it
- * heartbeats, disconnects and the clock, so every rule is a unit test.
+ * Who is in the fleet, with regions and the deterministic leader of each. No I/O: the cluster feeds
+ * it heartbeats, disconnects and the clock, so every rule is a unit test.
  */
 import { z } from 'zod'
 import type { Emitter } from './events.ts'
@@ -23,11 +22,7 @@ export interface Member {
   self: boolean
 }
 
-/**
- * Why a member left the live view. `restarted`: a new run of the node (same peer id, another
- * start time) was heard; a `member:join` of the new run follows at once, and leadership does
- * not move for it (the same node leads), so the region sees no leader change.
- */
+/** Why a member left the live view. `restarted`: a new run of the node was heard; its `member:join` follows at once, with no leader change. */
 export type LeaveReason = 'left' | 'timeout' | 'disconnected' | 'restarted'
 
 /** A region's leader changed (`leader` undefined: the region has no live node). */
@@ -60,12 +55,7 @@ export type Heartbeat = z.infer<typeof heartbeatSchema>
 
 /** Timing of the membership view. */
 export interface MembershipOptions {
-  /**
-   * A member with no open connection to this node, not heard for this long, is dropped. A
-   * member this node is connected to is alive while the connection is: its close (a dead
-   * process's kernel closes it at once) starts the `suspectMs` countdown instead, and a hung
-   * process is caught by the connection's pings.
-   */
+  /** A member with no open connection to this node, not heard for this long, is dropped (a connected one lives while its connection does). */
   timeoutMs: number
   /** After its last connection closes, a member must be heard again within this long. */
   suspectMs: number
@@ -96,20 +86,21 @@ export class Membership {
   private readonly entries = new Map<string, Entry>()
   private readonly leaders = new Map<string, Member>()
   /**
-   * Peers dropped lately, until when, and which run of them: a heartbeat of
-   * that run still travelling through the mesh must not bring a dead node
-   * back. A new run (restart), or a peer we are connected to again, is let
-   * back at once.
+   * Peers dropped lately, until when, and which run of them: a heartbeat of that run still
+   * travelling through the mesh must not bring a dead node back (a new run, or a peer connected
+   * again, is let back at once).
    */
   private readonly departed = new Map<string, { until: number; startedAt: number }>()
-  private readonly options: MembershipOptions
   private readonly events: Emitter<MembershipEvents>
   private readonly isConnected: (peerId: string) => boolean
   readonly self: Member
 
-  constructor(self: Omit<Member, 'lastSeen' | 'self' | 'startedAt'>, options: MembershipOptions, components: MembershipComponents) {
+  constructor(
+    self: Omit<Member, 'lastSeen' | 'self' | 'startedAt'>,
+    private readonly options: MembershipOptions,
+    components: MembershipComponents,
+  ) {
     this.self = { ...self, lastSeen: self.since, startedAt: self.since, self: true }
-    this.options = options
     this.events = components.events
     this.isConnected = (peerId) => components.isConnected(peerId)
     this.entries.set(self.peerId, { member: this.self, suspectUntil: undefined })
@@ -178,9 +169,8 @@ export class Membership {
     // the death: only a connection back, or a new run of the node, clears the suspicion.
     if (this.isConnected(peerId) || restarted) entry.suspectUntil = undefined
     if (restarted) {
-      // The old run is gone (with its in-memory state): listeners hear it leave and the new run
-      // join, so they sync with it again. The leader record is refreshed in place, without a
-      // change event: the same node leads, and a change would be two for one restart.
+      // The old run is gone with its state: listeners hear it leave and the new run join, so they
+      // sync again. The same node leads: its leader record is refreshed without a change event.
       const previous = { ...entry.member }
       entry.member.startedAt = heartbeat.startedAt
       entry.member.since = now

@@ -1,7 +1,6 @@
 /**
- * The one libp2p node a gateway runs: tcp, pnet, noise, yamux, identify,
- * ping and gossipsub, tuned for a small fleet (3 to 20 nodes on a LAN or a
- * Kubernetes cluster). Internal: `createCluster` and the test fixtures use it.
+ * The one libp2p node a gateway runs: tcp, pnet, noise, yamux, identify, ping and gossipsub, tuned
+ * for a small fleet. Internal: `createCluster` and the test fixtures use it.
  */
 import './polyfill.ts'
 import { createLibp2p } from 'libp2p'
@@ -42,17 +41,13 @@ export interface NodeInit {
 }
 
 /**
- * Gossipsub settings for a small fleet, from measurements on 2-core machines
- * (shared/notes/libp2p.md): flood publishing reaches every subscriber in one
- * hop; a smaller mesh costs less CPU per message; messages are signed, so
- * the sender's peer id is authenticated and the wall-clock seeded sequence
- * number keeps a restarted node's messages from being taken as duplicates.
+ * Gossipsub settings for a small fleet, measured on 2-core machines (shared/notes/libp2p.md):
+ * flood publishing reaches every subscriber in one hop, a smaller mesh costs less CPU, and signed
+ * messages authenticate the sender (their wall-clock seeded seqno survives a restart).
  */
 export const gossipSettings = {
-  // The publisher floods every subscriber directly (the fleet is a full mesh), so the mesh only
-  // relays, for a peer the publisher has no connection to. Each mesh peer forwards each message
-  // once more: with D 4-8 every node got 5 copies of every message at 10 nodes (issue 19). Two
-  // or three relays per node still reach a peer cut off from the publisher, in two hops.
+  // The publisher floods every subscriber directly, so the mesh only relays to a peer cut off from
+  // it: with D 4-8 every node got 5 copies of every message at 10 nodes (issue 19).
   D: 2,
   Dlo: 1,
   Dhi: 3,
@@ -60,9 +55,7 @@ export const gossipSettings = {
   // Gossip (IHAVE) to peers outside the mesh: flood publishing already reached them.
   Dlazy: 1,
   floodPublish: true,
-  // Mesh upkeep every 3 s instead of every 1 s: a publisher floods every subscriber directly
-  // (the fleet is a full mesh), so the mesh only relays, and an idle node's largest fixed cost
-  // was this heartbeat (issue 19).
+  // Mesh upkeep every 3 s, not 1 s: the mesh only relays, and this was an idle node's largest fixed cost (issue 19).
   heartbeatInterval: 3_000,
   fallbackToFloodsub: false,
   allowPublishToZeroTopicPeers: true,
@@ -70,10 +63,8 @@ export const gossipSettings = {
   // Our topic validators reject bad messages; without topic score params a
   // rejection does not push a fleet member under the graylist threshold.
   emitSelf: false,
-  // No penalty for peers sharing an IP: gossipsub's default takes (peers on one IP - 10)^2 x -5
-  // off each one's score, so at 30 nodes on one host (a local fleet, the bench, several pods
-  // behind one address) every peer fell below the graylist and publishes reached almost no one.
-  // Sybil protection is pnet's job here: only holders of the fleet secret connect at all.
+  // No penalty for peers sharing an IP: at 30 nodes on one host every peer fell below the graylist.
+  // Sybil protection is pnet's job: only holders of the fleet secret connect at all.
   scoreParams: { IPColocationFactorWeight: 0 },
 } as const
 
@@ -90,10 +81,8 @@ export const connectionSettings = {
 } as const
 
 /**
- * The id gossipsub uses to drop a copy it has seen before: sender and sequence number, the same
- * as its StrictSign message id, but taken straight from the frame, so a duplicate is dropped
- * before its signature is checked again (with 50 nodes each message arrives several times).
- * It is also the one place every arriving copy passes, so it counts them.
+ * The id gossipsub drops a seen copy by: sender and seqno as in StrictSign, but read straight from
+ * the frame, before the signature is checked again. Every arriving copy passes here: it counts them.
  */
 function fastMessageId(onFrame: ((bytes: number) => void) | undefined) {
   return (message: { from?: Uint8Array; seqno?: Uint8Array; data?: Uint8Array }): string => {

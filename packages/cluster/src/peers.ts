@@ -1,10 +1,8 @@
 /**
- * Finding the rest of the fleet: `--peers` entries (`host:port`, multiaddrs,
- * or DNS names that resolve to several addresses, like a Kubernetes headless
- * Service) plus the addresses live members announce. libp2p 3 has no
- * autodialer and @libp2p/bootstrap dials each entry once, so killing a seed
- * would partition a bootstrap-only fleet: this loop dials every known peer
- * that is not connected, every few seconds, forever.
+ * Finding the rest of the fleet: `--peers` entries (`host:port`, multiaddrs, or DNS names that
+ * resolve to several addresses, like a Kubernetes headless Service) plus the addresses live
+ * members announce. libp2p 3 has no autodialer and @libp2p/bootstrap dials each entry once, so
+ * this loop dials every known peer that is not connected, every few seconds, forever.
  */
 import { lookup, resolve4 } from 'node:dns/promises'
 import { isIP } from 'node:net'
@@ -23,9 +21,8 @@ export type PeerTarget =
   | { kind: 'host'; host: string; port: number }
 
 /**
- * Parses a `--peers` entry: a multiaddr (`/ip4/10.0.0.2/tcp/4001`,
- * `/dns4/peers.svc/tcp/4001`), `host:port`, `[v6]:port`, or a bare host that
- * uses `defaultPort` (the node's own p2p port, as in a StatefulSet).
+ * Parses a `--peers` entry: a multiaddr (`/ip4/10.0.0.2/tcp/4001`, `/dns4/peers.svc/tcp/4001`),
+ * `host:port`, `[v6]:port`, or a bare host on `defaultPort` (the node's own, as in a StatefulSet).
  */
 export function parsePeer(entry: string, defaultPort: number): PeerTarget {
   const text = entry.trim()
@@ -57,11 +54,7 @@ function tcpAddress(ip: string, port: number): string {
   return `/${isIP(ip) === 6 ? 'ip6' : 'ip4'}/${ip}/tcp/${port}`
 }
 
-/**
- * Every IPv4 address of a name. `resolve4` asks DNS directly (fresh records,
- * as a headless Service changes); names it cannot answer, like `localhost`
- * from /etc/hosts, fall back to the system resolver.
- */
+/** Every IPv4 address of a name: asked of DNS (fresh records), else of the system resolver (`localhost` from /etc/hosts). */
 export async function resolveHost(host: string): Promise<string[]> {
   if (isIP(host) !== 0) return [host]
   try {
@@ -79,11 +72,7 @@ export interface DialerComponents {
   node: Node
   /** Members other than self, with the addresses they announced. */
   members(): Iterable<{ peerId: string; addresses: readonly string[] }>
-  /**
-   * Peer ids with an open connection now. Default: asked of libp2p, which builds peer ids and
-   * their base58 strings for every connection: at 49 connections, every 2 s, that was a tenth of
-   * an idle node's own work (issue 19). The cluster passes the set it keeps from libp2p's events.
-   */
+  /** Peer ids with an open connection now; default: asked of libp2p, which costs an idle node a tenth of its work at 49 connections (issue 19). */
   connected?(): ReadonlySet<string>
   log(level: 'debug' | 'warn', message: string, fields?: Record<string, unknown>): void
 }
@@ -96,28 +85,18 @@ export interface DialerOptions {
   resolveEveryMs: number
   /** One dial attempt at most. */
   dialTimeoutMs: number
-  /**
-   * Start held (see `openMesh`): only the configured peers are dialled, and none once one of
-   * them is connected, until `openMesh()`.
-   */
+  /** Start held: only the configured peers are dialled, and none once one is connected, until `openMesh()`. */
   held?: boolean
 }
 
 /** Keeps a connection to every peer it knows of. */
 export class Dialer {
-  private readonly components: DialerComponents
-  private readonly options: DialerOptions
-  private readonly targets: PeerTarget[]
   /** Address (without peer id) -> peer id found there, so connected peers are not redialled. */
   private readonly peerAt = new Map<string, string>()
   /** Addresses that turned out to be this node (a Service lists its own pod too). */
   private readonly selfAddresses = new Set<string>()
   private readonly inFlight = new Set<string>()
-  /**
-   * Failed targets wait before the next try: 250 ms doubling up to
-   * `intervalMs`. Nodes of a fleet start together, so the first dial often
-   * finds the peer not listening yet; a fixed 2 s wait made joins slow.
-   */
+  /** Failed targets wait 250 ms doubling up to `intervalMs`: a fleet starts together, and a fixed 2 s wait made joins slow. */
   private readonly backoff = new Map<string, { failures: number; nextAt: number }>()
   private resolved: string[] = []
   private resolvedAt = Number.NEGATIVE_INFINITY
@@ -130,18 +109,18 @@ export class Dialer {
   /** Settles once every configured peer was dialled once (connected or failed), or the dialer stopped. */
   readonly dialedOnce: Promise<void> = new Promise((resolve) => (this.firstRoundDone = resolve))
 
-  constructor(components: DialerComponents, targets: PeerTarget[], options: DialerOptions) {
-    this.components = components
-    this.targets = targets
-    this.options = options
+  constructor(
+    private readonly components: DialerComponents,
+    private readonly targets: PeerTarget[],
+    private readonly options: DialerOptions,
+  ) {
     this.held = options.held === true
   }
 
   /**
-   * Lets a held dialer dial every member it knows of (at once). A joining node holds its dialer
-   * while it pulls its state from the first peer it meets: connecting to a whole fleet at once
-   * (at 50 nodes: 49 handshakes, identify and gossip set-ups, and the peers' own syncs with the
-   * newcomer) kept both cores busy for seconds, and the pull waited behind all of it (issue 19).
+   * Lets a held dialer dial every member it knows of. A joining node holds it while it pulls its
+   * state from the first peer: connecting to a 50-node fleet at once kept both cores busy for
+   * seconds, and the pull waited behind it (issue 19).
    */
   openMesh(): void {
     if (!this.held) return
@@ -154,11 +133,7 @@ export class Dialer {
     return this.held
   }
 
-  /**
-   * Starts dialing now. While some target is not connected the loop looks again every 250 ms
-   * (each target waits out its own backoff); once all are, only every `intervalMs`, and at once
-   * when `poke()` says something changed (a connection closed, a member was learnt).
-   */
+  /** Starts dialing now: every 250 ms while some target is not connected, else every `intervalMs` or when `poke()`d. */
   start(): void {
     this.schedule(0)
   }

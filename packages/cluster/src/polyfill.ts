@@ -1,8 +1,4 @@
-/**
- * `Promise.withResolvers` for Node 20: libp2p 3 calls it everywhere and Node
- * only ships it from 22. Imported by `index.ts` before anything from libp2p,
- * so every entry point that goes through this package gets it once.
- */
+/** `Promise.withResolvers` for Node 20 (libp2p 3 calls it; Node ships it from 22), imported before anything from libp2p. */
 
 interface Resolvers<T> {
   promise: Promise<T>

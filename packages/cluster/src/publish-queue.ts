@@ -1,10 +1,8 @@
 /**
- * Gossipsub's publish has no backpressure: a burst is written straight into
- * every peer's stream buffer and receive latency climbs to seconds. So every
- * publish goes through this queue: bounded (a full queue refuses with
- * `queue_full` instead of growing), rate-limited by a token bucket, and
- * coalescing (a newer message with the same key replaces one still waiting,
- * so a flapping state sends its latest value, not its history).
+ * Gossipsub's publish has no backpressure (a burst goes straight into every peer's stream buffer),
+ * so every publish goes through this queue: bounded (full, it refuses with `queue_full`),
+ * rate-limited by a token bucket, and coalescing (a newer message with the same key replaces one
+ * still waiting, so a flapping state sends its latest value, not its history).
  */
 import './polyfill.ts'
 import { ClusterError } from './errors.ts'
@@ -43,8 +41,6 @@ interface Item {
 export class PublishQueue {
   private readonly items: Item[] = []
   private readonly byKey = new Map<string, Item>()
-  private readonly options: PublishQueueOptions
-  private readonly components: PublishQueueComponents
   private tokens: number
   private refilledAt: number
   private draining = false
@@ -52,9 +48,10 @@ export class PublishQueue {
   private timer: NodeJS.Timeout | undefined
   private wake: (() => void) | undefined
 
-  constructor(components: PublishQueueComponents, options: PublishQueueOptions) {
-    this.components = components
-    this.options = options
+  constructor(
+    private readonly components: PublishQueueComponents,
+    private readonly options: PublishQueueOptions,
+  ) {
     this.tokens = options.burst
     this.refilledAt = components.now()
   }
@@ -64,10 +61,7 @@ export class PublishQueue {
     return this.items.length
   }
 
-  /**
-   * Queues a message; resolves once gossipsub took it (or a newer message
-   * with the same coalesce key replaced it and was taken).
-   */
+  /** Queues a message; resolves once gossipsub took it (or a newer one with the same coalesce key that replaced it). */
   enqueue(topic: string, data: Uint8Array, coalesceKey?: string): Promise<void> {
     if (this.closed) return Promise.reject(new ClusterError('stopped', 'the cluster is stopped'))
     const { promise, resolve, reject } = Promise.withResolvers<void>()

@@ -1,8 +1,7 @@
 /**
- * Request/response between two nodes (join sync, anti-entropy): one
- * length-prefixed JSON frame each way on a libp2p stream, schema-checked on
- * both sides. Replies may be a whole hold set (several MB), so the frame and
- * stream buffer limits are raised on both ends, never left at libp2p's 4 MiB.
+ * Request/response between two nodes (join sync, anti-entropy): one length-prefixed JSON frame each
+ * way on a libp2p stream, schema-checked on both sides. A reply may be a whole hold set (several
+ * MB), so frame and buffer limits are raised on both ends above libp2p's 4 MiB.
  */
 import './polyfill.ts'
 import { lpStream } from '@libp2p/utils'
@@ -69,13 +68,10 @@ function frame(value: unknown): Uint8Array {
 
 /** Request/response over libp2p streams. */
 export class Rpc {
-  private readonly components: RpcComponents
-  private readonly limits: RpcLimits
-
-  constructor(components: RpcComponents, limits: RpcLimits) {
-    this.components = components
-    this.limits = limits
-  }
+  constructor(
+    private readonly components: RpcComponents,
+    private readonly limits: RpcLimits,
+  ) {}
 
   /** Registers the handler of `protocol`; a second handler for the same protocol replaces the first. */
   async handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void> {
@@ -123,9 +119,8 @@ export class Rpc {
         stream.abort(error instanceof Error ? error : new Error(String(error)))
       }
     }, { maxInboundStreams: 64, maxOutboundStreams: 64 })
-    // The handler is in place at once; what is awaited is only the protocol's entry in this
-    // node's own peer record (for identify), a peer-store write that can wait behind others for
-    // long while a large fleet connects: a start does not wait more than a few seconds for it.
+    // The handler is in place at once; only the protocol's entry in this node's peer record (a
+    // peer-store write that can wait long while a large fleet connects) is awaited, a few seconds at most.
     registered.catch((error: unknown) => log('debug', 'protocol not recorded in the own peer record', { protocol, error: String(error) }))
     let waited: NodeJS.Timeout | undefined
     await Promise.race([registered, new Promise<void>((resolve) => (waited = setTimeout(resolve, 5_000)))])
@@ -136,9 +131,8 @@ export class Rpc {
   async request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options: RequestOptions = {}): Promise<R> {
     const timeoutMs = options.timeoutMs ?? this.limits.timeoutMs
     const signal = AbortSignal.timeout(timeoutMs)
-    // The deadline holds whatever libp2p does: opening a stream awaits a peer-store write that
-    // is not given the signal, and in a fleet of 30 starting at once one such wait never ended,
-    // so a joining node's first sync (and its start) hung (issue 19).
+    // The deadline holds whatever libp2p does: opening a stream awaits a peer-store write without
+    // the signal, which once never ended and hung a joining node's start (issue 19).
     const { promise: expired, reject } = Promise.withResolvers<never>()
     const onAbort = (): void => reject(new ClusterError('request_timeout', `${peerId} did not answer ${protocol} within ${timeoutMs} ms`, { retryable: true }))
     signal.addEventListener('abort', onAbort, { once: true })

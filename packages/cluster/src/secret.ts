@@ -1,9 +1,7 @@
 /**
- * The closed fleet: libp2p's private network (`@libp2p/pnet`) wraps every TCP
- * connection in XSalsa20 keyed by a pre-shared key before anything else is
- * spoken. A process without the same key cannot even negotiate noise, so it
- * can neither join nor inject a message. The key is derived from the fleet
- * secret so operators handle one string, not a swarm key file.
+ * The closed fleet: `@libp2p/pnet` wraps every TCP connection in XSalsa20 keyed by a pre-shared key
+ * before anything else is spoken, so a process without it can neither join nor inject a message.
+ * The key is derived from the fleet secret: operators handle one string, not a swarm key file.
  */
 import { hkdfSync } from 'node:crypto'
 

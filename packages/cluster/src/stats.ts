@@ -21,11 +21,7 @@ export interface ClusterStats {
   }
   published: number
   received: number
-  /**
-   * Gossip messages that reached this node from peers, duplicates included (a message forwarded
-   * by several peers counts once per copy), and their payload bytes: the cost of gossip per
-   * message, where `received` counts each message once.
-   */
+  /** Gossip messages that reached this node, duplicates included (`received` counts each once), and their payload bytes. */
   gossip: { frames: number; bytes: number }
   /** Requests this node answered / sent, those that failed either way, and the bytes of the responses it received. */
   requests: { served: number; sent: number; failed: number; responseBytes: number }
@@ -50,10 +46,7 @@ export class Counters {
   /** The counters of `topic`, created at zero. */
   topic(topic: string): TopicCounters {
     let counters = this.topics.get(topic)
-    if (counters === undefined) {
-      counters = { published: 0, received: 0, invalid: 0, oversized: 0 }
-      this.topics.set(topic, counters)
-    }
+    if (counters === undefined) this.topics.set(topic, (counters = { published: 0, received: 0, invalid: 0, oversized: 0 }))
     return counters
   }
 

@@ -1,10 +1,8 @@
 /**
- * Typed gossip topics. Every message travels in a JSON envelope
- * `{ node, at, body }` (sender node id, sender clock, payload); every received
- * one is size-checked and schema-checked in gossipsub's topic validator, so
- * a bad message is neither delivered nor forwarded, only counted.
- * Region-scoped topics carry the region in their gossip name and only that
- * region's nodes subscribe, so flood publishing reaches that region alone.
+ * Typed gossip topics. Every message travels in a JSON envelope `{ node, at, body }` (sender node
+ * id, sender clock, payload), size- and schema-checked in gossipsub's topic validator: a bad one
+ * is neither delivered nor forwarded, only counted. A region-scoped topic carries the region in
+ * its gossip name and only that region's nodes subscribe, so flooding reaches that region alone.
  */
 import { TopicValidatorResult } from '@libp2p/gossipsub'
 import type { GossipSub, Message } from '@libp2p/gossipsub'
@@ -24,10 +22,7 @@ export interface TopicOptions<T> {
   scope: TopicScope
   /** Largest encoded message (envelope included); bigger ones are refused and dropped. Default 64 KiB, at most 1 MiB. */
   maxBytes?: number
-  /**
-   * Messages with the same key replace each other while waiting in the
-   * publish queue (latest wins), e.g. a hold's provider + key id.
-   */
+  /** Messages with the same key replace each other while waiting in the publish queue (latest wins). */
   coalesceKey?: (message: T) => string
 }
 
@@ -95,15 +90,13 @@ interface Decoded {
 
 /** All typed topics of one cluster node. */
 export class Topics {
-  private readonly components: TopicsComponents
   private readonly registered = new Map<string, Registered>()
   /** Bodies parsed by the validator, handed to the delivery step without parsing twice. */
   private readonly decoded = new WeakMap<Message, Decoded>()
   private readonly encoder = new TextEncoder()
   private readonly decoder = new TextDecoder('utf-8', { fatal: true })
 
-  constructor(components: TopicsComponents) {
-    this.components = components
+  constructor(private readonly components: TopicsComponents) {
     components.pubsub.addEventListener('message', (event) => this.deliver(event.detail))
   }
 

@@ -67,7 +67,7 @@ describe('the dispatcher', () => {
     const routes = balancer.routes()
     const penalty = (name: string) => routes.find((route) => route.keyName === name)!.parts.latencyPenalty
     expect(penalty('long')).toBeLessThan(penalty('short'))
-    const weights = balancer.keyWeights('openai', 'gpt-4o')
-    expect(weights.find((entry) => entry.keyId === long!.id)!.weight).toBeGreaterThan(weights.find((entry) => entry.keyId === short!.id)!.weight)
+    const { keyIds, weights } = balancer.rotationWeights('openai', 'gpt-4o')!
+    expect(weights[keyIds.indexOf(long!.id)]).toBeGreaterThan(weights[keyIds.indexOf(short!.id)]!)
   })
 })

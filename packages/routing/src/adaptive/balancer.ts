@@ -10,15 +10,9 @@ import { TRIAL_MAX_WAIT_MS } from '../trials/timing.ts'
 import { decideDirection, type DirectionDecision, type DirectionOptions } from './directions.ts'
 import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, errorRate, recordAttempt, type RouteMetrics } from './metrics.ts'
 import { downNow, rescoreModel, routeWeight } from './scoring.ts'
-import { buildModelTable, routeKey, type ModelTable, type RotationWeights } from './tables.ts'
+import { buildModelTable, type ModelTable, type RotationWeights } from './tables.ts'
 import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, RECOVERY_PROBE_IDLE_MS, TABLE_IDLE_CYCLES } from './tuning.ts'
-import { keyServesModel as servesModel, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
-
-/** A key's weight for the rotation module, in configured order. */
-export interface KeyWeight {
-  keyId: string
-  weight: number
-}
+import { keyServesModel as servesModel, routeKey, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
 
 /** What the balancer is created with. */
 export interface AdaptiveBalancerInit {
@@ -41,11 +35,7 @@ export interface AdaptiveBalancer {
   attemptFinished(outcome: AttemptOutcome): void
   /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
   attemptAbandoned(route: RouteRef, now: number): void
-  /**
-   * An attempt another event loop of this node finished (issue 38, workers): its metrics count
-   * here too, so every worker's 5-second weights see the node's whole traffic. No in-flight
-   * change, and no trial answered or opened: the worker that sent it does that and shares it.
-   */
+  /** An attempt another worker of this node finished (issue 38): its metrics count here too; in-flight counts and trials are that worker's. */
   attemptObserved(outcome: AttemptOutcome): void
   /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
   recompute(now: number): void
@@ -55,28 +45,18 @@ export interface AdaptiveBalancer {
   releaseRoute(route: RouteRef, now: number): void
   /** The trial rounds this balancer's failed routes follow (the gateway carries their changes to the fleet). */
   readonly trials: Trials
-  /**
-   * True when this request is the fleet's one trial of a route that failed here on its metrics
-   * (not held): send it one attempt there first. See ../trials/trials.ts.
-   */
+  /** True when this request is the fleet's one trial of a route failed here on its metrics (not held): one attempt there first. */
   takeTrial(route: RouteRef, now: number): boolean
-  /**
-   * True when a route recovering here has had no request from this node for
-   * RECOVERY_PROBE_IDLE_MS (or none since it was released): send this request one attempt there
-   * first, so it is proven (or failed again) within seconds whatever the traffic mix.
-   */
+  /** True when a route recovering here had no request from this node for RECOVERY_PROBE_IDLE_MS: one attempt there first. */
   takeProbe(route: RouteRef, now: number): boolean
   /**
    * Rounds from peers: a served one recovers the route here if it failed before it; a failing one
-   * just opened in this node's region fails the route here too if it served nothing since the
-   * outage began. Returns this node's newer rounds, to send back.
+   * just opened in this region fails it here too if it served nothing since. Returns this node's newer rounds.
    */
   mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[]
   /** Level 1: the provider and fallbacks of a request for `model`. */
   selectDirection(model: string, options: DirectionOptions): DirectionDecision
-  /** Per-key weights for the rotation module: adaptive (or static with key selection off); 0 when held or failed. */
-  keyWeights(provider: string, model: string, routeSelectionEnabled?: boolean): readonly KeyWeight[]
-  /** The same weights as arrays shared by every request until the next table build (read only). */
+  /** Per-key weights for the rotation module, adaptive (or static with key selection off), 0 when held or failed: shared by every request until the next table build (read only). */
   rotationWeights(provider: string, model: string, routeSelectionEnabled?: boolean): RotationWeights | undefined
   /** True while the balancer still offers the route: its key serves the model and is neither failed nor held. */
   isRouteOffered(route: RouteRef): boolean
@@ -148,12 +128,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     return count
   }
 
-  /** Fails a route at once; its model's table is rebuilt on the next selection. */
-  function failRoute(route: RouteRef, now: number): void {
-    const tracked = track(route, now)
-    if (tracked === undefined) return
+  /** Fails a tracked route; its model's table is rebuilt on the next selection. */
+  function fail(tracked: RouteMetrics, now: number): void {
     enterFailed(tracked, now)
-    tables.delete(route.model)
+    tables.delete(tracked.model)
   }
 
   /** A failed route goes to recovering, at the bottom of its ramp ("so the key earns its traffic back"). */
@@ -164,37 +142,43 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     tables.delete(tracked.model)
   }
 
-  /** A route failing on its metrics right now (not at the recompute): out of rotation, and its trials start. */
-  function failOnMetrics(tracked: RouteMetrics, now: number): void {
-    enterFailed(tracked, now)
-    tables.delete(tracked.model)
-    trials.routeFailed(tracked, now)
+  /** Folds a finished attempt into its route; only this worker's `own` attempts change in-flight counts and trials. */
+  function finished(outcome: AttemptOutcome, own: boolean): void {
+    const tracked = track(outcome, outcome.now)
+    if (tracked === undefined) return
+    if (own) tracked.inFlight = Math.max(0, tracked.inFlight - 1)
+    const before = tracked.state
+    // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
+    recordAttempt(tracked, outcome)
+    // A held route is settled by its hold's check, not by trials.
+    if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
+    if (before === 'failed') return answeredWhileFailed(tracked, outcome, own)
+    if (outcome.failureClass === null) return
+    if (before === 'recovering' ? tracked.recoveryFailures < RECOVERY_MAX_FAILURES : !downNow(tracked, outcome.now)) return
+    // Failing on its metrics right now (not at the recompute): out of rotation, and its trials start.
+    fail(tracked, outcome.now)
+    if (own) trials.routeFailed(tracked, outcome.now)
   }
 
   /**
-   * An answer from a route that failed on this node. A request sent after the failure that was
-   * served is the proof the trial looks for, whichever request it was (a trial, or one pinned to
-   * the route with re-routing off): the route recovers, here and, through its served round, on
-   * every node. A failure counts only as this node's own trial's answer.
+   * An answer from a route failed here. Any request sent after the failure that was served proves
+   * it: the route recovers, here and (by its served round) on every node. A failure counts only as
+   * this node's own trial's answer.
    */
-  function answeredWhileFailed(tracked: RouteMetrics, outcome: AttemptOutcome): void {
+  function answeredWhileFailed(tracked: RouteMetrics, outcome: AttemptOutcome, own: boolean): void {
     const startedAt = outcome.now - Math.max(0, outcome.latencyMs)
     const failureClass = outcome.failureClass
     if (failureClass === null) {
       if (startedAt < tracked.stateSince) return
       recover(tracked, outcome.now)
-      trials.answered(outcome, startedAt, 'served', outcome.now)
-      return
     }
-    trials.answered(outcome, startedAt, countsAgainstKey(failureClass) ? 'failed' : 'inconclusive', outcome.now)
+    if (own) trials.answered(outcome, startedAt, failureClass === null ? 'served' : countsAgainstKey(failureClass) ? 'failed' : 'inconclusive', outcome.now)
   }
 
   /**
-   * A peer of this region found the route down (or its trial failed): the route fails here too,
-   * unless it served something here since that outage began (the peer's run of failures lasted
-   * FAIL_SUSTAINED_MS before it opened the round), so each node of a region does not pay for the
-   * same outage with its own traffic. Only a round just opened (no claim yet), and a recent one:
-   * a joining node's pull of old rounds fails nothing.
+   * A peer of this region found the route down: it fails here too unless it served something since
+   * that outage began, so a region pays for one outage once. Only a recent round just opened (no
+   * claim yet): a joining node's pull of old rounds fails nothing.
    */
   function adoptFailure(entry: TrialEntry, now: number): void {
     if (entry.claim !== null || entry.region !== trials.region || now - entry.round.wallMs > TRIAL_MAX_WAIT_MS + FAIL_SUSTAINED_MS) return
@@ -202,8 +186,52 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     const tracked = track(entry, now)
     if (tracked === undefined || tracked.state === 'failed') return
     if (tracked.lastServedAt !== null && tracked.lastServedAt >= entry.round.wallMs - FAIL_SUSTAINED_MS) return
-    enterFailed(tracked, now)
-    tables.delete(tracked.model)
+    fail(tracked, now)
+  }
+
+  /** Every tracked route, plus the never-used keys of the models configured or in use (cold, at full weight). */
+  function snapshotRoutes(): RouteSnapshot[] {
+    const models = new Set<string>(tables.keys())
+    for (const route of metrics.values()) models.add(route.model)
+    for (const entry of providers) {
+      for (const key of entry.keys) {
+        for (const model of key.models) if (model !== '*') models.add(model)
+        if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
+      }
+    }
+    const snapshots: RouteSnapshot[] = []
+    for (const model of models) {
+      for (const direction of tableFor(model).directions) {
+        let attempts = 0
+        for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
+        direction.keys.forEach((key, index) => {
+          const route = metrics.get(routeKey(direction.provider, model, key.id))
+          const held = isHeld(direction.provider, key.id, model)
+          const weight = direction.adaptiveWeights[index]!
+          snapshots.push({
+            provider: direction.provider,
+            model,
+            keyId: key.id,
+            keyName: keyOf(direction.provider, key.id)?.name ?? key.name,
+            state: held ? 'failed' : (route?.state ?? 'healthy'),
+            held,
+            weight,
+            expectedShare: direction.adaptiveTotal > 0 ? weight / direction.adaptiveTotal : 0,
+            actualShare: attempts > 0 ? (route?.attempts ?? 0) / attempts : 0,
+            errorRate: route === undefined ? 0 : errorRate(route),
+            latencyMs: route === undefined ? null : displayLatency(route),
+            inFlight: route?.inFlight ?? 0,
+            parts: {
+              errorPenalty: route?.errorPenalty ?? 0,
+              latencyPenalty: route?.latencyPenalty ?? 0,
+              utilisation: route?.utilisation ?? 0,
+              recoveryProgress: route?.recoveryProgress ?? 1,
+            },
+          })
+        })
+      }
+    }
+    return snapshots
   }
 
   setProviders(init.providers)
@@ -219,36 +247,8 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       tracked.inFlight += 1
       tracked.lastAttemptAt = now
     },
-    attemptFinished(outcome) {
-      const tracked = track(outcome, outcome.now)
-      if (tracked === undefined) return
-      tracked.inFlight = Math.max(0, tracked.inFlight - 1)
-      const before = tracked.state
-      // A refusal fails its routes through the hold it places (`failRoute`), not here: a stale refusal places none.
-      recordAttempt(tracked, outcome)
-      // A held route is settled by its hold's check, not by trials.
-      if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
-      if (before === 'failed') return answeredWhileFailed(tracked, outcome)
-      if (outcome.failureClass === null) return
-      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) failOnMetrics(tracked, outcome.now)
-    },
-    attemptObserved(outcome) {
-      const tracked = track(outcome, outcome.now)
-      if (tracked === undefined) return
-      const before = tracked.state
-      recordAttempt(tracked, outcome)
-      if (isHeld(outcome.provider, outcome.keyId, outcome.model)) return
-      if (before === 'failed') {
-        // Served by a request sent after the failure: the same proof as one of this worker's own.
-        if (outcome.failureClass === null && outcome.now - Math.max(0, outcome.latencyMs) >= tracked.stateSince) recover(tracked, outcome.now)
-        return
-      }
-      if (outcome.failureClass === null) return
-      if (before === 'recovering' ? tracked.recoveryFailures >= RECOVERY_MAX_FAILURES : downNow(tracked, outcome.now)) {
-        enterFailed(tracked, outcome.now)
-        tables.delete(tracked.model)
-      }
-    },
+    attemptFinished: (outcome) => finished(outcome, true),
+    attemptObserved: (outcome) => finished(outcome, false),
     attemptAbandoned(route, now) {
       const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))
       if (tracked === undefined) return
@@ -276,7 +276,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
         else tables.set(model, { ...build(model), usedCycle: table.usedCycle })
       }
     },
-    failRoute,
+    failRoute(route, now) {
+      const tracked = track(route, now)
+      if (tracked !== undefined) fail(tracked, now)
+    },
     releaseRoute(route, now) {
       const tracked = track(route, now)
       if (tracked === undefined || tracked.state !== 'failed') return
@@ -314,12 +317,6 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
     selectDirection(model, options) {
       return decideDirection(tableFor(model), options, tableFor)
     },
-    keyWeights(provider, model, routeSelectionEnabled = true) {
-      const direction = tableFor(model).byProvider.get(provider)
-      if (direction === undefined) return []
-      const { keyIds, weights } = routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
-      return keyIds.map((keyId, index) => ({ keyId, weight: weights[index]! }))
-    },
     rotationWeights(provider, model, routeSelectionEnabled = true) {
       const direction = tableFor(model).byProvider.get(provider)
       if (direction === undefined) return undefined
@@ -337,60 +334,6 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       if (isHeld(route.provider, route.keyId, route.model)) return 'failed'
       return metricsOf(route.provider, route.model, route.keyId)?.state ?? 'healthy'
     },
-    routes() {
-      return snapshotRoutes(providers, metrics, tables, tableFor, keyOf, isHeld)
-    },
+    routes: snapshotRoutes,
   }
-}
-
-/** Every tracked route, plus the never-used keys of the models configured or in use (cold, at full weight). */
-function snapshotRoutes(
-  providers: readonly BalancerProvider[],
-  metrics: ReadonlyMap<string, RouteMetrics>,
-  tables: ReadonlyMap<string, ModelTable>,
-  tableFor: (model: string) => ModelTable,
-  keyOf: (provider: string, keyId: string) => BalancerKey | undefined,
-  isHeld: HeldPredicate,
-): RouteSnapshot[] {
-  const models = new Set<string>(tables.keys())
-  for (const route of metrics.values()) models.add(route.model)
-  for (const entry of providers) {
-    for (const key of entry.keys) {
-      for (const model of key.models) if (model !== '*') models.add(model)
-      if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
-    }
-  }
-  const snapshots: RouteSnapshot[] = []
-  for (const model of models) {
-    for (const direction of tableFor(model).directions) {
-      let attempts = 0
-      for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
-      direction.keys.forEach((key, index) => {
-        const route = metrics.get(routeKey(direction.provider, model, key.id))
-        const held = isHeld(direction.provider, key.id, model)
-        const weight = direction.adaptiveWeights[index]!
-        snapshots.push({
-          provider: direction.provider,
-          model,
-          keyId: key.id,
-          keyName: keyOf(direction.provider, key.id)?.name ?? key.name,
-          state: held ? 'failed' : (route?.state ?? 'healthy'),
-          held,
-          weight,
-          expectedShare: direction.adaptiveTotal > 0 ? weight / direction.adaptiveTotal : 0,
-          actualShare: attempts > 0 ? (route?.attempts ?? 0) / attempts : 0,
-          errorRate: route === undefined ? 0 : errorRate(route),
-          latencyMs: route === undefined ? null : displayLatency(route),
-          inFlight: route?.inFlight ?? 0,
-          parts: {
-            errorPenalty: route?.errorPenalty ?? 0,
-            latencyPenalty: route?.latencyPenalty ?? 0,
-            utilisation: route?.utilisation ?? 0,
-            recoveryProgress: route?.recoveryProgress ?? 1,
-          },
-        })
-      })
-    }
-  }
-  return snapshots
 }

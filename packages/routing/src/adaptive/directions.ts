@@ -2,18 +2,16 @@
  * Level 1: which provider serves a request, and which fallbacks follow it, under the five switches.
  * Spec: reference/adaptive-load-balancing.txt, "Configuration" and "Scope & Limitations".
  *
- * - Provider selection off: the request's provider and fallback list are left untouched (a request
- *   naming no provider gets the first configured provider serving the model).
- * - No provider named: a provider that is not failed, drawn by score (equally healthy ones split the
- *   requests; a clearly worse one gets a small share), the other ones behind it as fallbacks best first (after the configured ones); failed configured fallbacks pruned when
- *   `prune_failed_fallbacks` is on.
- * - Provider named: kept. With `append_fallbacks_to_pinned` the healthy providers are appended (and
- *   pruning applies); without it the request passes through untouched, unless
- *   `reroute_failed_directions` is on and its provider is failed: then it moves to the best healthy
- *   provider (or stays when there is none) and is handled as if appending were on.
+ * - Provider selection off: the request is left untouched (naming no provider, it gets the first
+ *   configured provider serving the model).
+ * - No provider named: a provider not failed, drawn by score, the others behind it best first
+ *   (after the configured fallbacks, failed ones pruned with `prune_failed_fallbacks`).
+ * - Provider named: kept; `append_fallbacks_to_pinned` appends the healthy providers (and pruning
+ *   applies). With `reroute_failed_directions` a failed one moves to the best healthy provider
+ *   (or stays when there is none) and is handled as if appending were on.
  */
 import { drawDirection, type ModelTable } from './tables.ts'
-import type { LoadBalancerSettings, Direction } from './types.ts'
+import { sameDirection, type LoadBalancerSettings, type Direction } from './types.ts'
 
 /** Why the primary provider is the one it is. */
 export type DirectionReason =
@@ -27,10 +25,7 @@ export type DirectionReason =
   | 'static'
   /** The named provider, kept. */
   | 'pinned'
-  /**
-   * The named provider is failed, a healthy provider serves the model, and re-routing is off (or
-   * provider selection is): kept on it. A failure of such a request is one a setting could have avoided.
-   */
+  /** The named provider is failed and re-routing (or provider selection) is off, though a healthy provider serves the model: kept on it. */
   | 'pinned_failed_kept'
   /** The named provider is failed: moved to the best healthy provider for the model. */
   | 'pinned_rerouted'
@@ -70,10 +65,9 @@ export interface DirectionOptions {
 const NONE: readonly Direction[] = Object.freeze([])
 
 /**
- * Decisions `handled` made, per table (so they live as long as it, at most 5 s or until a change of
- * keys or holds), by what they depend on: primary, reason, the request's provider, the configured
- * fallbacks and pruning. Shared (frozen) by every request that asks the same; bounded per table,
- * since callers choose their fallbacks.
+ * Decisions `handled` made, per table (they live as long as it), by primary, then compared on what
+ * else they depend on. Shared (frozen) by every request that asks the same; bounded, since
+ * callers choose their fallbacks.
  */
 const handledDecisions = new WeakMap<ModelTable, Map<string, HandledDecision[]>>()
 const MAX_HANDLED_PER_TABLE = 256
@@ -104,14 +98,7 @@ export function withDirections(decision: DirectionDecision, primary: Direction |
   return { primary, fallbacks, reason, pinned: decision.pinned, appended: decision.appended, pruned: decision.pruned, skipped: decision.skipped, score: decision.score }
 }
 
-function sameTarget(left: Direction, right: Direction): boolean {
-  return left.provider === right.provider && left.model === right.model
-}
-
-/**
- * Decides the primary provider and the fallbacks of one request for `model`. `tableOf` returns the
- * table of another model, for pruning configured fallbacks that name a different model.
- */
+/** Decides the primary provider and fallbacks of one request; `tableOf` gives another model's table (to prune its fallbacks). */
 export function decideDirection(table: ModelTable, options: DirectionOptions, tableOf: (model: string) => ModelTable): DirectionDecision {
   const { pinnedProvider, settings } = options
   const configured = options.configuredFallbacks ?? NONE
@@ -158,10 +145,7 @@ export function decideDirection(table: ModelTable, options: DirectionOptions, ta
   return handled(table, { provider: best.provider, model }, reason, null, configured, settings, tableOf, best.score)
 }
 
-/**
- * A request Level 1 handles in full: configured fallbacks normalised (the primary itself dropped,
- * failed ones pruned when pruning is on), then the healthy providers for the model appended, best first.
- */
+/** A request Level 1 handles in full: configured fallbacks normalised (failed ones pruned when on), healthy providers appended. */
 function handled(
   table: ModelTable,
   primary: Direction,
@@ -173,13 +157,7 @@ function handled(
   score: number | null,
 ): DirectionDecision {
   // Fallbacks naming another model read that model's table: not shared.
-  let shareable = true
-  for (let index = 0; index < configured.length; index++) {
-    if (configured[index]!.model !== table.model) {
-      shareable = false
-      break
-    }
-  }
+  const shareable = configured.every((fallback) => fallback.model === table.model)
   const prune = settings.prune_failed_fallbacks
   let known: Map<string, HandledDecision[]> | undefined
   if (shareable) {
@@ -190,9 +168,9 @@ function handled(
   const fallbacks: Direction[] = []
   const pruned: Direction[] = []
   for (const fallback of configured) {
-    if (sameTarget(fallback, primary) || fallbacks.some((kept) => sameTarget(kept, fallback))) continue
+    if (sameDirection(fallback, primary) || fallbacks.some((kept) => sameDirection(kept, fallback))) continue
     const fallbackTable = fallback.model === table.model ? table : tableOf(fallback.model)
-    if (settings.prune_failed_fallbacks && fallbackTable.byProvider.get(fallback.provider)?.failedDirection === true) {
+    if (prune && fallbackTable.byProvider.get(fallback.provider)?.failedDirection === true) {
       pruned.push(fallback)
       continue
     }
@@ -201,7 +179,7 @@ function handled(
   const appended: Direction[] = []
   for (const direction of table.ranked) {
     const target: Direction = { provider: direction.provider, model: table.model }
-    if (sameTarget(target, primary) || fallbacks.some((kept) => sameTarget(kept, target))) continue
+    if (sameDirection(target, primary) || fallbacks.some((kept) => sameDirection(kept, target))) continue
     appended.push(target)
     fallbacks.push(target)
   }
@@ -211,12 +189,7 @@ function handled(
   let size = 0
   for (const entries of known.values()) size += entries.length
   if (size < MAX_HANDLED_PER_TABLE) {
-    for (const direction of fallbacks) Object.freeze(direction)
-    Object.freeze(primary)
-    if (pinned !== null) Object.freeze(pinned)
-    Object.freeze(fallbacks)
-    Object.freeze(appended)
-    Object.freeze(pruned)
+    for (const frozen of [...fallbacks, primary, pinned, fallbacks, appended, pruned]) if (frozen !== null) Object.freeze(frozen)
     const entry: HandledDecision = { reason, pinnedProvider: pinned === null ? null : pinned.provider, prune, configured: configured.map((fallback) => fallback.provider), decision: Object.freeze(decision) }
     const entries = known.get(primary.provider)
     if (entries === undefined) known.set(primary.provider, [entry])

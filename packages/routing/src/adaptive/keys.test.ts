@@ -78,16 +78,20 @@ describe('the key engine (planKeys + keyRotationFor)', () => {
   })
 })
 
-describe('keyWeights', () => {
+describe('rotationWeights', () => {
   it('gives the rotation module adaptive or static weights in configured order, 0 for failed and held keys', () => {
     const { balancer, held } = setup()
-    expect(balancer.keyWeights('openai', MODEL)).toEqual([{ keyId: 'k1', weight: 100 }, { keyId: 'k2', weight: 100 }])
-    expect(balancer.keyWeights('openai', MODEL, false)).toEqual([{ keyId: 'k1', weight: 3 }, { keyId: 'k2', weight: 1 }])
+    const keyWeights = (routeSelectionEnabled?: boolean) => {
+      const { keyIds, weights } = balancer.rotationWeights('openai', MODEL, routeSelectionEnabled)!
+      return keyIds.map((keyId, index) => ({ keyId, weight: weights[index] }))
+    }
+    expect(keyWeights()).toEqual([{ keyId: 'k1', weight: 100 }, { keyId: 'k2', weight: 100 }])
+    expect(keyWeights(false)).toEqual([{ keyId: 'k1', weight: 3 }, { keyId: 'k2', weight: 1 }])
     balancer.failRoute({ provider: 'openai', model: MODEL, keyId: 'k1' }, 0)
     held.add('k2')
     balancer.holdsChanged()
-    expect(balancer.keyWeights('openai', MODEL)).toEqual([{ keyId: 'k1', weight: 0 }, { keyId: 'k2', weight: 0 }])
-    expect(balancer.keyWeights('openai', MODEL, false)).toEqual([{ keyId: 'k1', weight: 3 }, { keyId: 'k2', weight: 0 }])
+    expect(keyWeights()).toEqual([{ keyId: 'k1', weight: 0 }, { keyId: 'k2', weight: 0 }])
+    expect(keyWeights(false)).toEqual([{ keyId: 'k1', weight: 3 }, { keyId: 'k2', weight: 0 }])
   })
 })
 

@@ -1,7 +1,4 @@
-/**
- * Per-route metrics: time-decayed counters fed by every attempt. Decay is applied lazily, from the
- * `now` each observation carries, so nothing here needs a clock or a timer.
- */
+/** Per-route metrics: time-decayed counters fed by every attempt, decayed lazily to the `now` each observation carries. */
 import { countsAgainstKey } from '../failures/failure-class.ts'
 import type { AttemptOutcome, RouteState } from './types.ts'
 import {
@@ -118,10 +115,7 @@ export function normalisedLatency(latencyMs: number, promptTokens = 0, completio
   return Math.max(0, latencyMs) / work
 }
 
-/**
- * Folds one attempt into the counters. Caller faults and cancels reach the route (they count as
- * load) but never count against the key (reference overview: "How adaptive routing works").
- */
+/** Folds one attempt into the counters: caller faults and cancels count as load, never against the key. */
 export function recordAttempt(metrics: RouteMetrics, outcome: AttemptOutcome): void {
   decayTo(metrics, outcome.now)
   metrics.attempts += 1
@@ -167,11 +161,7 @@ export function displayLatency(metrics: RouteMetrics): number | null {
   return metrics.latencyWeight > 0 ? metrics.rawLatencySum / metrics.latencyWeight : null
 }
 
-/**
- * Forgets the error history when a route starts recovering: it is then scored on latency and
- * recovery progress, "so they aren't held back by stale error history" (reference, "How Weight
- * Calculation Works").
- */
+/** Forgets the error history when a route starts recovering (reference: "so they aren't held back by stale error history"). */
 export function enterRecovering(metrics: RouteMetrics, now: number): void {
   metrics.state = 'recovering'
   metrics.stateSince = now

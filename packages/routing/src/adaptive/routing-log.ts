@@ -1,7 +1,6 @@
 /**
- * The routing log of one request as structured entries: which provider was chosen and why,
- * which were skipped and why (the key lines are planning/log.ts's `keyChosenLine`). The gateway renders each entry as a sentence; build them only
- * when someone reads the log (the decisions themselves carry everything, at no cost).
+ * The routing log of one request as structured entries: which provider was chosen, which skipped,
+ * and why. Build them only when someone reads the log (the decisions carry everything anyway).
  */
 import type { DirectionDecision, DirectionReason } from './directions.ts'
 import type { AffinityOutcome } from './session.ts'

@@ -53,11 +53,7 @@ export function errorPenaltyOf(rate: number): number {
   return unit(rate / ERROR_RATE_FULL_PENALTY)
 }
 
-/**
- * The latency score (as a penalty in [0, 1]): proportional to how many times slower the route is
- * than its peers' median and than its own baseline. Relative, never absolute (reference,
- * "Scope & Limitations": "Relative, not absolute").
- */
+/** The latency penalty in [0, 1]: how many times slower than its peers' median and its own baseline (relative, never absolute). */
 export function latencyPenaltyOf(recent: number | null, peerMedian: number | null, baseline: number | null): number {
   if (recent === null) return 0
   let penalty = 0
@@ -103,11 +99,7 @@ function medianWithout(sorted: readonly number[], own: number | null): number | 
   return (at((count - 1) >> 1) + at(count >> 1)) / 2
 }
 
-/**
- * True when the route has stopped serving: FAIL_CYCLE_MIN_FAILURES failures in a row and nothing
- * served for FAIL_SUSTAINED_MS. Checked on every failed attempt (and at the recompute), so a
- * provider that went down costs each node about a second of its traffic, not up to a cycle of it.
- */
+/** True when the route stopped serving: FAIL_CYCLE_MIN_FAILURES failures in a row, nothing served for FAIL_SUSTAINED_MS. */
 export function downNow(metrics: RouteMetrics, now: number): boolean {
   return metrics.failuresInRow >= FAIL_CYCLE_MIN_FAILURES && now - metrics.failingSince >= FAIL_SUSTAINED_MS
 }
@@ -118,11 +110,7 @@ function failingThisCycle(metrics: RouteMetrics, now: number): boolean {
   return (cycleFailures >= FAIL_CYCLE_MIN_FAILURES && cycleFailures >= FAIL_ERROR_RATE * (cycleFailures + metrics.cycleSuccesses)) || downNow(metrics, now)
 }
 
-/**
- * Moves a route between states from its error rate, latency and recovery; true when it failed.
- * A failed route stays failed here: it recovers when a request sent to it is served (its trial,
- * ../trials) or its hold is released, not on a timer.
- */
+/** Moves a route between states; true when it failed. A failed route recovers only when served or released, never here. */
 function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number, now: number): boolean {
   const failing = failingThisCycle(metrics, now)
   metrics.cycleFailures = 0
@@ -134,13 +122,11 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         enterFailed(metrics, now)
         return true
       } else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
-        metrics.state = 'degraded'
-        metrics.stateSince = now
+        enter(metrics, 'degraded', now)
         metrics.recoveryClean = 0
       } else if (metrics.state === 'degraded' && rate < HEALTHY_ERROR_RATE && latencyPenalty < HEALTHY_LATENCY_PENALTY && metrics.recoveryClean >= RECOVERY_CLEAN_REQUESTS) {
         // Back to healthy only after serving live traffic cleanly, not because its errors decayed while idle.
-        metrics.state = 'healthy'
-        metrics.stateSince = now
+        enter(metrics, 'healthy', now)
       }
       return false
     case 'failed':
@@ -150,18 +136,17 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         enterFailed(metrics, now)
         return true
       }
-      if (recoveryProgressOf(metrics, now) >= 1) {
-        metrics.state = 'healthy'
-        metrics.stateSince = now
-      }
+      if (recoveryProgressOf(metrics, now) >= 1) enter(metrics, 'healthy', now)
       return false
   }
 }
 
-/**
- * Recomputes every route of one model at `now`: peers for the latency score are all the model's
- * other routes, on this provider and others; fair share is per direction (provider + model).
- */
+function enter(metrics: RouteMetrics, state: 'healthy' | 'degraded', now: number): void {
+  metrics.state = state
+  metrics.stateSince = now
+}
+
+/** Recomputes every route of one model: latency peers are all the model's other routes; fair share is per direction. */
 export function rescoreModel(routes: readonly RouteMetrics[], now: number, context: ScoringContext): void {
   const latencies: number[] = []
   const loads = new Map<string, number>()
@@ -191,11 +176,7 @@ export function rescoreModel(routes: readonly RouteMetrics[], now: number, conte
   }
 }
 
-/**
- * The weight a route will have once it has recovered: its weight, or for a recovering route the
- * top of its ramp. Provider selection shares by this, times how far the ramp has come
- * (tables.ts), instead of by the ramped weight sharpened as a score would be.
- */
+/** The weight a route will have once recovered (a recovering route's top of ramp): provider selection shares by it (tables.ts). */
 export function settledWeight(metrics: RouteMetrics): number {
   if (metrics.state !== 'recovering') return metrics.weight
   return weightOf(1 - LATENCY_WEIGHT * metrics.latencyPenalty)

@@ -1,10 +1,9 @@
 /**
- * Session affinity: a session stays on the provider and key that served it last while the load
- * balancer still offers them and has not failed them, and the key is not held (reference,
- * "Scope & Limitations": Session Affinity runs after load balancing). Pure: time is passed in.
+ * Session affinity: a session stays on the provider and key that served it last while the balancer
+ * offers them and the key is not held (reference, "Scope & Limitations"). Pure: time is passed in.
  */
 import { withDirections, type DirectionDecision } from './directions.ts'
-import type { RouteRef, Direction } from './types.ts'
+import { sameDirection, type RouteRef, type Direction } from './types.ts'
 
 /** Where a session was served last. */
 export interface SessionRoute {
@@ -79,13 +78,9 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
 }
 
 /**
- * Session headers, strongest first: our own, then what coding agents already send (Claude
- * Code; Codex CLI: `session-id` since 0.1xx, `session_id` before; OpenCode: `session-id` with
- * its OpenAI provider, `x-session-affinity` and `x-session-id` with the others), then older Codex
- * builds' `conversation_id`, then Codex's `thread-id`. A Codex sub-agent runs in a thread of
- * its own inside the session: `session-id` wins so the whole session stays on one key (one
- * account's prompt cache); `thread-id` only counts when nothing else names the session.
- * `x-client-request-id` names one request, not a session, and is not read.
+ * Session headers, strongest first: our own, then what coding agents send (Claude Code, Codex CLI,
+ * OpenCode), then older Codex builds' `conversation_id`, then Codex's `thread-id` (a sub-agent's
+ * thread: `session-id` wins, so the whole session stays on one key's prompt cache).
  */
 export const SESSION_HEADERS = ['x-bf-session-id', 'x-claude-code-session-id', 'session-id', 'session_id', 'x-session-affinity', 'x-session-id', 'conversation_id', 'thread-id'] as const
 
@@ -103,15 +98,8 @@ export interface SessionRequest {
 /** Reads the session headers of a request (names lower-cased, as Node gives them). */
 export function readSessionHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): SessionRequest {
   if (headers['x-bf-session-affinity'] === 'off') return { sessionId: null, ttlMs: null }
-  let sessionId: string | null = null
-  for (const name of SESSION_HEADERS) {
-    const value = headers[name]
-    if (typeof value === 'string' && value !== '') {
-      sessionId = value
-      break
-    }
-  }
-  if (sessionId === null) return { sessionId, ttlMs: null }
+  const sessionId = SESSION_HEADERS.map((name) => headers[name]).find((value): value is string => typeof value === 'string' && value !== '')
+  if (sessionId === undefined) return { sessionId: null, ttlMs: null }
   const ttl = headers['x-bf-session-ttl']
   const seconds = typeof ttl === 'string' && /^\d+$/.test(ttl) ? Number(ttl) : NaN
   return { sessionId, ttlMs: seconds > 0 ? Math.min(seconds * 1000, MAX_SESSION_TTL_MS) : null }
@@ -136,14 +124,9 @@ export interface AffinityResult {
   outcome: AffinityOutcome
 }
 
-function sameTarget(left: Direction, right: Direction): boolean {
-  return left.provider === right.provider && left.model === right.model
-}
-
 /**
- * Keeps a session on its last provider and key when the decision still offers that provider (as
- * primary or fallback) and `isOffered` says the key is neither failed nor held; the session's
- * provider then becomes the primary and the decision's primary its first fallback.
+ * Keeps a session on its last provider and key when the decision still offers that provider and
+ * `isOffered` says the key is neither failed nor held: its provider becomes the primary.
  */
 export function applySessionAffinity(
   decision: DirectionDecision,
@@ -153,8 +136,8 @@ export function applySessionAffinity(
   const primary = decision.primary
   if (last === undefined || primary === null) return { decision, preferKeyId: undefined, outcome: 'none' }
   const target: Direction = { provider: last.provider, model: primary.model }
-  const position = sameTarget(primary, target) ? 0 : decision.fallbacks.findIndex((fallback) => sameTarget(fallback, target)) + 1
-  if (position === 0 && !sameTarget(primary, target)) return { decision, preferKeyId: undefined, outcome: 'moved_not_offered' }
+  const position = sameDirection(primary, target) ? 0 : decision.fallbacks.findIndex((fallback) => sameDirection(fallback, target)) + 1
+  if (position === 0 && !sameDirection(primary, target)) return { decision, preferKeyId: undefined, outcome: 'moved_not_offered' }
   if (!isOffered({ provider: last.provider, model: primary.model, keyId: last.keyId })) {
     return { decision, preferKeyId: undefined, outcome: 'moved_key_unavailable' }
   }

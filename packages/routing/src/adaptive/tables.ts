@@ -1,7 +1,6 @@
 /**
- * Precomputed selection tables, one per model: its directions (providers) ranked by score, and per
- * direction its keys with cumulative weights. Built by `recompute`, by key/provider changes and by a
- * change of holds; the hot path only reads them (reference: "Zero-overhead design").
+ * Precomputed selection tables, one per model: its directions ranked by score, and each one's keys
+ * and weights. Rebuilt off the hot path, which only reads them (reference: "Zero-overhead design").
  */
 import type { RouteMetrics } from './metrics.ts'
 import { firstAbove } from '../selection/weighted.ts'
@@ -17,10 +16,7 @@ export interface RotationWeights {
   heldCount: number
   /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
   heldIndexes: readonly number[]
-  /**
-   * Keys failed on their metrics and not held (ascending; adaptive weights only, where they weigh
-   * 0): a request asks whether it is one's trial. Every change of state rebuilds the table.
-   */
+  /** Keys failed on their metrics and not held (ascending; adaptive only): a request asks whether it is one's trial. */
   failedIndexes: readonly number[]
   /** Keys recovering (ascending; adaptive weights only): a request asks whether one is due a request (RECOVERY_PROBE_IDLE_MS). */
   recoveringIndexes: readonly number[]
@@ -80,11 +76,6 @@ export interface ModelTable {
 
 const NO_INDEXES: readonly number[] = Object.freeze([])
 
-/** The map key of a route. NUL cannot appear in a provider, model or key id from JSON config. */
-export function routeKey(provider: string, model: string, keyId: string): string {
-  return `${provider}\u0000${model}\u0000${keyId}`
-}
-
 /** Builds one direction's table from the keys, their routes' metrics and the holds. */
 export function buildDirectionTable(
   provider: string,
@@ -94,12 +85,14 @@ export function buildDirectionTable(
   isHeld: HeldPredicate,
 ): DirectionTable {
   const adaptiveWeights: number[] = []
-  const staticWeights: number[] = []
   const held: boolean[] = []
   const failed: boolean[] = []
-  const adaptiveIndexes: number[] = []
+  const heldIndexes: number[] = []
   const failedIndexes: number[] = []
   const recoveringIndexes: number[] = []
+  let serving = 0
+  let adaptiveTotal = 0
+  let squares = 0
   let settledTotal = 0
   let settledSquares = 0
   keys.forEach((key, index) => {
@@ -109,24 +102,21 @@ export function buildDirectionTable(
     const isKeyFailed = metrics !== undefined && metrics.state === 'failed'
     held.push(isKeyHeld)
     failed.push(isKeyFailed)
-    staticWeights.push(key.weight)
-    adaptiveWeights.push(isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX))
-    if (!isKeyHeld && !isKeyFailed) adaptiveIndexes.push(index)
-    if (isKeyFailed && !isKeyHeld) failedIndexes.push(index)
-    if (!isKeyHeld && !isKeyFailed) {
-      const settled = Math.max(0, metrics === undefined ? WEIGHT_MAX : settledWeight(metrics))
-      settledTotal += settled
-      settledSquares += settled * settled
-      if (metrics?.state === 'recovering') recoveringIndexes.push(index)
-    }
+    if (isKeyHeld) heldIndexes.push(index)
+    else if (isKeyFailed) failedIndexes.push(index)
+    const weight = isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX)
+    adaptiveWeights.push(weight)
+    if (isKeyHeld || isKeyFailed) return
+    serving++
+    adaptiveTotal += Math.max(0, weight)
+    squares += weight * weight
+    const settled = Math.max(0, metrics === undefined ? WEIGHT_MAX : settledWeight(metrics))
+    settledTotal += settled
+    settledSquares += settled * settled
+    if (metrics?.state === 'recovering') recoveringIndexes.push(index)
   })
-  let adaptiveTotal = 0
-  for (const index of adaptiveIndexes) adaptiveTotal += Math.max(0, adaptiveWeights[index]!)
   const keyIds = keys.map((key) => key.id)
-  const heldIndexes: number[] = []
-  held.forEach((flag, index) => {
-    if (flag) heldIndexes.push(index)
-  })
+  const staticWeights = keys.map((key) => key.weight)
   const heldCount = heldIndexes.length
   Object.freeze(heldIndexes)
   Object.freeze(failedIndexes)
@@ -136,8 +126,6 @@ export function buildDirectionTable(
     // Static weights keep sending failed keys their share: any of those requests served recovers them, no trial needed.
     static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
   }
-  let squares = 0
-  for (const index of adaptiveIndexes) squares += adaptiveWeights[index]! * adaptiveWeights[index]!
   return {
     provider,
     model,
@@ -149,7 +137,7 @@ export function buildDirectionTable(
     keyIndex: new Map(keys.map((key, index) => [key.id, index])),
     failed,
     adaptiveTotal,
-    failedDirection: keys.length > 0 && adaptiveIndexes.length === 0,
+    failedDirection: keys.length > 0 && serving === 0,
     score: adaptiveTotal > 0 ? squares / adaptiveTotal : 0,
     settledScore: settledTotal > 0 ? settledSquares / settledTotal : 0,
     recovery: settledTotal > 0 ? Math.min(1, adaptiveTotal / settledTotal) : 1,
@@ -190,12 +178,9 @@ export function buildModelTable(
 }
 
 /**
- * Each direction's share from its score: proportional to (score / max) ^ DIRECTION_SHARPNESS, and
- * at least DIRECTION_MIN_SHARE for every one (when they all fit), the rest shared by the others.
- * A recovering direction is scored as it will be once recovered, and gets `recovery` (how far its
- * ramp has come, RECOVERY_START at first) of that: sharpening its ramped score instead would leave
- * it the 2 % floor until its ramp was nearly done, about a minute at a few requests a second
- * (issue 36, item 8).
+ * Each direction's share: proportional to (score / max) ^ DIRECTION_SHARPNESS, at least
+ * DIRECTION_MIN_SHARE each (when they all fit). A recovering direction is scored as once recovered,
+ * times `recovery`, how far its ramp has come (issue 36, item 8).
  */
 export function directionShares(scores: readonly number[], recoveries?: readonly number[]): number[] {
   if (scores.length === 0) return []

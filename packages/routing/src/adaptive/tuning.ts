@@ -1,8 +1,4 @@
-/**
- * The pre-tuned numbers of adaptive load balancing. The reference makes them not user-configurable
- * by design (adaptive-load-balancing, "Configuration"); they live here, in one place, so a change
- * to any of them is one reviewed diff.
- */
+/** The pre-tuned numbers of adaptive load balancing: not user-configurable by design (reference: "Configuration"). */
 
 /** How often the gateway calls `recompute` (reference: "Every 5 seconds"). */
 export const RECOMPUTE_INTERVAL_MS = 5_000
@@ -17,10 +13,7 @@ export const RECENT_HALF_LIFE_MS = 20_000
 /** Half-life of a route's own latency baseline: long enough that a slowdown stands out against it. */
 export const BASELINE_HALF_LIFE_MS = 600_000
 
-/**
- * The error rate divides by at least this many (decayed) attempts, so one failure among the first
- * few requests reads as "first signs of trouble", not as a dead route.
- */
+/** The error rate divides by at least this many (decayed) attempts: one early failure is not a dead route. */
 export const ERROR_RATE_MIN_VOLUME = 5
 /** An error rate at or above this gives the full error penalty. */
 export const ERROR_RATE_FULL_PENALTY = 0.25
@@ -33,10 +26,7 @@ export const BASELINE_MIN_SAMPLES = 5
 export const LATENCY_PEER_SLOPE = 0.5
 export const LATENCY_BASELINE_SLOPE = 0.5
 
-/**
- * Token-aware latency: a request's latency is divided by its work, 1 + prompt / PROMPT + completion
- * / COMPLETION. Generating a token costs far more than reading one, hence the different divisors.
- */
+/** Token-aware latency: divided by the request's work, 1 + prompt / PROMPT + completion / COMPLETION. */
 export const PROMPT_TOKENS_PER_UNIT = 4_000
 export const COMPLETION_TOKENS_PER_UNIT = 100
 
@@ -55,27 +45,16 @@ export const DEGRADE_LATENCY_PENALTY = 0.5
 /** degraded -> healthy once clearly better again (hysteresis, so a route does not flap). */
 export const HEALTHY_ERROR_RATE = 0.05
 export const HEALTHY_LATENCY_PENALTY = 0.25
-/**
- * -> failed on sustained errors: this decayed error rate (over at least ERROR_RATE_MIN_VOLUME), or
- * this rate within the last cycle with at least FAIL_CYCLE_MIN_FAILURES failures, so a route with
- * a long clean history still fails within one cycle once it fails most of its requests.
- */
+/** -> failed at this decayed error rate, or this rate within one cycle with at least FAIL_CYCLE_MIN_FAILURES failures. */
 export const FAIL_ERROR_RATE = 0.5
 export const FAIL_CYCLE_MIN_FAILURES = 3
 /**
- * -> failed, too, once a route has served nothing for this long while at least
- * FAIL_CYCLE_MIN_FAILURES of its attempts in a row failed (a provider that went down), checked on
- * every failed attempt: what finding an outage costs is then about a second of a node's traffic
- * (at least FAIL_CYCLE_MIN_FAILURES attempts), however many successes the cycle had before it, and
- * about the same for a fleet as for one node taking all its traffic. A flaky route serves within
- * the second and never trips it.
+ * -> failed, too, once a route served nothing for this long while at least FAIL_CYCLE_MIN_FAILURES
+ * attempts in a row failed, checked on every failed attempt: an outage costs about a second of
+ * traffic; a flaky route serves within the second and never trips it.
  */
 export const FAIL_SUSTAINED_MS = 1_000
 
-/*
- * There is no route circuit breaker timer any more: a failed route gets one trial request per due
- * time across the fleet (../trials), and goes to recovering when a request sent to it is served.
- */
 /** Recovering -> healthy after this many clean requests in a row ... */
 export const RECOVERY_CLEAN_REQUESTS = 5
 /** ... spread over at least this long, so a burst does not prove a route. */
@@ -83,30 +62,16 @@ export const RECOVERY_MIN_MS = 10_000
 /** Recovering -> failed again after this many failures during the recovery. */
 export const RECOVERY_MAX_FAILURES = 2
 /**
- * A recovering route starts at this fraction of the scale and ramps to full with its progress; a
- * provider whose keys are recovering gets this fraction of the share it would have once recovered,
- * ramping the same way (issue 36, item 8): gradual, so a half-recovered provider is not knocked
- * over again, but a real share from the start, so it proves itself within seconds.
+ * A recovering route starts at this fraction of the scale, and its provider at this fraction of its
+ * recovered share, both ramping to full (issue 36, item 8): gradual, but enough to prove itself in seconds.
  */
 export const RECOVERY_START = 0.25
-/**
- * A recovering route this node sent no request for this long is due one: the next request that
- * could use it (a session's included, lent for one attempt) goes there first. Whatever the
- * traffic mix, a recovering route is proven or failed again within seconds (issue 36, item 8).
- */
+/** A recovering route this node sent nothing for this long is due a request: the next that could use it goes there first. */
 export const RECOVERY_PROBE_IDLE_MS = 2_000
 
-/**
- * A provider's share of the requests naming none is proportional to (score / WEIGHT_MAX) to this
- * power: equally healthy providers split evenly, a clearly worse one gets little (0.8 -> 0.17x,
- * 0.5 -> 0.004x), so the healthiest is picked almost always once the others degrade.
- */
+/** A provider's share of requests naming none goes with (score / WEIGHT_MAX) to this power (0.8 -> 0.17x, 0.5 -> 0.004x). */
 export const DIRECTION_SHARPNESS = 8
-/**
- * ... but every provider not failed keeps at least this share, so one recovering or degraded keeps
- * being measured on live traffic (reference: "Low-weight routes always get minimum traffic to
- * prove recovery").
- */
+/** ... but every provider not failed keeps at least this share, to keep being measured (reference: "minimum traffic"). */
 export const DIRECTION_MIN_SHARE = 0.02
 /** A pick within this many points of the best score is logged as "the best"; below, as a smaller share. */
 export const DIRECTION_TIE_MARGIN = 5

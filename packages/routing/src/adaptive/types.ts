@@ -1,7 +1,4 @@
-/**
- * Public types of adaptive load balancing: what the balancer is configured with, what it is fed,
- * and what it reports. Spec: reference/adaptive-load-balancing.txt.
- */
+/** Public types of adaptive load balancing: its configuration, its input and its reports. Spec: reference/adaptive-load-balancing.txt. */
 import type { FailureClass } from '../failures/failure-class.ts'
 
 /** A route's health, per key and model (reference: "Key Capabilities"). */
@@ -20,19 +17,12 @@ export interface BalancerKey {
 
 /** True when the key names the model itself: in its `models`, or as one of its `aliases`. */
 export function keyNamesModel(key: BalancerKey, model: string): boolean {
-  const models = key.models
-  for (let index = 0; index < models.length; index++) if (models[index] === model) return true
-  return key.aliases !== undefined && Object.hasOwn(key.aliases, model)
+  return key.models.includes(model) || (key.aliases !== undefined && Object.hasOwn(key.aliases, model))
 }
 
 /** True when the key serves the model: it names it (models or aliases), or it is a wildcard (`"*"`) key. */
 export function keyServesModel(key: BalancerKey, model: string): boolean {
-  const models = key.models
-  for (let index = 0; index < models.length; index++) {
-    const served = models[index]
-    if (served === model || served === '*') return true
-  }
-  return key.aliases !== undefined && Object.hasOwn(key.aliases, model)
+  return keyNamesModel(key, model) || key.models.includes('*')
 }
 
 /** One provider and its keys, in the configured order. */
@@ -48,10 +38,20 @@ export interface RouteRef {
   keyId: string
 }
 
+/** The map key of a route (its metrics, its trial round). NUL cannot appear in a provider, model or key id from JSON config. */
+export function routeKey(provider: string, model: string, keyId: string): string {
+  return `${provider}\u0000${model}\u0000${keyId}`
+}
+
 /** A direction (design vocabulary): provider + model. Also a request target or fallback. */
 export interface Direction {
   provider: string
   model: string
+}
+
+/** True when two directions name the same provider and model. */
+export function sameDirection(left: Direction, right: Direction): boolean {
+  return left.provider === right.provider && left.model === right.model
 }
 
 /** Prompt and completion tokens of a served answer, as the provider reported them (a long completion is not a slow provider). */
@@ -68,10 +68,7 @@ export interface AttemptOutcome extends RouteRef, Partial<TokenUsage> {
   now: number
 }
 
-/**
- * Whether a key is held out of rotation for a model (by the held-keys logic, for the whole key or
- * that model). Injected so the balancer stays free of the hold ladder.
- */
+/** Whether a key is held out of rotation for a model; injected so the balancer stays free of the hold ladder. */
 export type HeldPredicate = (provider: string, keyId: string, model: string) => boolean
 
 /** The five operator switches (reference: "Configuration"), named as in config.json, in the reference's order. */

@@ -55,22 +55,15 @@ export function killsKeyForRequest(failureClass: FailureClass): boolean {
   return failureClass !== 'rate_limit' && isHoldReason(failureClass)
 }
 
-/** True when a provider answer of this class holds the key (reference: "What holds a key"). */
-export const holdsKey: (failureClass: FailureClass) => boolean = isHoldReason
-
 /** True when a failure of this class may count against a key's health (caller faults, a context too long and cancels never do). */
 export function countsAgainstKey(failureClass: FailureClass): boolean {
   return failureClass !== 'caller_fault' && failureClass !== 'context_length' && failureClass !== 'cancelled'
 }
 
-/**
- * A failure as routing acts on it (reference: "What holds a key"). A 5xx that does not report a
- * rate limit says nothing about the key, whatever its words: transient. A 402 is the provider
- * stating the quota at the account level: the whole key, whatever its words.
- */
+/** A failure as routing acts on it (reference: "What holds a key"): a 5xx refusal other than a rate limit is transient; a 402 is the whole key's quota. */
 export function routingFailure(failure: AttemptFailure): AttemptFailure {
   const status = failure.status
-  if (status >= 500 && status < 600 && failure.failureClass !== 'rate_limit' && holdsKey(failure.failureClass)) {
+  if (status >= 500 && status < 600 && killsKeyForRequest(failure.failureClass)) {
     return { ...failure, failureClass: 'transient', scope: 'model' }
   }
   if (status === 402 && failure.failureClass !== 'credential' && (failure.failureClass !== 'quota' || failure.scope !== 'key')) {

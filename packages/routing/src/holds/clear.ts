@@ -49,10 +49,7 @@ export function validateClearFilter(filter: ClearFilter): ClearFilter {
   return filter
 }
 
-/**
- * True when a validated `filter` names `entry`. Naming a model reaches only that model's hold:
- * a whole-key hold is released only by naming the key without a model.
- */
+/** True when a validated `filter` names `entry` (naming a model reaches only that model's hold, never a whole-key one). */
 export function clearMatches(filter: ClearFilter, entry: HoldEntry): boolean {
   if (filter.provider !== undefined && entry.provider !== filter.provider) return false
   if (filter.keyId !== undefined && entry.keyId !== filter.keyId) return false

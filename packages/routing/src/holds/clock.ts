@@ -1,11 +1,7 @@
 /**
- * Hybrid logical clock: the version every hold and release carries, so the fleet can merge
- * hold sets by "highest version wins" (design.md, "Cluster model").
- *
- * A version is (wall ms, counter, node id). The wall part stays close to real time, so a
- * version also says roughly when a change was made; the counter orders changes within one
- * millisecond and after a clock step backwards; the node id breaks the last tie, so two
- * versions made on different nodes are never equal.
+ * Hybrid logical clock: the version (wall ms, counter, node id) every hold and release carries,
+ * so the fleet merges by "highest version wins" (design.md, "Cluster model"). The counter orders
+ * changes within a millisecond and after a clock step back; the node id breaks the last tie.
  */
 
 /** One point of hybrid logical time. */
@@ -28,14 +24,10 @@ export function compareVersions(left: Version, right: Version): number {
 
 /** A node's hybrid logical clock. */
 export interface HybridClock {
-  /** The node this clock stamps versions for. */
-  readonly nodeId: string
   /** A new version for a local change at `now`, newer than every version made or observed so far. */
   tick(now: number): Version
   /** Takes in a version from another node, so the next `tick` is newer than it. */
   observe(remote: Version, now: number): void
-  /** The newest version made or observed so far. */
-  current(): Version
 }
 
 /** Creates the hybrid logical clock of node `nodeId`. */
@@ -43,7 +35,6 @@ export function createClock(nodeId: string): HybridClock {
   let wallMs = 0
   let counter = 0
   return {
-    nodeId,
     tick(now) {
       if (now > wallMs) {
         wallMs = now
@@ -59,9 +50,6 @@ export function createClock(nodeId: string): HybridClock {
       else if (nextWall === remote.wallMs) counter = remote.counter
       else if (nextWall !== wallMs) counter = 0
       wallMs = nextWall
-    },
-    current() {
-      return { wallMs, counter, nodeId }
     },
   }
 }

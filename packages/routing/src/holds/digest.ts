@@ -30,29 +30,19 @@ export function bucketOf(id: string): number {
   return fnv1a(id, SEED_LOW) % DIGEST_BUCKETS
 }
 
-/**
- * Two 32-bit lanes fingerprinting one whole entry. Honest nodes never make two entries with one
- * version, but hashing the content rather than the version alone means equal digests really
- * mean equal sets, whatever a peer sent.
- */
-export function entryHash(entry: HoldEntry): [number, number] {
-  const text = canonicalEntry(entry)
-  return [fnv1a(text, SEED_LOW), fnv1a(text, SEED_HIGH)]
-}
-
-/**
- * Running XOR of entry hashes per bucket. XOR makes the result independent of the order
- * entries arrived in, and lets a replaced entry be taken out in O(1).
- */
+/** Running XOR of entry hashes per bucket: independent of arrival order, and a replaced entry comes out in O(1). */
 export class DigestAccumulator {
   private readonly lanes = new Uint32Array(DIGEST_BUCKETS * 2)
 
-  /** Adds or removes (XOR is its own inverse) `entry`, whose hold id is `id`. */
+  /**
+   * Adds or removes (XOR is its own inverse) `entry`, whose hold id is `id`. Two lanes hash its
+   * whole content, not just its version, so equal digests mean equal sets whatever a peer sent.
+   */
   toggle(id: string, entry: HoldEntry): void {
     const bucket = bucketOf(id)
-    const [low, high] = entryHash(entry)
-    this.lanes[bucket * 2] = (this.lanes[bucket * 2]! ^ low) >>> 0
-    this.lanes[bucket * 2 + 1] = (this.lanes[bucket * 2 + 1]! ^ high) >>> 0
+    const text = canonicalEntry(entry)
+    this.lanes[bucket * 2] = (this.lanes[bucket * 2]! ^ fnv1a(text, SEED_LOW)) >>> 0
+    this.lanes[bucket * 2 + 1] = (this.lanes[bucket * 2 + 1]! ^ fnv1a(text, SEED_HIGH)) >>> 0
   }
 
   /** The digest as it stands. */

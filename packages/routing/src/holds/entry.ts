@@ -1,8 +1,7 @@
 /**
- * One hold, as the fleet replicates it. An entry is keyed by (provider, key id, model), where
- * a null model is a hold on the whole key. A released hold stays as a tombstone for a while, so
- * the release wins over an older copy of the hold still travelling between nodes, and so a key
- * that a served request released can resume its rung (reference: "How long a key is held").
+ * One hold, as the fleet replicates it, keyed by (provider, key id, model); a null model holds the
+ * whole key. A released hold stays a while as a tombstone, so the release wins over older copies
+ * and a key a served request released can resume its rung (reference: "How long a key is held").
  */
 import type { HoldReason } from '../failures/failure-class.ts'
 import type { Version } from './clock.ts'
@@ -23,10 +22,7 @@ export type ReleaseCause =
 /** Where the current wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
 export type WaitSource = 'ladder' | 'provider'
 
-/**
- * The trace span that placed a hold (W3C ids, lower-case hex), carried as plain data so a
- * request on another node that skips the key can link to it. Routing only passes it along.
- */
+/** The trace span that placed a hold (W3C ids, lower-case hex), so a request elsewhere that skips the key can link to it. */
 export interface TraceOrigin {
   /** 32 hex digits. */
   traceId: string
@@ -80,20 +76,16 @@ export function holdId(target: HoldTarget): string {
 /** Separator the reference uses between the parts of a route id. */
 const ROUTE_SEPARATOR = ':lb-identifier:'
 
-/**
- * How the clear API names a hold it dropped (reference: "Releasing held keys"): a whole-key
- * hold by its key id, a model hold by its route, `openai:lb-identifier:gpt-4o:lb-identifier:key-id`.
- */
+/** How the clear API names a dropped hold (reference: "Releasing held keys"): its key id, or its route `openai:lb-identifier:gpt-4o:lb-identifier:key-id`. */
 export function clearedName(target: HoldTarget): string {
   if (target.model === null) return target.keyId
   return [target.provider, target.model, target.keyId].join(ROUTE_SEPARATOR)
 }
 
 /**
- * How far along the provider got before refusing: a provider checks the credential first, then
- * the account and the model, and rate-limits last. A refusal further along than the held one can
- * only come once the held question was settled in the key's favour (reference: "Checking a held
- * key again": a 429 from a key held for a rejected credential).
+ * How far along the provider got before refusing (credential, then account and model, then rate
+ * limit): a refusal further along than the held one settles it in the key's favour (reference:
+ * "Checking a held key again").
  */
 const REFUSAL_STAGE: Record<HoldReason, number> = {
   credential: 0,

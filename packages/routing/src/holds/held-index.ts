@@ -1,8 +1,6 @@
 /**
- * This node's view of the active holds, indexed for the selection hot path: provider → key →
- * {whole-key hold, holds per model}. Each record carries this node's own due time (its own
- * jitter draw on the shared base wait) and this node's check slot; neither is replicated.
- * Spec: reference/adaptive-load-balancing.txt, "Checking a held key again".
+ * This node's view of the active holds, indexed for the hot path: provider → key → {whole-key
+ * hold, holds per model}, each with this node's own due time and check slot (not replicated).
  */
 import { holdId, type HoldEntry } from './entry.ts'
 import { nodeWaitMs } from './ladder.ts'
@@ -35,10 +33,7 @@ export class HeldIndex {
 
   constructor(private readonly random: () => number) {}
 
-  /**
-   * Brings the index in line with a changed entry. A new version draws a new due time and frees
-   * the slot: the check it belonged to was answered, here or on another node.
-   */
+  /** Brings the index in line with a changed entry: a new version draws a new due time and frees the slot. */
   update(entry: HoldEntry): void {
     this.remove(entry)
     if (entry.state !== 'held') return
@@ -91,11 +86,6 @@ export class HeldIndex {
     if (!this.checkable(provider, keyId, model, now)) return false
     for (const route of this.covering(provider, keyId, model)) route.checkClaimedAt = now
     return true
-  }
-
-  /** Gives the slots back, for a check that was claimed but never sent. */
-  unclaim(provider: string, keyId: string, model: string): void {
-    for (const route of this.covering(provider, keyId, model)) route.checkClaimedAt = null
   }
 
   /** The held keys of `provider` that this node may check for `model` now. */

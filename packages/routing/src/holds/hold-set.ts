@@ -1,25 +1,13 @@
 /**
- * The hold set as a mergeable value: a map from hold target to its newest entry (design.md,
- * "Cluster model"). Merge keeps, per target, the greatest entry in one total order (see
- * `wins`), so it is commutative, associative and idempotent: nodes that see the same entries
- * in any order, any number of times, end with the same set and the same digest.
+ * The hold set as a mergeable value: per hold target, the greatest entry in one total order (`wins`),
+ * so merge is commutative, associative and idempotent (design.md, "Cluster model").
  */
 import { compareVersions } from './clock.ts'
 import { DigestAccumulator, bucketOf, type HoldDigest } from './digest.ts'
 import { canonicalEntry, holdId, type HoldEntry, type HoldTarget } from './entry.ts'
 
-/**
- * How long a tombstone is kept. It must outlive any older copy of the hold still travelling
- * (gossip retries, anti-entropy rounds, a leader's 30 s snapshot) and the 10 minute window in
- * which a released key resumes its rung; an hour covers both with a wide margin.
- */
+/** How long a tombstone is kept: well past any older copy still travelling and the 10-minute window to resume a rung. */
 export const TOMBSTONE_LIFETIME_MS = 60 * 60 * 1000
-
-/** The hold set as written to Postgres and sent to a joining node. */
-export interface HoldSnapshot {
-  format: 1
-  entries: HoldEntry[]
-}
 
 /**
  * True when `incoming` should replace `current`. Entries of one place are ordered:
@@ -53,13 +41,6 @@ export class HoldSet {
   private readonly byId = new Map<string, HoldEntry>()
   private readonly fingerprint = new DigestAccumulator()
 
-  /** Restores a set from a snapshot (see `parseHoldSnapshot` for untrusted input). */
-  static fromSnapshot(snapshot: HoldSnapshot): HoldSet {
-    const set = new HoldSet()
-    set.merge(snapshot.entries)
-    return set
-  }
-
   /** Takes `entry` if it is newer than what the set has for its target. Returns true when the set changed. */
   apply(entry: HoldEntry): boolean {
     const id = holdId(entry)
@@ -90,16 +71,6 @@ export class HoldSet {
     return [...this.byId.values()]
   }
 
-  /** The active holds only. */
-  held(): HoldEntry[] {
-    return this.entries().filter((entry) => entry.state === 'held')
-  }
-
-  /** How many entries, tombstones included. */
-  get size(): number {
-    return this.byId.size
-  }
-
   /** Per-bucket fingerprint of every (target, version) in the set. */
   digest(): HoldDigest {
     return this.fingerprint.digest()
@@ -121,10 +92,5 @@ export class HoldSet {
       dropped.push(entry)
     }
     return dropped
-  }
-
-  /** The whole set, tombstones included, as plain JSON-safe data. */
-  toSnapshot(): HoldSnapshot {
-    return { format: 1, entries: this.entries().map((entry) => ({ ...entry, version: { ...entry.version } })) }
   }
 }

@@ -106,15 +106,6 @@ describe('the check', () => {
     expect(holds.claimCheck('azure', 'k1', 'gpt-4o', due + 5 * MINUTE)).toBe(true)
   })
 
-  it('gives back a claimed slot whose request was never sent', () => {
-    const holds = node()
-    heldAt1000(holds, failure('quota'))
-    const due = 1_000 + 30 * SECOND
-    expect(holds.claimCheck('azure', 'k1', 'gpt-4o', due)).toBe(true)
-    holds.releaseCheck('azure', 'k1', 'gpt-4o')
-    expect(holds.claimCheck('azure', 'k1', 'gpt-4o', due)).toBe(true)
-  })
-
   it('needs every hold covering the route to be due, and takes the slot of each', () => {
     const holds = node()
     heldAt1000(holds, failure('rate_limit'))
@@ -284,14 +275,14 @@ describe('key delete', () => {
 })
 
 describe('every key held', () => {
-  it('tells provider selection how many keys are held and which one it may check', () => {
+  it('tells provider selection which keys are held and which one it may check', () => {
     const holds = node()
     holds.recordAnswer(answer(0, 0, failure('credential')))
     holds.recordAnswer(answer(0, 10 * SECOND, failure('rate_limit'), { keyId: 'k2' }))
-    expect(holds.coverage('azure', 'gpt-4o', ['k1', 'k2', 'k3'], 0)).toEqual({ total: 3, held: 2, allHeld: false, dueKeyIds: [] })
-    expect(holds.coverage('azure', 'gpt-4o', ['k1', 'k2'], 30 * SECOND)).toEqual({ total: 2, held: 2, allHeld: true, dueKeyIds: ['k1'] })
+    expect(['k1', 'k2', 'k3'].map((keyId) => holds.isHeld('azure', keyId, 'gpt-4o'))).toEqual([true, true, false])
+    expect(holds.dueKeys('azure', 'gpt-4o', 0)).toEqual([])
+    expect(holds.dueKeys('azure', 'gpt-4o', 30 * SECOND)).toEqual(['k1'])
     expect(holds.dueKeys('azure', 'gpt-4o', 40 * SECOND)).toEqual(['k1', 'k2'])
-    expect(holds.coverage('azure', 'gpt-4o', [], 0).allHeld).toBe(false)
   })
 })
 

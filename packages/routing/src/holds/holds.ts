@@ -1,7 +1,6 @@
 /**
- * One node's held keys: the replicated hold set, this node's clock, due times and check slots,
- * and the operations the gateway calls. Spec: reference/adaptive-load-balancing.txt, "Held Keys";
- * the fleet shares the set by `merge` (design.md, "Cluster model").
+ * One node's held keys: the replicated hold set, this node's clock, due times and check slots.
+ * Spec: reference/adaptive-load-balancing.txt, "Held Keys"; design.md, "Cluster model".
  */
 import { createClock, type HybridClock } from './clock.ts'
 import { clearedName, type HoldEntry, type HoldTarget, type ReleaseCause } from './entry.ts'
@@ -9,7 +8,7 @@ import { clearMatches, validateClearFilter, type ClearFilter, type ClearResult }
 import { holdConditions, type HoldCondition, type KeyNameLookup } from './conditions.ts'
 import type { HoldDigest } from './digest.ts'
 import { HeldIndex, type HeldRoute } from './held-index.ts'
-import { HoldSet, TOMBSTONE_LIFETIME_MS, type HoldSnapshot } from './hold-set.ts'
+import { HoldSet, TOMBSTONE_LIFETIME_MS } from './hold-set.ts'
 import { settleAnswer, type AttemptAnswer, type Settlement } from './settle.ts'
 
 /** What `createHolds` needs: who this node is, and its random source for the ±10 % jitter. */
@@ -19,18 +18,6 @@ export interface HoldsInit {
   random: () => number
   /** How long tombstones are kept; defaults to `TOMBSTONE_LIFETIME_MS`. */
   tombstoneLifetimeMs?: number
-}
-
-/** How held the keys of one provider are for one model: what provider selection needs. */
-export interface HoldCoverage {
-  /** Keys asked about (every configured key that serves the model). */
-  total: number
-  /** How many of them are held. */
-  held: number
-  /** Every key is held: the provider leaves selection unless a key is due. */
-  allHeld: boolean
-  /** Held keys this node may check now (due, slot free). */
-  dueKeyIds: string[]
 }
 
 /** A clear's answer for the API, plus the tombstones to gossip. */
@@ -48,12 +35,8 @@ export interface Holds {
   isHeld(provider: string, keyId: string, model: string): boolean
   /** Lets the request through as this node's one check of a due key; true when it is the check. */
   claimCheck(provider: string, keyId: string, model: string, now: number): boolean
-  /** Gives back a claimed check that was never sent. */
-  releaseCheck(provider: string, keyId: string, model: string): void
   /** Held keys of `provider` this node may check for `model` now. */
   dueKeys(provider: string, model: string, now: number): string[]
-  /** How many of `keyIds` are held for `model`, and which are due. */
-  coverage(provider: string, model: string, keyIds: readonly string[], now: number): HoldCoverage
   /** The holds covering a route, with this node's due times (for log lines and the dashboard). */
   holdsOn(provider: string, keyId: string, model: string): readonly HeldRoute[]
   /** Operator release; throws `HoldClearError` for a body the API refuses. */
@@ -74,8 +57,6 @@ export interface Holds {
   digest(): HoldDigest
   /** Drops expired tombstones; returns them. */
   collect(now: number): HoldEntry[]
-  /** The whole set for Postgres or a joining node. */
-  toSnapshot(): HoldSnapshot
   /** The active holds for `GET /api/adaptive-routing/conditions`. */
   conditions(keyName?: KeyNameLookup): HoldCondition[]
 }
@@ -115,6 +96,12 @@ export function createHolds(init: HoldsInit): Holds {
     return { released, changed }
   }
 
+  /** A key edited or deleted: its holds released, and answers to attempts sent before now ignored. */
+  function resetKey(provider: string, keyId: string, cause: ReleaseCause, now: number): HoldEntry[] {
+    resets.set(JSON.stringify([provider, keyId]), now)
+    return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, cause, now).changed
+  }
+
   function resetAt(provider: string, keyId: string): number | undefined {
     if (resets.size === 0) return undefined
     const key = resets.get(JSON.stringify([provider, keyId]))
@@ -138,18 +125,7 @@ export function createHolds(init: HoldsInit): Holds {
     },
     isHeld: (provider, keyId, model) => index.isHeld(provider, keyId, model),
     claimCheck: (provider, keyId, model, now) => index.claim(provider, keyId, model, now),
-    releaseCheck: (provider, keyId, model) => index.unclaim(provider, keyId, model),
     dueKeys: (provider, model, now) => index.dueKeys(provider, model, now),
-    coverage(provider, model, keyIds, now) {
-      let held = 0
-      const dueKeyIds: string[] = []
-      for (const keyId of keyIds) {
-        if (!index.isHeld(provider, keyId, model)) continue
-        held += 1
-        if (index.checkable(provider, keyId, model, now)) dueKeyIds.push(keyId)
-      }
-      return { total: keyIds.length, held, allHeld: keyIds.length > 0 && held === keyIds.length, dueKeyIds }
-    },
     holdsOn: (provider, keyId, model) => index.covering(provider, keyId, model),
     clear(filter, now) {
       const valid = validateClearFilter(filter)
@@ -157,14 +133,8 @@ export function createHolds(init: HoldsInit): Holds {
       const cleared = released.map(clearedName)
       return { cleared, count: cleared.length, changed }
     },
-    keyEdited(provider, keyId, now) {
-      resets.set(JSON.stringify([provider, keyId]), now)
-      return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, 'key_edit', now).changed
-    },
-    keyDeleted(provider, keyId, now) {
-      resets.set(JSON.stringify([provider, keyId]), now)
-      return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, 'deleted', now).changed
-    },
+    keyEdited: (provider, keyId, now) => resetKey(provider, keyId, 'key_edit', now),
+    keyDeleted: (provider, keyId, now) => resetKey(provider, keyId, 'deleted', now),
     providerDeleted(provider, now) {
       resets.set(JSON.stringify([provider]), now)
       return releaseWhere((entry) => entry.provider === provider, 'deleted', now).changed
@@ -182,7 +152,6 @@ export function createHolds(init: HoldsInit): Holds {
       for (const [key, at] of resets) if (now - at >= lifetimeMs) resets.delete(key)
       return set.collect(now, lifetimeMs)
     },
-    toSnapshot: () => set.toSnapshot(),
     conditions: (keyName) => holdConditions(index.routes(), keyName),
   }
 }

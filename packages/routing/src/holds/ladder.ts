@@ -52,23 +52,14 @@ export function baseWait(reason: HoldReason, rung: number, hintMs: number | null
   return { baseWaitMs: ladderWaitMs(reason, rung), waitSource: 'ladder' }
 }
 
-/**
- * This node's wait for a hold, from one draw of `random` in [0, 1). A ladder wait becomes
- * base × [0.9, 1.1); a provider wait is used exactly. Each node draws on its own, so two nodes'
- * due times for the same hold lie within ±10 % of the shared base wait.
- */
+/** This node's wait for a hold: a ladder wait × [0.9, 1.1) from one draw of `random`; a provider wait exactly. */
 export function nodeWaitMs(entry: Pick<HoldEntry, 'baseWaitMs' | 'waitSource'>, random: () => number): number {
   if (entry.waitSource === 'provider') return entry.baseWaitMs
   const factor = 1 - LADDER_JITTER + 2 * LADDER_JITTER * random()
   return Math.round(entry.baseWaitMs * factor)
 }
 
-/**
- * The rung a new hold for `reason` starts on, given the tombstone left at the same place:
- * the tombstone's rung when a served (or favourably settled) request released it for the same
- * reason within 10 minutes; otherwise the bottom. Operator releases, key edits and deletes
- * always start again at 30 s.
- */
+/** The rung a new hold starts on: the tombstone's, when a served (or settled) request released it for the same reason within 10 minutes; else 0. */
 export function startingRung(previous: HoldEntry | undefined, reason: HoldReason, now: number): number {
   if (!previous || previous.state !== 'released' || previous.releasedAt === null) return 0
   if (previous.releaseCause !== 'served' && previous.releaseCause !== 'settled') return 0

@@ -1,8 +1,4 @@
-/**
- * Routing-log lines for holds, written for a person reading one request's log.
- * Spec: reference/adaptive-load-balancing.txt, "In the request logs". The hold lines are
- * warnings; skip, check and release lines are info.
- */
+/** Routing-log lines for holds, for a person reading one request's log (reference: "In the request logs"). */
 import type { HoldReason } from '../failures/failure-class.ts'
 import type { ReleaseCause } from './entry.ts'
 import { MINIMUM_HOLD_MS } from './ladder.ts'

@@ -1,8 +1,7 @@
 /**
  * What one upstream answer does to the holds on its key. Spec: reference/adaptive-load-balancing.txt,
- * "What holds a key", "How long a key is held" and "Checking a held key again". Pure: the
- * current entries come in through `lookup`, and the changed entries go out, to be applied to
- * the set and gossiped.
+ * "What holds a key", "How long a key is held", "Checking a held key again". Pure: entries come in
+ * through `lookup`, and the changed ones go out, to be applied and gossiped.
  */
 import type { Version } from './clock.ts'
 import { isHoldReason, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
@@ -20,12 +19,7 @@ export interface AttemptAnswer {
   now: number
   /** Null when the key served the request. */
   failure: AttemptFailure | null
-  /**
-   * The attempt was this node's check of the key: the one request let through once it was due.
-   * Only a check's refusal renews a hold (a rung up, or the wait again); a retry of the request
-   * that placed the hold, or a request sent anyway while every key is held and none is due,
-   * can release it but never lengthen it (issue 36, item 6).
-   */
+  /** The attempt was this node's check of the key: only a check's refusal renews a hold; other attempts can only release it (issue 36, item 6). */
   check: boolean
   /** The attempt's trace span, when the gateway traces: a hold this answer places carries it (`HoldEntry.origin`). */
   origin?: TraceOrigin
@@ -59,14 +53,10 @@ export interface SettleContext {
 type Verdict = 'ignore' | 'release' | 'climb' | 'repeat' | 'replace' | 'replace_in_favour'
 
 /**
- * The outcome table for one hold that covers the answered route. A success or an answer that
- * settles the question in the key's favour counts from any attempt sent after the hold began.
- * Anything that would renew the hold (climb a rung, or start its wait again) counts only from a
- * check sent after its current wait began: refusals already in flight never lengthen it, and
- * neither do the retries of the request that placed it or requests sent anyway before it is due,
- * which say nothing the hold does not already say (reference: "Only a failed check moves the key
- * up the ladder"; issue 36, item 6). A different refusal on the same place is news whenever it
- * was sent during the wait.
+ * The outcome table for one hold covering the answered route. A success, or an answer settling the
+ * question in the key's favour, counts from any attempt sent after the hold began; a renewal only
+ * from a check sent after its current wait began (reference: "Only a failed check moves the key
+ * up the ladder"; issue 36, item 6). A different refusal on the same place is news during the wait.
  */
 function judge(held: HoldEntry, answer: AttemptAnswer, refusal: HoldReason | null, sameTarget: boolean): Verdict {
   const sentDuringHold = answer.startedAt >= held.since
@@ -119,10 +109,8 @@ function release(held: HoldEntry, answer: AttemptAnswer, cause: 'served' | 'sett
 }
 
 /**
- * A new hold at `target`. `previous` is the tombstone it may resume the rung of; `current` is
- * whatever the set has there now (a tombstone, or the hold this one replaces). The new hold
- * starts after `current` did even when this node's clock is behind the node that placed that
- * one: merge orders the holds of one place by when they started (hold-set.ts).
+ * A new hold at `target`, resuming the rung of tombstone `previous`; it starts after `current` (what
+ * the set has there now) even when this node's clock is behind, since merge orders holds by start.
  */
 function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version, current: HoldEntry | undefined, origin: TraceOrigin | undefined): HoldEntry {
   const rung = startingRung(previous, reason, now)

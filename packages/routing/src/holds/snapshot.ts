@@ -1,12 +1,7 @@
-/**
- * Reading hold entries back from untrusted JSON (a Postgres snapshot, a peer). The cluster
- * validates gossip with its own schemas; this is the routing core's own guard, so nothing that
- * is not a well-formed entry ever reaches a hold set.
- */
+/** Reading hold entries back from untrusted JSON (a Postgres snapshot, a peer): routing's own guard in front of a hold set. */
 import type { Version } from './clock.ts'
 import { isHoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry, ReleaseCause, TraceOrigin } from './entry.ts'
-import type { HoldSnapshot } from './hold-set.ts'
 
 const RELEASE_CAUSES: readonly ReleaseCause[] = ['served', 'settled', 'operator', 'key_edit', 'deleted']
 
@@ -79,16 +74,4 @@ function parseOrigin(value: unknown): TraceOrigin | null {
   if (typeof traceId !== 'string' || typeof spanId !== 'string' || !TRACE_ID.test(traceId) || !SPAN_ID.test(spanId)) return null
   if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return null
   return { traceId, spanId }
-}
-
-/** The well-formed entries of an untrusted snapshot, and how many were dropped as malformed. */
-export function parseHoldSnapshot(value: unknown): { snapshot: HoldSnapshot; rejected: number } {
-  const raw = isRecord(value) && value.format === 1 && Array.isArray(value.entries) ? value.entries : null
-  if (raw === null) return { snapshot: { format: 1, entries: [] }, rejected: 1 }
-  const entries: HoldEntry[] = []
-  for (const item of raw) {
-    const entry = parseHoldEntry(item)
-    if (entry) entries.push(entry)
-  }
-  return { snapshot: { format: 1, entries }, rejected: raw.length - entries.length }
 }

@@ -1,8 +1,4 @@
-/**
- * Rate-limit backoffs: a key whose provider said its rate-limit window is spent, left out for
- * a model until the window resets. A routing value beside the holds (holds are fleet-wide and
- * climb a ladder; a backoff is regional and ends on its own). Time comes in as an argument.
- */
+/** Rate-limit backoffs: a key whose rate-limit window is spent, left out for a model until it resets (regional, unlike holds). */
 
 /** A key to leave alone until its provider's rate-limit window resets (shared within a region). */
 export interface RateLimitBackoff {
@@ -38,31 +34,19 @@ export class RateLimitBackoffs {
 
   /** Drops the backoffs of a key (it was edited or deleted); true when any was dropped. */
   forgetKey(provider: string, keyId: string): boolean {
-    let dropped = false
     const prefix = `${provider}\u0000${keyId}\u0000`
-    for (const id of this.until.keys()) {
-      if (id.startsWith(prefix)) {
-        this.until.delete(id)
-        dropped = true
-      }
-    }
-    return dropped
+    return this.dropWhere((id) => id.startsWith(prefix))
   }
 
   /** Drops expired backoffs; true when any expired (selection tables must be rebuilt). */
   expire(now: number): boolean {
-    let expired = false
-    for (const [id, until] of this.until) {
-      if (until <= now) {
-        this.until.delete(id)
-        expired = true
-      }
-    }
-    return expired
+    return this.dropWhere((_, until) => until <= now)
   }
 
-  get size(): number {
-    return this.until.size
+  private dropWhere(drop: (id: string, until: number) => boolean): boolean {
+    let dropped = false
+    for (const [id, until] of this.until) if (drop(id, until)) dropped = this.until.delete(id)
+    return dropped
   }
 }
 

@@ -1,19 +1,12 @@
 /**
- * How one request walks its targets (reference/retries-and-fallbacks.txt, "The fallback logic
- * follows a predictable sequence"), and the rules issue 35 added inside an attempt: its
- * deadlines, and when a stream that broke after content went out is continued. Pure: the
- * gateway's engine runs the attempts and asks here what they mean.
+ * How one request walks its targets (reference/retries-and-fallbacks.txt), and the rules issue 35
+ * added inside an attempt: its deadlines, and when a broken stream is continued.
  */
 import type { AttemptFailure } from '../failures/failure-class.ts'
 import type { RotationStopReason } from '../retries/rotation.ts'
 import type { KeyPlan } from './types.ts'
 
-/**
- * True when the way one target ended stops the whole chain: the caller left, or the primary
- * says the request itself is wrong (no fallback can fix it; on a fallback it ends that
- * fallback only). A context too long ends its target only: a fallback with a larger context
- * may serve it.
- */
+/** True when the way one target ended stops the whole chain: the caller left, or the primary says the request itself is wrong. */
 export function endsChain(reason: RotationStopReason, primary: boolean): boolean {
   return reason === 'cancelled' || (reason === 'caller_fault' && primary)
 }
@@ -53,10 +46,8 @@ export interface AttemptDeadlines {
 }
 
 /**
- * One attempt's deadlines: the request's own, else the provider's, else the defaults. The
- * first-token deadline nobody set applies only while something else could take the request
- * (`alternatives`: another key or target): otherwise waiting out a slow start is the only way
- * to an answer, bounded by the idle deadline.
+ * One attempt's deadlines: the request's own, else the provider's, else the defaults; the default
+ * first-token deadline only while something else could take the request (`alternatives`).
  */
 export function attemptDeadlines(provider: DeadlineSettings & { requestMs: number }, request: DeadlineSettings | undefined, alternatives: boolean): AttemptDeadlines {
   const firstTokenMs = request?.firstTokenMs ?? provider.firstTokenMs ?? (alternatives ? DEFAULT_FIRST_TOKEN_MS : null)
@@ -66,12 +57,7 @@ export function attemptDeadlines(provider: DeadlineSettings & { requestMs: numbe
 /** How many times one request's stream may be continued: a target that cuts every stream it starts is not asked forever. */
 export const MAX_CONTINUATIONS = 2
 
-/**
- * Whether the `continuation`-th continuation of a broken stream may be tried: what was sent can
- * be carried by a prefill (no tool call, no thinking), and the request has not been continued
- * MAX_CONTINUATIONS times. The targets tried are those from the one that broke on that
- * continue from an assistant prefill (a capability of the provider type).
- */
+/** Whether the `continuation`-th continuation of a broken stream may be tried: a prefill can carry what was sent, and MAX_CONTINUATIONS is not spent. */
 export function mayContinue(continuation: number, continuable: boolean): 'yes' | 'not_continuable' | 'continued_enough' {
   if (continuation > MAX_CONTINUATIONS) return 'continued_enough'
   return continuable ? 'yes' : 'not_continuable'

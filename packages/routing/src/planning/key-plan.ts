@@ -1,8 +1,7 @@
 /**
- * Planning the keys of one target, and the rotation that draws them: THE key-selection engine
- * requests use (bench/data-plane/selection.ts times exactly `planKeys` + `keyRotationFor(...).first()`).
- * Rotation weights come from the balancer's tables; held and backed-off keys are left out (dead
- * ones apart from those only waiting); a due key is claimed as this request's check.
+ * Planning the keys of one target, and the rotation that draws them: the key-selection engine
+ * (bench/data-plane/selection.ts times `planKeys` + `keyRotationFor(...).first()`). Held and
+ * backed-off keys are left out; a due key is claimed as this request's check.
  * Spec: reference/adaptive-load-balancing.txt ("Held Keys", "When every key is held").
  */
 import type { RotationWeights } from '../adaptive/tables.ts'
@@ -29,12 +28,9 @@ const NO_INDEXES: readonly number[] = Object.freeze([])
 export const SESSION_CHECK_GRACE_MS = 5_000
 
 /**
- * Plans the keys of one target: the rotation weights, the held and backed-off keys left out, and
- * the check this request claims. A due key is checked by the first request that could use it;
- * a request keeping its session's key takes a due check only once the key has waited
- * SESSION_CHECK_GRACE_MS past due, so traffic made only of sessions still checks it. With every
- * key held or backed off and none due, the request goes anyway on the key due soonest, one
- * attempt; it counts as the check only when that key is due (issue 36, item 6).
+ * Plans the keys of one target: the rotation weights, the keys left out, and the check this
+ * request claims (a session keeping its key claims one only SESSION_CHECK_GRACE_MS past due). With
+ * every key held or backed off and none due, one attempt goes to the key due soonest anyway.
  */
 export function planKeys(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], input: KeyPlanInput): KeyPlan {
   const { balancer } = components
@@ -44,9 +40,8 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
   const weights = alignWeights(keys, table)
   const aligned = table !== undefined && weights === table.weights
   if (aligned && table.failedIndexes.length > 0) {
-    // A key failed here whose round is due: this request may be the fleet's one trial of it (issue 35, item 8).
-    // Only while other keys serve: a request sent to a provider failed on every key (pinned to it with
-    // re-routing off, or nothing better left) tries its keys as it would anyway, and any of them served recovers it.
+    // A key failed here whose round is due: this request may be its trial (issue 35, item 8), while
+    // other keys serve (on a provider failed on every key, any key served recovers it anyway).
     if (!target.firstIsCheck && weights.some((weight) => weight > 0)) {
       for (const index of table.failedIndexes) {
         const key = keys[index]!
@@ -57,8 +52,7 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
         break
       }
     }
-    // A trial (taken here, or by request-plan.ts for a provider failed on every key): one attempt on
-    // that key, none on the provider's other failed keys.
+    // A trial (taken here or by request-plan.ts): one attempt on that key, none on other failed keys.
     const trialIndex = target.firstIsCheck && target.firstKeyId !== undefined ? indexOfKey(keys, target.firstKeyId) : -1
     if (trialIndex >= 0 && table.failedIndexes.includes(trialIndex)) return leaveOutFailed(planWithKeys(components, target, keys, input, table, weights), table.failedIndexes, keys)
   }
@@ -67,11 +61,8 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
 }
 
 /**
- * A recovering key this node sent nothing for RECOVERY_PROBE_IDLE_MS is due a request: this one,
- * one attempt there first (a session's request too: it is lent, and the session stays on its key),
- * unless a held key of the provider is due its check: that goes first.
- * So a released key that is still refused is found within seconds, and a recovered one earns its
- * ramp, however little of the traffic is free to go there (issue 36, item 8).
+ * A recovering key this node sent nothing for RECOVERY_PROBE_IDLE_MS gets this request's first
+ * attempt (a session's is lent), unless a held key's check is due (issue 36, item 8).
  */
 function probeRecovering(components: PlannerComponents, target: PlannedTarget, keys: readonly BalancerKey[], recovering: readonly number[], now: number, log: RoutingLog): PlannedTarget {
   const { provider, model } = target
@@ -212,30 +203,16 @@ function leftOutKey(components: PlannerComponents, provider: string, model: stri
 }
 
 function indexOfKey(keys: readonly BalancerKey[], keyId: string): number {
-  for (let index = 0; index < keys.length; index++) if (keys[index]!.id === keyId) return index
-  return -1
+  return keys.findIndex((key) => key.id === keyId)
 }
 
-/**
- * The rotation weights of `keys`: the balancer's shared array when it lists the same keys in the
- * same order (the usual case: both keep configured order), else looked up by key id, with the
- * configured weight for a key the balancer does not know yet.
- */
+/** The rotation weights of `keys`: the balancer's shared array when its keys are the same in the same order, else by key id. */
 function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | undefined): readonly number[] {
   // The same key list as last time for this table (the registry keeps one list per provider and model): known aligned.
   if (table !== undefined && alignedKeys.get(table) === keys) return table.weights
-  if (table !== undefined && table.keyIds.length === keys.length) {
-    let same = true
-    for (let index = 0; index < keys.length; index++) {
-      if (table.keyIds[index] !== keys[index]!.id) {
-        same = false
-        break
-      }
-    }
-    if (same) {
-      alignedKeys.set(table, keys)
-      return table.weights
-    }
+  if (table !== undefined && table.keyIds.length === keys.length && table.keyIds.every((keyId, index) => keyId === keys[index]!.id)) {
+    alignedKeys.set(table, keys)
+    return table.weights
   }
   return keys.map((key) => {
     const index = table === undefined ? -1 : table.keyIds.indexOf(key.id)
@@ -243,11 +220,7 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
   })
 }
 
-/**
- * The key rotation of one target's attempts, from its key plan: the first attempt on the plan's
- * first key (a check, a session's key) or a weighted draw, keys left out as dead (a refusal that
- * kills them for the request) or only waiting (rate limited, backed off: the end is then a 429).
- */
+/** The key rotation of one target's attempts from its key plan: keys left out are dead (for the request) or only waiting (a 429 at the end). */
 export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number, alternatives = false): KeyRotation {
   if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, then: plan.then, cumulative: cumulativeOf(plan.weights), alternatives })
   let split = leftOutSplits.get(plan)

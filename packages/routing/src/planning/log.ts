@@ -26,10 +26,8 @@ export interface CheckFact {
 }
 
 /**
- * Collects the lines of one request; `enabled` false makes every call free. With `recording`
- * (the request log is on) the lines the router builds anyway are kept too, and the router
- * leaves the facts of its decision here (plain assignments; the request log turns them into
- * its routing summary after the answer is sent).
+ * Collects the lines of one request; `enabled` false makes every call free. With `recording` (the
+ * request log is on) the lines built anyway are kept, and the router leaves its decision's facts here.
  */
 export class RoutingLog {
   readonly lines: string[] = []

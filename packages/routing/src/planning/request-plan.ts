@@ -1,9 +1,7 @@
 /**
- * Planning the providers of one request, as data: which providers to try in which order, who
- * chose the first, the provider-level check it claims, its session's outcome. Pure: time and
- * randomness come in with the request; the only state touched is this node's check slots.
- * Spec: reference/adaptive-load-balancing.txt ("Configuration", "When every key is held") and
- * reference/retries-and-fallbacks.txt.
+ * Planning the providers of one request, as data: their order, who chose the first, the
+ * provider-level check it claims, its session's outcome. Spec: reference/adaptive-load-balancing.txt
+ * ("Configuration", "When every key is held") and reference/retries-and-fallbacks.txt.
  */
 import { withDirections, type DirectionDecision } from '../adaptive/directions.ts'
 import { directionLog } from '../adaptive/routing-log.ts'
@@ -13,11 +11,7 @@ import { providerCheckLine } from '../holds/log-lines.ts'
 import { trialLine } from '../trials/log-lines.ts'
 import type { PickedBy, PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
 
-/**
- * Plans that depend only on a selection table's shared, frozen fallback lists (a bare model with no
- * fallbacks of its own), kept per list: a table is rebuilt every 5 s and on every change of keys or
- * holds, so an entry lives as long as the table that made it, and goes with it.
- */
+/** Plans that depend only on a selection table's shared, frozen fallback lists (a bare model), kept as long as the table. */
 const preferred = new WeakMap<readonly Direction[], readonly Direction[]>()
 const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
 /** The same for a session kept on its provider, by that provider. */
@@ -46,9 +40,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   // A bare model with no fallbacks of its own: its targets depend only on the table's shared fallback list.
   const scored = pinnedProvider === undefined && configured.length === 0 && (decision.reason === 'scored' || decision.reason === 'scored_lower')
 
-  // Check-a-held-provider-first (reference: "When every key is held"). Only when provider selection is
-  // on, never with the caller's own key, and for a pinned request only its own provider, only when
-  // re-routing is on: a request pinned to a healthy provider is never sent elsewhere first.
+  // Check-a-held-provider-first (reference: "When every key is held"): with provider selection on,
+  // never with the caller's own key, and for a pinned request only its own provider, when re-routed.
   let check: RequestPlan['check'] = null
   let trial: RequestPlan['check'] = null
   let checked: Direction | null = null
@@ -66,8 +59,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
         log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
         break
       }
-      // A provider failed on every key (not held): the fleet's one trial per due time, the same way (issue 35, item 8);
-      // not the provider the request goes to anyway (every provider failed: the first is sent regardless).
+      // A provider failed on every key (not held): the fleet's one trial (issue 35, item 8), unless the request goes there anyway.
       const tried = candidate.provider === chosen.provider && candidate.model === chosen.model ? undefined : takeProviderTrial(components, candidate, now)
       if (tried !== undefined) {
         trial = { provider: candidate.provider, model: candidate.model, keyId: tried.id }
@@ -135,21 +127,17 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     targets = built.targets
     primary = built.primary
     if (pinnedAlone) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
-      let byProvider = pinnedPlanned.get(decision.skipped)
-      if (byProvider === undefined) pinnedPlanned.set(decision.skipped, (byProvider = new Map()))
-      byProvider.set(pinnedProvider!, { targets, primary })
+      targets = frozen(built.targets)
+      mapFor(pinnedPlanned, decision.skipped).set(pinnedProvider!, { targets, primary })
     } else if (sharedDecision) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      targets = frozen(built.targets)
       decisionPlanned.set(decision, { targets, primary })
     } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
+      targets = frozen(built.targets)
       planned.set(decision.fallbacks, targets)
     } else if (scored && probe === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
-      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
-      let byProvider = sessionPlanned.get(decision.fallbacks)
-      if (byProvider === undefined) sessionPlanned.set(decision.fallbacks, (byProvider = new Map()))
-      byProvider.set(last.provider, targets)
+      targets = frozen(built.targets)
+      mapFor(sessionPlanned, decision.fallbacks).set(last.provider, targets)
     }
   }
   const keptTargets = session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined
@@ -169,11 +157,9 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     const copy: PlannedTarget[] = [first]
     for (let index = 1; index < targets.length; index++) copy.push(targets[index]!)
     if (session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
-      let byKey = sessionKeyTargets.get(targets)
-      if (byKey === undefined) sessionKeyTargets.set(targets, (byKey = new Map()))
       // Bounded by the provider's keys (a session's key is one of them).
       Object.freeze(first)
-      byKey.set(sessionKeyId, Object.freeze(copy))
+      mapFor(sessionKeyTargets, targets).set(sessionKeyId, Object.freeze(copy))
     }
     targets = copy
   }
@@ -182,6 +168,18 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, trial, session }
   log.plan = plan
   return plan
+}
+
+/** A shared, read-only copy of planned targets. */
+function frozen(targets: readonly PlannedTarget[]): readonly PlannedTarget[] {
+  return Object.freeze(targets.map((target) => Object.freeze({ ...target })))
+}
+
+/** The map `maps` keeps for `key`, made on first use. */
+function mapFor<K extends object, V>(maps: WeakMap<K, Map<string, V>>, key: K): Map<string, V> {
+  let map = maps.get(key)
+  if (map === undefined) maps.set(key, (map = new Map()))
+  return map
 }
 
 /** The decision's primary then fallbacks; for a bare model, providers whose keys name the model first (remembered per table). */
@@ -230,19 +228,13 @@ function buildTargets(
 /** True when every key of the provider that serves the model is held (not only failed on its metrics). */
 function everyKeyHeld(components: PlannerComponents, provider: string, model: string): boolean {
   const keys = components.keysFor(provider, model)
-  if (keys === undefined || keys.length === 0) return false
-  for (const key of keys) if (!components.holds.isHeld(provider, key.id, model)) return false
-  return true
+  return keys !== undefined && keys.length > 0 && keys.every((key) => components.holds.isHeld(provider, key.id, model))
 }
 
 /** The due key of a provider held on every key for the model, claimed as this node's check; undefined when none. */
 function claimProviderCheck(components: PlannerComponents, direction: Direction, now: number): BalancerKey | undefined {
-  const keys = components.keysFor(direction.provider, direction.model)
-  if (keys === undefined || keys.length === 0) return undefined
-  const holds = components.holds
-  for (const key of keys) if (!holds.isHeld(direction.provider, key.id, direction.model)) return undefined
-  for (const key of keys) if (holds.claimCheck(direction.provider, key.id, direction.model, now)) return key
-  return undefined
+  if (!everyKeyHeld(components, direction.provider, direction.model)) return undefined
+  return components.keysFor(direction.provider, direction.model)!.find((key) => components.holds.claimCheck(direction.provider, key.id, direction.model, now))
 }
 
 /**
@@ -250,19 +242,12 @@ function claimProviderCheck(components: PlannerComponents, direction: Direction,
  * checks' business) whose trial this request is; undefined when none (see ../trials/trials.ts).
  */
 function takeProviderTrial(components: PlannerComponents, direction: Direction, now: number): BalancerKey | undefined {
-  const keys = components.keysFor(direction.provider, direction.model)
-  if (keys === undefined || keys.length === 0) return undefined
-  const { balancer } = components
-  for (const key of keys) if (balancer.takeTrial({ provider: direction.provider, model: direction.model, keyId: key.id }, now)) return key
-  return undefined
+  return components.keysFor(direction.provider, direction.model)?.find((key) => components.balancer.takeTrial({ provider: direction.provider, model: direction.model, keyId: key.id }, now))
 }
 
 /** True when some key of the direction's provider names its model (not just `"*"`). */
 function namesModel(components: PlannerComponents, direction: Direction): boolean {
-  const keys = components.keysFor(direction.provider, direction.model)
-  if (keys === undefined) return false
-  for (const key of keys) if (keyNamesModel(key, direction.model)) return true
-  return false
+  return components.keysFor(direction.provider, direction.model)?.some((key) => keyNamesModel(key, direction.model)) ?? false
 }
 
 /**

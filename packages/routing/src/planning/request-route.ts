@@ -1,10 +1,8 @@
 /**
  * The route of one request (issue 35, item 2): what the gateway gives routing of a request, the
- * attempts routing plans for it, and what routing makes of each outcome. Made by the node's
- * router (router.ts); the rules it applies are routing's own (chain.ts, key-plan.ts, rotation).
+ * attempts routing plans for it, and what routing makes of each outcome (router.ts makes it).
  */
-import { routingFailure, type AttemptFailure } from '../failures/failure-class.ts'
-import type { HoldReason } from '../failures/failure-class.ts'
+import { routingFailure, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry, TraceOrigin } from '../holds/entry.ts'
 import type { Settlement } from '../holds/settle.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
@@ -71,7 +69,7 @@ export interface AttemptStep<T, K> {
   key: K
   /** Wait this long before sending (a retry's backoff, a short Retry-After). */
   delayMs: number
-  /** Response headers of a stream (or the whole JSON answer), its first content event (null: none), silence inside it. */
+  /** Deadlines: response headers (or the whole JSON answer), first content event (null: none), silence inside a stream. */
   headersMs: number
   firstTokenMs: number | null
   idleMs: number
@@ -121,7 +119,7 @@ export type AttemptReport =
       /** The attempt's trace span, when the gateway traces: a hold its refusal places carries it to the fleet. */
       origin?: TraceOrigin
     }
-  /** Never sent: the body cannot be said in the provider's format, the send threw, or the caller left during the step's delay. */
+  /** Never sent: the body cannot be said in the provider's format, the send threw, or the caller left during the delay. */
   | { sent: false; cancelled: boolean }
 
 /** What the gateway carries out after an attempt. */
@@ -156,11 +154,7 @@ export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
   next(): AttemptStep<T, K> | RouteEnd<T, K>
   /** How `step` went; what routing made of it. */
   report(step: AttemptStep<T, K>, report: AttemptReport): AttemptEffects
-  /**
-   * A stream served by `step` broke after content went to the caller: true when it may be
-   * continued (what was sent carries no tool call or thinking, and it was continued fewer than
-   * MAX_CONTINUATIONS times); then `next()` walks the targets from that one that continue it.
-   */
+  /** A stream `step` served broke after content went out: true when it may be continued (`next()` then walks the targets that continue it). */
   resume(step: AttemptStep<T, K>, continuable: boolean, sentChars: number): boolean
 }
 
@@ -175,10 +169,7 @@ export interface RouteShared {
   trialChanges(): readonly TrialEntry[]
 }
 
-/**
- * The route of one request: a cursor over its targets, and the key rotation of the current one.
- * A class, not closures: one is made per request, and its methods are shared.
- */
+/** The route of one request: a cursor over its targets, and the key rotation of the current one (a class: made per request). */
 export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> implements RequestRoute<T, K> {
   private index = -1
   private primaryFailure: TargetFailure<T, K> | null = null

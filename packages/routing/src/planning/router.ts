@@ -1,14 +1,8 @@
 /**
- * The router of one node (issue 35, item 2): the plan of a request, the next attempt, and what
- * each attempt's outcome means, in one place. The gateway asks `next()` for an attempt, sends
- * it, and tells `report()` how it went: two calls per attempt (request-route.ts). Everything
- * routing decides on the way (skip a target, rotate or retry a key, wait out a short
- * Retry-After, stop the chain, hold a key, back it off, fail or recover a route, take a trial,
- * remember a session's key) happens here; what the gateway must carry out (gossip, metrics, log
- * lines) comes back as data.
- *
- * Pure apart from the routing state it owns: time comes from `components.now`, randomness from
- * `components.random`; nothing here does I/O.
+ * The router of one node (issue 35, item 2): the plan of a request, the next attempt, and what each
+ * outcome means. The gateway asks `next()` for an attempt and tells `report()` how it went; every
+ * routing decision happens here, and what the gateway must carry out (gossip, metrics, log lines)
+ * comes back as data. Pure apart from the state it owns: time and randomness come in `components`.
  */
 import type { HoldEntry } from '../holds/entry.ts'
 import { holdLine, releaseLine, renewLine } from '../holds/log-lines.ts'
@@ -21,11 +15,10 @@ import { planRequest } from './request-plan.ts'
 import { NO_TRIALS, RequestRouteState, type HoldChange, type HoldNews, type RequestRoute, type RouteRequest, type RouterComponents, type RouteShared, type RouteTarget } from './request-route.ts'
 import type { PlanInput, RequestPlan } from './types.ts'
 
-
-/** The router of one node. */
 /** Expired hold tombstones are collected every this many cycles (once a minute). */
 const HOLD_COLLECT_CYCLES = 12
 
+/** The router of one node. */
 export interface Router {
   /** The plan of a request, or null when no configured provider has a key for its model. */
   plan(input: Omit<PlanInput, 'settings' | 'now' | 'random'>): RequestPlan | null
@@ -39,11 +32,7 @@ export interface Router {
   merged(entries: readonly HoldEntry[]): void
   /** Backs a key off until its window resets; true when that is news here. */
   backOff(backoff: RateLimitBackoff): boolean
-  /**
-   * The node's routing cycle (every RECOMPUTE_INTERVAL_MS): expired backoffs dropped, the
-   * balancer's weights recomputed, and expired hold tombstones collected once a minute. Returns
-   * the trial rounds the cycle changed, for the fleet.
-   */
+  /** The node's routing cycle (every RECOMPUTE_INTERVAL_MS): backoffs expired, weights recomputed, tombstones collected; returns trial rounds changed. */
   recompute(): readonly TrialEntry[]
   /** Rounds from peers (already checked); returns what this node must send back (newer rounds, its own changes). */
   mergeTrials(entries: readonly TrialEntry[]): TrialEntry[]
@@ -53,7 +42,7 @@ export interface Router {
 
 /** Creates the router of one node over its routing state. */
 export function createRouter(components: RouterComponents): Router {
-  const { balancer, holds, sessions, backoffs, now } = components
+  const { balancer, holds, backoffs, now } = components
 
   const trialChanges = (): readonly TrialEntry[] => {
     const changes = balancer.trials.changes()

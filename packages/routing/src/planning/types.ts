@@ -1,7 +1,4 @@
-/**
- * The vocabulary of request planning: what the planner reads, what a request brings, and the
- * plans it returns (data a recorder reads as is).
- */
+/** The vocabulary of request planning: what the planner reads, what a request brings, and the plans it returns. */
 import type { AdaptiveBalancer } from '../adaptive/balancer.ts'
 import type { DirectionReason } from '../adaptive/directions.ts'
 import type { AffinityOutcome, SessionAffinity } from '../adaptive/session.ts'

@@ -6,11 +6,7 @@ export interface RetryPolicy {
   maxRetries: number
   backoffInitialMs: number
   backoffMaxMs: number
-  /**
-   * The longest wait a provider may ask for (Retry-After) that this request waits out on the
-   * same key when no other key can take it; longer asks move the request on. Default
-   * DEFAULT_RETRY_AFTER_MAX_MS.
-   */
+  /** The longest Retry-After waited out on a key no other can replace; longer asks move on. Default DEFAULT_RETRY_AFTER_MAX_MS. */
   retryAfterMaxMs?: number
 }
 
@@ -20,10 +16,7 @@ export const DEFAULT_BACKOFF_MAX_MS = 5000
 /** A Retry-After up to this long is waited out on a key nothing else can replace (network_config.max_retry_after_in_seconds). */
 export const DEFAULT_RETRY_AFTER_MAX_MS = 5000
 
-/**
- * The wait before retry number `attempt` (0-based): min(initial * 2^attempt, max) * jitter,
- * with jitter uniform in [0.8, 1.2) drawn from `random` (a value in [0, 1)).
- */
+/** The wait before retry number `attempt` (0-based): min(initial * 2^attempt, max) * a jitter in [0.8, 1.2). */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number): number {
   const base = Math.min(policy.backoffInitialMs * 2 ** Math.max(0, attempt), policy.backoffMaxMs)
   return base * (0.8 + 0.4 * random())

@@ -1,15 +1,10 @@
 /**
- * Key rotation within one provider for one request.
- * Spec: reference/retries-and-fallbacks.txt. transient -> the same key after backoff;
- * rate_limit -> another key after backoff; credential, quota, model_access, model_gone,
- * region_blocked -> the key is dead for this request, rotate at once; caller_fault -> stop;
- * context_length -> stop this target (the provider's keys share the model's context window).
- * A move to a key not yet tried is free: only attempts on keys already tried spend
- * max_retries, so a provider with many keys is never given up early.
- * Two refinements (issue 35): an attempt that got no answer at all (a deadline, a connection
- * reset before any byte) moves to another key, or to the next target, before it is tried on
- * the same key again; and a short Retry-After on a key nothing else can replace is waited out
- * once on that key, since a wait the provider asks for is cheaper than a switch of provider.
+ * Key rotation within one provider for one request (reference/retries-and-fallbacks.txt):
+ * transient -> the same key after backoff; rate_limit -> another key after backoff; a refusal
+ * that kills the key -> rotate at once; caller_fault -> stop; context_length -> stop this target.
+ * A move to an untried key is free: only attempts on keys already tried spend max_retries.
+ * Issue 35: no answer at all moves to another key (or target) first, and a short Retry-After on
+ * a key nothing else can replace is waited out once.
  */
 import { killsKeyForRequest, type FailureClass } from '../failures/failure-class.ts'
 import { backoffDelay, DEFAULT_RETRY_AFTER_MAX_MS, type RetryPolicy } from './backoff.ts'
@@ -62,7 +57,7 @@ export interface KeyRotationInit {
   random: () => number
   /** Keys this request must not use, dead for it (held for a refusal that kills the key). */
   unavailable?: readonly number[]
-  /** Keys this request must not use that are not dead (held for a rate limit, or backed off): they make the end a 429, not a 502. */
+  /** Keys this request must not use that are not dead (rate limited, backed off): the end is a 429, not a 502. */
   waiting?: readonly number[]
   /** The key of the first attempt (a held key's check, or a session's key), instead of a weighted draw; -1 or undefined for a draw. */
   first?: number | undefined
@@ -70,10 +65,7 @@ export interface KeyRotationInit {
   once?: number | undefined
   /** The key to go to right after the `once` key (a session's own key, lent to the check): its cache stays warm. */
   then?: number | undefined
-  /**
-   * Running sums of `weights` (positive weights only), when every key not available weighs 0: the
-   * first draw is then a binary search instead of two passes (the same key for the same draw).
-   */
+  /** Running sums of the positive `weights`, when every key not available weighs 0: the first draw is a binary search. */
   cumulative?: Float64Array | undefined
   /** True when another target (a fallback, another provider) can take the request after this one. */
   alternatives?: boolean
@@ -89,11 +81,7 @@ const enum KeyStatus {
   Done = 4,
 }
 
-/**
- * Creates the rotation plan of one request on one provider. A class rather than closures: it is
- * built once per request, and the closures (each named by the TypeScript loader) measured as a
- * few microseconds of the request path's budget.
- */
+/** Creates the rotation plan of one request on one provider (a class: closures per request measured as microseconds). */
 export function createKeyRotation(init: KeyRotationInit): KeyRotation {
   return new RotationPlan(init)
 }
@@ -185,11 +173,7 @@ class RotationPlan implements KeyRotation {
       if (this.alternatives) return this.stop()
     }
     // transient, timeout, unknown: the answer says nothing about the key, so stay on it.
-    if (this.retriesUsed < this.policy.maxRetries) {
-      this.retriesUsed++
-      return this.attempt(this.current, delayMs, 'retry')
-    }
-    return this.stop()
+    return this.retry(this.current, delayMs, 'retry') ?? this.stop()
   }
 
   /** Right after the `once` key: the `then` key (a session's own), when it is still untried; null otherwise. */
@@ -209,10 +193,7 @@ class RotationPlan implements KeyRotation {
     return false
   }
 
-  /**
-   * A weighted draw among the keys in status `wanted` (but not `exclude`), exactly as
-   * `pickWeighted` (test/pick-weighted.ts) draws over that subset, without building it: -1 when there is none.
-   */
+  /** A weighted draw among the keys in status `wanted` (but not `exclude`), as `pickWeighted` (test/pick-weighted.ts) draws that subset; -1 for none. */
   private pickAmong(wanted: KeyStatus, exclude: number): number {
     const { weights, status } = this
     let count = 0
@@ -270,32 +251,28 @@ class RotationPlan implements KeyRotation {
     return { kind: 'attempt', keyIndex, delayMs, why }
   }
 
-  /**
-   * Moves off the current key: an untried key is free, another tried one spends a retry,
-   * and the current key itself is the last resort when `includeCurrent`.
-   */
+  /** Moves off the current key (untried: free; tried: a retry), the current key the last resort when `includeCurrent`. */
   private rotate(delayMs: number, includeCurrent: boolean): RotationStep {
     const moved = this.moveOff(delayMs)
     if (moved !== null) return moved
-    if (includeCurrent && this.status[this.current] === KeyStatus.Tried && this.retriesUsed < this.policy.maxRetries) {
-      this.retriesUsed++
-      return this.attempt(this.current, delayMs, 'retry')
-    }
+    if (includeCurrent && this.status[this.current] === KeyStatus.Tried) return this.retry(this.current, delayMs, 'retry') ?? this.stop()
     return this.stop()
+  }
+
+  /** An attempt on a key already tried, when a retry is left (it spends one); null otherwise. */
+  private retry(keyIndex: number, delayMs: number, why: 'retry' | 'rotate'): RotationStep | null {
+    if (this.retriesUsed >= this.policy.maxRetries) return null
+    this.retriesUsed++
+    return this.attempt(keyIndex, delayMs, why)
   }
 
   /** To a key not yet tried (free), else to another tried one (a retry); null when there is none. */
   private moveOff(delayMs: number): RotationStep | null {
     const untried = this.pickAmong(KeyStatus.Untried, -1)
     if (untried >= 0) return this.attempt(untried, delayMs, 'rotate')
-    if (this.retriesUsed < this.policy.maxRetries) {
-      const other = this.pickAmong(KeyStatus.Tried, this.current)
-      if (other >= 0) {
-        this.retriesUsed++
-        return this.attempt(other, delayMs, 'rotate')
-      }
-    }
-    return null
+    // Drawn only while a retry is left: the draw takes a random number.
+    const other = this.retriesUsed < this.policy.maxRetries ? this.pickAmong(KeyStatus.Tried, this.current) : -1
+    return other >= 0 ? this.retry(other, delayMs, 'rotate') : null
   }
 
   private stop(): RotationStep {

@@ -1,17 +1,10 @@
-/**
- * A route's trial round: the fleet-wide record of a route that failed on live traffic, when its
- * next trial request is due, and which node took that trial (issue 35, item 8). Replicated by
- * gossip like holds, merged by one total order so every node ends with the same round.
- */
+/** A route's trial round (issue 35, item 8): when its next trial is due and who took it, merged by one total order like holds. */
 import { compareVersions, type Version } from '../holds/clock.ts'
 
 /** A node's claim on the trial of one round. */
 export interface TrialClaim {
   nodeId: string
-  /**
-   * Claims of one round count up from 1: a claim that lapsed (never started, or never answered)
-   * is replaced by one of the next generation, which wins over it on every node.
-   */
+  /** Counts up from 1 within a round: a lapsed claim is replaced by the next generation, which wins on every node. */
   generation: number
   /** When the node claimed the slot (its clock, epoch ms). */
   at: number
@@ -19,10 +12,7 @@ export interface TrialClaim {
   startedAt: number | null
 }
 
-/**
- * The round of one route: opened when the route fails on a node that knows no failing round, when
- * a trial fails (the next, on the next rung) or when a trial serves (the outage is over).
- */
+/** The round of one route: opened by a failure with no failing round known, by a failed trial (the next rung), or by a served one. */
 export interface TrialEntry {
   provider: string
   model: string
@@ -36,11 +26,7 @@ export interface TrialEntry {
   /** When the round's trial is due (epoch ms); for a served round, when it served. */
   dueAt: number
   claim: TrialClaim | null
-  /**
-   * The region of the node that opened the round. A failing round is also news to the nodes of
-   * that region whose route has served nothing since: they fail it too, without paying for the
-   * outage on their own traffic (like rate-limit signals, failures are shared within a region).
-   */
+  /** The region of the node that opened it: its nodes whose route served nothing since fail the route too, without paying for the outage themselves. */
   region: string
 }
 
@@ -62,9 +48,4 @@ export function compareTrialEntries(left: TrialEntry, right: TrialEntry): number
   // The same node's claim: the later word about it wins (it cannot un-send a trial).
   if (leftClaim.at !== rightClaim.at) return leftClaim.at < rightClaim.at ? -1 : 1
   return (leftClaim.startedAt ?? 0) - (rightClaim.startedAt ?? 0)
-}
-
-/** The map key of a route's round. NUL cannot appear in a provider, model or key id from JSON config. */
-export function trialKey(provider: string, model: string, keyId: string): string {
-  return `${provider}\u0000${model}\u0000${keyId}`
 }

@@ -1,7 +1,4 @@
-/**
- * The pre-tuned times of trials, in one place (like adaptive/tuning.ts: not user-configurable,
- * so a change to any of them is one reviewed diff).
- */
+/** The pre-tuned times of trials, in one place (not user-configurable, like adaptive/tuning.ts). */
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
@@ -12,21 +9,15 @@ export const TRIAL_FIRST_WAIT_MS = 5 * SECOND
 export const TRIAL_MAX_WAIT_MS = 30 * SECOND
 
 /**
- * A claim is sent only after this long, and only if no other node's claim on the same round won
- * meanwhile. A rival claim can be made up to one gossip delay after ours (before ours reached its
- * node) and takes one more delay to reach us, so this must exceed a round trip: gossip p99 is
- * under 10 ms at 3 nodes and about 60 ms at 10 on loopback (notes/libp2p.md), so 120 ms there.
- * Short against the wait between trials. A node that hears no peers skips it.
+ * A claim is sent only after this long, if no rival claim won meanwhile: it must exceed a gossip
+ * round trip (p99 about 60 ms at 10 nodes on loopback, notes/libp2p.md). Skipped with no peers.
  */
 export const TRIAL_CLAIM_SETTLE_MS = 250
 /** A claim whose trial was not sent within this long lapses (its node got no request to send it with). */
 export const TRIAL_CLAIM_LAPSE_MS = 10 * SECOND
 /** A trial sent that never reported back (its node went away mid-request) frees the round after this long. */
 export const TRIAL_SLOT_TIMEOUT_MS = 2 * MINUTE
-/**
- * A failing round not due for this long, with no live claim, is left behind by the route failing
- * again: a new outage starts on the first rung instead of inheriting an old one's.
- */
+/** A failing round overdue this long with no live claim is replaced when the route fails again: a new outage starts on the first rung. */
 export const TRIAL_STALE_MS = 2 * TRIAL_MAX_WAIT_MS
 /** Rounds nobody changed for this long are forgotten (the hybrid clock keeps newer rounds newer). */
 export const TRIAL_ENTRY_LIFETIME_MS = 10 * MINUTE

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { RouteRef } from '../adaptive/types.ts'
-import { compareTrialEntries, trialKey, type TrialEntry } from './entry.ts'
+import { compareTrialEntries, type TrialEntry } from './entry.ts'
+import { routeKey as trialKey } from '../adaptive/types.ts'
 import { createTrials, type Trials } from './trials.ts'
 import { TRIAL_CLAIM_LAPSE_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_FIRST_WAIT_MS, TRIAL_MAX_WAIT_MS, TRIAL_STALE_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
 

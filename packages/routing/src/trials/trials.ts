@@ -1,35 +1,16 @@
 /**
- * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8).
- *
- * A route that fails on live traffic (transient errors: a provider answering 503) is out of
- * rotation; it comes back only when a request sent to it is served. Before this, every node's
- * route circuit breaker let its own traffic back after 30 s, so each node paid for the outage on
- * its own. Now the fleet shares one schedule per route (a round: when the next trial is due, on
- * which rung) and one slot per round:
- *
- * - A node whose route fails joins the fleet's failing round, or opens one (due 5 s later).
- * - When the round is due, the first request on a node that could use the route claims the slot
- *   and gossips the claim. After TRIAL_CLAIM_SETTLE_MS, if no other claim on that round won (the
- *   lowest node id wins among claims made before their claimers heard of each other), the node's
- *   next such request is the trial; every other request, here and on every other node, keeps
- *   routing around the route.
- * - The trial fails: the next round, on the next rung (5, 10, 20, 30 s ...). It serves: a served
- *   round, and every node whose route failed before it sends the route to recovering.
- *
- * Why claims by gossip rather than a lease from one owner (the lowest node id alive, as
- * gateway-key limits do): a claim needs no round trip on the request path, no node whose loss
- * or a partition stalls every route's recovery, and it degrades by itself: a node that hears
- * nobody wins its own claims (and with no peers at all claims and sends at once), so a node cut
- * off from the fleet still recovers on its own, per node, as before. The price is one settle
- * delay per trial, and two trials in a round only when a claim takes longer than the settle
- * delay to reach the other claimer.
- *
- * Pure: time comes in as `now`; nothing here does I/O. The gateway carries `changes()` to the
- * fleet and hands what peers sent to `merge`.
+ * Trials of failed routes, one per due time across the whole fleet (issue 35, item 8). A failed
+ * route comes back only when a request sent to it is served; the fleet shares one round per route
+ * (due time, rung) and one slot per round. A node whose route fails joins the failing round or
+ * opens one; when due, the first request that could use it claims the slot by gossip and, after
+ * TRIAL_CLAIM_SETTLE_MS with no rival claim won (lowest node id), the node's next such request is
+ * the trial. A failed trial opens the next rung; a served one recovers the route on every node.
+ * Claims by gossip, not a lease: no round trip on the request path, and a node alone still
+ * recovers on its own. Pure: the gateway carries `changes()` to the fleet and peers' rounds to `merge`.
  */
 import { compareVersions, createClock, type HybridClock, type Version } from '../holds/clock.ts'
-import type { RouteRef } from '../adaptive/types.ts'
-import { compareTrialEntries, trialKey, type TrialClaim, type TrialEntry } from './entry.ts'
+import { routeKey, type RouteRef } from '../adaptive/types.ts'
+import { compareTrialEntries, type TrialClaim, type TrialEntry } from './entry.ts'
 import { TRIAL_CLAIM_LAPSE_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_ENTRY_LIFETIME_MS, TRIAL_SLOT_TIMEOUT_MS, TRIAL_STALE_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
 
 /** What `createTrials` needs: who this node is, and where. */
@@ -60,20 +41,13 @@ export interface TrialMerge {
 export interface Trials {
   readonly nodeId: string
   readonly region: string
-  /** How many peers this node hears; 0 (alone, or cut off) claims and sends at once, per node. */
+  /** How many peers this node hears; with none it claims and sends at once. */
   setPeers(count: number): void
   /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
   routeFailed(route: RouteRef, now: number): void
-  /**
-   * True when this request is the route's trial: its round is due, and this node holds the
-   * settled, winning claim (claimed now when the slot is free: then true only with no peers).
-   */
+  /** True when this request is the route's trial: its round is due and this node holds the settled, winning claim. */
   take(route: RouteRef, now: number): boolean
-  /**
-   * An answer from a route this node has failed, from an attempt started at `startedAt`. Served:
-   * a served round (the route recovers here and on every node). Failed or inconclusive: counts
-   * only for this node's own trial in flight (the next round, or the slot freed).
-   */
+  /** An answer from a route failed here: served opens a served round; failed or inconclusive counts only for this node's own trial. */
   answered(route: RouteRef, startedAt: number, answer: TrialAnswer, now: number): void
   /** Rounds from a peer (or a joining pull), already checked; see TrialMerge. */
   merge(entries: readonly TrialEntry[], now: number): TrialMerge
@@ -117,7 +91,7 @@ export function createTrials(init: TrialsInit): Trials {
   }
 
   const open = (route: RouteRef, state: TrialEntry['state'], rung: number, dueAt: number, now: number) => {
-    const key = trialKey(route.provider, route.model, route.keyId)
+    const key = routeKey(route.provider, route.model, route.keyId)
     put(key, { provider: route.provider, model: route.model, keyId: route.keyId, round: clock.tick(now), state, rung, dueAt, claim: null, region })
     sent.delete(key)
   }
@@ -131,12 +105,12 @@ export function createTrials(init: TrialsInit): Trials {
       peers = Math.max(0, count)
     },
     routeFailed(route, now) {
-      const current = rounds.get(trialKey(route.provider, route.model, route.keyId))
+      const current = rounds.get(routeKey(route.provider, route.model, route.keyId))
       if (current !== undefined && current.state === 'failing' && !stale(current, now)) return
       open(route, 'failing', 0, now + trialWaitMs(0), now)
     },
     take(route, now) {
-      const key = trialKey(route.provider, route.model, route.keyId)
+      const key = routeKey(route.provider, route.model, route.keyId)
       const entry = rounds.get(key)
       if (entry === undefined || entry.state !== 'failing' || now < entry.dueAt) return false
       const settle = peers > 0 ? TRIAL_CLAIM_SETTLE_MS : 0
@@ -156,7 +130,7 @@ export function createTrials(init: TrialsInit): Trials {
       return true
     },
     answered(route, startedAt, answer, now) {
-      const key = trialKey(route.provider, route.model, route.keyId)
+      const key = routeKey(route.provider, route.model, route.keyId)
       const current = rounds.get(key)
       if (answer === 'served') {
         // Already known served since this attempt started: nothing new to tell.
@@ -183,7 +157,7 @@ export function createTrials(init: TrialsInit): Trials {
       const newer: TrialEntry[] = []
       for (const entry of entries) {
         clock.observe(entry.round, now)
-        const key = trialKey(entry.provider, entry.model, entry.keyId)
+        const key = routeKey(entry.provider, entry.model, entry.keyId)
         const local = rounds.get(key)
         const order = local === undefined ? 1 : compareTrialEntries(entry, local)
         if (order > 0) {
@@ -203,7 +177,7 @@ export function createTrials(init: TrialsInit): Trials {
       pending.clear()
       return out
     },
-    entry: (route) => rounds.get(trialKey(route.provider, route.model, route.keyId)),
+    entry: (route) => rounds.get(routeKey(route.provider, route.model, route.keyId)),
     entries: () => [...rounds.values()],
     collect(now) {
       for (const [key, entry] of rounds) {
