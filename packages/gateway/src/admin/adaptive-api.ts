@@ -9,6 +9,7 @@ import type { HttpBindings } from '@hono/node-server'
 import { z } from 'zod'
 import { HoldClearError, SWITCH_NAMES, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
+import { parseJson } from '../http/body.ts'
 import { describeIssue } from '../config/problems.ts'
 import { loadBalancerSchema } from '../config/schema.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
@@ -127,11 +128,7 @@ async function readJson(context: Context<Env>, required: boolean): Promise<unkno
     if (required) throw new GatewayError('invalid_request', 'Send a JSON body with all five switches.')
     return {}
   }
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-  }
+  return parseJson(text)
 }
 
 function round(value: number): number {

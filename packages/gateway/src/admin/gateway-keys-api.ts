@@ -10,6 +10,7 @@ import { createGatewayKey, GatewayKeyConflict, isUnreachable, listGatewayKeys, r
 import { gatewayKeySchema } from '../config/schema.ts'
 import { describeIssue } from '../config/problems.ts'
 import { GatewayError } from '../errors.ts'
+import { parseJson } from '../http/body.ts'
 import { hashSecret, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
 
 type Env = { Bindings: HttpBindings }
@@ -52,13 +53,7 @@ export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> 
   })
 
   api.post('/gateway-keys', async (context) => {
-    let body: unknown
-    try {
-      body = JSON.parse(await context.req.text())
-    } catch (error) {
-      throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-    }
-    const parsed = createSchema.safeParse(body)
+    const parsed = createSchema.safeParse(parseJson(await context.req.text()))
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => describeIssue(issue))
       throw new GatewayError('invalid_request', `The gateway key is not valid: ${problems.join('; ')}. Send {"name", "providers"?, "models"?, "requests_per_minute"?, "tokens_per_minute"?}.`, { param: problems[0]?.split(':')[0] || null })

@@ -17,6 +17,7 @@ import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
 import { healthStatusCode, type DatabaseHealth } from '../directory/health.ts'
 import { LIVE } from './early.ts'
+import { pathOf } from './surface.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
 import { historyApi } from '../admin/history-api.ts'
@@ -69,12 +70,6 @@ export function createListener(components: AppComponents, init: AppInit): (incom
     }
     void hono(incoming, outgoing)
   }
-}
-
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return ''
-  const query = url.indexOf('?')
-  return query < 0 ? url : url.slice(0, query)
 }
 
 /** Builds the Hono app of one gateway node: every route but the inference one (see `createListener`). */

@@ -21,7 +21,7 @@ import type { Tracing } from '../observability/tracing/setup.ts'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
 import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
-import { callerCancellation, requestContext, routingHeaders } from './surface.ts'
+import { callerCancellation, pathOf, requestContext, routingHeaders, writeJson } from './surface.ts'
 
 /** What the inference routes need of the node. */
 export interface InferenceComponents extends EngineComponents {
@@ -87,13 +87,6 @@ export function createInferenceRoute(components: InferenceComponents, init: Infe
     }
     traced?.end()
   }
-}
-
-/** The path of a request's URL, without its query. */
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '/'
-  const query = url.indexOf('?')
-  return query < 0 ? url : url.slice(0, query)
 }
 
 async function serve(components: InferenceComponents, init: InferenceInit, spec: InferenceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null, held: { hold: StreamHold | null }, traced: RequestTrace | null): Promise<void> {
@@ -166,14 +159,6 @@ function jsonText(served: Served): (() => string) | null {
   const success = served.success
   if (success.kind !== 'json') return null
   return () => (success.bytes !== undefined ? success.bytes.toString('utf8') : JSON.stringify(success.body))
-}
-
-function writeJson(outgoing: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string>): void {
-  const text = JSON.stringify(body)
-  headers['content-type'] = 'application/json'
-  headers['content-length'] = String(Buffer.byteLength(text))
-  outgoing.writeHead(status, headers)
-  outgoing.end(text)
 }
 
 /** Where every inference error becomes an answer (the Hono app's onError answers for its own routes). */
