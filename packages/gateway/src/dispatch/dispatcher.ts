@@ -8,29 +8,9 @@
 import type { Logger } from 'pino'
 import type { ProviderKey } from '@switchboard/providers'
 import {
-  createRouter,
-  type AdaptiveBalancer,
-  type AttemptEffects,
-  type AttemptReport,
-  type AttemptStep,
-  type DeadlineSettings,
-  type HoldEntry,
-  type HoldNews,
-  type Holds,
-  type LoadBalancerSettings,
-  type PlannedTarget,
-  type RateLimitBackoff,
-  type RateLimitBackoffs,
-  type RequestPlan,
-  type RequestRoute,
-  type RetryPolicy,
-  type RouteEnd,
-  type RouteTarget,
-  type RoutingLog,
-  type SessionAffinity,
-  type Settlement,
-  type TargetFilter,
-  type TrialEntry,
+  createRouter, type AdaptiveBalancer, type AttemptEffects, type AttemptReport, type AttemptStep, type DeadlineSettings, type HoldEntry, type HoldNews,
+  type Holds, type LoadBalancerSettings, type PlannedTarget, type RateLimitBackoff, type RateLimitBackoffs, type RequestPlan, type RequestRoute,
+  type RetryPolicy, type RouteEnd, type RouteTarget, type RoutingLog, type SessionAffinity, type Settlement, type TargetFilter, type TrialEntry
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'

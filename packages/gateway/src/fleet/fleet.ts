@@ -85,7 +85,6 @@ export interface Fleet {
 /** How long a stopping leader waits for its last hold snapshot to land. */
 const LAST_SNAPSHOT_MS = 2_000
 
-
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
   const { holds, trials, dispatcher, pool, logger, metrics, now } = components
@@ -223,15 +222,9 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       changedHolds()
       holdSync?.publish(entries)
     },
-    publishTrials(entries) {
-      trialRounds?.publish(entries)
-    },
-    publishRateLimit(signal) {
-      signals?.publishRateLimit(signal)
-    },
-    publishConfig(change) {
-      signals?.publishConfig(change)
-    },
+    publishTrials: (entries) => trialRounds?.publish(entries),
+    publishRateLimit: (signal) => signals?.publishRateLimit(signal),
+    publishConfig: (change) => signals?.publishConfig(change),
     pullGatewayKeys: async () => (await configShare?.pull()) ?? false,
     clusterStats: () => cluster?.stats() ?? null,
     view: async () => ({ ...(await clusterView({ cluster, pool, holds, isLeader }, init)), signals: fleetSignals.view() }),

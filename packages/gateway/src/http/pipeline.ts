@@ -20,7 +20,7 @@ import type { RequestTrace } from '../observability/tracing/request-trace.ts'
 import type { Tracing } from '../observability/tracing/setup.ts'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
-import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
+import { endHeldStream, StreamHold } from './stream-hold.ts'
 import { callerCancellation, pathOf, requestContext, routingHeaders, writeJson } from './surface.ts'
 
 /** What the inference routes need of the node. */
@@ -116,7 +116,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     track.log = log
   }
   // A stream's caller gets its 200 only with the first content, or keep-alives once it waited long.
-  if (read.stream) held.hold = holdStream(outgoing, requestId)
+  if (read.stream) held.hold = new StreamHold(outgoing, requestId)
   let served: Served
   try {
     served = await serveChat(components, request, caller, context)

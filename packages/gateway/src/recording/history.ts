@@ -8,20 +8,7 @@ import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'
 import { countsAgainstKey, type AdaptiveBalancer, type HoldEntry, type LoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
-import {
-  createHistoryQueries,
-  defaultHistorySettings,
-  keyEntity,
-  readHistorySettings,
-  runRetention,
-  startHistoryRecorder,
-  writeHistorySettings,
-  type HistoryQueries,
-  type HistoryRecorder,
-  type HistorySettings,
-  type RequestOutcome,
-  type RouteView,
-} from '@switchboard/history'
+import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome, type RouteView } from '@switchboard/history'
 import type { ProviderRegistry } from '../inference/registry.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
