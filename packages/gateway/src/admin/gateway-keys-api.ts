@@ -11,7 +11,7 @@ import { gatewayKeySchema } from '../config/schema.ts'
 import { describeIssue } from '../config/problems.ts'
 import { GatewayError } from '../errors.ts'
 import { parseJson } from '../http/body.ts'
-import { hashSecret, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
+import { hashSecret, keyLimits, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
 
 type Env = { Bindings: HttpBindings }
 
@@ -62,15 +62,7 @@ export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> 
     let created: StoredGatewayKey
     try {
       created = await stored(() =>
-        createGatewayKey(components.pool, {
-          name: parsed.data.name,
-          secretHash: hashSecret(secret),
-          redacted: redactSecret(secret),
-          providers: parsed.data.providers ?? null,
-          models: parsed.data.models ?? null,
-          requestsPerMinute: parsed.data.requests_per_minute ?? null,
-          tokensPerMinute: parsed.data.tokens_per_minute ?? null,
-        }),
+        createGatewayKey(components.pool, { name: parsed.data.name, secretHash: hashSecret(secret), redacted: redactSecret(secret), ...keyLimits(parsed.data) }),
       )
     } catch (error) {
       if (error instanceof GatewayKeyConflict) throw new GatewayError('gateway_key_exists', `A gateway key named "${parsed.data.name}" already exists; revoke it first or choose another name.`, { param: 'name' })

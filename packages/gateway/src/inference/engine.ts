@@ -291,8 +291,7 @@ async function continueStream(components: EngineComponents, dispatch: Dispatch, 
 
 /** The event format of a request's stream. */
 function streamFormatOf(surface: SurfaceCall | undefined): StreamFormat {
-  if (surface === undefined) return 'chat'
-  return surface.surface === 'messages' ? 'messages' : surface.surface === 'responses' ? 'responses' : 'chat'
+  return surface?.surface === 'messages' ? 'messages' : surface?.surface === 'responses' ? 'responses' : 'chat'
 }
 
 /** The error of a request that ended without an answer. */

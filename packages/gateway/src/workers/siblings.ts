@@ -72,10 +72,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
           (value) => post({ sb: 'reply', id, ok: true, value }),
           (error: unknown) => post({ sb: 'reply', id, ok: false, error: error instanceof Error ? error.message : String(error) }),
         )
-        return
       }
-      default:
-        return
     }
   }
   process.on('message', listener)
