@@ -198,7 +198,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const configuredHistory = init.config.loadBalancer
   history = await startHistoryRecording(
     {
-      pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now,
+      pool, store, balancer, recorder, keyName, settings: settings.get, metrics, logger, now,
       isLeader: async () => (fleet === undefined || follower ? false : (await fleet.view()).node.leader),
       ...(follower ? { forward: (event) => siblings.history(event) } : {}),
     },
