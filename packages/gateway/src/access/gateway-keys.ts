@@ -66,14 +66,7 @@ export class GatewayKeyRing {
 
   private insert(row: GatewayKeyRecord): void {
     if (row.revokedAt) return
-    const key: GatewayKey = {
-      id: row.id,
-      name: row.name,
-      providers: row.providers ? new Set(row.providers) : null,
-      models: row.models ? new Set(row.models) : null,
-      requestsPerMinute: row.requestsPerMinute,
-      tokensPerMinute: row.tokensPerMinute,
-    }
+    const key: GatewayKey = { id: row.id, name: row.name, providers: row.providers ? new Set(row.providers) : null, models: row.models ? new Set(row.models) : null, requestsPerMinute: row.requestsPerMinute, tokensPerMinute: row.tokensPerMinute }
     this.byHash.set(row.secretHash, key)
     this.byId.set(row.id, key)
   }

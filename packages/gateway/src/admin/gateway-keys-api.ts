@@ -27,15 +27,8 @@ const createSchema = gatewayKeySchema.omit({ value: true })
 /** A key as the API shows it: never the secret. */
 export function presentGatewayKey(key: StoredGatewayKey): Record<string, unknown> {
   return {
-    id: key.id,
-    name: key.name,
-    redacted: key.redacted,
-    providers: key.providers,
-    models: key.models,
-    requests_per_minute: key.requestsPerMinute,
-    tokens_per_minute: key.tokensPerMinute,
-    origin: key.origin,
-    created_at: key.createdAt.toISOString(),
+    id: key.id, name: key.name, redacted: key.redacted, providers: key.providers, models: key.models,
+    requests_per_minute: key.requestsPerMinute, tokens_per_minute: key.tokensPerMinute, origin: key.origin, created_at: key.createdAt.toISOString(),
   }
 }
 
