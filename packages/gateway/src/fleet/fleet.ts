@@ -141,13 +141,10 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     // Loaded only for a fleet: libp2p is most of a node's modules, and a standalone node (a
     // laptop, the twenty stop/start cycles of issue 18) starts about a second sooner without it.
     const { createCluster } = await import('@switchboard/cluster')
+    const { nodeId, region, peers, fleetSecret, dataDir } = init
     cluster = await createCluster({
-      nodeId: init.nodeId,
-      region: init.region,
+      nodeId, region, peers, fleetSecret, dataDir,
       listen: { host: init.host, port: init.p2pPort },
-      peers: init.peers,
-      fleetSecret: init.fleetSecret,
-      dataDir: init.dataDir,
       log: (level, message, fields) => logger[level]({ ...fields, component: 'cluster' }, message),
       // The join pull below comes first; the rest of the fleet is dialled once it is done.
       joinFirst: true,

@@ -81,6 +81,7 @@ export const tokenUsage = z.strictObject({
   window: z.number().int().nonnegative(),
   tokens: z.number().int().nonnegative(),
 })
+export type CallerTokenUsage = z.infer<typeof tokenUsage>
 
 /** A lease of requests of a gateway key for one window, asked of the node that owns the counts. */
 export const leaseRequest = z.strictObject({
@@ -88,6 +89,7 @@ export const leaseRequest = z.strictObject({
   window: z.number().int().nonnegative(),
   limit: z.number().int().positive(),
 })
+export type LeaseRequest = z.infer<typeof leaseRequest>
 export const leaseResponse = z.strictObject({ granted: z.number().int().nonnegative() })
 
 /** Trial rounds a node changed (or the whole set, for a joining node); each entry is checked on its own (`parseTrialEntry`). */
