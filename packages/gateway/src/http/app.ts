@@ -4,7 +4,7 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { CHAT_SPEC, isInferencePath } from './inference.ts'
-import { createInferenceRoute, type InferenceComponents } from './pipeline.ts'
+import { createInferenceRoute, type InferenceComponents, type InferenceInit } from './pipeline.ts'
 import { anthropicErrorBody, surfaceRoute } from './surface-route.ts'
 import { newRequestId } from '@switchboard/history'
 import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
@@ -37,10 +37,7 @@ export interface AppComponents extends InferenceComponents {
   logs: LogsApiComponents
 }
 
-export interface AppInit {
-  maxRequestBodyBytes: number
-  /** `client.allow_direct_keys`. */
-  allowDirectKeys: boolean
+export interface AppInit extends InferenceInit {
   adminTokens: readonly AdminToken[]
   /** Browser origins besides the node's own allowed on the admin API (`server.allowed_origins`). */
   allowedOrigins?: readonly string[]

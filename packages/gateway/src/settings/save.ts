@@ -22,11 +22,6 @@ export interface SettingsSaveComponents {
   history: () => Pick<HistoryRecording, 'settingsWrite'> | null
 }
 
-export interface SettingsSaveInit {
-  /** How long a save waits for Postgres before answering (switches alone: pending; with history: 503). Default 2 s. */
-  waitMs?: number
-}
-
 /** Saves the switches, and history's settings with them when given. */
 export type SaveSettings = (switches: LoadBalancerSettings, history?: Partial<HistorySettings>) => Promise<{ pending: boolean }>
 
@@ -37,8 +32,8 @@ class NotSaved extends Error {
 
 const UNAVAILABLE = 'PostgreSQL is unreachable, so these settings cannot be saved right now; nothing was changed. Retry shortly (the five switches alone can be saved during an outage: they apply at once and reach Postgres when it is back).'
 
-/** Creates the save behind the adaptive routing config API. */
-export function createSettingsSave(components: SettingsSaveComponents, init: SettingsSaveInit = {}): SaveSettings {
+/** Creates the save behind the adaptive routing config API; `waitMs`: how long a save waits for Postgres before answering (switches alone: pending; with history: 503). */
+export function createSettingsSave(components: SettingsSaveComponents, init: { waitMs?: number } = {}): SaveSettings {
   const waitMs = init.waitMs ?? 2_000
 
   const saveSwitches = async (switches: LoadBalancerSettings) => {
