@@ -99,7 +99,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw error
   }
   // Where a flag's value came from, to name it in an error: the flag, or the variable.
-  const origin = (flag: Flag): string => (flagGiven(flag) ? `--${flag}` : env[envName(flag)] || flag !== 'database-url' ? envName(flag) : 'DATABASE_URL')
+  const origin = (flag: Flag): string => (flagGiven(flag) ? `--${flag}` : (env[envName(flag)] || flag !== 'database-url') ? envName(flag) : 'DATABASE_URL')
   const placeholders = placeholderSecrets([
     { name: origin('fleet-secret'), value: option('fleet-secret') },
     { name: 'SWITCHBOARD_ADMIN_TOKENS', value: env.SWITCHBOARD_ADMIN_TOKENS },

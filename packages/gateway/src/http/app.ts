@@ -105,8 +105,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
 
   // Inference routes Hono serves (GET /v1/models, wrong methods) check the caller like the POST surfaces do.
   app.use('/v1/*', async (context, next) => {
-    const found = authenticateCaller(components.callers, context.env.incoming)
-    if (found instanceof Promise) await found
+    await authenticateCaller(components.callers, context.env.incoming)
     await next()
   })
   app.route('/v1', modelsApi({ registry: () => components.directory.registry, isRouteOffered: (route) => components.adaptive.balancer.isRouteOffered(route) }))
