@@ -27,9 +27,7 @@ export function createEarlyListener(report: () => HealthReport, starting: () => 
   let current: RequestListener = (incoming, outgoing) => answerEarly(incoming, outgoing, report, starting)
   return {
     listener: (incoming, outgoing) => current(incoming, outgoing),
-    switchTo(next) {
-      current = next
-    },
+    switchTo: (next) => (current = next),
   }
 }
 

@@ -115,9 +115,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
       events.push(event)
       soon()
     },
-    onNews(handler) {
-      onNews = handler
-    },
+    onNews: (handler) => (onNews = handler),
     ask(question, payload) {
       const id = ++nextId
       return new Promise((resolve, reject) => {
@@ -130,9 +128,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
         post({ sb: 'ask', id, question, payload })
       })
     },
-    answer(handler) {
-      onQuestion = handler
-    },
+    answer: (handler) => (onQuestion = handler),
     sync() {
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
