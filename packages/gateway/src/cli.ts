@@ -61,10 +61,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`switchboard: unknown command "${command}"\n\n${USAGE}\n`)
     return 2
   }
-  const option = (flag: (typeof FLAGS)[number]): string | undefined => {
-    const value = (parsed.values as Record<string, string | boolean | undefined>)[flag]
-    if (typeof value === 'string') return value
-    const fromEnv = env[`SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`]
+  const flagGiven = (flag: Flag) => typeof (parsed.values as Record<string, unknown>)[flag] === 'string'
+  const option = (flag: Flag): string | undefined => {
+    if (flagGiven(flag)) return (parsed.values as Record<string, string>)[flag]
+    const fromEnv = env[envName(flag)]
     if (fromEnv) return fromEnv
     return flag === 'database-url' ? env.DATABASE_URL : undefined
   }
@@ -73,18 +73,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`switchboard: --config <file> is required\n\n${USAGE}\n`)
     return 2
   }
-  const portText = option('port') ?? '8080'
-  const port = Number(portText)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`switchboard: --port must be a whole number from 0 to 65535 (got "${portText}")\n`)
-    return 2
-  }
-  const p2pText = option('p2p-port') ?? '9000'
-  const p2pPort = Number(p2pText)
-  if (!Number.isInteger(p2pPort) || p2pPort < 0 || p2pPort > 65535) {
-    process.stderr.write(`switchboard: --p2p-port must be a whole number from 0 to 65535 (got "${p2pText}")\n`)
-    return 2
-  }
+  const port = portOption('port', option('port') ?? '8080')
+  if (port === null) return 2
+  const p2pPort = portOption('p2p-port', option('p2p-port') ?? '9000')
+  if (p2pPort === null) return 2
   const nodeId = option('node-id') ?? `${hostname()}-${port}`
   if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) {
     process.stderr.write(`switchboard: --node-id may use letters, digits, "_", "-" and "." (got "${nodeId}")\n`)
@@ -107,11 +99,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw error
   }
   // Where a flag's value came from, to name it in an error: the flag, or the variable.
-  const origin = (flag: (typeof FLAGS)[number]): string => {
-    if (typeof (parsed.values as Record<string, unknown>)[flag] === 'string') return `--${flag}`
-    const name = `SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`
-    return env[name] || flag !== 'database-url' ? name : 'DATABASE_URL'
-  }
+  const origin = (flag: Flag): string => (flagGiven(flag) ? `--${flag}` : (env[envName(flag)] || flag !== 'database-url') ? envName(flag) : 'DATABASE_URL')
   const placeholders = placeholderSecrets([
     { name: origin('fleet-secret'), value: option('fleet-secret') },
     { name: 'SWITCHBOARD_ADMIN_TOKENS', value: env.SWITCHBOARD_ADMIN_TOKENS },
@@ -153,13 +141,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   // One shutdown whatever arrives: Ctrl-C in a terminal sends SIGINT to the process group and a
   // launcher then sends SIGTERM; a second shutdown would end the pool under the first one's
   // last snapshot. Later signals are noted and ignored (the hard bound below still applies).
-  let shuttingDown = false
-  const shutdown = (signal: string) => {
-    if (shuttingDown) {
-      logger.info({ signal }, 'already shutting down; ignoring the signal')
-      return
-    }
-    shuttingDown = true
+  onStopSignals((signal) => {
     logger.info({ signal }, 'shutting down: draining in-flight requests')
     void gateway.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
       () => process.exit(0),
@@ -170,13 +152,41 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     )
     // Inside the deploy files' grace periods (deploy/README.md, "Stopping"), whatever happens.
     setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS).unref()
-  }
-  process.on('SIGTERM', () => shutdown('SIGTERM'))
-  process.on('SIGINT', () => shutdown('SIGINT'))
-  if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => shutdown('parent exited'))
-  // A worker whose primary is gone (killed too hard to stop it) stops as on SIGTERM.
-  if (siblings) process.on('disconnect', () => shutdown('the primary exited'))
+  }, (signal) => logger.info({ signal }, 'already shutting down; ignoring the signal'), siblings !== null)
   return 0
+}
+
+type Flag = (typeof FLAGS)[number]
+
+/** A flag's environment variable: SWITCHBOARD_<NAME>. */
+function envName(flag: Flag): string {
+  return `SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`
+}
+
+/** A port flag's value, or null once its error is printed. */
+function portOption(flag: Flag, text: string): number | null {
+  const port = Number(text)
+  if (Number.isInteger(port) && port >= 0 && port <= 65535) return port
+  process.stderr.write(`switchboard: --${flag} must be a whole number from 0 to 65535 (got "${text}")\n`)
+  return null
+}
+
+/**
+ * Calls `stop` once on SIGTERM, SIGINT, the launcher's exit (SWITCHBOARD_EXIT_WITH_PARENT=1) and,
+ * for a worker, its primary's exit; later signals go to `again`.
+ */
+function onStopSignals(stop: (signal: string) => void, again: (signal: string) => void = () => {}, worker = false): void {
+  let stopping = false
+  const once = (signal: string) => {
+    if (stopping) return again(signal)
+    stopping = true
+    stop(signal)
+  }
+  process.on('SIGTERM', () => once('SIGTERM'))
+  process.on('SIGINT', () => once('SIGINT'))
+  if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => once('parent exited'))
+  // A worker whose primary is gone (killed too hard to stop it) stops as on SIGTERM.
+  if (worker) process.on('disconnect', () => once('the primary exited'))
 }
 
 /**
@@ -194,16 +204,10 @@ function runPrimary(workers: number, logger: pino.Logger, providers: string[]): 
       void primary.stop(SHUTDOWN_BOUND_MS).then(() => process.exit(1))
     },
   })
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
+  onStopSignals((signal) => {
     logger.info({ signal, workers }, 'shutting down: every worker drains its in-flight requests')
     void primary.stop(SHUTDOWN_BOUND_MS).then(() => process.exit(0))
-  }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
-  if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') onParentExit(() => stop('parent exited'))
+  })
   return 0
 }
 

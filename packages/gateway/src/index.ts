@@ -117,15 +117,10 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   let history: HistoryRecording | undefined
   const dispatcher = createDispatcher({
     balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
-    holds,
     sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
-    backoffs,
-    metrics,
-    logger,
+    holds, backoffs, metrics, logger, now, random,
     registry: () => directory!.registry,
     settings: settings.get,
-    now,
-    random,
     onHoldsChanged: (entries) => {
       fleet?.publishHolds(entries)
       history?.holds(entries, 'local')
@@ -203,14 +198,12 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const configuredHistory = init.config.loadBalancer
   history = await startHistoryRecording(
     {
-      pool, store, balancer, recorder, registry: () => providers.registry, settings: settings.get, metrics, logger, now,
+      pool, store, balancer, recorder, keyName, settings: settings.get, metrics, logger, now,
       isLeader: async () => (fleet === undefined || follower ? false : (await fleet.view()).node.leader),
       ...(follower ? { forward: (event) => siblings.history(event) } : {}),
     },
     {
-      nodeId,
-      region,
-      env,
+      nodeId, region, env,
       configured: {
         ...(configuredHistory.history_enabled !== undefined ? { history_enabled: configuredHistory.history_enabled } : {}),
         ...(configuredHistory.history_retention_days !== undefined ? { history_retention_days: configuredHistory.history_retention_days } : {}),
@@ -225,22 +218,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     ? siblingFleet(siblings, { view: () => clusterView({ cluster: null, pool, holds, isLeader: () => false }, { nodeId, region }), keys: keyLoader })
     : await startFleet(
     {
-      holds,
-      trials,
+      holds, trials, pool, logger, metrics, now, random, limiter,
       dispatcher: siblings ? mergesToSiblings(recording.observeMerges(dispatcher), siblings) : recording.observeMerges(dispatcher),
-      pool,
-      logger,
-      metrics,
-      now,
-      random,
       // A peer's change is the siblings' too.
       reloadProviders: () => reloadProviders().then(() => siblings?.tell({ kind: 'config', change: { kind: 'providers' } })),
       knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
-      applySettings: (next) => {
-        settings.set(next, 'peer')
-      },
+      applySettings: (next) => settings.set(next, 'peer'),
       reloadGatewayKeys: () => reloadGatewayKeys().then(() => siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })),
-      limiter,
       gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
     },
     fleetInit(init, nodeId),
@@ -266,10 +250,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
 
   const requestLog = await startRequestLog(
     {
-      pool,
-      recorder,
-      metrics,
-      now,
+      pool, recorder, metrics, now,
       isLeader: async () => !follower && (await joined.view()).node.leader,
       log: (line) => logger.warn(line),
       keyNames: () => providers.registry.list.flatMap((runtime) => runtime.config.keys),
@@ -305,23 +286,16 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   }
   const listener = createListener(
     {
-      dispatcher,
-      tracing,
+      dispatcher, tracing, metrics, logger, recorder, now, random,
       directory: providers,
       health: databaseHealth,
       clusterView: () => joined.view(),
       logs: requestLog.api,
-      metrics,
-      logger,
-      recorder,
       history: () => recording.queries,
-      now,
-      random,
       sleep: cancellableSleep,
       callers: { keys: gatewayKeys, limiter: callerLimiter, readiness },
       gatewayKeys: {
-        pool,
-        keys: gatewayKeys,
+        pool, keys: gatewayKeys,
         async changed() {
           // The write landed: a read-back that fails (Postgres gone just after) is logged, never a 500.
           await keyLoader.fromStore().catch((error: unknown) => logger.warn({ err: error }, 'a gateway key change landed but the keys could not be read back; peers re-read them'))
@@ -329,13 +303,9 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
         },
       },
       adaptive: {
-        balancer,
-        holds,
-        dispatcher,
+        balancer, holds, dispatcher, keyName, now,
         settings: settings.get,
         saveSettings: createSettingsSave({ store, queue, settings, history: () => recording }),
-        keyName,
-        now,
         history: { settings: () => ({ ...recording.settings() }) },
       },
     },

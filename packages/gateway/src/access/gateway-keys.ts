@@ -36,6 +36,11 @@ export function redactSecret(secret: string): string {
   return `${secret.slice(0, 6)}...${secret.slice(-4)}`
 }
 
+/** A declared key's scope and limits (config.json's or the API's fields) as the store and the ring keep them. */
+export function keyLimits(key: { providers?: string[] | undefined; models?: string[] | undefined; requests_per_minute?: number | undefined; tokens_per_minute?: number | undefined }): Pick<GatewayKeyRecord, 'providers' | 'models' | 'requestsPerMinute' | 'tokensPerMinute'> {
+  return { providers: key.providers ?? null, models: key.models ?? null, requestsPerMinute: key.requests_per_minute ?? null, tokensPerMinute: key.tokens_per_minute ?? null }
+}
+
 /** The active keys, by secret hash. */
 export class GatewayKeyRing {
   private byHash = new Map<string, GatewayKey>()
@@ -61,14 +66,7 @@ export class GatewayKeyRing {
 
   private insert(row: GatewayKeyRecord): void {
     if (row.revokedAt) return
-    const key: GatewayKey = {
-      id: row.id,
-      name: row.name,
-      providers: row.providers ? new Set(row.providers) : null,
-      models: row.models ? new Set(row.models) : null,
-      requestsPerMinute: row.requestsPerMinute,
-      tokensPerMinute: row.tokensPerMinute,
-    }
+    const key: GatewayKey = { id: row.id, name: row.name, providers: row.providers ? new Set(row.providers) : null, models: row.models ? new Set(row.models) : null, requestsPerMinute: row.requestsPerMinute, tokensPerMinute: row.tokensPerMinute }
     this.byHash.set(row.secretHash, key)
     this.byId.set(row.id, key)
   }

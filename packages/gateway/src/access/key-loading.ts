@@ -11,7 +11,7 @@ import type { Logger } from 'pino'
 import { importGatewayKeys, listGatewayKeys, type DatabasePool } from '@switchboard/store'
 import type { GatewayKeySource as ConfiguredKey } from '../config/load.ts'
 import type { GatewayKeysFrom } from '../boot/readiness.ts'
-import { hashSecret, redactSecret, type GatewayKeyRecord, type GatewayKeyRing } from './gateway-keys.ts'
+import { hashSecret, keyLimits, redactSecret, type GatewayKeyRecord, type GatewayKeyRing } from './gateway-keys.ts'
 
 const RANK: Record<GatewayKeysFrom, number> = { config: 1, peer: 2, postgres: 3 }
 
@@ -29,10 +29,7 @@ export function configuredRecords(keys: readonly ConfiguredKey[]): GatewayKeyRec
     id: `gk_config_${createHash('sha256').update(key.name).digest('hex').slice(0, 12)}`,
     name: key.name,
     secretHash: hashSecret(key.value),
-    providers: key.providers ?? null,
-    models: key.models ?? null,
-    requestsPerMinute: key.requests_per_minute ?? null,
-    tokensPerMinute: key.tokens_per_minute ?? null,
+    ...keyLimits(key),
   }))
 }
 
@@ -75,15 +72,7 @@ export class GatewayKeyLoader {
     if (this.configured.length === 0) return
     const imported = await importGatewayKeys(
       this.components.pool,
-      this.configured.map((key) => ({
-        name: key.name,
-        secretHash: hashSecret(key.value),
-        redacted: redactSecret(key.value),
-        providers: key.providers ?? null,
-        models: key.models ?? null,
-        requestsPerMinute: key.requests_per_minute ?? null,
-        tokensPerMinute: key.tokens_per_minute ?? null,
-      })),
+      this.configured.map((key) => ({ name: key.name, secretHash: hashSecret(key.value), redacted: redactSecret(key.value), ...keyLimits(key) })),
     )
     if (imported.skippedRevoked > 0) this.components.logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
   }

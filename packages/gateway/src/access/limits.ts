@@ -13,6 +13,7 @@
  * a key is refused once the fleet's count for the window reaches its limit.
  */
 import type { GatewayKey } from './gateway-keys.ts'
+import type { CallerTokenUsage, LeaseRequest } from '../fleet/messages.ts'
 
 /** Production window: one minute. */
 export const LIMIT_WINDOW_MS = 60_000
@@ -27,18 +28,6 @@ export interface LimitPeers {
   lease(owner: string, request: LeaseRequest): Promise<number>
   /** Tells the fleet this node's token count of a key for a window. */
   publishTokens(usage: CallerTokenUsage): void
-}
-
-export interface LeaseRequest {
-  key_id: string
-  window: number
-  limit: number
-}
-
-export interface CallerTokenUsage {
-  key_id: string
-  window: number
-  tokens: number
 }
 
 /** Why a key was refused. */

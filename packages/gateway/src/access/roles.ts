@@ -70,15 +70,8 @@ export function requiredRole(method: string, path: string): RouteRole | null {
   for (const candidate of compiled) {
     if (candidate.entry.method !== asked) continue
     if (candidate.rest ? parts.length <= candidate.segments.length : parts.length !== candidate.segments.length) continue
-    let matches = true
-    for (let index = 0; index < candidate.segments.length; index++) {
-      const segment = candidate.segments[index]!
-      if (segment.startsWith(':') ? parts[index] === '' : segment !== parts[index]) {
-        matches = false
-        break
-      }
-    }
-    if (matches) return candidate.entry
+    // A `:name` segment takes any non-empty part.
+    if (candidate.segments.every((segment, index) => (segment.startsWith(':') ? parts[index] !== '' : segment === parts[index]))) return candidate.entry
   }
   return null
 }

@@ -9,6 +9,7 @@ import type { HttpBindings } from '@hono/node-server'
 import { z } from 'zod'
 import { HoldClearError, SWITCH_NAMES, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
+import { parseJson } from '../http/body.ts'
 import { describeIssue } from '../config/problems.ts'
 import { loadBalancerSchema } from '../config/schema.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
@@ -55,8 +56,7 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
     const { history_enabled, history_retention_days } = parsed.data
     const sent = history_enabled !== undefined || history_retention_days !== undefined
     const { pending } = await components.saveSettings(settings, sent ? { ...(history_enabled !== undefined ? { history_enabled } : {}), ...(history_retention_days !== undefined ? { history_retention_days } : {}) } : undefined)
-    const history = components.history?.settings()
-    const answer = { ...settings, ...history }
+    const answer = { ...settings, ...components.history?.settings() }
     return context.json(pending ? { ...answer, pending: true } : answer, pending ? 202 : 200)
   }
   const deprecated = (handler: (context: Context<Env>) => Response | Promise<Response>) => async (context: Context<Env>) => {
@@ -74,16 +74,8 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
   api.get('/adaptive-routing/routes', (context) =>
     context.json({
       routes: components.balancer.routes().map((route) => ({
-        provider: route.provider,
-        model: route.model,
-        key_id: route.keyId,
-        key_name: route.keyName,
-        state: route.state,
-        held: route.held,
-        weight: round(route.weight),
-        expected_share: round(route.expectedShare),
-        actual_share: round(route.actualShare),
-        error_rate: round(route.errorRate),
+        provider: route.provider, model: route.model, key_id: route.keyId, key_name: route.keyName, state: route.state, held: route.held,
+        weight: round(route.weight), expected_share: round(route.expectedShare), actual_share: round(route.actualShare), error_rate: round(route.errorRate),
         latency_ms: route.latencyMs === null ? null : Math.round(route.latencyMs),
         in_flight: route.inFlight,
         score: {
@@ -127,11 +119,7 @@ async function readJson(context: Context<Env>, required: boolean): Promise<unkno
     if (required) throw new GatewayError('invalid_request', 'Send a JSON body with all five switches.')
     return {}
   }
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-  }
+  return parseJson(text)
 }
 
 function round(value: number): number {

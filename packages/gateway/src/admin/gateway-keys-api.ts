@@ -10,7 +10,8 @@ import { createGatewayKey, GatewayKeyConflict, isUnreachable, listGatewayKeys, r
 import { gatewayKeySchema } from '../config/schema.ts'
 import { describeIssue } from '../config/problems.ts'
 import { GatewayError } from '../errors.ts'
-import { hashSecret, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
+import { parseJson } from '../http/body.ts'
+import { hashSecret, keyLimits, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
 
 type Env = { Bindings: HttpBindings }
 
@@ -26,15 +27,8 @@ const createSchema = gatewayKeySchema.omit({ value: true })
 /** A key as the API shows it: never the secret. */
 export function presentGatewayKey(key: StoredGatewayKey): Record<string, unknown> {
   return {
-    id: key.id,
-    name: key.name,
-    redacted: key.redacted,
-    providers: key.providers,
-    models: key.models,
-    requests_per_minute: key.requestsPerMinute,
-    tokens_per_minute: key.tokensPerMinute,
-    origin: key.origin,
-    created_at: key.createdAt.toISOString(),
+    id: key.id, name: key.name, redacted: key.redacted, providers: key.providers, models: key.models,
+    requests_per_minute: key.requestsPerMinute, tokens_per_minute: key.tokensPerMinute, origin: key.origin, created_at: key.createdAt.toISOString(),
   }
 }
 
@@ -52,13 +46,7 @@ export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> 
   })
 
   api.post('/gateway-keys', async (context) => {
-    let body: unknown
-    try {
-      body = JSON.parse(await context.req.text())
-    } catch (error) {
-      throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-    }
-    const parsed = createSchema.safeParse(body)
+    const parsed = createSchema.safeParse(parseJson(await context.req.text()))
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => describeIssue(issue))
       throw new GatewayError('invalid_request', `The gateway key is not valid: ${problems.join('; ')}. Send {"name", "providers"?, "models"?, "requests_per_minute"?, "tokens_per_minute"?}.`, { param: problems[0]?.split(':')[0] || null })
@@ -67,15 +55,7 @@ export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> 
     let created: StoredGatewayKey
     try {
       created = await stored(() =>
-        createGatewayKey(components.pool, {
-          name: parsed.data.name,
-          secretHash: hashSecret(secret),
-          redacted: redactSecret(secret),
-          providers: parsed.data.providers ?? null,
-          models: parsed.data.models ?? null,
-          requestsPerMinute: parsed.data.requests_per_minute ?? null,
-          tokensPerMinute: parsed.data.tokens_per_minute ?? null,
-        }),
+        createGatewayKey(components.pool, { name: parsed.data.name, secretHash: hashSecret(secret), redacted: redactSecret(secret), ...keyLimits(parsed.data) }),
       )
     } catch (error) {
       if (error instanceof GatewayKeyConflict) throw new GatewayError('gateway_key_exists', `A gateway key named "${parsed.data.name}" already exists; revoke it first or choose another name.`, { param: 'name' })

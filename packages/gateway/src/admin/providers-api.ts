@@ -3,12 +3,12 @@
  * contract"). Bodies are config.json's `providers.<name>` objects; key values go out
  * redacted (`sk-...abcd`), and a redacted value sent back keeps the stored one.
  */
-import type { Context } from 'hono'
-import { Hono } from 'hono'
+import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { ConfigStoreError, redactKeySecrets } from '@switchboard/store'
 import { checkProviderSource, type ProviderSource } from '../config/load.ts'
 import { GatewayError } from '../errors.ts'
+import { parseJson } from '../http/body.ts'
 import type { ProviderDirectory, WriteOutcome } from '../directory/directory.ts'
 
 type Env = { Bindings: HttpBindings }
@@ -93,12 +93,7 @@ async function storeCall<Result>(call: () => Promise<Result>): Promise<Result> {
 }
 
 async function readJson(context: Context<Env>): Promise<Record<string, unknown>> {
-  let body: unknown
-  try {
-    body = JSON.parse(await context.req.text())
-  } catch (error) {
-    throw new GatewayError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`)
-  }
+  const body = parseJson(await context.req.text())
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The body must be a JSON object: {"name", "keys": [...], "network_config"?, "custom_provider_config"?}.')
   return body as Record<string, unknown>
 }

@@ -49,9 +49,7 @@ export function assessReadiness(facts: ReadinessFacts): Readiness {
 /** The 503 an inference call gets while the node is starting, naming why. */
 export function startingError(readiness: Pick<Readiness, 'starting'>): GatewayError {
   const why = readiness.starting.length > 0 ? readiness.starting.join('; ') : 'starting'
-  return new GatewayError('gateway_starting', `This gateway node is starting and cannot serve yet (${why}). Retry in ${STARTING_RETRY_AFTER_SECONDS} s, or send to another node.`, {
-    retryAfterSeconds: STARTING_RETRY_AFTER_SECONDS,
-  })
+  return new GatewayError('gateway_starting', `This gateway node is starting and cannot serve yet (${why}). Retry in ${STARTING_RETRY_AFTER_SECONDS} s, or send to another node.`, { retryAfterSeconds: STARTING_RETRY_AFTER_SECONDS })
 }
 
 /** The facts of one node, as they change, and the cached decision the request path reads. */

@@ -106,26 +106,18 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
     names.add(key.name)
   }
   if (problems.length > 0) throw new ConfigError(file, problems)
+  const { server, request_log: log } = resolved.data
   return {
     source: source.data,
     providers,
     loadBalancer: resolved.data.load_balancer_config ?? {},
-    maxRequestBodyBytes: resolved.data.server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
+    maxRequestBodyBytes: server?.max_request_body_bytes ?? DEFAULT_MAX_REQUEST_BODY_BYTES,
     adminTokens: (resolved.data.admin?.tokens ?? []).map((entry) => ({ token: entry.token, permissions: parseRoles(entry.roles ?? [entry.role!])! })),
-    allowedOrigins: resolved.data.server?.allowed_origins ?? [],
+    allowedOrigins: server?.allowed_origins ?? [],
     gatewayKeys: resolved.data.gateway_keys ?? [],
     allowDirectKeys: resolved.data.client?.allow_direct_keys ?? false,
-    requestLog: {
-      enabled: resolved.data.request_log?.enabled ?? true,
-      retentionDays: resolved.data.request_log?.retention_days ?? 7,
-      content: resolved.data.request_log?.content ?? false,
-      maxBufferedRows: resolved.data.request_log?.max_buffered_rows ?? 50_000,
-    },
-    connections: {
-      headersTimeoutMs: resolved.data.server?.headers_timeout_ms ?? 10_000,
-      requestTimeoutMs: resolved.data.server?.request_timeout_ms ?? 60_000,
-      maxConnections: resolved.data.server?.max_connections ?? 4_096,
-    },
+    requestLog: { enabled: log?.enabled ?? true, retentionDays: log?.retention_days ?? 7, content: log?.content ?? false, maxBufferedRows: log?.max_buffered_rows ?? 50_000 },
+    connections: { headersTimeoutMs: server?.headers_timeout_ms ?? 10_000, requestTimeoutMs: server?.request_timeout_ms ?? 60_000, maxConnections: server?.max_connections ?? 4_096 },
   }
 }
 

@@ -63,11 +63,7 @@ const networkSchema = z.strictObject({
 export const providerSchema = z.strictObject({
   keys: z.array(keySchema),
   network_config: networkSchema.optional(),
-  custom_provider_config: z
-    .strictObject({
-      base_provider_type: z.enum(PROVIDER_TYPES),
-    })
-    .optional(),
+  custom_provider_config: z.strictObject({ base_provider_type: z.enum(PROVIDER_TYPES) }).optional(),
 })
 
 /** A schema's fields for the five switches, each of `type`. */

@@ -6,26 +6,19 @@
  */
 import type { Logger } from 'pino'
 import { migrate, type ConfigStore, type ImportResult, type DatabasePool } from '@switchboard/store'
+import { atMost } from '../boot/shutdown.ts'
 
 /** Migrates and imports config.json; null when Postgres did not answer within `timeoutMs`. */
 export async function prepareStore(pool: DatabasePool, store: ConfigStore, source: Parameters<ConfigStore['importConfig']>[0], logger: Logger, options: { timeoutMs?: number; quiet?: boolean } = {}): Promise<ImportResult | null> {
   const timeoutMs = options.timeoutMs ?? 10_000
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))
   try {
-    return await Promise.race([
-      (async () => {
-        await migrate(pool)
-        return store.importConfig(source)
-      })(),
-      timeout,
-    ])
+    const imported = await atMost(timeoutMs, migrate(pool).then(() => store.importConfig(source)))
+    if (imported !== undefined) return imported
+    throw new Error(`no answer within ${timeoutMs} ms`)
   } catch (error) {
     if (options.quiet) logger.debug({ err: error }, 'Postgres still not answering')
     else logger.warn({ err: error }, 'Postgres is not answering at boot: serving config.json and what peers hold; the store catches up when it answers')
     return null
-  } finally {
-    clearTimeout(timer)
   }
 }
 

@@ -9,6 +9,7 @@ import type { Logger } from 'pino'
 import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
 import { resolveProviders, type ProviderSource } from '../config/load.ts'
 import { createRegistry, type ProviderRegistry } from '../inference/registry.ts'
+import { atMost } from '../boot/shutdown.ts'
 
 export interface DirectoryComponents {
   store: ConfigStore
@@ -72,21 +73,15 @@ export async function createProviderDirectory(components: DirectoryComponents, i
   /** Runs a store write; if Postgres does not answer within writeWaitMs, applies `local` and leaves the write queued. */
   const write = async <Result>(description: string, run: () => Promise<Result>, local: () => Result): Promise<WriteOutcome<Result>> => {
     const landed = queue.enqueue(description, run)
-    let timer: NodeJS.Timeout | undefined
-    const waited = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), writeWaitMs)))
-    try {
-      const first = await Promise.race([landed, waited])
-      if (first !== 'waiting') {
-        // Read our own write before answering, so the next request on this node sees it. The write
-        // landed: a reload that fails (Postgres gone just after) applies it here instead, never a 500.
-        await reload().catch((error: unknown) => {
-          logger.warn({ err: error, write: description }, 'the write landed but the store could not be read back: applied here')
-          local()
-        })
-        return { result: first as Result, pending: false }
-      }
-    } finally {
-      clearTimeout(timer)
+    const first = await atMost(writeWaitMs, landed.then((result) => ({ result })))
+    if (first !== undefined) {
+      // Read our own write before answering, so the next request on this node sees it. The write
+      // landed: a reload that fails (Postgres gone just after) applies it here instead, never a 500.
+      await reload().catch((error: unknown) => {
+        logger.warn({ err: error, write: description }, 'the write landed but the store could not be read back: applied here')
+        local()
+      })
+      return { result: first.result, pending: false }
     }
     logger.warn({ write: description }, 'Postgres is not answering: applied here, the write is queued until it lands')
     landed.then(
@@ -94,6 +89,12 @@ export async function createProviderDirectory(components: DirectoryComponents, i
       (error: unknown) => logger.error({ write: description, err: error }, 'queued write was refused by Postgres'),
     )
     return { result: local(), pending: true }
+  }
+
+  /** A provider written here while Postgres is away. */
+  const putLocally = (applied: ProviderSource) => {
+    rebuild(new Map(sources).set(applied.name, applied))
+    return applied
   }
 
   // One write emits several events: coalesce them into one reload at a time.
@@ -130,18 +131,8 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     },
     list: () => [...sources.values()],
     get: (name) => sources.get(name),
-    create: (source) =>
-      write(`create provider ${source.name}`, async () => toSource(await store.createProvider(source)), () => {
-        const applied = withIds(source, undefined)
-        rebuild(new Map(sources).set(source.name, applied))
-        return applied
-      }),
-    replace: (source) =>
-      write(`replace provider ${source.name}`, async () => toSource(await store.upsertProvider(source)), () => {
-        const applied = withIds(source, sources.get(source.name))
-        rebuild(new Map(sources).set(source.name, applied))
-        return applied
-      }),
+    create: (source) => write(`create provider ${source.name}`, async () => toSource(await store.createProvider(source)), () => putLocally(withIds(source, undefined))),
+    replace: (source) => write(`replace provider ${source.name}`, async () => toSource(await store.upsertProvider(source)), () => putLocally(withIds(source, sources.get(source.name)))),
     remove: (name) =>
       write(`delete provider ${name}`, () => store.deleteProvider(name), () => {
         const next = new Map(sources)

@@ -90,9 +90,7 @@ export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readi
 
   return {
     report,
-    setDraining() {
-      draining = true
-    },
+    setDraining: () => (draining = true),
     close() {
       stopped = true
       clearInterval(timer)

@@ -8,29 +8,9 @@
 import type { Logger } from 'pino'
 import type { ProviderKey } from '@switchboard/providers'
 import {
-  createRouter,
-  type AdaptiveBalancer,
-  type AttemptEffects,
-  type AttemptReport,
-  type AttemptStep,
-  type DeadlineSettings,
-  type HoldEntry,
-  type HoldNews,
-  type Holds,
-  type LoadBalancerSettings,
-  type PlannedTarget,
-  type RateLimitBackoff,
-  type RateLimitBackoffs,
-  type RequestPlan,
-  type RequestRoute,
-  type RetryPolicy,
-  type RouteEnd,
-  type RouteTarget,
-  type RoutingLog,
-  type SessionAffinity,
-  type Settlement,
-  type TargetFilter,
-  type TrialEntry,
+  createRouter, type AdaptiveBalancer, type AttemptEffects, type AttemptReport, type AttemptStep, type DeadlineSettings, type HoldEntry, type HoldNews,
+  type Holds, type LoadBalancerSettings, type PlannedTarget, type RateLimitBackoff, type RateLimitBackoffs, type RequestPlan, type RequestRoute,
+  type RouteEnd, type RouteTarget, type RoutingLog, type SessionAffinity, type Settlement, type TargetFilter, type TrialEntry
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
@@ -137,13 +117,9 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
 
   const bound = new WeakMap<readonly PlannedTarget[], { registry: ProviderRegistry; targets: DispatchTarget[] }>()
   const router = createRouter({
-    balancer,
-    holds,
-    sessions,
-    backoffs,
+    balancer, holds, sessions, backoffs, now,
     keysFor: (provider, model) => components.registry().get(provider)?.keysFor(model),
     settings: components.settings,
-    now,
     random: components.random,
     keyName: (provider, keyId) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId,
   })
@@ -170,13 +146,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     if (news.changed.length > 0) components.onHoldsChanged?.(news.changed)
   }
 
-  const carrier: EffectCarrier = {
-    metrics,
-    now,
-    shareTrials,
-    carryHolds,
-    rateLimited: (backoff) => components.onRateLimited?.(backoff),
-  }
+  const carrier: EffectCarrier = { metrics, now, shareTrials, carryHolds, rateLimited: (backoff) => components.onRateLimited?.(backoff) }
 
   /** Binds the plan's targets to this node's providers (once per shared plan and registry). */
   const bind = (plan: RequestPlan, registry: ProviderRegistry, directKey: string | null): readonly DispatchTarget[] => {
@@ -268,14 +238,10 @@ class RequestDispatch implements Dispatch {
 /** A planned target bound to the provider that sends it (and the caller's own key, on the target that carries it). */
 function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey?: ProviderKey): DispatchTarget {
   const model = planned.model
-  const policy: RetryPolicy = provider.policy
-  const deadlines: DeadlineSettings & { requestMs: number } = provider.deadlines
   const target: DispatchTarget = {
-    planned,
-    provider,
-    model,
-    policy,
-    deadlines,
+    planned, provider, model,
+    policy: provider.policy,
+    deadlines: provider.deadlines,
     direct: directKey !== undefined,
     continues: provider.adapter.continues?.(model) === true,
     keys: directKey !== undefined ? () => [directKey] : () => provider.keysFor(model),

@@ -33,35 +33,15 @@ export interface ConfigSnapshotCarrier {
 /** The wire form of shared keys. */
 export function snapshotOf(shared: SharedKeys | null): ConfigSnapshot {
   if (shared === null) return { gateway_keys: null }
-  return {
-    gateway_keys: {
-      from: shared.from,
-      keys: shared.keys.map((key) => ({
-        id: key.id,
-        name: key.name,
-        secret_hash: key.secretHash,
-        providers: key.providers,
-        models: key.models,
-        requests_per_minute: key.requestsPerMinute,
-        tokens_per_minute: key.tokensPerMinute,
-      })),
-    },
-  }
+  const keys = shared.keys.map((key) => ({ id: key.id, name: key.name, secret_hash: key.secretHash, providers: key.providers, models: key.models, requests_per_minute: key.requestsPerMinute, tokens_per_minute: key.tokensPerMinute }))
+  return { gateway_keys: { from: shared.from, keys } }
 }
 
 /** The keys of a peer's answer, or null when it had none to share. */
 export function keysOf(snapshot: ConfigSnapshot): GatewayKeyRecord[] | null {
   const shared = snapshot.gateway_keys
   if (shared === null) return null
-  return shared.keys.map((key) => ({
-    id: key.id,
-    name: key.name,
-    secretHash: key.secret_hash,
-    providers: key.providers,
-    models: key.models,
-    requestsPerMinute: key.requests_per_minute,
-    tokensPerMinute: key.tokens_per_minute,
-  }))
+  return shared.keys.map((key) => ({ id: key.id, name: key.name, secretHash: key.secret_hash, providers: key.providers, models: key.models, requestsPerMinute: key.requests_per_minute, tokensPerMinute: key.tokens_per_minute }))
 }
 
 /** Serves `config/snapshot/1` and asks peers while the source wants their keys. */

@@ -85,7 +85,6 @@ export interface Fleet {
 /** How long a stopping leader waits for its last hold snapshot to land. */
 const LAST_SNAPSHOT_MS = 2_000
 
-
 /** Restores holds from Postgres, then joins the fleet (if configured) and pulls the peers' set. */
 export async function startFleet(components: FleetComponents, init: FleetInit): Promise<Fleet> {
   const { holds, trials, dispatcher, pool, logger, metrics, now } = components
@@ -142,13 +141,10 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     // Loaded only for a fleet: libp2p is most of a node's modules, and a standalone node (a
     // laptop, the twenty stop/start cycles of issue 18) starts about a second sooner without it.
     const { createCluster } = await import('@switchboard/cluster')
+    const { nodeId, region, peers, fleetSecret, dataDir } = init
     cluster = await createCluster({
-      nodeId: init.nodeId,
-      region: init.region,
+      nodeId, region, peers, fleetSecret, dataDir,
       listen: { host: init.host, port: init.p2pPort },
-      peers: init.peers,
-      fleetSecret: init.fleetSecret,
-      dataDir: init.dataDir,
       log: (level, message, fields) => logger[level]({ ...fields, component: 'cluster' }, message),
       // The join pull below comes first; the rest of the fleet is dialled once it is done.
       joinFirst: true,
@@ -223,15 +219,9 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       changedHolds()
       holdSync?.publish(entries)
     },
-    publishTrials(entries) {
-      trialRounds?.publish(entries)
-    },
-    publishRateLimit(signal) {
-      signals?.publishRateLimit(signal)
-    },
-    publishConfig(change) {
-      signals?.publishConfig(change)
-    },
+    publishTrials: (entries) => trialRounds?.publish(entries),
+    publishRateLimit: (signal) => signals?.publishRateLimit(signal),
+    publishConfig: (change) => signals?.publishConfig(change),
     pullGatewayKeys: async () => (await configShare?.pull()) ?? false,
     clusterStats: () => cluster?.stats() ?? null,
     view: async () => ({ ...(await clusterView({ cluster, pool, holds, isLeader }, init)), signals: fleetSignals.view() }),

@@ -156,18 +156,12 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     syncing = true
     syncWith(peer, 'anti-entropy')
       .catch((error: unknown) => logger.debug({ err: error }, 'anti-entropy round failed'))
-      .finally(() => {
-        syncing = false
-      })
+      .finally(() => (syncing = false))
   }, init.antiEntropyEveryMs ?? 10_000)
   antiEntropy.unref()
 
   return {
-    publish(entries) {
-      topic.publish({ entries: [...entries] }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish holds'))
-    },
-    stop() {
-      clearInterval(antiEntropy)
-    },
+    publish: (entries) => void topic.publish({ entries: [...entries] }).catch((error: unknown) => logger.warn({ err: error }, 'could not publish holds')),
+    stop: () => clearInterval(antiEntropy),
   }
 }

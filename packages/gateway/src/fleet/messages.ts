@@ -81,6 +81,7 @@ export const tokenUsage = z.strictObject({
   window: z.number().int().nonnegative(),
   tokens: z.number().int().nonnegative(),
 })
+export type CallerTokenUsage = z.infer<typeof tokenUsage>
 
 /** A lease of requests of a gateway key for one window, asked of the node that owns the counts. */
 export const leaseRequest = z.strictObject({
@@ -88,6 +89,7 @@ export const leaseRequest = z.strictObject({
   window: z.number().int().nonnegative(),
   limit: z.number().int().positive(),
 })
+export type LeaseRequest = z.infer<typeof leaseRequest>
 export const leaseResponse = z.strictObject({ granted: z.number().int().nonnegative() })
 
 /** Trial rounds a node changed (or the whole set, for a joining node); each entry is checked on its own (`parseTrialEntry`). */
@@ -117,16 +119,9 @@ export type TrialEntryWire = z.infer<typeof trialEntryWire>
 
 /** A round as it goes on the wire. */
 export function trialToWire(entry: TrialEntry): TrialEntryWire {
-  const claim = entry.claim
+  const { claim, round } = entry
   return {
-    provider: entry.provider,
-    model: entry.model,
-    key_id: entry.keyId,
-    round: [entry.round.wallMs, entry.round.counter, entry.round.nodeId],
-    state: entry.state,
-    rung: entry.rung,
-    due_at: Math.round(entry.dueAt),
-    region: entry.region,
+    provider: entry.provider, model: entry.model, key_id: entry.keyId, round: [round.wallMs, round.counter, round.nodeId], state: entry.state, rung: entry.rung, due_at: Math.round(entry.dueAt), region: entry.region,
     claim: claim === null ? null : { node_id: claim.nodeId, generation: claim.generation, at: Math.round(claim.at), started_at: claim.startedAt === null ? null : Math.round(claim.startedAt) },
   }
 }
@@ -139,14 +134,7 @@ export function parseTrialEntry(value: unknown): TrialEntry | null {
   const [wallMs, counter, nodeId] = wire.round
   const claim = wire.claim
   return {
-    provider: wire.provider,
-    model: wire.model,
-    keyId: wire.key_id,
-    round: { wallMs, counter, nodeId },
-    state: wire.state,
-    rung: wire.rung,
-    dueAt: wire.due_at,
-    region: wire.region,
+    provider: wire.provider, model: wire.model, keyId: wire.key_id, round: { wallMs, counter, nodeId }, state: wire.state, rung: wire.rung, dueAt: wire.due_at, region: wire.region,
     claim: claim === null ? null : { nodeId: claim.node_id, generation: claim.generation, at: claim.at, startedAt: claim.started_at },
   }
 }

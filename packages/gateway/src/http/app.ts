@@ -4,7 +4,7 @@ import { getRequestListener, type HttpBindings } from '@hono/node-server'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { GatewayError, asGatewayError } from '../errors.ts'
 import { CHAT_SPEC, isInferencePath } from './inference.ts'
-import { createInferenceRoute, type InferenceComponents } from './pipeline.ts'
+import { createInferenceRoute, type InferenceComponents, type InferenceInit } from './pipeline.ts'
 import { anthropicErrorBody, surfaceRoute } from './surface-route.ts'
 import { newRequestId } from '@switchboard/history'
 import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
@@ -17,6 +17,7 @@ import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
 import { healthStatusCode, type DatabaseHealth } from '../directory/health.ts'
 import { LIVE } from './early.ts'
+import { pathOf } from './surface.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
 import type { ClusterView } from '../fleet/fleet.ts'
 import { historyApi } from '../admin/history-api.ts'
@@ -36,10 +37,7 @@ export interface AppComponents extends InferenceComponents {
   logs: LogsApiComponents
 }
 
-export interface AppInit {
-  maxRequestBodyBytes: number
-  /** `client.allow_direct_keys`. */
-  allowDirectKeys: boolean
+export interface AppInit extends InferenceInit {
   adminTokens: readonly AdminToken[]
   /** Browser origins besides the node's own allowed on the admin API (`server.allowed_origins`). */
   allowedOrigins?: readonly string[]
@@ -69,12 +67,6 @@ export function createListener(components: AppComponents, init: AppInit): (incom
     }
     void hono(incoming, outgoing)
   }
-}
-
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return ''
-  const query = url.indexOf('?')
-  return query < 0 ? url : url.slice(0, query)
 }
 
 /** Builds the Hono app of one gateway node: every route but the inference one (see `createListener`). */
@@ -113,8 +105,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
 
   // Inference routes Hono serves (GET /v1/models, wrong methods) check the caller like the POST surfaces do.
   app.use('/v1/*', async (context, next) => {
-    const found = authenticateCaller(components.callers, context.env.incoming)
-    if (found instanceof Promise) await found
+    await authenticateCaller(components.callers, context.env.incoming)
     await next()
   })
   app.route('/v1', modelsApi({ registry: () => components.directory.registry, isRouteOffered: (route) => components.adaptive.balancer.isRouteOffered(route) }))

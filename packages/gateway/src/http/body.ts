@@ -42,6 +42,11 @@ export function parseJsonBody(text: string, maxDepth = MAX_JSON_DEPTH): unknown 
   if (depth > maxDepth) {
     throw new GatewayError('invalid_json', `The request body nests arrays and objects more than ${maxDepth} levels deep; flatten it.`)
   }
+  return parseJson(text)
+}
+
+/** JSON.parse, its failure a 400 `invalid_json` (the admin API's bodies too). */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch (error) {

@@ -10,13 +10,10 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import type { GatewayConfig } from '../config/load.ts'
 
 /** The limits, from `server.*` in config.json. */
-export interface ConnectionLimits {
-  headersTimeoutMs: number
-  requestTimeoutMs: number
-  maxConnections: number
-}
+export type ConnectionLimits = GatewayConfig['connections']
 
 /** What the guard counts, for /metrics and tests. */
 export interface ConnectionStats {

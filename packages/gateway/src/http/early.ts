@@ -10,7 +10,7 @@ import { newRequestId } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
 import { healthStatusCode, type HealthReport } from '../directory/health.ts'
 import { anthropicErrorBody } from './surface-route.ts'
-import { routingHeaders } from './surface.ts'
+import { pathOf, routingHeaders, writeJson } from './surface.ts'
 
 /** What `GET /health/live` answers while the process runs: for liveness probes, never 503 for a slow boot. */
 export const LIVE = Object.freeze({ status: 'alive' })
@@ -27,9 +27,7 @@ export function createEarlyListener(report: () => HealthReport, starting: () => 
   let current: RequestListener = (incoming, outgoing) => answerEarly(incoming, outgoing, report, starting)
   return {
     listener: (incoming, outgoing) => current(incoming, outgoing),
-    switchTo(next) {
-      current = next
-    },
+    switchTo: (next) => (current = next),
   }
 }
 
@@ -49,16 +47,4 @@ function answerEarly(incoming: IncomingMessage, outgoing: ServerResponse, report
   headers['retry-after'] = String(error.retryAfterSeconds ?? 5)
   const body = path.startsWith('/v1/messages') ? anthropicErrorBody(error, requestId) : error.toJSON()
   writeJson(outgoing, error.status, body, headers)
-}
-
-function writeJson(outgoing: ServerResponse, status: number, body: object, headers: Record<string, string>): void {
-  const text = JSON.stringify(body)
-  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) })
-  outgoing.end(text)
-}
-
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return ''
-  const query = url.indexOf('?')
-  return query < 0 ? url : url.slice(0, query)
 }

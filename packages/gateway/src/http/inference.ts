@@ -8,8 +8,6 @@ import { validateChatRequest } from '../inference/validate.ts'
 import { parseJsonBody } from './body.ts'
 import type { InferenceSpec } from './pipeline.ts'
 
-export type { InferenceComponents, InferenceInit } from './pipeline.ts'
-
 const INFERENCE_PATH = '/v1/chat/completions'
 
 /** True for POST /v1/chat/completions (with or without a query). */

@@ -20,8 +20,8 @@ import type { RequestTrace } from '../observability/tracing/request-trace.ts'
 import type { Tracing } from '../observability/tracing/setup.ts'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
-import { endHeldStream, holdStream, type StreamHold } from './stream-hold.ts'
-import { callerCancellation, requestContext, routingHeaders } from './surface.ts'
+import { endHeldStream, StreamHold } from './stream-hold.ts'
+import { callerCancellation, pathOf, requestContext, routingHeaders, writeJson } from './surface.ts'
 
 /** What the inference routes need of the node. */
 export interface InferenceComponents extends EngineComponents {
@@ -89,13 +89,6 @@ export function createInferenceRoute(components: InferenceComponents, init: Infe
   }
 }
 
-/** The path of a request's URL, without its query. */
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '/'
-  const query = url.indexOf('?')
-  return query < 0 ? url : url.slice(0, query)
-}
-
 async function serve(components: InferenceComponents, init: InferenceInit, spec: InferenceSpec, incoming: IncomingMessage, outgoing: ServerResponse, requestId: string, track: RequestTrack | null, held: { hold: StreamHold | null }, traced: RequestTrace | null): Promise<void> {
   const headers = incoming.headers
   const contentType = headers['content-type']
@@ -123,7 +116,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     track.log = log
   }
   // A stream's caller gets its 200 only with the first content, or keep-alives once it waited long.
-  if (read.stream) held.hold = holdStream(outgoing, requestId)
+  if (read.stream) held.hold = new StreamHold(outgoing, requestId)
   let served: Served
   try {
     served = await serveChat(components, request, caller, context)
@@ -166,14 +159,6 @@ function jsonText(served: Served): (() => string) | null {
   const success = served.success
   if (success.kind !== 'json') return null
   return () => (success.bytes !== undefined ? success.bytes.toString('utf8') : JSON.stringify(success.body))
-}
-
-function writeJson(outgoing: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string>): void {
-  const text = JSON.stringify(body)
-  headers['content-type'] = 'application/json'
-  headers['content-length'] = String(Buffer.byteLength(text))
-  outgoing.writeHead(status, headers)
-  outgoing.end(text)
 }
 
 /** Where every inference error becomes an answer (the Hono app's onError answers for its own routes). */

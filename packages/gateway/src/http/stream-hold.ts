@@ -17,7 +17,7 @@ export const KEEP_ALIVE_EVERY_MS = 5_000
 
 const KEEP_ALIVE = ': keep-alive\n\n'
 
-/** A held connection: a class, so a request that never waits costs one object and one timer, no closures. */
+/** A held connection (`outgoing`, whose `x-request-id` is `requestId`): a class, so a request that never waits costs one object and one timer, no closures. */
 export class StreamHold {
   /** True once the 200 went out ahead of the answer. */
   committed = false
@@ -27,8 +27,8 @@ export class StreamHold {
   constructor(
     private readonly outgoing: ServerResponse,
     private readonly requestId: string,
-    waitMs: number,
-    private readonly everyMs: number,
+    waitMs = STREAM_HOLD_MS,
+    private readonly everyMs = KEEP_ALIVE_EVERY_MS,
   ) {
     this.timer = setTimeout(commit, waitMs, this)
   }
@@ -63,11 +63,6 @@ function commit(hold: StreamHold): void {
 
 function beat(hold: StreamHold): void {
   hold.beat()
-}
-
-/** Starts holding `outgoing` (whose `x-request-id` is `requestId`). */
-export function holdStream(outgoing: ServerResponse, requestId: string, waitMs = STREAM_HOLD_MS, everyMs = KEEP_ALIVE_EVERY_MS): StreamHold {
-  return new StreamHold(outgoing, requestId, waitMs, everyMs)
 }
 
 /** Ends a held stream with the surface's in-band error event (no event was sent before it). */

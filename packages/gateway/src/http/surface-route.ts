@@ -9,7 +9,8 @@ import { GatewayError } from '../errors.ts'
 import type { StreamFraming } from '../inference/render.ts'
 import { parseJsonBody } from './body.ts'
 import type { InferenceSpec } from './pipeline.ts'
-import { readFallbacks, readModel, readStream, upstreamFields } from './surface.ts'
+import { readFallbacks, upstreamFields } from '../inference/validate.ts'
+import { readModel, readStream } from './surface.ts'
 
 /** What a surface adds to the pipeline. */
 export interface SurfaceSpec {

@@ -10,7 +10,6 @@ import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
 import { RoutingLog } from '@switchboard/routing'
 import type { RequestContext } from '../dispatch/dispatcher.ts'
-import { MAX_FALLBACKS } from '../inference/validate.ts'
 import { readDeadlineHeaders } from '../inference/deadlines.ts'
 
 /** The routing context of a request: its id, session, direct key and routing log (`recording`: the request log is on). */
@@ -52,27 +51,6 @@ export function routingHeaders(requestId: string, extra: { provider?: unknown; m
   return headers
 }
 
-/** `fallbacks` (a Switchboard field) checked as on chat completions. */
-export function readFallbacks(input: Record<string, unknown>): string[] {
-  const fallbacks = input.fallbacks
-  if (fallbacks === undefined || fallbacks === null) return []
-  if (!Array.isArray(fallbacks)) throw new GatewayError('invalid_request', '"fallbacks" must be an array of "provider/model" strings.', { param: 'fallbacks' })
-  if (fallbacks.length > MAX_FALLBACKS) throw new GatewayError('invalid_request', `"fallbacks" may list at most ${MAX_FALLBACKS} entries (got ${fallbacks.length}).`, { param: 'fallbacks' })
-  fallbacks.forEach((fallback, index) => {
-    if (typeof fallback !== 'string' || !/^[^/\s]+\/\S+$/.test(fallback)) {
-      throw new GatewayError('invalid_request', `fallbacks[${index}] must be a "provider/model" string, e.g. "anthropic/claude-3-5-haiku-latest".`, { param: `fallbacks[${index}]` })
-    }
-  })
-  return fallbacks as string[]
-}
-
-/** The caller's body without the gateway's own fields, for the upstream. */
-export function upstreamFields(input: Record<string, unknown>): Record<string, unknown> {
-  if (!('fallbacks' in input)) return input
-  const { fallbacks: _omitted, ...rest } = input
-  return rest
-}
-
 /** `model` as a non-empty string, or a 400 naming it. */
 export function readModel(input: Record<string, unknown>): string {
   const model = input.model
@@ -87,6 +65,22 @@ export function readStream(input: Record<string, unknown>): boolean {
   const stream = input.stream
   if (stream !== undefined && stream !== null && typeof stream !== 'boolean') throw new GatewayError('invalid_request', '"stream" must be true or false.', { param: 'stream' })
   return stream === true
+}
+
+/** The path of a request's URL, without its query. */
+export function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/'
+  const query = url.indexOf('?')
+  return query < 0 ? url : url.slice(0, query)
+}
+
+/** Writes a whole JSON answer; `headers` gets its content type and length. */
+export function writeJson(outgoing: ServerResponse, status: number, body: object, headers: Record<string, string>): void {
+  const text = JSON.stringify(body)
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(Buffer.byteLength(text))
+  outgoing.writeHead(status, headers)
+  outgoing.end(text)
 }
 
 /** setTimeout as a promise that rejects when the cancellation fires first. */

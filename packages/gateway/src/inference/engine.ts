@@ -206,14 +206,8 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
 function attemptRecord(step: DispatchStep, failure: AttemptFailure | null, status: number, latencyMs: number): RecordedAttempt {
   return {
-    provider: step.target.provider.name,
-    model: step.target.model,
-    key_id: step.key.id,
-    key_name: step.key.name,
-    status: failure !== null ? failure.status : status,
-    failure_class: failure?.failureClass ?? null,
-    latency_ms: latencyMs,
-    wait_hint_ms: failure?.waitHintMs ?? null,
+    provider: step.target.provider.name, model: step.target.model, key_id: step.key.id, key_name: step.key.name,
+    status: failure !== null ? failure.status : status, failure_class: failure?.failureClass ?? null, latency_ms: latencyMs, wait_hint_ms: failure?.waitHintMs ?? null,
   }
 }
 
@@ -291,8 +285,7 @@ async function continueStream(components: EngineComponents, dispatch: Dispatch, 
 
 /** The event format of a request's stream. */
 function streamFormatOf(surface: SurfaceCall | undefined): StreamFormat {
-  if (surface === undefined) return 'chat'
-  return surface.surface === 'messages' ? 'messages' : surface.surface === 'responses' ? 'responses' : 'chat'
+  return surface?.surface === 'messages' ? 'messages' : surface?.surface === 'responses' ? 'responses' : 'chat'
 }
 
 /** The error of a request that ended without an answer. */

@@ -180,25 +180,32 @@ export function validateChatRequest(json: unknown): ValidatedChatRequest {
   for (let index = 0; index < messages.length; index++) checkMessage(messages[index], index)
   const stream = input.stream
   if (stream !== undefined && typeof stream !== 'boolean') fail('"stream" must be true or false.', 'stream')
-  const fallbacks = input.fallbacks
-  if (fallbacks !== undefined && fallbacks !== null) {
-    if (!Array.isArray(fallbacks)) return fail('"fallbacks" must be an array of "provider/model" strings.', 'fallbacks')
-    if (fallbacks.length > MAX_FALLBACKS) fail(`"fallbacks" may list at most ${MAX_FALLBACKS} entries (got ${fallbacks.length}).`, 'fallbacks')
-    fallbacks.forEach((fallback: unknown, index) => {
-      if (typeof fallback !== 'string' || !/^[^/\s]+\/\S+$/.test(fallback)) {
-        fail(`fallbacks[${index}] must be a "provider/model" string, e.g. "anthropic/claude-3-5-haiku-latest".`, `fallbacks[${index}]`)
-      }
-    })
-  }
+  const fallbacks = readFallbacks(input)
   for (const field in input) {
     const check = FIELDS.get(field)
     const value = input[field]
     if (check !== undefined && value !== null && value !== undefined) check(value, field)
   }
-  let body = input as unknown as ChatRequestBody
-  if ('fallbacks' in input) {
-    const { fallbacks: _omitted, ...rest } = input
-    body = rest as unknown as ChatRequestBody
-  }
-  return { body, model: model as string, fallbacks: (fallbacks as string[] | undefined | null) ?? [], stream: stream === true }
+  return { body: upstreamFields(input) as unknown as ChatRequestBody, model: model as string, fallbacks, stream: stream === true }
+}
+
+/** `fallbacks` (a Switchboard field) checked: every surface reads it the same way. */
+export function readFallbacks(input: Record<string, unknown>): string[] {
+  const fallbacks = input.fallbacks
+  if (fallbacks === undefined || fallbacks === null) return []
+  if (!Array.isArray(fallbacks)) return fail('"fallbacks" must be an array of "provider/model" strings.', 'fallbacks')
+  if (fallbacks.length > MAX_FALLBACKS) fail(`"fallbacks" may list at most ${MAX_FALLBACKS} entries (got ${fallbacks.length}).`, 'fallbacks')
+  fallbacks.forEach((fallback: unknown, index) => {
+    if (typeof fallback !== 'string' || !/^[^/\s]+\/\S+$/.test(fallback)) {
+      fail(`fallbacks[${index}] must be a "provider/model" string, e.g. "anthropic/claude-3-5-haiku-latest".`, `fallbacks[${index}]`)
+    }
+  })
+  return fallbacks as string[]
+}
+
+/** The caller's body without the gateway's own fields, for the upstream. */
+export function upstreamFields(input: Record<string, unknown>): Record<string, unknown> {
+  if (!('fallbacks' in input)) return input
+  const { fallbacks: _omitted, ...rest } = input
+  return rest
 }

@@ -6,29 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { HotCounter, HotHistogram } from './hot-metrics.ts'
 
 /** The node's metrics. Label values are provider, model, class and reason names: never key values. */
-export interface Metrics {
-  registry: Registry
-  /** The /metrics text; a node with workers adds up every worker's (workers/sharing.ts). */
-  render?: () => Promise<string>
-  /** Counted on every request: the light counters of hot-metrics.ts. */
-  requests: HotCounter<'provider' | 'status'>
-  attempts: HotCounter<'provider' | 'failure_class'>
-  attemptLatency: HotHistogram<'provider'>
-  holdsPlaced: Counter<'provider' | 'reason'>
-  holdsActive: Gauge<'reason'>
-  checks: Counter<'provider' | 'outcome'>
-  heldKeySkips: Counter<'provider'>
-  clusterDropped: Counter<'reason'>
-  /** Inference requests by gateway key name (never its secret) and status. */
-  gatewayKeyRequests: HotCounter<'gateway_key' | 'status'>
-  /** Client connections closed to make room under `server.max_connections`. */
-  connectionsEvicted: Counter
-  /** The request log's own (issue 15): rows written, dropped by reason, batch write latency, rows waiting. */
-  requestLogWritten: Counter
-  requestLogDropped: Counter<'reason'>
-  requestLogWriteSeconds: Histogram
-  requestLogBuffered: Gauge
-}
+export type Metrics = ReturnType<typeof createMetrics>
 
 /**
  * How often the event-loop lag histogram (`switchboard_nodejs_eventloop_lag_*`) samples, in ms.
@@ -39,12 +17,15 @@ export interface Metrics {
 export const EVENT_LOOP_SAMPLE_MS = 100
 
 /** Creates the node's registry and its metrics. */
-export function createMetrics(): Metrics {
+export function createMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'switchboard_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS })
   const registers = [registry]
   return {
     registry,
+    /** The /metrics text; a node with workers adds up every worker's (workers/sharing.ts). */
+    render: undefined as (() => Promise<string>) | undefined,
+    // Counted on every request: the light counters of hot-metrics.ts.
     requests: new HotCounter('switchboard_requests_total', 'Inference requests answered, by serving provider and HTTP status', ['provider', 'status'], registry),
     attempts: new HotCounter('switchboard_upstream_attempts_total', 'Upstream attempts, by provider and failure class ("none" on success)', ['provider', 'failure_class'], registry),
     attemptLatency: new HotHistogram('switchboard_upstream_attempt_seconds', 'Upstream attempt latency to the answer (JSON) or the first byte (stream)', ['provider'], [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registry),
@@ -54,8 +35,11 @@ export function createMetrics(): Metrics {
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
+    /** Inference requests by gateway key name (never its secret) and status. */
     gatewayKeyRequests: new HotCounter('switchboard_gateway_key_requests_total', 'Inference requests by the gateway key that sent them (its name) and HTTP status', ['gateway_key', 'status'], registry),
+    /** Client connections closed to make room under `server.max_connections`. */
     connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
+    // The request log's own (issue 15): rows written, dropped by reason, batch write latency, rows waiting.
     requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),
     requestLogDropped: new Counter({ name: 'switchboard_request_log_rows_dropped_total', help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)', labelNames: ['reason'], registers }),
     requestLogWriteSeconds: new Histogram({ name: 'switchboard_request_log_write_seconds', help: 'Time to write one batch of request log rows', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5], registers }),

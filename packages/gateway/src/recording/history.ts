@@ -8,21 +8,7 @@ import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'
 import { countsAgainstKey, type AdaptiveBalancer, type HoldEntry, type LoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
-import {
-  createHistoryQueries,
-  defaultHistorySettings,
-  keyEntity,
-  readHistorySettings,
-  runRetention,
-  startHistoryRecorder,
-  writeHistorySettings,
-  type HistoryQueries,
-  type HistoryRecorder,
-  type HistorySettings,
-  type RequestOutcome,
-  type RouteView,
-} from '@switchboard/history'
-import type { ProviderRegistry } from '../inference/registry.ts'
+import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome, type RouteView } from '@switchboard/history'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
@@ -38,7 +24,8 @@ export interface HistoryRecordingComponents {
   balancer: AdaptiveBalancer
   /** The per-request tracks (issue 15): history's per-minute counts listen to them, lightly (no record built). */
   recorder: RequestRecorder
-  registry: () => ProviderRegistry
+  /** A configured key's name, for the history queries. */
+  keyName(provider: string, keyId: string): string | undefined
   settings: () => LoadBalancerSettings
   metrics: Metrics
   logger: Logger
@@ -100,7 +87,6 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     return Number.isFinite(value) && value > 0 ? value : undefined
   }
   const snapshotMs = envMs('SWITCHBOARD_HISTORY_SNAPSHOT_MS') ?? 60_000
-  const keyName = (provider: string, keyId: string) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name
   const routeViews = (): RouteView[] =>
     balancer.routes().map((route) => ({ provider: route.provider, model: route.model, keyId: route.keyId, keyName: route.keyName, state: route.state, held: route.held, weight: route.weight, errorRate: route.errorRate, latencyMs: route.latencyMs, parts: route.parts }))
 
@@ -112,7 +98,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
         { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
       )
   const queries = createHistoryQueries(
-    { pool, now, keyName, settings: () => ({ ...components.settings(), ...settings }) },
+    { pool, now, keyName: components.keyName, settings: () => ({ ...components.settings(), ...settings }) },
     { lostAfterMs: envMs('SWITCHBOARD_HISTORY_LOST_MS') ?? 3 * snapshotMs, waitingAfterMs: envMs('SWITCHBOARD_HISTORY_WAITING_MS') ?? 120_000 },
   )
 
@@ -211,9 +197,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
         },
       }
     },
-    configImported: (changes) => {
-      for (const change of changes) recordChange(change, 'config')
-    },
+    configImported: (changes) => changes.forEach((change) => recordChange(change, 'config')),
     holds: (entries, origin) => recorder.holds(entries, origin),
     recomputed: () => recorder.routes(routeViews()),
     observeMerges(dispatcher) {

@@ -52,7 +52,7 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
     )
     // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
     void requestLog.start()
-    off = components.recorder.on(requestLog.listener)
+    const unlisten = components.recorder.on(requestLog.listener)
     const reported = { overflow: 0, refused: 0, timed_out: 0, closed: 0 }
     const writer = requestLog
     // Dropped rows are counted by the writer; /metrics reads them when scraped.
@@ -68,9 +68,8 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
     for (const reason of Object.keys(reported)) metrics.requestLogDropped.inc({ reason }, 0)
     const timer = setInterval(collect, 1_000)
     timer.unref()
-    const stop = off
     off = () => {
-      stop()
+      unlisten()
       clearInterval(timer)
       collect()
     }

@@ -132,31 +132,23 @@ export class RequestTrack {
 export function createRequestRecorder(components: RecorderComponents, init: RecorderInit): RequestRecorder {
   const listeners: RequestRecordListener[] = []
   const trackListeners: TrackListener[] = []
+  /** Runs a listener (or the record's build); what it throws is reported, never passed to the request. */
+  const safely = (run: () => void) => {
+    try {
+      run()
+    } catch (error) {
+      components.onListenerError?.(error)
+    }
+  }
   const emit = (track: RequestTrack, finished: boolean) => {
     const endedAt = components.now()
     // Light listeners first: they read the track as it is, whatever a record listener does.
-    for (const listener of trackListeners) {
-      try {
-        listener(track, finished, endedAt)
-      } catch (error) {
-        components.onListenerError?.(error)
-      }
-    }
+    for (const listener of trackListeners) safely(() => listener(track, finished, endedAt))
     if (!track.recorded || listeners.length === 0) return
-    let record: RequestRecord
-    try {
-      record = buildRequestRecord(track, { nodeId: init.nodeId, region: init.region, endedAt, finished, secrets: components.secrets })
-    } catch (error) {
-      components.onListenerError?.(error)
-      return
-    }
-    for (const listener of listeners) {
-      try {
-        listener(record)
-      } catch (error) {
-        components.onListenerError?.(error)
-      }
-    }
+    safely(() => {
+      const record = buildRequestRecord(track, { nodeId: init.nodeId, region: init.region, endedAt, finished, secrets: components.secrets })
+      for (const listener of listeners) safely(() => listener(record))
+    })
   }
   const adder =
     <Listener>(list: Listener[]) =>

@@ -10,6 +10,7 @@ import { isUnreachable, type ConfigStore, type WriteQueue } from '@switchboard/s
 import type { LoadBalancerSettings } from '@switchboard/routing'
 import type { HistorySettings } from '@switchboard/history'
 import { GatewayError } from '../errors.ts'
+import { atMost } from '../boot/shutdown.ts'
 import type { HistoryRecording } from '../recording/history.ts'
 import type { SettingsOwner } from './settings.ts'
 
@@ -19,11 +20,6 @@ export interface SettingsSaveComponents {
   settings: SettingsOwner
   /** History's settings (null when history is not running). */
   history: () => Pick<HistoryRecording, 'settingsWrite'> | null
-}
-
-export interface SettingsSaveInit {
-  /** How long a save waits for Postgres before answering (switches alone: pending; with history: 503). Default 2 s. */
-  waitMs?: number
 }
 
 /** Saves the switches, and history's settings with them when given. */
@@ -36,21 +32,14 @@ class NotSaved extends Error {
 
 const UNAVAILABLE = 'PostgreSQL is unreachable, so these settings cannot be saved right now; nothing was changed. Retry shortly (the five switches alone can be saved during an outage: they apply at once and reach Postgres when it is back).'
 
-/** Creates the save behind the adaptive routing config API. */
-export function createSettingsSave(components: SettingsSaveComponents, init: SettingsSaveInit = {}): SaveSettings {
+/** Creates the save behind the adaptive routing config API; `waitMs`: how long a save waits for Postgres before answering (switches alone: pending; with history: 503). */
+export function createSettingsSave(components: SettingsSaveComponents, init: { waitMs?: number } = {}): SaveSettings {
   const waitMs = init.waitMs ?? 2_000
-  const waited = () => {
-    let timer: NodeJS.Timeout | undefined
-    const promise = new Promise<'waiting'>((resolve) => (timer = setTimeout(() => resolve('waiting'), waitMs)))
-    return { promise, clear: () => clearTimeout(timer) }
-  }
 
   const saveSwitches = async (switches: LoadBalancerSettings) => {
     components.settings.set(switches, 'api')
     const landed = components.queue.enqueue('save load balancer settings', () => components.store.saveSettings(switches, 'api'))
-    const wait = waited()
-    const first = await Promise.race([landed.then(() => 'landed' as const), wait.promise]).finally(wait.clear)
-    return { pending: first === 'waiting' }
+    return { pending: (await atMost(waitMs, landed.then(() => 'landed' as const))) === undefined }
   }
 
   const saveBoth = async (switches: LoadBalancerSettings, values: Partial<HistorySettings>, history: Pick<HistoryRecording, 'settingsWrite'>) => {
@@ -68,18 +57,18 @@ export function createSettingsSave(components: SettingsSaveComponents, init: Set
         throw error
       }
     })
-    // null: landed; else why not.
-    const outcome = landed.then(() => null, (error: unknown) => error)
-    const wait = waited()
-    let failure = await Promise.race([outcome, wait.promise]).finally(wait.clear)
-    if (failure === 'waiting') {
+    // failure null: landed; else why not.
+    const outcome = landed.then(() => ({ failure: null }), (error: unknown) => ({ failure: error }))
+    let settled = await atMost(waitMs, outcome)
+    if (settled === undefined) {
       // Still behind other writes waiting for Postgres: given up. Already writing: its transaction decides.
       if (state === 'queued') {
         state = 'given_up'
         throw new GatewayError('store_unavailable', UNAVAILABLE)
       }
-      failure = await outcome
+      settled = await outcome
     }
+    const failure = settled.failure
     if (failure !== null) throw failure instanceof NotSaved ? new GatewayError('store_unavailable', UNAVAILABLE) : failure
     components.settings.set(switches, 'api')
     part.saved()

@@ -107,9 +107,6 @@ export function startPrimary(init: PrimaryInit): Primary {
           everyoneReady = true
           init.onReady(message.url)
         }
-        return
-      case 'state':
-        return
     }
   }
 
@@ -206,9 +203,6 @@ export function createStateCopy() {
           return
         case 'settings':
           settings = news.settings
-          return
-        default:
-          return
       }
     },
     snapshot(now: number): NodeState {

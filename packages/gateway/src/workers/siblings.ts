@@ -72,10 +72,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
           (value) => post({ sb: 'reply', id, ok: true, value }),
           (error: unknown) => post({ sb: 'reply', id, ok: false, error: error instanceof Error ? error.message : String(error) }),
         )
-        return
       }
-      default:
-        return
     }
   }
   process.on('message', listener)
@@ -118,9 +115,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
       events.push(event)
       soon()
     },
-    onNews(handler) {
-      onNews = handler
-    },
+    onNews: (handler) => (onNews = handler),
     ask(question, payload) {
       const id = ++nextId
       return new Promise((resolve, reject) => {
@@ -133,9 +128,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
         post({ sb: 'ask', id, question, payload })
       })
     },
-    answer(handler) {
-      onQuestion = handler
-    },
+    answer: (handler) => (onQuestion = handler),
     sync() {
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
