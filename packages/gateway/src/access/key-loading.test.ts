@@ -55,7 +55,8 @@ describe('where gateway keys come from', () => {
   })
 
   it('keeps keys read from Postgres over a peer\'s, unless Postgres just failed this node after a change a peer announced', async () => {
-    const row = { id: 'gk_db', name: 'db', secret_hash: hashSecret('sk-db-key-00000000000000'), redacted: 'sk-db-...0000', providers: null, models: null, requests_per_minute: null, tokens_per_minute: null, origin: 'api', created_at: new Date(), revoked_at: null }
+    // A row as the store's query names its columns (aliased to the StoredGatewayKey fields).
+    const row = { id: 'gk_db', name: 'db', secretHash: hashSecret('sk-db-key-00000000000000'), redacted: 'sk-db-...0000', providers: null, models: null, requestsPerMinute: null, tokensPerMinute: null, origin: 'api', createdAt: new Date(), revokedAt: null }
     const pool = { query: async () => ({ rows: [row] }) } as unknown as DatabasePool
     const ring = new GatewayKeyRing()
     const loader = new GatewayKeyLoader({ pool, ring, logger }, [])
