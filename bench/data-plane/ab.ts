@@ -5,7 +5,7 @@
  * per request of each, per window and the median of the windows.
  *
  *   node --import tsx bench/data-plane/ab.ts --a <checkout> --b <checkout> [--c <checkout>] [--rounds 6] [--window 5]
- *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream] [--fresh]
+ *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream] [--fresh] [--warmup 3]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
  *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;
  *        --node-flags-b=--env-file=f.env gives B environment variables of its own; --node-flags-c, --config-c for C)
@@ -78,6 +78,8 @@ const { values } = parseArgs({
     c: { type: 'string' },
     'config-c': { type: 'string' },
     'node-flags-c': { type: 'string', default: '' },
+    /** Seconds of load before a fresh process's (or the first round's) window is measured. */
+    warmup: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '6' },
     window: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
@@ -168,7 +170,7 @@ try {
       let split = { user: 0, system: 0 }
       let threads = new Map<string, number>()
       let calls = { reads: 0, writes: 0, voluntary: 0, involuntary: 0 }
-      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 || values.fresh ? 3 : 1 }, {
+      const run = await measure(side.target, upstream.service, { connections, duration: windowSeconds, warmup: round === 0 || values.fresh ? Number(values.warmup) : 1 }, {
         // the gateway's own user / system split over the measured window (system: mostly its socket writes)
         before: () => { split = userSystemMs(pid); threads = threadCpuMs(pid); calls = syscalls(pid) },
         after: () => {

@@ -174,18 +174,25 @@ function now(): HrTime {
   return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
 }
 
-/** Ids from a pool of random bytes (crypto-grade, refilled 4 KiB at a time); an all-zero id is invalid in W3C and drawn again. */
+/**
+ * Ids from a pool of random bytes (crypto-grade, refilled 4 KiB at a time and turned into hex at
+ * once: an id is a slice of that text); an all-zero id is invalid in W3C and drawn again.
+ */
 const pool = Buffer.alloc(4096)
-let used = pool.length
-function randomHex(bytes: number): string {
+let hex = ''
+let used = 2 * pool.length
+const ZERO_TRACE = '0'.repeat(32)
+const ZERO_SPAN = '0'.repeat(16)
+function randomHex(chars: number, zero: string): string {
   for (;;) {
-    if (used + bytes > pool.length) {
+    if (used + chars > hex.length) {
       randomFillSync(pool)
+      hex = pool.toString('hex')
       used = 0
     }
-    const id = pool.toString('hex', used, (used += bytes))
-    if (id !== '0'.repeat(2 * bytes)) return id
+    const id = hex.slice(used, (used += chars))
+    if (id !== zero) return id
   }
 }
-const randomTraceId = () => randomHex(16)
-const randomSpanId = () => randomHex(8)
+const randomTraceId = () => randomHex(32, ZERO_TRACE)
+const randomSpanId = () => randomHex(16, ZERO_SPAN)
