@@ -9,6 +9,7 @@
 import type { Link } from '@opentelemetry/api'
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base'
 import { FIXED32, FIXED64, LENGTH, VARINT, Writer } from './protobuf-writer.ts'
+import { RequestSpan } from './spans.ts'
 
 /** OTLP span flags: the W3C flags, and that the parent's remoteness is known (and whether it is remote). */
 const HAS_IS_REMOTE = 0x100
@@ -88,7 +89,12 @@ function writeSpan(out: Writer, span: ReadableSpan): void {
   if (kind !== 0) out.tag(6, VARINT).varint(kind)
   out.tag(7, FIXED64).time(span.startTime)
   out.tag(8, FIXED64).time(span.endTime)
-  out.attributes(9, span.attributes)
+  if (span instanceof RequestSpan) {
+    for (const set of span.shared) out.raw(set.bytes)
+    out.list(9, span.names, span.values)
+  } else {
+    out.attributes(9, span.attributes)
+  }
   out.tag(10, VARINT).varint(span.droppedAttributesCount)
   for (const event of span.events) writeEvent(out, event)
   out.tag(12, VARINT).varint(span.droppedEventsCount)

@@ -6,7 +6,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { batchOptionsFromEnv, EncodingSpanProcessor, ExportHealth, type EncodedBatch } from './span-export.ts'
-import { childSpan, rootSpan, samplerFromEnv, type SpanMaker } from './spans.ts'
+import { childSpan, rootSpan, samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
 
 /** A transport that keeps what it is given; `hold` keeps each export in flight until released; `fail` answers each with the collector's refusal. */
 function transport(hold = false, fail = () => false) {
@@ -28,7 +28,7 @@ function transport(hold = false, fail = () => false) {
 
 function requests(processor: EncodingSpanProcessor, count: number) {
   const memory = new InMemorySpanExporter()
-  const maker: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: '@switchboard/gateway', version: '0.1.0' }, sampler: samplerFromEnv({}), processors: [processor, new SimpleSpanProcessor(memory)], valueLengthLimit: Infinity }
+  const maker: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: '@switchboard/gateway', version: '0.1.0' }, sampler: samplerFromEnv({}), processors: [processor, new SimpleSpanProcessor(memory)], valueLengthLimit: Infinity, shared: new SharedSets() }
   for (let index = 0; index < count; index++) {
     const server = rootSpan(maker, 'POST /v1/chat/completions', SpanKind.SERVER, null)
     server.setAttribute('switchboard.request_id', `r-${index}`)

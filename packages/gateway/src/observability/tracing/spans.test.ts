@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { childSpan, rootSpan, samplerFromEnv, type SpanMaker } from './spans.ts'
+import { childSpan, rootSpan, samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
 
 function maker(env: NodeJS.ProcessEnv = {}, valueLengthLimit = Infinity) {
   const exporter = new InMemorySpanExporter()
-  const made: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: 'test' }, sampler: samplerFromEnv(env), processors: [new SimpleSpanProcessor(exporter)], valueLengthLimit }
+  const made: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: 'test' }, sampler: samplerFromEnv(env), processors: [new SimpleSpanProcessor(exporter)], valueLengthLimit, shared: new SharedSets() }
   return { made, exporter }
 }
 

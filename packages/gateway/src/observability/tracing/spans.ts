@@ -10,10 +10,11 @@
  * The count limits are not applied: a request's spans carry a fixed few dozen attributes.
  */
 import { randomFillSync } from 'node:crypto'
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
 import type { InstrumentationScope } from '@opentelemetry/core'
 import type { Resource } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base'
+import { Writer } from './protobuf-writer.ts'
 
 /** The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) names, as the SDK reads them; parentbased_always_on by default. */
 export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
@@ -38,6 +39,59 @@ export interface SpanMaker {
   processors: readonly SpanProcessor[]
   /** Longest string attribute value kept (`OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`); Infinity when unset. */
   valueLengthLimit: number
+  /** The attribute sets spans share (`RequestSpan.setShared`). */
+  shared: SharedSets
+}
+
+/**
+ * Attributes many spans carry alike (a route's, an attempt target's), encoded once as the span's
+ * OTLP KeyValues (field 9), so a span that carries them costs one copy when it ends.
+ */
+export class SharedAttributes {
+  readonly bytes: Uint8Array
+  readonly attributes: Attributes = {}
+
+  constructor(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number) {
+    names.forEach((name, index) => {
+      const value = values[index]!
+      this.attributes[name] = typeof value === 'string' && value.length > valueLengthLimit ? value.slice(0, valueLengthLimit) : value
+    })
+    const writer = new Writer(512)
+    writer.attributes(9, this.attributes)
+    this.bytes = writer.bytes().slice()
+  }
+}
+
+type SharedNode = Map<unknown, SharedNode | SharedAttributes>
+
+/**
+ * Shared attribute sets by their names and values: a tree of Maps, one level per value, so a
+ * lookup hashes the values' own strings (hashed once, kept by the engine) instead of a key built
+ * per span. Starts over once it holds 4,096 sets.
+ */
+export class SharedSets {
+  private root: SharedNode = new Map()
+  private size = 0
+
+  get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes {
+    let node = this.root
+    let key: unknown = names
+    for (const value of values) {
+      let next = node.get(key) as SharedNode | undefined
+      if (next === undefined) node.set(key, (next = new Map()))
+      node = next
+      key = value
+    }
+    let set = node.get(key) as SharedAttributes | undefined
+    if (set === undefined) {
+      if (++this.size > 4096) {
+        this.root = new Map()
+        this.size = 0
+      }
+      node.set(key, (set = new SharedAttributes(names, values, valueLengthLimit)))
+    }
+    return set
+  }
 }
 
 /**
@@ -63,13 +117,18 @@ export function childSpan(parent: RequestSpan, name: string, kind: SpanKind, lin
 
 const NO_EVENTS: TimedEvent[] = []
 const NO_LINKS: Link[] = []
+const NO_SHARED: SharedAttributes[] = []
+const UNSET: SpanStatus = { code: SpanStatusCode.UNSET }
 
 /** One span: both the API's Span (what the request path writes) and the SDK's ReadableSpan (what the processors and the exporter read). */
 export class RequestSpan implements Span, ReadableSpan {
-  readonly attributes: Attributes = {}
+  /** Shared sets first (their names are never set one by one too), then the attributes set one by one: names and values side by side, cheaper to set and to encode than an object's properties. */
+  shared = NO_SHARED
+  readonly names: string[] = []
+  readonly values: AttributeValue[] = []
   events: TimedEvent[] = NO_EVENTS
   readonly links: Link[]
-  status: SpanStatus = { code: SpanStatusCode.UNSET }
+  status = UNSET
   readonly startTime: HrTime
   endTime: HrTime = [0, 0]
   ended = false
@@ -95,6 +154,14 @@ export class RequestSpan implements Span, ReadableSpan {
     return this.maker.resource
   }
 
+  /** The attributes as one object, for the SDK's processors and exporters (the protobuf encoder reads the parts). */
+  get attributes(): Attributes {
+    const attributes: Attributes = {}
+    for (const set of this.shared) Object.assign(attributes, set.attributes)
+    for (let index = 0; index < this.names.length; index++) attributes[this.names[index]!] = this.values[index]
+    return attributes
+  }
+
   get instrumentationScope(): InstrumentationScope {
     return this.maker.scope
   }
@@ -114,7 +181,21 @@ export class RequestSpan implements Span, ReadableSpan {
 
   setAttribute(key: string, value: SpanAttributes[string]): this {
     if (value === undefined || value === null || !this.isRecording()) return this
-    this.attributes[key] = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
+    const kept = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
+    const at = this.names.indexOf(key)
+    if (at >= 0) this.values[at] = kept
+    else {
+      this.names.push(key)
+      this.values.push(kept)
+    }
+    return this
+  }
+
+  /** Sets attributes many spans set alike (names: a constant list); encoded once for all of them (SharedAttributes). */
+  setShared(names: readonly string[], values: readonly AttributeValue[]): this {
+    if (!this.isRecording()) return this
+    const set = this.maker.shared.get(names, values, this.maker.valueLengthLimit)
+    this.shared = this.shared === NO_SHARED ? [set] : [...this.shared, set]
     return this
   }
 
