@@ -80,18 +80,25 @@ function writeSpan(out: Writer, span: ReadableSpan): void {
   const start = out.begin(2)
   const context = span.spanContext()
   const parent = span.parentSpanContext
-  out.ids(context)
+  const own = span instanceof RequestSpan ? span : null
+  if (own !== null) {
+    out.tag(1, LENGTH).copy(own.ids, own.idsAt, 16)
+    out.tag(2, LENGTH).copy(own.ids, own.idsAt + 16, 8)
+  } else {
+    out.ids(context)
+  }
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
-  if (parent?.spanId) out.tag(4, LENGTH).hex(parent.spanId)
+  if (own !== null && parent !== undefined) out.tag(4, LENGTH).copy(own.ids, own.idsAt + 24, 8)
+  else if (parent?.spanId) out.tag(4, LENGTH).hex(parent.spanId)
   out.tag(5, LENGTH).string(span.name)
   const kind = span.kind + 1
   if (kind !== 0) out.tag(6, VARINT).varint(kind)
   out.tag(7, FIXED64).time(span.startTime)
   out.tag(8, FIXED64).time(span.endTime)
-  if (span instanceof RequestSpan) {
-    for (const set of span.shared) out.raw(set.bytes)
-    out.list(9, span.names, span.values)
+  if (own !== null) {
+    for (const set of own.shared) out.raw(set.bytes)
+    out.list(9, own.names, own.values)
   } else {
     out.attributes(9, span.attributes)
   }

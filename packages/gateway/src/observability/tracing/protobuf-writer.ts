@@ -89,6 +89,16 @@ export class Writer {
     return this
   }
 
+  /** `length` bytes of `source` from `at`, length-prefixed (ids kept as bytes). */
+  copy(source: Uint8Array, at: number, length: number): this {
+    this.varint(length).room(length)
+    const buffer = this.buffer
+    let pos = this.pos
+    for (let index = at; index < at + length; index++) buffer[pos++] = source[index]!
+    this.pos = pos
+    return this
+  }
+
   /** A length-prefixed UTF-8 string. */
   string(text: string): this {
     // A UTF-16 unit is at most 3 bytes of UTF-8: a short text's length fits the one byte kept for it.
@@ -106,18 +116,9 @@ export class Writer {
   }
 
   raw(bytes: Uint8Array): this {
-    const length = bytes.length
-    this.room(length)
-    if (length > 64) {
-      this.buffer.set(bytes, this.pos)
-      this.pos += length
-      return this
-    }
-    // A short copy by hand: `set` costs more than it moves at this size.
-    const buffer = this.buffer
-    let pos = this.pos
-    for (let index = 0; index < length; index++) buffer[pos++] = bytes[index]!
-    this.pos = pos
+    this.room(bytes.length)
+    this.buffer.set(bytes, this.pos)
+    this.pos += bytes.length
     return this
   }
 

@@ -18,6 +18,7 @@ import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.t
 /** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
 const SERVER_SHARED = [ATTR.httpMethod, ATTR.urlPath, ATTR.httpRoute, ATTR.surface, ATTR.operation]
 const CLIENT_SHARED = [ATTR.operation, ATTR.providerName, ATTR.system, ATTR.requestModel, ATTR.provider, ATTR.keyName, ATTR.attempt, ATTR.targetIndex, ATTR.check]
+const SERVED_SHARED = [ATTR.httpStatus, ATTR.responseModel]
 const ANSWERED_SHARED = [ATTR.httpStatus, ATTR.responseModel, ATTR.provider, ATTR.attempts]
 const ANSWERED_KEY_SHARED = [...ANSWERED_SHARED, ATTR.keyName]
 
@@ -152,14 +153,14 @@ export class AttemptTrace {
     this.request.attemptEnded(failure)
     const span = this.span
     if (this.recording) {
-      span.setAttribute(ATTR.httpStatus, failure !== null ? failure.status : status)
       if (failure !== null) {
+        span.setAttribute(ATTR.httpStatus, failure.status)
         span.setAttribute(ATTR.failureClass, failure.failureClass)
         span.setAttribute(ATTR.errorType, failure.failureClass)
         span.setStatus({ code: SpanStatusCode.ERROR, message: failure.failureClass })
         if (failure.failureClass === 'timeout') span.addEvent(EVENT.deadlineHit, deadlineOf(failure, this.step))
       } else {
-        span.setAttribute(ATTR.responseModel, this.step.target.model)
+        span.setShared(SERVED_SHARED, [status, this.step.target.model])
       }
       if (usage !== null) {
         span.setAttribute(ATTR.inputTokens, usage.promptTokens)

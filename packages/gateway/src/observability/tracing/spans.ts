@@ -67,16 +67,18 @@ type SharedNode = Map<unknown, SharedNode | SharedAttributes>
 /**
  * Shared attribute sets by their names and values: a tree of Maps, one level per value, so a
  * lookup hashes the values' own strings (hashed once, kept by the engine) instead of a key built
- * per span. Starts over once it holds 4,096 sets.
+ * per span. Bounded: a set with a string over 128 characters (a caller's model name can be
+ * anything) is not kept, and the whole starts over once it holds 4,096 sets.
  */
 export class SharedSets {
   private root: SharedNode = new Map()
   private size = 0
 
-  get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes {
+  get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes | undefined {
     let node = this.root
     let key: unknown = names
     for (const value of values) {
+      if (typeof value === 'string' && value.length > 128) return undefined
       let next = node.get(key) as SharedNode | undefined
       if (next === undefined) node.set(key, (next = new Map()))
       node = next
@@ -101,18 +103,32 @@ export class SharedSets {
  */
 export function rootSpan(maker: SpanMaker, name: string, kind: SpanKind, remoteParent: Context | null): RequestSpan {
   const parent = remoteParent === null ? undefined : trace.getSpanContext(remoteParent)
-  const traceId = parent?.traceId ?? randomTraceId()
+  const at = drawIds()
+  const ids = block
+  let traceId = blockHex.slice(2 * at, 2 * at + 32)
+  if (parent !== undefined) {
+    traceId = parent.traceId
+    ids.write(traceId, at, 'hex')
+    ids.write(parent.spanId, at + 24, 'hex')
+  }
   const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, {}, [])
   const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED
-  const context: SpanContext = { traceId, spanId: randomSpanId(), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
-  return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined)
+  const context: SpanContext = { traceId, spanId: blockHex.slice(2 * at + 32, 2 * at + 48), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
+  return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined, ids, at)
 }
 
 /** A span under `parent` (on this node), sampled as its parent is. */
 export function childSpan(parent: RequestSpan, name: string, kind: SpanKind, links: Link[] | undefined): RequestSpan {
   const up = parent.spanContext()
-  const context: SpanContext = { traceId: up.traceId, spanId: randomSpanId(), traceFlags: up.traceFlags, traceState: up.traceState }
-  return new RequestSpan(parent.maker, name, kind, context, up, parent.isRecording(), links)
+  const at = drawIds()
+  const ids = block
+  // The trace id and the parent's span id, as bytes, where the encoder reads this span's.
+  const from = parent.ids
+  const fromAt = parent.idsAt
+  for (let index = 0; index < 16; index++) ids[at + index] = from[fromAt + index]!
+  for (let index = 0; index < 8; index++) ids[at + 24 + index] = from[fromAt + 16 + index]!
+  const context: SpanContext = { traceId: up.traceId, spanId: blockHex.slice(2 * at + 32, 2 * at + 48), traceFlags: up.traceFlags, traceState: up.traceState }
+  return new RequestSpan(parent.maker, name, kind, context, up, parent.isRecording(), links, ids, at)
 }
 
 const NO_EVENTS: TimedEvent[] = []
@@ -144,6 +160,9 @@ export class RequestSpan implements Span, ReadableSpan {
     readonly parentSpanContext: SpanContext | undefined,
     private readonly recording: boolean,
     links: Link[] | undefined,
+    /** The span's ids as bytes (drawIds): the trace id, its span id, its parent's span id, from `idsAt`. */
+    readonly ids: Buffer,
+    readonly idsAt: number,
   ) {
     this.links = links ?? NO_LINKS
     this.startTime = now()
@@ -195,6 +214,10 @@ export class RequestSpan implements Span, ReadableSpan {
   setShared(names: readonly string[], values: readonly AttributeValue[]): this {
     if (!this.isRecording()) return this
     const set = this.maker.shared.get(names, values, this.maker.valueLengthLimit)
+    if (set === undefined) {
+      names.forEach((name, index) => this.setAttribute(name, values[index]))
+      return this
+    }
     this.shared = this.shared === NO_SHARED ? [set] : [...this.shared, set]
     return this
   }
@@ -256,24 +279,29 @@ function now(): HrTime {
 }
 
 /**
- * Ids from a pool of random bytes (crypto-grade, refilled 4 KiB at a time and turned into hex at
- * once: an id is a slice of that text); an all-zero id is invalid in W3C and drawn again.
+ * Ids: each span draws 32 bytes from a block of random bytes (crypto-grade, 4 KiB, turned into
+ * hex at once; a new block once one is used up, so a span's bytes stay put): its trace id (a
+ * child's or a remote parent's written over), its own span id and its parent's. The hex ids are
+ * slices of the block's hex; the encoder copies the bytes. An all-zero id is invalid in W3C and
+ * drawn again.
  */
-const pool = Buffer.alloc(4096)
-let hex = ''
-let used = 2 * pool.length
-const ZERO_TRACE = '0'.repeat(32)
-const ZERO_SPAN = '0'.repeat(16)
-function randomHex(chars: number, zero: string): string {
+let block = Buffer.alloc(0)
+let blockHex = ''
+let used = 0
+function drawIds(): number {
   for (;;) {
-    if (used + chars > hex.length) {
-      randomFillSync(pool)
-      hex = pool.toString('hex')
+    if (used + 32 > block.length) {
+      block = randomFillSync(Buffer.allocUnsafe(4096))
+      blockHex = block.toString('hex')
       used = 0
     }
-    const id = hex.slice(used, (used += chars))
-    if (id !== zero) return id
+    const at = used
+    used += 32
+    if (!zero(at, at + 16) && !zero(at + 16, at + 24)) return at
   }
 }
-const randomTraceId = () => randomHex(32, ZERO_TRACE)
-const randomSpanId = () => randomHex(16, ZERO_SPAN)
+
+function zero(from: number, to: number): boolean {
+  for (let index = from; index < to; index++) if (block[index] !== 0) return false
+  return true
+}
