@@ -99,18 +99,22 @@ export class Writer {
     return this
   }
 
-  /** A length-prefixed UTF-8 string. */
+  /** A length-prefixed UTF-8 string: a short ASCII one copied by hand (cheaper than a call into Buffer.write at this size). */
   string(text: string): this {
-    // A UTF-16 unit is at most 3 bytes of UTF-8: a short text's length fits the one byte kept for it.
-    const most = 3 * text.length
-    if (most < 0x80) {
-      this.room(most + 1)
-      const length = this.buffer.write(text, this.pos + 1)
-      this.buffer[this.pos] = length
-      this.pos += length + 1
-      return this
+    const length = text.length
+    if (length < 0x80) {
+      this.room(length + 1)
+      const buffer = this.buffer
+      const start = this.pos
+      let code = 0
+      for (let index = 0; index < length; index++) code |= buffer[start + 1 + index] = text.charCodeAt(index)
+      if (code < 0x80) {
+        buffer[start] = length
+        this.pos = start + 1 + length
+        return this
+      }
     }
-    this.varint(Buffer.byteLength(text)).room(most)
+    this.varint(Buffer.byteLength(text)).room(3 * length)
     this.pos += this.buffer.write(text, this.pos)
     return this
   }
@@ -160,6 +164,12 @@ export class Writer {
       this.tag(field, LENGTH)
       if (cached instanceof Uint8Array) {
         this.varint(cached.length).raw(cached)
+        continue
+      }
+      if (typeof value === 'number' && value >= 0 && Number.isSafeInteger(value)) {
+        // A count (tokens, attempts): the KeyValue's length known up front, nothing to patch.
+        const size = varintSize(value)
+        this.varint(cached.key.length + 3 + size).raw(cached.key).tag(2, LENGTH).varint(size + 1).tag(3, VARINT).varint(value)
         continue
       }
       const start = this.room(1).pos++

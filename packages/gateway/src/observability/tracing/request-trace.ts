@@ -18,6 +18,7 @@ import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.t
 /** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
 const SERVER_SHARED = [ATTR.httpMethod, ATTR.urlPath, ATTR.httpRoute, ATTR.surface, ATTR.operation]
 const CLIENT_SHARED = [ATTR.operation, ATTR.providerName, ATTR.system, ATTR.requestModel, ATTR.provider, ATTR.keyName, ATTR.attempt, ATTR.targetIndex, ATTR.check]
+const ASKED_SHARED = [ATTR.requestModel, ATTR.stream]
 const SERVED_SHARED = [ATTR.httpStatus, ATTR.responseModel]
 const ANSWERED_SHARED = [ATTR.httpStatus, ATTR.responseModel, ATTR.provider, ATTR.attempts]
 const ANSWERED_KEY_SHARED = [...ANSWERED_SHARED, ATTR.keyName]
@@ -48,8 +49,7 @@ export class RequestTrace {
     if (!this.recording) return
     const span = this.span
     span.setAttribute(ATTR.requestId, requestId)
-    span.setAttribute(ATTR.requestModel, model)
-    span.setAttribute(ATTR.stream, stream)
+    span.setShared(ASKED_SHARED, [model, stream])
     if (fallbacks.length > 0) span.setAttribute(ATTR.fallbacks, [...fallbacks])
     if (this.content) span.setAttribute(ATTR.requestBody, body())
   }

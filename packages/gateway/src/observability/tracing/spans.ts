@@ -218,7 +218,8 @@ export class RequestSpan implements Span, ReadableSpan {
       names.forEach((name, index) => this.setAttribute(name, values[index]))
       return this
     }
-    this.shared = this.shared === NO_SHARED ? [set] : [...this.shared, set]
+    if (this.shared === NO_SHARED) this.shared = [set]
+    else this.shared.push(set)
     return this
   }
 
