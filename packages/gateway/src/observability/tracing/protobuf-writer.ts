@@ -28,6 +28,7 @@ export class Writer {
     this.buffer = Buffer.allocUnsafe(size)
   }
 
+  /** What was written so far: a view of the buffer (copy it to keep it past the next write). */
   bytes(): Uint8Array {
     return this.buffer.subarray(0, this.pos)
   }
@@ -229,7 +230,7 @@ export class Writer {
 function keyValue(name: string, value: AttributeValue | undefined): Uint8Array | { key: Uint8Array } {
   let entry = encoded.get(name)
   if (entry === undefined) {
-    const key = new Writer(name.length + 8).tag(1, LENGTH).string(name).bytes().slice()
+    const key = new Uint8Array(new Writer(name.length + 8).tag(1, LENGTH).string(name).bytes())
     entry = { key, values: new Map() }
     if (encoded.size < NAMES) encoded.set(name, entry)
   }
@@ -243,7 +244,7 @@ function keyValue(name: string, value: AttributeValue | undefined): Uint8Array |
     }
     const writer = new Writer(entry.key.length + 32)
     writer.keyValue(entry.key, value)
-    bytes = writer.bytes().slice()
+    bytes = new Uint8Array(writer.bytes())
     values.set(value, bytes)
   }
   return bytes

@@ -4,7 +4,9 @@
  * the SDK's. The SDK's span validates and counts every attribute and goes through the context
  * API for every parent; ours are set by this package only (names from names.ts, values of the
  * kinds OTLP takes), so a span here is a plain record, and building and ending two of them cost
- * about a third of what the SDK's did (bench/README.md, "Tracing"). What the SDK does that
+ * about a third of what the SDK's did (bench/README.md, "Tracing"). For the encoder, a span keeps
+ * its ids as bytes too and the attributes many spans share as bytes encoded once
+ * (SharedAttributes), and sets the rest as names and values side by side. What the SDK does that
  * matters outside is kept: sampling by `OTEL_TRACES_SAMPLER` with the SDK's own samplers, W3C
  * ids, the batch processor and the exporter, and `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT`.
  * The count limits are not applied: a request's spans carry a fixed few dozen attributes.
@@ -58,7 +60,7 @@ export class SharedAttributes {
     })
     const writer = new Writer(512)
     writer.attributes(9, this.attributes)
-    this.bytes = writer.bytes().slice()
+    this.bytes = new Uint8Array(writer.bytes())
   }
 }
 
@@ -75,10 +77,10 @@ export class SharedSets {
   private size = 0
 
   get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes | undefined {
+    for (const value of values) if (typeof value === 'string' && value.length > 128) return undefined
     let node = this.root
     let key: unknown = names
     for (const value of values) {
-      if (typeof value === 'string' && value.length > 128) return undefined
       let next = node.get(key) as SharedNode | undefined
       if (next === undefined) node.set(key, (next = new Map()))
       node = next
