@@ -38,8 +38,7 @@ export class RequestTrace {
   /** `parent`: the caller's context when its traceparent was valid. */
   constructor(maker: SpanMaker, parent: Context | null, method: string, path: string, surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
-    const name = `${method} ${path}`
-    this.span = rootSpan(maker, name, SpanKind.SERVER, parent)
+    this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
     if (this.recording) this.span.setShared(SERVER_SHARED, [method, path, path, surface, this.operation])
   }
