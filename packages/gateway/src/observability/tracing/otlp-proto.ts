@@ -9,6 +9,7 @@
 import type { Link } from '@opentelemetry/api'
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base'
 import { FIXED32, FIXED64, LENGTH, VARINT, Writer } from './protobuf-writer.ts'
+import { RequestSpan } from './spans.ts'
 
 /** OTLP span flags: the W3C flags, and that the parent's remoteness is known (and whether it is remote). */
 const HAS_IS_REMOTE = 0x100
@@ -79,16 +80,28 @@ function writeSpan(out: Writer, span: ReadableSpan): void {
   const start = out.begin(2)
   const context = span.spanContext()
   const parent = span.parentSpanContext
-  out.ids(context)
+  const own = span instanceof RequestSpan ? span : null
+  if (own !== null) {
+    out.tag(1, LENGTH).copy(own.ids, own.idsAt, 16)
+    out.tag(2, LENGTH).copy(own.ids, own.idsAt + 16, 8)
+  } else {
+    out.ids(context)
+  }
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
-  if (parent?.spanId) out.tag(4, LENGTH).hex(parent.spanId)
+  if (own !== null && parent !== undefined) out.tag(4, LENGTH).copy(own.ids, own.idsAt + 24, 8)
+  else if (parent?.spanId) out.tag(4, LENGTH).hex(parent.spanId)
   out.tag(5, LENGTH).string(span.name)
   const kind = span.kind + 1
   if (kind !== 0) out.tag(6, VARINT).varint(kind)
   out.tag(7, FIXED64).time(span.startTime)
   out.tag(8, FIXED64).time(span.endTime)
-  out.attributes(9, span.attributes)
+  if (own !== null) {
+    for (const set of own.shared) out.raw(set.bytes)
+    out.list(9, own.names, own.values)
+  } else {
+    out.attributes(9, span.attributes)
+  }
   out.tag(10, VARINT).varint(span.droppedAttributesCount)
   for (const event of span.events) writeEvent(out, event)
   out.tag(12, VARINT).varint(span.droppedEventsCount)

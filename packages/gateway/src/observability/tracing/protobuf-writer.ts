@@ -15,19 +15,20 @@ export const FIXED32 = 5
 const VALUES_PER_NAME = 64
 const NAMES = 512
 
-/** Encoded KeyValue messages (without their own tag and length) by name, then value. */
-const encoded = new Map<string, Map<AttributeValue, Uint8Array> | null>()
+/** By attribute name: its encoding as a KeyValue's key (field 1), and its values' whole encoded KeyValues (without their own tag and length) while it has few. */
+const encoded = new Map<string, { key: Uint8Array; values: Map<AttributeValue, Uint8Array> | null }>()
 const scratch = new Float64Array(1)
 const scratchBytes = new Uint8Array(scratch.buffer)
 
 export class Writer {
-  private buffer: Uint8Array
+  private buffer: Buffer
   private pos = 0
 
   constructor(size: number) {
-    this.buffer = new Uint8Array(size)
+    this.buffer = Buffer.allocUnsafe(size)
   }
 
+  /** What was written so far: a view of the buffer (copy it to keep it past the next write). */
   bytes(): Uint8Array {
     return this.buffer.subarray(0, this.pos)
   }
@@ -89,41 +90,40 @@ export class Writer {
     return this
   }
 
-  /** A length-prefixed UTF-8 string; ASCII is copied by hand. */
+  /** `length` bytes of `source` from `at`, length-prefixed (ids kept as bytes). */
+  copy(source: Uint8Array, at: number, length: number): this {
+    this.varint(length).room(length)
+    const buffer = this.buffer
+    let pos = this.pos
+    for (let index = at; index < at + length; index++) buffer[pos++] = source[index]!
+    this.pos = pos
+    return this
+  }
+
+  /** A length-prefixed UTF-8 string: a short ASCII one copied by hand (cheaper than a call into Buffer.write at this size). */
   string(text: string): this {
     const length = text.length
-    let ascii = length < 0x80
-    if (ascii) {
-      for (let index = 0; index < length; index++) if (text.charCodeAt(index) > 0x7f) { ascii = false; break }
-    }
-    if (ascii) {
+    if (length < 0x80) {
       this.room(length + 1)
       const buffer = this.buffer
-      let pos = this.pos
-      buffer[pos++] = length
-      for (let index = 0; index < length; index++) buffer[pos++] = text.charCodeAt(index)
-      this.pos = pos
-      return this
+      const start = this.pos
+      let code = 0
+      for (let index = 0; index < length; index++) code |= buffer[start + 1 + index] = text.charCodeAt(index)
+      if (code < 0x80) {
+        buffer[start] = length
+        this.pos = start + 1 + length
+        return this
+      }
     }
-    const bytes = Buffer.byteLength(text, 'utf8')
-    this.varint(bytes).room(bytes)
-    this.pos += Buffer.from(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength).write(text, this.pos, 'utf8')
+    this.varint(Buffer.byteLength(text)).room(3 * length)
+    this.pos += this.buffer.write(text, this.pos)
     return this
   }
 
   raw(bytes: Uint8Array): this {
-    const length = bytes.length
-    this.room(length)
-    if (length > 64) {
-      this.buffer.set(bytes, this.pos)
-      this.pos += length
-      return this
-    }
-    // A short copy by hand: `set` costs more than it moves at this size.
-    const buffer = this.buffer
-    let pos = this.pos
-    for (let index = 0; index < length; index++) buffer[pos++] = bytes[index]!
-    this.pos = pos
+    this.room(bytes.length)
+    this.buffer.set(bytes, this.pos)
+    this.pos += bytes.length
     return this
   }
 
@@ -152,23 +152,36 @@ export class Writer {
 
   /** Each attribute as a KeyValue in field `field`. */
   attributes(field: number, attributes: Attributes): void {
-    for (const key in attributes) {
-      if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue
-      const value = attributes[key]
-      const cached = keyValue(key, value)
+    const names = Object.keys(attributes)
+    this.list(field, names, names.map((name) => attributes[name]))
+  }
+
+  /** Attributes as names and values side by side, each a KeyValue in field `field`. */
+  list(field: number, names: readonly string[], values: readonly (AttributeValue | undefined)[]): void {
+    for (let index = 0; index < names.length; index++) {
+      const name = names[index]!
+      const value = values[index]
+      const cached = keyValue(name, value)
       this.tag(field, LENGTH)
-      if (cached !== null) {
+      if (cached instanceof Uint8Array) {
         this.varint(cached.length).raw(cached)
         continue
       }
+      if (typeof value === 'number' && value >= 0 && Number.isSafeInteger(value)) {
+        // A count (tokens, attempts): the KeyValue's length known up front, nothing to patch.
+        const size = varintSize(value)
+        this.varint(cached.key.length + 3 + size).raw(cached.key).tag(2, LENGTH).varint(size + 1).tag(3, VARINT).varint(value)
+        continue
+      }
       const start = this.room(1).pos++
-      this.keyValue(key, value)
+      this.keyValue(cached.key, value)
       this.end(start)
     }
   }
 
-  keyValue(key: string, value: AttributeValue | undefined): void {
-    this.tag(1, LENGTH).string(key)
+  /** A KeyValue: the key (field 1) as `encodedKey` has it, the value (field 2). */
+  keyValue(encodedKey: Uint8Array, value: AttributeValue | undefined): void {
+    this.raw(encodedKey)
     const start = this.begin(2)
     this.anyValue(value)
     this.end(start)
@@ -206,31 +219,32 @@ export class Writer {
 
   private room(bytes: number): this {
     if (this.pos + bytes <= this.buffer.length) return this
-    const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.pos + bytes))
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.pos + bytes))
     grown.set(this.buffer.subarray(0, this.pos))
     this.buffer = grown
     return this
   }
 }
 
-/** The encoded KeyValue for a name and value, kept while the name has few values; null when not kept. */
-function keyValue(key: string, value: AttributeValue | undefined): Uint8Array | null {
-  if (value === undefined || typeof value === 'object') return null
-  let values = encoded.get(key)
-  if (values === null) return null
-  if (values === undefined) {
-    if (encoded.size >= NAMES) return null
-    encoded.set(key, (values = new Map()))
+/** The encoded KeyValue of a name and value while the name has few values; else the name's encoded key. */
+function keyValue(name: string, value: AttributeValue | undefined): Uint8Array | { key: Uint8Array } {
+  let entry = encoded.get(name)
+  if (entry === undefined) {
+    const key = new Uint8Array(new Writer(name.length + 8).tag(1, LENGTH).string(name).bytes())
+    entry = { key, values: new Map() }
+    if (encoded.size < NAMES) encoded.set(name, entry)
   }
+  const values = entry.values
+  if (values === null || value === undefined || typeof value === 'object') return entry
   let bytes = values.get(value)
   if (bytes === undefined) {
     if (values.size >= VALUES_PER_NAME) {
-      encoded.set(key, null)
-      return null
+      entry.values = null
+      return entry
     }
-    const writer = new Writer(key.length + 32)
-    writer.keyValue(key, value)
-    bytes = writer.bytes().slice()
+    const writer = new Writer(entry.key.length + 32)
+    writer.keyValue(entry.key, value)
+    bytes = new Uint8Array(writer.bytes())
     values.set(value, bytes)
   }
   return bytes

@@ -15,6 +15,14 @@ import type { ExtraFields } from '../../inference/engine.ts'
 import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
 import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.ts'
 
+/** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
+const SERVER_SHARED = [ATTR.httpMethod, ATTR.urlPath, ATTR.httpRoute, ATTR.surface, ATTR.operation]
+const CLIENT_SHARED = [ATTR.operation, ATTR.providerName, ATTR.system, ATTR.requestModel, ATTR.provider, ATTR.keyName, ATTR.attempt, ATTR.targetIndex, ATTR.check]
+const ASKED_SHARED = [ATTR.requestModel, ATTR.stream]
+const SERVED_SHARED = [ATTR.httpStatus, ATTR.responseModel]
+const ANSWERED_SHARED = [ATTR.httpStatus, ATTR.responseModel, ATTR.provider, ATTR.attempts]
+const ANSWERED_KEY_SHARED = [...ANSWERED_SHARED, ATTR.keyName]
+
 /** The SERVER span of one request and what its attempts need to hang under it. */
 export class RequestTrace {
   readonly span: RequestSpan
@@ -25,19 +33,14 @@ export class RequestTrace {
   private lastIndex = -1
   private lastKeyName: string | null = null
   private lastFailure: string | null = null
+  private answeredAlready = false
 
   /** `parent`: the caller's context when its traceparent was valid. */
   constructor(maker: SpanMaker, parent: Context | null, method: string, path: string, surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
     this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
-    if (this.recording) {
-      this.span.setAttribute(ATTR.httpMethod, method)
-      this.span.setAttribute(ATTR.urlPath, path)
-      this.span.setAttribute(ATTR.httpRoute, path)
-      this.span.setAttribute(ATTR.surface, surface)
-      this.span.setAttribute(ATTR.operation, this.operation)
-    }
+    if (this.recording) this.span.setShared(SERVER_SHARED, [method, path, path, surface, this.operation])
   }
 
   /** What the caller asked for (the body only when content recording is on). */
@@ -45,8 +48,7 @@ export class RequestTrace {
     if (!this.recording) return
     const span = this.span
     span.setAttribute(ATTR.requestId, requestId)
-    span.setAttribute(ATTR.requestModel, model)
-    span.setAttribute(ATTR.stream, stream)
+    span.setShared(ASKED_SHARED, [model, stream])
     if (fallbacks.length > 0) span.setAttribute(ATTR.fallbacks, [...fallbacks])
     if (this.content) span.setAttribute(ATTR.requestBody, body())
   }
@@ -74,15 +76,7 @@ export class RequestTrace {
     }
     this.track(step, keyName)
     const name = providerNameOf(type)
-    span.setAttribute(ATTR.operation, this.operation)
-    span.setAttribute(ATTR.providerName, name)
-    span.setAttribute(ATTR.system, name)
-    span.setAttribute(ATTR.requestModel, step.target.model)
-    span.setAttribute(ATTR.provider, provider)
-    span.setAttribute(ATTR.keyName, keyName)
-    span.setAttribute(ATTR.attempt, number)
-    span.setAttribute(ATTR.targetIndex, step.index)
-    span.setAttribute(ATTR.check, step.check)
+    span.setShared(CLIENT_SHARED, [this.operation, name, name, step.target.model, provider, keyName, number, step.index, step.check])
     for (const skipped of step.skipped) {
       span.addEvent(EVENT.keySkipped, { [ATTR.provider]: provider, [ATTR.keyName]: skipped.keyName, [ATTR.skipReason]: skipped.reason, [ATTR.linked]: skipped.origins?.length ?? 0 })
     }
@@ -97,12 +91,10 @@ export class RequestTrace {
   /** The request was answered by what `extra` names. */
   answered(extra: ExtraFields, usage: TokenUsage | null, responseBody: (() => string) | null): void {
     if (!this.recording) return
+    this.answeredAlready = true
     const span = this.span
-    span.setAttribute(ATTR.httpStatus, 200)
-    span.setAttribute(ATTR.responseModel, extra.model)
-    span.setAttribute(ATTR.provider, extra.provider)
-    span.setAttribute(ATTR.attempts, extra.attempts.length)
-    if (extra.key_name !== null) span.setAttribute(ATTR.keyName, extra.key_name)
+    if (extra.key_name === null) span.setShared(ANSWERED_SHARED, [200, extra.model, extra.provider, extra.attempts.length])
+    else span.setShared(ANSWERED_KEY_SHARED, [200, extra.model, extra.provider, extra.attempts.length, extra.key_name])
     if (usage !== null) {
       span.setAttribute(ATTR.inputTokens, usage.promptTokens)
       span.setAttribute(ATTR.outputTokens, usage.completionTokens)
@@ -112,7 +104,8 @@ export class RequestTrace {
 
   /** The request ended in an error (`error.type` is the gateway's stable code). */
   failed(error: GatewayError): void {
-    if (!this.recording) return
+    // The caller had its answer: the span says so (and its shared attributes are never set twice).
+    if (!this.recording || this.answeredAlready) return
     const attempts = (error.extraFields as Partial<ExtraFields> | undefined)?.attempts ?? []
     const last = attempts.at(-1)
     const attributes: Attributes = { [ATTR.httpStatus]: error.status, [ATTR.errorType]: error.code, [ATTR.attempts]: attempts.length }
@@ -159,14 +152,14 @@ export class AttemptTrace {
     this.request.attemptEnded(failure)
     const span = this.span
     if (this.recording) {
-      span.setAttribute(ATTR.httpStatus, failure !== null ? failure.status : status)
       if (failure !== null) {
+        span.setAttribute(ATTR.httpStatus, failure.status)
         span.setAttribute(ATTR.failureClass, failure.failureClass)
         span.setAttribute(ATTR.errorType, failure.failureClass)
         span.setStatus({ code: SpanStatusCode.ERROR, message: failure.failureClass })
         if (failure.failureClass === 'timeout') span.addEvent(EVENT.deadlineHit, deadlineOf(failure, this.step))
       } else {
-        span.setAttribute(ATTR.responseModel, this.step.target.model)
+        span.setShared(SERVED_SHARED, [status, this.step.target.model])
       }
       if (usage !== null) {
         span.setAttribute(ATTR.inputTokens, usage.promptTokens)

@@ -19,7 +19,7 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic
 import type { RequestSurface } from '@switchboard/history'
 import { batchOptionsFromEnv, EncodingSpanProcessor, ExportHealth, encodedMetrics, encodedSerializer } from './span-export.ts'
 import { RequestTrace } from './request-trace.ts'
-import { samplerFromEnv, type SpanMaker } from './spans.ts'
+import { samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
 
 /** The tracing of one node (one process: each worker exports its own spans). */
 export interface Tracing {
@@ -139,6 +139,7 @@ export function createTracing(init: TracingInit): Tracing {
     sampler: init.sampler ?? samplerFromEnv({}),
     processors: init.processors,
     valueLengthLimit: init.valueLengthLimit ?? Infinity,
+    shared: new SharedSets(),
   }
   return {
     content: init.content,

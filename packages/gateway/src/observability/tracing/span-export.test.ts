@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { SpanKind } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api'
 import { ExportResultCode } from '@opentelemetry/core'
 import type { IOtlpExportDelegate } from '@opentelemetry/otlp-exporter-base'
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { batchOptionsFromEnv, EncodingSpanProcessor, ExportHealth, type EncodedBatch } from './span-export.ts'
-import { childSpan, rootSpan, samplerFromEnv, type SpanMaker } from './spans.ts'
+import { childSpan, rootSpan, samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
 
 /** A transport that keeps what it is given; `hold` keeps each export in flight until released; `fail` answers each with the collector's refusal. */
 function transport(hold = false, fail = () => false) {
@@ -26,14 +26,22 @@ function transport(hold = false, fail = () => false) {
   return { delegate, sent, release: () => pending.splice(0).forEach((finish) => finish()) }
 }
 
+const CALLER = trace.setSpanContext(ROOT_CONTEXT, { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true })
+const ROUTE = ['http.request.method', 'http.route']
+const TARGET = ['switchboard.provider', 'switchboard.key_name', 'gen_ai.request.model']
+
 function requests(processor: EncodingSpanProcessor, count: number) {
   const memory = new InMemorySpanExporter()
-  const maker: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: '@switchboard/gateway', version: '0.1.0' }, sampler: samplerFromEnv({}), processors: [processor, new SimpleSpanProcessor(memory)], valueLengthLimit: Infinity }
+  const maker: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: '@switchboard/gateway', version: '0.1.0' }, sampler: samplerFromEnv({}), processors: [processor, new SimpleSpanProcessor(memory)], valueLengthLimit: Infinity, shared: new SharedSets() }
   for (let index = 0; index < count; index++) {
-    const server = rootSpan(maker, 'POST /v1/chat/completions', SpanKind.SERVER, null)
+    // Every other request continues a caller's trace: its ids come from the traceparent.
+    const server = rootSpan(maker, 'POST /v1/chat/completions', SpanKind.SERVER, index % 2 === 0 ? null : CALLER)
+    server.setShared(ROUTE, ['POST', '/v1/chat/completions'])
     server.setAttribute('switchboard.request_id', `r-${index}`)
     const client = childSpan(server, 'chat gpt-4o', SpanKind.CLIENT, undefined)
-    client.setAttribute('switchboard.key_name', `key-${index % 3}`)
+    // Shared sets, one with a model name too long to keep (set one by one instead).
+    client.setShared(TARGET, ['openai', `key-${index % 3}`, index === 1 ? 'm'.repeat(200) : 'gpt-4o'])
+    client.setAttribute('gen_ai.usage.input_tokens', index * 100)
     client.addEvent('switchboard.key.skipped', { 'switchboard.key_name': 'held' })
     client.end()
     server.end()

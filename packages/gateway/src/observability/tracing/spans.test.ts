@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { childSpan, rootSpan, samplerFromEnv, type SpanMaker } from './spans.ts'
+import { childSpan, rootSpan, samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
 
 function maker(env: NodeJS.ProcessEnv = {}, valueLengthLimit = Infinity) {
   const exporter = new InMemorySpanExporter()
-  const made: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: 'test' }, sampler: samplerFromEnv(env), processors: [new SimpleSpanProcessor(exporter)], valueLengthLimit }
+  const made: SpanMaker = { resource: resourceFromAttributes({ 'service.name': 'switchboard' }), scope: { name: 'test' }, sampler: samplerFromEnv(env), processors: [new SimpleSpanProcessor(exporter)], valueLengthLimit, shared: new SharedSets() }
   return { made, exporter }
 }
 
@@ -52,12 +52,15 @@ describe('spans', () => {
   it('cuts string attributes to OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT and skips null ones', () => {
     const { made, exporter } = maker({}, 8)
     const span = rootSpan(made, 'x', SpanKind.SERVER, null)
+    span.setShared(['shared.long', 'shared.short'], ['abcdefghijkl', 'abc'])
     span.setAttributes({ long: 'abcdefghijkl', short: 'abc', count: 123456789, list: ['a', 'b'] })
     span.setAttribute('nothing', undefined)
+    span.setAttribute('count', 7)
     span.addEvent('switchboard.key.skipped', { 'switchboard.key_name': 'k' })
     span.end()
     const [finished] = exporter.getFinishedSpans()
-    expect(finished!.attributes).toEqual({ long: 'abcdefgh', short: 'abc', count: 123456789, list: ['a', 'b'] })
+    expect(finished!.attributes).toEqual({ 'shared.long': 'abcdefgh', 'shared.short': 'abc', long: 'abcdefgh', short: 'abc', count: 7, list: ['a', 'b'] })
+    expect(Object.keys(finished!.attributes)).toEqual(['shared.long', 'shared.short', 'long', 'short', 'count', 'list'])
     expect(finished!.events.map((event) => [event.name, event.attributes])).toEqual([['switchboard.key.skipped', { 'switchboard.key_name': 'k' }]])
   })
 })

@@ -4,16 +4,19 @@
  * the SDK's. The SDK's span validates and counts every attribute and goes through the context
  * API for every parent; ours are set by this package only (names from names.ts, values of the
  * kinds OTLP takes), so a span here is a plain record, and building and ending two of them cost
- * about a third of what the SDK's did (bench/README.md, "Tracing"). What the SDK does that
+ * about a third of what the SDK's did (bench/README.md, "Tracing"). For the encoder, a span keeps
+ * its ids as bytes too and the attributes many spans share as bytes encoded once
+ * (SharedAttributes), and sets the rest as names and values side by side. What the SDK does that
  * matters outside is kept: sampling by `OTEL_TRACES_SAMPLER` with the SDK's own samplers, W3C
  * ids, the batch processor and the exporter, and `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT`.
  * The count limits are not applied: a request's spans carry a fixed few dozen attributes.
  */
 import { randomFillSync } from 'node:crypto'
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
 import type { InstrumentationScope } from '@opentelemetry/core'
 import type { Resource } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base'
+import { Writer } from './protobuf-writer.ts'
 
 /** The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) names, as the SDK reads them; parentbased_always_on by default. */
 export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
@@ -38,6 +41,61 @@ export interface SpanMaker {
   processors: readonly SpanProcessor[]
   /** Longest string attribute value kept (`OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`); Infinity when unset. */
   valueLengthLimit: number
+  /** The attribute sets spans share (`RequestSpan.setShared`). */
+  shared: SharedSets
+}
+
+/**
+ * Attributes many spans carry alike (a route's, an attempt target's), encoded once as the span's
+ * OTLP KeyValues (field 9), so a span that carries them costs one copy when it ends.
+ */
+export class SharedAttributes {
+  readonly bytes: Uint8Array
+  readonly attributes: Attributes = {}
+
+  constructor(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number) {
+    names.forEach((name, index) => {
+      const value = values[index]!
+      this.attributes[name] = typeof value === 'string' && value.length > valueLengthLimit ? value.slice(0, valueLengthLimit) : value
+    })
+    const writer = new Writer(512)
+    writer.attributes(9, this.attributes)
+    this.bytes = new Uint8Array(writer.bytes())
+  }
+}
+
+type SharedNode = Map<unknown, SharedNode | SharedAttributes>
+
+/**
+ * Shared attribute sets by their names and values: a tree of Maps, one level per value, so a
+ * lookup hashes the values' own strings (hashed once, kept by the engine) instead of a key built
+ * per span. Bounded: a set with a string over 128 characters (a caller's model name can be
+ * anything) is not kept, and the whole starts over once it holds 4,096 sets.
+ */
+export class SharedSets {
+  private root: SharedNode = new Map()
+  private size = 0
+
+  get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes | undefined {
+    for (const value of values) if (typeof value === 'string' && value.length > 128) return undefined
+    let node = this.root
+    let key: unknown = names
+    for (const value of values) {
+      let next = node.get(key) as SharedNode | undefined
+      if (next === undefined) node.set(key, (next = new Map()))
+      node = next
+      key = value
+    }
+    let set = node.get(key) as SharedAttributes | undefined
+    if (set === undefined) {
+      if (++this.size > 4096) {
+        this.root = new Map()
+        this.size = 0
+      }
+      node.set(key, (set = new SharedAttributes(names, values, valueLengthLimit)))
+    }
+    return set
+  }
 }
 
 /**
@@ -47,29 +105,48 @@ export interface SpanMaker {
  */
 export function rootSpan(maker: SpanMaker, name: string, kind: SpanKind, remoteParent: Context | null): RequestSpan {
   const parent = remoteParent === null ? undefined : trace.getSpanContext(remoteParent)
-  const traceId = parent?.traceId ?? randomTraceId()
+  const at = drawIds()
+  const ids = block
+  let traceId = blockHex.slice(2 * at, 2 * at + 32)
+  if (parent !== undefined) {
+    traceId = parent.traceId
+    ids.write(traceId, at, 'hex')
+    ids.write(parent.spanId, at + 24, 'hex')
+  }
   const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, {}, [])
   const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED
-  const context: SpanContext = { traceId, spanId: randomSpanId(), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
-  return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined)
+  const context: SpanContext = { traceId, spanId: blockHex.slice(2 * at + 32, 2 * at + 48), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
+  return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined, ids, at)
 }
 
 /** A span under `parent` (on this node), sampled as its parent is. */
 export function childSpan(parent: RequestSpan, name: string, kind: SpanKind, links: Link[] | undefined): RequestSpan {
   const up = parent.spanContext()
-  const context: SpanContext = { traceId: up.traceId, spanId: randomSpanId(), traceFlags: up.traceFlags, traceState: up.traceState }
-  return new RequestSpan(parent.maker, name, kind, context, up, parent.isRecording(), links)
+  const at = drawIds()
+  const ids = block
+  // The trace id and the parent's span id, as bytes, where the encoder reads this span's.
+  const from = parent.ids
+  const fromAt = parent.idsAt
+  for (let index = 0; index < 16; index++) ids[at + index] = from[fromAt + index]!
+  for (let index = 0; index < 8; index++) ids[at + 24 + index] = from[fromAt + 16 + index]!
+  const context: SpanContext = { traceId: up.traceId, spanId: blockHex.slice(2 * at + 32, 2 * at + 48), traceFlags: up.traceFlags, traceState: up.traceState }
+  return new RequestSpan(parent.maker, name, kind, context, up, parent.isRecording(), links, ids, at)
 }
 
 const NO_EVENTS: TimedEvent[] = []
 const NO_LINKS: Link[] = []
+const NO_SHARED: SharedAttributes[] = []
+const UNSET: SpanStatus = { code: SpanStatusCode.UNSET }
 
 /** One span: both the API's Span (what the request path writes) and the SDK's ReadableSpan (what the processors and the exporter read). */
 export class RequestSpan implements Span, ReadableSpan {
-  readonly attributes: Attributes = {}
+  /** Shared sets first (their names are never set one by one too), then the attributes set one by one: names and values side by side, cheaper to set and to encode than an object's properties. */
+  shared = NO_SHARED
+  readonly names: string[] = []
+  readonly values: AttributeValue[] = []
   events: TimedEvent[] = NO_EVENTS
   readonly links: Link[]
-  status: SpanStatus = { code: SpanStatusCode.UNSET }
+  status = UNSET
   readonly startTime: HrTime
   endTime: HrTime = [0, 0]
   ended = false
@@ -85,6 +162,9 @@ export class RequestSpan implements Span, ReadableSpan {
     readonly parentSpanContext: SpanContext | undefined,
     private readonly recording: boolean,
     links: Link[] | undefined,
+    /** The span's ids as bytes (drawIds): the trace id, its span id, its parent's span id, from `idsAt`. */
+    readonly ids: Buffer,
+    readonly idsAt: number,
   ) {
     this.links = links ?? NO_LINKS
     this.startTime = now()
@@ -93,6 +173,14 @@ export class RequestSpan implements Span, ReadableSpan {
 
   get resource(): Resource {
     return this.maker.resource
+  }
+
+  /** The attributes as one object, for the SDK's processors and exporters (the protobuf encoder reads the parts). */
+  get attributes(): Attributes {
+    const attributes: Attributes = {}
+    for (const set of this.shared) Object.assign(attributes, set.attributes)
+    for (let index = 0; index < this.names.length; index++) attributes[this.names[index]!] = this.values[index]
+    return attributes
   }
 
   get instrumentationScope(): InstrumentationScope {
@@ -114,7 +202,26 @@ export class RequestSpan implements Span, ReadableSpan {
 
   setAttribute(key: string, value: SpanAttributes[string]): this {
     if (value === undefined || value === null || !this.isRecording()) return this
-    this.attributes[key] = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
+    const kept = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
+    const at = this.names.indexOf(key)
+    if (at >= 0) this.values[at] = kept
+    else {
+      this.names.push(key)
+      this.values.push(kept)
+    }
+    return this
+  }
+
+  /** Sets attributes many spans set alike (names: a constant list); encoded once for all of them (SharedAttributes). */
+  setShared(names: readonly string[], values: readonly AttributeValue[]): this {
+    if (!this.isRecording()) return this
+    const set = this.maker.shared.get(names, values, this.maker.valueLengthLimit)
+    if (set === undefined) {
+      names.forEach((name, index) => this.setAttribute(name, values[index]))
+      return this
+    }
+    if (this.shared === NO_SHARED) this.shared = [set]
+    else this.shared.push(set)
     return this
   }
 
@@ -175,24 +282,29 @@ function now(): HrTime {
 }
 
 /**
- * Ids from a pool of random bytes (crypto-grade, refilled 4 KiB at a time and turned into hex at
- * once: an id is a slice of that text); an all-zero id is invalid in W3C and drawn again.
+ * Ids: each span draws 32 bytes from a block of random bytes (crypto-grade, 4 KiB, turned into
+ * hex at once; a new block once one is used up, so a span's bytes stay put): its trace id (a
+ * child's or a remote parent's written over), its own span id and its parent's. The hex ids are
+ * slices of the block's hex; the encoder copies the bytes. An all-zero id is invalid in W3C and
+ * drawn again.
  */
-const pool = Buffer.alloc(4096)
-let hex = ''
-let used = 2 * pool.length
-const ZERO_TRACE = '0'.repeat(32)
-const ZERO_SPAN = '0'.repeat(16)
-function randomHex(chars: number, zero: string): string {
+let block = Buffer.alloc(0)
+let blockHex = ''
+let used = 0
+function drawIds(): number {
   for (;;) {
-    if (used + chars > hex.length) {
-      randomFillSync(pool)
-      hex = pool.toString('hex')
+    if (used + 32 > block.length) {
+      block = randomFillSync(Buffer.allocUnsafe(4096))
+      blockHex = block.toString('hex')
       used = 0
     }
-    const id = hex.slice(used, (used += chars))
-    if (id !== zero) return id
+    const at = used
+    used += 32
+    if (!zero(at, at + 16) && !zero(at + 16, at + 24)) return at
   }
 }
-const randomTraceId = () => randomHex(32, ZERO_TRACE)
-const randomSpanId = () => randomHex(16, ZERO_SPAN)
+
+function zero(from: number, to: number): boolean {
+  for (let index = from; index < to; index++) if (block[index] !== 0) return false
+  return true
+}
