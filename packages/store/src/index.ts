@@ -31,7 +31,7 @@ export type {
   KeyDeletedEvent,
   SettingsChangedEvent,
 } from './config/events.ts'
-export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, redactVertexKeyConfig, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
+export { redactKey, keepBedrockSecrets, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
 export type {
   ConfigFile,
   CustomProviderConfig,
