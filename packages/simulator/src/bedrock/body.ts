@@ -2,6 +2,7 @@
 import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { stopReason } from '../anthropic/body.ts'
 
 /** Characters of every text part (messages and system), for the token estimate. */
 function textCharacters(blocks: unknown): number {
@@ -53,10 +54,6 @@ function toolChoice(config: unknown): ChatRequest['tool'] {
   const choice = config.toolChoice
   if (isFields(choice.any)) return forcedTool(specs, undefined)
   return isFields(choice.tool) && typeof choice.tool.name === 'string' ? forcedTool(specs, choice.tool.name) : undefined
-}
-
-function stopReason(chat: ChatRequest, reply: Reply): string {
-  return chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
 }
 
 function usage(chat: ChatRequest, reply: Reply) {
