@@ -205,14 +205,12 @@ export class Exchange {
   private succeed(chat: ChatRequest, rule: SimulatorRule | undefined, rate: RateView): void {
     const reply = this.replyFor(chat, rule)
     const context = this.answerContext(rate)
-    if (chat.stream) {
-      this.writeStream(this.dialect.stream(chat, reply, context), rule)
-    } else if (rule?.first_token_delay_ms !== undefined && rule.first_token_delay_ms > 0) {
-      // A plain request has no first token of its own: the delay is more latency before the answer.
-      this.after(rule.first_token_delay_ms, () => this.send(this.dialect.complete(chat, reply, context)))
-    } else {
-      this.send(this.dialect.complete(chat, reply, context))
-    }
+    if (chat.stream) return this.writeStream(this.dialect.stream(chat, reply, context), rule)
+    // A plain request has no first token of its own: the delay is more latency before the answer.
+    const delay = rule?.first_token_delay_ms ?? 0
+    const answer = () => this.send(this.dialect.complete(chat, reply, context))
+    if (delay > 0) this.after(delay, answer)
+    else answer()
   }
 
   /** Half an answer, on a connection that closes cleanly (`clean`: the headers must not promise its length) or breaks. */
