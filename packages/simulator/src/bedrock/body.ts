@@ -84,14 +84,12 @@ function padded(payload: Record<string, unknown>, index: number): Record<string,
  */
 export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: string): Array<[string, Record<string, unknown>]> {
   const events: Array<[string, Record<string, unknown>]> = [['messageStart', { role: 'assistant' }]]
-  if (chat.tool === undefined) {
-    for (const piece of splitForStream(reply.text)) events.push(['contentBlockDelta', { contentBlockIndex: 0, delta: { text: piece } }])
-  } else {
-    events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: chat.tool.name } } }])
-    for (const piece of splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8)) {
-      events.push(['contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: piece } } }])
-    }
-  }
+  const tool = chat.tool
+  if (tool !== undefined) events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: tool.name } } }])
+  const deltas = tool === undefined
+    ? splitForStream(reply.text).map((text) => ({ text }))
+    : splitEvery(JSON.stringify(toolArguments(tool.schema)), 8).map((input) => ({ toolUse: { input } }))
+  for (const delta of deltas) events.push(['contentBlockDelta', { contentBlockIndex: 0, delta }])
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
   events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
   events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])
