@@ -9,7 +9,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { dirname, extname, join, relative, sep } from 'node:path'
+import { dirname, extname, join, sep } from 'node:path'
 
 /** One file the dashboard serves. */
 export interface DashboardAsset {
@@ -58,10 +58,9 @@ export function createDashboard(): Dashboard {
   }
   // The browser runs the .js files as they are; the .ts beside them (tests, types for the type
   // check) are for the repository only, and not served.
-  for (const file of walk(uiDir)) {
-    if (file.endsWith('.ts')) continue
-    const path = `/ui/${relative(uiDir, file).split(sep).join('/')}`
-    add(path, file)
+  for (const name of readdirSync(uiDir, { recursive: true, encoding: 'utf8' })) {
+    const file = join(uiDir, name)
+    if (!file.endsWith('.ts') && statSync(file).isFile()) add(`/ui/${name.split(sep).join('/')}`, file)
   }
   for (const vendor of VENDOR) add(vendor.path, join(dirname(require.resolve(vendor.from)), vendor.file))
   const page = assets.get('/ui/index.html')
@@ -74,14 +73,4 @@ export function createDashboard(): Dashboard {
     paths: () => [...assets.keys()],
     contentSecurityPolicy: `default-src 'self'; script-src 'self' 'sha256-${mapHash}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
   }
-}
-
-function walk(dir: string): string[] {
-  const files: string[] = []
-  for (const name of readdirSync(dir)) {
-    const full = join(dir, name)
-    if (statSync(full).isDirectory()) files.push(...walk(full))
-    else files.push(full)
-  }
-  return files
 }

@@ -23,7 +23,6 @@ export type { FaultPreset }
 /** The upstream dialects the simulator speaks. */
 export type ProviderName = 'openai' | 'azure' | 'anthropic' | 'bedrock' | 'gemini' | 'vertex'
 
-
 /** A preset with options: `retry_after_s` for `rate_limit`, `after_ms` for `timeout`, `message` to replace the provider's words. */
 export interface FaultPresetOptions {
   preset: FaultPreset
@@ -154,3 +153,5 @@ export { RuleError } from './rules/validate.ts'
 export const createSimulator = (init: SimulatorInit = {}): Promise<Simulator> => startSimulator(init)
 export { simulatorSecretKey } from './bedrock/sigv4.ts'
 export { simulatorServiceAccount } from './google/service-account.ts'
+/** The simulator's seeded random source (mulberry32), for anyone who wants the same draws every run. */
+export { seededRandom } from './rules/random.ts'

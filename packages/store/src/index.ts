@@ -8,10 +8,14 @@
  * - `createConfigStore`: providers, keys and load balancer settings, with
  *   change events and config.json import (API-saved settings win).
  * - `createWriteQueue`: writes retried until they land while Postgres is away.
+ * - `isRunning`, `portFree`, `anyFreePort`: the embedded server's process and port checks,
+ *   shared with the test-kit's private servers.
  */
 export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, defaultEmbeddedPort } from './embedded/server.ts'
 export type { EnsureDatabaseInit, DatabaseHandle } from './embedded/server.ts'
 export { EmbeddedPostgresMissing } from './embedded/binaries.ts'
+export { isRunning } from './embedded/processes.ts'
+export { anyFreePort, portFree } from './embedded/postmaster.ts'
 export { createPool } from './pool.ts'
 export type { DatabasePool, PoolInit } from './pool.ts'
 export { migrate, SchemaTooOldError } from './migrations/migrate.ts'
@@ -31,7 +35,7 @@ export type {
   KeyDeletedEvent,
   SettingsChangedEvent,
 } from './config/events.ts'
-export { redactKey, redactProvider, redactBedrockKeyConfig, keepBedrockSecrets, redactVertexKeyConfig, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
+export { redactKey, keepBedrockSecrets, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
 export type {
   ConfigFile,
   CustomProviderConfig,

@@ -9,13 +9,13 @@
  * - `roughDayConfig`, `ROUGH_DAY_RULES`, `DEMO_MODELS`: the demo fleet's providers and the
  *   simulator's rough day.
  * - `startPrivateServer`: a private embedded PostgreSQL owned by this process.
- * - `seededRandom`: a seeded random source, the same draws every run.
+ * - `seededRandom`: a seeded random source, the same draws every run (the simulator's).
  *
  * For tests, benches and scripts only: no package's `src/` imports it, so nothing of it reaches
  * the gateway's bundle or image.
  */
 export { freePort } from './ports.ts'
-export { seededRandom } from './random.ts'
+export { seededRandom } from '@switchboard/simulator'
 export { freshDatabase, launchFleet, startSimulatorProcess, type FleetNode, type FleetNodeSpec, type LaunchInit, type LocalFleet } from './fleet/launch.ts'
 export { DEMO_MODELS, ROUGH_DAY_RULES, roughDayConfig } from './fleet/rough-day.ts'
 export { startPrivateServer, testServersRoot, type PrivateServer } from './postgres/private-server.ts'

@@ -3,7 +3,7 @@
  * repository (tests, benches and `npm start` all take theirs from here).
  */
 import { readFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
+import { anyFreePort, portFree } from '@switchboard/store'
 
 /** A TCP port nothing listens on right now. */
 export async function freePort(): Promise<number> {
@@ -14,26 +14,8 @@ export async function freePort(): Promise<number> {
   const high = Math.min(ephemeralLow ?? 32_768, 65_536)
   for (let attempt = 0; attempt < 100 && high - low > 1_000; attempt++) {
     const port = low + Math.floor(Math.random() * (high - low))
-    if (await listensOn(port)) return port
+    if (await portFree(port)) return port
   }
-  return listenAnywhere()
-}
-
-/** True when `port` could be listened on at 127.0.0.1 just now. */
-function listensOn(port: number): Promise<boolean> {
-  const server = createServer()
-  return new Promise((done) => {
-    server.once('error', () => done(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => done(true)))
-  })
-}
-
-/** A port the kernel picks (the fallback when no range below its ephemeral one is left). */
-async function listenAnywhere(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const address = server.address()
-  await new Promise((done) => server.close(done))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
+  // No range left below the kernel's ephemeral one: a port the kernel picks.
+  return anyFreePort()
 }

@@ -28,7 +28,8 @@ function toolChoice(tools: unknown, choice: unknown): ChatRequest['tool'] {
   return choice.type === 'tool' && typeof choice.name === 'string' ? forcedTool(declared, choice.name) : undefined
 }
 
-function stopReason(chat: ChatRequest, reply: Reply): string {
+/** Why the model stopped, in Anthropic's words (Bedrock's Converse uses the same). */
+export function stopReason(chat: ChatRequest, reply: Reply): string {
   if (chat.tool !== undefined) return 'tool_use'
   return reply.truncated ? 'max_tokens' : 'end_turn'
 }
@@ -64,21 +65,12 @@ export function messageEvents(chat: ChatRequest, reply: Reply, id: string, toolI
       },
     }),
   ]
-  if (chat.tool === undefined) {
-    events.push(event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }))
-    events.push(event('ping', { type: 'ping' }))
-    for (const piece of splitForStream(reply.text)) {
-      events.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }))
-    }
-  } else {
-    events.push(event('content_block_start', {
-      type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: chat.tool.name, input: {} },
-    }))
-    events.push(event('ping', { type: 'ping' }))
-    for (const piece of splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8)) {
-      events.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: piece } }))
-    }
-  }
+  const block = chat.tool === undefined ? { type: 'text', text: '' } : { type: 'tool_use', id: toolId, name: chat.tool.name, input: {} }
+  const deltas = chat.tool === undefined
+    ? splitForStream(reply.text).map((text) => ({ type: 'text_delta', text }))
+    : splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8).map((json) => ({ type: 'input_json_delta', partial_json: json }))
+  events.push(event('content_block_start', { type: 'content_block_start', index: 0, content_block: block }), event('ping', { type: 'ping' }))
+  for (const delta of deltas) events.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta }))
   events.push(event('content_block_stop', { type: 'content_block_stop', index: 0 }))
   events.push(event('message_delta', {
     type: 'message_delta', delta: { stop_reason: stopReason(chat, reply), stop_sequence: null },

@@ -1,4 +1,4 @@
-import { jsonAnswer, sseHeaders, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
+import { headerKey, jsonAnswer, sseHeaders, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { retryAfterSeconds, rfc3339 } from '../reply/format.ts'
 import type { RateView } from '../rules/rate-window.ts'
@@ -37,10 +37,7 @@ function error(status: number, requestId: string, type: string, message: string,
 /** Anthropic's Messages API: `x-api-key`, a required `anthropic-version`, its own events and errors. */
 export const anthropicDialect: Dialect = {
   provider: 'anthropic',
-  readKey(headers) {
-    const key = headers['x-api-key']
-    return typeof key === 'string' && key.length > 0 ? key : undefined
-  },
+  readKey: headerKey('x-api-key'),
   missingKey: (requestId) => error(401, requestId, 'authentication_error', 'x-api-key header is required'),
   checkHeaders(headers, requestId) {
     const version = headers['anthropic-version']

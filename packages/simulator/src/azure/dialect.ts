@@ -1,7 +1,9 @@
-import { jsonAnswer, shape, type Answer, type Dialect } from '../dialects/dialect.ts'
+import { headerKey, jsonAnswer, shape, type Answer, type Dialect } from '../dialects/dialect.ts'
 import { bearerKey, chatDialect } from '../openai/dialect.ts'
 import { retryAfterSeconds } from '../reply/format.ts'
 import { accessDeniedMessage, azureErrorBody, azureFaults, azureRateMessage } from './errors.ts'
+
+const apiKey = headerKey('api-key')
 
 function baseHeaders(requestId: string): string[] {
   return ['apim-request-id', requestId, 'x-request-id', requestId, 'x-ms-region', 'Simulated Region', 'x-ms-client-request-id', requestId]
@@ -16,11 +18,7 @@ export function azureNotFound(requestId: string): Answer {
 export const azureDialect: Dialect = chatDialect({
   provider: 'azure',
   flavor: 'azure',
-  readKey(headers) {
-    const key = headers['api-key']
-    if (typeof key === 'string' && key.length > 0) return key
-    return bearerKey(headers)
-  },
+  readKey: (headers) => apiKey(headers) ?? bearerKey(headers),
   baseHeaders,
   // Azure reports what is left (and, in newer versions, the limits); no reset headers.
   resets: false,

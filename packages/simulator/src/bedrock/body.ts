@@ -2,6 +2,7 @@
 import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { stopReason } from '../anthropic/body.ts'
 
 /** Characters of every text part (messages and system), for the token estimate. */
 function textCharacters(blocks: unknown): number {
@@ -55,10 +56,6 @@ function toolChoice(config: unknown): ChatRequest['tool'] {
   return isFields(choice.tool) && typeof choice.tool.name === 'string' ? forcedTool(specs, choice.tool.name) : undefined
 }
 
-function stopReason(chat: ChatRequest, reply: Reply): string {
-  return chat.tool !== undefined ? 'tool_use' : reply.truncated ? 'max_tokens' : 'end_turn'
-}
-
 function usage(chat: ChatRequest, reply: Reply) {
   return { inputTokens: chat.promptTokens, outputTokens: reply.completionTokens, totalTokens: chat.promptTokens + reply.completionTokens }
 }
@@ -87,14 +84,12 @@ function padded(payload: Record<string, unknown>, index: number): Record<string,
  */
 export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: string): Array<[string, Record<string, unknown>]> {
   const events: Array<[string, Record<string, unknown>]> = [['messageStart', { role: 'assistant' }]]
-  if (chat.tool === undefined) {
-    for (const piece of splitForStream(reply.text)) events.push(['contentBlockDelta', { contentBlockIndex: 0, delta: { text: piece } }])
-  } else {
-    events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: chat.tool.name } } }])
-    for (const piece of splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8)) {
-      events.push(['contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: piece } } }])
-    }
-  }
+  const tool = chat.tool
+  if (tool !== undefined) events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: tool.name } } }])
+  const deltas = tool === undefined
+    ? splitForStream(reply.text).map((text) => ({ text }))
+    : splitEvery(JSON.stringify(toolArguments(tool.schema)), 8).map((input) => ({ toolUse: { input } }))
+  for (const delta of deltas) events.push(['contentBlockDelta', { contentBlockIndex: 0, delta }])
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
   events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
   events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSimulator, type Simulator } from '../index.ts'
-import { crc32 } from './eventstream.ts'
+import { crc32 } from 'node:zlib'
 
 let simulator: Simulator
 beforeAll(async () => { simulator = await createSimulator() })
@@ -16,8 +16,8 @@ function frames(bytes: Buffer): Array<{ headers: Record<string, string>; payload
   while (offset < bytes.length) {
     const total = bytes.readUInt32BE(offset)
     const headersLength = bytes.readUInt32BE(offset + 4)
-    expect(bytes.readUInt32BE(offset + 8)).toBe(crc32(bytes, offset, offset + 8))
-    expect(bytes.readUInt32BE(offset + total - 4)).toBe(crc32(bytes, offset, offset + total - 4))
+    expect(bytes.readUInt32BE(offset + 8)).toBe(crc32(bytes.subarray(offset, offset + 8)))
+    expect(bytes.readUInt32BE(offset + total - 4)).toBe(crc32(bytes.subarray(offset, offset + total - 4)))
     const headers: Record<string, string> = {}
     let at = offset + 12
     while (at < offset + 12 + headersLength) {

@@ -6,25 +6,9 @@
  *   total length (u32) | headers length (u32) | prelude CRC32 (u32) | headers | payload | message CRC32 (u32)
  *
  * every number big-endian; a header is name length (u8), name, value type (u8; 7 = string),
- * value length (u16) and value. The message CRC covers everything before it.
+ * value length (u16) and value. The message CRC covers everything before it (CRC-32, IEEE 802.3).
  */
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256)
-  for (let index = 0; index < 256; index++) {
-    let value = index
-    for (let bit = 0; bit < 8; bit++) value = value & 1 ? 0xedb88320 ^ (value >>> 1) : value >>> 1
-    table[index] = value >>> 0
-  }
-  return table
-})()
-
-/** CRC-32 (IEEE 802.3), as the framing uses. */
-export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
-  let crc = 0xffffffff
-  for (let index = start; index < end; index++) crc = CRC_TABLE[(crc ^ bytes[index]!) & 0xff]! ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
+import { crc32 } from 'node:zlib'
 
 /** Header type 7: a UTF-8 string. */
 const STRING_TYPE = 7
@@ -42,10 +26,10 @@ export function encodeFrame(headers: Record<string, string>, payload: string): B
   const frame = Buffer.alloc(total)
   frame.writeUInt32BE(total, 0)
   frame.writeUInt32BE(headerBytes.length, 4)
-  frame.writeUInt32BE(crc32(frame, 0, 8), 8)
+  frame.writeUInt32BE(crc32(frame.subarray(0, 8)), 8)
   headerBytes.copy(frame, 12)
   body.copy(frame, 12 + headerBytes.length)
-  frame.writeUInt32BE(crc32(frame, 0, total - 4), total - 4)
+  frame.writeUInt32BE(crc32(frame.subarray(0, total - 4)), total - 4)
   return frame
 }
 

@@ -78,6 +78,14 @@ export interface Dialect {
   rateLimited(decision: Extract<RateDecision, { allowed: false }>, context: FaultContext): Answer
 }
 
+/** Reads the API key a request sends in header `name`: undefined when absent or empty. */
+export function headerKey(name: string): (headers: IncomingHttpHeaders) => string | undefined {
+  return (headers) => {
+    const key = headers[name]
+    return typeof key === 'string' && key.length > 0 ? key : undefined
+  }
+}
+
 /** JSON answer with the content headers every provider sends. */
 export function jsonAnswer(status: number, headers: string[], body: string): Answer {
   headers.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)))

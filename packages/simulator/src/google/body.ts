@@ -54,50 +54,34 @@ function forcedTool(tools: unknown, config: unknown): ChatRequest['tool'] {
   return allowed === undefined ? declarations[0] : declarations.find((declaration) => allowed.includes(declaration.name))
 }
 
-function usage(chat: ChatRequest, completionTokens: number): Fields {
-  return { promptTokenCount: chat.promptTokens, candidatesTokenCount: completionTokens, totalTokenCount: chat.promptTokens + completionTokens }
-}
-
 function finishReason(chat: ChatRequest, reply: Reply): string {
   return chat.tool === undefined && reply.truncated ? 'MAX_TOKENS' : 'STOP'
 }
 
-/** A generateContent answer. */
-export function generateContentBody(chat: ChatRequest, reply: Reply, responseId: string): string {
-  const parts = chat.tool === undefined
-    ? [{ text: reply.text }]
-    : [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }]
-  return JSON.stringify({
-    candidates: [{ content: { role: 'model', parts }, finishReason: finishReason(chat, reply), index: 0 }],
-    usageMetadata: usage(chat, reply.completionTokens),
+/** One GenerateContentResponse with `text` (or the forced function call); the last one carries finishReason and the full usage. */
+function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: boolean, responseId: string): Fields {
+  const parts = chat.tool === undefined ? [{ text }] : [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }]
+  const completion = reply.completionTokens
+  return {
+    candidates: [{ content: { role: 'model', parts }, ...(last ? { finishReason: finishReason(chat, reply) } : {}), index: 0 }],
+    // Gemini reports usage on every chunk; only the last one's candidate count is the whole answer's.
+    usageMetadata: last
+      ? { promptTokenCount: chat.promptTokens, candidatesTokenCount: completion, totalTokenCount: chat.promptTokens + completion }
+      : { promptTokenCount: chat.promptTokens, totalTokenCount: chat.promptTokens },
     modelVersion: chat.model,
     responseId,
-  })
+  }
 }
 
-/**
- * A streamGenerateContent answer (`alt=sse`) as GenerateContentResponse objects: text in pieces,
- * a function call whole, and the last one carrying finishReason and the full usage.
- */
+/** A generateContent answer. */
+export function generateContentBody(chat: ChatRequest, reply: Reply, responseId: string): string {
+  return JSON.stringify(contentResponse(chat, reply, reply.text, true, responseId))
+}
+
+/** A streamGenerateContent answer (`alt=sse`) as GenerateContentResponse objects: text in pieces, a function call whole. */
 export function generateContentChunks(chat: ChatRequest, reply: Reply, responseId: string): Fields[] {
-  const head = { modelVersion: chat.model, responseId }
-  if (chat.tool !== undefined) {
-    return [{
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }] }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: usage(chat, reply.completionTokens),
-      ...head,
-    }]
-  }
-  const pieces = splitForStream(reply.text)
-  return pieces.map((piece, index) => {
-    const last = index === pieces.length - 1
-    return {
-      candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, ...(last ? { finishReason: finishReason(chat, reply) } : {}), index: 0 }],
-      // Gemini reports usage on every chunk; only the last one's candidate count is the whole answer's.
-      usageMetadata: last ? usage(chat, reply.completionTokens) : { promptTokenCount: chat.promptTokens, totalTokenCount: chat.promptTokens },
-      ...head,
-    }
-  })
+  const pieces = chat.tool === undefined ? splitForStream(reply.text) : ['']
+  return pieces.map((piece, index) => contentResponse(chat, reply, piece, index === pieces.length - 1, responseId))
 }
 
 /** Server-sent events as Gemini frames them (`data: ...` and a CRLF blank line). */

@@ -9,7 +9,7 @@
  *   once expired. A Vertex request is recorded, and matched by rules, under the service
  *   account's email.
  */
-import { shape, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
+import { headerKey, shape, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
 import { messageBody, messageErrorEvents, messageEvents, parseMessagesBody } from '../anthropic/body.ts'
 import { anthropicErrorBody } from '../anthropic/errors.ts'
 import { bearerKey } from '../openai/dialect.ts'
@@ -55,10 +55,7 @@ function geminiFormat(surface: GoogleSurface, stream: boolean): Omit<Dialect, 'p
 export function geminiDialect(stream: boolean): Dialect {
   return {
     provider: 'gemini',
-    readKey(headers) {
-      const key = headers['x-goog-api-key']
-      return typeof key === 'string' && key.length > 0 ? key : undefined
-    },
+    readKey: headerKey('x-goog-api-key'),
     missingKey: (requestId) => answer(googleError(403, 'PERMISSION_DENIED', 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.'), requestId),
     ...geminiFormat('gemini', stream),
   }

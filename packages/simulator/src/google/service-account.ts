@@ -2,11 +2,11 @@
  * The simulator's service-account key pair. Like the SigV4 secret (bedrock/sigv4.ts), it is a
  * published test credential of the simulator, never a real one: a gateway given
  * `simulatorServiceAccount(...)` signs its token requests with this private key, and the
- * simulator's token endpoint checks the RS256 signature with the public key, as Google's would.
+ * simulator's token endpoint checks the RS256 signature with its public half, as Google's would.
  */
 
 /** Test-only private key (PKCS #8). It authorizes nothing but the simulator. */
-const SIMULATOR_PRIVATE_KEY = `-----BEGIN PRIVATE KEY-----
+export const SIMULATOR_PRIVATE_KEY = `-----BEGIN PRIVATE KEY-----
 MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDM+f5fcBnKj20U
 pFTRYxCVhRBX3PtBQr/3NO2I9YVH9xAO5aDqU2gkPdpxgGk3hJycVO0lwD28Oa1w
 fiBnLwDsqJBZv0jIOlsiuh0Cd+iZY8kH80wYNOBbqXLikqjDojzWYV4l3aFW6cAt
@@ -36,21 +36,6 @@ RJJvQzTDfgB9n4aOS6ONO8mN
 -----END PRIVATE KEY-----
 `
 
-/** Its public key (SPKI), what the token endpoint verifies assertions with. */
-export const SIMULATOR_PUBLIC_KEY = `-----BEGIN PUBLIC KEY-----
-MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAzPn+X3AZyo9tFKRU0WMQ
-lYUQV9z7QUK/9zTtiPWFR/cQDuWg6lNoJD3acYBpN4ScnFTtJcA9vDmtcH4gZy8A
-7KiQWb9IyDpbIrodAnfomWPJB/NMGDTgW6ly4pKow6I81mFeJd2hVunALZII9kQI
-uyG9ouis6+0Pw4nsb9BT/LR5a8Om5dOYQOimSwN8VHtGHfjXnmsEB8GynDZ4mJyF
-I2811zFFDdjWIZotBKEGXkMNJ9jkmJGHyX52ynCMl+mRRemGn+6RrhABPtdp4ijh
-GRH+K46O0VztVqPUTbwNCJDFkwJXEEjVlMqPkfpWLcmE+6QLRA2fHWJ5dJa7GI7s
-qwIDAQAB
------END PUBLIC KEY-----
-`
-
-/** The private key id a simulator service account names (`kid` of its assertions). */
-export const SIMULATOR_KEY_ID = 'simulator-key-1'
-
 /**
  * A service-account JSON (as Google's console downloads it) for `clientEmail`, signed with the
  * simulator's key pair; `tokenUri` is the simulator's token endpoint (`<url>/token`).
@@ -59,7 +44,7 @@ export function simulatorServiceAccount(clientEmail: string, projectId: string, 
   return {
     type: 'service_account',
     project_id: projectId,
-    private_key_id: SIMULATOR_KEY_ID,
+    private_key_id: 'simulator-key-1',
     private_key: SIMULATOR_PRIVATE_KEY,
     client_email: clientEmail,
     client_id: '100000000000000000001',

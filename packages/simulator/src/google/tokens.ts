@@ -3,13 +3,16 @@
  * RFC 7523): the assertion's RS256 signature is checked with the simulator's public key, and the
  * access token it issues is what Vertex requests must carry until it expires.
  */
-import { randomBytes, verify } from 'node:crypto'
+import { createPublicKey, randomBytes, verify } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isFields } from '../dialects/dialect.ts'
-import { SIMULATOR_PUBLIC_KEY } from './service-account.ts'
+import { SIMULATOR_PRIVATE_KEY } from './service-account.ts'
 
 /** Google's own token URL: the audience a service account's assertion names. */
 export const GOOGLE_TOKEN_AUDIENCE = 'https://oauth2.googleapis.com/token'
+
+/** What assertions are verified with: the public half of the simulator's key pair. */
+const PUBLIC_KEY = createPublicKey(SIMULATOR_PRIVATE_KEY)
 
 /** Tokens kept at most; past it, expired ones go, then the oldest. */
 const MAX_TOKENS = 10_000
@@ -67,7 +70,7 @@ export function checkAssertion(assertion: string, nowMs: number): { email: strin
   const payload = decodePart(payloadPart)
   if (header === undefined || payload === undefined || signaturePart === undefined) return { refusal: 'Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.' }
   if (header.alg !== 'RS256') return { refusal: 'Invalid JWT Signature.' }
-  const signed = verify('RSA-SHA256', Buffer.from(`${headerPart}.${payloadPart}`), SIMULATOR_PUBLIC_KEY, Buffer.from(signaturePart, 'base64url'))
+  const signed = verify('RSA-SHA256', Buffer.from(`${headerPart}.${payloadPart}`), PUBLIC_KEY, Buffer.from(signaturePart, 'base64url'))
   if (!signed) return { refusal: 'Invalid JWT Signature.' }
   const now = nowMs / 1000
   if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || payload.exp < now - 300 || payload.iat > now + 300 || payload.exp - payload.iat > 3600) {

@@ -109,19 +109,14 @@ export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId
   if (flavor === 'azure') {
     events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
   }
-  if (chat.tool === undefined) {
-    events.push(chunk([delta({ role: 'assistant', content: '', refusal: null }, null)]))
-    for (const piece of splitForStream(reply.text)) events.push(chunk([delta({ content: piece }, null)]))
-  } else {
-    events.push(chunk([delta({
-      role: 'assistant', content: null,
-      tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: chat.tool.name, arguments: '' } }],
-      refusal: null,
-    }, null)]))
-    for (const piece of splitEvery(JSON.stringify(toolArguments(chat.tool.schema)), 8)) {
-      events.push(chunk([delta({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null)]))
-    }
-  }
+  const tool = chat.tool
+  const opening = tool === undefined
+    ? { role: 'assistant', content: '', refusal: null }
+    : { role: 'assistant', content: null, tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: tool.name, arguments: '' } }], refusal: null }
+  const pieces = tool === undefined
+    ? splitForStream(reply.text).map((content) => ({ content }))
+    : splitEvery(JSON.stringify(toolArguments(tool.schema)), 8).map((piece) => ({ tool_calls: [{ index: 0, function: { arguments: piece } }] }))
+  for (const value of [opening, ...pieces]) events.push(chunk([delta(value, null)]))
   events.push(chunk([delta({}, finishReason(chat, reply))]))
   if (withUsage) events.push(chunk([], { usage: usage(chat, reply) }))
   events.push('data: [DONE]\n\n')

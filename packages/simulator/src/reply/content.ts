@@ -88,14 +88,9 @@ export function countText(content: unknown): number {
 
 /** Arguments that satisfy a JSON schema's top-level properties with placeholder values. */
 export function toolArguments(schema: unknown): Record<string, unknown> {
-  const result: Record<string, unknown> = {}
-  if (typeof schema !== 'object' || schema === null) return result
-  const properties = (schema as { properties?: unknown }).properties
-  if (typeof properties !== 'object' || properties === null) return result
-  for (const [name, property] of Object.entries(properties)) {
-    result[name] = placeholder(property)
-  }
-  return result
+  const properties = (schema as { properties?: unknown } | null | undefined)?.properties
+  if (typeof properties !== 'object' || properties === null) return {}
+  return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, placeholder(property)]))
 }
 
 function placeholder(property: unknown): unknown {

@@ -27,10 +27,6 @@ export class RuleBook {
     this.entries.push(toEntry(parseRule(rule)))
   }
 
-  clear(): void {
-    this.entries = []
-  }
-
   list(): ListedRule[] {
     return this.entries.map(({ rule, remaining }) =>
       remaining === Infinity ? { ...rule } : { ...rule, remaining })

@@ -20,8 +20,9 @@ function nonNegative(value: unknown, field: string): number {
   return value
 }
 
-function positiveInteger(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new RuleError(`${field} must be a positive integer`)
+/** An integer of at least `least` (by default 1: a positive one). */
+function integer(value: unknown, field: string, least = 1): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < least) throw new RuleError(`${field} must be a ${least === 1 ? 'positive' : 'non-negative'} integer`)
   return value
 }
 
@@ -61,10 +62,7 @@ export function parseFault(value: unknown, field: string): FaultSpec {
     if (value.retry_after_s !== undefined) spec.retry_after_s = nonNegative(value.retry_after_s, `${field}.retry_after_s`)
     if (value.after_ms !== undefined) spec.after_ms = nonNegative(value.after_ms, `${field}.after_ms`)
     if (value.message !== undefined) spec.message = text(value.message, `${field}.message`)
-    if (value.after_chunks !== undefined) {
-      if (typeof value.after_chunks !== 'number' || !Number.isInteger(value.after_chunks) || value.after_chunks < 0) throw new RuleError(`${field}.after_chunks must be a non-negative integer`)
-      spec.after_chunks = value.after_chunks
-    }
+    if (value.after_chunks !== undefined) spec.after_chunks = integer(value.after_chunks, `${field}.after_chunks`, 0)
     return spec
   }
   const status = value.status
@@ -99,10 +97,10 @@ const RULE_FIELDS: { [Field in keyof SimulatorRule]-?: (value: unknown, field: s
   },
   error: parseFault,
   fault: parseFault,
-  times: positiveInteger,
-  tpm: positiveInteger,
-  rpm: positiveInteger,
-  completion_tokens: positiveInteger,
+  times: integer,
+  tpm: integer,
+  rpm: integer,
+  completion_tokens: integer,
   first_token_delay_ms: nonNegative,
   rejects_prefill(value, field) {
     if (typeof value !== 'boolean') throw new RuleError(`${field} must be true or false`)

@@ -40,14 +40,13 @@ function readJson(request: IncomingMessage, response: ServerResponse, use: (valu
   })
 }
 
-/** What each control route does per method; replacing or clearing the rules also empties the rate windows. */
+/** What each control route does per method. */
 const ROUTES: Record<string, Record<string, (state: SimulatorState, request: IncomingMessage, response: ServerResponse) => void>> = {
   '/_sim/health': { GET: (_state, _request, response) => reply(response, 200, { status: 'ok' }) },
   '/_sim/rules': {
     GET: (state, _request, response) => reply(response, 200, state.rules.list()),
     PUT: (state, request, response) => readJson(request, response, (value) => {
-      state.rules.set(isFields(value) && 'rules' in value ? value.rules : value)
-      state.windows.clear()
+      state.setRules(isFields(value) && 'rules' in value ? value.rules : value)
       reply(response, 200, state.rules.list())
     }),
     POST: (state, request, response) => readJson(request, response, (value) => {
@@ -55,8 +54,7 @@ const ROUTES: Record<string, Record<string, (state: SimulatorState, request: Inc
       reply(response, 201, state.rules.list())
     }),
     DELETE(state, _request, response) {
-      state.rules.clear()
-      state.windows.clear()
+      state.setRules([])
       reply(response, 200, [])
     },
   },
@@ -70,11 +68,7 @@ const ROUTES: Record<string, Record<string, (state: SimulatorState, request: Inc
   '/_sim/stats': { GET: (state, _request, response) => reply(response, 200, state.log.stats()) },
 }
 
-/**
- * The control API under `/_sim/`: rules, the request log, stats, health.
- * Setting or clearing rules also empties the rate windows, so a new `rpm`
- * script starts from a clean minute.
- */
+/** The control API under `/_sim/`: rules (setting or clearing them empties the rate windows), the request log, stats, health. */
 export function handleControl(state: SimulatorState, request: IncomingMessage, response: ServerResponse, path: string): void {
   const method = request.method ?? 'GET'
   request.on('error', () => {})

@@ -15,14 +15,6 @@ const unlimitedView: RateView = {
   tokensLimit: defaultTokensLimit, tokensRemaining: defaultTokensLimit, tokensResetMs: 0,
 }
 
-/** What the exchange will do once its latency has passed. */
-type Plan =
-  | { kind: 'answer'; answer: Answer }
-  | { kind: 'stream'; answer: StreamAnswer; script: StreamScript | undefined }
-  | { kind: 'cut'; answer: Answer; clean: boolean }
-  | { kind: 'hold'; afterMs: number | undefined }
-  | { kind: 'reset' }
-
 const ignore = (): void => {}
 
 /** Stream pieces as one write: SSE text joined, binary frames concatenated. */
@@ -113,17 +105,18 @@ export class Exchange {
     if (fault === undefined && rule.error_rate !== undefined && state.random() < rule.error_rate) {
       fault = rule.error ?? 'server_error'
     }
-    let plan: Plan | undefined
+    // What to do once the latency has passed, when it is not the answer itself.
+    let act: (() => void) | undefined
     let rate = unlimitedView
     const refusedBetas = refusedBetasOf(rule, this.request.headers['anthropic-beta'])
     if (refusedBetas.length > 0) {
       this.fault = 'refuses_betas'
-      plan = { kind: 'answer', answer: betaRefusal(refusedBetas, this.requestId) }
+      act = this.sending(betaRefusal(refusedBetas, this.requestId))
     } else if (rule.rejects_prefill === true && this.prefill !== undefined) {
       this.fault = 'rejects_prefill'
-      plan = { kind: 'answer', answer: this.dialect.fault('bad_request', this.faultContext(chat, { message: PREFILL_REFUSED })) }
+      act = this.sending(this.dialect.fault('bad_request', this.faultContext(chat, { message: PREFILL_REFUSED })))
     } else if (fault !== undefined) {
-      plan = this.faultPlan(chat, rule, fault)
+      act = this.faultAction(chat, rule, fault)
     } else if (rule.rpm !== undefined || rule.tpm !== undefined) {
       const tokens = chat.promptTokens + (rule.completion_tokens ?? 0)
       const decision = state.windows.check(`${this.dialect.provider}\u0000${this.key}`, Date.now(), tokens, rule.rpm, rule.tpm)
@@ -131,29 +124,29 @@ export class Exchange {
         rate = decision.view
       } else {
         this.fault = 'rate_limit'
-        plan = { kind: 'answer', answer: this.dialect.rateLimited(decision, this.faultContext(chat, undefined)) }
+        act = this.sending(this.dialect.rateLimited(decision, this.faultContext(chat, undefined)))
       }
     }
     const latency = rule.latency_ms === undefined ? 0 : sampleLatency(rule.latency_ms, state.random)
-    const act = plan === undefined ? () => this.succeed(chat, rule, rate) : () => this.perform(plan, rule)
+    act ??= () => this.succeed(chat, rule, rate)
     if (latency > 0) this.after(latency, act)
     else act()
   }
 
-  private faultPlan(chat: ChatRequest, rule: SimulatorRule, fault: FaultSpec): Plan {
+  private faultAction(chat: ChatRequest, rule: SimulatorRule, fault: FaultSpec): () => void {
     if (typeof fault === 'object' && 'status' in fault) {
       this.fault = 'raw'
       const body = typeof fault.body === 'string' ? fault.body : JSON.stringify(fault.body)
       const headers = Object.entries(fault.headers ?? {}).flat()
       if (!headers.some((name, index) => index % 2 === 0 && name.toLowerCase() === 'content-type')) headers.push('content-type', 'application/json')
-      return { kind: 'answer', answer: { status: fault.status, headers, body } }
+      return this.sending({ status: fault.status, headers, body })
     }
     const preset: FaultPreset = typeof fault === 'string' ? fault : fault.preset
     const options = typeof fault === 'string' ? undefined : fault
     this.fault = preset
     switch (preset) {
-      case 'timeout': return { kind: 'hold', afterMs: options?.after_ms }
-      case 'reset': return { kind: 'reset' }
+      case 'timeout': return () => this.hold(options?.after_ms)
+      case 'reset': return () => this.destroy()
       case 'stream_cut':
       case 'stream_stall':
       case 'stream_malformed':
@@ -161,9 +154,10 @@ export class Exchange {
         const reply = this.replyFor(chat, rule)
         const context = this.answerContext(unlimitedView)
         if (!chat.stream) {
-          if (preset === 'stream_stall') return { kind: 'hold', afterMs: options?.after_ms }
+          if (preset === 'stream_stall') return () => this.hold(options?.after_ms)
           // A malformed or unfinished body: half of it, on a connection that closes cleanly.
-          return { kind: 'cut', answer: this.dialect.complete(chat, reply, context), clean: preset !== 'stream_cut' }
+          const whole = this.dialect.complete(chat, reply, context)
+          return () => this.cut(whole, preset !== 'stream_cut')
         }
         const answer = this.dialect.stream(chat, reply, context)
         const chunks = answer.chunks
@@ -174,17 +168,18 @@ export class Exchange {
         if (preset === 'stream_malformed') {
           const chunks = [...answer.chunks]
           if (sent < chunks.length) chunks[sent] = malformed(chunks[sent]!)
-          return { kind: 'stream', answer: { headers: answer.headers, chunks }, script: { sent: chunks.length, ending: 'end', holdMs: undefined } }
+          return () => this.writeStream({ headers: answer.headers, chunks }, rule)
         }
         const ending = preset === 'stream_cut' ? 'destroy' : preset === 'stream_stall' ? 'hold' : 'end'
-        return { kind: 'stream', answer, script: { sent, ending, holdMs: options?.after_ms } }
+        return () => this.writeStream(answer, rule, { sent, ending, holdMs: options?.after_ms })
       }
       case 'stream_error': {
         // The in-band error only exists in a stream; a plain request (or a dialect without one) gets the 500.
-        if (!chat.stream || this.dialect.streamError === undefined) return { kind: 'answer', answer: this.dialect.fault('server_error', this.faultContext(chat, options)) }
-        return { kind: 'stream', answer: this.dialect.streamError(chat, this.replyFor(chat, rule), this.answerContext(unlimitedView), options?.message), script: undefined }
+        if (!chat.stream || this.dialect.streamError === undefined) return this.sending(this.dialect.fault('server_error', this.faultContext(chat, options)))
+        const answer = this.dialect.streamError(chat, this.replyFor(chat, rule), this.answerContext(unlimitedView), options?.message)
+        return () => this.writeStream(answer, rule)
       }
-      default: return { kind: 'answer', answer: this.dialect.fault(preset, this.faultContext(chat, options)) }
+      default: return this.sending(this.dialect.fault(preset, this.faultContext(chat, options)))
     }
   }
 
@@ -210,38 +205,24 @@ export class Exchange {
   private succeed(chat: ChatRequest, rule: SimulatorRule | undefined, rate: RateView): void {
     const reply = this.replyFor(chat, rule)
     const context = this.answerContext(rate)
-    if (chat.stream) {
-      this.perform({ kind: 'stream', answer: this.dialect.stream(chat, reply, context), script: undefined }, rule)
-    } else if (rule?.first_token_delay_ms !== undefined && rule.first_token_delay_ms > 0) {
-      // A plain request has no first token of its own: the delay is more latency before the answer.
-      this.after(rule.first_token_delay_ms, () => this.send(this.dialect.complete(chat, reply, context)))
-    } else {
-      this.send(this.dialect.complete(chat, reply, context))
-    }
+    if (chat.stream) return this.writeStream(this.dialect.stream(chat, reply, context), rule)
+    // A plain request has no first token of its own: the delay is more latency before the answer.
+    const delay = rule?.first_token_delay_ms ?? 0
+    const answer = () => this.send(this.dialect.complete(chat, reply, context))
+    if (delay > 0) this.after(delay, answer)
+    else answer()
   }
 
-  private perform(plan: Plan, rule: SimulatorRule | undefined): void {
-    switch (plan.kind) {
-      case 'answer': return this.send(plan.answer)
-      case 'stream': return this.writeStream(plan.answer, plan.script ?? { sent: plan.answer.chunks.length, ending: 'end', holdMs: undefined }, rule)
-      case 'cut': {
-        const { answer, clean } = plan
-        const half = answer.body.slice(0, Math.floor(answer.body.length / 2))
-        // Clean: a body that ends early on a connection that closes cleanly (it must not promise its length).
-        this.response.writeHead(answer.status, clean ? withoutLength(answer.headers) : answer.headers)
-        if (clean) this.response.end(half)
-        else this.response.write(half, () => this.destroy())
-        return
-      }
-      case 'hold':
-        if (plan.afterMs !== undefined) this.after(plan.afterMs, () => this.destroy())
-        return
-      case 'reset': return this.destroy()
-    }
+  /** Half an answer, on a connection that closes cleanly (`clean`: the headers must not promise its length) or breaks. */
+  private cut(answer: Answer, clean: boolean): void {
+    const half = answer.body.slice(0, Math.floor(answer.body.length / 2))
+    this.response.writeHead(answer.status, clean ? withoutLength(answer.headers) : answer.headers)
+    if (clean) this.response.end(half)
+    else this.response.write(half, () => this.destroy())
   }
 
   /** Writes a stream as its script says, `rule`'s delays before its events: back to back where nothing delays them, then its ending. */
-  private writeStream(answer: StreamAnswer, script: StreamScript, rule: SimulatorRule | undefined): void {
+  private writeStream(answer: StreamAnswer, rule: SimulatorRule | undefined, script: StreamScript = { sent: answer.chunks.length, ending: 'end', holdMs: undefined }): void {
     const response = this.response
     const { chunks } = answer
     const { sent } = script
@@ -253,7 +234,7 @@ export class Exchange {
     const finish = (): void => {
       if (script.ending === 'end') response.end()
       else if (script.ending === 'destroy') this.destroy()
-      else if (script.holdMs !== undefined) this.after(script.holdMs, () => this.destroy())
+      else this.hold(script.holdMs)
     }
     let index = 0
     const step = (): void => {
@@ -286,6 +267,15 @@ export class Exchange {
 
   private send(answer: Answer): void {
     send(this.response, answer)
+  }
+
+  private sending(answer: Answer): () => void {
+    return () => this.send(answer)
+  }
+
+  /** Holds the connection open: for `ms`, then drops it, or (undefined) until the client leaves. */
+  private hold(ms: number | undefined): void {
+    if (ms !== undefined) this.after(ms, () => this.destroy())
   }
 
   /** Drops the connection as a broken upstream would; not counted as a client abort. */

@@ -6,14 +6,8 @@ export const recordCapacity = 10_000
 /** A request as the control API shows it: the key reduced to its last four characters. */
 export type PublicRecord = Omit<RecordedRequest, 'key'>
 
-/** One row of `/_sim/stats`. */
-export interface StatsRow {
-  provider: string
-  key_suffix: string
-  model: string
-  status: number
-  count: number
-}
+/** One row of `/_sim/stats`: how many requests ended with this provider, key, model and status. */
+export type StatsRow = Pick<RecordedRequest, 'provider' | 'key_suffix' | 'model' | 'status'> & { count: number }
 
 /** The last requests (trimmed in bulk, so a record costs a push), plus running counts that survive the trimming. */
 export class RequestRecords {

@@ -6,20 +6,15 @@ import { jsonAnswer, type Dialect } from '../dialects/dialect.ts'
 import type { Simulator, SimulatorInit } from '../index.ts'
 import { openaiDialect } from '../openai/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
-import { IdMaker } from '../reply/format.ts'
-import { RuleBook } from '../rules/book.ts'
-import { seededRandom } from '../rules/random.ts'
-import { RateWindows } from '../rules/rate-window.ts'
 import { handleControl } from './control.ts'
 import { Exchange, send } from './exchange.ts'
 import { anthropicCountDialect } from '../anthropic/count.ts'
 import { responsesDialect } from '../responses/dialect.ts'
 import { embeddingsDialect } from '../embeddings/dialect.ts'
 import { bedrockDialect, bedrockStreamDialect } from '../bedrock/dialect.ts'
-import { geminiDialect, vertexClaudeDialect, vertexDialect } from '../google/dialect.ts'
-import { handleToken, TokenBook } from '../google/tokens.ts'
-import { RequestRecords } from './records.ts'
-import type { SimulatorState } from './state.ts'
+import { geminiDialect } from '../google/dialect.ts'
+import { handleToken } from '../google/tokens.ts'
+import { createState, type SimulatorState } from './state.ts'
 
 /** Paths one dialect serves as they are (Azure's v1 Responses API: no api-version, the deployment is the body's `model`). */
 const fixedPaths = new Map<string, Dialect>([
@@ -91,20 +86,7 @@ function route(state: SimulatorState, request: IncomingMessage, response: Server
 
 /** Starts the HTTP server behind {@link Simulator}. */
 export async function startSimulator(init: SimulatorInit): Promise<Simulator> {
-  const tokens = new TokenBook(init.token_lifetime_s ?? 3600)
-  const state: SimulatorState = {
-    rules: new RuleBook(),
-    windows: new RateWindows(),
-    log: new RequestRecords(),
-    random: seededRandom(init.seed ?? 1),
-    ids: new IdMaker(),
-    tokens,
-    vertex: {
-      generateContent: vertexDialect(tokens, false), streamGenerateContent: vertexDialect(tokens, true),
-      rawPredict: vertexClaudeDialect(tokens, false), streamRawPredict: vertexClaudeDialect(tokens, true),
-    },
-  }
-  if (init.rules !== undefined) state.rules.set(init.rules)
+  const state = createState(init)
   const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => route(state, request, response))
   const host = init.host ?? '127.0.0.1'
   await new Promise<void>((resolve, reject) => {
@@ -120,15 +102,9 @@ export async function startSimulator(init: SimulatorInit): Promise<Simulator> {
   return {
     url: `http://${urlHost}:${port}`,
     port,
-    setRules: (rules) => {
-      state.rules.set(rules)
-      state.windows.clear()
-    },
+    setRules: (rules) => state.setRules(rules),
     addRule: (rule) => state.rules.add(rule),
-    clearRules: () => {
-      state.rules.clear()
-      state.windows.clear()
-    },
+    clearRules: () => state.setRules([]),
     requests: () => state.log.list(),
     resetRequests: () => state.log.clear(),
     tokensIssued: () => state.tokens.issued,

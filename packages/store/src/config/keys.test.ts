@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { deriveKeyId, keepVertexSecrets, providerType, redactKey, redactProvider, redactVertexKeyConfig } from './keys.ts'
+import { deriveKeyId, keepVertexSecrets, providerType, redactKey, redactKeySecrets } from './keys.ts'
+
+const redactVertexKeyConfig = (config: Record<string, unknown>) => redactKeySecrets({ value: '', vertex_key_config: config }).vertex_key_config
 
 describe('redactKey', () => {
   it('shows the first 3 and last 4 characters of a long value', () => {
@@ -15,10 +17,10 @@ describe('redactKey', () => {
     expect(redactKey('env.OPENAI_API_KEY')).toBe('env.OPENAI_API_KEY')
   })
 
-  it('redacts every key of a provider without touching the original', () => {
-    const provider = { name: 'openai', keys: [{ id: 'a', value: 'sk-live-000011112222dddd' }] }
-    expect(redactProvider(provider).keys[0]?.value).toBe('sk-...dddd')
-    expect(provider.keys[0]?.value).toBe('sk-live-000011112222dddd')
+  it('redacts a key without touching the original', () => {
+    const key = { id: 'a', value: 'sk-live-000011112222dddd' }
+    expect(redactKeySecrets(key).value).toBe('sk-...dddd')
+    expect(key.value).toBe('sk-live-000011112222dddd')
   })
 })
 
@@ -49,8 +51,8 @@ describe('Vertex AI key configs (issue 20)', () => {
     const shown = redactVertexKeyConfig({ project_id: 'my-project', region: 'us-central1', auth_credentials: credentials })
     expect(shown).toEqual({ project_id: 'my-project', region: 'us-central1', auth_credentials: redactKey(credentials) })
     expect(JSON.stringify(shown)).not.toContain('PRIVATE KEY')
-    const provider = redactProvider({ name: 'vertex', keys: [{ id: 'a', value: 'service-account', vertex_key_config: { project_id: 'p', region: 'global', auth_credentials: credentials } }] })
-    expect(JSON.stringify(provider)).not.toContain('PRIVATE KEY')
+    const key = redactKeySecrets({ id: 'a', value: 'service-account', vertex_key_config: { project_id: 'p', region: 'global', auth_credentials: credentials } })
+    expect(JSON.stringify(key)).not.toContain('PRIVATE KEY')
   })
 
   it('keeps the stored credentials when the redacted form is sent back, and takes new ones', () => {

@@ -58,19 +58,9 @@ function keepFields<Config extends Record<string, unknown>>(sent: Config | undef
   return out as Config
 }
 
-/** A `bedrock_key_config` ready to show: its secret key and session token redacted like key values. */
-export function redactBedrockKeyConfig<Config extends Record<string, unknown>>(config: Config): Config {
-  return redactFields(config, bedrockSecrets)
-}
-
 /** A `bedrock_key_config` sent back with its secrets still redacted keeps the stored secrets. */
 export function keepBedrockSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
   return keepFields(sent, before, bedrockSecrets)
-}
-
-/** A `vertex_key_config` ready to show: its service-account credentials redacted like key values. */
-export function redactVertexKeyConfig<Config extends Record<string, unknown>>(config: Config): Config {
-  return redactFields(config, vertexSecrets)
 }
 
 /** A `vertex_key_config` sent back with its credentials still redacted keeps the stored ones. */
@@ -78,17 +68,12 @@ export function keepVertexSecrets<Config extends Record<string, unknown>>(sent: 
   return keepFields(sent, before, vertexSecrets)
 }
 
-/** A key ready to show: its value and the secrets of its Bedrock or Vertex config redacted. */
+/** A key ready to show: its value and the secrets of its Bedrock or Vertex config redacted like key values. */
 export function redactKeySecrets<Key extends { value: string; bedrock_key_config?: Record<string, unknown>; vertex_key_config?: Record<string, unknown> }>(key: Key): Key {
   return {
     ...key,
     value: redactKey(key.value),
-    ...(key.bedrock_key_config ? { bedrock_key_config: redactBedrockKeyConfig(key.bedrock_key_config) } : {}),
-    ...(key.vertex_key_config ? { vertex_key_config: redactVertexKeyConfig(key.vertex_key_config) } : {}),
+    ...(key.bedrock_key_config ? { bedrock_key_config: redactFields(key.bedrock_key_config, bedrockSecrets) } : {}),
+    ...(key.vertex_key_config ? { vertex_key_config: redactFields(key.vertex_key_config, vertexSecrets) } : {}),
   }
-}
-
-/** A provider ready to show: every key value (and Bedrock or Vertex secret) redacted. */
-export function redactProvider<Provider extends { keys: { value: string; bedrock_key_config?: Record<string, unknown>; vertex_key_config?: Record<string, unknown> }[] }>(provider: Provider): Provider {
-  return { ...provider, keys: provider.keys.map((key) => redactKeySecrets(key)) }
 }

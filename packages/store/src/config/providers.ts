@@ -17,6 +17,20 @@ import type { KeyConfig, ProviderConfig, StoredKey, StoredProvider } from './typ
  */
 export type WriteMode = 'replace' | 'merge'
 
+/** A provider's own fields and a key's, as their columns are named. */
+const PROVIDER_FIELDS = ['type', 'network_config', 'custom_provider_config'] as const
+const KEY_FIELDS = ['name', 'value', 'models', 'weight', 'aliases', 'azure_key_config', 'bedrock_key_config', 'vertex_key_config'] as const
+
+/** An upsert that touches an existing row (and its `updated_at`) only when one of `columns` changes. */
+function upsert(table: string, identity: string[], columns: readonly string[]): string {
+  const all = [...identity, ...columns]
+  return `INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((_, index) => `$${index + 1}`).join(', ')})
+    ON CONFLICT (${identity.join(', ')}) DO UPDATE SET ${columns.map((column) => `${column} = EXCLUDED.${column}`).join(', ')}, updated_at = now()
+    WHERE (${columns.map((column) => `${table}.${column}`).join(', ')}) IS DISTINCT FROM (${columns.map((column) => `EXCLUDED.${column}`).join(', ')})`
+}
+const upsertProvider = upsert('providers', ['name'], PROVIDER_FIELDS)
+const upsertKey = upsert('keys', ['provider', 'id'], [...KEY_FIELDS, 'position'])
+
 /** Creates or updates a provider and its keys; returns what changed. */
 export async function writeProvider(client: ClientBase, input: ProviderConfig, mode: WriteMode): Promise<ConfigStoreEvent[]> {
   if (!input.name) throw new ConfigStoreError('invalid_field', 'provider name is required', 'name')
@@ -26,14 +40,7 @@ export async function writeProvider(client: ClientBase, input: ProviderConfig, m
   const network = input.network_config ?? (merging ? before.network_config : undefined)
   const type = input.type ?? (merging && !input.custom_provider_config ? before.type : typeOf(input.name, custom))
 
-  await client.query(
-    `INSERT INTO providers (name, type, network_config, custom_provider_config) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (name) DO UPDATE SET type = EXCLUDED.type, network_config = EXCLUDED.network_config,
-       custom_provider_config = EXCLUDED.custom_provider_config, updated_at = now()
-     WHERE (providers.type, providers.network_config, providers.custom_provider_config)
-       IS DISTINCT FROM (EXCLUDED.type, EXCLUDED.network_config, EXCLUDED.custom_provider_config)`,
-    [input.name, type, json(network), json(custom)],
-  )
+  await client.query(upsertProvider, [input.name, type, json(network), json(custom)])
 
   const existing = new Map((before?.keys ?? []).map((key, index) => [key.id, { key, index }]))
   const ids = resolveIds(input.name, input.keys)
@@ -82,29 +89,19 @@ async function writeKeyRow(
   // A client that read a key (redacted) and sends it back unchanged keeps the real value.
   const value = previous && key.value === redactKey(previous.value) ? previous.value : key.value
   const keep = mode === 'merge' ? previous : undefined
-  await client.query(
-    `INSERT INTO keys (provider, id, name, value, models, weight, aliases, azure_key_config, bedrock_key_config, vertex_key_config, position)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (provider, id) DO UPDATE SET name = EXCLUDED.name, value = EXCLUDED.value, models = EXCLUDED.models,
-       weight = EXCLUDED.weight, aliases = EXCLUDED.aliases, azure_key_config = EXCLUDED.azure_key_config,
-       bedrock_key_config = EXCLUDED.bedrock_key_config, vertex_key_config = EXCLUDED.vertex_key_config, position = EXCLUDED.position, updated_at = now()
-     WHERE (keys.name, keys.value, keys.models, keys.weight, keys.aliases, keys.azure_key_config, keys.bedrock_key_config, keys.vertex_key_config, keys.position)
-       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.value, EXCLUDED.models, EXCLUDED.weight, EXCLUDED.aliases,
-         EXCLUDED.azure_key_config, EXCLUDED.bedrock_key_config, EXCLUDED.vertex_key_config, EXCLUDED.position)`,
-    [
-      provider,
-      id,
-      key.name,
-      value,
-      key.models ?? keep?.models ?? [],
-      key.weight ?? keep?.weight ?? 1,
-      json(key.aliases ?? keep?.aliases),
-      json(key.azure_key_config ?? keep?.azure_key_config),
-      json(keepBedrockSecrets(key.bedrock_key_config, previous?.bedrock_key_config) ?? keep?.bedrock_key_config),
-      json(keepVertexSecrets(key.vertex_key_config, previous?.vertex_key_config) ?? keep?.vertex_key_config),
-      position,
-    ],
-  )
+  await client.query(upsertKey, [
+    provider,
+    id,
+    key.name,
+    value,
+    key.models ?? keep?.models ?? [],
+    key.weight ?? keep?.weight ?? 1,
+    json(key.aliases ?? keep?.aliases),
+    json(key.azure_key_config ?? keep?.azure_key_config),
+    json(keepBedrockSecrets(key.bedrock_key_config, previous?.bedrock_key_config) ?? keep?.bedrock_key_config),
+    json(keepVertexSecrets(key.vertex_key_config, previous?.vertex_key_config) ?? keep?.vertex_key_config),
+    position,
+  ])
 }
 
 function resolveIds(provider: string, keys: KeyConfig[]): string[] {
@@ -132,7 +129,7 @@ function typeOf(name: string, custom: { base_provider_type?: string } | undefine
 
 function diffProvider(before: StoredProvider | undefined, after: StoredProvider): ConfigStoreEvent[] {
   const events: ConfigStoreEvent[] = []
-  const providerFields = changedFields(before, after, ['type', 'network_config', 'custom_provider_config'])
+  const providerFields = changedFields(before, after, PROVIDER_FIELDS)
   if (!before || providerFields.length > 0) {
     events.push({ type: 'provider:changed', detail: { provider: after.name, created: !before, fields: providerFields } })
   }
@@ -140,7 +137,7 @@ function diffProvider(before: StoredProvider | undefined, after: StoredProvider)
   for (const key of after.keys) {
     const previous = previousKeys.get(key.id)
     previousKeys.delete(key.id)
-    const fields = changedFields(previous, key, ['name', 'value', 'models', 'weight', 'aliases', 'azure_key_config', 'bedrock_key_config', 'vertex_key_config'])
+    const fields = changedFields(previous, key, KEY_FIELDS)
     if (!previous || fields.length > 0) {
       events.push({ type: 'key:changed', detail: { provider: after.name, id: key.id, name: key.name, created: !previous, fields } })
     }
@@ -151,7 +148,7 @@ function diffProvider(before: StoredProvider | undefined, after: StoredProvider)
   return events
 }
 
-function changedFields<Row extends object>(before: Row | undefined, after: Row, fields: (keyof Row & string)[]): string[] {
+function changedFields<Row extends object>(before: Row | undefined, after: Row, fields: readonly (keyof Row & string)[]): string[] {
   // Both sides come back from jsonb, which orders object keys, so JSON text compares values.
   return fields.filter((field) => JSON.stringify(before?.[field]) !== JSON.stringify(after[field]))
 }

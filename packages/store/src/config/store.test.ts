@@ -2,8 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../../test/database.ts'
 import { migrate } from '../migrations/migrate.ts'
 import type { ConfigStoreEvent } from './events.ts'
-import { deriveKeyId, redactProvider } from './keys.ts'
+import { deriveKeyId, redactKeySecrets } from './keys.ts'
 import { createConfigStore, type ConfigStore } from './store.ts'
+import type { StoredProvider } from './types.ts'
+
+/** A provider as the admin API shows it: every key's secrets redacted. */
+const redacted = (provider: StoredProvider) => ({ ...provider, keys: provider.keys.map((key) => redactKeySecrets(key)) })
 
 const openai = {
   name: 'openai',
@@ -43,14 +47,14 @@ describe('config store: providers and keys', () => {
 
   it('shows key values only redacted', async () => {
     await store.createProvider(openai)
-    const shown = redactProvider((await store.getProvider('openai'))!)
+    const shown = redacted((await store.getProvider('openai'))!)
     expect(shown.keys.map((key) => key.value)).toEqual(['sk-...aaaa', 'sk-...bbbb'])
     expect(JSON.stringify(shown)).not.toContain('sk-prod-1-0000000000aaaa')
   })
 
   it('keeps the real value when a client sends a key back as it read it (redacted)', async () => {
     await store.createProvider(openai)
-    const shown = redactProvider((await store.getProvider('openai'))!)
+    const shown = redacted((await store.getProvider('openai'))!)
     events = []
     await store.upsertProvider({ ...shown, keys: shown.keys.map((key) => ({ ...key, weight: 2 })) })
     const stored = await store.getProvider('openai')

@@ -87,6 +87,12 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
     return provider
   }
 
+  /** Writes a provider whole (as a PUT does) and reads it back. */
+  async function replace(client: ClientBase, provider: ProviderConfig): Promise<[StoredProvider, ConfigStoreEvent[]]> {
+    const events = await writeProvider(client, provider, 'replace')
+    return [await mustLoad(client, provider.name), events]
+  }
+
   return {
     on: emitter.on,
 
@@ -99,24 +105,13 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
         // The row lock of an existing provider is what makes this check race-free.
         const [existing] = await loadProviders(client, provider.name, true)
         if (existing) throw new ConfigStoreError('provider_exists', `provider "${provider.name}" already exists`, 'name')
-        const events = await writeProvider(client, provider, 'replace')
-        return [await mustLoad(client, provider.name), events]
+        return replace(client, provider)
       })
     },
 
-    upsertProvider(provider) {
-      return transaction(async (client) => {
-        const events = await writeProvider(client, provider, 'replace')
-        return [await mustLoad(client, provider.name), events]
-      })
-    },
+    upsertProvider: (provider) => transaction((client) => replace(client, provider)),
 
-    deleteProvider(name) {
-      return transaction(async (client) => {
-        const events = await removeProvider(client, name)
-        return [events.length > 0, events]
-      })
-    },
+    deleteProvider: (name) => transaction(async (client) => removed(await removeProvider(client, name))),
 
     upsertKey(providerName, key) {
       return transaction(async (client) => {
@@ -129,12 +124,7 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       })
     },
 
-    deleteKey(providerName, id) {
-      return transaction(async (client) => {
-        const events = await removeKey(client, providerName, id)
-        return [events.length > 0, events]
-      })
-    },
+    deleteKey: (providerName, id) => transaction(async (client) => removed(await removeKey(client, providerName, id))),
 
     getSettings: () => readSettings(pool),
 
@@ -184,4 +174,9 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       })
     },
   }
+}
+
+/** A delete's answer, whether there was anything to delete, with its events. */
+function removed(events: ConfigStoreEvent[]): [boolean, ConfigStoreEvent[]] {
+  return [events.length > 0, events]
 }

@@ -31,13 +31,6 @@ export interface PostgresIdentity {
   gid: number
 }
 
-/** What a program printed when it failed, for the error message. */
-export interface ProgramFailure extends Error {
-  stdout?: string
-  stderr?: string
-  code?: number | string
-}
-
 const postgresUser = 'postgres'
 
 /**
@@ -116,7 +109,7 @@ export async function runProgram(
 
 /** Error text from a failed program, with what it printed. */
 export function describeFailure(error: unknown): string {
-  const failure = error as ProgramFailure
+  const failure = error as Error & { stdout?: string; stderr?: string }
   const output = [failure.stderr, failure.stdout].filter((text) => text && text.trim()).join('\n').trim()
   return output || failure.message
 }
@@ -129,22 +122,17 @@ export function describeFailure(error: unknown): string {
  */
 export async function ensureTraversable(paths: readonly string[], identity: PostgresIdentity | undefined): Promise<string[]> {
   if (identity === undefined) return []
-  const changed: string[] = []
-  const seen = new Set<string>()
+  // Each path and its ancestors up to the root (dirname('/') is '/', already seen), deepest first.
+  const ancestors = new Set<string>()
   for (const path of paths) {
-    let directory = resolvePath(path)
-    for (;;) {
-      const parent = dirname(directory)
-      if (!seen.has(directory)) {
-        seen.add(directory)
-        const info = await stat(directory).catch(() => undefined)
-        if (info?.isDirectory() && (info.mode & 0o001) === 0 && info.uid === userInfo().uid) {
-          await chmod(directory, (info.mode & 0o7777) | 0o001)
-          changed.push(directory)
-        }
-      }
-      if (parent === directory) break
-      directory = parent
+    for (let directory = resolvePath(path); !ancestors.has(directory); directory = dirname(directory)) ancestors.add(directory)
+  }
+  const changed: string[] = []
+  for (const directory of ancestors) {
+    const info = await stat(directory).catch(() => undefined)
+    if (info?.isDirectory() && (info.mode & 0o001) === 0 && info.uid === userInfo().uid) {
+      await chmod(directory, (info.mode & 0o7777) | 0o001)
+      changed.push(directory)
     }
   }
   return changed

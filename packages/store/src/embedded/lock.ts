@@ -28,25 +28,13 @@ export interface ReadLock {
 
 /** Reads the lock; `undefined` when there is none. An unparsable lock is still being written. */
 export async function readLock(path: string): Promise<ReadLock | undefined> {
-  let text: string
-  try {
-    text = await readFile(path, 'utf8')
-  } catch (error) {
-    if (isCode(error, 'ENOENT')) return undefined
-    throw error
-  }
-  return { state: parseLock(text), text }
+  const text = await readFile(path, 'utf8').catch(unless('ENOENT'))
+  return text === undefined ? undefined : { state: parseLock(text), text }
 }
 
 /** Creates the lock exclusively; false when another process holds it. */
 export async function tryCreateLock(path: string, state: LockState): Promise<boolean> {
-  try {
-    await writeFile(path, JSON.stringify(state), { flag: 'wx', mode: 0o644 })
-    return true
-  } catch (error) {
-    if (isCode(error, 'EEXIST')) return false
-    throw error
-  }
+  return (await writeFile(path, JSON.stringify(state), { flag: 'wx', mode: 0o644 }).then(() => true, unless('EEXIST'))) ?? false
 }
 
 /** Replaces the lock's contents atomically (readers never see a half-written file). */
@@ -63,12 +51,7 @@ export async function rewriteLock(path: string, state: LockState): Promise<void>
  */
 export async function breakLock(path: string, seenText: string): Promise<void> {
   const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`
-  try {
-    await rename(path, aside)
-  } catch (error) {
-    if (isCode(error, 'ENOENT')) return
-    throw error
-  }
+  if (!(await rename(path, aside).then(() => true, unless('ENOENT')))) return
   const movedText = await readFile(aside, 'utf8')
   if (movedText !== seenText) {
     await link(aside, path).catch(() => {
@@ -97,7 +80,10 @@ function parseLock(text: string): LockState | undefined {
   }
 }
 
-/** True when `error` is a Node system error with this code. */
-export function isCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
+/** A rejection handler: undefined for a Node system error with this `code`, any other error rethrown. */
+function unless(code: string): (error: unknown) => undefined {
+  return (error) => {
+    if ((error as { code?: unknown } | null)?.code === code) return undefined
+    throw error
+  }
 }

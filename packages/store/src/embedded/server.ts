@@ -84,8 +84,9 @@ export async function ensureDatabase(init: EnsureDatabaseInit): Promise<Database
       else await sleep(50)
       continue
     }
-    if (stale(state) || (state.phase === 'running' && !(await mayBePostgres(state.pid)))) {
-      log(`embedded postgres: breaking stale lock of pid ${state.phase === 'stopping' ? (state.owner ?? state.pid) : state.pid} (${state.phase})`)
+    // Stale: the starter died mid-start, the server died, or the stopper died mid-stop.
+    if (!isRunning(holder(state)) || (state.phase === 'running' && !(await mayBePostgres(state.pid)))) {
+      log(`embedded postgres: breaking stale lock of pid ${holder(state)} (${state.phase})`)
       await breakLock(paths.lock, lock.text)
       continue
     }
@@ -127,10 +128,9 @@ export function embeddedPaths(dataDir?: string): { dataDir: string; lock: string
 
 type Paths = ReturnType<typeof embeddedPaths>
 
-/** A lock whose process is gone: the starter died mid-start, the server died, or the stopper died mid-stop. */
-function stale(state: LockState): boolean {
-  if (state.phase === 'stopping') return !isRunning(state.owner ?? state.pid)
-  return !isRunning(state.pid)
+/** The process a lock stands for: the node stopping the server while `stopping`, else its pid. */
+function holder(state: LockState): number {
+  return state.phase === 'stopping' ? (state.owner ?? state.pid) : state.pid
 }
 
 async function stopServer(paths: Paths, log: (line: string) => void): Promise<void> {
@@ -188,7 +188,14 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
     let actualPort = port
     let started = false
     let serverPid: number | undefined
-    let said = ''
+    let waited = false
+    /** Waits a moment for an old server to go (saying so the first time); gives up past the deadline. */
+    const wait = async (what: string): Promise<void> => {
+      if (Date.now() > deadline) throw new Error(`embedded postgres: gave up waiting for ${what}`)
+      if (!waited) log(`embedded postgres: waiting for ${what}`)
+      waited = true
+      await sleep(100)
+    }
     for (;;) {
       const postmaster = await livePostmaster(paths.dataDir)
       if (postmaster) {
@@ -199,15 +206,13 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
           log(`embedded postgres: adopting running server pid ${serverPid} on port ${actualPort}`)
           break
         }
-        await waitOrGiveUp(deadline, `the old server pid ${postmaster.pid} (${postmaster.status}) to go`, said, log)
-        said = `${postmaster.pid}`
+        await wait(`the old server pid ${postmaster.pid} (${postmaster.status}) to go`)
         continue
       }
       // The postmaster is gone; its backends may still be exiting (they hold its shared memory).
       const lingering = await processesIn(paths.dataDir)
       if (lingering.length > 0) {
-        await waitOrGiveUp(deadline, `the old server's processes ${lingering.join(', ')} to exit`, said, log)
-        said = 'lingering'
+        await wait(`the old server's processes ${lingering.join(', ')} to exit`)
         continue
       }
       if (await clearStalePidFile(paths.dataDir)) log('embedded postgres: removed the postmaster.pid of a server that is gone')
@@ -242,12 +247,6 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
     await removeLock(paths.lock, process.pid)
     throw error
   }
-}
-
-async function waitOrGiveUp(deadline: number, what: string, said: string, log: (line: string) => void): Promise<void> {
-  if (Date.now() > deadline) throw new Error(`embedded postgres: gave up waiting for ${what}`)
-  if (said === '') log(`embedded postgres: waiting for ${what}`)
-  await sleep(100)
 }
 
 async function serverUrl(paths: Paths, port: number): Promise<string> {

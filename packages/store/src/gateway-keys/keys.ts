@@ -48,6 +48,9 @@ const newId = () => `gk_${randomBytes(9).toString('base64url')}`
 /** A key's columns from `name` to `tokens_per_minute`, in table order. */
 const valuesOf = (key: NewGatewayKey) => [key.name, key.secretHash, key.redacted, key.providers ?? null, key.models ?? null, key.requestsPerMinute ?? null, key.tokensPerMinute ?? null]
 
+/** Adds a key: its id, `valuesOf` it, and its origin. */
+const INSERT = 'INSERT INTO gateway_keys (id, name, secret_hash, redacted, providers, models, requests_per_minute, tokens_per_minute, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)'
+
 /** Active keys (revoked ones with `includeRevoked`), oldest first. */
 export async function listGatewayKeys(pool: Pool, options: { includeRevoked?: boolean } = {}): Promise<StoredGatewayKey[]> {
   const rows = await pool.query<StoredGatewayKey>(`SELECT ${COLUMNS} FROM gateway_keys ${options.includeRevoked ? '' : 'WHERE revoked_at IS NULL'} ORDER BY created_at, id`)
@@ -57,11 +60,7 @@ export async function listGatewayKeys(pool: Pool, options: { includeRevoked?: bo
 /** Adds a key from the API; throws GatewayKeyConflict when an active key has the name (or anyone the secret). */
 export async function createGatewayKey(pool: Pool, key: NewGatewayKey): Promise<StoredGatewayKey> {
   try {
-    const rows = await pool.query<StoredGatewayKey>(
-      `INSERT INTO gateway_keys (id, name, secret_hash, redacted, providers, models, requests_per_minute, tokens_per_minute, origin)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'api') RETURNING ${COLUMNS}`,
-      [newId(), ...valuesOf(key)],
-    )
+    const rows = await pool.query<StoredGatewayKey>(`${INSERT} RETURNING ${COLUMNS}`, [newId(), ...valuesOf(key), 'api'])
     return rows.rows[0]!
   } catch (error) {
     if ((error as { code?: string }).code === '23505') throw new GatewayKeyConflict(`a gateway key named "${key.name}" already exists`)
@@ -110,10 +109,7 @@ export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey
         )
         updated++
       } else {
-        await client.query(
-          `INSERT INTO gateway_keys (id, name, secret_hash, redacted, providers, models, requests_per_minute, tokens_per_minute, origin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'config')`,
-          [newId(), ...values],
-        )
+        await client.query(INSERT, [newId(), ...values, 'config'])
         added++
       }
     }

@@ -135,9 +135,7 @@ function createNode(spec: FleetNodeSpec, own: { http: number; p2p: number }, all
         child = started
         let output = ''
         let ready = false
-        const timer = setTimeout(() => {
-          if (!ready) reject(new Error(`${spec.nodeId} did not start within 60 s:\n${output.slice(-4000)}`))
-        }, 60_000)
+        const timer = setTimeout(() => reject(new Error(`${spec.nodeId} did not start within 60 s:\n${output.slice(-4000)}`)), 60_000)
         const onData = (data: Buffer) => {
           const text = data.toString()
           if (!ready) output += text

@@ -16,49 +16,33 @@ const BEDROCK_CLAUDE = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
 
 /** config.json for a fleet whose providers all live in the simulator at `simulatorUrl`. */
 export function roughDayConfig(simulatorUrl: string): unknown {
-  const network = { base_url: simulatorUrl, retry_backoff_initial: 100, retry_backoff_max: 1000 }
+  const network_config = { base_url: simulatorUrl, retry_backoff_initial: 100, retry_backoff_max: 1000 }
+  // One provider of the simulator: these keys, and a quick retry.
+  const provider = (...keys: object[]) => ({ keys, network_config })
   return {
     providers: {
-      openai: {
-        keys: [
-          { name: 'prod-1', value: 'sk-demo-prod-1-1111', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 },
-          { name: 'prod-2-revoked', value: 'sk-demo-revoked-2222', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 },
-          { name: 'prod-3-busy', value: 'sk-demo-busy-3333', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 },
-        ],
-        network_config: network,
-      },
-      azure: {
-        keys: [{ name: 'eu-1', value: 'azure-demo-eu-4444', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 }],
-        network_config: network,
-      },
-      anthropic: {
-        keys: [
-          { name: 'main', value: 'sk-ant-demo-main-5555', models: ['claude-3-5-haiku-latest', 'claude-sonnet-4-5'], weight: 1 },
-          { name: 'backup-no-credit', value: 'sk-ant-demo-backup-6666', models: ['claude-3-5-haiku-latest', 'claude-sonnet-4-5'], weight: 1 },
-        ],
-        network_config: network,
-      },
-      bedrock: {
-        keys: [{
-          // With SigV4 credentials `value` is not sent; the access key id names the key in the simulator's records.
-          name: 'aws-prod', value: AWS_ACCESS_KEY, models: ['claude-sonnet-4-5'], weight: 1,
-          bedrock_key_config: { access_key: AWS_ACCESS_KEY, secret_key: simulatorSecretKey(AWS_ACCESS_KEY), region: 'us-east-1', deployments: { 'claude-sonnet-4-5': BEDROCK_CLAUDE } },
-        }],
-        network_config: network,
-      },
-      vertex: {
-        keys: [{
-          // With auth_credentials `value` is not sent; the service account's email names the key.
-          name: 'gcp-prod', value: VERTEX_SERVICE_ACCOUNT, models: ['claude-sonnet-4-5', 'gemini-2.5-pro', 'gemini-2.5-flash'], weight: 1,
-          aliases: { 'claude-sonnet-4-5': 'claude-sonnet-4-5@20250929' },
-          vertex_key_config: { project_id: 'demo-project', region: 'us-east5', auth_credentials: JSON.stringify(simulatorServiceAccount(VERTEX_SERVICE_ACCOUNT, 'demo-project', `${simulatorUrl}/token`)) },
-        }],
-        network_config: network,
-      },
-      gemini: {
-        keys: [{ name: 'ai-studio', value: 'AIzaDemoGeminiKey7777', models: ['gemini-2.5-pro', 'gemini-2.5-flash'], weight: 1 }],
-        network_config: network,
-      },
+      openai: provider(
+        { name: 'prod-1', value: 'sk-demo-prod-1-1111', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 },
+        { name: 'prod-2-revoked', value: 'sk-demo-revoked-2222', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 },
+        { name: 'prod-3-busy', value: 'sk-demo-busy-3333', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 },
+      ),
+      azure: provider({ name: 'eu-1', value: 'azure-demo-eu-4444', models: ['gpt-4o', 'gpt-4o-mini'], weight: 1 }),
+      anthropic: provider(
+        { name: 'main', value: 'sk-ant-demo-main-5555', models: ['claude-3-5-haiku-latest', 'claude-sonnet-4-5'], weight: 1 },
+        { name: 'backup-no-credit', value: 'sk-ant-demo-backup-6666', models: ['claude-3-5-haiku-latest', 'claude-sonnet-4-5'], weight: 1 },
+      ),
+      bedrock: provider({
+        // With SigV4 credentials `value` is not sent; the access key id names the key in the simulator's records.
+        name: 'aws-prod', value: AWS_ACCESS_KEY, models: ['claude-sonnet-4-5'], weight: 1,
+        bedrock_key_config: { access_key: AWS_ACCESS_KEY, secret_key: simulatorSecretKey(AWS_ACCESS_KEY), region: 'us-east-1', deployments: { 'claude-sonnet-4-5': BEDROCK_CLAUDE } },
+      }),
+      vertex: provider({
+        // With auth_credentials `value` is not sent; the service account's email names the key.
+        name: 'gcp-prod', value: VERTEX_SERVICE_ACCOUNT, models: ['claude-sonnet-4-5', 'gemini-2.5-pro', 'gemini-2.5-flash'], weight: 1,
+        aliases: { 'claude-sonnet-4-5': 'claude-sonnet-4-5@20250929' },
+        vertex_key_config: { project_id: 'demo-project', region: 'us-east5', auth_credentials: JSON.stringify(simulatorServiceAccount(VERTEX_SERVICE_ACCOUNT, 'demo-project', `${simulatorUrl}/token`)) },
+      }),
+      gemini: provider({ name: 'ai-studio', value: 'AIzaDemoGeminiKey7777', models: ['gemini-2.5-pro', 'gemini-2.5-flash'], weight: 1 }),
     },
   }
 }

@@ -3,11 +3,10 @@
  * owned by one process (the test run), and swept when that process died
  * without stopping it. Concurrent test runs in one checkout never share one.
  */
-import { readFileSync } from 'node:fs'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ensureDatabase, stopEmbeddedDatabase, type DatabaseHandle } from '@switchboard/store'
+import { ensureDatabase, isRunning, stopEmbeddedDatabase, type DatabaseHandle } from '@switchboard/store'
 import { freePort } from '../ports.ts'
 
 /** Where test servers live: under the repo's ignored `.switchboard/`. */
@@ -45,27 +44,11 @@ export async function startPrivateServer(label: string): Promise<PrivateServer> 
 async function sweepOrphans(): Promise<void> {
   for (const entry of await readdir(testServersRoot).catch(() => [])) {
     const owner = Number(entry.split('-')[0])
-    if (!Number.isInteger(owner) || owner === process.pid || ownerAlive(owner)) continue
+    // A test process that is gone, or a zombie (dead but not reaped), owns nothing any more.
+    if (!Number.isInteger(owner) || owner === process.pid || isRunning(owner)) continue
     const directory = join(testServersRoot, entry)
     await stopEmbeddedDatabase({ dataDir: join(directory, 'postgres') }).catch(() => {})
     await rm(directory, { recursive: true, force: true })
   }
 }
 
-
-/** Whether the test process `pid` still runs (a zombie, dead but not reaped, does not). */
-function ownerAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'EPERM') return false
-  }
-  try {
-    // /proc/<pid>/stat: "pid (comm) state ...", comm may hold spaces and parentheses
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-    return state !== 'Z' && state !== 'X' && state !== 'x'
-  } catch {
-    return true
-  }
-}
