@@ -5,8 +5,7 @@
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
-import type { ByteSink, RowArena } from '../writer/arena.ts'
-import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, type BinarySink } from '../writer/binary-sink.ts'
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink, rowEncoder, type ByteSink } from '../writer/binary-sink.ts'
 import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
@@ -37,7 +36,7 @@ const COLUMNS = [
 const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
 const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
 
-// A record is written byte by byte into the arena's slab, with no string built for the row:
+// A record is written byte by byte into a buffer, with no string built for the row:
 // plain text (printable ASCII but `"` and `\`: every id, name and routing sentence the gateway
 // makes) a byte per character, any other text as UTF-8. rows.test.ts reads the tuples back field
 // by field against the record, and request-log.test.ts through Postgres.
@@ -221,12 +220,15 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   }
 }
 
-/** The rows of `slots` as one binary COPY stream: room for CopyData's header, the stream's header, the tuples, its trailer. */
-export function batchOf(arena: RowArena<BinarySink>, slots: readonly number[]): Buffer {
-  const data = arena.concat(slots, COPY_HEADER_BYTES + BINARY_COPY_HEADER.length, BINARY_COPY_TRAILER.length)
-  data.set(BINARY_COPY_HEADER, COPY_HEADER_BYTES)
-  data.set(BINARY_COPY_TRAILER, data.length - BINARY_COPY_TRAILER.length)
-  return data
+/** One record's tuple (`encodeRow`) as a Buffer of its own. */
+export const rowBytes = rowEncoder(new BinarySink(), encodeRow)
+
+/** What a batch starts with: room for CopyData's header, then the binary stream's header. */
+const BATCH_HEAD = Buffer.concat([Buffer.alloc(COPY_HEADER_BYTES), BINARY_COPY_HEADER])
+
+/** Tuples (`rowBytes`) as one binary COPY stream: room for CopyData's header, the stream's header, the tuples, its trailer. */
+export function batchOf(rows: readonly Buffer[]): Buffer {
+  return Buffer.concat([BATCH_HEAD, ...rows, BINARY_COPY_TRAILER])
 }
 
 /** Writes a batch (`batchOf`'s bytes) in one COPY; the log's trigger counts its rows in the same statement (counts.ts). */
