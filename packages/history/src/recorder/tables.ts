@@ -43,7 +43,7 @@ export const countColumns: Column<Count>[] = [
 ]
 
 /** The episode fields kept in `detail` (everything but the indexed columns). */
-export function episodeDetail(episode: Episode): Record<string, unknown> {
+function episodeDetail(episode: Episode): Record<string, unknown> {
   const { id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt, ...detail } = episode
   void id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt
   return detail

@@ -89,13 +89,11 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const { pool, now } = components
   const log = components.log ?? (() => {})
   const retentionDays = init.retentionDays ?? 7
-  const capacity = init.capacity ?? 50_000
-  const batchSize = init.batchSize ?? 250
   // Rows wait as bytes: a Buffer per row (rows.ts, `rowBytes`).
   const writer = createBatchWriter<Buffer>({
     name: 'request_log',
-    capacity,
-    batchSize,
+    capacity: init.capacity ?? 50_000,
+    batchSize: init.batchSize ?? 250,
     flushIntervalMs: init.flushIntervalMs ?? 250,
     log,
     write: async (rows) => {
@@ -109,10 +107,6 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   let timer: NodeJS.Timeout | undefined
   let summarizeTimer: NodeJS.Timeout | undefined
 
-  const makePartitions = async () => {
-    // Yesterday too: a node whose clock lags a little still has somewhere to write.
-    await createDayPartitions(pool, TABLES, { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
-  }
   const applyRetention = async () => {
     const cutoff = retentionCutoff(now(), retentionDays)
     const dropped = await dropDayPartitionsBefore(pool, TABLES, cutoff)
@@ -123,7 +117,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   }
   const upkeepOnce = async () => {
     try {
-      await makePartitions()
+      // Yesterday too: a node whose clock lags a little still has somewhere to write.
+      await createDayPartitions(pool, TABLES, { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
       if (now() - lastRetention >= DAY_MS && (await components.isLeader())) {
         lastRetention = now()
         await applyRetention()

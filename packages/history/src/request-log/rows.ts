@@ -32,9 +32,8 @@ const COLUMNS = [
   'latency_ms', 'total_tokens', 'stream', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'search', 'detail',
 ] as const
 
-/** JSON.stringify's number: NaN and the infinities are null. */
-const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
-const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
+/** JSON.stringify's number: null, NaN and the infinities are null. */
+const jsonNumber = (value: number | null): string => (value !== null && Number.isFinite(value) ? String(value) : 'null')
 
 // A record is written byte by byte into a buffer, with no string built for the row:
 // plain text (printable ASCII but `"` and `\`: every id, name and routing sentence the gateway
@@ -42,7 +41,7 @@ const jsonNumberOrNull = (value: number | null): string => (value === null ? 'nu
 // by field against the record, and request-log.test.ts through Postgres.
 
 /** Writes one JSON string (quotes included) into a sink. */
-export type JsonStringWriter = (sink: ByteSink, value: string) => void
+type JsonStringWriter = (sink: ByteSink, value: string) => void
 
 /** A JSON string as UTF-8: plain text copied a byte per character, anything else through JSON.stringify. */
 const sinkJson: JsonStringWriter = (sink, value) => {
@@ -129,7 +128,7 @@ function nextJson(sink: ByteSink, value: string | null, json: JsonStringWriter):
 /** A comma, then `value` as JSON.stringify writes a number (null when null). */
 function nextNumber(sink: ByteSink, value: number | null): void {
   sink.ascii(',')
-  sink.ascii(jsonNumberOrNull(value))
+  sink.ascii(jsonNumber(value))
 }
 
 /**

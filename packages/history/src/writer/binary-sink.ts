@@ -22,7 +22,7 @@ const TWO_32 = 4_294_967_296
 const NUL = /\0/g
 
 /** What a text value becomes in Postgres: NUL replaced. */
-export const storable = (value: string): string => (value.includes('\0') ? value.replace(NUL, '\uFFFD') : value)
+const storable = (value: string): string => (value.includes('\0') ? value.replace(NUL, '\uFFFD') : value)
 
 /** Thrown by a `ByteSink` that has no room left: the caller retries in a larger buffer. */
 export const FULL = new Error('byte sink: buffer full')
