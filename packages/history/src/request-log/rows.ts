@@ -131,6 +131,15 @@ function nextNumber(sink: ByteSink, value: number | null): void {
   sink.ascii(jsonNumber(value))
 }
 
+/** Five JSON strings, comma-separated: a skipped key's fields, or a check's. */
+function fiveStrings(sink: ByteSink, json: JsonStringWriter, first: string, second: string, third: string, fourth: string, fifth: string): void {
+  json(sink, first)
+  nextJson(sink, second, json)
+  nextJson(sink, third, json)
+  nextJson(sink, fourth, json)
+  nextJson(sink, fifth, json)
+}
+
 /**
  * The `detail` column: the array of entry.ts, as `JSON.stringify(compactEntry(record))` writes it
  * (rows.test.ts builds that array as plain values).
@@ -174,22 +183,14 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   for (let index = 0; index < routing.skipped_keys.length; index++) {
     const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
     sink.ascii(index === 0 ? '[' : ',[')
-    json(sink, key.provider)
-    nextJson(sink, key.model, json)
-    nextJson(sink, key.key_id, json)
-    nextJson(sink, key.key_name, json)
-    nextJson(sink, key.reason, json)
+    fiveStrings(sink, json, key.provider, key.model, key.key_id, key.key_name, key.reason)
     sink.ascii(']')
   }
   const check = routing.check
   if (check === null) sink.ascii('],null,')
   else {
     sink.ascii('],[')
-    json(sink, check.key_id)
-    nextJson(sink, check.key_name, json)
-    nextJson(sink, check.provider, json)
-    nextJson(sink, check.model, json)
-    nextJson(sink, check.outcome, json)
+    fiveStrings(sink, json, check.key_id, check.key_name, check.provider, check.model, check.outcome)
     sink.ascii('],')
   }
   sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
