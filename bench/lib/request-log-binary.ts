@@ -1,12 +1,11 @@
 /**
  * Request-log records as one COPY stream in the binary format, for bench/recording/request-log-pg.ts: the
  * product's own encoder (packages/history/src/request-log/rows.ts `encodeRow` through a
- * BinarySink), outside the arena, into one Buffer per batch.
+ * BinarySink), into one Buffer per batch.
  */
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
 import { encodeRow } from '../../packages/history/src/request-log/rows.ts'
-import { FULL } from '../../packages/history/src/writer/arena.ts'
-import { BINARY_COPY_HEADER, BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
+import { BINARY_COPY_HEADER, BinarySink, FULL } from '../../packages/history/src/writer/binary-sink.ts'
 
 /** `records` as one binary COPY stream (header, tuples, trailer), after `room` bytes left for the caller. */
 export function binaryBatch(records: readonly RequestRecord[], room: number): Buffer {

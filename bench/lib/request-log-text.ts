@@ -6,7 +6,7 @@
  * by byte into a ByteSink; text fields through COPY's escapes.
  */
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
-import type { ByteSink } from '../../packages/history/src/writer/arena.ts'
+import type { ByteSink } from '../../packages/history/src/writer/binary-sink.ts'
 import { encodeEntry, keyIds } from '../../packages/history/src/request-log/rows.ts'
 
 const NEEDS_ESCAPE = /[\\\n\r\t\0]/
@@ -37,8 +37,8 @@ export function copyArray(values: readonly string[]): string {
 }
 
 // A record as its row of `request_log` in COPY's text format: the filter columns, flat, and the
-// entry array of entry.ts as JSON, written byte by byte into a slab of
-// the request log's RowArena (writer/arena.ts). Plain text (printable ASCII but `"` and `\`:
+// entry array of entry.ts as JSON, written byte by byte into a ByteSink's
+// buffer (writer/binary-sink.ts). Plain text (printable ASCII but `"` and `\`:
 // every id, name and routing sentence the gateway makes) is copied a byte per character; any
 // other text goes through the generic escapers (copyText, copyJson, copyArray). So no string
 // is built for a row, and nothing of it is left for the GC. rows.test.ts holds the bytes equal

@@ -22,9 +22,7 @@ import { parseArgs } from 'node:util'
 import type pg from 'pg'
 import { createRequestLog, parseLogQuery, searchLogs, type LogQuery, type RequestRecord } from '@switchboard/history'
 import { newRequestId } from '../../packages/history/src/request-log/id.ts'
-import { encodeRow } from '../../packages/history/src/request-log/rows.ts'
-import { RowArena } from '../../packages/history/src/writer/arena.ts'
-import { BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
+import { rowBytes } from '../../packages/history/src/request-log/rows.ts'
 import { createBenchDatabase, dropBenchDatabase, openBenchServer, type BenchServer } from '../lib/database.ts'
 import { postgresCpuMs } from '../lib/processes.mjs'
 import { seededRandom as prng } from '@switchboard/test-kit'
@@ -122,15 +120,14 @@ async function stop19(pool: pg.Pool, query: LogQuery): Promise<{ ids: string[]; 
 /** Sorted object keys, so two facet objects compare as JSON whatever order they were filled in. */
 const canonical = (facets: Record<string, Record<string, number>>) => JSON.stringify(Object.keys(facets).sort().map((facet) => [facet, Object.entries(facets[facet]!).sort()]))
 
-/** µs per row of the writer's own loop: encoding rows into the arena. */
+/** µs per row of the writer's own loop: encoding each row into a Buffer of its own. */
 function perRowCosts(records: RequestRecord[]): { encode: number } {
-  const arena = new RowArena(new BinarySink())
   const pass = (work: (record: RequestRecord, index: number) => void) => {
     const started = performance.now()
     for (let index = 0; index < records.length; index++) work(records[index]!, index)
     return ((performance.now() - started) * 1000) / records.length
   }
-  const encode = () => pass((record) => arena.release(arena.encode(encodeRow, record)))
+  const encode = () => pass((record) => void rowBytes(record))
   const runs: number[] = []
   for (let round = 0; round < 7; round++) runs.push(encode())
   return { encode: runs.slice(2).sort((a, b) => a - b)[2]! }

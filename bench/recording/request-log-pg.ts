@@ -1,6 +1,6 @@
 /**
  * Where Postgres's CPU per request-log row goes (issue 15): realistic records encoded into COPY
- * batches (text format: bench/lib/request-log-text.ts through a `RowArena`, as the product wrote
+ * batches (text format: bench/lib/request-log-text.ts through `rowEncoder`, as the product wrote
  * them before; binary: the product's `encodeRow`), COPYed into fresh day-partitioned tables of
  * a private embedded server, one variant (schema, batch size, setting) at a time. Reports the
  * server's CPU per row (every process under the postmaster, plus the children it reaped: an
@@ -34,15 +34,13 @@ import { migrate } from '../../packages/store/src/index.ts'
 import { requestLogMigration } from '../../packages/store/test/fixtures/legacy-migrations/0015-request-log.ts'
 import { seededRandom as random, startPrivateServer } from '@switchboard/test-kit'
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
-import { encodeRow } from '../../packages/history/src/request-log/rows.ts'
+import { encodeRow, rowBytes } from '../../packages/history/src/request-log/rows.ts'
 import { newRequestId } from '../../packages/history/src/request-log/id.ts'
-import { RowArena } from '../../packages/history/src/writer/arena.ts'
 import { COPY_HEADER_BYTES, copyRows } from '../../packages/history/src/writer/copy.ts'
-import { BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
+import { BinarySink, ByteSink, rowEncoder } from '../../packages/history/src/writer/binary-sink.ts'
 import { copyJson, encodeTextRow } from '../lib/request-log-text.ts'
 import { clockTicks, readStatFile } from '../lib/processes.mjs'
 import { binaryBatch } from '../lib/request-log-binary.ts'
-import { ByteSink } from '../../packages/history/src/writer/arena.ts'
 
 const { values } = parseArgs({
   options: {
@@ -334,14 +332,9 @@ try {
 
   const records = buildRecords(rowCount)
   // The text encoder, as the request log's listener ran it; the text batches are cut from its bytes.
-  const arena = new RowArena(new ByteSink())
-  /** One record's text row, through the arena as the request log's listener ran it. */
-  const textRow = (record: RequestRecord): string => {
-    const slot = arena.encode(encodeTextRow, record)
-    const text = arena.concat([slot]).toString('utf8')
-    arena.release(slot)
-    return text
-  }
+  const textRowBytes = rowEncoder(new ByteSink(), encodeTextRow)
+  /** One record's text row. */
+  const textRow = (record: RequestRecord): string => textRowBytes(record).toString('utf8')
   const rowsAsFields: string[][] = []
   let encodedBytes = 0
   for (const record of records) {
@@ -545,7 +538,6 @@ try {
     const buffer = Buffer.allocUnsafeSlow(1 << 16)
     const textSink = new ByteSink()
     const binarySink = new BinarySink()
-    const arena = new RowArena(new BinarySink())
     let bytes = { text: 0, binary: 0 }
     /** Every record encoded by `encode` through `sink` into the one buffer; the bytes they took, in all. */
     const encodeAll = <Sink extends ByteSink>(sink: Sink, encode: (sink: Sink, record: RequestRecord) => void): number => {
@@ -564,9 +556,9 @@ try {
       binary: () => {
         bytes.binary = encodeAll(binarySink, encodeRow)
       },
-      // As the request log's listener runs encodeRow: into the arena, the slot given back.
-      'binary via RowArena': () => {
-        for (const record of records) arena.release(arena.encode(encodeRow, record))
+      // As the request log's listener runs encodeRow: into a Buffer of the row's own.
+      'binary via rowBytes': () => {
+        for (const record of records) rowBytes(record)
       },
     }
     const times = new Map<string, number[]>()

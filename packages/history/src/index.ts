@@ -7,32 +7,32 @@
  * request-log APIs. Tables live in the config store's database, partitioned by day.
  */
 
-/** A batched, bounded writer off the request path: `add` never waits; when Postgres lags the oldest rows are dropped and counted. */
-export { createBatchWriter, type BatchWriter, type BatchWriterInit, type BatchWriterStats } from './writer/batch-writer.ts'
 /** One multi-row INSERT (`unnest` of one array per column) for a writer's batch. */
-export { insertRows, type Column } from './writer/insert.ts'
-/** Day partitions: create upcoming days ahead, drop whole days past retention. */
-export { createDayPartitions, dropDayPartitionsBefore, listPartitionNames, retentionCutoff, dayName, dayStart } from './partitions/day-partitions.ts'
+export { insertRows } from './writer/insert.ts'
+/** Day partitions, made ahead of time. */
+export { createDayPartitions } from './partitions/day-partitions.ts'
 /** Entity keys: `route:provider:model:key_id`, `direction:provider:model`, `key:provider:key_id`. */
-export { routeEntity, directionEntity, keyEntity, holdEntity, scopeOf, type Scope } from './entities.ts'
+export { keyEntity } from './entities.ts'
 /** One node's history, pure: holds, route states and requests in; events, episodes, snapshots and counts out. */
-export { NodeTracker, directionState, type HoldView, type TrackerOutput } from './tracker/tracker.ts'
-/** One request's part in the per-minute counts, from a plain record of how it went. */
-export { countRequest, type RequestOutcome, type AttemptView, type RequestCounting } from './tracker/requests.ts'
+export { NodeTracker } from './tracker/tracker.ts'
+export type { RequestOutcome } from './tracker/requests.ts'
 /** The shapes history records. */
-export type { Episode, HistoryEvent, EventKind, RouteView, SnapshotRow, CountRow, DirectionCounts, Action, Phase, ReleaseBy } from './tracker/types.ts'
+export type { Episode, HistoryEvent, RouteView } from './tracker/types.ts'
 /** The recorder of one node: the tracker's output written by batch writers, snapshots each minute. */
-export { startHistoryRecorder, type HistoryRecorder, type HistoryRecorderComponents, type HistoryRecorderInit } from './recorder/recorder.ts'
+export { startHistoryRecorder, type HistoryRecorder } from './recorder/recorder.ts'
 /** Daily retention: drops whole day partitions past `history_retention_days`. */
 export { runRetention } from './recorder/retention.ts'
-/** Incidents: every node's episodes grouped into one incident per problem, with the reference's statuses. */
-export { groupIncidents, incidentId, type Incident, type IncidentStatus, type StoredEpisode, type NodeLiveness, type GroupedIncident, type GroupOptions } from './incidents/group.ts'
 /** The issues list: filters, facets, sort and paging of the reference, pure. */
-export { answerIssues, parseIssueFilters, summarise, type IssueFilters, type IssuesAnswer, type MatchedSummary } from './queries/issues.ts'
+export { answerIssues, parseIssueFilters, type IssuesAnswer } from './queries/issues.ts'
 /** The history API's answers: issues, one issue, summary, timeline, score series. */
-export { createHistoryQueries, type HistoryQueries, type IssueDetail } from './queries/service.ts'
+export { createHistoryQueries, type HistoryQueries } from './queries/service.ts'
 /** A query parameter the history API refuses (400). */
 export { HistoryQueryError } from './queries/params.ts'
-/** `history_enabled` and `history_retention_days`: read, checked, saved (API wins over config.json). */
-export { readHistorySettings, writeHistorySettings, checkHistorySettings, defaultHistorySettings, MAX_RETENTION_DAYS, type HistorySettings } from './settings.ts'
-export * from './request-log/index.ts'
+/** `history_enabled` and `history_retention_days`: read and saved (API wins over config.json). */
+export { readHistorySettings, writeHistorySettings, defaultHistorySettings, type HistorySettings } from './settings.ts'
+
+/** The request log (issue 15): every inference request with its routing summary, written in batches to day-partitioned tables and searchable through `GET /api/logs`. */
+export type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from './request-log/record.ts'
+export { newRequestId } from './request-log/id.ts'
+export { createRequestLog, type RequestLog, type RequestLogComponents } from './request-log/request-log.ts'
+export { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs, type LogPage, type LogQuery } from './request-log/query.ts'

@@ -17,17 +17,6 @@ export const defaultHistorySettings: Readonly<HistorySettings> = Object.freeze({
 
 const NAMES = { history_enabled: 'history.enabled', history_retention_days: 'history.retention_days' } as const
 
-/** Most days of history kept; a day partition per day. */
-export const MAX_RETENTION_DAYS = 365
-
-/** A problem with a settings value, for a 400 or a config error; null when valid. */
-export function checkHistorySettings(values: Partial<Record<keyof HistorySettings, unknown>>): string | null {
-  if (values.history_enabled !== undefined && typeof values.history_enabled !== 'boolean') return 'history_enabled must be true or false'
-  const days = values.history_retention_days
-  if (days !== undefined && (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)) return `history_retention_days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}`
-  return null
-}
-
 /** Reads the settings, defaults for what nobody set. */
 export async function readHistorySettings(pool: pg.Pool | pg.ClientBase): Promise<HistorySettings> {
   const result = await pool.query<{ name: string; value: unknown }>('SELECT name, value FROM settings WHERE name = ANY($1::text[])', [Object.values(NAMES)])

@@ -23,7 +23,7 @@ export interface IncidentCacheInit {
 const ATTEMPTS = 3
 
 /** The incidents of every node's episodes, as `groupIncidents` of all of them would answer. */
-export interface IncidentSource {
+interface IncidentSource {
   grouped(options: GroupOptions): Promise<GroupedIncident[]>
   /** Groups every episode afresh (the reference the kept path answers the same as). */
   full(options: GroupOptions): Promise<GroupedIncident[]>

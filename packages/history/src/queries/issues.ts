@@ -7,11 +7,11 @@
 import type { GroupedIncident, Incident, IncidentStatus } from '../incidents/group.ts'
 import { HistoryQueryError, enumList, list, windowTimes } from './params.ts'
 
-export const STATUSES = ['attention', 'recovering', 'mitigated', 'waiting', 'resolved', 'unobserved'] as const satisfies readonly IncidentStatus[]
+const STATUSES = ['attention', 'recovering', 'mitigated', 'waiting', 'resolved', 'unobserved'] as const satisfies readonly IncidentStatus[]
 export const STATES = ['degraded', 'failed', 'recovering', 'healthy'] as const
 export const SCOPES = ['route', 'direction', 'key'] as const
-export const SORTS = ['priority', 'newest', 'oldest', 'longest', 'shortest'] as const
-export type IssueSort = (typeof SORTS)[number]
+const SORTS = ['priority', 'newest', 'oldest', 'longest', 'shortest'] as const
+type IssueSort = (typeof SORTS)[number]
 
 /** Default and fallback page size, and the largest (reference). */
 export const DEFAULT_LIMIT = 25

@@ -100,9 +100,8 @@ export async function loadNodes(pool: pg.Pool): Promise<Map<string, NodeLiveness
   return new Map(result.rows.map((row) => [row.node_id, { region: row.region, lastSeenAt: row.last_seen_at.getTime(), stoppedAt: row.stopped_at === null ? null : row.stopped_at.getTime() }]))
 }
 
-/** An event as the API shows it. */
-export interface EventView {
-  at: string
+/** The columns of an event but its time and detail. */
+interface EventColumns {
   node_id: string
   region: string
   kind: string
@@ -110,25 +109,18 @@ export interface EventView {
   provider: string | null
   model: string | null
   key_id: string | null
-  [field: string]: unknown
 }
 
-interface EventRow {
-  at: Date
-  node_id: string
-  region: string
-  kind: string
-  entity: string
-  provider: string | null
-  model: string | null
-  key_id: string | null
-  detail: Record<string, unknown>
+/** An event as the API shows it: its columns and its detail's fields. */
+export interface EventView extends EventColumns {
+  at: string
+  [field: string]: unknown
 }
 
 /** The events `filter` (a WHERE clause, its ORDER and LIMIT) picks, as the API shows them. */
 async function readEvents(pool: pg.Pool, filter: string, values: unknown[]): Promise<EventView[]> {
-  const result = await pool.query<EventRow>(`SELECT at, node_id, region, kind, entity, provider, model, key_id, detail FROM history_events ${filter}`, values)
-  return result.rows.map((row) => ({ ...row.detail, at: row.at.toISOString(), node_id: row.node_id, region: row.region, kind: row.kind, entity: row.entity, provider: row.provider, model: row.model, key_id: row.key_id }))
+  const result = await pool.query<EventColumns & { at: Date; detail: Record<string, unknown> }>(`SELECT at, node_id, region, kind, entity, provider, model, key_id, detail FROM history_events ${filter}`, values)
+  return result.rows.map(({ detail, ...row }) => ({ ...detail, ...row, at: row.at.toISOString() }))
 }
 
 /** Events on `entities` in [from, to], oldest first. */

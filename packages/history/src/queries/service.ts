@@ -15,7 +15,7 @@ import { buildTimeline, readTimelineCells, round } from './timeline.ts'
 import { sumCounts } from './counts.ts'
 
 /** What the queries need. */
-export interface HistoryQueriesComponents {
+interface HistoryQueriesComponents {
   pool: pg.Pool
   now: () => number
   keyName: (provider: string, keyId: string) => string | undefined
@@ -24,7 +24,7 @@ export interface HistoryQueriesComponents {
 }
 
 /** Tuning of the statuses and of the kept incidents (tests shorten them). */
-export interface HistoryQueriesInit extends IncidentCacheInit {
+interface HistoryQueriesInit extends IncidentCacheInit {
   lostAfterMs?: number
   waitingAfterMs?: number
 }

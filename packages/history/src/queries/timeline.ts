@@ -16,7 +16,7 @@ import { STATE_BY_RANK } from '../tracker/episodes.ts'
 export const ROLLUP_SECONDS = [360, 1440, 7200] as const
 
 /** Where a window's cells come from: rollup blocks of one size over [fromMs, toMs), and snapshot ranges. */
-export interface Cover {
+interface Cover {
   blocks: { seconds: number; fromMs: number; toMs: number }[]
   /** [fromMs, toMs), or [fromMs, toMs] when `closed` (the window's own end is inclusive). */
   snapshots: { fromMs: number; toMs: number; closed: boolean }[]
@@ -62,7 +62,7 @@ export function coverWindow(fromMs: number, toMs: number, bucketSeconds: number,
  * 2 degraded, 3 failed), how many nodes saw that worst, how many reported, whether any held
  * the key, and the upstream attempts of every node in it and how many of them failed.
  */
-export interface TimelineCell {
+interface TimelineCell {
   bucket: string
   entity: string
   provider: string

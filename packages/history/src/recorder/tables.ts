@@ -9,23 +9,21 @@ const at = <Row extends { at: number }>(): Column<Row> => ({ name: 'at', type: '
 /** Columns of one type, each named as its table names it and read from the row's field beside it. */
 const fields = <Row>(type: string, names: Record<string, keyof Row>): Column<Row>[] => Object.entries(names).map(([name, field]) => ({ name, type, value: (row) => row[field] }))
 const node = <Row extends { nodeId: string; region: string }>(): Column<Row>[] => fields<Row>('text', { node_id: 'nodeId', region: 'region' })
+/** What every partitioned table's rows start with: the time, the node, then text columns. */
+const head = <Row extends Stamped<{ at: number }>>(texts: Record<string, keyof Row>): Column<Row>[] => [at<Row>(), ...node<Row>(), ...fields<Row>('text', texts)]
 
 /** Tables partitioned by day. */
 export const PARTITIONED_TABLES = ['history_events', 'history_snapshots', 'history_counts'] as const
 
 type Event = Stamped<HistoryEvent>
 export const eventColumns: Column<Event>[] = [
-  at(),
-  ...node<Event>(),
-  ...fields<Event>('text', { entity: 'entity', kind: 'kind', provider: 'provider', model: 'model', key_id: 'keyId' }),
+  ...head<Event>({ entity: 'entity', kind: 'kind', provider: 'provider', model: 'model', key_id: 'keyId' }),
   { name: 'detail', type: 'jsonb', value: (row) => row.detail },
 ]
 
 type Snapshot = Stamped<SnapshotRow>
 export const snapshotColumns: Column<Snapshot>[] = [
-  at(),
-  ...node<Snapshot>(),
-  ...fields<Snapshot>('text', { entity: 'entity', provider: 'provider', model: 'model', key_id: 'keyId', state: 'state' }),
+  ...head<Snapshot>({ entity: 'entity', provider: 'provider', model: 'model', key_id: 'keyId', state: 'state' }),
   { name: 'held', type: 'boolean', value: (row) => row.held },
   ...fields<Snapshot>('float8', { weight: 'weight', score: 'score', error_penalty: 'errorPenalty', latency_penalty: 'latencyPenalty', utilisation: 'utilisation', recovery: 'recovery', latency_ms: 'latencyMs' }),
   ...fields<Snapshot>('int4', { requests: 'requests', errors: 'errors' }),
@@ -33,9 +31,7 @@ export const snapshotColumns: Column<Snapshot>[] = [
 
 type Count = Stamped<CountRow>
 export const countColumns: Column<Count>[] = [
-  at(),
-  ...node<Count>(),
-  ...fields<Count>('text', { provider: 'provider', model: 'model' }),
+  ...head<Count>({ provider: 'provider', model: 'model' }),
   ...fields<Count>('int4', {
     served: 'served', failed: 'failed', redirected: 'redirected', fallback_served: 'fallbackServed',
     routing_picked: 'routingPicked', caller_named: 'callerNamed', kept_failing: 'keptFailing', checks: 'checks',
@@ -43,7 +39,7 @@ export const countColumns: Column<Count>[] = [
 ]
 
 /** The episode fields kept in `detail` (everything but the indexed columns). */
-export function episodeDetail(episode: Episode): Record<string, unknown> {
+function episodeDetail(episode: Episode): Record<string, unknown> {
   const { id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt, ...detail } = episode
   void id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt
   return detail

@@ -5,11 +5,9 @@
  */
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
-import { RowArena } from '../writer/arena.ts'
-import { BinarySink } from '../writer/binary-sink.ts'
 import { createDayPartitions, dayName, dropDayPartitionsBefore, inTransaction, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
-import { batchOf, encodeRow, insertRows, REQUEST_LOG_TABLE } from './rows.ts'
+import { batchOf, insertRows, REQUEST_LOG_TABLE, rowBytes } from './rows.ts'
 import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
 
 export interface RequestLogComponents {
@@ -59,7 +57,7 @@ const DAY_MS = 86_400_000
 const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
- * arrived), then are encoded together into the arena: the encoder runs warm, and the records
+ * arrived), then are encoded together: the encoder runs warm, and the records
  * still die young (staged 50 ms, they cost ~8 µs a request in GC: bench/LOG.md, "Stops 17-19").
  */
 const STAGE_ROWS = 128
@@ -91,32 +89,24 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const { pool, now } = components
   const log = components.log ?? (() => {})
   const retentionDays = init.retentionDays ?? 7
-  const capacity = init.capacity ?? 50_000
-  const batchSize = init.batchSize ?? 250
-  // Rows wait as bytes, the writer's ring holds their slots (writer/arena.ts).
-  const arena = new RowArena(new BinarySink())
-  const writer = createBatchWriter<number>({
+  // Rows wait as bytes: a Buffer per row (rows.ts, `rowBytes`).
+  const writer = createBatchWriter<Buffer>({
     name: 'request_log',
-    capacity,
-    batchSize,
+    capacity: init.capacity ?? 50_000,
+    batchSize: init.batchSize ?? 250,
     flushIntervalMs: init.flushIntervalMs ?? 250,
     log,
-    release: (slot) => arena.release(slot),
-    write: async (slots) => {
-      const data = batchOf(arena, slots)
+    write: async (rows) => {
+      const data = batchOf(rows)
       const started = performance.now()
       await insertRows(pool, data)
-      components.onWritten?.(slots.length, (performance.now() - started) / 1000)
+      components.onWritten?.(rows.length, (performance.now() - started) / 1000)
     },
   })
   let lastRetention = 0
   let timer: NodeJS.Timeout | undefined
   let summarizeTimer: NodeJS.Timeout | undefined
 
-  const makePartitions = async () => {
-    // Yesterday too: a node whose clock lags a little still has somewhere to write.
-    await createDayPartitions(pool, TABLES, { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
-  }
   const applyRetention = async () => {
     const cutoff = retentionCutoff(now(), retentionDays)
     const dropped = await dropDayPartitionsBefore(pool, TABLES, cutoff)
@@ -127,7 +117,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   }
   const upkeepOnce = async () => {
     try {
-      await makePartitions()
+      // Yesterday too: a node whose clock lags a little still has somewhere to write.
+      await createDayPartitions(pool, TABLES, { fromMs: now(), daysAhead: 2, daysBehind: 1, storage: PARTITION_STORAGE })
       if (now() - lastRetention >= DAY_MS && (await components.isLeader())) {
         lastRetention = now()
         await applyRetention()
@@ -156,16 +147,16 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   let upkeep: Promise<void> | undefined
   const maintain = () => (upkeep ??= upkeepOnce().finally(() => (upkeep = undefined)))
 
-  // Encoded into the arena (writer/arena.ts): the record dies young, the buffer keeps a slot per request.
+  // The record dies young; the writer keeps its bytes.
   const encodeOne = (record: RequestRecord) => {
-    let slot: number
+    let row: Buffer
     try {
-      slot = arena.encode(encodeRow, record)
+      row = rowBytes(record)
     } catch (error) {
       log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
       return
     }
-    writer.add(slot)
+    writer.add(row)
   }
   /** Records not encoded yet (at most STAGE_ROWS, until the end of this turn of the event loop). */
   const staged: RequestRecord[] = []

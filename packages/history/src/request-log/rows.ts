@@ -5,8 +5,7 @@
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
-import type { ByteSink, RowArena } from '../writer/arena.ts'
-import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, type BinarySink } from '../writer/binary-sink.ts'
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink, rowEncoder, type ByteSink } from '../writer/binary-sink.ts'
 import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
@@ -33,17 +32,16 @@ const COLUMNS = [
   'latency_ms', 'total_tokens', 'stream', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'search', 'detail',
 ] as const
 
-/** JSON.stringify's number: NaN and the infinities are null. */
-const jsonNumber = (value: number): string => (Number.isFinite(value) ? String(value) : 'null')
-const jsonNumberOrNull = (value: number | null): string => (value === null ? 'null' : jsonNumber(value))
+/** JSON.stringify's number: null, NaN and the infinities are null. */
+const jsonNumber = (value: number | null): string => (value !== null && Number.isFinite(value) ? String(value) : 'null')
 
-// A record is written byte by byte into the arena's slab, with no string built for the row:
+// A record is written byte by byte into a buffer, with no string built for the row:
 // plain text (printable ASCII but `"` and `\`: every id, name and routing sentence the gateway
 // makes) a byte per character, any other text as UTF-8. rows.test.ts reads the tuples back field
 // by field against the record, and request-log.test.ts through Postgres.
 
 /** Writes one JSON string (quotes included) into a sink. */
-export type JsonStringWriter = (sink: ByteSink, value: string) => void
+type JsonStringWriter = (sink: ByteSink, value: string) => void
 
 /** A JSON string as UTF-8: plain text copied a byte per character, anything else through JSON.stringify. */
 const sinkJson: JsonStringWriter = (sink, value) => {
@@ -91,17 +89,7 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   sink.int16(COLUMNS.length)
   sink.timestamptz(Date.parse(record.at))
   sink.uuid(record.id)
-  sink.text(record.node_id)
-  sink.text(record.region)
-  sink.text(record.surface)
-  sink.text(record.gateway_key)
-  sink.text(requested.provider)
-  sink.text(requested.model)
-  sink.text(requested.session_id)
-  sink.text(served.provider)
-  sink.text(served.model)
-  sink.text(served.key_id)
-  sink.text(served.key_name)
+  sink.texts(record.node_id, record.region, record.surface, record.gateway_key, requested.provider, requested.model, requested.session_id, served.provider, served.model, served.key_id, served.key_name)
   // NULL for a request that used no key but the one that served it (query.ts, KEY_IDS)
   if (onlyServedKey(record)) sink.null()
   else sink.textArray(keyIds(record))
@@ -118,12 +106,7 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   // message, key names of attempts, and any column part lowercasing would change. So a row of
   // lowercase ids and names (most of them) carries an empty one (query.ts, SEARCHED).
   const search = sink.open()
-  sinkColumnPart(sink, requested.session_id)
-  sinkColumnPart(sink, requested.provider)
-  sinkColumnPart(sink, requested.model)
-  sinkColumnPart(sink, served.provider)
-  sinkColumnPart(sink, served.model)
-  sinkColumnPart(sink, record.gateway_key)
+  for (const part of [requested.session_id, requested.provider, requested.model, served.provider, served.model, record.gateway_key]) sinkColumnPart(sink, part)
   sinkSearchPart(sink, record.message)
   for (const attempt of record.attempts) {
     sinkColumnPart(sink, attempt.key_id)
@@ -145,7 +128,16 @@ function nextJson(sink: ByteSink, value: string | null, json: JsonStringWriter):
 /** A comma, then `value` as JSON.stringify writes a number (null when null). */
 function nextNumber(sink: ByteSink, value: number | null): void {
   sink.ascii(',')
-  sink.ascii(jsonNumberOrNull(value))
+  sink.ascii(jsonNumber(value))
+}
+
+/** Five JSON strings, comma-separated: a skipped key's fields, or a check's. */
+function fiveStrings(sink: ByteSink, json: JsonStringWriter, first: string, second: string, third: string, fourth: string, fifth: string): void {
+  json(sink, first)
+  nextJson(sink, second, json)
+  nextJson(sink, third, json)
+  nextJson(sink, fourth, json)
+  nextJson(sink, fifth, json)
 }
 
 /**
@@ -191,22 +183,14 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   for (let index = 0; index < routing.skipped_keys.length; index++) {
     const key = routing.skipped_keys[index] as RequestRecord['routing']['skipped_keys'][number]
     sink.ascii(index === 0 ? '[' : ',[')
-    json(sink, key.provider)
-    nextJson(sink, key.model, json)
-    nextJson(sink, key.key_id, json)
-    nextJson(sink, key.key_name, json)
-    nextJson(sink, key.reason, json)
+    fiveStrings(sink, json, key.provider, key.model, key.key_id, key.key_name, key.reason)
     sink.ascii(']')
   }
   const check = routing.check
   if (check === null) sink.ascii('],null,')
   else {
     sink.ascii('],[')
-    json(sink, check.key_id)
-    nextJson(sink, check.key_name, json)
-    nextJson(sink, check.provider, json)
-    nextJson(sink, check.model, json)
-    nextJson(sink, check.outcome, json)
+    fiveStrings(sink, json, check.key_id, check.key_name, check.provider, check.model, check.outcome)
     sink.ascii('],')
   }
   sink.ascii(routing.session_kept === null ? 'null,' : routing.session_kept ? 'true,' : 'false,')
@@ -221,12 +205,15 @@ export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStr
   }
 }
 
-/** The rows of `slots` as one binary COPY stream: room for CopyData's header, the stream's header, the tuples, its trailer. */
-export function batchOf(arena: RowArena<BinarySink>, slots: readonly number[]): Buffer {
-  const data = arena.concat(slots, COPY_HEADER_BYTES + BINARY_COPY_HEADER.length, BINARY_COPY_TRAILER.length)
-  data.set(BINARY_COPY_HEADER, COPY_HEADER_BYTES)
-  data.set(BINARY_COPY_TRAILER, data.length - BINARY_COPY_TRAILER.length)
-  return data
+/** One record's tuple (`encodeRow`) as a Buffer of its own. */
+export const rowBytes = rowEncoder(new BinarySink(), encodeRow)
+
+/** What a batch starts with: room for CopyData's header, then the binary stream's header. */
+const BATCH_HEAD = Buffer.concat([Buffer.alloc(COPY_HEADER_BYTES), BINARY_COPY_HEADER])
+
+/** Tuples (`rowBytes`) as one binary COPY stream: room for CopyData's header, the stream's header, the tuples, its trailer. */
+export function batchOf(rows: readonly Buffer[]): Buffer {
+  return Buffer.concat([BATCH_HEAD, ...rows, BINARY_COPY_TRAILER])
 }
 
 /** Writes a batch (`batchOf`'s bytes) in one COPY; the log's trigger counts its rows in the same statement (counts.ts). */

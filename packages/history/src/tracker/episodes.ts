@@ -35,7 +35,7 @@ export function noteReason(episode: Episode, reason: string, at: number): boolea
 }
 
 /** What names a new episode. */
-export type EpisodeName = Pick<Episode, 'id' | 'entity' | 'provider' | 'models' | 'keyIds' | 'cause' | 'openedAt'>
+type EpisodeName = Pick<Episode, 'id' | 'entity' | 'provider' | 'models' | 'keyIds' | 'cause' | 'openedAt'>
 
 /** A new episode: open, nothing seen yet but its opening. */
 export function newEpisode(name: EpisodeName): Episode {

@@ -5,7 +5,7 @@ import { directionState, worse } from './episodes.ts'
 import type { RouteView, SnapshotRow } from './types.ts'
 
 /** Requests and errors a route served since the last snapshot. */
-export interface RouteTraffic {
+interface RouteTraffic {
   requests: number
   errors: number
 }

@@ -24,10 +24,10 @@ type CountsRow = DirectionCounts & { provider: string; model: string }
  * Failed requests in a row for a model, with nothing left to serve them and none served in
  * between, after which the model counts as failing (issue 36, item 1): a run, not one blip.
  */
-export const NONE_LEFT_AFTER = 3
+const NONE_LEFT_AFTER = 3
 
 /** Failures further apart than this are no run: the older ones are stale evidence. */
-export const RUN_GAP_MS = 60_000
+const RUN_GAP_MS = 60_000
 
 /** A direction's routes at one recompute: their states, how many are held, their keys. */
 type DirectionViews = { provider: string; model: string; states: RouteState[]; heldFailed: number; keyIds: string[] }

@@ -27,11 +27,6 @@ export interface BatchWriterInit<Row> {
   /** Failures of one batch that is reaching the database but refused (a bad row): after this many it is dropped. Default 3. */
   maxRefusals?: number
   log?: (line: string) => void
-  /**
-   * Called once for every row that leaves the writer for good: written, dropped (whatever the
-   * reason) or discarded at close. Rows kept elsewhere (a `RowArena` slot) are freed here.
-   */
-  release?: (row: Row) => void
 }
 
 /** Counters of one writer, for /metrics and /health. */
@@ -69,10 +64,6 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
   const writeTimeoutMs = init.writeTimeoutMs ?? 15_000
   const maxRefusals = init.maxRefusals ?? 3
   const log = init.log ?? (() => {})
-  const release = init.release
-  const releaseAll = (rows: readonly Row[], from = 0, to = rows.length) => {
-    if (release !== undefined) for (let index = from; index < to; index++) release(rows[index] as Row)
-  }
 
   // A ring buffer: `head` is the oldest row, `size` rows follow it.
   const ring: (Row | undefined)[] = new Array(capacity)
@@ -99,9 +90,8 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
   }
 
   const dropOldest = () => {
-    const row = shift()
+    shift()
     stats.dropped.overflow++
-    release?.(row)
     if (!overflowLogged) {
       overflowLogged = true
       log(`history ${init.name}: buffer full (${capacity} rows), dropping the oldest rows until the database keeps up`)
@@ -124,7 +114,6 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       keep = room
     }
     // The oldest of the batch make room for the rows buffered since: they are gone.
-    releaseAll(rows, 0, rows.length - keep)
     for (let index = rows.length - 1; index >= rows.length - keep; index--) {
       head = (head - 1 + capacity) % capacity
       ring[head] = rows[index]
@@ -166,7 +155,6 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       inFlight = flightDropped = 0
       if (outcome === 'written') {
         stats.written += rows.length
-        releaseAll(rows)
         if (stats.failing) log(`history ${init.name}: writes landing again`)
         stats.failing = false
         overflowLogged = false
@@ -178,13 +166,11 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       if (outcome === 'timed_out') {
         // It may still land: retrying could write the rows twice, so they are given up instead.
         stats.dropped.timed_out += rows.length
-        releaseAll(rows)
         stats.failing = true
         return
       }
       if (outcome.reachable && ++refusals >= maxRefusals) {
         stats.dropped.refused += rows.length
-        releaseAll(rows)
         refusals = 0
         log(`history ${init.name}: the database refused a batch of ${rows.length} rows ${maxRefusals} times; dropped it: ${outcome.message}`)
         continue
@@ -211,7 +197,6 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
     add(row) {
       if (closed) {
         stats.dropped.closed++
-        release?.(row)
         return
       }
       if (size + inFlight - flightDropped >= capacity) {
@@ -250,7 +235,7 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       closed = true
       if (timer !== undefined) clearTimeout(timer)
       stats.dropped.closed += size
-      releaseAll(take(size))
+      take(size)
     },
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Rows in COPY's binary format, written in place into a slab as ByteSink writes text (writer/arena.ts).
+ * Rows in COPY's binary format, written in place into a buffer, with no string built per row.
  * Postgres then parses no text: about a sixth of its CPU per request-log row (bench/LOG.md, "Stop 15").
  *
  * Layout (PostgreSQL docs, "COPY", "Binary Format"): the stream starts with an 11-byte signature,
@@ -8,7 +8,6 @@
  * send function; the stream ends in an int16 -1 (`BINARY_COPY_TRAILER`). All integers are
  * big-endian.
  */
-import { ByteSink, FULL } from './arena.ts'
 
 /** `PGCOPY\n\377\r\n\0`, flags 0, no header extension. */
 export const BINARY_COPY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0])
@@ -23,9 +22,76 @@ const TWO_32 = 4_294_967_296
 const NUL = /\0/g
 
 /** What a text value becomes in Postgres: NUL replaced. */
-export const storable = (value: string): string => (value.includes('\0') ? value.replace(NUL, '\uFFFD') : value)
+const storable = (value: string): string => (value.includes('\0') ? value.replace(NUL, '\uFFFD') : value)
 
-/** ByteSink's bytes and the binary fields around them. Every write throws FULL when the slab has no room. */
+/** Thrown by a `ByteSink` that has no room left: the caller retries in a larger buffer. */
+export const FULL = new Error('byte sink: buffer full')
+
+/**
+ * Writes ASCII straight into a buffer, a byte per character, so a row is encoded without a
+ * string of its own. `ascii`/`plain` copy what they can and return false (writing nothing) for
+ * text that needs escaping; `utf8` writes any string as it is.
+ */
+export class ByteSink {
+  protected buffer: Buffer = Buffer.alloc(0)
+  protected at = 0
+
+  reset(buffer: Buffer, at: number): void {
+    this.buffer = buffer
+    this.at = at
+  }
+
+  get position(): number {
+    return this.at
+  }
+
+  /** Text known to be ASCII (constants, numbers, ISO times). */
+  ascii(text: string): void {
+    const length = text.length
+    let at = this.at
+    if (at + length > this.buffer.length) throw FULL
+    const buffer = this.buffer
+    for (let index = 0; index < length; index++) buffer[at++] = text.charCodeAt(index)
+    this.at = at
+  }
+
+  /**
+   * Copies `text` if every character is printable ASCII other than `"` and `\\` (the same in
+   * JSON, COPY text and as a quoted array or JSON element), in double quotes when `quote`,
+   * lowercased when `lower`; else writes nothing and returns false.
+   */
+  plain(text: string, quote = false, lower = false): boolean {
+    const length = text.length
+    const start = this.at
+    if (start + length + 2 > this.buffer.length) throw FULL
+    const buffer = this.buffer
+    let at = start
+    if (quote) buffer[at++] = 0x22
+    for (let index = 0; index < length; index++) {
+      let code = text.charCodeAt(index)
+      if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return false
+      if (lower && code >= 0x41 && code <= 0x5a) code += 0x20
+      buffer[at++] = code
+    }
+    if (quote) buffer[at++] = 0x22
+    this.at = at
+    return true
+  }
+
+  /** Goes back to `position` (a `position` read before), forgetting what was written since (bench/lib/request-log-text.ts). */
+  rewind(position: number): void {
+    this.at = position
+  }
+
+  /** Any text, as UTF-8. */
+  utf8(text: string): void {
+    const buffer = this.buffer
+    if (this.at + text.length * 3 > buffer.length && this.at + Buffer.byteLength(text, 'utf8') > buffer.length) throw FULL
+    this.at += buffer.write(text, this.at, 'utf8')
+  }
+}
+
+/** ByteSink's bytes and the binary fields around them. Every write throws FULL when the buffer has no room. */
 export class BinarySink extends ByteSink {
   private room(bytes: number): void {
     if (this.at + bytes > this.buffer.length) throw FULL
@@ -64,6 +130,11 @@ export class BinarySink extends ByteSink {
     const mark = this.open()
     if (!this.plain(value)) this.utf8(storable(value))
     this.close(mark)
+  }
+
+  /** Text fields, one after another. */
+  texts(...values: (string | null)[]): void {
+    for (const value of values) this.text(value)
   }
 
   /** Raw UTF-8 inside an open field (NUL as U+FFFD), lowercased when `lower`. */
@@ -145,4 +216,37 @@ function hexValue(code: number): number {
   if (code >= 0x61 && code <= 0x66) return code - 0x57
   if (code >= 0x41 && code <= 0x46) return code - 0x37
   throw new Error(`not a hex digit: ${String.fromCharCode(code)}`)
+}
+
+/** Bytes per chunk rows are encoded into: about a hundred request log rows. */
+const CHUNK_BYTES = 1 << 16
+/** The largest row `rowEncoder` takes (a request log row with content on is well under 1 MB). */
+const MAX_ROW_BYTES = 64 << 20
+
+/**
+ * Encodes each row with `encode` through `sink` straight into a shared chunk and returns its
+ * bytes there (a view: no copy, no string): a row waits for its batch as one Buffer, not as the
+ * objects it was made from. A row that does not fit goes to a fresh chunk, doubled while the row
+ * outgrows it; a chunk is freed by the GC once no row in it is held.
+ */
+export function rowEncoder<Sink extends ByteSink, Value>(sink: Sink, encode: (sink: Sink, value: Value) => void): (value: Value) => Buffer {
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES)
+  let offset = 0
+  return (value) => {
+    for (;;) {
+      sink.reset(chunk, offset)
+      try {
+        encode(sink, value)
+        const row = chunk.subarray(offset, sink.position)
+        offset = sink.position
+        return row
+      } catch (error) {
+        if (error !== FULL) throw error
+        const size = offset === 0 ? chunk.length * 2 : CHUNK_BYTES
+        if (size > MAX_ROW_BYTES) throw new Error(`a row larger than ${MAX_ROW_BYTES} bytes`)
+        chunk = Buffer.allocUnsafe(size)
+        offset = 0
+      }
+    }
+  }
 }
