@@ -42,18 +42,18 @@ function nonNegative(value: number | null): number | null {
   return value !== null && Number.isFinite(value) && value >= 0 ? value : null
 }
 
-function fromRetryAfterMs(value: string | undefined): number | null {
-  if (value === undefined || !DECIMAL.test(value.trim())) return null
-  return nonNegative(Number(value.trim()))
+/** A header's value when it is a plain decimal number, else null. */
+function decimal(value: string | undefined): number | null {
+  const trimmed = value?.trim()
+  return trimmed !== undefined && DECIMAL.test(trimmed) ? Number(trimmed) : null
 }
 
 function fromRetryAfter(value: string | undefined, now: number): number | null {
-  if (value === undefined) return null
-  const trimmed = value.trim()
-  if (DECIMAL.test(trimmed)) return nonNegative(Number(trimmed) * 1000)
+  const seconds = decimal(value)
+  if (seconds !== null) return nonNegative(seconds * 1000)
+  const trimmed = value?.trim() ?? ''
   // An HTTP date starts with a day name; Date.parse alone would accept far too much.
-  if (!/^[A-Za-z]{3}/.test(trimmed)) return null
-  const at = Date.parse(trimmed)
+  const at = /^[A-Za-z]{3}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN
   return Number.isNaN(at) ? null : nonNegative(at - now)
 }
 
@@ -67,9 +67,8 @@ function relevantLongest(windows: { waitMs: number | null; remaining: string | u
 
 /** OpenAI and Groq send Go durations; Azure sends bare seconds in the same headers. */
 function resetDuration(value: string | undefined): number | null {
-  if (value === undefined) return null
-  const trimmed = value.trim()
-  return DECIMAL.test(trimmed) ? Number(trimmed) * 1000 : parseDuration(trimmed)
+  const seconds = decimal(value)
+  return seconds !== null ? seconds * 1000 : value === undefined ? null : parseDuration(value)
 }
 
 function fromOpenAiResets(headers: Record<string, string>): number | null {
@@ -100,12 +99,8 @@ function fromRetryInfo(delays: unknown[]): number | null {
   return null
 }
 
-const WORD_UNITS: [RegExp, number][] = [
-  [/^(?:milliseconds?|msecs?)$/, 1],
-  [/^(?:seconds?|secs?)$/, 1000],
-  [/^(?:minutes?|mins?)$/, 60_000],
-  [/^(?:hours?|hrs?)$/, 3_600_000],
-]
+/** Milliseconds per unit word, its plural `s` dropped. */
+const WORD_UNITS: Record<string, number> = { millisecond: 1, msec: 1, second: 1000, sec: 1000, minute: 60_000, min: 60_000, hour: 3_600_000, hr: 3_600_000 }
 
 /** "Please try again in 20s", "try again in 6ms" (OpenAI, Groq), "Please retry after 7 seconds" (Azure). */
 const WAIT_WORDING = /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
@@ -122,8 +117,7 @@ function fromWording(text: string): number | null {
   const match = WAIT_WORDING.exec(text)
   if (match === null) return null
   if (match[1] !== undefined) return nonNegative(parseDuration(match[1]))
-  const unit = (match[3] ?? '').toLowerCase()
-  const perUnit = WORD_UNITS.find(([pattern]) => pattern.test(unit))?.[1]
+  const perUnit = WORD_UNITS[(match[3] ?? '').toLowerCase().replace(/s$/, '')]
   return perUnit === undefined ? null : nonNegative(Number(match[2]) * perUnit)
 }
 
@@ -135,7 +129,7 @@ function fromWording(text: string): number | null {
 export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, options: WaitHintOptions = {}): number | null {
   const readResets = options.rateLimitResets ?? true
   const sources: (() => number | null)[] = [
-    () => fromRetryAfterMs(headers['retry-after-ms']),
+    () => nonNegative(decimal(headers['retry-after-ms'])),
     () => fromRetryAfter(headers['retry-after'], now),
     () => (readResets ? fromOpenAiResets(headers) : null),
     () => (readResets ? fromAnthropicResets(headers, now) : null),

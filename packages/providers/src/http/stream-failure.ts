@@ -1,9 +1,9 @@
 /** How a stream that had started ends badly, normalized for routing: every adapter's `events` rejects with a StreamFailure. */
 import type { AttemptFailure } from '@switchboard/routing'
-import { AnthropicStreamError, TranslationError } from '../anthropic/errors.ts'
+import { TranslationError } from '../anthropic/errors.ts'
 import { attemptFailure, networkFailure } from '../errors/index.ts'
 
-/** An upstream's in-band stream error (`data: {"error": ...}`), which ends the stream. */
+/** An upstream's in-band stream error (`data: {"error": ...}`, Anthropic's `error` event, Bedrock's exception frame), which ends the stream. */
 export class UpstreamStreamError extends Error {
   override readonly name = 'UpstreamStreamError'
   readonly code = 'upstream_stream_error'
@@ -31,9 +31,6 @@ export function streamFailureOf(error: unknown): AttemptFailure {
   if (error instanceof UpstreamStreamError) {
     code = error.providerCode
     words = error.message
-  } else if (error instanceof AnthropicStreamError) {
-    code = error.errorType
-    words = error.providerMessage
   } else if (error instanceof TranslationError) {
     return attemptFailure('unknown', 200, `the stream broke: ${error.message}`, 'upstream_malformed')
   } else {
