@@ -14,11 +14,6 @@ export function jsonBytes(status: number, headers: Record<string, string>, bytes
   return { ok: true, kind: 'json', status, headers, bytes, usage: readUsage({ bytes }), rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
-/** A JSON success built by the adapter (a translated answer). */
-export function jsonBody(status: number, headers: Record<string, string>, body: Record<string, unknown>, now: number): JsonSuccess {
-  return { ok: true, kind: 'json', status, headers, body, usage: readUsage({ body }), rateLimit: readRateLimitExhaustion(headers, now) }
-}
-
 /** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */
 export function streamOf(status: number, headers: Record<string, string>, events: AsyncIterable<string>, now: number): StreamSuccess {
   return { ok: true, kind: 'stream', status, headers, events, rateLimit: readRateLimitExhaustion(headers, now) }
@@ -40,7 +35,8 @@ export function translatedAnswer(response: BufferedResponse, now: () => number, 
     return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
   }
   try {
-    return jsonBody(response.statusCode, response.headers, translate(parsed), now())
+    const body = translate(parsed)
+    return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body, usage: readUsage({ body }), rateLimit: readRateLimitExhaustion(response.headers, now()) }
   } catch (error) {
     return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : what)
   }

@@ -5,7 +5,8 @@
  * endpoint. Claude on Vertex is reached through rawPredict in Anthropic's format (a Messages
  * request natively); Anthropic betas it refuses are learned from its 400 and left out (betas.ts).
  */
-import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
+import { anthropicTranslation } from '../anthropic/adapter.ts'
+import { toAnthropicRequest } from '../anthropic/request.ts'
 import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'
 import { attemptFailure } from '../errors/index.ts'
 import { parseSse } from '../http/sse.ts'
@@ -81,7 +82,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const createdSeconds = Math.floor(now() / 1000)
       const id = `chatcmpl-${init.type}-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
       const translation: Translation = claude
-        ? { stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model: request.model, createdSeconds }), json: (parsed) => fromAnthropicResponse(parsed, request.model, createdSeconds), what: 'a body that is not a Message' }
+        ? anthropicTranslation(request.model, createdSeconds)
         : { stream: (events) => geminiStreamToOpenAI(parseSse(events), { id, model: request.model, createdSeconds }), json: (parsed) => fromGenerateContentResponse(parsed, request.model, createdSeconds, id), what: 'a body that is not a generateContent response' }
       if (!vertex) {
         const target = splitBaseUrl(geminiBase(init.network.base_url), `/v1beta/models/${encodeURIComponent(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`)
