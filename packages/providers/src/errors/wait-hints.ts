@@ -65,10 +65,17 @@ function relevantLongest(windows: { waitMs: number | null; remaining: string | u
   return chosen.length === 0 ? null : Math.max(...chosen.map((window) => window.waitMs ?? 0))
 }
 
-/** OpenAI and Groq send Go durations; Azure sends bare seconds in the same headers. */
-function resetDuration(value: string | undefined): number | null {
+/** Ms until a window resets by its `x-ratelimit-reset-*` value: OpenAI and Groq send Go durations, Azure bare seconds. */
+export function resetDuration(value: string | undefined): number | null {
   const seconds = decimal(value)
   return seconds !== null ? seconds * 1000 : value === undefined ? null : parseDuration(value)
+}
+
+/** Ms until a window resets by its `anthropic-ratelimit-*-reset` value, an RFC 3339 time. */
+export function resetTime(value: string | undefined, now: number): number | null {
+  const trimmed = value?.trim()
+  const at = trimmed !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? Date.parse(trimmed) : Number.NaN
+  return Number.isNaN(at) ? null : at - now
 }
 
 function fromOpenAiResets(headers: Record<string, string>): number | null {
@@ -77,11 +84,7 @@ function fromOpenAiResets(headers: Record<string, string>): number | null {
 
 function fromAnthropicResets(headers: Record<string, string>, now: number): number | null {
   return relevantLongest(
-    ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => {
-      const value = headers[`anthropic-ratelimit-${name}-reset`]?.trim()
-      const at = value !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
-      return { waitMs: Number.isNaN(at) ? null : at - now, remaining: headers[`anthropic-ratelimit-${name}-remaining`] }
-    }),
+    ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => ({ waitMs: resetTime(headers[`anthropic-ratelimit-${name}-reset`], now), remaining: headers[`anthropic-ratelimit-${name}-remaining`] })),
   )
 }
 
