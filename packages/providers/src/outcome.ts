@@ -3,7 +3,7 @@
  * success with its usage and the key's rate-limit state, a failure, a body never sent (`notSent`).
  */
 import { TranslationError } from './anthropic/errors.ts'
-import { attemptFailure } from './errors/index.ts'
+import { attemptFailure } from './errors/classify.ts'
 import { readRateLimitExhaustion } from './http/rate-limit.ts'
 import { failureOf, type BufferedResponse } from './http/transport.ts'
 import type { AttemptFailed, JsonSuccess, StreamSuccess } from './types.ts'

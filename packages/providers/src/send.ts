@@ -5,7 +5,7 @@
 import type { Dispatcher } from 'undici'
 import { asRequested } from './http/chunks.ts'
 import { OpenAiChunkQueue } from './http/openai-stream.ts'
-import { networkFailure } from './errors/index.ts'
+import { networkFailure } from './errors/classify.ts'
 import { failureOf, flattenHeaders, post, postBuffered, postStreaming, type UpstreamRequest } from './http/transport.ts'
 import { isCallerTranslationError, jsonBytes, malformedSuccess, normalizedEvents, notSent, streamOf, translatedAnswer } from './outcome.ts'
 import type { StreamFormat } from './streams/content.ts'

@@ -5,7 +5,7 @@ import { decideVerdict } from './rules.ts'
 import { waitHintFromReport } from './wait-hints.ts'
 
 /** An upstream error answer as the adapter received it. */
-export interface FailedAnswer {
+interface FailedAnswer {
   status: number
   /** Response headers, names lower-case. */
   headers: Record<string, string>

@@ -1,5 +1,5 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
-import { attemptFailure } from '../errors/index.ts'
+import { attemptFailure } from '../errors/classify.ts'
 import { SseParser } from './sse.ts'
 import type { StreamFormat } from '../streams/content.ts'
 import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'

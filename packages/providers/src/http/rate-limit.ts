@@ -2,7 +2,7 @@
  * What a provider's rate-limit headers say about a key on a successful answer: how much of its
  * window is left and when it resets (`x-ratelimit-*-{requests,tokens}`, `anthropic-ratelimit-*`).
  */
-import { resetDuration, resetTime } from '../errors/index.ts'
+import { resetDuration, resetTime } from '../errors/wait-hints.ts'
 
 /** A key's window is (nearly) spent: back it off until `untilMs`. */
 export interface RateLimitExhaustion {

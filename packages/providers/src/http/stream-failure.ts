@@ -1,7 +1,7 @@
 /** How a stream that had started ends badly, normalized for routing: every adapter's `events` rejects with a StreamFailure. */
 import type { AttemptFailure } from '@switchboard/routing'
 import { TranslationError } from '../anthropic/errors.ts'
-import { attemptFailure, networkFailure } from '../errors/index.ts'
+import { attemptFailure, networkFailure } from '../errors/classify.ts'
 
 /** An upstream's in-band stream error (`data: {"error": ...}`, Anthropic's `error` event, Bedrock's exception frame), which ends the stream. */
 export class UpstreamStreamError extends Error {

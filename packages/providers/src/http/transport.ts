@@ -1,6 +1,6 @@
 /** The HTTP layer every adapter shares: undici keep-alive pools, header flattening, failure reading. */
 import { Agent, errors, type Dispatcher } from 'undici'
-import { classifyFailure } from '../errors/index.ts'
+import { classifyFailure } from '../errors/classify.ts'
 import type { AttemptFailed } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
