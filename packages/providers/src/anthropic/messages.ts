@@ -33,8 +33,7 @@ export function toAnthropicConversation (messages: unknown): AnthropicConversati
   if (!Array.isArray(messages)) throw invalid('`messages` must be an array of chat messages.', 'messages')
   const system: AnthropicBlock[] = []
   const turns: Turn[] = []
-  const entries: unknown[] = messages
-  entries.forEach((entry, position) => {
+  messages.forEach((entry: unknown, position: number) => {
     const field = `messages[${position}]`
     const message = asRecord(entry)
     if (message === undefined) throw invalid(`${field} must be an object.`, field)
