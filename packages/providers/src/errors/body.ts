@@ -62,34 +62,29 @@ function awsErrorType(raw: string | undefined): string | null {
   return name === '' ? null : name
 }
 
-interface GoogleDetails {
-  reasons: string[]
-  quotaViolations: string[]
-  retryDelays: unknown[]
-}
-
-function readGoogleDetails(details: unknown): GoogleDetails {
-  const found: GoogleDetails = { reasons: [], quotaViolations: [], retryDelays: [] }
-  if (!Array.isArray(details)) return found
+/** Reads Google's `error.details` into the report (QuotaFailure violations, RetryInfo delays); returns its ErrorInfo reasons. */
+function readGoogleDetails(details: unknown, report: ErrorReport): string[] {
+  const reasons: string[] = []
+  if (!Array.isArray(details)) return reasons
   for (const detail of details) {
     if (!isFields(detail)) continue
     const type = typeof detail['@type'] === 'string' ? detail['@type'] : ''
     if (type.endsWith('google.rpc.ErrorInfo')) {
       const reason = textOf(detail.reason)
-      if (reason !== null) found.reasons.push(reason)
+      if (reason !== null) reasons.push(reason)
     } else if (type.endsWith('google.rpc.QuotaFailure') && Array.isArray(detail.violations)) {
       for (const violation of detail.violations) {
         if (!isFields(violation)) continue
         for (const field of ['quotaId', 'quotaMetric', 'subject', 'description']) {
           const text = textOf(violation[field])
-          if (text !== null) found.quotaViolations.push(text)
+          if (text !== null) report.quotaViolations.push(text)
         }
       }
     } else if (type.endsWith('google.rpc.RetryInfo') && detail.retryDelay !== undefined) {
-      found.retryDelays.push(detail.retryDelay)
+      report.retryDelays.push(detail.retryDelay)
     }
   }
-  return found
+  return reasons
 }
 
 /** Some upstreams and proxies send a JSON error labelled as text; read it as the JSON it is. */
@@ -131,17 +126,15 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     const errorCode = textOf(error.code)
     const errorType = textOf(error.type)
     const googleStatus = textOf(error.status)
-    const google = readGoogleDetails(error.details)
-    report.quotaViolations = google.quotaViolations
+    const reasons = readGoogleDetails(error.details, report)
     report.param = textOf(error.param)
-    report.retryDelays = google.retryDelays
 
     // Most specific first: Anthropic's details.error_code and Azure's innererror refine the
     // outer code, and Google's ErrorInfo reason refines its canonical status.
     const anthropicDetail = isFields(error.details) ? textOf(error.details.error_code) : null
     const azureInner = isFields(error.innererror) ? textOf(error.innererror.code) : null
-    addCodes(report, [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus])
-    reported.push(...[errorCode, errorType, google.reasons[0] ?? null, googleStatus].filter((code) => code !== null))
+    addCodes(report, [anthropicDetail, azureInner, errorCode, ...reasons, errorType, googleStatus])
+    reported.push(...[errorCode, errorType, reasons[0] ?? null, googleStatus].filter((code) => code !== null))
 
     const metadata = error.metadata
     if (isFields(metadata)) {
