@@ -131,18 +131,12 @@ function fromWording(text: string): number | null {
  */
 export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, options: WaitHintOptions = {}): number | null {
   const readResets = options.rateLimitResets ?? true
-  const sources: (() => number | null)[] = [
-    () => nonNegative(decimal(headers['retry-after-ms'])),
-    () => fromRetryAfter(headers['retry-after'], now),
-    () => (readResets ? fromOpenAiResets(headers) : null),
-    () => (readResets ? fromAnthropicResets(headers, now) : null),
-    () => fromRetryInfo(report.retryDelays),
-    () => fromWording(`${report.message} ${report.context}`),
-  ]
-  for (const source of sources) {
-    const waitMs = source()
-    // Round up: waiting a fraction of a millisecond too long is harmless, too short is not.
-    if (waitMs !== null) return Math.ceil(waitMs)
-  }
-  return null
+  const waitMs =
+    nonNegative(decimal(headers['retry-after-ms'])) ??
+    fromRetryAfter(headers['retry-after'], now) ??
+    (readResets ? (fromOpenAiResets(headers) ?? fromAnthropicResets(headers, now)) : null) ??
+    fromRetryInfo(report.retryDelays) ??
+    fromWording(`${report.message} ${report.context}`)
+  // Round up: waiting a fraction of a millisecond too long is harmless, too short is not.
+  return waitMs === null ? null : Math.ceil(waitMs)
 }
