@@ -87,7 +87,7 @@ function readGoogleDetails(details: unknown, report: ErrorReport): string[] {
   return reasons
 }
 
-/** Some upstreams and proxies send a JSON error labelled as text; read it as the JSON it is. */
+/** A text body read as the JSON it holds, when it holds JSON (failures arrive as text, whatever their content type says). */
 function jsonInText(text: string): unknown {
   const trimmed = text.trim()
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return text

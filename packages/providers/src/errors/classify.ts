@@ -9,7 +9,7 @@ interface FailedAnswer {
   status: number
   /** Response headers, names lower-case. */
   headers: Record<string, string>
-  /** The parsed JSON when the upstream answered JSON, else the raw text (possibly empty). */
+  /** The body: its text (possibly empty; JSON in it is read as JSON), or the JSON already parsed. */
   body: unknown
   /** Epoch ms when the answer arrived, for wait hints given as dates. */
   now: number

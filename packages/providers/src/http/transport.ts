@@ -194,17 +194,9 @@ export function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Rec
   return flat
 }
 
-/** Classifies a failed upstream answer from its status, headers and body text. */
+/** Classifies a failed upstream answer from its status, headers and body text (read as JSON when it is JSON: errors/body.ts). */
 export function failureOf(statusCode: number, headers: Record<string, string>, text: string, now: () => number): AttemptFailed {
-  let body: unknown = text
-  if (text.length > 0 && (text[0] === '{' || text[0] === '[')) {
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // A truncated or HTML body is classified from its text and the status.
-    }
-  }
-  return { ok: false, failure: classifyFailure({ status: statusCode, headers, body, now: now() }), headers }
+  return { ok: false, failure: classifyFailure({ status: statusCode, headers, body: text, now: now() }), headers }
 }
 
 /** Joins a base URL and a path without doubling `/v1` or slashes. */
