@@ -35,8 +35,7 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
       yield '{"type":"ping"}'
     }
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
-    const choices = Array.isArray(chunk.choices) ? chunk.choices : []
-    const choice = asRecord(choices[0])
+    const choice = asRecord((Array.isArray(chunk.choices) ? chunk.choices : [])[0])
     if (choice === undefined) continue
     const delta = asRecord(choice.delta)
     const reasoning = delta?.reasoning_content ?? delta?.reasoning
