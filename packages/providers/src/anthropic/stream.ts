@@ -10,8 +10,9 @@ import { asRecord } from './messages.ts'
  * `[DONE]`): the role at message_start, content and tool-call deltas (calls numbered by their own
  * order, as OpenAI clients assemble them), the finish at message_delta, and the usage chunk at
  * message_stop, always (the gateway needs the counts). Thinking, `ping` and unknown events are
- * skipped. Throws UpstreamStreamError (Anthropic's `error.type` as its code) on an `error` event, and `upstream_malformed` on bad data or
- * a stream that ends without message_stop: a cut-off answer is never passed off as complete.
+ * skipped. Throws UpstreamStreamError (`error.type` as its code) on an `error` event, and
+ * `upstream_malformed` on bad data or a stream that ends without message_stop: a cut-off answer
+ * is never passed off as complete.
  */
 export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessage>, init: Omit<StreamChunkInit, 'id'>): AsyncGenerator<string> {
   // The answer's id is the message's, known at message_start.
