@@ -38,9 +38,7 @@ function textOf(value: unknown): string | null {
 }
 
 /** A status echoed as a code ("429", 429) says nothing the status does not. */
-function isNumericCode(value: string): boolean {
-  return /^\d+$/.test(value)
-}
+const NUMERIC_CODE = /^\d+$/
 
 function capped(text: string): string {
   return text.length > MESSAGE_LIMIT ? text.slice(0, MESSAGE_LIMIT) : text
@@ -100,7 +98,7 @@ function jsonInText(text: string): unknown {
 
 /** Adds the codes that are words (not a status echoed as a code) to the report's matching codes. */
 function addCodes(report: ErrorReport, codes: (string | null)[]): void {
-  for (const code of codes) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+  for (const code of codes) if (code !== null && !NUMERIC_CODE.test(code)) report.codes.push(code)
 }
 
 /** Gathers message, codes and hints from an error answer: its parsed JSON, or its raw text. */
@@ -156,6 +154,6 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
   reported.push(...top.filter((code) => code !== null))
 
   // Prefer a word over a status echoed as a code; keep the echo when it is all there is.
-  report.primaryCode = reported.find((code) => !isNumericCode(code)) ?? reported[0] ?? null
+  report.primaryCode = reported.find((code) => !NUMERIC_CODE.test(code)) ?? reported[0] ?? null
   return report
 }
