@@ -12,7 +12,7 @@ import type { ProviderAdapter, ProviderInit, ProviderType } from './types.ts'
 
 export type * from './types.ts'
 export { PROVIDER_TYPES } from './types.ts'
-export { cancelledFailure, timeoutFailure } from './errors/index.ts'
+export { cancelledFailure, timeoutFailure } from './errors/classify.ts'
 export { StreamFailure, streamFailureOf } from './outcome.ts'
 export { Cancellation } from './http/cancellation.ts'
 export type { RateLimitExhaustion } from './http/rate-limit.ts'

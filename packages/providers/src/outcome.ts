@@ -3,20 +3,15 @@
  * success with its usage and the key's rate-limit state, a failure, a body never sent (`notSent`).
  */
 import { TranslationError } from './anthropic/errors.ts'
-import { attemptFailure } from './errors/index.ts'
+import { attemptFailure } from './errors/classify.ts'
 import { readRateLimitExhaustion } from './http/rate-limit.ts'
 import { failureOf, type BufferedResponse } from './http/transport.ts'
 import type { AttemptFailed, JsonSuccess, StreamSuccess } from './types.ts'
-import { readUsage } from './usage.ts'
+import { readUsage, usageOf } from './usage.ts'
 
 /** A JSON success from the upstream's own bytes (passed through unparsed). */
 export function jsonBytes(status: number, headers: Record<string, string>, bytes: Buffer, now: number): JsonSuccess {
-  return { ok: true, kind: 'json', status, headers, bytes, usage: readUsage({ bytes }), rateLimit: readRateLimitExhaustion(headers, now) }
-}
-
-/** A JSON success built by the adapter (a translated answer). */
-export function jsonBody(status: number, headers: Record<string, string>, body: Record<string, unknown>, now: number): JsonSuccess {
-  return { ok: true, kind: 'json', status, headers, body, usage: readUsage({ body }), rateLimit: readRateLimitExhaustion(headers, now) }
+  return { ok: true, kind: 'json', status, headers, bytes, usage: readUsage(bytes), rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
 /** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */
@@ -40,7 +35,8 @@ export function translatedAnswer(response: BufferedResponse, now: () => number, 
     return malformedSuccess(response.statusCode, response.headers, 'a body that is not JSON')
   }
   try {
-    return jsonBody(response.statusCode, response.headers, translate(parsed), now())
+    const body = translate(parsed)
+    return { ok: true, kind: 'json', status: response.statusCode, headers: response.headers, body, usage: usageOf(body.usage), rateLimit: readRateLimitExhaustion(response.headers, now()) }
   } catch (error) {
     return malformedSuccess(response.statusCode, response.headers, error instanceof Error ? error.message : what)
   }

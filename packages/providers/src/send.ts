@@ -5,7 +5,8 @@
 import type { Dispatcher } from 'undici'
 import { asRequested } from './http/chunks.ts'
 import { OpenAiChunkQueue } from './http/openai-stream.ts'
-import { failureOf, flattenHeaders, post, postBuffered, postStreaming, readFailure, thrownFailure, type UpstreamRequest } from './http/transport.ts'
+import { networkFailure } from './errors/classify.ts'
+import { failureOf, flattenHeaders, post, postBuffered, postStreaming, type UpstreamRequest } from './http/transport.ts'
 import { isCallerTranslationError, jsonBytes, malformedSuccess, normalizedEvents, notSent, streamOf, translatedAnswer } from './outcome.ts'
 import type { StreamFormat } from './streams/content.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ChatRequestBody } from './types.ts'
@@ -80,19 +81,20 @@ export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamReque
   if (body.stream === true) {
     const response = await posted(post(dispatcher, call))
     if ('ok' in response) return response
-    if (response.statusCode < 200 || response.statusCode >= 300) return readFailure(response, now)
+    const headers = flattenHeaders(response.headers)
+    if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, headers, await response.body.text(), now)
     const events = normalizedEvents(asRequested(translation.stream(response.body), body.stream_options))
-    return streamOf(response.statusCode, flattenHeaders(response.headers), events, now())
+    return streamOf(response.statusCode, headers, events, now())
   }
   const response = await posted(postBuffered(dispatcher, call))
   return 'ok' in response ? response : translatedAnswer(response, now, translation.json, translation.what)
 }
 
-/** The upstream's answer, or the failed attempt a thrown network error (or abort) is. */
+/** The upstream's answer, or the failed attempt a thrown network error (or abort) is (the engine tells timeouts and cancels apart itself). */
 async function posted<T extends object>(sending: Promise<T>): Promise<T | AttemptFailed> {
   try {
     return await sending
   } catch (error) {
-    return thrownFailure(error)
+    return { ok: false, failure: networkFailure(error), headers: {} }
   }
 }

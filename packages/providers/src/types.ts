@@ -116,11 +116,8 @@ interface Success extends AttemptNotes {
   rateLimit: RateLimitExhaustion | null
 }
 
-/** A JSON answer: the upstream's own bytes (passed through unparsed) or an object we built. */
-export type JsonAnswer = { bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined }
-
-/** A successful non-streaming answer, with its token counts (read by the adapter; null when it reports none). */
-export type JsonSuccess = Success & { kind: 'json'; usage: TokenUsage | null } & JsonAnswer
+/** A successful non-streaming answer: the upstream's own bytes (passed through unparsed) or an object we built, with its token counts (read by the adapter; null when it reports none). */
+export type JsonSuccess = Success & { kind: 'json'; usage: TokenUsage | null } & ({ bytes: Buffer; body?: undefined } | { body: Record<string, unknown>; bytes?: undefined })
 
 /**
  * A successful streaming answer: `events` yields each event's JSON text (never `[DONE]`),

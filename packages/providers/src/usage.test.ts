@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { readUsage, StreamUsage } from './usage.ts'
+import { readUsage, StreamUsage, usageOf } from './usage.ts'
 
-const bytes = (text: string) => ({ bytes: Buffer.from(text) })
+const bytes = (text: string) => Buffer.from(text)
 
 describe('readUsage', () => {
   it('finds the usage object of an answer passed through as bytes', () => {
@@ -16,7 +16,7 @@ describe('readUsage', () => {
   })
 
   it('reads a translated body, and gives null when there is no usable usage', () => {
-    expect(readUsage({ body: { usage: { prompt_tokens: 3, completion_tokens: 4 } } })).toEqual({ promptTokens: 3, completionTokens: 4 })
+    expect(usageOf({ prompt_tokens: 3, completion_tokens: 4 })).toEqual({ promptTokens: 3, completionTokens: 4 })
     expect(readUsage(bytes('{"id":"x","choices":[]}'))).toBeNull()
     expect(readUsage(bytes('{"usage":null}'))).toBeNull()
     expect(readUsage(bytes('{"usage":{"prompt_tokens":"many","completion_tokens":2}}'))).toBeNull()
@@ -32,7 +32,7 @@ describe('usage in every surface', () => {
     expect(readUsage(bytes(message))).toEqual({ promptTokens: 115, completionTokens: 7 })
     const response = JSON.stringify({ id: 'resp_1', object: 'response', output: [], usage: { input_tokens: 9, output_tokens: 3, total_tokens: 12 } })
     expect(readUsage(bytes(response))).toEqual({ promptTokens: 9, completionTokens: 3 })
-    expect(readUsage({ body: { usage: { prompt_tokens: 4, total_tokens: 4 } } })).toEqual({ promptTokens: 4, completionTokens: 0 })
+    expect(usageOf({ prompt_tokens: 4, total_tokens: 4 })).toEqual({ promptTokens: 4, completionTokens: 0 })
   })
 
   it("reads a stream's counts off its events, whatever the surface", () => {

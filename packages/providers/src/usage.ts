@@ -3,16 +3,13 @@
  * through as bytes has its `usage` found from the end, where providers put it, and only that parsed.
  */
 import type { TokenUsage } from '@switchboard/routing'
-import type { JsonAnswer } from './types.ts'
 
 const USAGE_KEY = Buffer.from('"usage"')
 const PROMPT_KEY = Buffer.from('"prompt_tokens":')
 const COMPLETION_KEY = Buffer.from('"completion_tokens":')
 
-/** Reads `usage.prompt_tokens` / `usage.completion_tokens`, null when none; once per answer (outcome.ts). */
-export function readUsage(success: JsonAnswer): TokenUsage | null {
-  if (success.bytes === undefined) return usageOf(success.body.usage)
-  const bytes = success.bytes
+/** Reads `usage.prompt_tokens` / `usage.completion_tokens` of an answer's bytes, null when none; once per answer (outcome.ts). */
+export function readUsage(bytes: Buffer): TokenUsage | null {
   const key = bytes.lastIndexOf(USAGE_KEY)
   if (key < 0) return null
   let open = key + USAGE_KEY.length

@@ -1,12 +1,19 @@
 /** The Anthropic adapter: chat.completions in, Messages API on the wire, chat.completions out. */
 import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { parseSse } from '../http/sse.ts'
-import { sendOpenAiShaped, sendTranslated, translating, upstreamBody, upstreamCall, upstreamModel } from '../send.ts'
-import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from './index.ts'
+import { sendOpenAiShaped, sendTranslated, translating, upstreamBody, upstreamCall, upstreamModel, type Translation } from '../send.ts'
+import { toAnthropicRequest } from './request.ts'
+import { fromAnthropicResponse } from './response.ts'
+import { anthropicStreamToOpenAI } from './stream.ts'
 import type { AttemptRequest, AttemptResult, ProviderAdapter, ProviderInit, Surface, SurfaceRequest } from '../types.ts'
 
 /** The Messages API version we speak. */
 export const ANTHROPIC_VERSION = '2023-06-01'
+
+/** How Anthropic's answers (a Message, or its stream's events) read into chat, reported for `model` (also Claude on Vertex). */
+export function anthropicTranslation(model: string, createdSeconds: number): Translation {
+  return { stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model, createdSeconds }), json: (message) => fromAnthropicResponse(message, model, createdSeconds), what: 'a body that is not a Message' }
+}
 
 /** Creates an adapter for Anthropic's Messages API. */
 export function createAnthropicAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
@@ -20,12 +27,7 @@ export function createAnthropicAdapter(init: ProviderInit, now: () => number = D
       const body = translating(() => JSON.stringify(toAnthropicRequest(request.body, upstreamModel(request))))
       if (typeof body !== 'string') return body
       const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-api-key': request.key.value, 'anthropic-version': ANTHROPIC_VERSION }, init.network.extra_headers)
-      const createdSeconds = Math.floor(now() / 1000)
-      return sendTranslated(dispatcher, upstreamCall(target, headers, body, request), request.body, now, {
-        stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model: request.model, createdSeconds }),
-        json: (message) => fromAnthropicResponse(message, request.model, createdSeconds),
-        what: 'a body that is not a Message',
-      })
+      return sendTranslated(dispatcher, upstreamCall(target, headers, body, request), request.body, now, anthropicTranslation(request.model, Math.floor(now() / 1000)))
     },
     speaks: (surface: Surface) => surface === 'messages' || surface === 'count_tokens',
     // Anthropic continues from a prefilled assistant turn (its docs: "Prefill Claude's response").

@@ -19,16 +19,6 @@ export class TranslationError extends Error {
   }
 }
 
-/** An `error` event Anthropic sent in the middle of a stream, after its 200 (e.g. `overloaded_error`). */
-export class AnthropicStreamError extends Error {
-  override readonly name = 'AnthropicStreamError'
-  readonly code = 'anthropic_stream_error'
-  /** Anthropic's `error.type` (`overloaded_error`, `api_error`) and its `error.message`, word for word. */
-  constructor (readonly errorType: string, readonly providerMessage: string) {
-    super(`Anthropic stream failed with ${errorType}: ${providerMessage}`)
-  }
-}
-
 /** The caller's body is malformed (`translation_invalid`); `field` is the dotted path it is about. */
 export function invalid (message: string, field?: string): TranslationError {
   return new TranslationError('translation_invalid', message, field)

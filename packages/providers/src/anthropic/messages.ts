@@ -33,8 +33,7 @@ export function toAnthropicConversation (messages: unknown): AnthropicConversati
   if (!Array.isArray(messages)) throw invalid('`messages` must be an array of chat messages.', 'messages')
   const system: AnthropicBlock[] = []
   const turns: Turn[] = []
-  const entries: unknown[] = messages
-  entries.forEach((entry, position) => {
+  messages.forEach((entry: unknown, position: number) => {
     const field = `messages[${position}]`
     const message = asRecord(entry)
     if (message === undefined) throw invalid(`${field} must be an object.`, field)
@@ -151,18 +150,13 @@ function parseDataUrl (url: string, field: string): { mediaType: string, data: s
 
 function assistantBlocks (message: Record<string, unknown>, field: string): AnthropicBlock[] {
   if (message.function_call !== undefined && message.function_call !== null) throw unsupported(`${field}.function_call is the deprecated form; send tool_calls instead.`, `${field}.function_call`)
-  const blocks: AnthropicBlock[] = []
-  if (Array.isArray(message.content)) {
-    message.content.forEach((part: unknown, position) => {
-      const record = asRecord(part)
-      // A refusal the model gave earlier is still something it said.
-      const text = record?.type === 'text' ? record.text : record?.type === 'refusal' ? record.refusal : undefined
-      if (typeof text !== 'string') throw invalid(`${field}.content[${position}] must be a text or refusal part.`, `${field}.content[${position}]`)
-      blocks.push(...textBlock(text))
-    })
-  } else {
-    blocks.push(...textBlocks(message.content, `${field}.content`))
-  }
+  const blocks = !Array.isArray(message.content) ? textBlocks(message.content, `${field}.content`) : message.content.flatMap((part: unknown, position: number) => {
+    const record = asRecord(part)
+    // A refusal the model gave earlier is still something it said.
+    const text = record?.type === 'text' ? record.text : record?.type === 'refusal' ? record.refusal : undefined
+    if (typeof text !== 'string') throw invalid(`${field}.content[${position}] must be a text or refusal part.`, `${field}.content[${position}]`)
+    return textBlock(text)
+  })
   if (blocks.length === 0 && typeof message.refusal === 'string') blocks.push(...textBlock(message.refusal))
   const toolCalls: unknown = message.tool_calls ?? []
   if (!Array.isArray(toolCalls)) throw invalid(`${field}.tool_calls must be an array.`, `${field}.tool_calls`)

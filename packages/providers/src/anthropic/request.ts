@@ -98,12 +98,11 @@ function toolsOf (tools: unknown): Array<Record<string, unknown>> {
  * which holds the parallel switch: `parallel_tool_calls: false` alone is `{type: "auto", disable_parallel_tool_use: true}`.
  */
 function toolChoiceOf (choice: unknown, singleToolCall: boolean): Record<string, unknown> | undefined {
+  if (choice === 'none') return { type: 'none' }
   let translated: Record<string, unknown> | undefined
-  if (choice === undefined || choice === null) translated = undefined
-  else if (choice === 'auto') translated = { type: 'auto' }
-  else if (choice === 'none') return { type: 'none' }
+  if (choice === 'auto') translated = { type: 'auto' }
   else if (choice === 'required') translated = { type: 'any' }
-  else {
+  else if (choice !== undefined && choice !== null) {
     const record = asRecord(choice)
     const name = asRecord(record?.function)?.name
     if (record?.type !== 'function' || typeof name !== 'string') throw unsupported('`tool_choice` must be "auto", "none", "required" or {type: "function", function: {name}}.', 'tool_choice')

@@ -2,13 +2,6 @@ import { TranslationError } from './errors.ts'
 import { type FinishReason, finishReasonFor, type OpenAIUsage, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
 import { asRecord } from './messages.ts'
 
-/** One entry of an OpenAI assistant message's `tool_calls`. */
-export interface OpenAIToolCall {
-  id: string
-  type: 'function'
-  function: { name: string, arguments: string }
-}
-
 /**
  * Anthropic Message -> OpenAI chat.completion, reported for `model` (what the caller asked for).
  * Text blocks are joined without a separator (Anthropic splits one answer around tool calls and
@@ -18,7 +11,7 @@ export function fromAnthropicResponse (message: unknown, model: string, createdS
   const record = asRecord(message)
   if (typeof record?.id !== 'string' || !Array.isArray(record.content)) throw new TranslationError('upstream_malformed', 'Anthropic answered with a body that is not a Message (no id or content).')
   const texts: string[] = []
-  const toolCalls: OpenAIToolCall[] = []
+  const toolCalls: Array<Record<string, unknown>> = []
   for (const entry of record.content as unknown[]) {
     const block = asRecord(entry)
     if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { AnthropicStreamError, TranslationError } from './errors.ts'
+import { UpstreamStreamError } from '../http/stream-failure.ts'
+import { TranslationError } from './errors.ts'
 import type { SseMessage as ServerSentEvent } from '../http/sse.ts'
 import { anthropicStreamToOpenAI } from './stream.ts'
 
@@ -189,15 +190,15 @@ data: {"type":"message_stop"}
     expect(chunks.slice(1, -1)).toEqual([chunk('msg_t', { content: '42' }), chunk('msg_t', {}, 'length')])
   })
 
-  it('throws AnthropicStreamError with the provider\'s words on an error event, after what came before', async () => {
+  it('throws UpstreamStreamError with the provider\'s words on an error event, after what came before', async () => {
     const recorded = TEXT_STREAM.split('event: content_block_stop')[0] + `
 event: error
 data: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 `
     const { chunks, error } = await collectUntilThrow(sse(recorded))
     expect(chunks).toHaveLength(3)
-    expect(error).toBeInstanceOf(AnthropicStreamError)
-    expect(error).toMatchObject({ code: 'anthropic_stream_error', errorType: 'overloaded_error', providerMessage: 'Overloaded' })
+    expect(error).toBeInstanceOf(UpstreamStreamError)
+    expect(error).toMatchObject({ providerCode: 'overloaded_error', message: 'Overloaded' })
   })
 
   it('refuses a stream cut off before message_stop instead of ending it as complete', async () => {

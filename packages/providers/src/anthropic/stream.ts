@@ -1,6 +1,7 @@
 import { chunkWriter, type ChunkWriter, type StreamChunkInit } from '../http/chunks.ts'
 import type { SseMessage } from '../http/sse.ts'
-import { AnthropicStreamError, TranslationError } from './errors.ts'
+import { UpstreamStreamError } from '../http/stream-failure.ts'
+import { TranslationError } from './errors.ts'
 import { type TokenCounts, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
 import { asRecord } from './messages.ts'
 
@@ -9,8 +10,9 @@ import { asRecord } from './messages.ts'
  * `[DONE]`): the role at message_start, content and tool-call deltas (calls numbered by their own
  * order, as OpenAI clients assemble them), the finish at message_delta, and the usage chunk at
  * message_stop, always (the gateway needs the counts). Thinking, `ping` and unknown events are
- * skipped. Throws AnthropicStreamError on an `error` event, and `upstream_malformed` on bad data or
- * a stream that ends without message_stop: a cut-off answer is never passed off as complete.
+ * skipped. Throws UpstreamStreamError (`error.type` as its code) on an `error` event, and
+ * `upstream_malformed` on bad data or a stream that ends without message_stop: a cut-off answer
+ * is never passed off as complete.
  */
 export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessage>, init: Omit<StreamChunkInit, 'id'>): AsyncGenerator<string> {
   // The answer's id is the message's, known at message_start.
@@ -26,7 +28,7 @@ export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessag
     if (type === 'ping') continue
     if (type === 'error') {
       const error = asRecord(payload.error)
-      throw new AnthropicStreamError(typeof error?.type === 'string' ? error.type : 'unknown_error', typeof error?.message === 'string' ? error.message : 'no message given')
+      throw new UpstreamStreamError(typeof error?.message === 'string' ? error.message : 'no message given', typeof error?.type === 'string' ? error.type : 'unknown_error')
     }
     if (type === 'message_start') {
       const message = asRecord(payload.message)

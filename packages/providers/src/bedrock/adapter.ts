@@ -14,11 +14,6 @@ import { converseStreamToOpenAI } from './stream.ts'
 /** The region used when a key names none. */
 export const DEFAULT_BEDROCK_REGION = 'us-east-1'
 
-/** Bedrock runtime's public endpoint for a region. */
-export function bedrockRuntimeUrl(region: string): string {
-  return `https://bedrock-runtime.${region}.amazonaws.com`
-}
-
 /** Creates an adapter for Amazon Bedrock's runtime (Converse). */
 export function createBedrockAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   const dispatcher = createDispatcher(init.network)
@@ -36,16 +31,13 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       const stream = request.body.stream === true
       const body = translating(() => JSON.stringify(toConverseRequest(request.body, modelId)))
       if (typeof body !== 'string') return body
-      const base = init.network.base_url === '' ? bedrockRuntimeUrl(config.region) : init.network.base_url
+      // Bedrock runtime's public endpoint for the key's region, unless base_url names another.
+      const base = init.network.base_url === '' ? `https://bedrock-runtime.${config.region}.amazonaws.com` : init.network.base_url
       const target = splitBaseUrl(base, `/model/${encodeURIComponent(modelId)}/${stream ? 'converse-stream' : 'converse'}`)
       const own: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' }
-      let headers: Record<string, string>
-      if (config.access_key !== undefined && config.secret_key !== undefined) {
-        const credentials = { ...config, access_key: config.access_key, secret_key: config.secret_key }
-        headers = await signedHeaders(credentials, target.origin, target.path, own, body, new Date(now()))
-      } else {
-        headers = { ...own, authorization: `Bearer ${request.key.value}` }
-      }
+      const headers = config.access_key !== undefined && config.secret_key !== undefined
+        ? await signedHeaders({ ...config, access_key: config.access_key, secret_key: config.secret_key }, target.origin, target.path, own, body, new Date(now()))
+        : { ...own, authorization: `Bearer ${request.key.value}` }
       const createdSeconds = Math.floor(now() / 1000)
       const id = `chatcmpl-bedrock-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
       return sendTranslated(dispatcher, upstreamCall(target, withExtraHeaders(headers, init.network.extra_headers), body, request), request.body, now, {

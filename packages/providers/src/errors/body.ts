@@ -38,9 +38,7 @@ function textOf(value: unknown): string | null {
 }
 
 /** A status echoed as a code ("429", 429) says nothing the status does not. */
-function isNumericCode(value: string): boolean {
-  return /^\d+$/.test(value)
-}
+const NUMERIC_CODE = /^\d+$/
 
 function capped(text: string): string {
   return text.length > MESSAGE_LIMIT ? text.slice(0, MESSAGE_LIMIT) : text
@@ -62,37 +60,32 @@ function awsErrorType(raw: string | undefined): string | null {
   return name === '' ? null : name
 }
 
-interface GoogleDetails {
-  reasons: string[]
-  quotaViolations: string[]
-  retryDelays: unknown[]
-}
-
-function readGoogleDetails(details: unknown): GoogleDetails {
-  const found: GoogleDetails = { reasons: [], quotaViolations: [], retryDelays: [] }
-  if (!Array.isArray(details)) return found
+/** Reads Google's `error.details` into the report (QuotaFailure violations, RetryInfo delays); returns its ErrorInfo reasons. */
+function readGoogleDetails(details: unknown, report: ErrorReport): string[] {
+  const reasons: string[] = []
+  if (!Array.isArray(details)) return reasons
   for (const detail of details) {
     if (!isFields(detail)) continue
     const type = typeof detail['@type'] === 'string' ? detail['@type'] : ''
     if (type.endsWith('google.rpc.ErrorInfo')) {
       const reason = textOf(detail.reason)
-      if (reason !== null) found.reasons.push(reason)
+      if (reason !== null) reasons.push(reason)
     } else if (type.endsWith('google.rpc.QuotaFailure') && Array.isArray(detail.violations)) {
       for (const violation of detail.violations) {
         if (!isFields(violation)) continue
         for (const field of ['quotaId', 'quotaMetric', 'subject', 'description']) {
           const text = textOf(violation[field])
-          if (text !== null) found.quotaViolations.push(text)
+          if (text !== null) report.quotaViolations.push(text)
         }
       }
     } else if (type.endsWith('google.rpc.RetryInfo') && detail.retryDelay !== undefined) {
-      found.retryDelays.push(detail.retryDelay)
+      report.retryDelays.push(detail.retryDelay)
     }
   }
-  return found
+  return reasons
 }
 
-/** Some upstreams and proxies send a JSON error labelled as text; read it as the JSON it is. */
+/** A text body read as the JSON it holds, when it holds JSON (failures arrive as text, whatever their content type says). */
 function jsonInText(text: string): unknown {
   const trimmed = text.trim()
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return text
@@ -105,7 +98,7 @@ function jsonInText(text: string): unknown {
 
 /** Adds the codes that are words (not a status echoed as a code) to the report's matching codes. */
 function addCodes(report: ErrorReport, codes: (string | null)[]): void {
-  for (const code of codes) if (code !== null && !isNumericCode(code)) report.codes.push(code)
+  for (const code of codes) if (code !== null && !NUMERIC_CODE.test(code)) report.codes.push(code)
 }
 
 /** Gathers message, codes and hints from an error answer: its parsed JSON, or its raw text. */
@@ -131,17 +124,15 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     const errorCode = textOf(error.code)
     const errorType = textOf(error.type)
     const googleStatus = textOf(error.status)
-    const google = readGoogleDetails(error.details)
-    report.quotaViolations = google.quotaViolations
+    const reasons = readGoogleDetails(error.details, report)
     report.param = textOf(error.param)
-    report.retryDelays = google.retryDelays
 
     // Most specific first: Anthropic's details.error_code and Azure's innererror refine the
     // outer code, and Google's ErrorInfo reason refines its canonical status.
     const anthropicDetail = isFields(error.details) ? textOf(error.details.error_code) : null
     const azureInner = isFields(error.innererror) ? textOf(error.innererror.code) : null
-    addCodes(report, [anthropicDetail, azureInner, errorCode, ...google.reasons, errorType, googleStatus])
-    reported.push(...[errorCode, errorType, google.reasons[0] ?? null, googleStatus].filter((code) => code !== null))
+    addCodes(report, [anthropicDetail, azureInner, errorCode, ...reasons, errorType, googleStatus])
+    reported.push(...[errorCode, errorType, reasons[0] ?? null, googleStatus].filter((code) => code !== null))
 
     const metadata = error.metadata
     if (isFields(metadata)) {
@@ -163,6 +154,6 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
   reported.push(...top.filter((code) => code !== null))
 
   // Prefer a word over a status echoed as a code; keep the echo when it is all there is.
-  report.primaryCode = reported.find((code) => !isNumericCode(code)) ?? reported[0] ?? null
+  report.primaryCode = reported.find((code) => !NUMERIC_CODE.test(code)) ?? reported[0] ?? null
   return report
 }

@@ -5,11 +5,11 @@ import { decideVerdict } from './rules.ts'
 import { waitHintFromReport } from './wait-hints.ts'
 
 /** An upstream error answer as the adapter received it. */
-export interface FailedAnswer {
+interface FailedAnswer {
   status: number
   /** Response headers, names lower-case. */
   headers: Record<string, string>
-  /** The parsed JSON when the upstream answered JSON, else the raw text (possibly empty). */
+  /** The body: its text (possibly empty; JSON in it is read as JSON), or the JSON already parsed. */
   body: unknown
   /** Epoch ms when the answer arrived, for wait hints given as dates. */
   now: number
@@ -49,14 +49,10 @@ function errnoCode(error: unknown, depth = 0): string | null {
   if (typeof error !== 'object' || error === null || depth > CAUSE_DEPTH) return null
   const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown }
   if (typeof code === 'string' && ERRNO_CODE.test(code)) return code
-  const fromCause = errnoCode(cause, depth + 1)
-  if (fromCause !== null) return fromCause
-  // Happy-eyeballs connects fail with an AggregateError, one error per address tried.
-  if (Array.isArray(errors)) {
-    for (const inner of errors) {
-      const found = errnoCode(inner, depth + 1)
-      if (found !== null) return found
-    }
+  // The cause, then the errors of an AggregateError (a happy-eyeballs connect fails with one error per address tried).
+  for (const inner of [cause, ...(Array.isArray(errors) ? errors : [])]) {
+    const found = errnoCode(inner, depth + 1)
+    if (found !== null) return found
   }
   return null
 }

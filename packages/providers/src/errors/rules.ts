@@ -73,11 +73,6 @@ function resourceExhausted(facts: Facts): Verdict {
   return RATE_LIMIT
 }
 
-/** OpenAI/Groq/Mistral `model_not_found`: model_gone only when the words say retired, else this key's access to it. */
-function modelNotFound(facts: Facts): Verdict {
-  return SAYS_MODEL_RETIRED.test(facts.text) ? MODEL_GONE : MODEL_ACCESS
-}
-
 /** Not-found codes not about models alone: about the model when the words say so, else a resource we asked for wrongly. */
 function notFound(facts: Facts): Verdict {
   if (SAYS_MODEL_RETIRED.test(facts.text)) return MODEL_GONE
@@ -85,24 +80,9 @@ function notFound(facts: Facts): Verdict {
   return UNKNOWN
 }
 
-/** Bedrock AccessDeniedException: a rejected key when its words say so, else no access to the model. */
-function accessDenied(facts: Facts): Verdict {
-  return SAYS_CREDENTIAL_BAD.test(facts.text) ? KEY_CREDENTIAL : MODEL_ACCESS
-}
-
-/** A rate-limit code whose words name spent money (Anthropic's monthly spend limit as a 429 rate_limit_error). */
-function rateLimited(facts: Facts): Verdict {
-  return SAYS_ACCOUNT_OUT_OF_MONEY.test(facts.text) ? KEY_QUOTA : RATE_LIMIT
-}
-
-/** A content-policy code: the caller's content refused, unless a 403 gate in front of one model or key (another may pass). */
-function contentPolicy(facts: Facts): Verdict {
-  return facts.status === 403 || SAYS_CONTENT_GATE.test(facts.text) ? UNKNOWN : CALLER_FAULT
-}
-
-/** Server-side codes: a 5xx that reports a rate limit holds the model like a 429. */
-function serverSide(facts: Facts): Verdict {
-  return SAYS_RATE_LIMITED.test(facts.text) && !SAYS_OVERLOADED.test(facts.text) ? RATE_LIMIT : TRANSIENT
+/** Words of a rate limit, not of the provider's own overload. */
+function reportsRateLimit(facts: Facts): boolean {
+  return SAYS_RATE_LIMITED.test(facts.text) && !SAYS_OVERLOADED.test(facts.text)
 }
 
 type Rule = Verdict | ((facts: Facts) => Verdict)
@@ -123,31 +103,31 @@ const DECISIVE_CODES = codeTable<Rule>([
   [KEY_QUOTA, 'insufficient_quota', 'billing_error', 'credit_balance_exhausted', 'billing_hard_limit_reached',
     'enforced_spend_limit_reached', 'organization_spend_limit_exceeded', 'blocked_api_access'],
   [resourceExhausted, 'resource_exhausted'],
-  [modelNotFound, 'model_not_found'],
+  // OpenAI/Groq/Mistral `model_not_found`: model_gone only when the words say retired, else this key's access to it.
+  [(facts) => (SAYS_MODEL_RETIRED.test(facts.text) ? MODEL_GONE : MODEL_ACCESS), 'model_not_found'],
   [notFound, 'not_found_error', 'not_found', 'resourcenotfoundexception'],
   // A model this key cannot reach here; Azure's DeploymentNotFound too (a deployment minutes old
   // or deleted is this key's resource's, and the model still exists elsewhere).
   [MODEL_ACCESS, 'deploymentnotfound', 'iam_permission_denied', 'unknown_model', 'invalid_model', 'model_terms_required',
     'model_permission_blocked_org', 'ftuformnotfilled'],
-  [accessDenied, 'accessdeniedexception'],
+  // Bedrock AccessDeniedException: a rejected key when its words say so, else no access to the model.
+  [(facts) => (SAYS_CREDENTIAL_BAD.test(facts.text) ? KEY_CREDENTIAL : MODEL_ACCESS), 'accessdeniedexception'],
   [MODEL_GONE, 'model_decommissioned', 'model_deprecated', 'servicemodeldeprecating'],
   [REGION_BLOCKED, 'unsupported_country_region_territory'],
-  [rateLimited, 'rate_limit_exceeded', 'rate_limit_error', 'rate_limited', 'throttlingexception', 'too_many_requests', 'slow_down'],
+  // A rate-limit code whose words name spent money (Anthropic's monthly spend limit as a 429 rate_limit_error).
+  [(facts) => (SAYS_ACCOUNT_OUT_OF_MONEY.test(facts.text) ? KEY_QUOTA : RATE_LIMIT), 'rate_limit_exceeded', 'rate_limit_error', 'rate_limited', 'throttlingexception', 'too_many_requests', 'slow_down'],
   // Bedrock's service quota ("You can resubmit your request later") refills per minute: a rate limit.
   [RATE_LIMIT, 'servicequotaexceededexception'],
   // ModelNotReadyException arrives as a 429, yet it is about the model warming up, not the key.
   [TRANSIENT, 'overloaded_error', 'modelnotreadyexception'],
-  [serverSide, 'serviceunavailableexception', 'internalserverexception', 'modeltimeoutexception', 'modelstreamerrorexception',
+  // Server-side codes: one that reports a rate limit holds the model like a 429.
+  [(facts) => (reportsRateLimit(facts) ? RATE_LIMIT : TRANSIENT), 'serviceunavailableexception', 'internalserverexception', 'modeltimeoutexception', 'modelstreamerrorexception',
     'server_error', 'api_error', 'unavailable', 'internal', 'deadline_exceeded'],
-  [contentPolicy, 'content_policy_violation', 'content_filter', 'responsibleaipolicyviolation'],
+  // The caller's content refused, unless a 403 gate in front of one model or key (another may pass).
+  [(facts) => (facts.status === 403 || SAYS_CONTENT_GATE.test(facts.text) ? UNKNOWN : CALLER_FAULT), 'content_policy_violation', 'content_filter', 'responsibleaipolicyviolation'],
   [CONTEXT_LENGTH, 'context_length_exceeded'],
   [CALLER_FAULT, 'request_too_large', 'invalid_encrypted_content'],
 ])
-
-/** A permission refusal naming a model or resource: this key may not use it; naming neither, it refuses the key. */
-function permissionDenied(facts: Facts): Verdict {
-  return MENTIONS_MODEL.test(facts.text) || /\bresource\b/.test(facts.text) ? MODEL_ACCESS : byStatus(facts)
-}
 
 /**
  * Codes that name a kind of refusal without saying what was refused: they decide only when the
@@ -155,7 +135,8 @@ function permissionDenied(facts: Facts): Verdict {
  * the model, never the request's form.
  */
 const GENERIC_CODES = codeTable<Rule>([
-  [permissionDenied, 'permission_error', 'permissions_error', 'permission_denied'],
+  // A permission refusal naming a model or resource: this key may not use it; naming neither, it refuses the key.
+  [(facts) => (MENTIONS_MODEL.test(facts.text) || /\bresource\b/.test(facts.text) ? MODEL_ACCESS : byStatus(facts)), 'permission_error', 'permissions_error', 'permission_denied'],
   [(facts) => (MENTIONS_MODEL.test(facts.text) ? MODEL_ACCESS : UNKNOWN), 'failed_precondition'],
 ])
 
@@ -222,7 +203,7 @@ function byStatus(facts: Facts): Verdict {
 
 /** A 5xx judged by its words: a reported rate limit holds the model; otherwise the server's trouble. */
 function byServerStatus(facts: Facts): Verdict {
-  if (SAYS_RATE_LIMITED.test(facts.text) && !SAYS_OVERLOADED.test(facts.text)) return RATE_LIMIT
+  if (reportsRateLimit(facts)) return RATE_LIMIT
   return TRANSIENT_STATUSES.has(facts.status) ? TRANSIENT : UNKNOWN
 }
 

@@ -42,18 +42,18 @@ function nonNegative(value: number | null): number | null {
   return value !== null && Number.isFinite(value) && value >= 0 ? value : null
 }
 
-function fromRetryAfterMs(value: string | undefined): number | null {
-  if (value === undefined || !DECIMAL.test(value.trim())) return null
-  return nonNegative(Number(value.trim()))
+/** A header's value when it is a plain decimal number, else null. */
+function decimal(value: string | undefined): number | null {
+  const trimmed = value?.trim()
+  return trimmed !== undefined && DECIMAL.test(trimmed) ? Number(trimmed) : null
 }
 
 function fromRetryAfter(value: string | undefined, now: number): number | null {
-  if (value === undefined) return null
-  const trimmed = value.trim()
-  if (DECIMAL.test(trimmed)) return nonNegative(Number(trimmed) * 1000)
+  const seconds = decimal(value)
+  if (seconds !== null) return nonNegative(seconds * 1000)
+  const trimmed = value?.trim() ?? ''
   // An HTTP date starts with a day name; Date.parse alone would accept far too much.
-  if (!/^[A-Za-z]{3}/.test(trimmed)) return null
-  const at = Date.parse(trimmed)
+  const at = /^[A-Za-z]{3}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN
   return Number.isNaN(at) ? null : nonNegative(at - now)
 }
 
@@ -65,11 +65,17 @@ function relevantLongest(windows: { waitMs: number | null; remaining: string | u
   return chosen.length === 0 ? null : Math.max(...chosen.map((window) => window.waitMs ?? 0))
 }
 
-/** OpenAI and Groq send Go durations; Azure sends bare seconds in the same headers. */
-function resetDuration(value: string | undefined): number | null {
-  if (value === undefined) return null
-  const trimmed = value.trim()
-  return DECIMAL.test(trimmed) ? Number(trimmed) * 1000 : parseDuration(trimmed)
+/** Ms until a window resets by its `x-ratelimit-reset-*` value: OpenAI and Groq send Go durations, Azure bare seconds. */
+export function resetDuration(value: string | undefined): number | null {
+  const seconds = decimal(value)
+  return seconds !== null ? seconds * 1000 : value === undefined ? null : parseDuration(value)
+}
+
+/** Ms until a window resets by its `anthropic-ratelimit-*-reset` value, an RFC 3339 time. */
+export function resetTime(value: string | undefined, now: number): number | null {
+  const trimmed = value?.trim()
+  const at = trimmed !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? Date.parse(trimmed) : Number.NaN
+  return Number.isNaN(at) ? null : at - now
 }
 
 function fromOpenAiResets(headers: Record<string, string>): number | null {
@@ -78,11 +84,7 @@ function fromOpenAiResets(headers: Record<string, string>): number | null {
 
 function fromAnthropicResets(headers: Record<string, string>, now: number): number | null {
   return relevantLongest(
-    ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => {
-      const value = headers[`anthropic-ratelimit-${name}-reset`]?.trim()
-      const at = value !== undefined && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN
-      return { waitMs: Number.isNaN(at) ? null : at - now, remaining: headers[`anthropic-ratelimit-${name}-remaining`] }
-    }),
+    ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => ({ waitMs: resetTime(headers[`anthropic-ratelimit-${name}-reset`], now), remaining: headers[`anthropic-ratelimit-${name}-remaining`] })),
   )
 }
 
@@ -100,12 +102,8 @@ function fromRetryInfo(delays: unknown[]): number | null {
   return null
 }
 
-const WORD_UNITS: [RegExp, number][] = [
-  [/^(?:milliseconds?|msecs?)$/, 1],
-  [/^(?:seconds?|secs?)$/, 1000],
-  [/^(?:minutes?|mins?)$/, 60_000],
-  [/^(?:hours?|hrs?)$/, 3_600_000],
-]
+/** Milliseconds per unit word, its plural `s` dropped. */
+const WORD_UNITS: Record<string, number> = { millisecond: 1, msec: 1, second: 1000, sec: 1000, minute: 60_000, min: 60_000, hour: 3_600_000, hr: 3_600_000 }
 
 /** "Please try again in 20s", "try again in 6ms" (OpenAI, Groq), "Please retry after 7 seconds" (Azure). */
 const WAIT_WORDING = /(?:try again|retry)\s+(?:in|after)\s+(?:((?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|h|m|s))+)|(\d+(?:\.\d+)?)\s*(milliseconds?|msecs?|seconds?|secs?|minutes?|mins?|hours?|hrs?))(?![a-z])/i
@@ -122,8 +120,7 @@ function fromWording(text: string): number | null {
   const match = WAIT_WORDING.exec(text)
   if (match === null) return null
   if (match[1] !== undefined) return nonNegative(parseDuration(match[1]))
-  const unit = (match[3] ?? '').toLowerCase()
-  const perUnit = WORD_UNITS.find(([pattern]) => pattern.test(unit))?.[1]
+  const perUnit = WORD_UNITS[(match[3] ?? '').toLowerCase().replace(/s$/, '')]
   return perUnit === undefined ? null : nonNegative(Number(match[2]) * perUnit)
 }
 
@@ -134,18 +131,12 @@ function fromWording(text: string): number | null {
  */
 export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, options: WaitHintOptions = {}): number | null {
   const readResets = options.rateLimitResets ?? true
-  const sources: (() => number | null)[] = [
-    () => fromRetryAfterMs(headers['retry-after-ms']),
-    () => fromRetryAfter(headers['retry-after'], now),
-    () => (readResets ? fromOpenAiResets(headers) : null),
-    () => (readResets ? fromAnthropicResets(headers, now) : null),
-    () => fromRetryInfo(report.retryDelays),
-    () => fromWording(`${report.message} ${report.context}`),
-  ]
-  for (const source of sources) {
-    const waitMs = source()
-    // Round up: waiting a fraction of a millisecond too long is harmless, too short is not.
-    if (waitMs !== null) return Math.ceil(waitMs)
-  }
-  return null
+  const waitMs =
+    nonNegative(decimal(headers['retry-after-ms'])) ??
+    fromRetryAfter(headers['retry-after'], now) ??
+    (readResets ? (fromOpenAiResets(headers) ?? fromAnthropicResets(headers, now)) : null) ??
+    fromRetryInfo(report.retryDelays) ??
+    fromWording(`${report.message} ${report.context}`)
+  // Round up: waiting a fraction of a millisecond too long is harmless, too short is not.
+  return waitMs === null ? null : Math.ceil(waitMs)
 }

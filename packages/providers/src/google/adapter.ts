@@ -5,9 +5,10 @@
  * endpoint. Claude on Vertex is reached through rawPredict in Anthropic's format (a Messages
  * request natively); Anthropic betas it refuses are learned from its 400 and left out (betas.ts).
  */
-import { anthropicStreamToOpenAI, fromAnthropicResponse, toAnthropicRequest } from '../anthropic/index.ts'
+import { anthropicTranslation } from '../anthropic/adapter.ts'
+import { toAnthropicRequest } from '../anthropic/request.ts'
 import { leftOutNote, RefusedBetas } from '../anthropic/betas.ts'
-import { attemptFailure } from '../errors/index.ts'
+import { attemptFailure } from '../errors/classify.ts'
 import { parseSse } from '../http/sse.ts'
 import { createDispatcher, splitBaseUrl, withExtraHeaders } from '../http/transport.ts'
 import { sendOpenAiShaped, sendTranslated, translating, upstreamCall, upstreamModel, type Translation } from '../send.ts'
@@ -23,11 +24,6 @@ export const GEMINI_API_URL = 'https://generativelanguage.googleapis.com'
 /** The `anthropic_version` Vertex's Claude endpoints take in the body. */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
 
-/** Vertex AI's endpoint for a region (`global` has no regional host). */
-export function vertexUrl(region: string): string {
-  return region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${region}-aiplatform.googleapis.com`
-}
-
 /** True for a model Vertex serves from Anthropic's publisher (rawPredict in Anthropic's format). */
 export function isVertexClaude(model: string): boolean {
   return model.startsWith('claude')
@@ -37,12 +33,15 @@ export function isVertexClaude(model: string): boolean {
 export function createGoogleAdapter(init: ProviderInit, now: () => number = Date.now): ProviderAdapter {
   const dispatcher = createDispatcher(init.network)
   const vertex = init.type === 'vertex'
+  // The Gemini API base without a version suffix (`/v1beta` is added per call).
+  const geminiBase = (init.network.base_url === '' ? GEMINI_API_URL : init.network.base_url).replace(/\/+$/, '').replace(/\/v1(beta)?$/, '')
   let responseIds = 0
 
-  /** A Vertex key's endpoint (its region's, unless base_url says otherwise) for `model` of `publisher`. */
+  /** A Vertex key's endpoint (its region's, `global` having no regional host, unless base_url says otherwise) for `model` of `publisher`. */
   function vertexTarget(config: VertexKeyConfig, publisher: string, model: string, method: string): { origin: string; path: string } {
+    const host = config.region === 'global' ? 'aiplatform.googleapis.com' : `${config.region}-aiplatform.googleapis.com`
     const where = `/v1/projects/${encodeURIComponent(config.project_id)}/locations/${encodeURIComponent(config.region)}`
-    return splitBaseUrl(init.network.base_url === '' ? vertexUrl(config.region) : init.network.base_url, `${where}/publishers/${publisher}/models/${encodeURIComponent(model)}:${method}`)
+    return splitBaseUrl(init.network.base_url === '' ? `https://${host}` : init.network.base_url, `${where}/publishers/${publisher}/models/${encodeURIComponent(model)}:${method}`)
   }
 
   /**
@@ -81,10 +80,10 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const createdSeconds = Math.floor(now() / 1000)
       const id = `chatcmpl-${init.type}-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
       const translation: Translation = claude
-        ? { stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model: request.model, createdSeconds }), json: (parsed) => fromAnthropicResponse(parsed, request.model, createdSeconds), what: 'a body that is not a Message' }
+        ? anthropicTranslation(request.model, createdSeconds)
         : { stream: (events) => geminiStreamToOpenAI(parseSse(events), { id, model: request.model, createdSeconds }), json: (parsed) => fromGenerateContentResponse(parsed, request.model, createdSeconds, id), what: 'a body that is not a generateContent response' }
       if (!vertex) {
-        const target = splitBaseUrl(geminiBase(init.network.base_url), `/v1beta/models/${encodeURIComponent(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`)
+        const target = splitBaseUrl(geminiBase, `/v1beta/models/${encodeURIComponent(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`)
         const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-goog-api-key': request.key.value }, init.network.extra_headers)
         return sendTranslated(dispatcher, upstreamCall(target, headers, body, request), request.body, now, translation)
       }
@@ -124,12 +123,6 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
     return result
   }
   return adapter
-}
-
-/** The Gemini API base without a version suffix (`/v1beta` is added per call). */
-function geminiBase(baseUrl: string): string {
-  const base = baseUrl === '' ? GEMINI_API_URL : baseUrl
-  return base.replace(/\/+$/, '').replace(/\/v1(beta)?$/, '')
 }
 
 /** A service account whose token cannot be had: refused by the token endpoint holds the key; a network failure is transient. */

@@ -1,5 +1,5 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
-import { attemptFailure } from '../errors/index.ts'
+import { attemptFailure } from '../errors/classify.ts'
 import { SseParser } from './sse.ts'
 import type { StreamFormat } from '../streams/content.ts'
 import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-failure.ts'
@@ -28,12 +28,11 @@ function endsComplete(ending: StreamFormat, last: string | null, previous: strin
   if (ending === 'messages') return last.includes('"message_stop"')
   if (ending === 'responses') return /"response\.(completed|incomplete|failed)"/.test(last)
   // A usage-only chunk may follow the one that finished.
-  return hasFinishReason(last) || (previous !== null && hasFinishReason(previous))
+  return FINISHED.test(last) || (previous !== null && FINISHED.test(previous))
 }
 
-function hasFinishReason(data: string): boolean {
-  return /"finish_reason":\s*"/.test(data)
-}
+/** A chat chunk that gives a finish reason. */
+const FINISHED = /"finish_reason":\s*"/
 
 /** True when the data of an event reads as one JSON object at a glance (a full parse costs more than the whole relay). */
 function looksLikeObject(data: string): boolean {

@@ -2,7 +2,7 @@
  * What a provider's rate-limit headers say about a key on a successful answer: how much of its
  * window is left and when it resets (`x-ratelimit-*-{requests,tokens}`, `anthropic-ratelimit-*`).
  */
-import { parseDuration } from '../errors/index.ts'
+import { resetDuration, resetTime } from '../errors/wait-hints.ts'
 
 /** A key's window is (nearly) spent: back it off until `untilMs`. */
 export interface RateLimitExhaustion {
@@ -36,9 +36,10 @@ export function readRateLimitExhaustion(headers: Record<string, string>, now: nu
     const limit = number(headers[spec.limit] ?? headers[spec.anthropicLimit])
     const exhausted = remaining <= 0 || (limit !== null && limit > 0 && remaining / limit < LOW_WATER)
     if (!exhausted) continue
-    const resetMs = resetAt(headers[spec.reset], headers[spec.anthropicReset], now)
-    if (resetMs === null || resetMs <= now) continue
-    if (found === null || resetMs > found.untilMs) found = { window: spec.window, remaining, limit, untilMs: resetMs }
+    const duration = headers[spec.reset]
+    const waitMs = duration !== undefined ? resetDuration(duration) : resetTime(headers[spec.anthropicReset], now)
+    if (waitMs === null || waitMs <= 0) continue
+    if (found === null || now + waitMs > found.untilMs) found = { window: spec.window, remaining, limit, untilMs: now + waitMs }
   }
   return found
 }
@@ -47,17 +48,4 @@ function number(text: unknown): number | null {
   if (typeof text !== 'string' || text.trim() === '') return null
   const value = Number(text)
   return Number.isFinite(value) ? value : null
-}
-
-/** OpenAI-style resets are durations ("6m0s", "250ms", or bare seconds); Anthropic's are RFC 3339 times. */
-function resetAt(duration: unknown, timestamp: unknown, now: number): number | null {
-  if (typeof duration === 'string') {
-    const ms = parseDuration(duration) ?? (Number.isFinite(Number(duration)) ? Number(duration) * 1000 : null)
-    return ms === null ? null : now + ms
-  }
-  if (typeof timestamp === 'string') {
-    const at = Date.parse(timestamp)
-    return Number.isNaN(at) ? null : at
-  }
-  return null
 }

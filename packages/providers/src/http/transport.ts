@@ -1,6 +1,6 @@
 /** The HTTP layer every adapter shares: undici keep-alive pools, header flattening, failure reading. */
 import { Agent, errors, type Dispatcher } from 'undici'
-import { classifyFailure, networkFailure } from '../errors/index.ts'
+import { classifyFailure } from '../errors/classify.ts'
 import type { AttemptFailed } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
@@ -67,7 +67,7 @@ export type BufferedResponse = StreamingResponse & { body: Buffer }
  * more CPU than the gateway's routing (measured). Network errors and aborts reject as undici's.
  */
 export function postBuffered(dispatcher: Dispatcher, request: UpstreamRequest): Promise<BufferedResponse> {
-  return dispatchPost(dispatcher, request, null) as Promise<BufferedResponse>
+  return postStreaming(dispatcher, request, null) as Promise<BufferedResponse>
 }
 
 /** Where a streamed body goes: what the transport feeds, and the hooks it sets for flow control. */
@@ -84,11 +84,7 @@ export interface StreamSink {
  * Sends a POST whose 2xx answer is a stream: resolves at the headers and feeds the body to
  * `sink` packet by packet (undici's pause/resume for backpressure); a failure is read whole.
  */
-export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink): Promise<StreamingResponse> {
-  return dispatchPost(dispatcher, request, sink)
-}
-
-function dispatchPost(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink | null): Promise<StreamingResponse> {
+export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, sink: StreamSink | null): Promise<StreamingResponse> {
   return new Promise((resolve, reject) => {
     const handler = new PostHandler(request.signal, sink, resolve, reject)
     if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
@@ -198,27 +194,9 @@ export function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Rec
   return flat
 }
 
-/** Reads a failed upstream answer's body and classifies it. */
-export async function readFailure(response: Dispatcher.ResponseData, now: () => number): Promise<AttemptFailed> {
-  return failureOf(response.statusCode, flattenHeaders(response.headers), await response.body.text(), now)
-}
-
-/** Classifies a failed upstream answer from its status, headers and body text. */
+/** Classifies a failed upstream answer from its status, headers and body text (read as JSON when it is JSON: errors/body.ts). */
 export function failureOf(statusCode: number, headers: Record<string, string>, text: string, now: () => number): AttemptFailed {
-  let body: unknown = text
-  if (text.length > 0 && (text[0] === '{' || text[0] === '[')) {
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // A truncated or HTML body is classified from its text and the status.
-    }
-  }
-  return { ok: false, failure: classifyFailure({ status: statusCode, headers, body, now: now() }), headers }
-}
-
-/** Turns a thrown network error into a failed attempt (the engine tells timeouts and cancels apart itself). */
-export function thrownFailure(error: unknown): AttemptFailed {
-  return { ok: false, failure: networkFailure(error), headers: {} }
+  return { ok: false, failure: classifyFailure({ status: statusCode, headers, body: text, now: now() }), headers }
 }
 
 /** Joins a base URL and a path without doubling `/v1` or slashes. */

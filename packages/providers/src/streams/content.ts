@@ -30,13 +30,16 @@ export function carriesContent(format: StreamFormat, data: string): boolean {
     if (!CHAT_UNSURE.test(data) && data.includes('"choices":[')) return false
   } else {
     const type = leadingType(data)
-    if (type === undefined) return parsedCarriesContent(format, data)
-    if (format === 'messages') {
-      if (MESSAGES_PREAMBLE.has(type)) return false
-      if (type !== 'content_block_start') return true
-    } else return !RESPONSES_PREAMBLE.has(type)
+    if (type !== undefined) return typeCarries(format, type) ?? parsedCarriesContent(format, data)
   }
   return parsedCarriesContent(format, data)
+}
+
+/** Whether a Messages or Responses event of `type` carries content; undefined for a content_block_start, which its block decides. */
+function typeCarries(format: 'messages' | 'responses', type: unknown): boolean | undefined {
+  if (format === 'responses') return typeof type !== 'string' || !RESPONSES_PREAMBLE.has(type)
+  if (typeof type !== 'string' || MESSAGES_PREAMBLE.has(type)) return false
+  return type === 'content_block_start' ? undefined : true
 }
 
 function parsedCarriesContent(format: StreamFormat, data: string): boolean {
@@ -48,17 +51,12 @@ function parsedCarriesContent(format: StreamFormat, data: string): boolean {
     return true
   }
   if (event === null || typeof event !== 'object') return true
-  if (format === 'messages') {
-    const type = event.type
-    if (typeof type !== 'string' || MESSAGES_PREAMBLE.has(type)) return false
-    if (type !== 'content_block_start') return true
+  if (format !== 'chat') {
+    const carries = typeCarries(format, event.type)
+    if (carries !== undefined) return carries
     // An empty text or thinking block opening is preamble; a tool_use block names a call.
     const block = event.content_block as { type?: unknown; text?: unknown; thinking?: unknown } | undefined
     return !((block?.type === 'text' && !block.text) || (block?.type === 'thinking' && !block.thinking))
-  }
-  if (format === 'responses') {
-    const type = event.type
-    return typeof type !== 'string' || !RESPONSES_PREAMBLE.has(type)
   }
   if (event.usage !== undefined && event.usage !== null) return true
   const choices = event.choices

@@ -122,30 +122,24 @@ export class ContinuationSplicer {
 
   /** The event to pass on for the continuation's `data`, or null to drop it. */
   accept(data: string): string | null {
-    if (!this.started) {
+    const first = !this.started
+    if (first) {
       if (!carriesContent(this.format, data)) return null
       this.started = true
-      return this.first(data)
     }
-    return this.format === 'chat' ? data : this.rewrite(data)
-  }
-
-  private first(data: string): string | null {
-    if (this.format === 'chat') {
-      if (!this.trailingSpace) return data
-      const chunk = parse(data)
-      const delta = (chunk?.choices as Array<Json> | undefined)?.[0]?.delta as Json | undefined
-      if (chunk === null || typeof delta?.content !== 'string') return data
-      delta.content = delta.content.trimStart()
-      return JSON.stringify(chunk)
-    }
-    return this.rewrite(data)
-  }
-
-  private rewrite(data: string): string | null {
+    // Chat chunks pass as they came, but for the first one's text (see `trimFirst`).
+    if (this.format === 'chat' && !(first && this.trailingSpace)) return data
     const event = parse(data)
     if (event === null) return data
-    return this.format === 'messages' ? this.messages(event) : this.responses(event)
+    if (this.format === 'messages') return this.messages(event)
+    return this.format === 'responses' ? this.responses(event) : this.chat(event, data)
+  }
+
+  private chat(chunk: Json, data: string): string {
+    const delta = (chunk.choices as Array<Json> | undefined)?.[0]?.delta as Json | undefined
+    if (typeof delta?.content !== 'string') return data
+    delta.content = this.trimFirst(delta.content)
+    return JSON.stringify(chunk)
   }
 
   /** The continuation's first text, without the whitespace the caller already has (the prefill dropped it). */

@@ -36,19 +36,15 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
     return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
   const notes = translationNotes(adapter, request)
-  let chat: ChatRequestBody
+  let translated: { chat: ChatRequestBody; notes: string[] }
   try {
-    if (surface === 'messages') chat = messagesToChat(request.body)
-    else {
-      const translated = responsesTranslation(request.body)
-      chat = translated.chat
-      notes.push(...translated.notes)
-    }
+    translated = surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)
   } catch (error) {
     if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
     throw error
   }
-  return withNotes(await sendThroughChat(adapter, request, surface, chat), notes)
+  notes.push(...translated.notes)
+  return withNotes(await sendThroughChat(adapter, request, surface, translated.chat), notes)
 }
 
 /** Sends the translated body with the adapter's own `send`, and renders its answer in the surface's format. */

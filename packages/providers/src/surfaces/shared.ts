@@ -60,3 +60,13 @@ export function parseChunk(text: string): Record<string, unknown> | undefined {
     throw new TranslationError('upstream_malformed', 'The upstream stream sent a chunk that is not JSON.')
   }
 }
+
+/** The pieces of tool calls a chat stream delta carries: the call each continues (`index`), its id, name and argument text. */
+export function toolCallPieces(delta: Record<string, unknown> | undefined): { callIndex: number; id: unknown; name: unknown; piece: unknown }[] {
+  const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
+  return calls.map((call) => {
+    const record = asRecord(call)
+    const fn = asRecord(record?.function)
+    return { callIndex: typeof record?.index === 'number' ? record.index : 0, id: record?.id, name: fn?.name, piece: fn?.arguments }
+  })
+}

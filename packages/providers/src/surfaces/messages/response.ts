@@ -15,8 +15,7 @@ export function messageUsage(usage: ReturnType<typeof chatUsage>): Record<string
 
 /** Translates a chat completion body into a Messages `message`; `model` is what the caller asked for. */
 export function chatToMessage(chat: Record<string, unknown>, model: string): Record<string, unknown> {
-  const choices = Array.isArray(chat.choices) ? chat.choices : []
-  const choice = asRecord(choices[0])
+  const choice = asRecord((Array.isArray(chat.choices) ? chat.choices : [])[0])
   const message = asRecord(choice?.message)
   const content: Record<string, unknown>[] = []
   const reasoning = message?.reasoning_content ?? message?.reasoning

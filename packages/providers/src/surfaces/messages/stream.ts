@@ -4,7 +4,7 @@
  * deltas and stop, message_delta with the stop reason and usage, message_stop.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
-import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
+import { asRecord, chatUsage, newId, parseChunk, toolCallPieces } from '../shared.ts'
 import { messageUsage, stopReasonOf } from './response.ts'
 
 type Block = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; callIndex: number }
@@ -35,8 +35,7 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
       yield '{"type":"ping"}'
     }
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chatUsage(chunk.usage)
-    const choices = Array.isArray(chunk.choices) ? chunk.choices : []
-    const choice = asRecord(choices[0])
+    const choice = asRecord((Array.isArray(chunk.choices) ? chunk.choices : [])[0])
     if (choice === undefined) continue
     const delta = asRecord(choice.delta)
     const reasoning = delta?.reasoning_content ?? delta?.reasoning
@@ -49,16 +48,11 @@ export async function* chatStreamToMessageEvents(chunks: AsyncIterable<string>, 
       if (open?.kind !== 'text') yield* openBlock({ kind: 'text' }, { type: 'text', text: '' })
       yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: content } })
     }
-    const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
-    for (const call of calls) {
-      const record = asRecord(call)
-      const callIndex = typeof record?.index === 'number' ? record.index : 0
-      const fn = asRecord(record?.function)
+    for (const { callIndex, id, name, piece } of toolCallPieces(delta)) {
       if (open?.kind !== 'tool' || open.callIndex !== callIndex) {
         sawToolCall = true
-        yield* openBlock({ kind: 'tool', callIndex }, { type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: {} })
+        yield* openBlock({ kind: 'tool', callIndex }, { type: 'tool_use', id: String(id ?? newId('toolu_')), name: String(name ?? ''), input: {} })
       }
-      const piece = fn?.arguments
       if (typeof piece === 'string' && piece !== '') yield JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } })
     }
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason

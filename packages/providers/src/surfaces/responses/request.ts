@@ -75,10 +75,8 @@ function appendItem(out: ChatMessage[], item: unknown, index: number, names: Too
     case 'function_call': {
       const call = { id: String(record.call_id), type: 'function', function: { name: calledName(names, record), arguments: typeof record.arguments === 'string' ? record.arguments : JSON.stringify(record.arguments ?? {}) } }
       const last = out[out.length - 1]
-      if (last !== undefined && last.role === 'assistant') {
-        const calls = (last.tool_calls as unknown[] | undefined) ?? []
-        calls.push(call)
-        last.tool_calls = calls
+      if (last?.role === 'assistant') {
+        last.tool_calls = [...((last.tool_calls as unknown[] | undefined) ?? []), call]
         if (last.content === '') last.content = null
       } else out.push({ role: 'assistant', content: null, tool_calls: [call] })
       return

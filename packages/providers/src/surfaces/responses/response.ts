@@ -39,8 +39,7 @@ export function responseUsage(usage: ReturnType<typeof chatUsage>): Record<strin
 
 /** Translates a chat completion into a `response`; `model` is what the caller asked for. */
 export function chatToResponse(chat: Record<string, unknown>, model: string, request: Record<string, unknown>): Record<string, unknown> {
-  const choices = Array.isArray(chat.choices) ? chat.choices : []
-  const choice = asRecord(choices[0])
+  const choice = asRecord((Array.isArray(chat.choices) ? chat.choices : [])[0])
   const message = asRecord(choice?.message)
   const output: Record<string, unknown>[] = []
   if (typeof message?.content === 'string' && message.content !== '') {

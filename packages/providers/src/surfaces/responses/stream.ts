@@ -4,7 +4,7 @@
  * item its added, delta and done events, last response.completed (or .incomplete) with usage.
  */
 import { TranslationError } from '../../anthropic/errors.ts'
-import { asRecord, chatUsage, newId, parseChunk } from '../shared.ts'
+import { asRecord, chatUsage, newId, parseChunk, toolCallPieces } from '../shared.ts'
 import { responseObject, responseUsage } from './response.ts'
 import { callName, toolNamesOf, type ToolNames } from './tools.ts'
 
@@ -73,21 +73,16 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
       open.text += content
       yield event('response.output_text.delta', { item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta: content, logprobs: [] })
     }
-    const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
-    for (const call of calls) {
-      const record = asRecord(call)
-      const callIndex = typeof record?.index === 'number' ? record.index : 0
-      const fn = asRecord(record?.function)
+    for (const { callIndex, id, name, piece } of toolCallPieces(delta)) {
       if (open?.kind !== 'function_call' || open.callIndex !== callIndex) {
         yield* closeOpen()
         names ??= toolNamesOf(request)
         // A namespaced tool's call gets its own name and namespace back, as OpenAI streams it.
-        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(record?.id ?? newId('call_')), ...callName(names, String(fn?.name ?? '')), arguments: '' }
+        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(id ?? newId('call_')), ...callName(names, String(name ?? '')), arguments: '' }
         output.push(item)
         open = { kind: 'function_call', item, outputIndex: output.length - 1, callIndex, text: '' }
         yield event('response.output_item.added', { output_index: open.outputIndex, item: { ...item } })
       }
-      const piece = fn?.arguments
       if (typeof piece === 'string' && piece !== '') {
         open.text += piece
         yield event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.outputIndex, delta: piece })
