@@ -1,6 +1,6 @@
 /** Per-route metrics: time-decayed counters fed by every attempt, decayed lazily to the `now` each observation carries. */
 import { countsAgainstKey } from '../failures/failure-class.ts'
-import type { AttemptOutcome, RouteState } from './types.ts'
+import type { AttemptOutcome, RouteRef, RouteState, ScoreParts } from './types.ts'
 import {
   BASELINE_HALF_LIFE_MS,
   COMPLETION_TOKENS_PER_UNIT,
@@ -11,11 +11,8 @@ import {
   WEIGHT_MAX,
 } from './tuning.ts'
 
-/** Everything the balancer knows about one route. Mutable; owned by the balancer. */
-export interface RouteMetrics {
-  provider: string
-  model: string
-  keyId: string
+/** Everything the balancer knows about one route, with its score parts as of the last recompute. Mutable; owned by the balancer. */
+export interface RouteMetrics extends RouteRef, ScoreParts {
   /** The time the decayed counters below are valid at. */
   updatedAt: number
   /** Decayed counts of attempts that count against the key (served vs failed). */
@@ -47,10 +44,6 @@ export interface RouteMetrics {
   recoveryClean: number
   recoveryFailures: number
   weight: number
-  errorPenalty: number
-  latencyPenalty: number
-  utilisation: number
-  recoveryProgress: number
 }
 
 /** A fresh route: healthy at full weight, the reference's optimistic cold start. */

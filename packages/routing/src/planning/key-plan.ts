@@ -222,8 +222,7 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
 
 /** The key rotation of one target's attempts from its key plan: keys left out are dead (for the request) or only waiting (a 429 at the end). */
 export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number, alternatives = false): KeyRotation {
-  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, then: plan.then, cumulative: cumulativeOf(plan.weights), alternatives })
-  let split = leftOutSplits.get(plan)
+  let split = plan.leftOut.length === 0 ? NO_SPLIT : leftOutSplits.get(plan)
   if (split === undefined) {
     const unavailable: number[] = []
     const waiting: number[] = []
@@ -243,6 +242,7 @@ export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () =>
 
 /** The left-out keys of shared plans, split as the rotation takes them. */
 const leftOutSplits = new WeakMap<KeyPlan, { unavailable: readonly number[]; waiting: readonly number[]; weightless: boolean }>()
+const NO_SPLIT = Object.freeze({ unavailable: NO_INDEXES, waiting: NO_INDEXES, weightless: true })
 
 /** Running sums of shared weight arrays (a table's), for the first draw's binary search; kept as long as the array. */
 const cumulativeWeights = new WeakMap<readonly number[], Float64Array>()

@@ -10,7 +10,7 @@ import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/r
 import type { TrialEntry } from '../trials/entry.ts'
 import type { BalancerKey, LoadBalancerSettings, TokenUsage } from '../adaptive/types.ts'
 import type { RateLimitBackoff } from './backoffs.ts'
-import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type DeadlineSettings } from './chain.ts'
+import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
 import { keyRotationFor, planKeys } from './key-plan.ts'
 import { keyChosenLine, type RoutingLog } from './log.ts'
 import type { KeyLeftOut, KeyPlan, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
@@ -183,10 +183,9 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
   private step: RotationStep | null = null
   private last: AttemptFailure | null = null
   private lastKey: K | null = null
-  private leftOut = 0
+  /** The current target's deadlines, and its response headers' (bounded by the first-token deadline too in a stream). */
+  private deadlines: AttemptDeadlines = { requestMs: 0, firstTokenMs: null, idleMs: 0 }
   private headersMs = 0
-  private firstTokenMs: number | null = null
-  private idleMs = 0
   /** Continuing a broken stream: only targets that continue, and only `cancelled` ends the walk. */
   private continuation = 0
   private sentChars = 0
@@ -219,9 +218,9 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
           key,
           delayMs: current.delayMs,
           headersMs: this.headersMs,
-          firstTokenMs: this.firstTokenMs,
-          idleMs: this.idleMs,
-          leftOut: first ? this.leftOut : 0,
+          firstTokenMs: this.deadlines.firstTokenMs,
+          idleMs: this.deadlines.idleMs,
+          leftOut: first ? this.keyPlan.leftOut.length : 0,
           skipped: first ? this.keyPlan.leftOut : NO_LEFT_OUT,
           continuable: this.continuableFrom(this.index),
           check: current.keyIndex === this.keyPlan.check && this.keyPlan.checkDue,
@@ -323,16 +322,13 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
       const keys = target.keys()
       this.keys = keys
       this.keyPlan = target.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: components.now(), log: request.log })
-      this.leftOut = this.keyPlan.leftOut.length
       const fallbackAfter = this.index < targets.length - 1
       const rotation = keyRotationFor(this.keyPlan, target.policy, components.random, fallbackAfter)
       this.rotation = rotation
       // Something else could take the request: the default first-token deadline applies (chain.ts).
       const deadlines = attemptDeadlines(target.deadlines, request.deadlines, fallbackAfter || keys.length > 1)
-      // A stream's headers come before its first content: they are bounded by that deadline too.
+      this.deadlines = deadlines
       this.headersMs = request.streams && deadlines.firstTokenMs !== null ? Math.min(deadlines.requestMs, deadlines.firstTokenMs) : deadlines.requestMs
-      this.firstTokenMs = deadlines.firstTokenMs
-      this.idleMs = deadlines.idleMs
       this.step = rotation.first()
       this.last = null
       this.lastKey = null

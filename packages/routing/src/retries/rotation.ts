@@ -112,16 +112,13 @@ class RotationPlan implements KeyRotation {
     this.status = new Uint8Array(init.weights.length)
     this.cumulative = init.cumulative
     this.alternatives = init.alternatives === true
-    const unavailable = init.unavailable
-    if (unavailable !== undefined) for (let index = 0; index < unavailable.length; index++) this.status[unavailable[index]!] = KeyStatus.Dead
-    const waiting = init.waiting
-    if (waiting !== undefined) for (let index = 0; index < waiting.length; index++) this.status[waiting[index]!] = KeyStatus.Waiting
+    for (const index of init.unavailable ?? []) this.status[index] = KeyStatus.Dead
+    for (const index of init.waiting ?? []) this.status[index] = KeyStatus.Waiting
   }
 
   /** True when some key is left waiting (not dead) for this request: the end is a rate limit, not dead credentials. */
   get waiting(): boolean {
-    for (let index = 0; index < this.status.length; index++) if (this.status[index] === KeyStatus.Waiting) return true
-    return false
+    return this.status.includes(KeyStatus.Waiting)
   }
 
   first(): RotationStep {
@@ -224,11 +221,9 @@ class RotationPlan implements KeyRotation {
 
   /** The first draw with every key available: as `pickAmong` draws, by binary search over the running sums. */
   private drawCumulative(cumulative: Float64Array): number {
-    const count = cumulative.length
-    if (count <= 1) return this.pickAmong(KeyStatus.Untried, -1)
-    const total = cumulative[count - 1]!
-    // Nothing weighted: the uniform draw among the keys available, as pickAmong makes it.
-    if (total <= 0) return this.pickAmong(KeyStatus.Untried, -1)
+    const total = cumulative[cumulative.length - 1] ?? 0
+    // One key, or nothing weighted (a uniform draw): as pickAmong draws it.
+    if (cumulative.length <= 1 || total <= 0) return this.pickAmong(KeyStatus.Untried, -1)
     const target = this.random() * total
     let low = firstAbove(cumulative, target)
     // Rounding can leave the target at the very top: step back onto the last positive weight.
@@ -276,9 +271,6 @@ class RotationPlan implements KeyRotation {
   }
 
   private stop(): RotationStep {
-    for (let index = 0; index < this.status.length; index++) {
-      if (this.status[index] !== KeyStatus.Dead) return { kind: 'stop', reason: 'retries_exhausted' }
-    }
-    return { kind: 'stop', reason: 'credentials_exhausted' }
+    return { kind: 'stop', reason: this.status.every((status) => status === KeyStatus.Dead) ? 'credentials_exhausted' : 'retries_exhausted' }
   }
 }
