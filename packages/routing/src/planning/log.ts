@@ -5,24 +5,18 @@
  */
 import type { DirectionDecision, DirectionReason } from '../adaptive/directions.ts'
 import type { AffinityOutcome } from '../adaptive/session.ts'
+import type { RouteRef } from '../adaptive/types.ts'
 import type { KeyPlan, RequestPlan } from './types.ts'
 
 /** A key the router left out of a request's picks (for the request log). */
-export interface SkippedKeyFact {
-  provider: string
-  model: string
-  keyId: string
+export interface SkippedKeyFact extends RouteRef {
   keyName: string
   /** The hold's reason, or `rate_limit_window` for a key backed off until its window resets. */
   reason: string
 }
 
 /** The check of a held key a request carries; `keyId` null when every key was held and the one sent counts. */
-export interface CheckFact {
-  provider: string
-  model: string
-  keyId: string | null
-}
+export type CheckFact = Omit<RouteRef, 'keyId'> & { keyId: string | null }
 
 /**
  * Collects the lines of one request; `enabled` false makes every call free. With `recording` (the
@@ -36,7 +30,7 @@ export class RoutingLog {
   session: AffinityOutcome | null = null
   check: CheckFact | null = null
   /** The trial of a failed key this request carries (one per due time across the fleet). */
-  trial: { provider: string; model: string; keyId: string } | null = null
+  trial: RouteRef | null = null
   skipped: SkippedKeyFact[] | null = null
   /** The request's plan (targets in order, primary, picked by, moved off, check, session), once planned. */
   plan: RequestPlan | null = null
@@ -95,11 +89,7 @@ export function keyChosenLine(route: { provider: string; model: string; key: str
   if (why === 'retry') return `Retrying key ${route.key} for ${where}`
   if (index === plan.check) return plan.everyKeyHeld ? `Key ${route.key} for ${where}: every key is held, so this request tries it once` : `Key ${route.key} for ${where}: this request is its check`
   if (why === 'first' && index === plan.first) return `Key ${route.key} for ${where}: the session's key`
-  let total = 0
-  for (let other = 0; other < plan.weights.length; other++) {
-    if (plan.leftOut.some((left) => left.index === other)) continue
-    total += Math.max(0, plan.weights[other]!)
-  }
+  const total = plan.weights.reduce((sum, weight, other) => (plan.leftOut.some((left) => left.index === other) ? sum : sum + Math.max(0, weight)), 0)
   const share = total > 0 ? Math.max(0, plan.weights[index]!) / total : 0
   return `Key ${route.key} for ${where}: ${why === 'rotate' ? 'moving to another key, ' : ''}drawn by weight (share ${(share * 100).toFixed(0)}%)`
 }
