@@ -108,9 +108,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
     { events, isConnected: (id) => connectedPeers.has(id) },
   )
-  const send = async (topic: string, data: Uint8Array) => {
-    await pubsub.publish(topic, data)
-  }
+  const send = (topic: string, data: Uint8Array) => pubsub.publish(topic, data).then(() => {})
   const queue = new PublishQueue({ send, now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
   const topics = new Topics({ pubsub, queue, counters, nodeId: init.nodeId, region: init.region, member: (id) => membership.member(id), log })
   const rpc = new Rpc({ node, counters, log }, { ...defaultRpcLimits, ...init.requests })
@@ -282,7 +280,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const running = (): void => {
     if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
   }
-  const cluster: Cluster = {
+  return {
     peerId,
     nodeId: init.nodeId,
     region: init.region,
@@ -316,7 +314,6 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
       return stopping
     },
   }
-  return cluster
 }
 
 /** Why the p2p listener did not start, in one line (libp2p's error embeds each address's error with its stack). */

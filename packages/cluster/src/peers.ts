@@ -38,9 +38,7 @@ export function parsePeer(entry: string, defaultPort: number): PeerTarget {
     if (match?.[1] !== undefined) return { kind: 'host', host: match[1], port: Number(match[2]) }
     return { kind: 'multiaddr', address: address.toString() }
   }
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text)
-  const plain = /^([^:]+)(?::(\d+))?$/.exec(text)
-  const match = bracketed ?? plain
+  const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(text) ?? /^([^:]+)(?::(\d+))?$/.exec(text)
   if (match?.[1] === undefined) throw new ClusterError('invalid_init', `peer "${entry}" is not host:port, a multiaddr or a DNS name`)
   const port = match[2] === undefined ? defaultPort : Number(match[2])
   if (!Number.isInteger(port) || port <= 0 || port > 65535) {

@@ -82,17 +82,11 @@ interface Registered {
   handlers: Set<TopicHandler<unknown>>
 }
 
-interface Decoded {
-  body: unknown
-  nodeId: string
-  sentAt: number
-}
-
 /** All typed topics of one cluster node. */
 export class Topics {
   private readonly registered = new Map<string, Registered>()
   /** Bodies parsed by the validator, handed to the delivery step without parsing twice. */
-  private readonly decoded = new WeakMap<Message, Decoded>()
+  private readonly decoded = new WeakMap<Message, { body: unknown; nodeId: string; sentAt: number }>()
   private readonly encoder = new TextEncoder()
   private readonly decoder = new TextDecoder('utf-8', { fatal: true })
 

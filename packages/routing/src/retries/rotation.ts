@@ -204,12 +204,13 @@ class RotationPlan implements KeyRotation {
       if (weight > 0) total += weight
     }
     if (count <= 1) return only
-    if (total <= 0) return this.nthCandidate(wanted, exclude, Math.min(count - 1, Math.floor(this.random() * count)))
-    let target = this.random() * total
+    // Nothing weighted: a uniform draw, each key counting 1 (subtracting 1 is exact: the n-th is floor(draw * count)).
+    const uniform = total <= 0
+    let target = this.random() * (uniform ? count : total)
     let lastPositive = -1
     for (let index = 0; index < weights.length; index++) {
       if (index === exclude || status[index] !== wanted) continue
-      const weight = weights[index]!
+      const weight = uniform ? 1 : weights[index]!
       if (weight <= 0) continue
       lastPositive = index
       target -= weight
@@ -229,15 +230,6 @@ class RotationPlan implements KeyRotation {
     // Rounding can leave the target at the very top: step back onto the last positive weight.
     if (cumulative[low]! <= target) while (low > 0 && this.weights[low]! <= 0) low--
     return low
-  }
-
-  private nthCandidate(wanted: KeyStatus, exclude: number, nth: number): number {
-    let seen = 0
-    for (let index = 0; index < this.weights.length; index++) {
-      if (index === exclude || this.status[index] !== wanted) continue
-      if (seen++ === nth) return index
-    }
-    return -1
   }
 
   private attempt(keyIndex: number, delayMs: number, why: 'first' | 'retry' | 'rotate'): RotationStep {
