@@ -45,8 +45,6 @@ const initSchema = z.object({
   joinFirst: z.boolean().optional(),
 })
 
-const noLog: ClusterLog = () => {}
-
 /** Internal request/response protocol of the first words on a new connection. */
 const helloProtocol = 'cluster/hello'
 /** Most members one hello lists (the rest are learnt from them in turn). */
@@ -75,7 +73,7 @@ function announceable(node: Node): string[] {
 export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const checked = initSchema.safeParse(init)
   if (!checked.success) throw new ClusterError('invalid_init', `invalid cluster init: ${checked.error.message}`)
-  const log = init.log ?? noLog
+  const log: ClusterLog = init.log ?? (() => {})
   const timing = { ...defaultTiming, ...init.timing }
   const targets = init.peers.map((entry) => parsePeer(entry, init.listen.port))
   const privateKey = await loadOrCreatePrivateKey(init.dataDir)

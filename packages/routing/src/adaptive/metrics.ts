@@ -80,17 +80,12 @@ export function createRouteMetrics(provider: string, model: string, keyId: strin
   }
 }
 
-/** Multiplier that decays a value over `elapsedMs` with the given half-life. */
-function decayFactor(elapsedMs: number, halfLifeMs: number): number {
-  return Math.pow(0.5, elapsedMs / halfLifeMs)
-}
-
 /** Brings every decayed counter forward to `now`. An observation from the past decays nothing. */
 export function decayTo(metrics: RouteMetrics, now: number): void {
   const elapsed = now - metrics.updatedAt
   if (elapsed <= 0) return
-  const recent = decayFactor(elapsed, RECENT_HALF_LIFE_MS)
-  const baseline = decayFactor(elapsed, BASELINE_HALF_LIFE_MS)
+  const recent = Math.pow(0.5, elapsed / RECENT_HALF_LIFE_MS)
+  const baseline = Math.pow(0.5, elapsed / BASELINE_HALF_LIFE_MS)
   metrics.successes *= recent
   metrics.failures *= recent
   metrics.attempts *= recent

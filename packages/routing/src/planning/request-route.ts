@@ -4,7 +4,6 @@
  */
 import { routingFailure, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry, TraceOrigin } from '../holds/entry.ts'
-import type { Settlement } from '../holds/settle.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/rotation.ts'
 import type { TrialEntry } from '../trials/entry.ts'
@@ -13,6 +12,7 @@ import type { RateLimitBackoff } from './backoffs.ts'
 import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
 import { keyRotationFor, planKeys } from './key-plan.ts'
 import { keyChosenLine, type RoutingLog } from './log.ts'
+import type { Router } from './router.ts'
 import type { KeyLeftOut, KeyPlan, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
 
 /** What the router reads besides the planner's state. */
@@ -160,14 +160,11 @@ export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
 
 export const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
 const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+const NO_DEADLINES: AttemptDeadlines = Object.freeze({ requestMs: 0, firstTokenMs: null, idleMs: 0 })
 const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, checkDue: false, everyKeyHeld: false })
 
 /** The router's node-level parts a request's route uses. */
-export interface RouteShared {
-  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): HoldNews
-  backOff(backoff: RateLimitBackoff): boolean
-  trialChanges(): readonly TrialEntry[]
-}
+export type RouteShared = Pick<Router, 'settle' | 'backOff' | 'trialChanges'>
 
 /** The route of one request: a cursor over its targets, and the key rotation of the current one (a class: made per request). */
 export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> implements RequestRoute<T, K> {
@@ -184,7 +181,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
   private last: AttemptFailure | null = null
   private lastKey: K | null = null
   /** The current target's deadlines, and its response headers' (bounded by the first-token deadline too in a stream). */
-  private deadlines: AttemptDeadlines = { requestMs: 0, firstTokenMs: null, idleMs: 0 }
+  private deadlines = NO_DEADLINES
   private headersMs = 0
   /** Continuing a broken stream: only targets that continue, and only `cancelled` ends the walk. */
   private continuation = 0
