@@ -85,9 +85,6 @@ export interface ClusterInit {
   joinFirst?: boolean
 }
 
-/** Events of a cluster: `member:join`, `member:leave`, `leader:change`. */
-export type ClusterEvents = MembershipEvents
-
 /** A running fleet node. */
 export interface Cluster {
   readonly peerId: string
@@ -101,8 +98,8 @@ export interface Cluster {
   member(peerId: string): Member | undefined
   /** Leader of `region` (default: this node's), from the live view; `leader()?.self` says whether it is this node. */
   leader(region?: string): Member | undefined
-  /** Adds an event listener; returns the function that removes it. */
-  on<Name extends keyof ClusterEvents>(event: Name, listener: (...args: ClusterEvents[Name]) => void): () => void
+  /** Adds a listener of `member:join`, `member:leave` or `leader:change`; returns the function that removes it. */
+  on<Name extends keyof MembershipEvents>(event: Name, listener: (...args: MembershipEvents[Name]) => void): () => void
   /** A typed gossip topic, created once per node (a node only gets messages of topics it created); publishing is queued. */
   topic<T>(name: string, schema: ZodType<T>, options: TopicOptions<T>): Topic<T>
   /** Answers `protocol` requests: the request is checked against `requestSchema`, the answer against `responseSchema`. */

@@ -47,11 +47,6 @@ export function parsePeer(entry: string, defaultPort: number): PeerTarget {
   return { kind: 'host', host: match[1], port }
 }
 
-/** Multiaddr of one resolved TCP address. */
-function tcpAddress(ip: string, port: number): string {
-  return `/${isIP(ip) === 6 ? 'ip6' : 'ip4'}/${ip}/tcp/${port}`
-}
-
 /** Every IPv4 address of a name: asked of DNS (fresh records), else of the system resolver (`localhost` from /etc/hosts). */
 export async function resolveHost(host: string): Promise<string[]> {
   if (isIP(host) !== 0) return [host]
@@ -230,7 +225,7 @@ export class Dialer {
         continue
       }
       try {
-        for (const ip of await resolveHost(target.host)) addresses.push(tcpAddress(ip, target.port))
+        for (const ip of await resolveHost(target.host)) addresses.push(`/${isIP(ip) === 6 ? 'ip6' : 'ip4'}/${ip}/tcp/${target.port}`)
       } catch (error) {
         // A name that does not resolve yet (pods still starting) is normal: keep trying.
         this.components.log('debug', 'peer name did not resolve', { host: target.host, error: String(error) })

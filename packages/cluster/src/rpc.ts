@@ -12,6 +12,7 @@ import { z } from 'zod'
 import { ClusterError } from './errors.ts'
 import type { Node } from './node.ts'
 import type { Counters } from './stats.ts'
+import { namePattern } from './topics.ts'
 
 /** Limits of request/response. */
 export interface RpcLimits {
@@ -46,7 +47,7 @@ const responseFrameSchema = z.discriminatedUnion('ok', [
 
 /** The libp2p protocol string of a request/response protocol name. */
 export function protocolId(protocol: string): string {
-  if (!/^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/i.test(protocol)) {
+  if (!namePattern.test(protocol)) {
     throw new ClusterError('invalid_init', `protocol name "${protocol}" must be letters, digits, . _ - separated by /`)
   }
   return `/switchboard/rpc/1/${protocol}`

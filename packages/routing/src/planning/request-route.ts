@@ -219,7 +219,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
           idleMs: this.deadlines.idleMs,
           leftOut: first ? this.keyPlan.leftOut.length : 0,
           skipped: first ? this.keyPlan.leftOut : NO_LEFT_OUT,
-          continuable: this.continuableFrom(this.index),
+          continuable: targets.findLastIndex((candidate) => candidate.continues) >= this.index,
           check: current.keyIndex === this.keyPlan.check && this.keyPlan.checkDue,
           trials: first ? this.shared.trialChanges() : NO_TRIALS,
         }
@@ -331,12 +331,6 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
       this.lastKey = null
       return true
     }
-    return false
-  }
-
-  private continuableFrom(from: number): boolean {
-    const targets = this.targets
-    for (let at = from; at < targets.length; at++) if (targets[at]!.continues) return true
     return false
   }
 
