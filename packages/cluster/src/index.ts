@@ -1,16 +1,9 @@
 /**
- * @switchboard/cluster: the fleet layer. One libp2p node per gateway (tcp, a pre-shared-key
- * private network, noise, yamux, identify, gossipsub) that gives the gateway:
- *
- * - membership with regions, and one deterministic leader per region (lowest node id alive);
- * - typed gossip topics, fleet-wide or region-scoped, every message schema-checked with zod and
- *   dropped + counted when invalid or oversized;
- * - request/response between two nodes (join sync, anti-entropy);
- * - counters for `/metrics`.
- *
- * It knows messages, not routing: what holds, settings and rate-limit signals mean is the gateway's.
+ * @switchboard/cluster: the fleet layer (README.md tells how it works). One libp2p node per gateway
+ * gives it membership with regions and a leader per region (lowest node id alive), typed gossip
+ * topics (fleet-wide or region-scoped, schema-checked, the bad ones dropped and counted),
+ * request/response between two nodes, and counters for `/metrics`. It knows messages, not routing.
  */
-import './polyfill.ts'
 import type { ZodType } from 'zod'
 import type { LeaderChange, LeaveReason, Member, MembershipEvents } from './membership.ts'
 import type { PublishQueueOptions } from './publish-queue.ts'

@@ -68,7 +68,7 @@ export interface ModelTable {
 }
 
 
-const NO_INDEXES: readonly number[] = Object.freeze([])
+export const NO_INDEXES: readonly number[] = Object.freeze([])
 
 /** Builds one direction's table from the keys, their routes' metrics and the holds. */
 export function buildDirectionTable(

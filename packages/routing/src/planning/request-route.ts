@@ -10,7 +10,7 @@ import type { TrialEntry } from '../trials/entry.ts'
 import type { BalancerKey, LoadBalancerSettings, TokenUsage } from '../adaptive/types.ts'
 import type { RateLimitBackoff } from './backoffs.ts'
 import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
-import { keyRotationFor, planKeys } from './key-plan.ts'
+import { keyRotationFor, NO_LEFT_OUT, planKeys } from './key-plan.ts'
 import { keyChosenLine, type RoutingLog } from './log.ts'
 import type { Router } from './router.ts'
 import type { KeyLeftOut, KeyPlan, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
@@ -159,7 +159,6 @@ export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
 }
 
 export const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
-const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
 const NO_DEADLINES: AttemptDeadlines = Object.freeze({ requestMs: 0, firstTokenMs: null, idleMs: 0 })
 const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, checkDue: false, everyKeyHeld: false })
 
