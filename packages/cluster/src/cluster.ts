@@ -45,8 +45,6 @@ const initSchema = z.object({
   joinFirst: z.boolean().optional(),
 })
 
-const noLog: ClusterLog = () => {}
-
 /** Internal request/response protocol of the first words on a new connection. */
 const helloProtocol = 'cluster/hello'
 /** Most members one hello lists (the rest are learnt from them in turn). */
@@ -75,7 +73,7 @@ function announceable(node: Node): string[] {
 export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const checked = initSchema.safeParse(init)
   if (!checked.success) throw new ClusterError('invalid_init', `invalid cluster init: ${checked.error.message}`)
-  const log = init.log ?? noLog
+  const log: ClusterLog = init.log ?? (() => {})
   const timing = { ...defaultTiming, ...init.timing }
   const targets = init.peers.map((entry) => parsePeer(entry, init.listen.port))
   const privateKey = await loadOrCreatePrivateKey(init.dataDir)
@@ -108,9 +106,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
     { events, isConnected: (id) => connectedPeers.has(id) },
   )
-  const send = async (topic: string, data: Uint8Array) => {
-    await pubsub.publish(topic, data)
-  }
+  const send = (topic: string, data: Uint8Array) => pubsub.publish(topic, data).then(() => {})
   const queue = new PublishQueue({ send, now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
   const topics = new Topics({ pubsub, queue, counters, nodeId: init.nodeId, region: init.region, member: (id) => membership.member(id), log })
   const rpc = new Rpc({ node, counters, log }, { ...defaultRpcLimits, ...init.requests })
@@ -282,7 +278,7 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
   const running = (): void => {
     if (stopping !== undefined) throw new ClusterError('stopped', 'the cluster is stopped')
   }
-  const cluster: Cluster = {
+  return {
     peerId,
     nodeId: init.nodeId,
     region: init.region,
@@ -316,7 +312,6 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
       return stopping
     },
   }
-  return cluster
 }
 
 /** Why the p2p listener did not start, in one line (libp2p's error embeds each address's error with its stack). */

@@ -1,10 +1,7 @@
 /** A small typed event emitter whose listeners can never throw into the caller. */
 
-/** Map of event name to the arguments its listeners receive. */
-export type EventMap = Record<string, unknown[]>
-
-/** Emits typed events; a throwing listener is reported, not propagated. */
-export class Emitter<Events extends EventMap> {
+/** Emits typed events (`Events`: event name -> the arguments its listeners receive); a throwing listener is reported, not propagated. */
+export class Emitter<Events extends Record<string, unknown[]>> {
   private readonly listeners = new Map<keyof Events, Set<(...args: unknown[]) => void>>()
 
   constructor(private readonly onListenerError: (event: string, error: unknown) => void) {}

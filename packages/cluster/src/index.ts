@@ -1,16 +1,9 @@
 /**
- * @switchboard/cluster: the fleet layer. One libp2p node per gateway (tcp, a pre-shared-key
- * private network, noise, yamux, identify, gossipsub) that gives the gateway:
- *
- * - membership with regions, and one deterministic leader per region (lowest node id alive);
- * - typed gossip topics, fleet-wide or region-scoped, every message schema-checked with zod and
- *   dropped + counted when invalid or oversized;
- * - request/response between two nodes (join sync, anti-entropy);
- * - counters for `/metrics`.
- *
- * It knows messages, not routing: what holds, settings and rate-limit signals mean is the gateway's.
+ * @switchboard/cluster: the fleet layer (README.md tells how it works). One libp2p node per gateway
+ * gives it membership with regions and a leader per region (lowest node id alive), typed gossip
+ * topics (fleet-wide or region-scoped, schema-checked, the bad ones dropped and counted),
+ * request/response between two nodes, and counters for `/metrics`. It knows messages, not routing.
  */
-import './polyfill.ts'
 import type { ZodType } from 'zod'
 import type { LeaderChange, LeaveReason, Member, MembershipEvents } from './membership.ts'
 import type { PublishQueueOptions } from './publish-queue.ts'
@@ -85,9 +78,6 @@ export interface ClusterInit {
   joinFirst?: boolean
 }
 
-/** Events of a cluster: `member:join`, `member:leave`, `leader:change`. */
-export type ClusterEvents = MembershipEvents
-
 /** A running fleet node. */
 export interface Cluster {
   readonly peerId: string
@@ -101,8 +91,8 @@ export interface Cluster {
   member(peerId: string): Member | undefined
   /** Leader of `region` (default: this node's), from the live view; `leader()?.self` says whether it is this node. */
   leader(region?: string): Member | undefined
-  /** Adds an event listener; returns the function that removes it. */
-  on<Name extends keyof ClusterEvents>(event: Name, listener: (...args: ClusterEvents[Name]) => void): () => void
+  /** Adds a listener of `member:join`, `member:leave` or `leader:change`; returns the function that removes it. */
+  on<Name extends keyof MembershipEvents>(event: Name, listener: (...args: MembershipEvents[Name]) => void): () => void
   /** A typed gossip topic, created once per node (a node only gets messages of topics it created); publishing is queued. */
   topic<T>(name: string, schema: ZodType<T>, options: TopicOptions<T>): Topic<T>
   /** Answers `protocol` requests: the request is checked against `requestSchema`, the answer against `responseSchema`. */

@@ -1,13 +1,10 @@
 /**
- * Liveness of open connections (issue 19): a hung or cut-off peer keeps its TCP connection open,
- * so only an unanswered ping shows it, and the connection is then aborted (the member becomes
- * suspect). The loop sends the muxer's own ping (one yamux frame each way, where libp2p's monitor
- * opens a ping stream each time; the ping protocol only without one) every `everyMs`, and aborts
- * a connection whose ping is not answered within `timeoutMs`.
- *
- * Only the side that dialled a connection pings (both sides pinging was an idle node's largest
- * fixed cost at 50 nodes); the other watches the pings arrive and aborts the connection when none
- * came for `everyMs + timeoutMs`. Where the muxer's ping frames cannot be watched, both sides ping.
+ * Liveness of open connections (issue 19): a hung peer keeps its TCP connection open, so only an
+ * unanswered ping shows it; its connection is aborted and the member becomes suspect. The side that
+ * dialled sends the muxer's own ping (one yamux frame each way, not libp2p's ping stream) every
+ * `everyMs`, and aborts when one goes unanswered for `timeoutMs`; the other side watches the pings
+ * arrive and aborts when none came for `everyMs + timeoutMs` (both sides pinging was an idle node's
+ * largest fixed cost at 50 nodes). Where ping frames cannot be watched, both sides ping.
  */
 import type { Connection } from '@libp2p/interface'
 import type { Node } from './node.ts'

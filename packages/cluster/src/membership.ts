@@ -91,18 +91,14 @@ export class Membership {
    * again, is let back at once).
    */
   private readonly departed = new Map<string, { until: number; startedAt: number }>()
-  private readonly events: Emitter<MembershipEvents>
-  private readonly isConnected: (peerId: string) => boolean
   readonly self: Member
 
   constructor(
     self: Omit<Member, 'lastSeen' | 'self' | 'startedAt'>,
     private readonly options: MembershipOptions,
-    components: MembershipComponents,
+    private readonly components: MembershipComponents,
   ) {
     this.self = { ...self, lastSeen: self.since, startedAt: self.since, self: true }
-    this.events = components.events
-    this.isConnected = (peerId) => components.isConnected(peerId)
     this.entries.set(self.peerId, { member: this.self, suspectUntil: undefined })
     // The first leader is computed silently: nobody can be listening yet.
     this.leaders.set(self.region, this.self)
@@ -141,7 +137,7 @@ export class Membership {
     if (entry === undefined) {
       const departed = this.departed.get(peerId)
       if (departed !== undefined) {
-        if (now < departed.until && departed.startedAt === heartbeat.startedAt && !this.isConnected(peerId)) return
+        if (now < departed.until && departed.startedAt === heartbeat.startedAt && !this.components.isConnected(peerId)) return
         this.departed.delete(peerId)
       }
       const member: Member = {
@@ -155,7 +151,7 @@ export class Membership {
         self: false,
       }
       this.entries.set(peerId, { member, suspectUntil: undefined })
-      this.events.emit('member:join', { ...member })
+      this.components.events.emit('member:join', { ...member })
       this.updateLeaders()
       return
     }
@@ -167,15 +163,15 @@ export class Membership {
     entry.member.addresses = [...heartbeat.addresses]
     // A heartbeat relayed by others after the connection closed may predate
     // the death: only a connection back, or a new run of the node, clears the suspicion.
-    if (this.isConnected(peerId) || restarted) entry.suspectUntil = undefined
+    if (this.components.isConnected(peerId) || restarted) entry.suspectUntil = undefined
     if (restarted) {
       // The old run is gone with its state: listeners hear it leave and the new run join, so they
       // sync again. The same node leads: its leader record is refreshed without a change event.
       const previous = { ...entry.member }
       entry.member.startedAt = heartbeat.startedAt
       entry.member.since = now
-      this.events.emit('member:leave', previous, 'restarted')
-      this.events.emit('member:join', { ...entry.member })
+      this.components.events.emit('member:leave', previous, 'restarted')
+      this.components.events.emit('member:join', { ...entry.member })
       if (this.leaders.get(entry.member.region)?.peerId === peerId) this.leaders.set(entry.member.region, entry.member)
       return
     }
@@ -206,25 +202,21 @@ export class Membership {
     this.self.addresses = [...addresses]
   }
 
-  /** Drops members not heard in time; returns how many were dropped. */
-  sweep(now: number): number {
+  /** Drops members not heard in time. */
+  sweep(now: number): void {
     this.self.lastSeen = now
     for (const [peerId, departed] of this.departed) if (now >= departed.until) this.departed.delete(peerId)
-    let dropped = 0
     for (const [peerId, entry] of [...this.entries]) {
       if (entry.member.self) continue
       if (entry.suspectUntil !== undefined && now >= entry.suspectUntil) {
         this.remove(peerId, 'disconnected', now)
-        dropped++
-      } else if (entry.suspectUntil === undefined && this.isConnected(peerId)) {
+      } else if (entry.suspectUntil === undefined && this.components.isConnected(peerId)) {
         // An open connection is a sign of life: heartbeats may be rare (or late, on a busy host).
         entry.member.lastSeen = now
       } else if (now - entry.member.lastSeen >= this.options.timeoutMs) {
         this.remove(peerId, 'timeout', now)
-        dropped++
       }
     }
-    return dropped
   }
 
   private remove(peerId: string, reason: LeaveReason, now: number): void {
@@ -232,7 +224,7 @@ export class Membership {
     if (entry === undefined || entry.member.self) return
     this.entries.delete(peerId)
     this.departed.set(peerId, { until: now + this.options.timeoutMs, startedAt: entry.member.startedAt })
-    this.events.emit('member:leave', { ...entry.member }, reason)
+    this.components.events.emit('member:leave', { ...entry.member }, reason)
     this.updateLeaders()
   }
 
@@ -249,7 +241,7 @@ export class Membership {
       if (previous?.peerId === leader?.peerId) continue
       if (leader === undefined) this.leaders.delete(region)
       else this.leaders.set(region, leader)
-      this.events.emit('leader:change', {
+      this.components.events.emit('leader:change', {
         region,
         leader: leader === undefined ? undefined : { ...leader },
         previous: previous === undefined ? undefined : { ...previous },

@@ -38,20 +38,13 @@ export function parsePeer(entry: string, defaultPort: number): PeerTarget {
     if (match?.[1] !== undefined) return { kind: 'host', host: match[1], port: Number(match[2]) }
     return { kind: 'multiaddr', address: address.toString() }
   }
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text)
-  const plain = /^([^:]+)(?::(\d+))?$/.exec(text)
-  const match = bracketed ?? plain
+  const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(text) ?? /^([^:]+)(?::(\d+))?$/.exec(text)
   if (match?.[1] === undefined) throw new ClusterError('invalid_init', `peer "${entry}" is not host:port, a multiaddr or a DNS name`)
   const port = match[2] === undefined ? defaultPort : Number(match[2])
   if (!Number.isInteger(port) || port <= 0 || port > 65535) {
     throw new ClusterError('invalid_init', `peer "${entry}" needs a port (the node's own p2p port is 0, so it cannot be the default)`)
   }
   return { kind: 'host', host: match[1], port }
-}
-
-/** Multiaddr of one resolved TCP address. */
-function tcpAddress(ip: string, port: number): string {
-  return `/${isIP(ip) === 6 ? 'ip6' : 'ip4'}/${ip}/tcp/${port}`
 }
 
 /** Every IPv4 address of a name: asked of DNS (fresh records), else of the system resolver (`localhost` from /etc/hosts). */
@@ -232,7 +225,7 @@ export class Dialer {
         continue
       }
       try {
-        for (const ip of await resolveHost(target.host)) addresses.push(tcpAddress(ip, target.port))
+        for (const ip of await resolveHost(target.host)) addresses.push(`/${isIP(ip) === 6 ? 'ip6' : 'ip4'}/${ip}/tcp/${target.port}`)
       } catch (error) {
         // A name that does not resolve yet (pods still starting) is normal: keep trying.
         this.components.log('debug', 'peer name did not resolve', { host: target.host, error: String(error) })

@@ -25,16 +25,11 @@ export interface PublishQueueComponents {
   now(): number
 }
 
-interface Waiter {
-  resolve: () => void
-  reject: (error: unknown) => void
-}
-
 interface Item {
   topic: string
   data: Uint8Array
   coalesceKey: string | undefined
-  waiters: Waiter[]
+  waiters: PromiseWithResolvers<void>[]
 }
 
 /** A bounded, rate-limited, coalescing queue in front of gossipsub's publish. */
@@ -64,22 +59,22 @@ export class PublishQueue {
   /** Queues a message; resolves once gossipsub took it (or a newer one with the same coalesce key that replaced it). */
   enqueue(topic: string, data: Uint8Array, coalesceKey?: string): Promise<void> {
     if (this.closed) return Promise.reject(new ClusterError('stopped', 'the cluster is stopped'))
-    const { promise, resolve, reject } = Promise.withResolvers<void>()
+    const waiter = Promise.withResolvers<void>()
     const key = coalesceKey === undefined ? undefined : `${topic}\u0000${coalesceKey}`
     const waiting = key === undefined ? undefined : this.byKey.get(key)
     if (waiting !== undefined) {
       waiting.data = data
-      waiting.waiters.push({ resolve, reject })
-      return promise
+      waiting.waiters.push(waiter)
+      return waiter.promise
     }
     if (this.items.length >= this.options.maxLength) {
       return Promise.reject(new ClusterError('queue_full', `publish queue full (${this.options.maxLength} waiting)`, { retryable: true }))
     }
-    const item: Item = { topic, data, coalesceKey: key, waiters: [{ resolve, reject }] }
+    const item: Item = { topic, data, coalesceKey: key, waiters: [waiter] }
     this.items.push(item)
     if (key !== undefined) this.byKey.set(key, item)
     void this.drain()
-    return promise
+    return waiter.promise
   }
 
   /** Refuses new messages and fails the waiting ones with `stopped`. */

@@ -8,38 +8,29 @@ export interface TopicCounters {
   oversized: number
 }
 
-/** A snapshot of the cluster's counters and gauges. */
-export interface ClusterStats {
-  /** Messages thrown away, by why; each also counted under its topic. */
-  dropped: {
-    /** Not JSON, not an envelope, or refused by the topic's schema (gossip and requests). */
-    invalid: number
-    /** Larger than the topic's `maxBytes`. */
-    oversized: number
-    /** Refused by `publish` because the local publish queue was full. */
-    queueFull: number
-  }
-  published: number
-  received: number
-  /** Gossip messages that reached this node, duplicates included (`received` counts each once), and their payload bytes. */
-  gossip: { frames: number; bytes: number }
-  /** Requests this node answered / sent, those that failed either way, and the bytes of the responses it received. */
-  requests: { served: number; sent: number; failed: number; responseBytes: number }
-  /** Messages waiting in the publish queue now. */
+/** Gauges read when asked: messages waiting in the publish queue, open libp2p connections, live members (self included). */
+interface Gauges {
   queued: number
-  /** Open libp2p connections now. */
   connections: number
-  /** Live members now, self included. */
   members: number
-  topics: Record<string, TopicCounters>
 }
+
+/** A snapshot of the cluster's counters and gauges. */
+export type ClusterStats = Pick<Counters, 'dropped' | 'published' | 'received' | 'gossip' | 'requests'> & Gauges & { topics: Record<string, TopicCounters> }
 
 /** The mutable counters behind `stats()`. */
 export class Counters {
+  /**
+   * Messages thrown away, by why, each also counted under its topic: `invalid` (not JSON, not an
+   * envelope, or refused by the schema; gossip and requests), `oversized` (over the topic's
+   * `maxBytes`), `queueFull` (refused by `publish`: the local publish queue was full).
+   */
   readonly dropped = { invalid: 0, oversized: 0, queueFull: 0 }
+  /** Requests this node answered / sent, those that failed either way, and the bytes of the responses it received. */
   readonly requests = { served: 0, sent: 0, failed: 0, responseBytes: 0 }
   published = 0
   received = 0
+  /** Gossip messages that reached this node, duplicates included (`received` counts each once), and their payload bytes. */
   readonly gossip = { frames: 0, bytes: 0 }
   readonly topics = new Map<string, TopicCounters>()
 
@@ -51,7 +42,7 @@ export class Counters {
   }
 
   /** A copy, with the gauges the caller measured. */
-  snapshot(gauges: { queued: number; connections: number; members: number }): ClusterStats {
+  snapshot(gauges: Gauges): ClusterStats {
     const topics: Record<string, TopicCounters> = {}
     for (const [name, counters] of this.topics) topics[name] = { ...counters }
     return {

@@ -57,7 +57,8 @@ export const topicLimits = { defaultMaxBytes: 64 * 1024, maxBytes: 1024 * 1024 }
 /** Largest gossip frame gossipsub accepts: above every topic's limit, so oversize reaches our validator. */
 export const maxGossipFrameBytes = topicLimits.maxBytes + 64 * 1024
 
-const namePattern = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/i
+/** What a topic or request/response protocol name may be: letters, digits, . _ - separated by /. */
+export const namePattern = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/i
 
 const envelopeSchema = z.object({
   node: z.string().max(128),
@@ -82,17 +83,11 @@ interface Registered {
   handlers: Set<TopicHandler<unknown>>
 }
 
-interface Decoded {
-  body: unknown
-  nodeId: string
-  sentAt: number
-}
-
 /** All typed topics of one cluster node. */
 export class Topics {
   private readonly registered = new Map<string, Registered>()
   /** Bodies parsed by the validator, handed to the delivery step without parsing twice. */
-  private readonly decoded = new WeakMap<Message, Decoded>()
+  private readonly decoded = new WeakMap<Message, { body: unknown; nodeId: string; sentAt: number }>()
   private readonly encoder = new TextEncoder()
   private readonly decoder = new TextDecoder('utf-8', { fatal: true })
 

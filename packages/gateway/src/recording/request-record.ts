@@ -9,7 +9,7 @@
  * request log").
  */
 import type { ServerResponse } from 'node:http'
-import { directionLog, isHoldReason, RoutingLog, type TokenUsage } from '@switchboard/routing'
+import { isHoldReason, RoutingLog, type TokenUsage } from '@switchboard/routing'
 import type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from '@switchboard/history'
 import type { GatewayError } from '../errors.ts'
 import { servedUsage, type Served } from '../inference/engine.ts'
@@ -256,7 +256,7 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): R
   if (log !== null && !log.enabled && decision !== null) {
     // The provider decision's sentences are built here, off the request path, from the decision itself.
     const full = new RoutingLog(true)
-    full.addEntries(directionLog(decision, log.session ?? undefined))
+    full.addDecision(decision, log.session ?? undefined)
     lines = full.lines.concat(log.lines)
   }
   return {

@@ -207,7 +207,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
         direction.keys.forEach((key, index) => {
           const route = metrics.get(routeKey(direction.provider, model, key.id))
           const held = isHeld(direction.provider, key.id, model)
-          const weight = direction.adaptiveWeights[index]!
+          const weight = direction.rotation.adaptive.weights[index]!
           snapshots.push({
             provider: direction.provider,
             model,
@@ -323,12 +323,11 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       return routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
     },
     isRouteOffered(route) {
-      // The model's table lists the keys serving it, with their failed flags as of its build (every change of state rebuilds it).
+      // The model's table lists the keys serving it, with the failed ones as of its build (every change of state rebuilds it).
       const direction = tableFor(route.model).byProvider.get(route.provider)
       const index = direction?.keyIndex.get(route.keyId)
-      if (index === undefined) return false
-      if (isHeld(route.provider, route.keyId, route.model)) return false
-      return !direction!.failed[index]
+      if (index === undefined || isHeld(route.provider, route.keyId, route.model)) return false
+      return !direction!.rotation.adaptive.failedIndexes.includes(index)
     },
     routeState(route) {
       if (isHeld(route.provider, route.keyId, route.model)) return 'failed'

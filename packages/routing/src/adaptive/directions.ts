@@ -1,14 +1,7 @@
 /**
- * Level 1: which provider serves a request, and which fallbacks follow it, under the five switches.
- * Spec: reference/adaptive-load-balancing.txt, "Configuration" and "Scope & Limitations".
- *
- * - Provider selection off: the request is left untouched (naming no provider, it gets the first
- *   configured provider serving the model).
- * - No provider named: a provider not failed, drawn by score, the others behind it best first
- *   (after the configured fallbacks, failed ones pruned with `prune_failed_fallbacks`).
- * - Provider named: kept; `append_fallbacks_to_pinned` appends the healthy providers (and pruning
- *   applies). With `reroute_failed_directions` a failed one moves to the best healthy provider
- *   (or stays when there is none) and is handled as if appending were on.
+ * Level 1: which provider serves a request, and which fallbacks follow it, under the five switches
+ * (each outcome is a `DirectionReason`). Spec: reference/adaptive-load-balancing.txt,
+ * "Configuration" and "Scope & Limitations".
  */
 import { drawDirection, type ModelTable } from './tables.ts'
 import { sameDirection, type LoadBalancerSettings, type Direction } from './types.ts'

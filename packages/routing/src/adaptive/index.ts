@@ -5,7 +5,6 @@
  */
 export { createAdaptiveBalancer, type AdaptiveBalancer, type AdaptiveBalancerInit } from './balancer.ts'
 export type { DirectionDecision } from './directions.ts'
-export { directionLog } from './routing-log.ts'
 export { createSessionAffinity, readSessionHeaders, type SessionAffinity, type SessionAffinityInit, type SessionRoute } from './session.ts'
 export { FAIL_CYCLE_MIN_FAILURES, FAIL_SUSTAINED_MS, RECOMPUTE_INTERVAL_MS } from './tuning.ts'
 export {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createAdaptiveBalancer } from './balancer.ts'
-import { directionLog } from './routing-log.ts'
 import { drawShares, keyEngine } from '../../test/engine-fixture.ts'
-import { keyChosenLine } from '../planning/log.ts'
+import { keyChosenLine, RoutingLog } from '../planning/log.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider } from './types.ts'
 
 const MODEL = 'gpt-4o'
@@ -114,7 +113,9 @@ describe('routing log', () => {
     const engine = keyEngine(providers)
     engine.holdKey('openai', 'k1')
     const direction = engine.balancer.selectDirection(MODEL, { settings: defaultLoadBalancerSettings })
-    expect(directionLog(direction)).toEqual([{ kind: 'provider_chosen', provider: 'openai', model: MODEL, reason: 'scored', score: 100, pinned: null }])
+    const log = new RoutingLog(true)
+    log.addDecision(direction)
+    expect(log.lines).toEqual(['[loadbalancing] Provider openai for gpt-4o: the best-scored provider for the model (score 100)'])
     const first = engine.firstKey('openai', MODEL, () => 0.5)!
     expect(first.key.id).toBe('k2')
     expect(keyChosenLine({ provider: 'openai', model: MODEL, key: first.key.name }, first.plan, 1, first.why, false)).toBe('Key prod-2 for openai/gpt-4o: drawn by weight (share 100%)')

@@ -1,6 +1,6 @@
 /** Per-route metrics: time-decayed counters fed by every attempt, decayed lazily to the `now` each observation carries. */
 import { countsAgainstKey } from '../failures/failure-class.ts'
-import type { AttemptOutcome, RouteState } from './types.ts'
+import type { AttemptOutcome, RouteRef, RouteState, ScoreParts } from './types.ts'
 import {
   BASELINE_HALF_LIFE_MS,
   COMPLETION_TOKENS_PER_UNIT,
@@ -11,11 +11,8 @@ import {
   WEIGHT_MAX,
 } from './tuning.ts'
 
-/** Everything the balancer knows about one route. Mutable; owned by the balancer. */
-export interface RouteMetrics {
-  provider: string
-  model: string
-  keyId: string
+/** Everything the balancer knows about one route, with its score parts as of the last recompute. Mutable; owned by the balancer. */
+export interface RouteMetrics extends RouteRef, ScoreParts {
   /** The time the decayed counters below are valid at. */
   updatedAt: number
   /** Decayed counts of attempts that count against the key (served vs failed). */
@@ -47,10 +44,6 @@ export interface RouteMetrics {
   recoveryClean: number
   recoveryFailures: number
   weight: number
-  errorPenalty: number
-  latencyPenalty: number
-  utilisation: number
-  recoveryProgress: number
 }
 
 /** A fresh route: healthy at full weight, the reference's optimistic cold start. */
@@ -87,17 +80,12 @@ export function createRouteMetrics(provider: string, model: string, keyId: strin
   }
 }
 
-/** Multiplier that decays a value over `elapsedMs` with the given half-life. */
-function decayFactor(elapsedMs: number, halfLifeMs: number): number {
-  return Math.pow(0.5, elapsedMs / halfLifeMs)
-}
-
 /** Brings every decayed counter forward to `now`. An observation from the past decays nothing. */
 export function decayTo(metrics: RouteMetrics, now: number): void {
   const elapsed = now - metrics.updatedAt
   if (elapsed <= 0) return
-  const recent = decayFactor(elapsed, RECENT_HALF_LIFE_MS)
-  const baseline = decayFactor(elapsed, BASELINE_HALF_LIFE_MS)
+  const recent = Math.pow(0.5, elapsed / RECENT_HALF_LIFE_MS)
+  const baseline = Math.pow(0.5, elapsed / BASELINE_HALF_LIFE_MS)
   metrics.successes *= recent
   metrics.failures *= recent
   metrics.attempts *= recent

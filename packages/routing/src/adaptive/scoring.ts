@@ -7,6 +7,7 @@
  *   weight  = WEIGHT_FLOOR + (WEIGHT_MAX - WEIGHT_FLOOR) * ramp * (1 - LATENCY_WEIGHT * latencyPenalty)  (recovering)
  *   weight  = 0                                                                     (failed: out of rotation)
  */
+import { firstAbove } from '../selection/weighted.ts'
 import { decayTo, enterFailed, errorRate, recentLatency, type RouteMetrics } from './metrics.ts'
 import {
   BASELINE_MIN_SAMPLES,
@@ -79,22 +80,13 @@ export function recoveryProgressOf(metrics: RouteMetrics, now: number): number {
   return unit(Math.min(byRequests, byTime))
 }
 
-/** Median of `sorted` with one element equal to `own` removed (a route is not its own peer); null when none is left. */
+/** Median of `sorted` with one element equal to `own` (which it holds) removed: a route is not its own peer; null when none is left. */
 function medianWithout(sorted: readonly number[], own: number | null): number | null {
-  let skip = sorted.length
-  let count = sorted.length
-  if (own !== null) {
-    let low = 0
-    let high = sorted.length - 1
-    while (low < high) {
-      const middle = (low + high) >> 1
-      if (sorted[middle]! < own) low = middle + 1
-      else high = middle
-    }
-    skip = low
-    count -= 1
-  }
+  const count = own === null ? sorted.length : sorted.length - 1
   if (count <= 0) return null
+  // Any one of the elements equal to `own` goes: the median is the same whichever.
+  const above = own === null ? sorted.length : firstAbove(sorted, own)
+  const skip = own !== null && sorted[above]! > own ? above - 1 : above
   const at = (position: number) => sorted[position >= skip ? position + 1 : position]!
   return (at((count - 1) >> 1) + at(count >> 1)) / 2
 }

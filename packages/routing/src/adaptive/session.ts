@@ -29,19 +29,13 @@ export interface SessionAffinity {
   readonly size: number
 }
 
-interface Entry {
-  route: SessionRoute
-  seenAt: number
-  idleMs: number
-}
-
 /** How stale a session's place in the eviction order may get (and at most 1% of its idle limit). */
 const LRU_TOUCH_MS = 1_000
 
 /** Creates the session memory of one node. */
 export function createSessionAffinity(init: SessionAffinityInit): SessionAffinity {
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
-  const entries = new Map<string, Entry>()
+  const entries = new Map<string, { route: SessionRoute; seenAt: number; idleMs: number }>()
   // Per model, since a session's prompt cache belongs to one model (agents switch models mid-session).
   const id = (sessionId: string, model: string) => `${sessionId}\u0000${model}`
   return {

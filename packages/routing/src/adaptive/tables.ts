@@ -27,16 +27,10 @@ export interface DirectionTable {
   provider: string
   model: string
   keys: readonly BalancerKey[]
-  /** Adaptive weight per key: 0 when failed or held. */
-  adaptiveWeights: readonly number[]
-  /** The configured weight per key. */
-  staticWeights: readonly number[]
-  /** What a request's key rotation draws from, built once per table so requests allocate none. */
+  /** What a request's key rotation draws from, built once per table so requests allocate none (adaptive weights: 0 when failed or held). */
   rotation: { adaptive: RotationWeights; static: RotationWeights }
-  held: readonly boolean[]
   /** Key id -> its index in `keys`. */
   keyIndex: ReadonlyMap<string, number>
-  failed: readonly boolean[]
   /** The sum of the adaptive weights (keys neither held nor failed): a key's expected share is its weight over this. */
   adaptiveTotal: number
   /** Every key that serves the model is failed or held (reference: "When every key is held"). */
@@ -74,7 +68,7 @@ export interface ModelTable {
 }
 
 
-const NO_INDEXES: readonly number[] = Object.freeze([])
+export const NO_INDEXES: readonly number[] = Object.freeze([])
 
 /** Builds one direction's table from the keys, their routes' metrics and the holds. */
 export function buildDirectionTable(
@@ -84,13 +78,13 @@ export function buildDirectionTable(
   metricsOf: (keyId: string) => RouteMetrics | undefined,
   isHeld: HeldPredicate,
 ): DirectionTable {
+  const keyIds: string[] = []
   const adaptiveWeights: number[] = []
-  const held: boolean[] = []
-  const failed: boolean[] = []
+  // Static weights keep sending failed keys their share: any of those requests served recovers them, no trial needed.
+  const staticWeights: number[] = []
   const heldIndexes: number[] = []
   const failedIndexes: number[] = []
   const recoveringIndexes: number[] = []
-  let serving = 0
   let adaptiveTotal = 0
   let squares = 0
   let settledTotal = 0
@@ -100,14 +94,13 @@ export function buildDirectionTable(
     const isKeyHeld = isHeld(provider, key.id, model)
     // A key never sent a request has no metrics: healthy at full weight (optimistic cold start).
     const isKeyFailed = metrics !== undefined && metrics.state === 'failed'
-    held.push(isKeyHeld)
-    failed.push(isKeyFailed)
+    keyIds.push(key.id)
+    staticWeights.push(isKeyHeld ? 0 : key.weight)
     if (isKeyHeld) heldIndexes.push(index)
     else if (isKeyFailed) failedIndexes.push(index)
     const weight = isKeyHeld || isKeyFailed ? 0 : (metrics?.weight ?? WEIGHT_MAX)
     adaptiveWeights.push(weight)
     if (isKeyHeld || isKeyFailed) return
-    serving++
     adaptiveTotal += Math.max(0, weight)
     squares += weight * weight
     const settled = Math.max(0, metrics === undefined ? WEIGHT_MAX : settledWeight(metrics))
@@ -115,29 +108,21 @@ export function buildDirectionTable(
     settledSquares += settled * settled
     if (metrics?.state === 'recovering') recoveringIndexes.push(index)
   })
-  const keyIds = keys.map((key) => key.id)
-  const staticWeights = keys.map((key) => key.weight)
-  const heldCount = heldIndexes.length
   Object.freeze(heldIndexes)
   Object.freeze(failedIndexes)
   Object.freeze(recoveringIndexes)
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount, heldIndexes, failedIndexes, recoveringIndexes },
-    // Static weights keep sending failed keys their share: any of those requests served recovers them, no trial needed.
-    static: { keyIds, weights: staticWeights.map((weight, index) => (held[index] ? 0 : weight)), heldCount, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
+    adaptive: { keyIds, weights: adaptiveWeights, heldCount: heldIndexes.length, heldIndexes, failedIndexes, recoveringIndexes },
+    static: { keyIds, weights: staticWeights, heldCount: heldIndexes.length, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
   }
   return {
     provider,
     model,
     keys,
-    adaptiveWeights,
-    staticWeights,
     rotation,
-    held,
     keyIndex: new Map(keys.map((key, index) => [key.id, index])),
-    failed,
     adaptiveTotal,
-    failedDirection: keys.length > 0 && serving === 0,
+    failedDirection: keys.length > 0 && heldIndexes.length + failedIndexes.length === keys.length,
     score: adaptiveTotal > 0 ? squares / adaptiveTotal : 0,
     settledScore: settledTotal > 0 ? settledSquares / settledTotal : 0,
     recovery: settledTotal > 0 ? Math.min(1, adaptiveTotal / settledTotal) : 1,

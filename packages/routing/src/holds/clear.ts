@@ -24,12 +24,13 @@ export type HoldClearErrorCode = 'invalid_clear_request'
 export class HoldClearError extends Error {
   override name = 'HoldClearError'
   readonly code: HoldClearErrorCode = 'invalid_clear_request'
-  /** The request field at fault, as the API spells it. */
-  readonly field: 'provider' | 'key_id' | 'model'
 
-  constructor(field: 'provider' | 'key_id' | 'model', message: string) {
+  constructor(
+    /** The request field at fault, as the API spells it. */
+    readonly field: 'provider' | 'key_id' | 'model',
+    message: string,
+  ) {
     super(message)
-    this.field = field
   }
 }
 

@@ -17,18 +17,10 @@ export interface HeldRoute {
   checkClaimedAt: number | null
 }
 
-interface KeyHolds {
-  whole: HeldRoute | null
-  models: Map<string, HeldRoute>
-}
-
-function slotFree(route: HeldRoute, now: number): boolean {
-  return route.checkClaimedAt === null || now - route.checkClaimedAt >= CHECK_SLOT_TIMEOUT_MS
-}
-
 /** The active holds of this node, with due times and check slots, kept in step with the hold set. */
 export class HeldIndex {
-  private readonly providers = new Map<string, Map<string, KeyHolds>>()
+  /** Provider -> key -> its whole-key hold and its holds per model. */
+  private readonly providers = new Map<string, Map<string, { whole: HeldRoute | null; models: Map<string, HeldRoute> }>>()
   private readonly byId = new Map<string, HeldRoute>()
 
   constructor(private readonly random: () => number) {}
@@ -78,7 +70,7 @@ export class HeldIndex {
   /** True when every hold keeping `keyId` from `model` is due and has a free slot on this node. */
   checkable(provider: string, keyId: string, model: string, now: number): boolean {
     const routes = this.covering(provider, keyId, model)
-    return routes.length > 0 && routes.every((route) => now >= route.dueAt && slotFree(route, now))
+    return routes.length > 0 && routes.every((route) => now >= route.dueAt && (route.checkClaimedAt === null || now - route.checkClaimedAt >= CHECK_SLOT_TIMEOUT_MS))
   }
 
   /** Takes this node's slot on every hold covering the route; false (and nothing taken) unless `checkable`. */

@@ -32,10 +32,6 @@ export function wins(incoming: HoldEntry, current: HoldEntry): boolean {
   return canonicalEntry(incoming) > canonicalEntry(current)
 }
 
-function frozenCopy(entry: HoldEntry): HoldEntry {
-  return Object.freeze({ ...entry, version: Object.freeze({ ...entry.version }) })
-}
-
 /** A set of holds and tombstones, one entry per target, merged as `wins` orders them. */
 export class HoldSet {
   private readonly byId = new Map<string, HoldEntry>()
@@ -47,7 +43,7 @@ export class HoldSet {
     const current = this.byId.get(id)
     if (current && !wins(entry, current)) return false
     if (current) this.fingerprint.toggle(id, current)
-    this.byId.set(id, frozenCopy(entry))
+    this.byId.set(id, Object.freeze({ ...entry, version: Object.freeze({ ...entry.version }) }))
     this.fingerprint.toggle(id, entry)
     return true
   }

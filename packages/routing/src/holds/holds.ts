@@ -77,10 +77,6 @@ export function createHolds(init: HoldsInit): Holds {
     for (const entry of entries) if (set.apply(entry)) index.update(entry)
   }
 
-  function tombstone(entry: HoldEntry, cause: ReleaseCause, now: number): HoldEntry {
-    return { ...entry, state: 'released', releasedAt: now, releaseCause: cause, version: clock.tick(now) }
-  }
-
   /** Releases every entry matching `matches` with `cause`: active holds, and tombstones whose rung could still resume. */
   function releaseWhere(matches: (entry: HoldEntry) => boolean, cause: ReleaseCause, now: number): { released: HoldEntry[]; changed: HoldEntry[] } {
     const released: HoldEntry[] = []
@@ -90,7 +86,7 @@ export function createHolds(init: HoldsInit): Holds {
       const resumable = entry.releaseCause === 'served' || entry.releaseCause === 'settled'
       if (entry.state === 'released' && !resumable) continue
       if (entry.state === 'held') released.push(entry)
-      changed.push(tombstone(entry, cause, now))
+      changed.push({ ...entry, state: 'released', releasedAt: now, releaseCause: cause, version: clock.tick(now) })
     }
     store(changed)
     return { released, changed }

@@ -7,12 +7,10 @@ import type { Version } from './clock.ts'
 import { isHoldReason, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
 import { holdId, settlesInFavour, type HoldEntry, type HoldTarget, type TraceOrigin } from './entry.ts'
 import { baseWait, startingRung, topRung } from './ladder.ts'
+import type { RouteRef } from '../adaptive/types.ts'
 
 /** An upstream answer for a request that reached a key (a check, a pinned request, or a fresh refusal). */
-export interface AttemptAnswer {
-  provider: string
-  keyId: string
-  model: string
+export interface AttemptAnswer extends RouteRef {
   /** When the attempt was sent (epoch ms). Answers from attempts sent before a hold cannot lengthen it. */
   startedAt: number
   /** When the answer came back (epoch ms). */
@@ -28,11 +26,11 @@ export interface AttemptAnswer {
 /** What happened to one hold, for the routing log, metrics, and moving the route to recovering. */
 export type HoldEvent =
   /** A new hold. `askedWaitMs` is the provider's own wait when it gave one (it may be under the floor). */
-  | { kind: 'placed'; entry: HoldEntry; askedWaitMs: number | null; replaces: HoldEntry | null }
+  | { kind: 'placed'; entry: HoldEntry; askedWaitMs: number | null }
   /** A check answered and the hold goes on: one rung up (`refused_again`) or the same rung (`inconclusive`). */
-  | { kind: 'renewed'; entry: HoldEntry; previous: HoldEntry; outcome: 'refused_again' | 'inconclusive' }
+  | { kind: 'renewed'; entry: HoldEntry; outcome: 'refused_again' | 'inconclusive' }
   /** A check (or a pinned request) released the hold; the caller moves the route to recovering. */
-  | { kind: 'released'; entry: HoldEntry; previous: HoldEntry; cause: 'served' | 'settled' }
+  | { kind: 'released'; entry: HoldEntry; cause: 'served' | 'settled' }
 
 /** The entries an answer changed, in the order to apply them, and what each change means. */
 export interface Settlement {
@@ -141,7 +139,6 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
   const changed: HoldEntry[] = []
   const events: HoldEvent[] = []
   let targetSettled = false
-  let replacing: HoldEntry | null = null
 
   const covering = [
     context.lookup({ provider: answer.provider, keyId: answer.keyId, model: null }),
@@ -156,13 +153,11 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
       const entry = release(held, answer, failure ? 'settled' : 'served', context.stamp())
       // A tombstone about to be overwritten by the new hold at the same place is reported, not stored.
       if (verdict === 'release') changed.push(entry)
-      events.push({ kind: 'released', entry, previous: held, cause: entry.releaseCause as 'served' | 'settled' })
+      events.push({ kind: 'released', entry, cause: entry.releaseCause as 'served' | 'settled' })
     } else if (verdict === 'climb' || verdict === 'repeat') {
       const entry = renew(held, answer, verdict === 'climb', context.stamp())
       changed.push(entry)
-      events.push({ kind: 'renewed', entry, previous: held, outcome: verdict === 'climb' ? 'refused_again' : 'inconclusive' })
-    } else if (verdict === 'replace') {
-      replacing = held
+      events.push({ kind: 'renewed', entry, outcome: verdict === 'climb' ? 'refused_again' : 'inconclusive' })
     }
   }
 
@@ -175,7 +170,7 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
       // After a favourable replacement the previous entry is the hold just released, so the rung starts at the bottom.
       const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp(), previous, answer.origin)
       changed.push(entry)
-      events.push({ kind: 'placed', entry, askedWaitMs: failure.waitHintMs, replaces: replacing })
+      events.push({ kind: 'placed', entry, askedWaitMs: failure.waitHintMs })
     }
   }
   return { changed, events }

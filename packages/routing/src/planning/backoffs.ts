@@ -1,10 +1,8 @@
 /** Rate-limit backoffs: a key whose rate-limit window is spent, left out for a model until it resets (regional, unlike holds). */
+import type { RouteRef } from '../adaptive/types.ts'
 
 /** A key to leave alone until its provider's rate-limit window resets (shared within a region). */
-export interface RateLimitBackoff {
-  provider: string
-  keyId: string
-  model: string
+export interface RateLimitBackoff extends RouteRef {
   untilMs: number
 }
 

@@ -30,20 +30,16 @@ export const DEFAULT_STREAM_IDLE_MS = 60_000
 
 /** Deadlines as a provider's settings or a request's headers set them (ms); absent where they set none. */
 export interface DeadlineSettings {
+  /** Response headers of a stream, or the whole JSON answer. */
   requestMs?: number
+  /** A stream's first content event, from the attempt's start; null for none. */
   firstTokenMs?: number | null
+  /** Longest silence inside a stream. */
   idleMs?: number
 }
 
 /** The deadlines one attempt runs under (ms). */
-export interface AttemptDeadlines {
-  /** Response headers of a stream, or the whole JSON answer. */
-  requestMs: number
-  /** A stream's first content event, from the attempt's start; null for none. */
-  firstTokenMs: number | null
-  /** Longest silence inside a stream. */
-  idleMs: number
-}
+export type AttemptDeadlines = Required<DeadlineSettings>
 
 /**
  * One attempt's deadlines: the request's own, else the provider's, else the defaults; the default

@@ -4,7 +4,7 @@
  * backed-off keys are left out; a due key is claimed as this request's check.
  * Spec: reference/adaptive-load-balancing.txt ("Held Keys", "When every key is held").
  */
-import type { RotationWeights } from '../adaptive/tables.ts'
+import { NO_INDEXES, type RotationWeights } from '../adaptive/tables.ts'
 import { RECOVERY_PROBE_IDLE_MS } from '../adaptive/tuning.ts'
 import type { BalancerKey } from '../adaptive/types.ts'
 import { killsKeyForRequest } from '../failures/failure-class.ts'
@@ -16,13 +16,12 @@ import type { TraceOrigin } from '../holds/entry.ts'
 import type { RoutingLog } from './log.ts'
 import type { KeyLeftOut, KeyPlan, KeyPlanInput, PlannedTarget, PlannerComponents } from './types.ts'
 
-const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+export const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
 
 /** Per selection table: the key list last found in the table's order. */
 const alignedKeys = new WeakMap<RotationWeights, readonly BalancerKey[]>()
 /** Per selection table: the plan of a plain draw, shared (read only) until `validUntil` or the table's rebuild. */
 const settledPlans = new WeakMap<RotationWeights, { plan: KeyPlan; validUntil: number }>()
-const NO_INDEXES: readonly number[] = Object.freeze([])
 
 /** How long a session with warm history waits past a key's due time before it takes the check itself. */
 export const SESSION_CHECK_GRACE_MS = 5_000
@@ -222,8 +221,7 @@ function alignWeights(keys: readonly BalancerKey[], table: RotationWeights | und
 
 /** The key rotation of one target's attempts from its key plan: keys left out are dead (for the request) or only waiting (a 429 at the end). */
 export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () => number, alternatives = false): KeyRotation {
-  if (plan.leftOut.length === 0) return createKeyRotation({ weights: plan.weights, policy, random, unavailable: NO_INDEXES, waiting: NO_INDEXES, first: plan.first, once: plan.check, then: plan.then, cumulative: cumulativeOf(plan.weights), alternatives })
-  let split = leftOutSplits.get(plan)
+  let split = plan.leftOut.length === 0 ? NO_SPLIT : leftOutSplits.get(plan)
   if (split === undefined) {
     const unavailable: number[] = []
     const waiting: number[] = []
@@ -243,6 +241,7 @@ export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () =>
 
 /** The left-out keys of shared plans, split as the rotation takes them. */
 const leftOutSplits = new WeakMap<KeyPlan, { unavailable: readonly number[]; waiting: readonly number[]; weightless: boolean }>()
+const NO_SPLIT = Object.freeze({ unavailable: NO_INDEXES, waiting: NO_INDEXES, weightless: true })
 
 /** Running sums of shared weight arrays (a table's), for the first draw's binary search; kept as long as the array. */
 const cumulativeWeights = new WeakMap<readonly number[], Float64Array>()

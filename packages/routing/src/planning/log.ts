@@ -3,27 +3,20 @@
  * someone reads them (`enabled`: the request asked with `x-bf-routing-log`, or the node logs
  * at debug); the plan itself carries the same facts as data for recorders.
  */
-import type { DirectionDecision } from '../adaptive/directions.ts'
-import type { RoutingLogEntry } from '../adaptive/routing-log.ts'
+import type { DirectionDecision, DirectionReason } from '../adaptive/directions.ts'
 import type { AffinityOutcome } from '../adaptive/session.ts'
+import type { RouteRef } from '../adaptive/types.ts'
 import type { KeyPlan, RequestPlan } from './types.ts'
 
 /** A key the router left out of a request's picks (for the request log). */
-export interface SkippedKeyFact {
-  provider: string
-  model: string
-  keyId: string
+export interface SkippedKeyFact extends RouteRef {
   keyName: string
   /** The hold's reason, or `rate_limit_window` for a key backed off until its window resets. */
   reason: string
 }
 
 /** The check of a held key a request carries; `keyId` null when every key was held and the one sent counts. */
-export interface CheckFact {
-  provider: string
-  model: string
-  keyId: string | null
-}
+export type CheckFact = Omit<RouteRef, 'keyId'> & { keyId: string | null }
 
 /**
  * Collects the lines of one request; `enabled` false makes every call free. With `recording` (the
@@ -37,7 +30,7 @@ export class RoutingLog {
   session: AffinityOutcome | null = null
   check: CheckFact | null = null
   /** The trial of a failed key this request carries (one per due time across the fleet). */
-  trial: { provider: string; model: string; keyId: string } | null = null
+  trial: RouteRef | null = null
   skipped: SkippedKeyFact[] | null = null
   /** The request's plan (targets in order, primary, picked by, moved off, check, session), once planned. */
   plan: RequestPlan | null = null
@@ -53,14 +46,25 @@ export class RoutingLog {
     if (this.enabled || this.recording) this.lines.push(`[loadbalancing] ${line}`)
   }
 
-  /** Adds the balancer's structured entries as sentences. */
-  addEntries(entries: readonly RoutingLogEntry[]): void {
+  /** Adds a provider decision as sentences: the provider chosen, those skipped, pruned and appended, then what session affinity did. */
+  addDecision(decision: DirectionDecision, affinity?: AffinityOutcome): void {
     if (!this.enabled) return
-    for (const entry of entries) this.add(describeEntry(entry))
+    const { primary, score } = decision
+    if (primary !== null) this.add(`Provider ${primary.provider} for ${primary.model}: ${DIRECTION_REASONS[decision.reason]}${score !== null ? ` (score ${score.toFixed(0)})` : ''}`)
+    for (const target of decision.skipped) this.add(`Skipping provider ${target.provider} for ${target.model}: every key that serves it is failed or held`)
+    for (const target of decision.pruned) this.add(`Dropping fallback ${target.provider}/${target.model}: it is failed`)
+    if (decision.appended.length > 0) this.add(`Appending healthy fallbacks: ${decision.appended.map((target) => `${target.provider}/${target.model}`).join(', ')}`)
+    if (affinity !== undefined) this.addSession(affinity)
+  }
+
+  /** Adds what session affinity did, if anything. */
+  addSession(outcome: AffinityOutcome): void {
+    if (!this.enabled || outcome === 'none') return
+    this.add(outcome === 'kept' ? 'Keeping the session on its provider and key' : `Moving the session: ${outcome === 'moved_not_offered' ? 'its provider is not offered now' : 'its key is failed, held or gone'}`)
   }
 }
 
-const DIRECTION_REASONS: Record<string, string> = {
+const DIRECTION_REASONS: Record<DirectionReason, string> = {
   scored: 'the best-scored provider for the model',
   scored_lower: 'a healthy provider with a smaller share, drawn so it keeps being measured',
   all_failed: 'every provider serving the model is failed; sending to the first anyway',
@@ -70,22 +74,6 @@ const DIRECTION_REASONS: Record<string, string> = {
   pinned_rerouted: 'the provider the request named is failed: re-routed to the best healthy provider',
   pinned_no_alternative: 'the provider the request named is failed, and no healthy provider serves the model: kept on it',
   no_provider: 'no configured provider serves the model',
-}
-
-/** One structured entry as a sentence. */
-export function describeEntry(entry: RoutingLogEntry): string {
-  switch (entry.kind) {
-    case 'provider_chosen':
-      return `Provider ${entry.provider} for ${entry.model}: ${DIRECTION_REASONS[entry.reason] ?? entry.reason}${entry.score !== null ? ` (score ${entry.score.toFixed(0)})` : ''}`
-    case 'provider_skipped':
-      return `Skipping provider ${entry.provider} for ${entry.model}: every key that serves it is failed or held`
-    case 'fallback_pruned':
-      return `Dropping fallback ${entry.provider}/${entry.model}: it is failed`
-    case 'fallbacks_appended':
-      return `Appending healthy fallbacks: ${entry.targets.map((target) => `${target.provider}/${target.model}`).join(', ')}`
-    case 'session':
-      return entry.outcome === 'kept' ? 'Keeping the session on its provider and key' : `Moving the session: ${entry.outcome === 'moved_not_offered' ? 'its provider is not offered now' : 'its key is failed, held or gone'}`
-  }
 }
 
 /** Why an attempt uses the key it uses, as the routing log says it. */
@@ -101,11 +89,7 @@ export function keyChosenLine(route: { provider: string; model: string; key: str
   if (why === 'retry') return `Retrying key ${route.key} for ${where}`
   if (index === plan.check) return plan.everyKeyHeld ? `Key ${route.key} for ${where}: every key is held, so this request tries it once` : `Key ${route.key} for ${where}: this request is its check`
   if (why === 'first' && index === plan.first) return `Key ${route.key} for ${where}: the session's key`
-  let total = 0
-  for (let other = 0; other < plan.weights.length; other++) {
-    if (plan.leftOut.some((left) => left.index === other)) continue
-    total += Math.max(0, plan.weights[other]!)
-  }
+  const total = plan.weights.reduce((sum, weight, other) => (plan.leftOut.some((left) => left.index === other) ? sum : sum + Math.max(0, weight)), 0)
   const share = total > 0 ? Math.max(0, plan.weights[index]!) / total : 0
   return `Key ${route.key} for ${where}: ${why === 'rotate' ? 'moving to another key, ' : ''}drawn by weight (share ${(share * 100).toFixed(0)}%)`
 }

@@ -4,7 +4,6 @@
  * ("Configuration", "When every key is held") and reference/retries-and-fallbacks.txt.
  */
 import { withDirections, type DirectionDecision } from '../adaptive/directions.ts'
-import { directionLog } from '../adaptive/routing-log.ts'
 import { applySessionAffinity, type AffinityOutcome } from '../adaptive/session.ts'
 import { keyNamesModel, type BalancerKey, type Direction } from '../adaptive/types.ts'
 import { providerCheckLine } from '../holds/log-lines.ts'
@@ -36,7 +35,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   }
   const chosen = decision.primary!
   log.decision = decision
-  if (log.enabled) log.addEntries(directionLog(decision))
+  log.addDecision(decision)
   // A bare model with no fallbacks of its own: its targets depend only on the table's shared fallback list.
   const scored = pinnedProvider === undefined && configured.length === 0 && (decision.reason === 'scored' || decision.reason === 'scored_lower')
 
@@ -84,7 +83,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     session = 'kept'
     log.session = 'kept'
     sessionKeyId = last.keyId
-    if (log.enabled) log.addEntries([{ kind: 'session', outcome: 'kept' }])
+    log.addSession('kept')
   } else if (last !== undefined) {
     const ordered = orderedDirections(components, decision, configured, scored)
     const affinity = applySessionAffinity(withDirections(decision, ordered[0]!, ordered.slice(1)), last, (route) => balancer.isRouteOffered(route))
@@ -94,7 +93,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
       directions = [affinity.decision.primary!, ...affinity.decision.fallbacks]
       sessionKeyId = affinity.preferKeyId
     }
-    if (log.enabled) log.addEntries(directionLog(affinity.decision, affinity.outcome).filter((entry) => entry.kind === 'session'))
+    log.addSession(affinity.outcome)
   }
 
   let targets: readonly PlannedTarget[]

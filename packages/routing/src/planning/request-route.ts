@@ -4,15 +4,15 @@
  */
 import { routingFailure, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry, TraceOrigin } from '../holds/entry.ts'
-import type { Settlement } from '../holds/settle.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
 import type { KeyRotation, RotationStep, RotationStopReason } from '../retries/rotation.ts'
 import type { TrialEntry } from '../trials/entry.ts'
 import type { BalancerKey, LoadBalancerSettings, TokenUsage } from '../adaptive/types.ts'
 import type { RateLimitBackoff } from './backoffs.ts'
-import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type DeadlineSettings } from './chain.ts'
-import { keyRotationFor, planKeys } from './key-plan.ts'
+import { attemptDeadlines, endsChain, mayContinue, MAX_CONTINUATIONS, retryAfterMs, type AttemptDeadlines, type DeadlineSettings } from './chain.ts'
+import { keyRotationFor, NO_LEFT_OUT, planKeys } from './key-plan.ts'
 import { keyChosenLine, type RoutingLog } from './log.ts'
+import type { Router } from './router.ts'
 import type { KeyLeftOut, KeyPlan, PlannedTarget, PlannerComponents, RequestPlan } from './types.ts'
 
 /** What the router reads besides the planner's state. */
@@ -159,15 +159,11 @@ export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
 }
 
 export const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
-const NO_LEFT_OUT: readonly KeyLeftOut[] = Object.freeze([])
+const NO_DEADLINES: AttemptDeadlines = Object.freeze({ requestMs: 0, firstTokenMs: null, idleMs: 0 })
 const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, checkDue: false, everyKeyHeld: false })
 
 /** The router's node-level parts a request's route uses. */
-export interface RouteShared {
-  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): HoldNews
-  backOff(backoff: RateLimitBackoff): boolean
-  trialChanges(): readonly TrialEntry[]
-}
+export type RouteShared = Pick<Router, 'settle' | 'backOff' | 'trialChanges'>
 
 /** The route of one request: a cursor over its targets, and the key rotation of the current one (a class: made per request). */
 export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> implements RequestRoute<T, K> {
@@ -183,10 +179,9 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
   private step: RotationStep | null = null
   private last: AttemptFailure | null = null
   private lastKey: K | null = null
-  private leftOut = 0
+  /** The current target's deadlines, and its response headers' (bounded by the first-token deadline too in a stream). */
+  private deadlines = NO_DEADLINES
   private headersMs = 0
-  private firstTokenMs: number | null = null
-  private idleMs = 0
   /** Continuing a broken stream: only targets that continue, and only `cancelled` ends the walk. */
   private continuation = 0
   private sentChars = 0
@@ -219,11 +214,11 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
           key,
           delayMs: current.delayMs,
           headersMs: this.headersMs,
-          firstTokenMs: this.firstTokenMs,
-          idleMs: this.idleMs,
-          leftOut: first ? this.leftOut : 0,
+          firstTokenMs: this.deadlines.firstTokenMs,
+          idleMs: this.deadlines.idleMs,
+          leftOut: first ? this.keyPlan.leftOut.length : 0,
           skipped: first ? this.keyPlan.leftOut : NO_LEFT_OUT,
-          continuable: this.continuableFrom(this.index),
+          continuable: targets.findLastIndex((candidate) => candidate.continues) >= this.index,
           check: current.keyIndex === this.keyPlan.check && this.keyPlan.checkDue,
           trials: first ? this.shared.trialChanges() : NO_TRIALS,
         }
@@ -323,27 +318,18 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
       const keys = target.keys()
       this.keys = keys
       this.keyPlan = target.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: components.now(), log: request.log })
-      this.leftOut = this.keyPlan.leftOut.length
       const fallbackAfter = this.index < targets.length - 1
       const rotation = keyRotationFor(this.keyPlan, target.policy, components.random, fallbackAfter)
       this.rotation = rotation
       // Something else could take the request: the default first-token deadline applies (chain.ts).
       const deadlines = attemptDeadlines(target.deadlines, request.deadlines, fallbackAfter || keys.length > 1)
-      // A stream's headers come before its first content: they are bounded by that deadline too.
+      this.deadlines = deadlines
       this.headersMs = request.streams && deadlines.firstTokenMs !== null ? Math.min(deadlines.requestMs, deadlines.firstTokenMs) : deadlines.requestMs
-      this.firstTokenMs = deadlines.firstTokenMs
-      this.idleMs = deadlines.idleMs
       this.step = rotation.first()
       this.last = null
       this.lastKey = null
       return true
     }
-    return false
-  }
-
-  private continuableFrom(from: number): boolean {
-    const targets = this.targets
-    for (let at = from; at < targets.length; at++) if (targets[at]!.continues) return true
     return false
   }
 

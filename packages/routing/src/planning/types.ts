@@ -2,7 +2,7 @@
 import type { AdaptiveBalancer } from '../adaptive/balancer.ts'
 import type { DirectionReason } from '../adaptive/directions.ts'
 import type { AffinityOutcome, SessionAffinity } from '../adaptive/session.ts'
-import type { BalancerKey, Direction, LoadBalancerSettings } from '../adaptive/types.ts'
+import type { BalancerKey, Direction, LoadBalancerSettings, RouteRef } from '../adaptive/types.ts'
 import type { TraceOrigin } from '../holds/entry.ts'
 import type { Holds } from '../holds/holds.ts'
 import type { RateLimitBackoffs } from './backoffs.ts'
@@ -76,9 +76,9 @@ export interface RequestPlan {
   /** The provider the request named, when routing moved it off that provider, and why. */
   movedOff: { provider: string; reason: 'failed' | 'held' } | null
   /** The provider-level check this request claimed (a provider held on every key), if any. */
-  check: { provider: string; model: string; keyId: string } | null
+  check: RouteRef | null
   /** The provider-level trial this request took (a provider failed on every key), if any. */
-  trial?: { provider: string; model: string; keyId: string } | null
+  trial?: RouteRef | null
   session: AffinityOutcome
 }
 
@@ -117,8 +117,4 @@ export interface KeyPlan {
 }
 
 /** What planning the keys of one target reads besides the target. */
-export interface KeyPlanInput {
-  settings: LoadBalancerSettings
-  now: number
-  log: RoutingLog
-}
+export type KeyPlanInput = Pick<PlanInput, 'settings' | 'now' | 'log'>

@@ -112,16 +112,13 @@ class RotationPlan implements KeyRotation {
     this.status = new Uint8Array(init.weights.length)
     this.cumulative = init.cumulative
     this.alternatives = init.alternatives === true
-    const unavailable = init.unavailable
-    if (unavailable !== undefined) for (let index = 0; index < unavailable.length; index++) this.status[unavailable[index]!] = KeyStatus.Dead
-    const waiting = init.waiting
-    if (waiting !== undefined) for (let index = 0; index < waiting.length; index++) this.status[waiting[index]!] = KeyStatus.Waiting
+    for (const index of init.unavailable ?? []) this.status[index] = KeyStatus.Dead
+    for (const index of init.waiting ?? []) this.status[index] = KeyStatus.Waiting
   }
 
   /** True when some key is left waiting (not dead) for this request: the end is a rate limit, not dead credentials. */
   get waiting(): boolean {
-    for (let index = 0; index < this.status.length; index++) if (this.status[index] === KeyStatus.Waiting) return true
-    return false
+    return this.status.includes(KeyStatus.Waiting)
   }
 
   first(): RotationStep {
@@ -207,12 +204,13 @@ class RotationPlan implements KeyRotation {
       if (weight > 0) total += weight
     }
     if (count <= 1) return only
-    if (total <= 0) return this.nthCandidate(wanted, exclude, Math.min(count - 1, Math.floor(this.random() * count)))
-    let target = this.random() * total
+    // Nothing weighted: a uniform draw, each key counting 1 (subtracting 1 is exact: the n-th is floor(draw * count)).
+    const uniform = total <= 0
+    let target = this.random() * (uniform ? count : total)
     let lastPositive = -1
     for (let index = 0; index < weights.length; index++) {
       if (index === exclude || status[index] !== wanted) continue
-      const weight = weights[index]!
+      const weight = uniform ? 1 : weights[index]!
       if (weight <= 0) continue
       lastPositive = index
       target -= weight
@@ -224,25 +222,14 @@ class RotationPlan implements KeyRotation {
 
   /** The first draw with every key available: as `pickAmong` draws, by binary search over the running sums. */
   private drawCumulative(cumulative: Float64Array): number {
-    const count = cumulative.length
-    if (count <= 1) return this.pickAmong(KeyStatus.Untried, -1)
-    const total = cumulative[count - 1]!
-    // Nothing weighted: the uniform draw among the keys available, as pickAmong makes it.
-    if (total <= 0) return this.pickAmong(KeyStatus.Untried, -1)
+    const total = cumulative[cumulative.length - 1] ?? 0
+    // One key, or nothing weighted (a uniform draw): as pickAmong draws it.
+    if (cumulative.length <= 1 || total <= 0) return this.pickAmong(KeyStatus.Untried, -1)
     const target = this.random() * total
     let low = firstAbove(cumulative, target)
     // Rounding can leave the target at the very top: step back onto the last positive weight.
     if (cumulative[low]! <= target) while (low > 0 && this.weights[low]! <= 0) low--
     return low
-  }
-
-  private nthCandidate(wanted: KeyStatus, exclude: number, nth: number): number {
-    let seen = 0
-    for (let index = 0; index < this.weights.length; index++) {
-      if (index === exclude || this.status[index] !== wanted) continue
-      if (seen++ === nth) return index
-    }
-    return -1
   }
 
   private attempt(keyIndex: number, delayMs: number, why: 'first' | 'retry' | 'rotate'): RotationStep {
@@ -276,9 +263,6 @@ class RotationPlan implements KeyRotation {
   }
 
   private stop(): RotationStep {
-    for (let index = 0; index < this.status.length; index++) {
-      if (this.status[index] !== KeyStatus.Dead) return { kind: 'stop', reason: 'retries_exhausted' }
-    }
-    return { kind: 'stop', reason: 'credentials_exhausted' }
+    return { kind: 'stop', reason: this.status.every((status) => status === KeyStatus.Dead) ? 'credentials_exhausted' : 'retries_exhausted' }
   }
 }

@@ -1,5 +1,6 @@
 /** A route's trial round (issue 35, item 8): when its next trial is due and who took it, merged by one total order like holds. */
 import { compareVersions, type Version } from '../holds/clock.ts'
+import type { RouteRef } from '../adaptive/types.ts'
 
 /** A node's claim on the trial of one round. */
 export interface TrialClaim {
@@ -13,10 +14,7 @@ export interface TrialClaim {
 }
 
 /** The round of one route: opened by a failure with no failing round known, by a failed trial (the next rung), or by a served one. */
-export interface TrialEntry {
-  provider: string
-  model: string
-  keyId: string
+export interface TrialEntry extends RouteRef {
   /** The change that opened the round (hybrid logical time): a newer round replaces an older one. */
   round: Version
   /** `failing`: trials are due; `served`: a trial (or any request sent after the failure) was served. */

@@ -61,13 +61,6 @@ export interface Trials {
   collect(now: number): void
 }
 
-/** A trial this node sent, to recognise its answer. */
-interface SentTrial {
-  round: Version
-  generation: number
-  startedAt: number
-}
-
 /** True while a claim holds its round's slot: not yet lapsed unsent, or sent and not timed out. */
 export function claimLive(claim: TrialClaim | null, now: number): boolean {
   if (claim === null) return false
@@ -82,7 +75,8 @@ export function createTrials(init: TrialsInit): Trials {
   const clock: HybridClock = createClock(nodeId)
   const rounds = new Map<string, TrialEntry>()
   const pending = new Map<string, TrialEntry>()
-  const sent = new Map<string, SentTrial>()
+  /** The trials this node sent, to recognise their answers. */
+  const sent = new Map<string, { round: Version; generation: number; startedAt: number }>()
   let peers = 0
 
   const put = (key: string, entry: TrialEntry) => {
