@@ -204,10 +204,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     },
     {
       nodeId, region, env,
-      configured: {
-        ...(configuredHistory.history_enabled !== undefined ? { history_enabled: configuredHistory.history_enabled } : {}),
-        ...(configuredHistory.history_retention_days !== undefined ? { history_retention_days: configuredHistory.history_retention_days } : {}),
-      },
+      configured: { history_enabled: configuredHistory.history_enabled, history_retention_days: configuredHistory.history_retention_days },
     },
   )
   const recording = history

@@ -97,18 +97,14 @@ const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token cou
  * reaches another (appended fallbacks included); a surface some providers cannot serve
  * (embeddings at Anthropic) skips them.
  */
-class RequestFilter implements TargetFilter<DispatchTarget> {
-  constructor(
-    private readonly allowed: ReadonlySet<string> | undefined,
-    private readonly surface: SurfaceCall | undefined,
-  ) {}
-
-  fit(target: DispatchTarget): TargetFit {
-    if (this.allowed !== undefined && !this.allowed.has(target.provider.name)) return 'not_allowed'
-    const surface = this.surface
-    if (surface === undefined) return 'fits'
-    const adapter = target.provider.adapter
-    return (surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface)) ? 'fits' : 'not_served'
+function requestFilter(allowed: ReadonlySet<string> | undefined, surface: SurfaceCall | undefined): TargetFilter<DispatchTarget> {
+  return {
+    fit(target): TargetFit {
+      if (allowed !== undefined && !allowed.has(target.provider.name)) return 'not_allowed'
+      if (surface === undefined) return 'fits'
+      const adapter = target.provider.adapter
+      return (surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface)) ? 'fits' : 'not_served'
+    },
   }
 }
 
@@ -116,7 +112,7 @@ class RequestFilter implements TargetFilter<DispatchTarget> {
 export async function serveChat(components: EngineComponents, request: EngineRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
   const surface = request.surface
   const streams = surface === undefined ? request.body.stream === true : surface.stream
-  const dispatch = components.dispatcher.plan(request, context, streams, new RequestFilter(context.allowedProviders, surface))
+  const dispatch = components.dispatcher.plan(request, context, streams, requestFilter(context.allowedProviders, surface))
   const attempts: RecordedAttempt[] = []
   for (;;) {
     const step = dispatch.next()
@@ -137,12 +133,15 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   // Tracing on: the attempt's CLIENT span (off, `trace` is absent and nothing is built).
   const trace = dispatch.context.trace
   const span = trace === undefined ? undefined : trace.attempt(step, target.provider.adapter.type)
+  const notSent = (cancelled: boolean) => {
+    dispatch.report(step, { sent: false, cancelled })
+    span?.abandoned(cancelled ? 'cancelled' : 'not_sent')
+  }
   if (step.delayMs > 0) {
     try {
       await components.sleep(step.delayMs, caller)
     } catch {
-      dispatch.report(step, { sent: false, cancelled: true })
-      span?.abandoned('cancelled')
+      notSent(true)
       return null
     }
   }
@@ -151,8 +150,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   try {
     run = await runAttempt(target.provider, request.body, target.model, key, caller, step.headersMs, surface, span?.traceparent)
   } catch (error) {
-    dispatch.report(step, { sent: false, cancelled: false })
-    span?.abandoned('not_sent')
+    notSent(false)
     throw error
   }
   const result = run.result
@@ -160,8 +158,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   if (result.notes !== undefined) for (const note of result.notes) log.add(`${target.provider.name}/${target.model}: ${note}`)
   // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
   if (!result.ok && result.notSent === true) {
-    dispatch.report(step, { sent: false, cancelled: false })
-    span?.abandoned('not_sent')
+    notSent(false)
     throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
   }
   let failure: AttemptFailure | null
@@ -194,13 +191,19 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   record ??= attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
   attempts.push(record)
   if (failure !== null || !result.ok) return null
-  const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
-  if (log.enabled) extraFields.routing_log = log.lines
+  const extraFields = extraFieldsOf(target, key, attempts, dispatch.context)
   if (stream !== null) {
     const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: stream }
     return { success, extraFields, upstream: run, streamUsage: stream.usage }
   }
   return { success: result as JsonSuccess, extraFields, upstream: run }
+}
+
+/** The `extra_fields` of an answer or error from `target` (`key`: the key that served or failed last). */
+function extraFieldsOf(target: DispatchTarget, key: ProviderKey | null, attempts: RecordedAttempt[], context: RequestContext): ExtraFields {
+  const fields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts, request_id: context.requestId }
+  if (context.log.enabled) fields.routing_log = context.log.lines
+  return fields
 }
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
@@ -310,8 +313,7 @@ function toGatewayError(failure: TargetFailure<DispatchTarget, ProviderKey>, att
   const { target, last, key } = failure
   const provider = target.provider.name
   const where = `${provider}/${target.model}`
-  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts, request_id: context.requestId }
-  if (context.log.enabled) extraFields.routing_log = context.log.lines
+  const extraFields = extraFieldsOf(target, key, attempts, context)
   const tries = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`
   const said = last ? ` The provider said: ${last.message}` : ''
   // The caller's own key: a refusal is about the caller's key, not the gateway's credentials.

@@ -9,7 +9,7 @@ import { StreamFailure, type StreamSuccess } from '@switchboard/providers'
 import type { Served } from './engine.ts'
 
 /** The JSON answer: the upstream's body (chat.completion, message, response, ...) with `extra_fields` added. */
-export function renderJson(outgoing: ServerResponse, served: Served, headers?: Record<string, string>): void {
+export function renderJson(outgoing: ServerResponse, served: Served, headers: Record<string, string>): void {
   const success = served.success
   if (success.kind !== 'json') throw new Error('renderJson needs a JSON success')
   const extra = JSON.stringify(served.extraFields)
@@ -20,7 +20,7 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers?: R
     const bytes = success.bytes
     const close = bytes.lastIndexOf(0x7d)
     let last = close - 1
-    while (last >= 0 && (bytes[last] === 0x20 || bytes[last] === 0x0a || bytes[last] === 0x0d || bytes[last] === 0x09)) last--
+    while (last >= 0 && isSpace(bytes[last]!)) last--
     const tail = `${bytes[last] === 0x7b ? '' : ','}"extra_fields":${extra}}`
     body = Buffer.allocUnsafe(close + Buffer.byteLength(tail))
     bytes.copy(body, 0, 0, close)
@@ -29,12 +29,9 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers?: R
     const text = JSON.stringify(success.body)
     body = Buffer.from(`${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`)
   }
-  if (headers === undefined) outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
-  else {
-    headers['content-type'] = 'application/json'
-    headers['content-length'] = String(body.length)
-    outgoing.writeHead(200, headers)
-  }
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(body.length)
+  outgoing.writeHead(200, headers)
   outgoing.end(body)
 }
 
@@ -76,10 +73,10 @@ export const CHAT_FRAMING: StreamFraming = {
  * would duplicate output. Writes made in the same tick (the events of one upstream packet) go
  * out in one syscall.
  */
-export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<Served> {
+export async function renderStream(outgoing: ServerResponse, served: Served, headers: Record<string, string>, framing: StreamFraming): Promise<Served> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
   // The caller's connection may already be open (http/stream-hold.ts): its 200 went out then.
-  if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers ?? {}))
+  if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers))
   let corked = false
   const uncork = () => {
     corked = false

@@ -14,6 +14,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 import type { RequestRecorder, RequestTrack } from './request-record.ts'
 import type { HistoryForward } from '../workers/protocol.ts'
+import { both } from '../workers/sharing.ts'
 
 /** A pool or a transaction's client: history's settings are written inside the switches' transaction. */
 type Queryable = Parameters<typeof readHistorySettings>[0]
@@ -77,8 +78,8 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   const { pool, store, balancer, logger, now } = components
   let settings: HistorySettings = { ...defaultHistorySettings }
   try {
-    if (Object.keys(init.configured).length > 0) await writeHistorySettings(pool, init.configured, 'config')
-    settings = await readHistorySettings(pool)
+    // Writes only the values config.json sets (none: a read).
+    settings = await writeHistorySettings(pool, init.configured, 'config')
   } catch (error) {
     logger.warn({ err: error }, 'could not read the history settings; using the defaults')
   }
@@ -106,22 +107,20 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   const recordChange = (change: ConfigStoreEvent, origin?: 'config') => {
     const from = origin === undefined ? {} : { origin }
     switch (change.type) {
-      case 'key:changed': {
-        const detail = change.detail
-        recorder.record({ kind: 'key:edited', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, created: detail.created, fields: detail.fields, ...from } })
-        return
-      }
+      case 'key:changed':
       case 'key:deleted': {
-        const detail = change.detail
-        recorder.record({ kind: 'key:deleted', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, ...from } })
+        const { provider, id, name } = change.detail
+        const edited = change.type === 'key:changed' ? { created: change.detail.created, fields: change.detail.fields } : {}
+        recorder.record({ kind: change.type === 'key:changed' ? 'key:edited' : 'key:deleted', entity: keyEntity(provider, id), provider, model: null, keyId: id, detail: { key_name: name, ...edited, ...from } })
         return
       }
       case 'provider:changed':
-        recorder.record({ kind: 'provider:edited', entity: `provider:${change.detail.provider}`, provider: change.detail.provider, model: null, keyId: null, detail: { created: change.detail.created, fields: change.detail.fields, ...from } })
+      case 'provider:deleted': {
+        const provider = change.detail.provider
+        const edited = change.type === 'provider:changed' ? { created: change.detail.created, fields: change.detail.fields } : {}
+        recorder.record({ kind: change.type === 'provider:changed' ? 'provider:edited' : 'provider:deleted', entity: `provider:${provider}`, provider, model: null, keyId: null, detail: { ...edited, ...from } })
         return
-      case 'provider:deleted':
-        recorder.record({ kind: 'provider:deleted', entity: `provider:${change.detail.provider}`, provider: change.detail.provider, model: null, keyId: null, detail: { ...from } })
-        return
+      }
       case 'settings:changed': {
         // Before and after as the store read them in the change's own transaction: this node's
         // view may be behind (a peer's change, config.json at another node's boot).
@@ -200,15 +199,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     configImported: (changes) => changes.forEach((change) => recordChange(change, 'config')),
     holds: (entries, origin) => recorder.holds(entries, origin),
     recomputed: () => recorder.routes(routeViews()),
-    observeMerges(dispatcher) {
-      return {
-        ...dispatcher,
-        merged(entries) {
-          dispatcher.merged(entries)
-          recorder.holds(entries, 'peer')
-        },
-      }
-    },
+    observeMerges: (dispatcher) => ({ ...dispatcher, merged: both(dispatcher.merged, (entries) => recorder.holds(entries, 'peer')) }),
     forwarded(events) {
       for (const forwarded of events) {
         if (forwarded.type === 'holds') recorder.holds(forwarded.entries as Parameters<HistoryRecorder['holds']>[0], 'local')
@@ -276,33 +267,16 @@ function forwardingRecorder(forward: (event: HistoryForward) => void): HistoryRe
 /** /metrics: what the history writers wrote, buffered and dropped (and why). */
 function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {
   const registers = [metrics.registry]
-  new Gauge({
-    name: 'switchboard_history_buffered',
-    help: 'History rows waiting to be written, by writer',
-    labelNames: ['writer'],
-    registers,
-    collect() {
-      for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
-    },
-  })
-  new Counter({
-    name: 'switchboard_history_written_total',
-    help: 'History rows written to Postgres, by writer',
-    labelNames: ['writer'],
-    registers,
-    collect() {
-      this.reset()
-      for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
-    },
-  })
-  new Counter({
-    name: 'switchboard_history_dropped_total',
-    help: 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)',
-    labelNames: ['writer', 'reason'],
-    registers,
-    collect() {
-      this.reset()
-      for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
-    },
-  })
+  new Gauge({ name: 'switchboard_history_buffered', help: 'History rows waiting to be written, by writer', labelNames: ['writer'], registers, collect() {
+    for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
+  } })
+  new Counter({ name: 'switchboard_history_written_total', help: 'History rows written to Postgres, by writer', labelNames: ['writer'], registers, collect() {
+    this.reset()
+    for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
+  } })
+  const dropped = 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)'
+  new Counter({ name: 'switchboard_history_dropped_total', help: dropped, labelNames: ['writer', 'reason'], registers, collect() {
+    this.reset()
+    for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
+  } })
 }

@@ -6,7 +6,7 @@
  * Sessions and finished attempts are per request: they travel batched.
  */
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
-import type { AdaptiveBalancer, Holds, SessionAffinity } from '@switchboard/routing'
+import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, TrialEntry } from '@switchboard/routing'
 import type { GatewayKey } from '../access/gateway-keys.ts'
 import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
 import type { GatewayKeyLoader } from '../access/key-loading.ts'
@@ -50,13 +50,7 @@ export function sharedSessions(local: SessionAffinity, siblings: Siblings): Sess
 
 /** The dispatcher's balancer: each finished attempt is observed by the siblings too. */
 export function sharedOutcomes(balancer: AdaptiveBalancer, siblings: Siblings): AdaptiveBalancer {
-  return {
-    ...balancer,
-    attemptFinished(outcome) {
-      balancer.attemptFinished(outcome)
-      siblings.outcome(outcome)
-    },
-  }
+  return { ...balancer, attemptFinished: both(balancer.attemptFinished, siblings.outcome) }
 }
 
 /** The limits of a worker that is not the fleet worker: the fleet worker keeps the node's count; alone, this worker's own. */
@@ -122,47 +116,42 @@ export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterV
   }
 }
 
+/** Calls `first`, then `then`, with the same arguments: a door that also tells someone else. */
+export function both<Args extends unknown[]>(first: (...args: Args) => void, then: (...args: Args) => void): (...args: Args) => void {
+  return (...args) => {
+    first(...args)
+    then(...args)
+  }
+}
+
+/** What tells the siblings of holds, backoffs and trial rounds. */
+function toSiblings(siblings: Siblings) {
+  return {
+    holds: (entries: readonly HoldEntry[]) => siblings.tell({ kind: 'holds', entries: [...entries] }),
+    backoff: (backoff: RateLimitBackoff) => siblings.tell({ kind: 'backoff', backoff }),
+    trials: (entries: readonly TrialEntry[]) => siblings.tell({ kind: 'trials', entries: [...entries] }),
+  }
+}
+
 /** The fleet as the dispatcher and the API publish to it: the fleet (or its stand-in) and the siblings. */
 export function alsoToSiblings(fleet: Fleet, siblings: Siblings): Fleet {
+  const tell = toSiblings(siblings)
   return {
     ...fleet,
-    publishHolds(entries) {
-      fleet.publishHolds(entries)
-      siblings.tell({ kind: 'holds', entries: [...entries] })
-    },
-    publishRateLimit(backoff) {
-      fleet.publishRateLimit(backoff)
-      siblings.tell({ kind: 'backoff', backoff })
-    },
-    publishTrials(entries) {
-      fleet.publishTrials(entries)
-      siblings.tell({ kind: 'trials', entries: [...entries] })
-    },
-    publishConfig(change) {
-      fleet.publishConfig(change)
-      // Settings travel as their own news (settings.onChange), once.
+    publishHolds: both(fleet.publishHolds, tell.holds),
+    publishRateLimit: both(fleet.publishRateLimit, tell.backoff),
+    publishTrials: both(fleet.publishTrials, tell.trials),
+    // Settings travel as their own news (settings.onChange), once.
+    publishConfig: both(fleet.publishConfig, (change) => {
       if (change.kind !== 'settings') siblings.tell({ kind: 'config', change })
-    },
+    }),
   }
 }
 
 /** The dispatcher the fleet merges into, on the fleet worker: what peers send reaches the siblings too. */
 export function mergesToSiblings(dispatcher: Dispatcher, siblings: Siblings): Dispatcher {
-  return {
-    ...dispatcher,
-    merged(entries) {
-      dispatcher.merged(entries)
-      siblings.tell({ kind: 'holds', entries: [...entries] })
-    },
-    backOff(backoff) {
-      dispatcher.backOff(backoff)
-      siblings.tell({ kind: 'backoff', backoff })
-    },
-    mergeTrials(entries) {
-      dispatcher.mergeTrials(entries)
-      siblings.tell({ kind: 'trials', entries: [...entries] })
-    },
-  }
+  const tell = toSiblings(siblings)
+  return { ...dispatcher, merged: both(dispatcher.merged, tell.holds), backOff: both(dispatcher.backOff, tell.backoff), mergeTrials: both(dispatcher.mergeTrials, tell.trials) }
 }
 
 export interface NewsTakers {
