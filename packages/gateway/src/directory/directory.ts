@@ -150,23 +150,10 @@ export async function createProviderDirectory(components: DirectoryComponents, i
 }
 
 /** A stored provider as the API and the resolver see it (no row metadata). */
-export function toSource(provider: StoredProvider): ProviderSource {
-  return {
-    name: provider.name,
-    keys: provider.keys.map((key) => ({
-      id: key.id,
-      name: key.name,
-      value: key.value,
-      models: key.models,
-      weight: key.weight,
-      ...(key.aliases ? { aliases: key.aliases } : {}),
-      ...(key.azure_key_config ? { azure_key_config: key.azure_key_config } : {}),
-      ...(key.bedrock_key_config ? { bedrock_key_config: key.bedrock_key_config as ProviderSource['keys'][number]['bedrock_key_config'] } : {}),
-      ...(key.vertex_key_config ? { vertex_key_config: key.vertex_key_config as ProviderSource['keys'][number]['vertex_key_config'] } : {}),
-    })),
-    ...(provider.network_config ? { network_config: provider.network_config } : {}),
-    ...(provider.custom_provider_config ? { custom_provider_config: provider.custom_provider_config as ProviderSource['custom_provider_config'] } : {}),
-  }
+function toSource(provider: StoredProvider): ProviderSource {
+  const { type: _type, updated_at: _updatedAt, keys, ...source } = provider
+  // The store keeps what the schema checked on the way in: its key configs are ProviderSource's.
+  return { ...source, keys: keys.map(({ provider: _provider, updated_at: _keyUpdatedAt, ...key }) => key) } as ProviderSource
 }
 
 /** Ids for keys without one, and a redacted value sent back keeping the real one (the store's rules, applied locally). */

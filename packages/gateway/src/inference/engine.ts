@@ -1,11 +1,8 @@
 /**
- * The request path: sends the attempts routing's router plans, one at a time, and tells it how
- * each went (`dispatch.next()`, `dispatch.report()`: two calls per attempt). Spec:
- * reference/retries-and-fallbacks.txt ("The fallback logic follows a predictable sequence").
- * Which target, which key, how long to wait and when to stop are the router's (@switchboard/routing);
- * here are the I/O, the first-chunk gate and `extra_fields.attempts`.
- * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
- * the adapter renders in, a served answer or a GatewayError out.
+ * The request path: sends the attempts routing plans, one at a time, and tells it how each went
+ * (`dispatch.next()`, `dispatch.report()`). Spec: reference/retries-and-fallbacks.txt. Which
+ * target, which key, how long to wait and when to stop are routing's; here are the I/O, the
+ * first-chunk gate and `extra_fields.attempts`, whatever the surface.
  */
 import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit, TokenUsage } from '@switchboard/routing'
 import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage } from '@switchboard/providers'
@@ -37,11 +34,7 @@ export interface Served {
   upstream: { abort(): void }
   /** Told of each stream event sent and of a stream that broke (the request log's track), when someone records. */
   observer?: StreamObserver
-  /**
-   * A stream that broke after content went to the caller asks for the rest of the answer here,
-   * with every event it sent: another key or target that continues from an assistant prefill
-   * serves it (null when none can, or what was sent cannot be continued).
-   */
+  /** A stream that broke after content went out asks for the rest here, with every event it sent (null: nothing continues it). */
   resume?: (sent: readonly string[]) => Promise<Served | null>
   /** A continuation's events as the caller gets them, spliced onto what was sent. */
   splicer?: ContinuationSplicer
@@ -214,11 +207,7 @@ function attemptRecord(step: DispatchStep, failure: AttemptFailure | null, statu
   }
 }
 
-/**
- * A streamed attempt as its guard sees it: aborted when a deadline passes, and reported to
- * routing once, when the stream ends (before its gate: as a failed attempt the request moves on
- * from; after it: as the answer the caller got).
- */
+/** A streamed attempt as its guard sees it: aborted at a deadline, reported to routing once, when the stream ends. */
 class StreamAttempt implements GuardedAttempt {
   /** The stream passed its first-chunk gate: the caller got it. */
   passed = false
@@ -260,10 +249,9 @@ class StreamAttempt implements GuardedAttempt {
 }
 
 /**
- * The rest of a stream that broke after content went to the caller (issue 35): routing walks the
- * targets from the one that broke on, those that continue from an assistant prefill, each asked
- * for the answer from the text already sent. Null when what was sent cannot be continued (a tool
- * call, thinking) or no target continues it; the caller then gets the original break in-band.
+ * The rest of a stream that broke after content went out (issue 35): routing walks the targets
+ * that continue from an assistant prefill, each asked for the answer from the text already sent.
+ * Null when what was sent cannot be continued (a tool call, thinking) or no target continues it.
  */
 async function continueStream(components: EngineComponents, dispatch: Dispatch, broke: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: RecordedAttempt[], sent: readonly string[]): Promise<Served | null> {
   const surface = request.surface

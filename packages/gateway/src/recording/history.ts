@@ -267,16 +267,33 @@ function forwardingRecorder(forward: (event: HistoryForward) => void): HistoryRe
 /** /metrics: what the history writers wrote, buffered and dropped (and why). */
 function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {
   const registers = [metrics.registry]
-  new Gauge({ name: 'switchboard_history_buffered', help: 'History rows waiting to be written, by writer', labelNames: ['writer'], registers, collect() {
-    for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
-  } })
-  new Counter({ name: 'switchboard_history_written_total', help: 'History rows written to Postgres, by writer', labelNames: ['writer'], registers, collect() {
-    this.reset()
-    for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
-  } })
-  const dropped = 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)'
-  new Counter({ name: 'switchboard_history_dropped_total', help: dropped, labelNames: ['writer', 'reason'], registers, collect() {
-    this.reset()
-    for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
-  } })
+  new Gauge({
+    name: 'switchboard_history_buffered',
+    help: 'History rows waiting to be written, by writer',
+    labelNames: ['writer'],
+    registers,
+    collect() {
+      for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
+    },
+  })
+  new Counter({
+    name: 'switchboard_history_written_total',
+    help: 'History rows written to Postgres, by writer',
+    labelNames: ['writer'],
+    registers,
+    collect() {
+      this.reset()
+      for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
+    },
+  })
+  new Counter({
+    name: 'switchboard_history_dropped_total',
+    help: 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)',
+    labelNames: ['writer', 'reason'],
+    registers,
+    collect() {
+      this.reset()
+      for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
+    },
+  })
 }
