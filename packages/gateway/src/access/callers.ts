@@ -1,11 +1,7 @@
 /**
- * Who is calling the inference API (issue 13): the ONE check every inference surface runs
- * before anything else. With no gateway key in the fleet, loopback callers (sent to a loopback
- * Host, no proxy headers) are served and everyone else gets a 401 saying how to create a key;
- * once one exists, every call needs one, as `Authorization: Bearer <key>` (OpenAI SDKs) or
- * `x-api-key: <key>` (Anthropic SDKs). Then the key's requests-per-minute and tokens-per-minute.
- *
- * The surface keeps the caller it gets back for the request log and metrics.
+ * Who is calling the inference API (issue 13), checked first on every surface. With no gateway
+ * key in the fleet, only loopback callers are served; once one exists, every call needs one, as
+ * `Authorization: Bearer <key>` or `x-api-key: <key>`, within its per-minute limits.
  */
 import type { IncomingMessage } from 'node:http'
 import { GatewayError } from '../errors.ts'

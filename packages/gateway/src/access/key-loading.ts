@@ -1,10 +1,8 @@
 /**
- * Where a node's gateway keys come from (issue 37, item 5). Postgres is the truth; a peer that
- * read them from Postgres shares them over `config/snapshot/1` (secret hashes, never secrets);
- * config.json's keys, hashed here, serve at once when neither answers. A better source replaces
- * a worse one (Postgres > peer > config.json), never the other way. Until one of the three has
- * answered the node does not know who may call it, and says so (boot/readiness.ts) instead of
- * answering as if no gateway key existed.
+ * Where a node's gateway keys come from (issue 37, item 5): Postgres, else a peer that read them
+ * there (`config/snapshot/1`, secret hashes only), else config.json's, hashed here. A better
+ * source replaces a worse one, never the other way; until one answered the node says it is
+ * starting (boot/readiness.ts).
  */
 import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'

@@ -1,10 +1,7 @@
 /**
- * The fleet's own health (issue 40, item 2): how fast a hold, a release or a settings change
- * reaches this node (publish time at the origin, by its clock corrected for the offset of that
- * clock, to the time it applied here), what gossip came in, went out and was dropped per topic,
- * what anti-entropy repaired, the members and leaders seen, how old the last hold snapshot is
- * and how far peers' clocks are. As Prometheus series on /metrics and as figures in
- * /api/cluster for the dashboard's Cluster page.
+ * The fleet's own health (issue 40, item 2): how fast holds, releases and settings reach this node
+ * (origin time corrected by its clock's offset), gossip in, out and dropped per topic, repairs,
+ * members, leaders, the hold snapshot's age and peers' clock offsets; on /metrics and /api/cluster.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import type { Cluster } from '@switchboard/cluster'

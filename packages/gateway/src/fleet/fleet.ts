@@ -1,10 +1,8 @@
 /**
- * This node in the fleet (issue 6): membership (@switchboard/cluster), and over it one carrier
- * per protocol: the hold set (hold-sync.ts), trial rounds (trials.ts), signals: rate limits,
- * gateway key limits and config changes (signals.ts), and gateway keys for a peer that cannot
- * read Postgres (config-snapshot.ts). Here: holds taken in from anywhere, restored from
- * Postgres at start, and the region's leader writing them back every 30 s. Without a fleet
- * secret the node runs alone, and still snapshots and restores its holds.
+ * This node in the fleet (issue 6): membership, and over it one carrier per protocol (hold-sync,
+ * trials, signals, config-snapshot). Here: holds taken in from anywhere, restored from Postgres at
+ * start and written back by the region's leader every 30 s. Without a fleet secret the node runs
+ * alone, and still snapshots and restores its holds.
  */
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'

@@ -55,12 +55,9 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
   })
 
   /**
-   * What to pull from a peer whose digest differs in `buckets`. Small buckets are pulled
-   * whole. Large ones (a set of thousands of holds puts hundreds in each bucket) are compared
-   * by hold id and version first, and only the entries the peer has newer are pulled, so a
-   * round costs what differs, not 1/16 of the set per differing bucket. A peer that does not
-   * speak the version step yet, a difference too large to list, or one the versions do not
-   * show (same version, other content) is pulled by bucket as before.
+   * What to pull from a peer whose digest differs in `buckets`: small buckets whole; large ones
+   * by id and version first, pulling only what the peer has newer. A peer without the version
+   * step, a difference too large to list, or one versions do not show goes by bucket.
    */
   const pullDiffering = async (peer: { peerId: string }, buckets: number[]): Promise<unknown[]> => {
     const mine = holds.entriesInBuckets(buckets)

@@ -1,12 +1,8 @@
 /**
- * Slow-client protection for the node's HTTP server (issue 18): a client has
- * `headersTimeoutMs` to send its headers and `requestTimeoutMs` to send the whole request
- * (Node answers 408 and closes), checked every second; and at most `maxConnections` are
- * open. Past the cap a new connection does not wait or get refused: the oldest connection
- * not answering a request (idle keep-alive, or one still trickling its headers or body) is
- * closed to make room, so a flood of idle or slow connections cannot lock out a client that
- * sends a real request. Responses are not bounded here: a stream may run as long as the
- * upstream does.
+ * Slow-client protection (issue 18): `headersTimeoutMs` for the headers and `requestTimeoutMs`
+ * for the whole request (Node answers 408), and at most `maxConnections` open. Past the cap the
+ * oldest connection not answering a request (idle, or still trickling its request) is closed to
+ * make room, so idle or slow connections cannot lock out a real request. Responses are not bounded.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'

@@ -64,14 +64,10 @@ export const CHAT_FRAMING: StreamFraming = {
 }
 
 /**
- * The SSE answer. Content goes out as it comes; only an event that may be the last (a finish
- * chunk, a usage chunk, `message_stop`) is held until the next, so the final chunk before `[DONE]`
- * can carry `extra_fields` without delaying a token (holding every event back delayed each one,
- * the first content too, until the upstream's next event). A stream that breaks after it started is continued where the engine can
- * (`served.resume`: another target goes on from the text sent, its events spliced on); else it
- * ends with an error event naming the break, since the status line is already sent and a retry
- * would duplicate output. Writes made in the same tick (the events of one upstream packet) go
- * out in one syscall.
+ * The SSE answer. Content goes out as it comes; only an event that may be the last is held until
+ * the next, so the final chunk can carry `extra_fields` without delaying a token. A stream that
+ * breaks after it started is continued where the engine can (`served.resume`), else it ends with
+ * an error event naming the break. Writes of one tick go out in one syscall.
  */
 export async function renderStream(outgoing: ServerResponse, served: Served, headers: Record<string, string>, framing: StreamFraming): Promise<Served> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
