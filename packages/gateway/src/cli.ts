@@ -30,10 +30,8 @@ export const RUNNING_FROM: 'bundle' | 'source' = import.meta.url.endsWith('/dist
 /** How long in-flight requests may run after SIGTERM before the node closes them. */
 export const SHUTDOWN_DRAIN_MS = 20_000
 /**
- * The hard bound of a shutdown: the process exits this long after SIGTERM whatever is still
- * running (drain, leaving the fleet, the leader's last snapshot). The deploy files' grace
- * periods (Kubernetes' terminationGracePeriodSeconds after its preStop pause, Compose's
- * stop_grace_period) must exceed it; deploy/test reads it from here.
+ * The hard bound of a shutdown: the process exits this long after SIGTERM whatever still runs.
+ * The deploy files' grace periods must exceed it; deploy/test reads it from here.
  */
 export const SHUTDOWN_BOUND_MS = 24_000
 

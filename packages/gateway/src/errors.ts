@@ -1,8 +1,6 @@
 /**
- * Errors the gateway answers with. Each has a stable `code` (matched by code, never by
- * message), an HTTP status and an OpenAI-style `type`. Rendered by http/pipeline.ts (every inference route)
- * and the Hono app's onError in http/app.ts (every other route).
- * The table of codes lives in docs/api.md ("Error codes"); errors.test.ts keeps the two in step.
+ * Errors the gateway answers with: a stable `code`, an HTTP status and an OpenAI-style `type`.
+ * The table of codes is in docs/api.md ("Error codes"); errors.test.ts keeps the two in step.
  */
 
 /** OpenAI's error `type` values we use. */

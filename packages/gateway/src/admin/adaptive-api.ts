@@ -1,8 +1,6 @@
 /**
- * The adaptive routing admin API: the five switches (`GET|PUT /api/adaptive-routing/config`
- * and its deprecated alias `/api/load-balancer-config`), the routes table, the held keys and
- * their release. Spec: reference/adaptive-load-balancing.txt, "Configuration" and
- * "Releasing held keys".
+ * The adaptive routing admin API: the five switches (and the deprecated `/api/load-balancer-config`),
+ * the routes, the held keys and their release (reference/adaptive-load-balancing.txt).
  */
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'

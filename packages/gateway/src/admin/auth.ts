@@ -1,9 +1,7 @@
 /**
- * Admin API and dashboard access (issues 3 and 13). In order: a browser's Origin must be the
- * node's own or listed in `server.allowed_origins` (else 403; allowed ones get CORS headers and
- * their preflight answered); a body must be JSON (else 415); then, with admin tokens
- * configured, `Authorization: Bearer <token>` with the role the route table asks for; with
- * none, only loopback callers sent to a loopback Host, with no proxy headers, are served.
+ * Admin API and dashboard access (issues 3 and 13), in order: a browser's Origin must be the
+ * node's own or allowed (403), a body must be JSON (415), then a bearer token with the route's
+ * role; with no tokens configured, only local callers (access/network.ts) are served.
  */
 import type { MiddlewareHandler } from 'hono'
 import type { HttpBindings } from '@hono/node-server'

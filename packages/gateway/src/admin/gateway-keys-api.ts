@@ -1,8 +1,7 @@
 /**
- * `GET|POST /api/gateway-keys`, `GET|DELETE /api/gateway-keys/:id` (issue 13): keys for
- * callers of the inference API. The secret is generated here and shown once, in the answer
- * to the POST; Postgres keeps its SHA-256. A DELETE revokes the key on every node (the node
- * drops it at once and tells its peers, which re-read the store).
+ * `GET|POST /api/gateway-keys`, `GET|DELETE /api/gateway-keys/:id` (issue 13). The secret is made
+ * here and shown once, in the POST's answer; Postgres keeps its SHA-256. A DELETE revokes the key
+ * on every node.
  */
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'

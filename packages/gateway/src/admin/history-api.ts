@@ -1,8 +1,6 @@
 /**
- * The history API (issue 14), mounted under /api: incidents as the reference lists them
- * ("Listing incidents through the API"), one incident with its story, and what the dashboard
- * draws (summary, timeline, score series). Shapes: docs/api.md. Every answer is read from
- * Postgres, so every node gives the same one.
+ * The history API (issue 14) under /api: incidents, one incident with its story, and the
+ * dashboard's summary, timeline and scores (docs/api.md), all read from Postgres.
  */
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'

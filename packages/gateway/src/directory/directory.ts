@@ -1,9 +1,7 @@
 /**
- * The node's providers: the config store's rows mirrored in memory, and the registry the
- * request path reads. Writes go to the store through the write queue; when Postgres does not
- * answer in time, the change is applied here at once and lands in the store when it returns
- * (issue 3, "degraded, not down"). Store events (this node's writes, later the fleet's)
- * reload the mirror.
+ * The node's providers: the config store's rows mirrored in memory, and the registry the request
+ * path reads. A write Postgres does not take in time is applied here at once and lands when it
+ * returns (issue 3, "degraded, not down"). Store events reload the mirror.
  */
 import type { Logger } from 'pino'
 import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'

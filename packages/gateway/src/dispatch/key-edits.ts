@@ -1,8 +1,6 @@
 /**
- * Which keys a re-read of the providers changed. A key edited on a peer reaches this node as a
- * re-read of the store, not as its own store event: without this, the node would not know the
- * key was edited, and a refusal from a request it sent before the edit would hold the key here
- * and be gossiped to the fleet (issue 11, f). Compared in memory only; nothing here is logged.
+ * Which keys a re-read of the providers changed: a key edited on a peer arrives as a re-read, not
+ * as a store event, and a refusal sent before the edit must not hold it (issue 11, f).
  */
 import type { ProviderKey } from '@switchboard/providers'
 import type { AdaptiveBalancer, Holds, RateLimitBackoffs } from '@switchboard/routing'

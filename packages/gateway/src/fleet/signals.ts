@@ -1,8 +1,7 @@
 /**
- * The fleet's signals besides holds: rate-limit backoffs shared within a region (a key's window
- * ran out on one node: its peers back it off too), gateway key limits (issue 13: the lowest
- * node id alive owns every key's request count and leases it out; token counts are gossiped),
- * and config changes announced fleet-wide (settings, providers, gateway keys).
+ * The fleet's signals besides holds: rate-limit backoffs shared within a region, gateway key
+ * limits (issue 13: leases from the count's owner, token counts gossiped), and config changes
+ * announced fleet-wide.
  */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'

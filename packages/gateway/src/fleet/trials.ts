@@ -1,8 +1,7 @@
 /**
- * The fleet's trial rounds (issue 35, item 8) on the wire: a fleet-wide `trials` topic, the pull
- * a joining node makes (`trials/snapshot/1`), and the peer count routing needs (a node that hears
- * no peer claims and sends its trials at once: per-node trials, as before). Routing decides; this
- * carries rounds both ways and counts what it drops.
+ * The fleet's trial rounds (issue 35, item 8) on the wire: the `trials` topic, the join pull
+ * (`trials/snapshot/1`), and the peer count routing needs. Routing decides; this carries rounds
+ * both ways and counts what it drops.
  */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'

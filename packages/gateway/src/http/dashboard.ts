@@ -1,8 +1,6 @@
 /**
- * Serves the web UI (packages/dashboard) at `/` and its modules under `/ui/`, on the same
- * origin as the admin API, so the page calls the API with the same bearer tokens and
- * same-origin rules as any script. The page itself is public (it holds no data); every
- * number on it comes from the admin API, which checks the token.
+ * Serves the web UI at `/` and `/ui/` on the admin API's origin, so the page calls the API with
+ * the same tokens and rules as any script. The page itself holds no data.
  */
 import type { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'

@@ -40,10 +40,8 @@ function expire(cancellation: Cancellation): void {
 }
 
 /**
- * Sends one attempt. `deadlineMs` covers the whole answer for JSON, and up to the response
- * headers for a stream (the stream's own deadlines are the guard's: stream-guard.ts). A
- * `notSent` result (a body this provider cannot be sent) comes back as it is: the engine
- * answers 400.
+ * Sends one attempt. `deadlineMs` covers a JSON answer whole, a stream up to its headers (the
+ * guard keeps its deadlines). A `notSent` result comes back as it is: the engine answers 400.
  */
 export async function runAttempt(
   provider: ProviderRuntime,

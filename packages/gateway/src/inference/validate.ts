@@ -1,9 +1,7 @@
 /**
  * Checks a chat.completions body before any upstream sees it (issue 13): every field OpenAI
- * documents is type-checked, with `param` naming the one to fix; unknown fields pass through
- * untouched; `fallbacks` is capped. Hand-written rather than a schema library: it runs on
- * every request, and each message says what to fix. Optional fields may be null (OpenAI's
- * own schema allows it) except `stream`, which is true or false.
+ * documents is type-checked, `param` naming the one to fix; unknown fields pass untouched.
+ * Hand-written: it runs on every request. Optional fields may be null, except `stream`.
  */
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'

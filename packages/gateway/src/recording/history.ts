@@ -1,8 +1,7 @@
 /**
- * Feeds the history recorder (issue 14) from what the gateway already sees: hold entries this
- * node changed or merged from peers, the balancer's routes after each recompute and once a
- * minute, finished requests, config-store edits, deletes and settings changes. It records; it
- * decides nothing. Also the leader's daily retention and /metrics counters of the writers.
+ * Feeds the history recorder (issue 14) from what the gateway already sees: holds, the routes
+ * after each recompute, finished requests, config and settings changes. It records and decides
+ * nothing. Also the leader's daily retention and the writers' /metrics.
  */
 import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'

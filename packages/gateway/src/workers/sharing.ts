@@ -1,9 +1,7 @@
 /**
- * One state for the node across its workers (issue 38): what each worker changes is told to
- * its siblings and taken in by them through the same doors the fleet's news uses (the
- * dispatcher's `merged`, `backOff`, `mergeTrials`; the settings owner; a provider reload), so
- * routing decides as it does for a peer's news. The fleet worker also carries it to the fleet.
- * Sessions and finished attempts are per request: they travel batched.
+ * One state for the node across its workers (issue 38): what a worker changes is told to its
+ * siblings, which take it in through the doors the fleet's news uses; the fleet worker also
+ * carries it to the fleet. Per-request news (sessions, finished attempts) travels batched.
  */
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, TrialEntry } from '@switchboard/routing'
