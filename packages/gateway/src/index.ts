@@ -1,8 +1,4 @@
-/**
- * @switchboard/gateway — one Switchboard node: the OpenAI-compatible inference API over
- * the provider adapters (retries, key rotation, fallbacks), the admin API over the config
- * store in Postgres, and the CLI.
- */
+/** @switchboard/gateway — one Switchboard node: the inference API over the provider adapters, the admin API over the config store, the CLI. */
 import { Counter } from 'prom-client'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, type ConfigStoreEvent } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'

@@ -78,11 +78,7 @@ function rateLimited(key: GatewayKey, refusal: LimitRefusal): GatewayError {
   return new GatewayError('gateway_key_rate_limited', `Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, { retryAfterSeconds: refusal.retryAfterSeconds })
 }
 
-/**
- * Throws 403 when the key may not use the requested model, or names a provider outside its
- * own (`provider/model`, fallbacks included). Targets routing adds (a bare model's providers,
- * appended fallbacks) are filtered by the engine through `RequestContext.allowedProviders`.
- */
+/** Throws 403 when the key may not use the model or names a provider outside its own; the engine filters what routing adds. */
 export function checkCallerTarget(caller: Caller, model: string, fallbacks: readonly string[]): void {
   const key = caller.key
   if (key === null || (key.providers === null && key.models === null)) return

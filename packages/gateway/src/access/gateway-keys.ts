@@ -1,8 +1,4 @@
-/**
- * Gateway keys in memory: the active keys of the fleet, found by the SHA-256 of the secret a
- * caller sends. Reloaded from Postgres at boot, when a peer says keys changed, and every few
- * seconds; a key revoked here leaves the ring at once.
- */
+/** The fleet's active gateway keys in memory, found by the SHA-256 of the secret a caller sends. */
 import { createHash, randomBytes } from 'node:crypto'
 import type { StoredGatewayKey } from '@switchboard/store'
 

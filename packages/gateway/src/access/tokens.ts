@@ -58,11 +58,7 @@ export class TokenMatcher {
     return this.known.length
   }
 
-  /**
-   * The permissions of the offered token, or null. Digests of equal length are compared with
-   * timingSafeEqual, and every known token is compared (no early exit), so neither a token's
-   * prefix nor its position in the list can be learned by timing.
-   */
+  /** The offered token's permissions, or null: every known digest is compared in constant time, so timing tells nothing. */
   match(offered: string): ReadonlySet<Permission> | null {
     const offeredDigest = digest(offered)
     let found: ReadonlySet<Permission> | null = null

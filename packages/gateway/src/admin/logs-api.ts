@@ -1,8 +1,4 @@
-/**
- * The request log API (issue 15): `GET /api/logs` (filters, sort, paging; `{logs, total,
- * facets}`) and `GET /api/logs/:id` (one request whole, with its moment in routing history).
- * Reads Postgres, so every node answers for every node's requests. Both need View.
- */
+/** The request log API (issue 15): `GET /api/logs` (a filtered page with facets) and `GET /api/logs/:id`, read from Postgres. */
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { historyLink, parseLogQuery, RequestLogQueryError, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'

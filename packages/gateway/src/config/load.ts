@@ -1,7 +1,6 @@
 /**
- * config.json: read, validated (with `env.VAR` resolved in a copy), and kept as written
- * for the config store, so secrets named by `env.VAR` never land in Postgres. Providers
- * from the store become runnable ones (values resolved, defaults applied) here too.
+ * config.json: read, validated with `env.VAR` resolved in a copy, and kept as written for the
+ * store (so those secrets never land in Postgres); stored providers made runnable here too.
  */
 import { readFile } from 'node:fs/promises'
 import { parseServiceAccount, PROVIDER_TYPES, type ProviderNetwork, type ProviderKey, type ProviderType } from '@switchboard/providers'

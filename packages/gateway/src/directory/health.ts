@@ -1,8 +1,4 @@
-/**
- * What /health says: is the node ready (boot/readiness.ts: gateway keys loaded, a provider to
- * serve), and is Postgres answering (a ping every few seconds, plus the write queue's view)?
- * A ready node keeps serving from memory either way; /health says `degraded` and why.
- */
+/** What /health says: is the node ready (boot/readiness.ts), and is Postgres answering? A ready node serves from memory either way. */
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { WriteQueue } from '@switchboard/store'
 import type { ReadinessState } from '../boot/readiness.ts'

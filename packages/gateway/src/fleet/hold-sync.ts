@@ -1,8 +1,4 @@
-/**
- * The hold set's share of the fleet (issue 6): a versioned set replicated to every node by
- * gossip on the `holds` topic, a full pull from one peer on join, a sync with each peer that
- * appears, and anti-entropy every 10 s (digests compared, only what differs pulled).
- */
+/** The hold set's share of the fleet (issue 6): gossip on `holds`, a full pull on join, a sync with each peer that appears, anti-entropy every 10 s. */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
 import { compareVersions, differingBuckets, holdId, type HoldEntry, type Holds } from '@switchboard/routing'
@@ -94,11 +90,8 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     if (merged > 0) logger.info({ peer: peer.nodeId, merged }, `${why} brought ${merged} hold entries`)
     return merged
   }
-  // A peer that appears (a late start, a restart, the end of a partition) is synced with at
-  // once, both ways (it does the same on its side), rather than at the next anti-entropy round.
-  // One at a time: a node that meets 49 peers at once compares digests with each in turn, so
-  // only the first difference is pulled, not the same buckets from every peer (issue 19). While
-  // this node pulls its first hold set (below), peers it meets wait until that is done.
+  // A peer that appears is synced with at once, one at a time (meeting 49 peers at once pulls the
+  // difference once, not from each: issue 19), and only after this node's own join pull.
   let syncs: Promise<unknown> = Promise.resolve()
   const syncOnJoin = (member: { peerId: string; nodeId: string }) => {
     syncs = syncs.then(() =>

@@ -1,8 +1,4 @@
-/**
- * What every inference route shares around the engine (pipeline.ts): the fields every body may carry, the session
- * and routing-log headers, the request id, and the routing facts every answer carries as
- * headers (`x-request-id`, `x-bf-provider`, `x-bf-model`, `x-bf-key-name`).
- */
+/** What every inference route shares around the engine: the common body fields, the request's headers in and the routing headers out. */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import { readSessionHeaders } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'

@@ -35,10 +35,8 @@ export function deadlineFailure(kind: 'first_token' | 'stream_idle', ms: number)
 const DONE: Promise<IteratorResult<string>> = Promise.resolve({ value: undefined, done: true })
 
 /**
- * The streams in flight, looked at together for silence: one timer for the node rather than one
- * per stream (a timer per stream measured as more garbage-collector time than the rest of the
- * guard). It ticks every WATCH_EVERY_MS while any stream is open, so a stream is cut between its
- * idle deadline and that much later.
+ * The streams in flight, watched for silence by one timer for the node (one per stream cost more
+ * garbage collection than the rest of the guard): a silent stream is cut within WATCH_EVERY_MS of its deadline.
  */
 const open = new Set<GuardedStream>()
 let watcher: NodeJS.Timeout | null = null
