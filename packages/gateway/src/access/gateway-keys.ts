@@ -77,9 +77,4 @@ export class GatewayKeyRing {
   find(secret: string): GatewayKey | undefined {
     return this.byHash.get(hashSecret(secret))
   }
-
-  /** A key by id. */
-  get(id: string): GatewayKey | undefined {
-    return this.byId.get(id)
-  }
 }

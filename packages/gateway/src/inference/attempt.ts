@@ -22,11 +22,6 @@ export class AttemptRun {
     private readonly caller: Cancellation,
   ) {}
 
-  /** True once the upstream call was aborted (the caller left, a deadline passed, the stream ended early). */
-  get aborted(): boolean {
-    return this.cancellation.aborted
-  }
-
   /** Aborts the upstream call and unlinks it from the caller; safe to call more than once. */
   abort(): void {
     this.cancellation.unfollow(this.caller)
