@@ -115,9 +115,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   // Printed whatever the log level: launchers and people wait for this line (a worker's primary prints it once all are up).
   if (siblings) siblings.ready(gateway.url)
   else logger.child({}, { level: 'info' }).info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
-  // One shutdown whatever arrives: Ctrl-C in a terminal sends SIGINT to the process group and a
-  // launcher then sends SIGTERM; a second shutdown would end the pool under the first one's
-  // last snapshot. Later signals are noted and ignored (the hard bound below still applies).
+  // One shutdown whatever arrives (Ctrl-C's SIGINT, then a launcher's SIGTERM): a second would end
+  // the pool under the first one's last snapshot. Later signals are logged and ignored.
   onStopSignals((signal) => {
     logger.info({ signal }, 'shutting down: draining in-flight requests')
     void gateway.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
@@ -154,10 +153,7 @@ function portOption(flag: Flag, text: string): number | null {
   return null
 }
 
-/**
- * Calls `stop` once on SIGTERM, SIGINT, the launcher's exit (SWITCHBOARD_EXIT_WITH_PARENT=1) and,
- * for a worker, its primary's exit; later signals go to `again`.
- */
+/** Calls `stop` once on SIGTERM, SIGINT, the launcher's exit (SWITCHBOARD_EXIT_WITH_PARENT=1) or a worker's primary's; later ones go to `again`. */
 function onStopSignals(stop: (signal: string) => void, again: (signal: string) => void = () => {}, worker = false): void {
   let stopping = false
   const once = (signal: string) => {
@@ -172,10 +168,7 @@ function onStopSignals(stop: (signal: string) => void, again: (signal: string) =
   if (worker) process.on('disconnect', () => once('the primary exited'))
 }
 
-/**
- * The primary of a node with workers (workers/hub.ts): it serves nothing, so it stops the
- * workers on a signal and exits once they have (within the same hard bound as one node).
- */
+/** The primary of a node with workers (workers/hub.ts): on a signal it stops the workers and exits once they have. */
 function runPrimary(workers: number, logger: pino.Logger, providers: string[]): number {
   const primary = startPrimary({
     workers,
@@ -194,11 +187,7 @@ function runPrimary(workers: number, logger: pino.Logger, providers: string[]): 
   return 0
 }
 
-/**
- * For launchers (`npm start`, the chaos run): a node they started stops, draining as on
- * SIGTERM, once the launcher is gone, even when it was killed too hard to stop its children.
- * An orphan is re-parented, so its parent pid changes.
- */
+/** For launchers (`npm start`, the chaos run): stops once the launcher is gone, even killed hard (an orphan's parent pid changes). */
 function onParentExit(stop: () => void): void {
   const parent = process.ppid
   const watch = setInterval(() => {

@@ -18,10 +18,7 @@ export function takesKeys(current: GatewayKeysFrom | null, offered: GatewayKeysF
   return current === null || RANK[offered] >= RANK[current]
 }
 
-/**
- * config.json's keys as the ring holds them while Postgres is away: the secret hashed, an id
- * derived from the name (stable across nodes; the stored key gets its own id once imported).
- */
+/** config.json's keys as the ring holds them while Postgres is away: hashed, with an id derived from the name. */
 export function configuredRecords(keys: readonly ConfiguredKey[]): GatewayKeyRecord[] {
   return keys.map((key) => ({
     id: `gk_config_${createHash('sha256').update(key.name).digest('hex').slice(0, 12)}`,
@@ -89,11 +86,7 @@ export class GatewayKeyLoader {
     return true
   }
 
-  /**
-   * A peer's keys (read from Postgres there); false when the ring already holds better ones.
-   * `storeFailed`: this node just failed to read Postgres after a peer announced a change, and
-   * this peer read its set from Postgres itself: newer than anything here, whatever its source.
-   */
+  /** A peer's keys; false when the ring holds better ones, unless `storeFailed` (this node could not read a change the peer read). */
   fromPeer(keys: readonly GatewayKeyRecord[], peer: string, options: { storeFailed?: boolean } = {}): boolean {
     if (!options.storeFailed && !takesKeys(this.loadedFrom, 'peer')) return false
     const before = this.loadedFrom

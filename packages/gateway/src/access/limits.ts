@@ -140,8 +140,7 @@ export class KeyLimiter {
             else asked.exhausted = true
           },
           (error: unknown) => {
-            // A slow answer is asked again; only an owner that failed LEASE_TRIES times in a row
-            // counts as gone, and then this node admits its own share of the window, no more.
+            // Only an owner that failed LEASE_TRIES times in a row is gone: then this node's own share.
             if (++asked.failures < LEASE_TRIES) return
             this.init.onLeaseError?.(error)
             const share = Math.ceil(limit / Math.max(1, this.peers?.nodes() ?? 1))

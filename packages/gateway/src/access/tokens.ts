@@ -14,11 +14,7 @@ export interface AdminToken {
   permissions: Permission[]
 }
 
-/**
- * Parses SWITCHBOARD_ADMIN_TOKENS: `token:roles` pairs separated by commas, where roles is
- * `view`, `update`, or `area.level` entries joined by `+` (`providers.update+logs.view`).
- * Throws with a sentence naming the bad entry by position, never by its text.
- */
+/** Parses SWITCHBOARD_ADMIN_TOKENS (`token:view,token:providers.update+logs.view`); an error names a bad entry by position, never its text. */
 export function parseAdminTokens(text: string | undefined): AdminToken[] {
   if (text === undefined || text.trim() === '') return []
   return text.split(',').map((entry, index) => {

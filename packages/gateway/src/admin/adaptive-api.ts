@@ -19,10 +19,7 @@ export interface AdaptiveApiComponents {
   holds: Holds
   dispatcher: Dispatcher
   settings(): LoadBalancerSettings
-  /**
-   * Saves and applies the switches; `pending` when Postgres did not answer in time. With
-   * history's settings, both or neither (settings/save.ts): a 503 when Postgres cannot take them.
-   */
+  /** Saves and applies the switches (`pending`: Postgres did not answer in time); with history's, both or neither (settings/save.ts). */
   saveSettings(settings: LoadBalancerSettings, history?: { history_enabled?: boolean; history_retention_days?: number }): Promise<{ pending: boolean }>
   keyName(provider: string, keyId: string): string | undefined
   now(): number

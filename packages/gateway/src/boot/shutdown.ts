@@ -2,10 +2,7 @@
 import type { Server } from 'node:http'
 import type { Logger } from 'pino'
 
-/**
- * Stops taking connections and lets in-flight requests finish within `drainMs`, closing idle
- * keep-alive connections as they free up; whatever is still open at the bound is cut.
- */
+/** Stops taking connections, lets in-flight requests finish within `drainMs` (idle ones closed as they free up), then cuts the rest. */
 export async function drainServer(server: Server, drainMs: number, logger: Logger): Promise<void> {
   const drained = new Promise<void>((resolve) => server.close(() => resolve()))
   const idle = setInterval(() => server.closeIdleConnections(), 100)

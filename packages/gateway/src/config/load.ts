@@ -120,10 +120,7 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
   }
 }
 
-/**
- * Checks one provider body (from the admin API): schema, then the same rules as config.json.
- * Returns the problems, each prefixed with its path inside the body; empty when valid.
- */
+/** Checks one provider body from the admin API by config.json's rules; the problems name their path in the body. */
 export function checkProviderSource(name: string, body: unknown, env: NodeJS.ProcessEnv = process.env): { provider?: ProviderSource; problems: string[] } {
   const problems: string[] = []
   if (!/^[a-zA-Z0-9_.-]+$/.test(name)) problems.push('name: provider names use letters, digits, "_", "-" and "."')
@@ -134,10 +131,7 @@ export function checkProviderSource(name: string, body: unknown, env: NodeJS.Pro
   return problems.length > 0 ? { problems } : { provider: { ...parsed.data, name }, problems }
 }
 
-/**
- * Turns providers as stored (values may be `env.VAR`) into runnable ones. A provider or key
- * that no longer resolves (its variable is unset on this node) is left out and reported.
- */
+/** Turns stored providers into runnable ones; one that no longer resolves here (a variable unset) is left out and reported. */
 export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS.ProcessEnv, report: (problem: string) => void): ResolvedProviderConfig[] {
   const out: ResolvedProviderConfig[] = []
   for (const source of sources) {
@@ -167,8 +161,7 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   const network = raw.network_config ?? {}
   // A custom provider never inherits its base type's public endpoint: it must say where it lives.
   const baseUrl = network.base_url ?? (raw.custom_provider_config ? '' : (DEFAULT_BASE_URLS[name] ?? ''))
-  // Bedrock's and Vertex's endpoints follow each key's region (bedrock-runtime.<region>.amazonaws.com,
-  // <region>-aiplatform.googleapis.com) unless base_url says otherwise.
+  // Bedrock's and Vertex's endpoints follow each key's region unless base_url says otherwise.
   const regional = type === 'bedrock' || type === 'vertex'
   if (baseUrl === '' && !regional && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
     problems.push(`${at('network_config.base_url')}: required for this provider (no default upstream is known)`)

@@ -21,10 +21,7 @@ export interface DirectoryInit {
   writeWaitMs?: number
   /** Called with every new registry (the balancer learns the providers and keys from it). */
   onChange?: (registry: ProviderRegistry) => void
-  /**
-   * What to serve when the store cannot be read at start (Postgres down at boot): config.json's
-   * providers. The store's rows replace them at the next successful `reload`.
-   */
+  /** config.json's providers, served when the store cannot be read at start (until a `reload` works). */
   fallback?: ProviderSource[]
 }
 
@@ -73,8 +70,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     const landed = queue.enqueue(description, run)
     const first = await atMost(writeWaitMs, landed.then((result) => ({ result })))
     if (first !== undefined) {
-      // Read our own write before answering, so the next request on this node sees it. The write
-      // landed: a reload that fails (Postgres gone just after) applies it here instead, never a 500.
+      // Read our own write back before answering; if that fails, the write landed: applied here, never a 500.
       await reload().catch((error: unknown) => {
         logger.warn({ err: error, write: description }, 'the write landed but the store could not be read back: applied here')
         local()

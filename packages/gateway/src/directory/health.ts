@@ -4,10 +4,7 @@ import type { WriteQueue } from '@switchboard/store'
 import type { ReadinessState } from '../boot/readiness.ts'
 
 export interface HealthReport {
-  /**
-   * `starting`: not ready to serve inference yet (503, with the reasons); `draining`: shutting
-   * down, finishing in-flight requests; take no new traffic (503). `ok` and `degraded` serve (200).
-   */
+  /** `starting` (not ready yet) and `draining` (shutting down) are 503; `ok` and `degraded` serve (200). */
   status: 'starting' | 'ok' | 'degraded' | 'draining'
   reasons: string[]
   /** `unknown` until the first ping has answered or failed. */

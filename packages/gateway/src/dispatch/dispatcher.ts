@@ -88,10 +88,7 @@ export interface Dispatch {
 
 /** The dispatch of one node. */
 export interface Dispatcher {
-  /**
-   * Plans a request; `filter` says which targets may take it (the gateway key's providers, what
-   * each provider serves). Throws a GatewayError naming what to fix when no provider can serve it.
-   */
+  /** Plans a request (`filter`: which targets may take it); a GatewayError naming what to fix when no provider can serve it. */
   plan(request: RoutedRequest, context: RequestContext, streams: boolean, filter: TargetFilter<DispatchTarget>): Dispatch
   /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void

@@ -39,9 +39,8 @@ export function editedKeys(before: Map<string, { key: EditedKey; signature: stri
 }
 
 /**
- * What a config edit does to routing (reference: "Releasing held keys"): a key edited releases
- * its holds and backoffs; a key or provider deleted takes its holds away. The one place for the
- * rules, whether the edit came from this node's store, config.json at boot, or a peer's re-read.
+ * What a config edit does to routing (reference: "Releasing held keys"), wherever it came from: a
+ * key edited releases its holds and backoffs; a key or provider deleted takes its holds away.
  */
 export function routingEdits(components: { holds: Holds; backoffs: RateLimitBackoffs; balancer: Pick<AdaptiveBalancer, 'holdsChanged'>; dispatcher: Pick<Dispatcher, 'released' | 'settle'>; now: () => number }) {
   const { holds, backoffs, balancer, dispatcher, now } = components

@@ -21,10 +21,7 @@ export interface ConfigSnapshotSource {
 }
 
 export interface ConfigSnapshotCarrier {
-  /**
-   * Asks peers now: a peer announced a gateway-keys change and this node cannot read Postgres.
-   * Only a set the peer read from Postgres itself is taken; true when one answered with one.
-   */
+  /** Asks peers now (a change was announced and Postgres does not answer here); true when one read its set from Postgres. */
   pull(): Promise<boolean>
   stop(): void
 }

@@ -106,8 +106,7 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     else syncOnJoin(member)
   })
 
-  // Join: pull the full set from one peer before serving, but only when a peer answers:
-  // with none connected after the first dial of every configured peer, serve at once.
+  // Join: pull the full set from one peer before serving, when one answers the first dial.
   const join = async () => {
     const connected = await Promise.race([fleet.dialed(), new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5_000).unref())])
     if (connected === 0) {
@@ -126,18 +125,14 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
-  // Connected to the configured peers only so far (joinFirst), so the pull did not wait behind
-  // the set-up of a connection to every member. Now the rest of the fleet is dialled, and each
-  // new peer synced with as it joins.
+  // Connected to the configured peers only so far (joinFirst): now the rest of the fleet is dialled.
   await join().catch((error: unknown) => logger.warn({ err: error }, 'could not pull the hold set on join; anti-entropy will'))
   fleet.openMesh()
   joining = false
   for (const member of metWhileJoining.values()) if (fleet.member(member.peerId) !== undefined) syncOnJoin(member)
   metWhileJoining.clear()
 
-  // Anti-entropy: compare digests with one random peer, pull the buckets that differ.
-  // One round at a time: on a loaded machine a round can outlast the interval, and overlapping
-  // rounds pulled the same version lists twice (the anti-entropy test's bytes doubled under load).
+  // Anti-entropy with one random peer, one round at a time (on a loaded machine a round can outlast the interval).
   let syncing = false
   const antiEntropy = setInterval(() => {
     const others = fleet.members().filter((member) => !member.self)

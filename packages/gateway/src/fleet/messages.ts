@@ -27,10 +27,7 @@ export const configChange = z.discriminatedUnion('kind', [
 ])
 export type ConfigChange = z.infer<typeof configChange>
 
-/**
- * A gateway key as one node shares it with another (issue 37, item 5): the SHA-256 of its
- * secret, never the secret, and the limits the request path needs.
- */
+/** A gateway key as nodes share it (issue 37, item 5): its secret's SHA-256, never the secret, and its limits. */
 const gatewayKeyWire = z.strictObject({
   id: z.string().min(1).max(200),
   name: z.string().min(1).max(200),

@@ -42,9 +42,7 @@ export function createGuardedServer(listener: RequestListener, limits: Connectio
     open.set(socket, null)
     socket.once('close', () => open.delete(socket))
     if (open.size <= limits.maxConnections) return
-    // A connection with no request, or one whose request has not fully arrived (headers or
-    // body still trickling), or whose last answer is done (idle keep-alive), can go; one whose
-    // request is being answered is kept.
+    // A connection with no request, a request still trickling in, or an idle keep-alive can go.
     for (const [candidate, response] of open) {
       if (candidate === socket || (response !== null && isAnswering(response))) continue
       return evict(candidate)
@@ -52,8 +50,7 @@ export function createGuardedServer(listener: RequestListener, limits: Connectio
     // Every other connection is answering a request: the newcomer is the one turned away.
     evict(socket)
   })
-  // No listener on the response: its state is read when a newcomer needs room (a 'close'
-  // listener per request cost a once() wrapper on every request).
+  // No listener on the response (a once() per request): its state is read when a newcomer needs room.
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
     if (open.has(socket)) open.set(socket, response)

@@ -70,9 +70,8 @@ export function createInferenceRoute(components: InferenceComponents, init: Infe
   return async (incoming, outgoing) => {
     const startedAt = components.now()
     const requestId = newRequestId(startedAt)
-    // x-request-id goes out with the other routing headers in writeHead (renderJson, renderStream,
-    // writeError): a header set before writeHead would send Node down its slow path, which
-    // re-validates every header one setHeader at a time.
+    // x-request-id goes out with the routing headers in writeHead: a header set before it would
+    // send Node down its slow path.
     const track = recorder.active ? recorder.track(outgoing, spec.recordAs, startedAt, requestId) : null
     const held: { hold: StreamHold | null } = { hold: null }
     const traced = tracing === null ? null : tracing.request(incoming.headers, incoming.method ?? 'POST', pathOf(incoming.url), spec.recordAs)

@@ -85,11 +85,7 @@ export interface EngineRequest extends RoutedRequest {
 
 const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
 
-/**
- * What routing may not choose for a request: a gateway key limited to some providers never
- * reaches another (appended fallbacks included); a surface some providers cannot serve
- * (embeddings at Anthropic) skips them.
- */
+/** What routing may not choose: providers outside the gateway key's, or ones that cannot serve the surface. */
 function requestFilter(allowed: ReadonlySet<string> | undefined, surface: SurfaceCall | undefined): TargetFilter<DispatchTarget> {
   return {
     fit(target): TargetFit {
@@ -161,8 +157,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
     const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
     stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, attempt })
-    // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
-    // fails before it fails over like any attempt.
+    // The first-chunk gate: what fails before the first content fails over like any attempt.
     const gated = await stream.gate(streamFormatOf(surface), step.firstTokenMs === null ? null : step.firstTokenMs - (components.now() - started))
     if (gated !== null) {
       run.abort()

@@ -39,11 +39,7 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers: Re
 export interface StreamFraming {
   /** One event of the upstream (its JSON data). */
   frame(data: string): string
-  /**
-   * False for an event that cannot be the stream's last (a content delta): it goes to the caller
-   * at once. An event that may be last is held until the next one shows it was not, so the last
-   * can carry `extra_fields`. Wrong either way costs nothing but where `extra_fields` lands.
-   */
+  /** False for an event that cannot be the last (a content delta: sent at once); one that may be is held until the next. */
   mayEnd(data: string): boolean
   /** The last event, carrying `extra_fields`. */
   last(pending: string | null, served: Served): string

@@ -32,10 +32,7 @@ export interface HistoryRecordingComponents {
   now: () => number
   /** True on the node that runs the daily retention (a regional leader; Postgres keeps it to once a day). */
   isLeader: () => Promise<boolean>
-  /**
-   * A worker that does not write history (issue 38: only the fleet worker of a node does) sends
-   * its own events here instead: its requests, holds it placed, settings it saved.
-   */
+  /** On a worker that does not write history (only the fleet worker does), where its own events go instead. */
   forward?: (event: HistoryForward) => void
 }
 
@@ -51,16 +48,9 @@ export interface HistoryRecordingInit {
 export interface HistoryRecording {
   queries: HistoryQueries
   settings(): HistorySettings
-  /**
-   * History's share of a settings save (issue 37, item 6): `write` runs inside the caller's
-   * transaction (the switches' own), `saved` applies and records it once that committed. A save
-   * that never committed changes nothing here.
-   */
+  /** History's share of a settings save (issue 37, item 6): `write` in the switches' transaction, `saved` once it committed. */
   settingsWrite(values: Partial<HistorySettings>): { write(client: Queryable): Promise<void>; saved(): HistorySettings }
-  /**
-   * The changes config.json made at this node's boot, before history listened. The store applies
-   * a file's change once (the node that first boots with it), so the fleet records it once.
-   */
+  /** The changes config.json made at this node's boot, before history listened (the store applies each once in the fleet). */
   configImported(changes: readonly ConfigStoreEvent[]): void
   holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
   /** After each recompute. */
@@ -121,8 +111,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
         return
       }
       case 'settings:changed': {
-        // Before and after as the store read them in the change's own transaction: this node's
-        // view may be behind (a peer's change, config.json at another node's boot).
+        // Before and after as the store read them in the change's transaction: this node's view may be behind.
         const detail = change.detail
         recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before: { ...detail.before, ...settings }, after: { ...detail.load_balancer_config, ...settings }, fields: detail.fields, origin: detail.origin } })
       }
@@ -157,9 +146,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   retentionTimer.unref()
 
   registerMetrics(components.metrics, recorder)
-  // Each request's track arrives after its answer was sent (never on the request path); history
-  // reads the few facts it counts off the track, so no record is built for it. The listener is
-  // attached only while history is on: with nobody listening, requests track nothing.
+  // History reads its counts off each request's track (no record built), listening only while it is on.
   let offRecords: (() => void) | null = null
   const listen = () => {
     if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt, components.settings())))
@@ -216,11 +203,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   }
 }
 
-/**
- * How a request went, for the per-minute counts, read off its track: the same facts the request
- * record (issue 15) states, through the same functions, without building the record. The
- * engine's attempts are passed as they are (the tracker reads them and keeps nothing).
- */
+/** How a request went, for the per-minute counts: the request record's facts, read off the track without building it. */
 export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number, lb: Pick<LoadBalancerSettings, 'reroute_failed_directions'>): RequestOutcome {
   const extra = extraOf(track)
   const attempts = extra?.attempts ?? NO_ATTEMPTS

@@ -59,10 +59,7 @@ export interface AskedRequest {
   body?: string
 }
 
-/**
- * What one request did, filled in as it goes. Surfaces set `asked`, `log`, then call
- * `succeeded` or `failed`; streaming renderers call `chunk` per event sent.
- */
+/** What one request did, filled in as it goes: `asked` and `log`, then `succeeded` or `failed`; `chunk` per event streamed. */
 export class RequestTrack {
   asked: AskedRequest | null = null
   log: RoutingLog | null = null

@@ -53,8 +53,7 @@ export function startPrimary(init: PrimaryInit): Primary {
     if (worker?.isConnected()) worker.send(message)
   }
 
-  // The first worker's first start listens at once, so /health says "starting" while the node
-  // boots; every other start listens once wired, so no connection ever meets a booting worker.
+  // The first worker's first start listens at once (/health says "starting"); every other once wired.
   const fork = (index: number, listen: 'early' | 'late' = 'late') => {
     const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
     workers.set(index, worker)

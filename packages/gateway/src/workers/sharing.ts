@@ -69,10 +69,7 @@ export function remoteLimiter(local: KeyLimiter, siblings: Siblings): CallerLimi
   }
 }
 
-/**
- * What this worker answers: its metrics (to the primary, which adds every worker's up); on the
- * fleet worker, what only it knows: the fleet's view, a gateway key's one count, the keys a peer shared.
- */
+/** What this worker answers: its metrics; on the fleet worker, the fleet's view, a gateway key's count, the keys a peer shared. */
 export function answerSiblings(siblings: Siblings, node: { metrics: Metrics; fleet: Fleet; limiter: KeyLimiter; keys: GatewayKeyLoader }): void {
   // Every worker's metrics, added up: a scrape sees the node whichever worker answers it.
   node.metrics.render = () => aggregatedMetrics(siblings, node.metrics.registry)
@@ -94,10 +91,7 @@ function limitedKey(payload: unknown): GatewayKey {
   return { ...key, providers: null, models: null }
 }
 
-/**
- * The fleet as a worker that is not the fleet worker sees it: the fleet worker carries its news;
- * the view, and the keys a peer shared while Postgres is away, are asked of it.
- */
+/** The fleet as another worker sees it: the fleet worker carries its news and is asked for the view and shared keys. */
 export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterView>; keys: GatewayKeyLoader }): Fleet {
   return {
     publishHolds() {},
