@@ -74,8 +74,7 @@ export class GatewayKeyLoader {
 
   /** Reads the active keys from Postgres; throws when it does not answer (the ring keeps what it has). */
   async fromStore(): Promise<void> {
-    const stored = await listGatewayKeys(this.components.pool)
-    this.take(stored, 'postgres')
+    this.take(await listGatewayKeys(this.components.pool), 'postgres')
   }
 
   /** config.json's keys, when nothing better was loaded; false when there are none or something better is loaded. */

@@ -39,17 +39,13 @@ export function originGuard(init: AdminAuthInit): MiddlewareHandler<Env> {
 }
 
 /** The middleware guarding /api/* (and the dashboard's data). */
-export function adminAuth(init: AdminAuthInit | readonly AdminToken[]): MiddlewareHandler<Env> {
-  const options: AdminAuthInit = Array.isArray(init) ? { tokens: init } : (init as AdminAuthInit)
-  const matcher = new TokenMatcher(options.tokens)
-  const allowed = new Set(options.allowedOrigins ?? [])
-  return async (context, next) => {
+export function adminAuth(init: AdminAuthInit): MiddlewareHandler<Env> {
+  const matcher = new TokenMatcher(init.tokens)
+  const origins = originGuard(init)
+  return (context, next) => origins(context, async () => {
     const incoming = context.env.incoming
     const headers = incoming.headers
     const method = context.req.method
-    const origin = checkOrigin(headers.origin, headers.host, allowed)
-    if (origin === 'refused') throw refusedOrigin(headers.origin)
-    if (method === 'OPTIONS') return preflight(origin === 'allowed' ? headers.origin : undefined)
     if (method !== 'GET' && method !== 'HEAD' && hasBody(headers) && !isJsonMediaType(headers['content-type'])) {
       throw new GatewayError('unsupported_media_type', `The admin API takes JSON bodies: send "content-type: application/json" (got ${headers['content-type'] === undefined ? 'none' : `"${headers['content-type']}"`}).`)
     }
@@ -67,8 +63,7 @@ export function adminAuth(init: AdminAuthInit | readonly AdminToken[]): Middlewa
       checkRole(permissions, method, context.req.path)
     }
     await next()
-    if (origin === 'allowed') corsHeaders(context.res.headers, headers.origin!)
-  }
+  })
 }
 
 /** Throws admin_forbidden unless the token's permissions cover the route (route table in access/roles.ts). */

@@ -39,11 +39,10 @@ export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readi
   const ping = async () => {
     try {
       await components.pool.query('SELECT 1')
-      if (reachable !== true) {
-        const first = reachable === null
-        reachable = true
-        if (!first) init.onChange?.(report())
-      }
+      const was = reachable
+      reachable = true
+      // The first answer is no change.
+      if (was === false) init.onChange?.(report())
     } catch (error) {
       lastError = (error as Error).message || String(error)
       if (reachable !== false) {
