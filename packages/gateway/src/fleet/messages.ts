@@ -5,7 +5,6 @@ import { switchFields } from '../config/schema.ts'
 
 /** Hold entries (and tombstones) a node changed, or a snapshot of them. */
 export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
-export type HoldBatch = z.infer<typeof holdBatch>
 
 /** A key whose rate-limit window ran out: the region backs it off until `until_ms`. */
 export const rateLimitSignal = z.strictObject({
@@ -14,7 +13,6 @@ export const rateLimitSignal = z.strictObject({
   model: z.string().min(1).max(500),
   until_ms: z.number().int().positive(),
 })
-export type RateLimitMessage = z.infer<typeof rateLimitSignal>
 
 const settings = z.strictObject(switchFields(z.boolean()))
 

@@ -5,7 +5,6 @@
  */
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
-import type { SurfaceCall } from './attempt.ts'
 
 /** A validated request: the upstream body (without gateway-only fields) and the gateway's own fields. */
 export interface ValidatedChatRequest {
@@ -13,8 +12,6 @@ export interface ValidatedChatRequest {
   model: string
   fallbacks: string[]
   stream: boolean
-  /** Set on the other surfaces: each attempt sends this instead of `body` (inference/attempt.ts). */
-  surface?: SurfaceCall
 }
 
 /** Most `fallbacks` one request may carry (each gets a full retry budget). */
