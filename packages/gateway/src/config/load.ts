@@ -180,18 +180,15 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   return {
     name,
     type: type ?? 'openai',
+    // The deadlines inside an attempt (issue 35) as written: left unset, the engine applies its defaults.
     network: {
+      ...network,
       base_url: baseUrl || (regional ? '' : 'http://invalid.localhost'),
       default_request_timeout_in_seconds: network.default_request_timeout_in_seconds ?? DEFAULT_TIMEOUT_SECONDS,
       max_retries: network.max_retries ?? DEFAULT_MAX_RETRIES,
       retry_backoff_initial: initial,
       retry_backoff_max: max,
       extra_headers: network.extra_headers ?? {},
-      // Deadlines inside an attempt (issue 35): left unset, the engine applies its defaults.
-      ...(network.connect_timeout_in_seconds !== undefined ? { connect_timeout_in_seconds: network.connect_timeout_in_seconds } : {}),
-      ...(network.first_token_timeout_in_seconds !== undefined ? { first_token_timeout_in_seconds: network.first_token_timeout_in_seconds } : {}),
-      ...(network.stream_idle_timeout_in_seconds !== undefined ? { stream_idle_timeout_in_seconds: network.stream_idle_timeout_in_seconds } : {}),
-      ...(network.max_retry_after_in_seconds !== undefined ? { max_retry_after_in_seconds: network.max_retry_after_in_seconds } : {}),
     },
     keys,
   }
