@@ -1,24 +1,20 @@
 /** The hold set's share of the fleet (issue 6): gossip on `holds`, a full pull on join, a sync with each peer that appears, anti-entropy every 10 s. */
-import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
-import { compareVersions, differingBuckets, holdId, type HoldEntry, type Holds } from '@switchboard/routing'
+import { compareVersions, differingBuckets, holdId, type HoldEntry } from '@switchboard/routing'
+import type { FleetComponents } from './fleet.ts'
 import type { RepairVia } from './fleet-signals.ts'
 import { bucketsRequest, digestRequest, digestResponse, entriesRequest, holdBatch, PROTOCOLS, versionsResponse, MAX_PULL_IDS, type VersionsResponse } from './messages.ts'
 
 /** Differing buckets holding at most this many entries here are pulled whole, without the version step. */
 const SMALL_BUCKETS = 64
 
-export interface HoldSyncInit {
-  holds: Holds
+export interface HoldSyncInit extends Pick<FleetComponents, 'holds' | 'logger' | 'now' | 'random'> {
   /** Takes entries from a peer: checked, merged, news for routing; returns how many changed. */
   takeIn(raw: readonly unknown[], source: string, measured?: 'gossip' | RepairVia): number
   /** Entries a sync brought that gossip missed. */
   repaired(via: RepairVia, entries: number): void
   /** After the join's hold pull: the trial rounds, from the same peer. */
   pullTrials(peerId: string): Promise<void>
-  logger: Logger
-  now: () => number
-  random: () => number
   peers: readonly string[]
   antiEntropyEveryMs?: number
 }

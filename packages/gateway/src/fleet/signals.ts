@@ -3,23 +3,12 @@
  * limits (issue 13: leases from the count's owner, token counts gossiped), and config changes
  * announced fleet-wide.
  */
-import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
-import type { LoadBalancerSettings, RateLimitBackoff } from '@switchboard/routing'
-import type { KeyLimiter } from '../access/limits.ts'
-import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import type { Metrics } from '../observability/metrics.ts'
+import type { RateLimitBackoff } from '@switchboard/routing'
+import type { FleetComponents } from './fleet.ts'
 import { configChange, leaseRequest, leaseResponse, MAX_RATE_LIMIT_MS, PROTOCOLS, rateLimitSignal, tokenUsage, type ConfigChange } from './messages.ts'
 
-export interface SignalsComponents {
-  dispatcher: Dispatcher
-  metrics: Metrics
-  logger: Logger
-  now: () => number
-  limiter: KeyLimiter
-  applySettings(settings: LoadBalancerSettings): void
-  reloadGatewayKeys(): Promise<void>
-  reloadProviders(): Promise<void>
+export interface SignalsComponents extends Pick<FleetComponents, 'dispatcher' | 'metrics' | 'logger' | 'now' | 'limiter' | 'applySettings' | 'reloadGatewayKeys' | 'reloadProviders'> {
   /** A settings change from `nodeId`, sent at `sentAt` by its clock, applied here now. */
   settingsFrom?(nodeId: string, sentAt: number): void
 }
