@@ -30,10 +30,8 @@ export const RUNNING_FROM: 'bundle' | 'source' = import.meta.url.endsWith('/dist
 /** How long in-flight requests may run after SIGTERM before the node closes them. */
 export const SHUTDOWN_DRAIN_MS = 20_000
 /**
- * The hard bound of a shutdown: the process exits this long after SIGTERM whatever is still
- * running (drain, leaving the fleet, the leader's last snapshot). The deploy files' grace
- * periods (Kubernetes' terminationGracePeriodSeconds after its preStop pause, Compose's
- * stop_grace_period) must exceed it; deploy/test reads it from here.
+ * The hard bound of a shutdown: the process exits this long after SIGTERM whatever still runs.
+ * The deploy files' grace periods must exceed it; deploy/test reads it from here.
  */
 export const SHUTDOWN_BOUND_MS = 24_000
 
@@ -49,18 +47,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       options: { ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' }, insecure: { type: 'boolean' } },
     })
   } catch (error) {
-    process.stderr.write(`switchboard: ${(error as Error).message}\n\n${USAGE}\n`)
-    return 2
+    return fail(`${(error as Error).message}\n\n${USAGE}`)
   }
   const [command] = parsed.positionals
   if (parsed.values.help || command === undefined || command === 'help') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined && !parsed.values.help ? 2 : 0
   }
-  if (command !== 'serve') {
-    process.stderr.write(`switchboard: unknown command "${command}"\n\n${USAGE}\n`)
-    return 2
-  }
+  if (command !== 'serve') return fail(`unknown command "${command}"\n\n${USAGE}`)
   const flagGiven = (flag: Flag) => typeof (parsed.values as Record<string, unknown>)[flag] === 'string'
   const option = (flag: Flag): string | undefined => {
     if (flagGiven(flag)) return (parsed.values as Record<string, string>)[flag]
@@ -69,33 +63,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return flag === 'database-url' ? env.DATABASE_URL : undefined
   }
   const configFile = option('config')
-  if (configFile === undefined) {
-    process.stderr.write(`switchboard: --config <file> is required\n\n${USAGE}\n`)
-    return 2
-  }
+  if (configFile === undefined) return fail(`--config <file> is required\n\n${USAGE}`)
   const port = portOption('port', option('port') ?? '8080')
   if (port === null) return 2
   const p2pPort = portOption('p2p-port', option('p2p-port') ?? '9000')
   if (p2pPort === null) return 2
   const nodeId = option('node-id') ?? `${hostname()}-${port}`
-  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) {
-    process.stderr.write(`switchboard: --node-id may use letters, digits, "_", "-" and "." (got "${nodeId}")\n`)
-    return 2
-  }
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(nodeId)) return fail(`--node-id may use letters, digits, "_", "-" and "." (got "${nodeId}")`)
   const workers = parseWorkers(option('workers'))
-  if (typeof workers === 'string') {
-    process.stderr.write(`switchboard: ${workers}\n`)
-    return 2
-  }
+  if (typeof workers === 'string') return fail(workers)
   const peers = (option('peers') ?? '').split(',').map((peer) => peer.trim()).filter((peer) => peer !== '')
   let config
   try {
     config = await loadConfig(configFile, env)
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`switchboard: ${error.message}\n`)
-      return 1
-    }
+    if (error instanceof ConfigError) return fail(error.message, 1)
     throw error
   }
   // Where a flag's value came from, to name it in an error: the flag, or the variable.
@@ -106,10 +88,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     { name: origin('database-url'), value: option('database-url') },
     ...configEnvReferences(config.source).map((name) => ({ name, value: env[name] })),
   ])
-  if (placeholders.length > 0) {
-    process.stderr.write(`switchboard: ${describePlaceholders(placeholders)}\n`)
-    return 1
-  }
+  if (placeholders.length > 0) return fail(describePlaceholders(placeholders), 1)
   const siblings = connectSiblings(env)
   const logger = siblings ? pino({ level: env.LOG_LEVEL ?? 'info' }).child({ worker: siblings.index }) : pino({ level: env.LOG_LEVEL ?? 'info' })
   if (workers > 1 && siblings === null) return runPrimary(workers, logger, config.providers.map((provider) => provider.name))
@@ -131,16 +110,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'EADDRINUSE' || code === 'EACCES') process.stderr.write(`switchboard: cannot listen on port ${port}: ${code}\n`)
-    else process.stderr.write(`switchboard: could not start: ${(error as Error).message}\n`)
-    return 1
+    return fail(code === 'EADDRINUSE' || code === 'EACCES' ? `cannot listen on port ${port}: ${code}` : `could not start: ${(error as Error).message}`, 1)
   }
   // Printed whatever the log level: launchers and people wait for this line (a worker's primary prints it once all are up).
   if (siblings) siblings.ready(gateway.url)
   else logger.child({}, { level: 'info' }).info({ url: gateway.url, providers: config.providers.map((provider) => provider.name) }, `switchboard listening on ${gateway.url}`)
-  // One shutdown whatever arrives: Ctrl-C in a terminal sends SIGINT to the process group and a
-  // launcher then sends SIGTERM; a second shutdown would end the pool under the first one's
-  // last snapshot. Later signals are noted and ignored (the hard bound below still applies).
+  // One shutdown whatever arrives (Ctrl-C's SIGINT, then a launcher's SIGTERM): a second would end
+  // the pool under the first one's last snapshot. Later signals are logged and ignored.
   onStopSignals((signal) => {
     logger.info({ signal }, 'shutting down: draining in-flight requests')
     void gateway.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
@@ -163,18 +139,21 @@ function envName(flag: Flag): string {
   return `SWITCHBOARD_${flag.toUpperCase().replaceAll('-', '_')}`
 }
 
+/** Prints `switchboard: <message>` to stderr; returns the exit code. */
+function fail(message: string, code = 2): number {
+  process.stderr.write(`switchboard: ${message}\n`)
+  return code
+}
+
 /** A port flag's value, or null once its error is printed. */
 function portOption(flag: Flag, text: string): number | null {
   const port = Number(text)
   if (Number.isInteger(port) && port >= 0 && port <= 65535) return port
-  process.stderr.write(`switchboard: --${flag} must be a whole number from 0 to 65535 (got "${text}")\n`)
+  fail(`--${flag} must be a whole number from 0 to 65535 (got "${text}")`)
   return null
 }
 
-/**
- * Calls `stop` once on SIGTERM, SIGINT, the launcher's exit (SWITCHBOARD_EXIT_WITH_PARENT=1) and,
- * for a worker, its primary's exit; later signals go to `again`.
- */
+/** Calls `stop` once on SIGTERM, SIGINT, the launcher's exit (SWITCHBOARD_EXIT_WITH_PARENT=1) or a worker's primary's; later ones go to `again`. */
 function onStopSignals(stop: (signal: string) => void, again: (signal: string) => void = () => {}, worker = false): void {
   let stopping = false
   const once = (signal: string) => {
@@ -189,10 +168,7 @@ function onStopSignals(stop: (signal: string) => void, again: (signal: string) =
   if (worker) process.on('disconnect', () => once('the primary exited'))
 }
 
-/**
- * The primary of a node with workers (workers/hub.ts): it serves nothing, so it stops the
- * workers on a signal and exits once they have (within the same hard bound as one node).
- */
+/** The primary of a node with workers (workers/hub.ts): on a signal it stops the workers and exits once they have. */
 function runPrimary(workers: number, logger: pino.Logger, providers: string[]): number {
   const primary = startPrimary({
     workers,
@@ -211,11 +187,7 @@ function runPrimary(workers: number, logger: pino.Logger, providers: string[]): 
   return 0
 }
 
-/**
- * For launchers (`npm start`, the chaos run): a node they started stops, draining as on
- * SIGTERM, once the launcher is gone, even when it was killed too hard to stop its children.
- * An orphan is re-parented, so its parent pid changes.
- */
+/** For launchers (`npm start`, the chaos run): stops once the launcher is gone, even killed hard (an orphan's parent pid changes). */
 function onParentExit(stop: () => void): void {
   const parent = process.ppid
   const watch = setInterval(() => {

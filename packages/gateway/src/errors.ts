@@ -1,9 +1,8 @@
 /**
- * Errors the gateway answers with. Each has a stable `code` (matched by code, never by
- * message), an HTTP status and an OpenAI-style `type`. Rendered by http/pipeline.ts (every inference route)
- * and the Hono app's onError in http/app.ts (every other route).
- * The table of codes lives in docs/api.md ("Error codes"); errors.test.ts keeps the two in step.
+ * Errors the gateway answers with: a stable `code`, an HTTP status and an OpenAI-style `type`.
+ * The table of codes is in docs/api.md ("Error codes"); errors.test.ts keeps the two in step.
  */
+import { isUnreachable } from '@switchboard/store'
 
 /** OpenAI's error `type` values we use. */
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'not_found_error' | 'rate_limit_error' | 'upstream_error' | 'server_error'
@@ -75,6 +74,20 @@ export class GatewayError extends Error {
     const body: Record<string, unknown> = { error: { message: this.message, type: this.type, code: this.code, param: this.param } }
     if (this.extraFields) body.extra_fields = this.extraFields
     return body
+  }
+}
+
+/**
+ * Runs a read or write of Postgres for the admin API: unreachable is a 503 `store_unavailable`
+ * saying `unavailable`; a query `Refused` (the store's own check) is a 400 naming its parameter.
+ */
+export async function fromStore<Result>(call: () => Promise<Result>, unavailable: string, Refused?: new (param: string, message: string) => Error & { param: string }): Promise<Result> {
+  try {
+    return await call()
+  } catch (error) {
+    if (Refused !== undefined && error instanceof Refused) throw new GatewayError('invalid_request', error.message, { param: error.param })
+    if (isUnreachable(error)) throw new GatewayError('store_unavailable', unavailable)
+    throw error
   }
 }
 

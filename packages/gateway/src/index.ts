@@ -1,8 +1,4 @@
-/**
- * @switchboard/gateway — one Switchboard node: the OpenAI-compatible inference API over
- * the provider adapters (retries, key rotation, fallbacks), the admin API over the config
- * store in Postgres, and the CLI.
- */
+/** @switchboard/gateway — one Switchboard node: the inference API over the provider adapters, the admin API over the config store, the CLI. */
 import { Counter } from 'prom-client'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, type ConfigStoreEvent } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'
@@ -36,10 +32,7 @@ export { GatewayError, ERROR_CODES } from './errors.ts'
 export { ExposedError } from './boot/exposure.ts'
 export type { GatewayInit, Gateway } from './boot/init.ts'
 
-/**
- * Starts a gateway node: HTTP on host:port first (0 = any free port; /health says `starting`),
- * then database, config import, providers and fleet; resolves once every route is wired.
- */
+/** Starts a gateway node: listening first (/health says `starting`), then database, providers and fleet; resolves once wired. */
 export async function startGateway(init: GatewayInit): Promise<Gateway> {
   // Listening first (issue 37): a probe tells a booting node from a dead one, and traffic waits for readiness.
   const listening = await listenEarly(init)
@@ -64,8 +57,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   parts.add('database', () => database.release(), 15_000)
   // The boot's reads overlap on up to three connections: the first read's own and two more, opened together.
   const pool = createPool({ url: database.url, log: (line) => logger.warn(line), open: 2 })
-  // Bounded like every step: after a network cut from Postgres the pool kept a connection whose end
-  // it waited for until the CLI's 24 s bound. Every write has landed or been given up by then.
+  // Bounded like every step: after a network cut the pool waited on a dead connection until the CLI's 24 s bound.
   parts.add('database pool', () => pool.end())
   const store = createConfigStore({ pool }, { onListenerError: (error) => logger.error({ err: error }, 'config store listener failed') })
   // Postgres down at boot does not stop the node: it serves config.json and its peers' holds until the store answers.
@@ -204,10 +196,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     },
     {
       nodeId, region, env,
-      configured: {
-        ...(configuredHistory.history_enabled !== undefined ? { history_enabled: configuredHistory.history_enabled } : {}),
-        ...(configuredHistory.history_retention_days !== undefined ? { history_retention_days: configuredHistory.history_retention_days } : {}),
-      },
+      configured: { history_enabled: configuredHistory.history_enabled, history_retention_days: configuredHistory.history_retention_days },
     },
   )
   const recording = history
@@ -331,8 +320,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   }
 
   async function shutDown(options: { drainMs?: number }): Promise<void> {
-    // Drain: /health turns 503 so load balancers stop sending, no new connections are taken,
-    // in-flight requests finish within the bound, then whatever is left is cut.
+    // Drain: /health turns 503, no new connections, in-flight requests finish within the bound, the rest is cut.
     databaseHealth.setDraining()
     await drainServer(server, options.drainMs ?? 20_000, logger)
     // Then every part, newest first, each bounded (3 s unless it says): boot/parts.ts.

@@ -1,11 +1,7 @@
 /**
- * Who is calling the inference API (issue 13): the ONE check every inference surface runs
- * before anything else. With no gateway key in the fleet, loopback callers (sent to a loopback
- * Host, no proxy headers) are served and everyone else gets a 401 saying how to create a key;
- * once one exists, every call needs one, as `Authorization: Bearer <key>` (OpenAI SDKs) or
- * `x-api-key: <key>` (Anthropic SDKs). Then the key's requests-per-minute and tokens-per-minute.
- *
- * The surface keeps the caller it gets back for the request log and metrics.
+ * Who is calling the inference API (issue 13), checked first on every surface. With no gateway
+ * key in the fleet, only loopback callers are served; once one exists, every call needs one, as
+ * `Authorization: Bearer <key>` or `x-api-key: <key>`, within its per-minute limits.
  */
 import type { IncomingMessage } from 'node:http'
 import { GatewayError } from '../errors.ts'
@@ -82,11 +78,7 @@ function rateLimited(key: GatewayKey, refusal: LimitRefusal): GatewayError {
   return new GatewayError('gateway_key_rate_limited', `Gateway key "${key.name}" used its ${refusal.limit} ${what} per minute across the fleet; retry in ${refusal.retryAfterSeconds} s.`, { retryAfterSeconds: refusal.retryAfterSeconds })
 }
 
-/**
- * Throws 403 when the key may not use the requested model, or names a provider outside its
- * own (`provider/model`, fallbacks included). Targets routing adds (a bare model's providers,
- * appended fallbacks) are filtered by the engine through `RequestContext.allowedProviders`.
- */
+/** Throws 403 when the key may not use the model or names a provider outside its own; the engine filters what routing adds. */
 export function checkCallerTarget(caller: Caller, model: string, fallbacks: readonly string[]): void {
   const key = caller.key
   if (key === null || (key.providers === null && key.models === null)) return

@@ -1,8 +1,4 @@
-/**
- * Gateway keys in memory: the active keys of the fleet, found by the SHA-256 of the secret a
- * caller sends. Reloaded from Postgres at boot, when a peer says keys changed, and every few
- * seconds; a key revoked here leaves the ring at once.
- */
+/** The fleet's active gateway keys in memory, found by the SHA-256 of the secret a caller sends. */
 import { createHash, randomBytes } from 'node:crypto'
 import type { StoredGatewayKey } from '@switchboard/store'
 
@@ -80,10 +76,5 @@ export class GatewayKeyRing {
   /** The key a caller's secret names, if active. A map lookup by digest: nothing to learn from its timing. */
   find(secret: string): GatewayKey | undefined {
     return this.byHash.get(hashSecret(secret))
-  }
-
-  /** A key by id. */
-  get(id: string): GatewayKey | undefined {
-    return this.byId.get(id)
   }
 }

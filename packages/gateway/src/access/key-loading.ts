@@ -1,10 +1,8 @@
 /**
- * Where a node's gateway keys come from (issue 37, item 5). Postgres is the truth; a peer that
- * read them from Postgres shares them over `config/snapshot/1` (secret hashes, never secrets);
- * config.json's keys, hashed here, serve at once when neither answers. A better source replaces
- * a worse one (Postgres > peer > config.json), never the other way. Until one of the three has
- * answered the node does not know who may call it, and says so (boot/readiness.ts) instead of
- * answering as if no gateway key existed.
+ * Where a node's gateway keys come from (issue 37, item 5): Postgres, else a peer that read them
+ * there (`config/snapshot/1`, secret hashes only), else config.json's, hashed here. A better
+ * source replaces a worse one, never the other way; until one answered the node says it is
+ * starting (boot/readiness.ts).
  */
 import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
@@ -20,10 +18,7 @@ export function takesKeys(current: GatewayKeysFrom | null, offered: GatewayKeysF
   return current === null || RANK[offered] >= RANK[current]
 }
 
-/**
- * config.json's keys as the ring holds them while Postgres is away: the secret hashed, an id
- * derived from the name (stable across nodes; the stored key gets its own id once imported).
- */
+/** config.json's keys as the ring holds them while Postgres is away: hashed, with an id derived from the name. */
 export function configuredRecords(keys: readonly ConfiguredKey[]): GatewayKeyRecord[] {
   return keys.map((key) => ({
     id: `gk_config_${createHash('sha256').update(key.name).digest('hex').slice(0, 12)}`,
@@ -79,8 +74,7 @@ export class GatewayKeyLoader {
 
   /** Reads the active keys from Postgres; throws when it does not answer (the ring keeps what it has). */
   async fromStore(): Promise<void> {
-    const stored = await listGatewayKeys(this.components.pool)
-    this.take(stored, 'postgres')
+    this.take(await listGatewayKeys(this.components.pool), 'postgres')
   }
 
   /** config.json's keys, when nothing better was loaded; false when there are none or something better is loaded. */
@@ -91,11 +85,7 @@ export class GatewayKeyLoader {
     return true
   }
 
-  /**
-   * A peer's keys (read from Postgres there); false when the ring already holds better ones.
-   * `storeFailed`: this node just failed to read Postgres after a peer announced a change, and
-   * this peer read its set from Postgres itself: newer than anything here, whatever its source.
-   */
+  /** A peer's keys; false when the ring holds better ones, unless `storeFailed` (this node could not read a change the peer read). */
   fromPeer(keys: readonly GatewayKeyRecord[], peer: string, options: { storeFailed?: boolean } = {}): boolean {
     if (!options.storeFailed && !takesKeys(this.loadedFrom, 'peer')) return false
     const before = this.loadedFrom

@@ -1,16 +1,10 @@
 /**
- * Per-key requests-per-minute and tokens-per-minute, across the fleet (issue 13).
- *
- * Requests: one node owns the count of every key for a window (the lowest node id alive in
- * the fleet); every other node admits from a lease it takes from the owner, a few requests at
- * a time (a quarter of what is left, split by the number of nodes, at least one). Every
- * request admitted anywhere was granted by the owner, so the fleet admits at most the limit
- * in a window, and exactly the limit within one node. A lease left unused when the window
- * closes is lost. If the owner does not answer three lease requests in a row, a node admits
- * up to its own share (limit / nodes) for that window rather than refusing everyone.
- *
- * Tokens: known only once an answer is in, so each node counts its own and gossips the count;
- * a key is refused once the fleet's count for the window reaches its limit.
+ * Per-key requests and tokens per minute, across the fleet (issue 13). Requests: the lowest
+ * node id alive owns every key's count for a window and leases it out a few requests at a time
+ * (a quarter of what is left, split by the nodes, at least one), so the fleet admits at most the
+ * limit; when the owner misses three lease requests in a row, a node admits its own share
+ * (limit / nodes). Tokens, known once an answer is in: each node gossips its count, and a key
+ * is refused once the fleet's count for the window reaches its limit.
  */
 import type { GatewayKey } from './gateway-keys.ts'
 import type { CallerTokenUsage, LeaseRequest } from '../fleet/messages.ts'
@@ -146,8 +140,7 @@ export class KeyLimiter {
             else asked.exhausted = true
           },
           (error: unknown) => {
-            // A slow answer is asked again; only an owner that failed LEASE_TRIES times in a row
-            // counts as gone, and then this node admits its own share of the window, no more.
+            // Only an owner that failed LEASE_TRIES times in a row is gone: then this node's own share.
             if (++asked.failures < LEASE_TRIES) return
             this.init.onLeaseError?.(error)
             const share = Math.ceil(limit / Math.max(1, this.peers?.nodes() ?? 1))

@@ -1,8 +1,4 @@
-/**
- * Where a request comes from, as far as the node can tell: the socket's address, the Host it
- * was sent to (a DNS-rebinding page sends its own name), proxy headers (behind a reverse proxy
- * on the same host every client would look like loopback), and the browser's Origin.
- */
+/** Where a request comes from: the socket's address, the Host it was sent to (DNS rebinding), proxy headers, the browser's Origin. */
 import type { IncomingHttpHeaders } from 'node:http'
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
@@ -58,11 +54,7 @@ export function notLocalReason(remoteAddress: string | undefined, localPort: num
   return `Host "${headers.host ?? ''}" is not this node's loopback address (127.0.0.1, localhost or [::1] with port ${localPort})`
 }
 
-/**
- * Checks a browser's Origin: none (not a browser, or a same-origin GET) passes; otherwise it
- * must be this node's own origin (same host and port as Host) or listed in allowed_origins.
- * Returns 'same' | 'allowed' | 'refused'.
- */
+/** Checks a browser's Origin: none passes; else it must be this node's own (as Host says) or in allowed_origins. */
 export function checkOrigin(origin: string | undefined, host: string | undefined, allowed: ReadonlySet<string>): 'none' | 'same' | 'allowed' | 'refused' {
   if (origin === undefined) return 'none'
   if (allowed.has(origin)) return 'allowed'

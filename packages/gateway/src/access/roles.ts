@@ -1,8 +1,6 @@
 /**
- * Admin roles (issue 13): View and Update per area, as the reference product names them for
- * the adaptive router, with the same split for providers, logs and settings. Every admin
- * route is in ROUTE_ROLES; a route missing from it needs Update on every area (fails closed),
- * and access.test.ts fails for any route the app serves that the table does not list.
+ * Admin roles (issue 13): View and Update per area. Every admin route is in ROUTE_ROLES; one
+ * missing needs Update on every area (fails closed), and access.test.ts fails for it.
  */
 
 /** The areas of the admin API. */

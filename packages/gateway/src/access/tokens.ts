@@ -14,11 +14,7 @@ export interface AdminToken {
   permissions: Permission[]
 }
 
-/**
- * Parses SWITCHBOARD_ADMIN_TOKENS: `token:roles` pairs separated by commas, where roles is
- * `view`, `update`, or `area.level` entries joined by `+` (`providers.update+logs.view`).
- * Throws with a sentence naming the bad entry by position, never by its text.
- */
+/** Parses SWITCHBOARD_ADMIN_TOKENS (`token:view,token:providers.update+logs.view`); an error names a bad entry by position, never its text. */
 export function parseAdminTokens(text: string | undefined): AdminToken[] {
   if (text === undefined || text.trim() === '') return []
   return text.split(',').map((entry, index) => {
@@ -58,11 +54,7 @@ export class TokenMatcher {
     return this.known.length
   }
 
-  /**
-   * The permissions of the offered token, or null. Digests of equal length are compared with
-   * timingSafeEqual, and every known token is compared (no early exit), so neither a token's
-   * prefix nor its position in the list can be learned by timing.
-   */
+  /** The offered token's permissions, or null: every known digest is compared in constant time, so timing tells nothing. */
   match(offered: string): ReadonlySet<Permission> | null {
     const offeredDigest = digest(offered)
     let found: ReadonlySet<Permission> | null = null

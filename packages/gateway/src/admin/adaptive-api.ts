@@ -1,8 +1,6 @@
 /**
- * The adaptive routing admin API: the five switches (`GET|PUT /api/adaptive-routing/config`
- * and its deprecated alias `/api/load-balancer-config`), the routes table, the held keys and
- * their release. Spec: reference/adaptive-load-balancing.txt, "Configuration" and
- * "Releasing held keys".
+ * The adaptive routing admin API: the five switches (and the deprecated `/api/load-balancer-config`),
+ * the routes, the held keys and their release (reference/adaptive-load-balancing.txt).
  */
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
@@ -21,10 +19,7 @@ export interface AdaptiveApiComponents {
   holds: Holds
   dispatcher: Dispatcher
   settings(): LoadBalancerSettings
-  /**
-   * Saves and applies the switches; `pending` when Postgres did not answer in time. With
-   * history's settings, both or neither (settings/save.ts): a 503 when Postgres cannot take them.
-   */
+  /** Saves and applies the switches (`pending`: Postgres did not answer in time); with history's, both or neither (settings/save.ts). */
   saveSettings(settings: LoadBalancerSettings, history?: { history_enabled?: boolean; history_retention_days?: number }): Promise<{ pending: boolean }>
   keyName(provider: string, keyId: string): string | undefined
   now(): number

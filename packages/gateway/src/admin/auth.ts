@@ -1,9 +1,7 @@
 /**
- * Admin API and dashboard access (issues 3 and 13). In order: a browser's Origin must be the
- * node's own or listed in `server.allowed_origins` (else 403; allowed ones get CORS headers and
- * their preflight answered); a body must be JSON (else 415); then, with admin tokens
- * configured, `Authorization: Bearer <token>` with the role the route table asks for; with
- * none, only loopback callers sent to a loopback Host, with no proxy headers, are served.
+ * Admin API and dashboard access (issues 3 and 13), in order: a browser's Origin must be the
+ * node's own or allowed (403), a body must be JSON (415), then a bearer token with the route's
+ * role; with no tokens configured, only local callers (access/network.ts) are served.
  */
 import type { MiddlewareHandler } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
@@ -41,17 +39,13 @@ export function originGuard(init: AdminAuthInit): MiddlewareHandler<Env> {
 }
 
 /** The middleware guarding /api/* (and the dashboard's data). */
-export function adminAuth(init: AdminAuthInit | readonly AdminToken[]): MiddlewareHandler<Env> {
-  const options: AdminAuthInit = Array.isArray(init) ? { tokens: init } : (init as AdminAuthInit)
-  const matcher = new TokenMatcher(options.tokens)
-  const allowed = new Set(options.allowedOrigins ?? [])
-  return async (context, next) => {
+export function adminAuth(init: AdminAuthInit): MiddlewareHandler<Env> {
+  const matcher = new TokenMatcher(init.tokens)
+  const origins = originGuard(init)
+  return (context, next) => origins(context, async () => {
     const incoming = context.env.incoming
     const headers = incoming.headers
     const method = context.req.method
-    const origin = checkOrigin(headers.origin, headers.host, allowed)
-    if (origin === 'refused') throw refusedOrigin(headers.origin)
-    if (method === 'OPTIONS') return preflight(origin === 'allowed' ? headers.origin : undefined)
     if (method !== 'GET' && method !== 'HEAD' && hasBody(headers) && !isJsonMediaType(headers['content-type'])) {
       throw new GatewayError('unsupported_media_type', `The admin API takes JSON bodies: send "content-type: application/json" (got ${headers['content-type'] === undefined ? 'none' : `"${headers['content-type']}"`}).`)
     }
@@ -69,8 +63,7 @@ export function adminAuth(init: AdminAuthInit | readonly AdminToken[]): Middlewa
       checkRole(permissions, method, context.req.path)
     }
     await next()
-    if (origin === 'allowed') corsHeaders(context.res.headers, headers.origin!)
-  }
+  })
 }
 
 /** Throws admin_forbidden unless the token's permissions cover the route (route table in access/roles.ts). */

@@ -1,15 +1,14 @@
 /**
- * `GET|POST /api/gateway-keys`, `GET|DELETE /api/gateway-keys/:id` (issue 13): keys for
- * callers of the inference API. The secret is generated here and shown once, in the answer
- * to the POST; Postgres keeps its SHA-256. A DELETE revokes the key on every node (the node
- * drops it at once and tells its peers, which re-read the store).
+ * `GET|POST /api/gateway-keys`, `GET|DELETE /api/gateway-keys/:id` (issue 13). The secret is made
+ * here and shown once, in the POST's answer; Postgres keeps its SHA-256. A DELETE revokes the key
+ * on every node.
  */
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
-import { createGatewayKey, GatewayKeyConflict, isUnreachable, listGatewayKeys, revokeGatewayKey, type StoredGatewayKey, type DatabasePool } from '@switchboard/store'
+import { createGatewayKey, GatewayKeyConflict, listGatewayKeys, revokeGatewayKey, type StoredGatewayKey, type DatabasePool } from '@switchboard/store'
 import { gatewayKeySchema } from '../config/schema.ts'
 import { describeIssue } from '../config/problems.ts'
-import { GatewayError } from '../errors.ts'
+import { fromStore, GatewayError } from '../errors.ts'
 import { parseJson } from '../http/body.ts'
 import { hashSecret, keyLimits, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
 
@@ -23,6 +22,9 @@ export interface GatewayKeysApiComponents {
 }
 
 const createSchema = gatewayKeySchema.omit({ value: true })
+
+/** A store call; Postgres unreachable is a 503 that says to retry (a key change is never half applied). */
+const stored = <Result>(call: () => Promise<Result>) => fromStore(call, 'PostgreSQL is not answering, so gateway keys cannot be changed or listed right now; retry shortly. Keys already known keep working.')
 
 /** A key as the API shows it: never the secret. */
 export function presentGatewayKey(key: StoredGatewayKey): Record<string, unknown> {
@@ -78,16 +80,6 @@ export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> 
   })
 
   return api
-}
-
-/** A store call; Postgres unreachable is a 503 that says to retry (a key change is never half applied). */
-async function stored<Result>(call: () => Promise<Result>): Promise<Result> {
-  try {
-    return await call()
-  } catch (error) {
-    if (isUnreachable(error)) throw new GatewayError('store_unavailable', 'PostgreSQL is not answering, so gateway keys cannot be changed or listed right now; retry shortly. Keys already known keep working.')
-    throw error
-  }
 }
 
 function notFound(id: string): GatewayError {

@@ -1,16 +1,15 @@
 /**
- * The history API (issue 14), mounted under /api: incidents as the reference lists them
- * ("Listing incidents through the API"), one incident with its story, and what the dashboard
- * draws (summary, timeline, score series). Shapes: docs/api.md. Every answer is read from
- * Postgres, so every node gives the same one.
+ * The history API (issue 14) under /api: incidents, one incident with its story, and the
+ * dashboard's summary, timeline and scores (docs/api.md), all read from Postgres.
  */
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { HistoryQueryError, type HistoryQueries } from '@switchboard/history'
-import { isUnreachable } from '@switchboard/store'
-import { GatewayError } from '../errors.ts'
+import { fromStore, GatewayError } from '../errors.ts'
 
 type Env = { Bindings: HttpBindings }
+
+const UNAVAILABLE = 'PostgreSQL is not answering, so routing history cannot be read right now; retry shortly. Routing goes on, and what it records waits in memory until Postgres is back.'
 
 /** The routes, mounted under /api. `queries` is null while history could not start (Postgres away at boot). */
 export function historyApi(queries: () => HistoryQueries | null): Hono<Env> {
@@ -19,15 +18,7 @@ export function historyApi(queries: () => HistoryQueries | null): Hono<Env> {
     const history = queries()
     if (history === null) throw new GatewayError('not_found', 'History is not recording on this node (history_enabled is off, or Postgres was away when it started).')
     const query = new URL(context.req.url).searchParams
-    try {
-      return context.json((await read(history, query, context)) as object)
-    } catch (error) {
-      if (error instanceof HistoryQueryError) throw new GatewayError('invalid_request', error.message, { param: error.param })
-      if (isUnreachable(error)) {
-        throw new GatewayError('store_unavailable', 'PostgreSQL is not answering, so routing history cannot be read right now; retry shortly. Routing goes on, and what it records waits in memory until Postgres is back.')
-      }
-      throw error
-    }
+    return context.json((await fromStore(() => read(history, query, context), UNAVAILABLE, HistoryQueryError)) as object)
   }
   api.get('/adaptive-routing/history/issues', answer((history, query) => history.issues(query)))
   api.get(

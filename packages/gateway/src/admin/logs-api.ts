@@ -1,13 +1,8 @@
-/**
- * The request log API (issue 15): `GET /api/logs` (filters, sort, paging; `{logs, total,
- * facets}`) and `GET /api/logs/:id` (one request whole, with its moment in routing history).
- * Reads Postgres, so every node answers for every node's requests. Both need View.
- */
+/** The request log API (issue 15): `GET /api/logs` (a filtered page with facets) and `GET /api/logs/:id`, read from Postgres. */
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { historyLink, parseLogQuery, RequestLogQueryError, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'
-import { isUnreachable } from '@switchboard/store'
-import { GatewayError } from '../errors.ts'
+import { fromStore, GatewayError } from '../errors.ts'
 
 type Env = { Bindings: HttpBindings }
 
@@ -40,14 +35,5 @@ export function logsApi(components: LogsApiComponents): Hono<Env> {
 }
 
 /** Runs `work`, answering a parameter it refuses as a 400 naming that parameter, and Postgres away as a 503. */
-async function checked<Result>(work: () => Promise<Result>): Promise<Result> {
-  try {
-    return await work()
-  } catch (error) {
-    if (error instanceof RequestLogQueryError) throw new GatewayError('invalid_request', error.message, { param: error.param })
-    if (isUnreachable(error)) {
-      throw new GatewayError('store_unavailable', 'PostgreSQL is not answering, so the request log cannot be read right now; retry shortly. Requests are still served, and their rows wait in the node\'s buffer until it is back (past the buffer they are dropped and counted in /metrics).')
-    }
-    throw error
-  }
-}
+const checked = <Result>(work: () => Promise<Result>) =>
+  fromStore(work, 'PostgreSQL is not answering, so the request log cannot be read right now; retry shortly. Requests are still served, and their rows wait in the node\'s buffer until it is back (past the buffer they are dropped and counted in /metrics).', RequestLogQueryError)

@@ -1,8 +1,4 @@
-/**
- * `GET|POST /api/providers`, `GET|PUT|DELETE /api/providers/:name` (design.md, "External
- * contract"). Bodies are config.json's `providers.<name>` objects; key values go out
- * redacted (`sk-...abcd`), and a redacted value sent back keeps the stored one.
- */
+/** `/api/providers` and `/api/providers/:name`: config.json's provider objects, key values redacted (a redacted value sent back keeps the stored one). */
 import { Hono, type Context } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { ConfigStoreError, redactKeySecrets } from '@switchboard/store'

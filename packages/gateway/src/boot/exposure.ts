@@ -1,7 +1,4 @@
-/**
- * A node listening beyond loopback with no admin tokens would give its admin API to anyone who
- * reaches it: checked before anything else at boot.
- */
+/** A node listening beyond loopback with no admin tokens would give its admin API to anyone: checked first at boot. */
 import type { Logger } from 'pino'
 import { isLoopback } from '../access/network.ts'
 
@@ -15,10 +12,7 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || isLoopback(host)
 }
 
-/**
- * A node listening beyond loopback with no admin tokens would give its admin API to anyone
- * who reaches it: it refuses to start unless `--insecure` says so, and then warns each start.
- */
+/** Refuses to start beyond loopback with no admin tokens unless `--insecure` says so, and then warns. */
 export function checkExposure(host: string, tokens: number, insecure: boolean, logger: Logger): void {
   if (tokens > 0 || isLoopbackHost(host)) return
   if (!insecure) {

@@ -24,10 +24,7 @@ export interface GatewayInit {
   onListening?(url: string): void
   /** This process is one of the node's workers (`--workers N`): its link to the others. */
   siblings?: Siblings
-  /**
-   * Listen only once wired (a worker started after the node's first, or started again): the
-   * primary hands connections only to workers that listen, so none meets a booting worker.
-   */
+  /** Listen only once wired (a worker started later): the primary hands connections only to listening workers. */
   listenLate?: boolean
 }
 

@@ -1,7 +1,4 @@
-/**
- * The first part of a node's boot (issue 37): listening before anything else, so a probe tells a
- * booting node from a dead one while traffic waits for readiness; and what a failed boot undoes.
- */
+/** The first part of a node's boot (issue 37): listening before anything else, so a probe tells booting from dead. */
 import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
@@ -38,10 +35,7 @@ export interface Listening {
   abandon(): Promise<void>
 }
 
-/**
- * Listens on the node's port with the early listener (/health says starting; inference waits);
- * with `listenLate`, only once `open` is called (a worker that joins a node already serving).
- */
+/** Listens with the early listener (/health says starting); with `listenLate`, only once `open` is called. */
 export async function listenEarly(init: GatewayInit): Promise<Listening> {
   const env = init.env ?? process.env
   const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })

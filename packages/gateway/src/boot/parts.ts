@@ -1,8 +1,7 @@
 /**
- * What a node started, to let go of in reverse order (issue 39, item 2): each part of the
- * wiring says how it stops as it starts, so the shutdown and a failed start's undo are the same
- * list read backwards, computed rather than hand-ordered. Each stop is a bounded, named step
- * (shutdown.ts): one that hangs or fails is logged and left behind, and the next one runs.
+ * What a node started, stopped in reverse order (issue 39, item 2): each part says how it stops
+ * as it starts, so the shutdown and a failed start's undo are one list read backwards, each stop
+ * a bounded, named step (shutdown.ts).
  */
 import type { Logger } from 'pino'
 import { shutdownStep } from './shutdown.ts'

@@ -1,10 +1,7 @@
 /**
- * Is this node ready to serve inference (issue 37, item 5)? A node that cannot tell who may call
- * it must not answer as if nobody had a gateway key: it is ready once it has loaded its gateway
- * keys (from Postgres, from a peer, or from config.json) and has at least one provider (from the
- * store or config.json). Until then /health says `starting` (503) and inference answers 503
- * `gateway_starting` with `retry-after`. The decision is pure; `ReadinessState` keeps the facts
- * and a cached flag the request path reads.
+ * Is this node ready to serve inference (issue 37, item 5)? Only once it has loaded its gateway
+ * keys (Postgres, a peer or config.json) and has a provider: until then /health says `starting`
+ * and inference answers 503 `gateway_starting`, never as if nobody had a key.
  */
 import { GatewayError } from '../errors.ts'
 

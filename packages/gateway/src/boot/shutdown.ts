@@ -2,10 +2,7 @@
 import type { Server } from 'node:http'
 import type { Logger } from 'pino'
 
-/**
- * Stops taking connections and lets in-flight requests finish within `drainMs`, closing idle
- * keep-alive connections as they free up; whatever is still open at the bound is cut.
- */
+/** Stops taking connections, lets in-flight requests finish within `drainMs` (idle ones closed as they free up), then cuts the rest. */
 export async function drainServer(server: Server, drainMs: number, logger: Logger): Promise<void> {
   const drained = new Promise<void>((resolve) => server.close(() => resolve()))
   const idle = setInterval(() => server.closeIdleConnections(), 100)
@@ -18,11 +15,7 @@ export async function drainServer(server: Server, drainMs: number, logger: Logge
   clearInterval(idle)
 }
 
-/**
- * Runs one step of a shutdown, waiting for it at most `boundMs`: a step still running after 2 s
- * is logged, and one still running at its bound is logged and left behind, so no single step
- * (a write to a Postgres that stopped answering, say) holds the node until the CLI's hard bound.
- */
+/** Runs one shutdown step for at most `boundMs`: slow is logged at 2 s, and a step still running at its bound is logged and left behind. */
 export async function shutdownStep(logger: Logger, name: string, run: () => Promise<unknown>, boundMs = 3_000): Promise<void> {
   // Two thirds into a short bound, so "still waiting" and "gave up" are two moments, not one.
   const slowMs = Math.min(2_000, Math.round((boundMs * 2) / 3))

@@ -1,7 +1,6 @@
 /**
- * config.json: read, validated (with `env.VAR` resolved in a copy), and kept as written
- * for the config store, so secrets named by `env.VAR` never land in Postgres. Providers
- * from the store become runnable ones (values resolved, defaults applied) here too.
+ * config.json: read, validated with `env.VAR` resolved in a copy, and kept as written for the
+ * store (so those secrets never land in Postgres); stored providers made runnable here too.
  */
 import { readFile } from 'node:fs/promises'
 import { parseServiceAccount, PROVIDER_TYPES, type ProviderNetwork, type ProviderKey, type ProviderType } from '@switchboard/providers'
@@ -121,10 +120,7 @@ export function parseConfig(json: unknown, file: string, env: NodeJS.ProcessEnv 
   }
 }
 
-/**
- * Checks one provider body (from the admin API): schema, then the same rules as config.json.
- * Returns the problems, each prefixed with its path inside the body; empty when valid.
- */
+/** Checks one provider body from the admin API by config.json's rules; the problems name their path in the body. */
 export function checkProviderSource(name: string, body: unknown, env: NodeJS.ProcessEnv = process.env): { provider?: ProviderSource; problems: string[] } {
   const problems: string[] = []
   if (!/^[a-zA-Z0-9_.-]+$/.test(name)) problems.push('name: provider names use letters, digits, "_", "-" and "."')
@@ -135,10 +131,7 @@ export function checkProviderSource(name: string, body: unknown, env: NodeJS.Pro
   return problems.length > 0 ? { problems } : { provider: { ...parsed.data, name }, problems }
 }
 
-/**
- * Turns providers as stored (values may be `env.VAR`) into runnable ones. A provider or key
- * that no longer resolves (its variable is unset on this node) is left out and reported.
- */
+/** Turns stored providers into runnable ones; one that no longer resolves here (a variable unset) is left out and reported. */
 export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS.ProcessEnv, report: (problem: string) => void): ResolvedProviderConfig[] {
   const out: ResolvedProviderConfig[] = []
   for (const source of sources) {
@@ -168,8 +161,7 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   const network = raw.network_config ?? {}
   // A custom provider never inherits its base type's public endpoint: it must say where it lives.
   const baseUrl = network.base_url ?? (raw.custom_provider_config ? '' : (DEFAULT_BASE_URLS[name] ?? ''))
-  // Bedrock's and Vertex's endpoints follow each key's region (bedrock-runtime.<region>.amazonaws.com,
-  // <region>-aiplatform.googleapis.com) unless base_url says otherwise.
+  // Bedrock's and Vertex's endpoints follow each key's region unless base_url says otherwise.
   const regional = type === 'bedrock' || type === 'vertex'
   if (baseUrl === '' && !regional && !(type === 'azure' && raw.keys.every((key) => key.azure_key_config?.endpoint))) {
     problems.push(`${at('network_config.base_url')}: required for this provider (no default upstream is known)`)
@@ -188,18 +180,15 @@ function toProviderConfig(raw: ProviderSource, path: string, problems: string[])
   return {
     name,
     type: type ?? 'openai',
+    // The deadlines inside an attempt (issue 35) as written: left unset, the engine applies its defaults.
     network: {
+      ...network,
       base_url: baseUrl || (regional ? '' : 'http://invalid.localhost'),
       default_request_timeout_in_seconds: network.default_request_timeout_in_seconds ?? DEFAULT_TIMEOUT_SECONDS,
       max_retries: network.max_retries ?? DEFAULT_MAX_RETRIES,
       retry_backoff_initial: initial,
       retry_backoff_max: max,
       extra_headers: network.extra_headers ?? {},
-      // Deadlines inside an attempt (issue 35): left unset, the engine applies its defaults.
-      ...(network.connect_timeout_in_seconds !== undefined ? { connect_timeout_in_seconds: network.connect_timeout_in_seconds } : {}),
-      ...(network.first_token_timeout_in_seconds !== undefined ? { first_token_timeout_in_seconds: network.first_token_timeout_in_seconds } : {}),
-      ...(network.stream_idle_timeout_in_seconds !== undefined ? { stream_idle_timeout_in_seconds: network.stream_idle_timeout_in_seconds } : {}),
-      ...(network.max_retry_after_in_seconds !== undefined ? { max_retry_after_in_seconds: network.max_retry_after_in_seconds } : {}),
     },
     keys,
   }

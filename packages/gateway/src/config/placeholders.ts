@@ -1,8 +1,6 @@
 /**
- * Deploy templates (deploy/k8s/secret.yaml) ship secrets as `replace-me...` placeholders. A
- * node started with one would run with a guessable fleet secret or admin token, or fail
- * every request later with a confusing error, so the CLI refuses to start and names the
- * variable instead (issue 37).
+ * Deploy templates ship secrets as `replace-me...` placeholders: the CLI refuses to start with
+ * one and names the variable, rather than run with a guessable secret (issue 37).
  */
 
 /** What every placeholder value of the deploy templates contains. */

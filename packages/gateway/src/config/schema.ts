@@ -23,11 +23,7 @@ const bedrockKeyConfig = z.strictObject({
   deployments: z.record(z.string(), z.string().min(1)).optional(),
 }).refine((config) => (config.access_key === undefined) === (config.secret_key === undefined), 'give both access_key and secret_key (SigV4), or neither (the key\'s value is a Bedrock API key)')
 
-/**
- * Vertex AI (issue 20): the project and region a key calls, and its service account's JSON key
- * file (as text, usually `env.VAR`, or as the object itself); without `auth_credentials` the
- * key's `value` is that JSON.
- */
+/** Vertex AI (issue 20): a key's project and region, and its service account's JSON (text or object; else the key's `value`). */
 const vertexKeyConfig = z.strictObject({
   project_id: z.string().regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'a Google Cloud project id, e.g. "my-project-123"'),
   region: z.string().regex(/^(global|[a-z]+-[a-z]+\d+)$/, 'a Vertex AI region, e.g. "us-central1" or "global"'),

@@ -1,8 +1,7 @@
 /**
- * Getting the config store ready at boot without making Postgres a condition of serving
- * (issue 18): a node started while Postgres is down serves config.json's providers and the
- * holds its peers hold, and keeps trying; once Postgres answers, it migrates, applies
- * config.json (presence-aware, as at any boot) and reloads what the store says.
+ * The config store at boot without making Postgres a condition of serving (issue 18): a node
+ * started while Postgres is down serves config.json and keeps trying; once Postgres answers, it
+ * migrates, applies config.json and reloads the store.
  */
 import type { Logger } from 'pino'
 import { migrate, type ConfigStore, type ImportResult, type DatabasePool } from '@switchboard/store'

@@ -1,9 +1,7 @@
 /**
- * The node's providers: the config store's rows mirrored in memory, and the registry the
- * request path reads. Writes go to the store through the write queue; when Postgres does not
- * answer in time, the change is applied here at once and lands in the store when it returns
- * (issue 3, "degraded, not down"). Store events (this node's writes, later the fleet's)
- * reload the mirror.
+ * The node's providers: the config store's rows mirrored in memory, and the registry the request
+ * path reads. A write Postgres does not take in time is applied here at once and lands when it
+ * returns (issue 3, "degraded, not down"). Store events reload the mirror.
  */
 import type { Logger } from 'pino'
 import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
@@ -23,10 +21,7 @@ export interface DirectoryInit {
   writeWaitMs?: number
   /** Called with every new registry (the balancer learns the providers and keys from it). */
   onChange?: (registry: ProviderRegistry) => void
-  /**
-   * What to serve when the store cannot be read at start (Postgres down at boot): config.json's
-   * providers. The store's rows replace them at the next successful `reload`.
-   */
+  /** config.json's providers, served when the store cannot be read at start (until a `reload` works). */
   fallback?: ProviderSource[]
 }
 
@@ -75,8 +70,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     const landed = queue.enqueue(description, run)
     const first = await atMost(writeWaitMs, landed.then((result) => ({ result })))
     if (first !== undefined) {
-      // Read our own write before answering, so the next request on this node sees it. The write
-      // landed: a reload that fails (Postgres gone just after) applies it here instead, never a 500.
+      // Read our own write back before answering; if that fails, the write landed: applied here, never a 500.
       await reload().catch((error: unknown) => {
         logger.warn({ err: error, write: description }, 'the write landed but the store could not be read back: applied here')
         local()
@@ -150,23 +144,10 @@ export async function createProviderDirectory(components: DirectoryComponents, i
 }
 
 /** A stored provider as the API and the resolver see it (no row metadata). */
-export function toSource(provider: StoredProvider): ProviderSource {
-  return {
-    name: provider.name,
-    keys: provider.keys.map((key) => ({
-      id: key.id,
-      name: key.name,
-      value: key.value,
-      models: key.models,
-      weight: key.weight,
-      ...(key.aliases ? { aliases: key.aliases } : {}),
-      ...(key.azure_key_config ? { azure_key_config: key.azure_key_config } : {}),
-      ...(key.bedrock_key_config ? { bedrock_key_config: key.bedrock_key_config as ProviderSource['keys'][number]['bedrock_key_config'] } : {}),
-      ...(key.vertex_key_config ? { vertex_key_config: key.vertex_key_config as ProviderSource['keys'][number]['vertex_key_config'] } : {}),
-    })),
-    ...(provider.network_config ? { network_config: provider.network_config } : {}),
-    ...(provider.custom_provider_config ? { custom_provider_config: provider.custom_provider_config as ProviderSource['custom_provider_config'] } : {}),
-  }
+function toSource(provider: StoredProvider): ProviderSource {
+  const { type: _type, updated_at: _updatedAt, keys, ...source } = provider
+  // The store keeps what the schema checked on the way in: its key configs are ProviderSource's.
+  return { ...source, keys: keys.map(({ provider: _provider, updated_at: _keyUpdatedAt, ...key }) => key) } as ProviderSource
 }
 
 /** Ids for keys without one, and a redacted value sent back keeping the real one (the store's rules, applied locally). */

@@ -1,17 +1,10 @@
-/**
- * What /health says: is the node ready (boot/readiness.ts: gateway keys loaded, a provider to
- * serve), and is Postgres answering (a ping every few seconds, plus the write queue's view)?
- * A ready node keeps serving from memory either way; /health says `degraded` and why.
- */
+/** What /health says: is the node ready (boot/readiness.ts), and is Postgres answering? A ready node serves from memory either way. */
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { WriteQueue } from '@switchboard/store'
 import type { ReadinessState } from '../boot/readiness.ts'
 
 export interface HealthReport {
-  /**
-   * `starting`: not ready to serve inference yet (503, with the reasons); `draining`: shutting
-   * down, finishing in-flight requests; take no new traffic (503). `ok` and `degraded` serve (200).
-   */
+  /** `starting` (not ready yet) and `draining` (shutting down) are 503; `ok` and `degraded` serve (200). */
   status: 'starting' | 'ok' | 'degraded' | 'draining'
   reasons: string[]
   /** `unknown` until the first ping has answered or failed. */
@@ -46,11 +39,10 @@ export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readi
   const ping = async () => {
     try {
       await components.pool.query('SELECT 1')
-      if (reachable !== true) {
-        const first = reachable === null
-        reachable = true
-        if (!first) init.onChange?.(report())
-      }
+      const was = reachable
+      reachable = true
+      // The first answer is no change.
+      if (was === false) init.onChange?.(report())
     } catch (error) {
       lastError = (error as Error).message || String(error)
       if (reachable !== false) {

@@ -1,9 +1,7 @@
 /**
- * Dispatch of one node: binds the plan @switchboard/routing makes for a request to the providers
- * this node runs, and carries out what routing returns for each attempt (metrics, the node log,
- * holds to gossip, rate-limit backoffs and trial rounds to share). It decides nothing: the plan,
- * the next attempt and what each outcome means are routing's (`createRouter`); a request's
- * attempts make two calls there each, `next` and `report`.
+ * Dispatch of one node: binds routing's plan for a request to this node's providers, and carries
+ * out what routing returns for each attempt (metrics, the node log, holds, backoffs and trial
+ * rounds to share). It decides nothing: two calls to routing an attempt, `next` and `report`.
  */
 import type { Logger } from 'pino'
 import type { ProviderKey } from '@switchboard/providers'
@@ -90,10 +88,7 @@ export interface Dispatch {
 
 /** The dispatch of one node. */
 export interface Dispatcher {
-  /**
-   * Plans a request; `filter` says which targets may take it (the gateway key's providers, what
-   * each provider serves). Throws a GatewayError naming what to fix when no provider can serve it.
-   */
+  /** Plans a request (`filter`: which targets may take it); a GatewayError naming what to fix when no provider can serve it. */
   plan(request: RoutedRequest, context: RequestContext, streams: boolean, filter: TargetFilter<DispatchTarget>): Dispatch
   /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
   settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void

@@ -1,8 +1,6 @@
 /**
- * Which keys a re-read of the providers changed. A key edited on a peer reaches this node as a
- * re-read of the store, not as its own store event: without this, the node would not know the
- * key was edited, and a refusal from a request it sent before the edit would hold the key here
- * and be gossiped to the fleet (issue 11, f). Compared in memory only; nothing here is logged.
+ * Which keys a re-read of the providers changed: a key edited on a peer arrives as a re-read, not
+ * as a store event, and a refusal sent before the edit must not hold it (issue 11, f).
  */
 import type { ProviderKey } from '@switchboard/providers'
 import type { AdaptiveBalancer, Holds, RateLimitBackoffs } from '@switchboard/routing'
@@ -41,9 +39,8 @@ export function editedKeys(before: Map<string, { key: EditedKey; signature: stri
 }
 
 /**
- * What a config edit does to routing (reference: "Releasing held keys"): a key edited releases
- * its holds and backoffs; a key or provider deleted takes its holds away. The one place for the
- * rules, whether the edit came from this node's store, config.json at boot, or a peer's re-read.
+ * What a config edit does to routing (reference: "Releasing held keys"), wherever it came from: a
+ * key edited releases its holds and backoffs; a key or provider deleted takes its holds away.
  */
 export function routingEdits(components: { holds: Holds; backoffs: RateLimitBackoffs; balancer: Pick<AdaptiveBalancer, 'holdsChanged'>; dispatcher: Pick<Dispatcher, 'released' | 'settle'>; now: () => number }) {
   const { holds, backoffs, balancer, dispatcher, now } = components

@@ -1,8 +1,4 @@
-/**
- * A request's model and fallbacks read as directions (provider + model): which provider a
- * `provider/model` names. Parsing only, with errors that name what to fix; which providers
- * serve and in which order is planned in @switchboard/routing.
- */
+/** A request's model and fallbacks read as directions (provider + model), with errors that name what to fix; routing plans the rest. */
 import { keyNamesModel, type Direction } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { ProviderRegistry } from '../inference/registry.ts'

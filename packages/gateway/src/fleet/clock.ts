@@ -1,10 +1,8 @@
 /**
- * How far each peer's wall clock is from this node's (issue 40, item 2), so a propagation lag
- * read off a peer's time stamp is not its clock skew. Every 30 s (and when a peer joins) this
- * node asks each peer for its time: sent at t0, the peer's time t1, back at t2 (this node's
- * clock), the peer's clock is ahead by about t1 - (t0 + t2) / 2, within half the round trip.
- * Of the last few samples, the one with the shortest round trip is kept: the least doubt; an
- * offset within half its round trip is no offset that can be told (two nodes on one machine).
+ * How far each peer's clock is from this node's (issue 40, item 2), so a propagation lag is not
+ * clock skew. Every 30 s (and on join) each peer is asked its time: sent at t0, its time t1, back
+ * at t2, it is ahead by about t1 - (t0 + t2) / 2. The sample with the shortest round trip wins; an
+ * offset within half of it cannot be told from none.
  */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'

@@ -1,9 +1,8 @@
 /**
  * The fleet's gateway keys for a node that cannot read Postgres (issue 37, item 5): every node
- * answers `config/snapshot/1` with the keys it read from Postgres (secret hashes, never
- * secrets), and a node that wants them asks each peer it meets, and one peer a second, until
- * one answers with a set. A peer that has not read them itself answers null and is not believed
- * for an empty set. Carries; the key loader (access/key-loading.ts) decides what to take.
+ * answers `config/snapshot/1` with the keys it read there (hashes, never secrets); a node that
+ * wants them asks each peer it meets, and one a second, until one has a set. The key loader
+ * decides what to take.
  */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
@@ -22,10 +21,7 @@ export interface ConfigSnapshotSource {
 }
 
 export interface ConfigSnapshotCarrier {
-  /**
-   * Asks peers now: a peer announced a gateway-keys change and this node cannot read Postgres.
-   * Only a set the peer read from Postgres itself is taken; true when one answered with one.
-   */
+  /** Asks peers now (a change was announced and Postgres does not answer here); true when one read its set from Postgres. */
   pull(): Promise<boolean>
   stop(): void
 }

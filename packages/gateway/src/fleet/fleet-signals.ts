@@ -1,10 +1,7 @@
 /**
- * The fleet's own health (issue 40, item 2): how fast a hold, a release or a settings change
- * reaches this node (publish time at the origin, by its clock corrected for the offset of that
- * clock, to the time it applied here), what gossip came in, went out and was dropped per topic,
- * what anti-entropy repaired, the members and leaders seen, how old the last hold snapshot is
- * and how far peers' clocks are. As Prometheus series on /metrics and as figures in
- * /api/cluster for the dashboard's Cluster page.
+ * The fleet's own health (issue 40, item 2): how fast holds, releases and settings reach this node
+ * (origin time corrected by its clock's offset), gossip in, out and dropped per topic, repairs,
+ * members, leaders, the hold snapshot's age and peers' clock offsets; on /metrics and /api/cluster.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import type { Cluster } from '@switchboard/cluster'
@@ -60,31 +57,20 @@ export class FleetSignals {
     this.repairCounter = new Counter({ name: 'switchboard_fleet_repaired_entries_total', help: 'Hold entries gossip missed that a sync brought, by how (anti-entropy, sync on join)', labelNames: ['via'], registers })
     const signals = this
     // Of the node's one fleet membership: on a node with workers only the fleet worker knows it, and the highest wins.
-    new Gauge({
-      name: 'switchboard_fleet_members',
-      help: 'Live fleet members this node sees, itself included',
-      registers,
-      aggregator: 'max',
-      collect() {
-        if (signals.cluster) this.set(signals.cluster.members().length)
-      },
+    const gauge = (name: string, help: string, read: (gauge: Gauge) => void, labelNames: string[] = []) =>
+      new Gauge({ name, help, labelNames, registers, aggregator: 'max', collect() { read(this) } })
+    gauge('switchboard_fleet_members', 'Live fleet members this node sees, itself included', (members) => {
+      if (signals.cluster) members.set(signals.cluster.members().length)
     })
-    new Gauge({
-      name: 'switchboard_fleet_leader',
-      help: 'The leader of each region as this node sees it (1 for the leader)',
-      labelNames: ['region', 'node_id'],
-      registers,
-      aggregator: 'max',
-      collect() {
-        this.reset()
-        const cluster = signals.cluster
-        if (!cluster) return
-        for (const region of new Set(cluster.members().map((member) => member.region))) {
-          const leader = cluster.leader(region)
-          if (leader) this.set({ region, node_id: leader.nodeId }, 1)
-        }
-      },
-    })
+    gauge('switchboard_fleet_leader', 'The leader of each region as this node sees it (1 for the leader)', (leaders) => {
+      leaders.reset()
+      const cluster = signals.cluster
+      if (!cluster) return
+      for (const region of new Set(cluster.members().map((member) => member.region))) {
+        const leader = cluster.leader(region)
+        if (leader) leaders.set({ region, node_id: leader.nodeId }, 1)
+      }
+    }, ['region', 'node_id'])
     new Counter({
       name: 'switchboard_fleet_gossip_messages_total',
       help: 'Gossip messages per topic: published here (out), received from peers (in), thrown away as invalid or oversized (dropped)',
@@ -95,25 +81,11 @@ export class FleetSignals {
         for (const [topic, counts] of Object.entries(signals.gossip())) for (const direction of ['in', 'out', 'dropped'] as const) this.inc({ topic, direction }, counts[direction])
       },
     })
-    new Gauge({
-      name: 'switchboard_fleet_snapshot_age_seconds',
-      help: 'Time since the last hold snapshot written to Postgres (by any leader)',
-      registers,
-      aggregator: 'max',
-      collect() {
-        const age = signals.snapshotAge()
-        if (age !== null) this.set(age)
-      },
+    gauge('switchboard_fleet_snapshot_age_seconds', 'Time since the last hold snapshot written to Postgres (by any leader)', (age) => {
+      const seconds = signals.snapshotAge()
+      if (seconds !== null) age.set(seconds)
     })
-    new Gauge({
-      name: 'switchboard_fleet_clock_offset_max_seconds',
-      help: "The largest offset of a peer's clock from this node's, either way, measured by round trips",
-      registers,
-      aggregator: 'max',
-      collect() {
-        this.set(signals.clocks.widest() / 1000)
-      },
-    })
+    gauge('switchboard_fleet_clock_offset_max_seconds', "The largest offset of a peer's clock from this node's, either way, measured by round trips", (offset) => offset.set(signals.clocks.widest() / 1000))
   }
 
   /** The cluster once it runs (none when standalone). */

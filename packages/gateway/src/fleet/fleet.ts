@@ -1,10 +1,8 @@
 /**
- * This node in the fleet (issue 6): membership (@switchboard/cluster), and over it one carrier
- * per protocol: the hold set (hold-sync.ts), trial rounds (trials.ts), signals: rate limits,
- * gateway key limits and config changes (signals.ts), and gateway keys for a peer that cannot
- * read Postgres (config-snapshot.ts). Here: holds taken in from anywhere, restored from
- * Postgres at start, and the region's leader writing them back every 30 s. Without a fleet
- * secret the node runs alone, and still snapshots and restores its holds.
+ * This node in the fleet (issue 6): membership, and over it one carrier per protocol (hold-sync,
+ * trials, signals, config-snapshot). Here: holds taken in from anywhere, restored from Postgres at
+ * start and written back by the region's leader every 30 s. Without a fleet secret the node runs
+ * alone, and still snapshots and restores its holds.
  */
 import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
@@ -95,11 +93,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   const clocks = new PeerClocks()
   const fleetSignals = new FleetSignals(metrics.registry, clocks, now)
 
-  /**
-   * Takes entries from Postgres or a peer: each checked, bad ones counted; released routes
-   * recover. `measured`: entries that travelled as they changed (gossip) or were repaired, whose
-   * propagation lag counts; a join's pull of the whole set or a restore does not.
-   */
+  /** Takes entries from Postgres or a peer, bad ones counted; `measured`: gossip or repairs, whose propagation lag counts. */
   const takeIn = (raw: readonly unknown[], source: string, measured?: 'gossip' | RepairVia): number => {
     const entries: HoldEntry[] = []
     const at = now()
@@ -138,8 +132,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
   const timers: NodeJS.Timeout[] = []
 
   if (init.fleetSecret) {
-    // Loaded only for a fleet: libp2p is most of a node's modules, and a standalone node (a
-    // laptop, the twenty stop/start cycles of issue 18) starts about a second sooner without it.
+    // Loaded only for a fleet: libp2p is most of a node's modules (a second of a standalone start).
     const { createCluster } = await import('@switchboard/cluster')
     const { nodeId, region, peers, fleetSecret, dataDir } = init
     cluster = await createCluster({
@@ -168,8 +161,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     if (snapshotting) return
     snapshotting = true
     try {
-      // Merged with what is stored, under the snapshot lock: another leader (the other side of a
-      // partition, another region) may have written newer entries this node has not heard of.
+      // Merged with what is stored, under the snapshot lock: another leader may have written newer entries.
       const written = await saveHoldSnapshot(
         pool,
         (stored) => {
@@ -190,8 +182,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     if (now() - started < 5_000 || !isLeader()) return
     snapshot().catch((error: unknown) => logger.warn({ err: error }, 'could not write the hold set to Postgres; next round retries'))
   }
-  // Besides every 30 s: soon after holds change, and soon after this node becomes a leader, so a
-  // leader that restarts often (or a fleet that churns) never leaves Postgres far behind.
+  // Besides every 30 s: soon after holds change or this node becomes a leader.
   let soon: NodeJS.Timeout | null = null
   const snapshotSoon = (delayMs: number) => {
     if (soon !== null) return
@@ -231,8 +222,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
       clock?.stop()
       configShare?.stop()
       if (soon !== null) clearTimeout(soon)
-      // Bounded: a pooled connection cut off from Postgres (a network cut) hangs its query until
-      // TCP gives up, and the node's own shutdown bound must not be what ends the wait.
+      // Bounded: after a network cut a pooled connection hangs until TCP gives up.
       if (isLeader()) {
         const written = await atMost(LAST_SNAPSHOT_MS, snapshot().then(() => true, (error: unknown) => logger.warn({ err: error }, 'could not write the last hold snapshot')))
         if (written === undefined) logger.warn(`the last hold snapshot did not land within ${LAST_SNAPSHOT_MS / 1000} s: the peers' and the previous snapshot stand`)

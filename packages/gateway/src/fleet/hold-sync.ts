@@ -1,28 +1,20 @@
-/**
- * The hold set's share of the fleet (issue 6): a versioned set replicated to every node by
- * gossip on the `holds` topic, a full pull from one peer on join, a sync with each peer that
- * appears, and anti-entropy every 10 s (digests compared, only what differs pulled).
- */
-import type { Logger } from 'pino'
+/** The hold set's share of the fleet (issue 6): gossip on `holds`, a full pull on join, a sync with each peer that appears, anti-entropy every 10 s. */
 import type { Cluster } from '@switchboard/cluster'
-import { compareVersions, differingBuckets, holdId, type HoldEntry, type Holds } from '@switchboard/routing'
+import { compareVersions, differingBuckets, holdId, type HoldEntry } from '@switchboard/routing'
+import type { FleetComponents } from './fleet.ts'
 import type { RepairVia } from './fleet-signals.ts'
 import { bucketsRequest, digestRequest, digestResponse, entriesRequest, holdBatch, PROTOCOLS, versionsResponse, MAX_PULL_IDS, type VersionsResponse } from './messages.ts'
 
 /** Differing buckets holding at most this many entries here are pulled whole, without the version step. */
 const SMALL_BUCKETS = 64
 
-export interface HoldSyncInit {
-  holds: Holds
+export interface HoldSyncInit extends Pick<FleetComponents, 'holds' | 'logger' | 'now' | 'random'> {
   /** Takes entries from a peer: checked, merged, news for routing; returns how many changed. */
   takeIn(raw: readonly unknown[], source: string, measured?: 'gossip' | RepairVia): number
   /** Entries a sync brought that gossip missed. */
   repaired(via: RepairVia, entries: number): void
   /** After the join's hold pull: the trial rounds, from the same peer. */
   pullTrials(peerId: string): Promise<void>
-  logger: Logger
-  now: () => number
-  random: () => number
   peers: readonly string[]
   antiEntropyEveryMs?: number
 }
@@ -55,12 +47,9 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
   })
 
   /**
-   * What to pull from a peer whose digest differs in `buckets`. Small buckets are pulled
-   * whole. Large ones (a set of thousands of holds puts hundreds in each bucket) are compared
-   * by hold id and version first, and only the entries the peer has newer are pulled, so a
-   * round costs what differs, not 1/16 of the set per differing bucket. A peer that does not
-   * speak the version step yet, a difference too large to list, or one the versions do not
-   * show (same version, other content) is pulled by bucket as before.
+   * What to pull from a peer whose digest differs in `buckets`: small buckets whole; large ones
+   * by id and version first, pulling only what the peer has newer. A peer without the version
+   * step, a difference too large to list, or one versions do not show goes by bucket.
    */
   const pullDiffering = async (peer: { peerId: string }, buckets: number[]): Promise<unknown[]> => {
     const mine = holds.entriesInBuckets(buckets)
@@ -97,11 +86,8 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     if (merged > 0) logger.info({ peer: peer.nodeId, merged }, `${why} brought ${merged} hold entries`)
     return merged
   }
-  // A peer that appears (a late start, a restart, the end of a partition) is synced with at
-  // once, both ways (it does the same on its side), rather than at the next anti-entropy round.
-  // One at a time: a node that meets 49 peers at once compares digests with each in turn, so
-  // only the first difference is pulled, not the same buckets from every peer (issue 19). While
-  // this node pulls its first hold set (below), peers it meets wait until that is done.
+  // A peer that appears is synced with at once, one at a time (meeting 49 peers at once pulls the
+  // difference once, not from each: issue 19), and only after this node's own join pull.
   let syncs: Promise<unknown> = Promise.resolve()
   const syncOnJoin = (member: { peerId: string; nodeId: string }) => {
     syncs = syncs.then(() =>
@@ -116,8 +102,7 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     else syncOnJoin(member)
   })
 
-  // Join: pull the full set from one peer before serving, but only when a peer answers:
-  // with none connected after the first dial of every configured peer, serve at once.
+  // Join: pull the full set from one peer before serving, when one answers the first dial.
   const join = async () => {
     const connected = await Promise.race([fleet.dialed(), new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5_000).unref())])
     if (connected === 0) {
@@ -136,18 +121,14 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   }
-  // Connected to the configured peers only so far (joinFirst), so the pull did not wait behind
-  // the set-up of a connection to every member. Now the rest of the fleet is dialled, and each
-  // new peer synced with as it joins.
+  // Connected to the configured peers only so far (joinFirst): now the rest of the fleet is dialled.
   await join().catch((error: unknown) => logger.warn({ err: error }, 'could not pull the hold set on join; anti-entropy will'))
   fleet.openMesh()
   joining = false
   for (const member of metWhileJoining.values()) if (fleet.member(member.peerId) !== undefined) syncOnJoin(member)
   metWhileJoining.clear()
 
-  // Anti-entropy: compare digests with one random peer, pull the buckets that differ.
-  // One round at a time: on a loaded machine a round can outlast the interval, and overlapping
-  // rounds pulled the same version lists twice (the anti-entropy test's bytes doubled under load).
+  // Anti-entropy with one random peer, one round at a time (on a loaded machine a round can outlast the interval).
   let syncing = false
   const antiEntropy = setInterval(() => {
     const others = fleet.members().filter((member) => !member.self)

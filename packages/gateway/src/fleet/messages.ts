@@ -1,15 +1,10 @@
-/**
- * What gateway nodes say to each other, as zod schemas: every message from a peer is checked
- * before it is used (design.md, "Cluster model"). Hold entries are checked a second time, one
- * by one, by routing's own parser; a bad one is dropped and counted.
- */
+/** What gateway nodes say to each other, as zod schemas checked before use (design.md, "Cluster model"); hold entries again by routing's parser. */
 import { z } from 'zod'
 import { TRIAL_MAX_WAIT_MS, type HoldEntry, type TrialEntry } from '@switchboard/routing'
 import { switchFields } from '../config/schema.ts'
 
 /** Hold entries (and tombstones) a node changed, or a snapshot of them. */
 export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
-export type HoldBatch = z.infer<typeof holdBatch>
 
 /** A key whose rate-limit window ran out: the region backs it off until `until_ms`. */
 export const rateLimitSignal = z.strictObject({
@@ -18,7 +13,6 @@ export const rateLimitSignal = z.strictObject({
   model: z.string().min(1).max(500),
   until_ms: z.number().int().positive(),
 })
-export type RateLimitMessage = z.infer<typeof rateLimitSignal>
 
 const settings = z.strictObject(switchFields(z.boolean()))
 
@@ -31,10 +25,7 @@ export const configChange = z.discriminatedUnion('kind', [
 ])
 export type ConfigChange = z.infer<typeof configChange>
 
-/**
- * A gateway key as one node shares it with another (issue 37, item 5): the SHA-256 of its
- * secret, never the secret, and the limits the request path needs.
- */
+/** A gateway key as nodes share it (issue 37, item 5): its secret's SHA-256, never the secret, and its limits. */
 const gatewayKeyWire = z.strictObject({
   id: z.string().min(1).max(200),
   name: z.string().min(1).max(200),
@@ -45,11 +36,7 @@ const gatewayKeyWire = z.strictObject({
   tokens_per_minute: z.number().int().positive().nullable(),
 })
 
-/**
- * What a starting node asks a peer for (`config/snapshot/1`) when it cannot read Postgres: the
- * fleet's gateway keys as the peer read them from Postgres (itself or through another peer);
- * null when the peer has not read them either.
- */
+/** The answer to `config/snapshot/1`: the gateway keys as the peer read them from Postgres (null: it has not). */
 export const configSnapshot = z.strictObject({
   gateway_keys: z.strictObject({ from: z.enum(['postgres', 'peer']), keys: z.array(gatewayKeyWire).max(50_000) }).nullable(),
 })
@@ -62,11 +49,7 @@ export const clockRequest = z.strictObject({})
 export const clockResponse = z.strictObject({ at: z.number().finite() })
 export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(64)).max(64) })
 export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })
-/**
- * The second step of a round with a large set (issue 19): the hold ids and versions in the
- * buckets that differ, `[id, wallMs, counter, nodeId]`, so only the entries that differ are
- * pulled, by id, instead of whole buckets (1/16 of the set each).
- */
+/** A large set's second step (issue 19): `[id, wallMs, counter, nodeId]` of the differing buckets, so only what differs is pulled. */
 export const versionsResponse = z.strictObject({
   versions: z.array(z.tuple([z.string().max(2048), z.number().finite(), z.number().int().nonnegative(), z.string().max(128)])).max(50_000),
 })
@@ -139,11 +122,7 @@ export function parseTrialEntry(value: unknown): TrialEntry | null {
   }
 }
 
-/**
- * A round whose times a sane peer could have sent: none further ahead than the clock skew allows,
- * and a due time no further than the longest wait beyond that (a round due in a day would keep
- * a route out for a day on every node).
- */
+/** A round whose times a sane peer could have sent: within the clock skew, and due within the longest wait beyond it. */
 export function plausibleTrial(entry: TrialEntry, at: number): boolean {
   const latest = at + MAX_CLOCK_SKEW_MS
   const claim = entry.claim
@@ -162,11 +141,7 @@ export const PROTOCOLS = {
   clock: 'clock/1',
 } as const
 
-/**
- * How far ahead of this node's clock a peer's times may be. A version from further ahead
- * would win every merge for as long (and drag this node's clock along): a peer that sends
- * one is broken, whatever its secret.
- */
+/** How far ahead of this node's clock a peer's times may be: a version from further ahead would win every merge for as long. */
 const MAX_CLOCK_SKEW_MS = 5 * 60_000
 /** The longest rate-limit backoff a peer may ask for (provider windows reset within minutes). */
 export const MAX_RATE_LIMIT_MS = 60 * 60_000

@@ -1,26 +1,14 @@
 /**
- * The fleet's signals besides holds: rate-limit backoffs shared within a region (a key's window
- * ran out on one node: its peers back it off too), gateway key limits (issue 13: the lowest
- * node id alive owns every key's request count and leases it out; token counts are gossiped),
- * and config changes announced fleet-wide (settings, providers, gateway keys).
+ * The fleet's signals besides holds: rate-limit backoffs shared within a region, gateway key
+ * limits (issue 13: leases from the count's owner, token counts gossiped), and config changes
+ * announced fleet-wide.
  */
-import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
-import type { LoadBalancerSettings, RateLimitBackoff } from '@switchboard/routing'
-import type { KeyLimiter } from '../access/limits.ts'
-import type { Dispatcher } from '../dispatch/dispatcher.ts'
-import type { Metrics } from '../observability/metrics.ts'
+import type { RateLimitBackoff } from '@switchboard/routing'
+import type { FleetComponents } from './fleet.ts'
 import { configChange, leaseRequest, leaseResponse, MAX_RATE_LIMIT_MS, PROTOCOLS, rateLimitSignal, tokenUsage, type ConfigChange } from './messages.ts'
 
-export interface SignalsComponents {
-  dispatcher: Dispatcher
-  metrics: Metrics
-  logger: Logger
-  now: () => number
-  limiter: KeyLimiter
-  applySettings(settings: LoadBalancerSettings): void
-  reloadGatewayKeys(): Promise<void>
-  reloadProviders(): Promise<void>
+export interface SignalsComponents extends Pick<FleetComponents, 'dispatcher' | 'metrics' | 'logger' | 'now' | 'limiter' | 'applySettings' | 'reloadGatewayKeys' | 'reloadProviders'> {
   /** A settings change from `nodeId`, sent at `sentAt` by its clock, applied here now. */
   settingsFrom?(nodeId: string, sentAt: number): void
 }

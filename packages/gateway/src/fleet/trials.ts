@@ -1,25 +1,15 @@
 /**
- * The fleet's trial rounds (issue 35, item 8) on the wire: a fleet-wide `trials` topic, the pull
- * a joining node makes (`trials/snapshot/1`), and the peer count routing needs (a node that hears
- * no peer claims and sends its trials at once: per-node trials, as before). Routing decides; this
- * carries rounds both ways and counts what it drops.
+ * The fleet's trial rounds (issue 35, item 8) on the wire: the `trials` topic, the join pull
+ * (`trials/snapshot/1`), and the peer count routing needs. Routing decides; this carries rounds
+ * both ways and counts what it drops.
  */
-import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
-import type { TrialEntry, Trials } from '@switchboard/routing'
-import type { Metrics } from '../observability/metrics.ts'
-import type { Dispatcher } from '../dispatch/dispatcher.ts'
+import type { TrialEntry } from '@switchboard/routing'
+import type { FleetComponents } from './fleet.ts'
 import { digestRequest, parseTrialEntry, plausibleTrial, PROTOCOLS, trialBatch, trialToWire } from './messages.ts'
 
-export interface TrialsCarrierInit {
-  trials: Trials
-  dispatcher: Dispatcher
-  metrics: Metrics
-  logger: Logger
-  now: () => number
-  /** False for a key this node does not have: its rounds are dropped and counted. */
-  knownKey?(provider: string, keyId: string): boolean
-}
+/** `knownKey`: false for a key this node does not have (its rounds are dropped and counted). */
+export type TrialsCarrierInit = Pick<FleetComponents, 'trials' | 'dispatcher' | 'metrics' | 'logger' | 'now' | 'knownKey'>
 
 /** The trial rounds' share of the fleet. */
 export interface TrialsCarrier {

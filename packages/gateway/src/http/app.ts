@@ -45,10 +45,9 @@ export interface AppInit extends InferenceInit {
 }
 
 /**
- * The request listener of one gateway node: POST /v1/chat/completions goes straight to the
- * inference handler; everything else (admin API, health, metrics, errors) to the Hono app.
- * The hot route skips Hono's web Request, Context and Response for each request: on Node 20
- * that machinery measured as a good share of the gateway's own CPU per request.
+ * The request listener of one node: the inference routes go straight to their handlers, without
+ * Hono's web Request and Response (a good share of the gateway's CPU on Node 20); everything
+ * else to the Hono app.
  */
 export function createListener(components: AppComponents, init: AppInit): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   const hono = getRequestListener(createApp(components, init).fetch)

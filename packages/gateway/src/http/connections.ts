@@ -1,12 +1,8 @@
 /**
- * Slow-client protection for the node's HTTP server (issue 18): a client has
- * `headersTimeoutMs` to send its headers and `requestTimeoutMs` to send the whole request
- * (Node answers 408 and closes), checked every second; and at most `maxConnections` are
- * open. Past the cap a new connection does not wait or get refused: the oldest connection
- * not answering a request (idle keep-alive, or one still trickling its headers or body) is
- * closed to make room, so a flood of idle or slow connections cannot lock out a client that
- * sends a real request. Responses are not bounded here: a stream may run as long as the
- * upstream does.
+ * Slow-client protection (issue 18): `headersTimeoutMs` for the headers and `requestTimeoutMs`
+ * for the whole request (Node answers 408), and at most `maxConnections` open. Past the cap the
+ * oldest connection not answering a request (idle, or still trickling its request) is closed to
+ * make room, so idle or slow connections cannot lock out a real request. Responses are not bounded.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -46,9 +42,7 @@ export function createGuardedServer(listener: RequestListener, limits: Connectio
     open.set(socket, null)
     socket.once('close', () => open.delete(socket))
     if (open.size <= limits.maxConnections) return
-    // A connection with no request, or one whose request has not fully arrived (headers or
-    // body still trickling), or whose last answer is done (idle keep-alive), can go; one whose
-    // request is being answered is kept.
+    // A connection with no request, a request still trickling in, or an idle keep-alive can go.
     for (const [candidate, response] of open) {
       if (candidate === socket || (response !== null && isAnswering(response))) continue
       return evict(candidate)
@@ -56,8 +50,7 @@ export function createGuardedServer(listener: RequestListener, limits: Connectio
     // Every other connection is answering a request: the newcomer is the one turned away.
     evict(socket)
   })
-  // No listener on the response: its state is read when a newcomer needs room (a 'close'
-  // listener per request cost a once() wrapper on every request).
+  // No listener on the response (a once() per request): its state is read when a newcomer needs room.
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
     if (open.has(socket)) open.set(socket, response)

@@ -1,8 +1,6 @@
 /**
- * Serves the web UI (packages/dashboard) at `/` and its modules under `/ui/`, on the same
- * origin as the admin API, so the page calls the API with the same bearer tokens and
- * same-origin rules as any script. The page itself is public (it holds no data); every
- * number on it comes from the admin API, which checks the token.
+ * Serves the web UI at `/` and `/ui/` on the admin API's origin, so the page calls the API with
+ * the same tokens and rules as any script. The page itself holds no data.
  */
 import type { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
@@ -15,18 +13,12 @@ export interface DashboardInit {
   adminTokens: readonly AdminToken[]
 }
 
-/**
- * Adds `GET /`, `GET /ui/*` and `GET /api/session` to the app. The session route sits behind
- * the admin API's guard like every /api route: it tells the page what the caller's token may
- * do, so the page can hide or disable what it cannot (the API refuses it anyway).
- */
+/** Adds `GET /`, `GET /ui/*` and `GET /api/session` (behind the admin guard: what the caller's token may do, for the page to show). */
 export function serveDashboard(app: Hono<{ Bindings: HttpBindings }>, init: DashboardInit): void {
   const dashboard = createDashboard()
   const known = new TokenMatcher(init.adminTokens)
   app.get('/api/session', (context) => {
-    // The guard already let this caller in: with no tokens configured only loopback callers
-    // get here, and they may do everything. `role` is `update` for a token with Update on
-    // every area; `permissions` lists what it may do per area (access/roles.ts).
+    // The guard let this caller in: with no tokens configured, a loopback caller, who may do everything.
     let permissions: ReadonlySet<Permission> = new Set(everyArea('update'))
     if (known.size > 0) permissions = known.match((/^Bearer\s+(.+)$/i.exec(context.req.header('authorization') ?? '')?.[1] ?? '').trim()) ?? new Set()
     const role = AREAS.every((area) => allows(permissions, area, 'update')) ? 'update' : 'view'

@@ -1,9 +1,7 @@
 /**
- * The node's HTTP server from the first moment of boot (issue 37, item 5): it listens before
- * Postgres, the fleet and the providers are wired, so a probe can tell "starting" from "dead".
- * Until the full listener takes over, `/health` answers 503 `starting`, `/health/live` 200,
- * and every other request 503 `gateway_starting` with `retry-after`, in the error shape its
- * caller reads (Anthropic's on /v1/messages, OpenAI's elsewhere).
+ * The node's HTTP server from the first moment of boot (issue 37, item 5), so a probe tells
+ * "starting" from "dead": until the full listener takes over, `/health` answers 503 `starting`,
+ * `/health/live` 200, and anything else 503 `gateway_starting` in its caller's error shape.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { newRequestId } from '@switchboard/history'

@@ -1,8 +1,4 @@
-/**
- * POST /v1/chat/completions as a spec of the one pipeline (pipeline.ts): the body is checked
- * by validate.ts (the engine's chat shape, no copy), its streams are OpenAI chunks, its errors
- * OpenAI's.
- */
+/** POST /v1/chat/completions as a spec of the one pipeline: checked by validate.ts, OpenAI's chunks and errors. */
 import { CHAT_FRAMING } from '../inference/render.ts'
 import { validateChatRequest } from '../inference/validate.ts'
 import { parseJsonBody } from './body.ts'

@@ -1,8 +1,6 @@
 /**
- * POST /v1/messages and /v1/messages/count_tokens: Anthropic's Messages API, what Claude Code
- * sends (`ANTHROPIC_BASE_URL`). Anthropic upstreams get the body natively with the caller's
- * `anthropic-version` and `anthropic-beta`; OpenAI, Azure and OpenAI-compatible upstreams
- * get it translated (providers/src/surfaces). Errors in Anthropic's shape.
+ * POST /v1/messages and /v1/messages/count_tokens (what Claude Code sends): native at Anthropic with
+ * the caller's `anthropic-version` and `anthropic-beta`, translated elsewhere; Anthropic's errors.
  */
 import { estimateInputTokens } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
@@ -13,10 +11,8 @@ import { anthropicErrorBody, type SurfaceSpec } from './surface-route.ts'
 const FORWARDED = ['anthropic-version', 'anthropic-beta'] as const
 
 /**
- * Only what every route needs: a conversation to send. Roles and content blocks are not
- * checked here: an Anthropic upstream gets the body as it came and judges it itself (Claude
- * Code sends roles and betas newer than this gateway, e.g. a `system` turn inside `messages`),
- * and a translation refuses, naming the field, only what it cannot map (issue 37).
+ * Only what every route needs: a conversation. Anthropic judges the rest itself (Claude Code sends
+ * roles newer than this gateway), and a translation refuses only what it cannot map (issue 37).
  */
 function checkMessages(input: Record<string, unknown>): void {
   const messages = input.messages

@@ -1,9 +1,7 @@
 /**
- * GET /v1/models: the models this fleet can serve now, from the configured keys (names in
- * `models` and their aliases; `"*"` keys name no model, so they add none). OpenAI's list
- * shape, or Anthropic's when the request carries `anthropic-version` (Claude Code's gateway
- * model discovery). A model whose every route is failed or held stays listed, marked
- * `available: false`, so a picker can say why rather than lose it.
+ * GET /v1/models: the models the configured keys name (and their aliases), in OpenAI's list
+ * shape or Anthropic's when `anthropic-version` is sent. A model whose every route is failed or
+ * held stays listed with `available: false`.
  */
 import { newRequestId } from '@switchboard/history'
 import { Hono } from 'hono'

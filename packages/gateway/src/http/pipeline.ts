@@ -1,11 +1,8 @@
 /**
- * The one inference pipeline (issue 35): every inference route (chat completions, Anthropic
- * Messages and token counts, OpenAI Responses, embeddings) is this handler with a spec that
- * says how its body is read and how its answers and errors look. Who may call, the request's
- * routing context, the engine (routing, holds, retries, fallbacks, sessions, the stream
- * gate and its continuation), the held connection of a waiting stream, the metrics, the
- * gateway key's limits, the request log's track and the one error writer are shared.
- * Runs on Node's own request and response, with no Hono (see `createListener` in app.ts).
+ * The one inference pipeline (issue 35): every inference route is this handler with a spec that
+ * says how its body is read and how its answers and errors look; authentication, the routing
+ * context, the engine, the held stream, metrics, limits, the request log and the error writer
+ * are shared. Runs on Node's own request and response, without Hono (app.ts, `createListener`).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
@@ -73,9 +70,8 @@ export function createInferenceRoute(components: InferenceComponents, init: Infe
   return async (incoming, outgoing) => {
     const startedAt = components.now()
     const requestId = newRequestId(startedAt)
-    // x-request-id goes out with the other routing headers in writeHead (renderJson, renderStream,
-    // writeError): a header set before writeHead would send Node down its slow path, which
-    // re-validates every header one setHeader at a time.
+    // x-request-id goes out with the routing headers in writeHead: a header set before it would
+    // send Node down its slow path.
     const track = recorder.active ? recorder.track(outgoing, spec.recordAs, startedAt, requestId) : null
     const held: { hold: StreamHold | null } = { hold: null }
     const traced = tracing === null ? null : tracing.request(incoming.headers, incoming.method ?? 'POST', pathOf(incoming.url), spec.recordAs)

@@ -1,9 +1,7 @@
 /**
- * POST /v1/responses: OpenAI's Responses API over HTTP, what Codex CLI sends. OpenAI and
- * Azure get it natively; Anthropic and chat-only OpenAI-compatible upstreams get it
- * translated through chat (providers/src/surfaces). `previous_response_id` needs the
- * upstream that stored the conversation: only native providers are tried for it, and a
- * model none of them serves is a 400, never a silently shortened conversation.
+ * POST /v1/responses (what Codex CLI sends): native at OpenAI and Azure, translated through chat
+ * elsewhere. `previous_response_id` needs the upstream that stored the conversation: only native
+ * providers are tried, and a model none of them serves is a 400.
  */
 import { GatewayError } from '../errors.ts'
 import { RESPONSES_FRAMING } from '../inference/event-framing.ts'

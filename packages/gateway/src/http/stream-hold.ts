@@ -1,10 +1,8 @@
 /**
- * Holds a streaming caller's connection open while the first-chunk gate waits (issue 35): the
- * 200 and the first event go out only once an upstream produced content, but a caller left
- * without a byte for long gives up (or its proxy does). After `waitMs` without an answer, the
- * 200 goes out with SSE comments every `everyMs`, which every SSE client ignores; the gateway
- * can still fail over, since no event was sent. An error after that point is written as the
- * surface's in-band error event (the renderers and error writers check `committed`).
+ * Holds a streaming caller's connection while the first-chunk gate waits (issue 35): after
+ * `waitMs` without an answer the 200 goes out with SSE comments every `everyMs`, so the caller
+ * does not give up and the gateway can still fail over. An error after that point is written
+ * in-band (`committed`).
  */
 import type { ServerResponse } from 'node:http'
 import type { GatewayError } from '../errors.ts'

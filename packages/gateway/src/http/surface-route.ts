@@ -1,8 +1,6 @@
 /**
- * The inference surfaces besides chat completions (Anthropic Messages and token counts, OpenAI
- * Responses, embeddings) as specs of the one pipeline (pipeline.ts): a surface file
- * (messages.ts, responses.ts, embeddings.ts) only says how its body is checked, which caller
- * headers a native upstream gets, and how its errors look.
+ * The surfaces besides chat completions as specs of the one pipeline: a surface file only says
+ * how its body is checked, which caller headers a native upstream gets, and how its errors look.
  */
 import type { ChatRequestBody, Surface } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'

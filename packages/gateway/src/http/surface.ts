@@ -1,8 +1,4 @@
-/**
- * What every inference route shares around the engine (pipeline.ts): the fields every body may carry, the session
- * and routing-log headers, the request id, and the routing facts every answer carries as
- * headers (`x-request-id`, `x-bf-provider`, `x-bf-model`, `x-bf-key-name`).
- */
+/** What every inference route shares around the engine: the common body fields, the request's headers in and the routing headers out. */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import { readSessionHeaders } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'
@@ -37,18 +33,15 @@ export function callerCancellation(outgoing: ServerResponse): Cancellation {
   return caller
 }
 
-/** A header value safe for writeHead: non-ASCII names (a key called "clé") are percent-encoded. */
-function headerValue(value: string): string {
+/** A routing fact as a header value safe for writeHead (a key called "clé" percent-encoded); `none` when nothing was chosen. */
+function headerValue(value: unknown): string {
+  if (typeof value !== 'string') return 'none'
   return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value)
 }
 
 /** The routing facts as response headers; `none` where nothing was chosen (an error before any attempt). */
 export function routingHeaders(requestId: string, extra: { provider?: unknown; model?: unknown; key_name?: unknown } | undefined): Record<string, string> {
-  const headers: Record<string, string> = { 'x-request-id': requestId }
-  headers['x-bf-provider'] = typeof extra?.provider === 'string' ? headerValue(extra.provider) : 'none'
-  headers['x-bf-model'] = typeof extra?.model === 'string' ? headerValue(extra.model) : 'none'
-  headers['x-bf-key-name'] = typeof extra?.key_name === 'string' ? headerValue(extra.key_name) : 'none'
-  return headers
+  return { 'x-request-id': requestId, 'x-bf-provider': headerValue(extra?.provider), 'x-bf-model': headerValue(extra?.model), 'x-bf-key-name': headerValue(extra?.key_name) }
 }
 
 /** `model` as a non-empty string, or a 400 naming it. */

@@ -22,11 +22,6 @@ export class AttemptRun {
     private readonly caller: Cancellation,
   ) {}
 
-  /** True once the upstream call was aborted (the caller left, a deadline passed, the stream ended early). */
-  get aborted(): boolean {
-    return this.cancellation.aborted
-  }
-
   /** Aborts the upstream call and unlinks it from the caller; safe to call more than once. */
   abort(): void {
     this.cancellation.unfollow(this.caller)
@@ -40,10 +35,8 @@ function expire(cancellation: Cancellation): void {
 }
 
 /**
- * Sends one attempt. `deadlineMs` covers the whole answer for JSON, and up to the response
- * headers for a stream (the stream's own deadlines are the guard's: stream-guard.ts). A
- * `notSent` result (a body this provider cannot be sent) comes back as it is: the engine
- * answers 400.
+ * Sends one attempt. `deadlineMs` covers a JSON answer whole, a stream up to its headers (the
+ * guard keeps its deadlines). A `notSent` result comes back as it is: the engine answers 400.
  */
 export async function runAttempt(
   provider: ProviderRuntime,

@@ -1,11 +1,8 @@
 /**
- * The request path: sends the attempts routing's router plans, one at a time, and tells it how
- * each went (`dispatch.next()`, `dispatch.report()`: two calls per attempt). Spec:
- * reference/retries-and-fallbacks.txt ("The fallback logic follows a predictable sequence").
- * Which target, which key, how long to wait and when to stop are the router's (@switchboard/routing);
- * here are the I/O, the first-chunk gate and `extra_fields.attempts`.
- * The entry is surface-neutral: a model and fallbacks, a session, a direct key and a body
- * the adapter renders in, a served answer or a GatewayError out.
+ * The request path: sends the attempts routing plans, one at a time, and tells it how each went
+ * (`dispatch.next()`, `dispatch.report()`). Spec: reference/retries-and-fallbacks.txt. Which
+ * target, which key, how long to wait and when to stop are routing's; here are the I/O, the
+ * first-chunk gate and `extra_fields.attempts`, whatever the surface.
  */
 import type { AttemptFailure, TargetFailure, TargetFilter, TargetFit, TokenUsage } from '@switchboard/routing'
 import { canServe, continuationBody, ContinuationSplicer, readSent, speaksNatively, type Cancellation, type ChatRequestBody, type JsonSuccess, type ProviderKey, type RateLimitExhaustion, type StreamFormat, type StreamSuccess, type StreamUsage } from '@switchboard/providers'
@@ -37,11 +34,7 @@ export interface Served {
   upstream: { abort(): void }
   /** Told of each stream event sent and of a stream that broke (the request log's track), when someone records. */
   observer?: StreamObserver
-  /**
-   * A stream that broke after content went to the caller asks for the rest of the answer here,
-   * with every event it sent: another key or target that continues from an assistant prefill
-   * serves it (null when none can, or what was sent cannot be continued).
-   */
+  /** A stream that broke after content went out asks for the rest here, with every event it sent (null: nothing continues it). */
   resume?: (sent: readonly string[]) => Promise<Served | null>
   /** A continuation's events as the caller gets them, spliced onto what was sent. */
   splicer?: ContinuationSplicer
@@ -92,23 +85,15 @@ export interface EngineRequest extends RoutedRequest {
 
 const SURFACE_NAMES = { messages: 'Anthropic Messages', count_tokens: 'token counting', responses: 'OpenAI Responses', embeddings: 'embeddings' } as const
 
-/**
- * What routing may not choose for a request: a gateway key limited to some providers never
- * reaches another (appended fallbacks included); a surface some providers cannot serve
- * (embeddings at Anthropic) skips them.
- */
-class RequestFilter implements TargetFilter<DispatchTarget> {
-  constructor(
-    private readonly allowed: ReadonlySet<string> | undefined,
-    private readonly surface: SurfaceCall | undefined,
-  ) {}
-
-  fit(target: DispatchTarget): TargetFit {
-    if (this.allowed !== undefined && !this.allowed.has(target.provider.name)) return 'not_allowed'
-    const surface = this.surface
-    if (surface === undefined) return 'fits'
-    const adapter = target.provider.adapter
-    return (surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface)) ? 'fits' : 'not_served'
+/** What routing may not choose: providers outside the gateway key's, or ones that cannot serve the surface. */
+function requestFilter(allowed: ReadonlySet<string> | undefined, surface: SurfaceCall | undefined): TargetFilter<DispatchTarget> {
+  return {
+    fit(target): TargetFit {
+      if (allowed !== undefined && !allowed.has(target.provider.name)) return 'not_allowed'
+      if (surface === undefined) return 'fits'
+      const adapter = target.provider.adapter
+      return (surface.nativeOnly === true ? speaksNatively(adapter, surface.surface) : canServe(adapter, surface.surface)) ? 'fits' : 'not_served'
+    },
   }
 }
 
@@ -116,7 +101,7 @@ class RequestFilter implements TargetFilter<DispatchTarget> {
 export async function serveChat(components: EngineComponents, request: EngineRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
   const surface = request.surface
   const streams = surface === undefined ? request.body.stream === true : surface.stream
-  const dispatch = components.dispatcher.plan(request, context, streams, new RequestFilter(context.allowedProviders, surface))
+  const dispatch = components.dispatcher.plan(request, context, streams, requestFilter(context.allowedProviders, surface))
   const attempts: RecordedAttempt[] = []
   for (;;) {
     const step = dispatch.next()
@@ -137,12 +122,15 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   // Tracing on: the attempt's CLIENT span (off, `trace` is absent and nothing is built).
   const trace = dispatch.context.trace
   const span = trace === undefined ? undefined : trace.attempt(step, target.provider.adapter.type)
+  const notSent = (cancelled: boolean) => {
+    dispatch.report(step, { sent: false, cancelled })
+    span?.abandoned(cancelled ? 'cancelled' : 'not_sent')
+  }
   if (step.delayMs > 0) {
     try {
       await components.sleep(step.delayMs, caller)
     } catch {
-      dispatch.report(step, { sent: false, cancelled: true })
-      span?.abandoned('cancelled')
+      notSent(true)
       return null
     }
   }
@@ -151,8 +139,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   try {
     run = await runAttempt(target.provider, request.body, target.model, key, caller, step.headersMs, surface, span?.traceparent)
   } catch (error) {
-    dispatch.report(step, { sent: false, cancelled: false })
-    span?.abandoned('not_sent')
+    notSent(false)
     throw error
   }
   const result = run.result
@@ -160,8 +147,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   if (result.notes !== undefined) for (const note of result.notes) log.add(`${target.provider.name}/${target.model}: ${note}`)
   // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
   if (!result.ok && result.notSent === true) {
-    dispatch.report(step, { sent: false, cancelled: false })
-    span?.abandoned('not_sent')
+    notSent(false)
     throw new GatewayError('invalid_request', `${target.provider.name}: ${result.failure.message}`)
   }
   let failure: AttemptFailure | null
@@ -171,8 +157,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
     const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
     stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, attempt })
-    // The first-chunk gate: nothing goes to the caller before the stream's first content, so what
-    // fails before it fails over like any attempt.
+    // The first-chunk gate: what fails before the first content fails over like any attempt.
     const gated = await stream.gate(streamFormatOf(surface), step.firstTokenMs === null ? null : step.firstTokenMs - (components.now() - started))
     if (gated !== null) {
       run.abort()
@@ -194,13 +179,19 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   record ??= attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
   attempts.push(record)
   if (failure !== null || !result.ok) return null
-  const extraFields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key.id, key_name: key.name, attempts, request_id: dispatch.context.requestId }
-  if (log.enabled) extraFields.routing_log = log.lines
+  const extraFields = extraFieldsOf(target, key, attempts, dispatch.context)
   if (stream !== null) {
     const success: StreamSuccess = { ok: true, kind: 'stream', status: result.status, headers: result.headers, rateLimit: result.rateLimit, events: stream }
     return { success, extraFields, upstream: run, streamUsage: stream.usage }
   }
   return { success: result as JsonSuccess, extraFields, upstream: run }
+}
+
+/** The `extra_fields` of an answer or error from `target` (`key`: the key that served or failed last). */
+function extraFieldsOf(target: DispatchTarget, key: ProviderKey | null, attempts: RecordedAttempt[], context: RequestContext): ExtraFields {
+  const fields: ExtraFields = { provider: target.provider.name, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts, request_id: context.requestId }
+  if (context.log.enabled) fields.routing_log = context.log.lines
+  return fields
 }
 
 /** One upstream attempt as `extra_fields.attempts[]` reports it. */
@@ -211,11 +202,7 @@ function attemptRecord(step: DispatchStep, failure: AttemptFailure | null, statu
   }
 }
 
-/**
- * A streamed attempt as its guard sees it: aborted when a deadline passes, and reported to
- * routing once, when the stream ends (before its gate: as a failed attempt the request moves on
- * from; after it: as the answer the caller got).
- */
+/** A streamed attempt as its guard sees it: aborted at a deadline, reported to routing once, when the stream ends. */
 class StreamAttempt implements GuardedAttempt {
   /** The stream passed its first-chunk gate: the caller got it. */
   passed = false
@@ -257,10 +244,9 @@ class StreamAttempt implements GuardedAttempt {
 }
 
 /**
- * The rest of a stream that broke after content went to the caller (issue 35): routing walks the
- * targets from the one that broke on, those that continue from an assistant prefill, each asked
- * for the answer from the text already sent. Null when what was sent cannot be continued (a tool
- * call, thinking) or no target continues it; the caller then gets the original break in-band.
+ * The rest of a stream that broke after content went out (issue 35): routing walks the targets
+ * that continue from an assistant prefill, each asked for the answer from the text already sent.
+ * Null when what was sent cannot be continued (a tool call, thinking) or no target continues it.
  */
 async function continueStream(components: EngineComponents, dispatch: Dispatch, broke: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: RecordedAttempt[], sent: readonly string[]): Promise<Served | null> {
   const surface = request.surface
@@ -310,8 +296,7 @@ function toGatewayError(failure: TargetFailure<DispatchTarget, ProviderKey>, att
   const { target, last, key } = failure
   const provider = target.provider.name
   const where = `${provider}/${target.model}`
-  const extraFields: ExtraFields = { provider, model: target.model, key_id: key?.id ?? null, key_name: key?.name ?? null, attempts, request_id: context.requestId }
-  if (context.log.enabled) extraFields.routing_log = context.log.lines
+  const extraFields = extraFieldsOf(target, key, attempts, context)
   const tries = `${attempts.length} attempt${attempts.length === 1 ? '' : 's'}`
   const said = last ? ` The provider said: ${last.message}` : ''
   // The caller's own key: a refusal is about the caller's key, not the gateway's credentials.

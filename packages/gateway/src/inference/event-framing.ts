@@ -1,8 +1,4 @@
-/**
- * Stream framing of the surfaces whose events are named (Anthropic Messages, OpenAI
- * Responses): `event: <type>` then `data: <json>`, no `[DONE]`; the last event carries
- * `extra_fields`. Each event's name is the `type` inside its data, where both formats put it.
- */
+/** Framing of the named-event streams (Messages, Responses): `event: <type>` then `data: <json>`, the last carrying `extra_fields`. */
 import { leadingType } from '@switchboard/providers'
 import { spliceExtraFields, type StreamFraming } from './render.ts'
 import type { Served } from './engine.ts'

@@ -28,9 +28,8 @@ export interface ProviderRegistry {
 const RETIRE_AFTER_MS = 30_000
 
 /**
- * Builds the runtime of every provider. With `previous`, a provider whose type and network
- * settings did not change keeps its adapter (and its warm keep-alive pool); adapters no
- * longer used are closed after RETIRE_AFTER_MS, when requests that picked them are done.
+ * Builds the runtime of every provider. With `previous`, an unchanged provider keeps its adapter
+ * (and its warm pool); adapters no longer used are closed after RETIRE_AFTER_MS.
  */
 export function createRegistry(providers: readonly ResolvedProviderConfig[], previous?: ProviderRegistry, now: () => number = Date.now): ProviderRegistry {
   const reused = new Set<ProviderAdapter>()

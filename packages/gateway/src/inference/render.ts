@@ -9,7 +9,7 @@ import { StreamFailure, type StreamSuccess } from '@switchboard/providers'
 import type { Served } from './engine.ts'
 
 /** The JSON answer: the upstream's body (chat.completion, message, response, ...) with `extra_fields` added. */
-export function renderJson(outgoing: ServerResponse, served: Served, headers?: Record<string, string>): void {
+export function renderJson(outgoing: ServerResponse, served: Served, headers: Record<string, string>): void {
   const success = served.success
   if (success.kind !== 'json') throw new Error('renderJson needs a JSON success')
   const extra = JSON.stringify(served.extraFields)
@@ -20,7 +20,7 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers?: R
     const bytes = success.bytes
     const close = bytes.lastIndexOf(0x7d)
     let last = close - 1
-    while (last >= 0 && (bytes[last] === 0x20 || bytes[last] === 0x0a || bytes[last] === 0x0d || bytes[last] === 0x09)) last--
+    while (last >= 0 && isSpace(bytes[last]!)) last--
     const tail = `${bytes[last] === 0x7b ? '' : ','}"extra_fields":${extra}}`
     body = Buffer.allocUnsafe(close + Buffer.byteLength(tail))
     bytes.copy(body, 0, 0, close)
@@ -29,12 +29,9 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers?: R
     const text = JSON.stringify(success.body)
     body = Buffer.from(`${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"extra_fields":${extra}}`)
   }
-  if (headers === undefined) outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length })
-  else {
-    headers['content-type'] = 'application/json'
-    headers['content-length'] = String(body.length)
-    outgoing.writeHead(200, headers)
-  }
+  headers['content-type'] = 'application/json'
+  headers['content-length'] = String(body.length)
+  outgoing.writeHead(200, headers)
   outgoing.end(body)
 }
 
@@ -42,11 +39,7 @@ export function renderJson(outgoing: ServerResponse, served: Served, headers?: R
 export interface StreamFraming {
   /** One event of the upstream (its JSON data). */
   frame(data: string): string
-  /**
-   * False for an event that cannot be the stream's last (a content delta): it goes to the caller
-   * at once. An event that may be last is held until the next one shows it was not, so the last
-   * can carry `extra_fields`. Wrong either way costs nothing but where `extra_fields` lands.
-   */
+  /** False for an event that cannot be the last (a content delta: sent at once); one that may be is held until the next. */
   mayEnd(data: string): boolean
   /** The last event, carrying `extra_fields`. */
   last(pending: string | null, served: Served): string
@@ -67,19 +60,15 @@ export const CHAT_FRAMING: StreamFraming = {
 }
 
 /**
- * The SSE answer. Content goes out as it comes; only an event that may be the last (a finish
- * chunk, a usage chunk, `message_stop`) is held until the next, so the final chunk before `[DONE]`
- * can carry `extra_fields` without delaying a token (holding every event back delayed each one,
- * the first content too, until the upstream's next event). A stream that breaks after it started is continued where the engine can
- * (`served.resume`: another target goes on from the text sent, its events spliced on); else it
- * ends with an error event naming the break, since the status line is already sent and a retry
- * would duplicate output. Writes made in the same tick (the events of one upstream packet) go
- * out in one syscall.
+ * The SSE answer. Content goes out as it comes; only an event that may be the last is held until
+ * the next, so the final chunk can carry `extra_fields` without delaying a token. A stream that
+ * breaks after it started is continued where the engine can (`served.resume`), else it ends with
+ * an error event naming the break. Writes of one tick go out in one syscall.
  */
-export async function renderStream(outgoing: ServerResponse, served: Served, headers?: Record<string, string>, framing: StreamFraming = CHAT_FRAMING): Promise<Served> {
+export async function renderStream(outgoing: ServerResponse, served: Served, headers: Record<string, string>, framing: StreamFraming): Promise<Served> {
   if (served.success.kind !== 'stream') throw new Error('renderStream needs a stream success')
   // The caller's connection may already be open (http/stream-hold.ts): its 200 went out then.
-  if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers ?? {}))
+  if (!outgoing.headersSent) outgoing.writeHead(200, sseHeaders(headers))
   let corked = false
   const uncork = () => {
     corked = false

@@ -1,10 +1,8 @@
 /**
- * A stream on its way from the upstream to the caller, with the deadlines that hold inside it
- * (issue 35): the first-chunk gate reads the stream's preamble up to its first content event
- * before anything goes to the caller, bounded by the time-to-first-token deadline, so a stream
- * that fails, stalls or starts too slowly before that point fails over like any attempt; and
- * the idle deadline cuts a stream that sends nothing for too long, at any point. It reports
- * how the stream ended exactly once: served (null), broken, or left by the caller.
+ * A stream on its way to the caller, with its deadlines (issue 35): the first-chunk gate reads up
+ * to the first content event before anything goes out, bounded by the first-token deadline, so
+ * what fails before that fails over like any attempt; the idle deadline cuts a silent stream at
+ * any point. It reports how the stream ended exactly once.
  */
 import type { AttemptFailure, TokenUsage } from '@switchboard/routing'
 import { carriesContent, StreamFailure, streamFailureOf, StreamUsage, type StreamFormat } from '@switchboard/providers'
@@ -37,10 +35,8 @@ export function deadlineFailure(kind: 'first_token' | 'stream_idle', ms: number)
 const DONE: Promise<IteratorResult<string>> = Promise.resolve({ value: undefined, done: true })
 
 /**
- * The streams in flight, looked at together for silence: one timer for the node rather than one
- * per stream (a timer per stream measured as more garbage-collector time than the rest of the
- * guard). It ticks every WATCH_EVERY_MS while any stream is open, so a stream is cut between its
- * idle deadline and that much later.
+ * The streams in flight, watched for silence by one timer for the node (one per stream cost more
+ * garbage collection than the rest of the guard): a silent stream is cut within WATCH_EVERY_MS of its deadline.
  */
 const open = new Set<GuardedStream>()
 let watcher: NodeJS.Timeout | null = null

@@ -1,13 +1,10 @@
 /**
  * Checks a chat.completions body before any upstream sees it (issue 13): every field OpenAI
- * documents is type-checked, with `param` naming the one to fix; unknown fields pass through
- * untouched; `fallbacks` is capped. Hand-written rather than a schema library: it runs on
- * every request, and each message says what to fix. Optional fields may be null (OpenAI's
- * own schema allows it) except `stream`, which is true or false.
+ * documents is type-checked, `param` naming the one to fix; unknown fields pass untouched.
+ * Hand-written: it runs on every request. Optional fields may be null, except `stream`.
  */
 import type { ChatRequestBody } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
-import type { SurfaceCall } from './attempt.ts'
 
 /** A validated request: the upstream body (without gateway-only fields) and the gateway's own fields. */
 export interface ValidatedChatRequest {
@@ -15,8 +12,6 @@ export interface ValidatedChatRequest {
   model: string
   fallbacks: string[]
   stream: boolean
-  /** Set on the other surfaces: each attempt sends this instead of `body` (inference/attempt.ts). */
-  surface?: SurfaceCall
 }
 
 /** Most `fallbacks` one request may carry (each gets a full retry budget). */

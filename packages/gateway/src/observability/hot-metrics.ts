@@ -1,9 +1,7 @@
 /**
- * A counter and a histogram for the metrics counted on every request (requests, upstream
- * attempts and their latency, gateway-key requests). prom-client's own validate the labels,
- * build a closure and hash the label object on every call (about 0.5 us each, four calls a
- * request); these keep one entry per label-value combination in a Map and hand prom-client's
- * registry plain values when /metrics is scraped. The exposition is prom-client's, unchanged.
+ * A counter and a histogram for the metrics counted on every request: prom-client's own cost
+ * about 0.5 us a call (label checks, a closure, a hash); these keep one Map entry per label set
+ * and hand prom-client's registry plain values at scrape time, its exposition unchanged.
  */
 import type { Registry } from 'prom-client'
 

@@ -9,10 +9,8 @@ import { HotCounter, HotHistogram } from './hot-metrics.ts'
 export type Metrics = ReturnType<typeof createMetrics>
 
 /**
- * How often the event-loop lag histogram (`switchboard_nodejs_eventloop_lag_*`) samples, in ms.
- * prom-client's default of 10 ms wakes an idle node 100 times a second, which measured 0.8-1 %
- * of a core per process here: most of an idle fleet node's cost (issue 19). Every 100 ms still
- * catches every stall of 100 ms or more, for 0.14 %.
+ * How often the event-loop lag histogram samples (ms): prom-client's 10 ms cost an idle node
+ * about 1 % of a core (issue 19); 100 ms still catches every stall of 100 ms or more.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100
 

@@ -1,8 +1,7 @@
 /**
- * Feeds the history recorder (issue 14) from what the gateway already sees: hold entries this
- * node changed or merged from peers, the balancer's routes after each recompute and once a
- * minute, finished requests, config-store edits, deletes and settings changes. It records; it
- * decides nothing. Also the leader's daily retention and /metrics counters of the writers.
+ * Feeds the history recorder (issue 14) from what the gateway already sees: holds, the routes
+ * after each recompute, finished requests, config and settings changes. It records and decides
+ * nothing. Also the leader's daily retention and the writers' /metrics.
  */
 import type { Logger } from 'pino'
 import { Counter, Gauge } from 'prom-client'
@@ -14,6 +13,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 import type { RequestRecorder, RequestTrack } from './request-record.ts'
 import type { HistoryForward } from '../workers/protocol.ts'
+import { both } from '../workers/sharing.ts'
 
 /** A pool or a transaction's client: history's settings are written inside the switches' transaction. */
 type Queryable = Parameters<typeof readHistorySettings>[0]
@@ -32,10 +32,7 @@ export interface HistoryRecordingComponents {
   now: () => number
   /** True on the node that runs the daily retention (a regional leader; Postgres keeps it to once a day). */
   isLeader: () => Promise<boolean>
-  /**
-   * A worker that does not write history (issue 38: only the fleet worker of a node does) sends
-   * its own events here instead: its requests, holds it placed, settings it saved.
-   */
+  /** On a worker that does not write history (only the fleet worker does), where its own events go instead. */
   forward?: (event: HistoryForward) => void
 }
 
@@ -51,16 +48,9 @@ export interface HistoryRecordingInit {
 export interface HistoryRecording {
   queries: HistoryQueries
   settings(): HistorySettings
-  /**
-   * History's share of a settings save (issue 37, item 6): `write` runs inside the caller's
-   * transaction (the switches' own), `saved` applies and records it once that committed. A save
-   * that never committed changes nothing here.
-   */
+  /** History's share of a settings save (issue 37, item 6): `write` in the switches' transaction, `saved` once it committed. */
   settingsWrite(values: Partial<HistorySettings>): { write(client: Queryable): Promise<void>; saved(): HistorySettings }
-  /**
-   * The changes config.json made at this node's boot, before history listened. The store applies
-   * a file's change once (the node that first boots with it), so the fleet records it once.
-   */
+  /** The changes config.json made at this node's boot, before history listened (the store applies each once in the fleet). */
   configImported(changes: readonly ConfigStoreEvent[]): void
   holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
   /** After each recompute. */
@@ -77,8 +67,8 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   const { pool, store, balancer, logger, now } = components
   let settings: HistorySettings = { ...defaultHistorySettings }
   try {
-    if (Object.keys(init.configured).length > 0) await writeHistorySettings(pool, init.configured, 'config')
-    settings = await readHistorySettings(pool)
+    // Writes only the values config.json sets (none: a read).
+    settings = await writeHistorySettings(pool, init.configured, 'config')
   } catch (error) {
     logger.warn({ err: error }, 'could not read the history settings; using the defaults')
   }
@@ -106,25 +96,22 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   const recordChange = (change: ConfigStoreEvent, origin?: 'config') => {
     const from = origin === undefined ? {} : { origin }
     switch (change.type) {
-      case 'key:changed': {
-        const detail = change.detail
-        recorder.record({ kind: 'key:edited', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, created: detail.created, fields: detail.fields, ...from } })
-        return
-      }
+      case 'key:changed':
       case 'key:deleted': {
-        const detail = change.detail
-        recorder.record({ kind: 'key:deleted', entity: keyEntity(detail.provider, detail.id), provider: detail.provider, model: null, keyId: detail.id, detail: { key_name: detail.name, ...from } })
+        const { provider, id, name } = change.detail
+        const edited = change.type === 'key:changed' ? { created: change.detail.created, fields: change.detail.fields } : {}
+        recorder.record({ kind: change.type === 'key:changed' ? 'key:edited' : 'key:deleted', entity: keyEntity(provider, id), provider, model: null, keyId: id, detail: { key_name: name, ...edited, ...from } })
         return
       }
       case 'provider:changed':
-        recorder.record({ kind: 'provider:edited', entity: `provider:${change.detail.provider}`, provider: change.detail.provider, model: null, keyId: null, detail: { created: change.detail.created, fields: change.detail.fields, ...from } })
+      case 'provider:deleted': {
+        const provider = change.detail.provider
+        const edited = change.type === 'provider:changed' ? { created: change.detail.created, fields: change.detail.fields } : {}
+        recorder.record({ kind: change.type === 'provider:changed' ? 'provider:edited' : 'provider:deleted', entity: `provider:${provider}`, provider, model: null, keyId: null, detail: { ...edited, ...from } })
         return
-      case 'provider:deleted':
-        recorder.record({ kind: 'provider:deleted', entity: `provider:${change.detail.provider}`, provider: change.detail.provider, model: null, keyId: null, detail: { ...from } })
-        return
+      }
       case 'settings:changed': {
-        // Before and after as the store read them in the change's own transaction: this node's
-        // view may be behind (a peer's change, config.json at another node's boot).
+        // Before and after as the store read them in the change's transaction: this node's view may be behind.
         const detail = change.detail
         recorder.record({ kind: 'settings:changed', entity: 'settings', provider: null, model: null, keyId: null, detail: { before: { ...detail.before, ...settings }, after: { ...detail.load_balancer_config, ...settings }, fields: detail.fields, origin: detail.origin } })
       }
@@ -159,9 +146,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   retentionTimer.unref()
 
   registerMetrics(components.metrics, recorder)
-  // Each request's track arrives after its answer was sent (never on the request path); history
-  // reads the few facts it counts off the track, so no record is built for it. The listener is
-  // attached only while history is on: with nobody listening, requests track nothing.
+  // History reads its counts off each request's track (no record built), listening only while it is on.
   let offRecords: (() => void) | null = null
   const listen = () => {
     if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt, components.settings())))
@@ -200,15 +185,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     configImported: (changes) => changes.forEach((change) => recordChange(change, 'config')),
     holds: (entries, origin) => recorder.holds(entries, origin),
     recomputed: () => recorder.routes(routeViews()),
-    observeMerges(dispatcher) {
-      return {
-        ...dispatcher,
-        merged(entries) {
-          dispatcher.merged(entries)
-          recorder.holds(entries, 'peer')
-        },
-      }
-    },
+    observeMerges: (dispatcher) => ({ ...dispatcher, merged: both(dispatcher.merged, (entries) => recorder.holds(entries, 'peer')) }),
     forwarded(events) {
       for (const forwarded of events) {
         if (forwarded.type === 'holds') recorder.holds(forwarded.entries as Parameters<HistoryRecorder['holds']>[0], 'local')
@@ -226,11 +203,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   }
 }
 
-/**
- * How a request went, for the per-minute counts, read off its track: the same facts the request
- * record (issue 15) states, through the same functions, without building the record. The
- * engine's attempts are passed as they are (the tracker reads them and keeps nothing).
- */
+/** How a request went, for the per-minute counts: the request record's facts, read off the track without building it. */
 export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number, lb: Pick<LoadBalancerSettings, 'reroute_failed_directions'>): RequestOutcome {
   const extra = extraOf(track)
   const attempts = extra?.attempts ?? NO_ATTEMPTS

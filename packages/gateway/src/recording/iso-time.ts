@@ -1,8 +1,6 @@
 /**
- * A time in ms as `Date#toISOString` writes it, for the record of every request: the date,
- * hour and minute are formatted once per minute and kept, so a record pays two small
- * concatenations instead of a Date and its formatting (about 0.4 µs, a third of building a
- * record).
+ * A time in ms as `Date#toISOString` writes it: the minute's prefix is formatted once and kept,
+ * sparing each request record a Date (a third of building one).
  */
 
 const MINUTE_MS = 60_000

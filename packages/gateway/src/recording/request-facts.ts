@@ -1,8 +1,4 @@
-/**
- * The facts of a finished request that both listeners state: history's light listener
- * (recording/history.ts) reads them straight off the track, and the request log's record
- * (request-record.ts) is built from the same functions, so the two cannot drift apart.
- */
+/** The facts of a finished request both listeners state (history off the track, the request log's record), so they cannot drift apart. */
 import type { FailureClass } from '@switchboard/routing'
 import type { Served } from '../inference/engine.ts'
 import type { RequestTrack } from './request-record.ts'
@@ -26,11 +22,7 @@ export function requestedModel(track: RequestTrack): string {
   return decision?.pinned?.model ?? decision?.primary?.model ?? track.asked?.model ?? ''
 }
 
-/**
- * How a finished request failed: `cancelled`, `caller_fault`, the last attempt's class, `timeout`,
- * `unknown`, or `transient` for a stream that broke; null when it was answered in full.
- * `lastFailure` is the last attempt's failure class (undefined without attempts).
- */
+/** How a finished request failed (`lastFailure`: the last attempt's class); null when answered in full. */
 export function failureClassOf(track: RequestTrack, finished: boolean, lastFailure: FailureClass | null | undefined): FailureClass | null {
   const error = track.error
   if (error !== null) {
@@ -43,11 +35,7 @@ export function failureClassOf(track: RequestTrack, finished: boolean, lastFailu
   return finished ? null : 'cancelled'
 }
 
-/**
- * Whether the caller picked the provider (`routing.picked_by: caller`). The plan says who
- * picked it; without one (the request failed before routing), a `provider/model` counts as
- * the caller's pick.
- */
+/** Whether the caller picked the provider (`routing.picked_by`): the plan says, else a `provider/model` counts as the caller's pick. */
 export function pickedByCaller(track: RequestTrack): boolean {
   const asked = track.asked
   if (asked?.directKey === true) return true
@@ -94,11 +82,7 @@ export function pinnedKeptFailed(track: RequestTrack): boolean {
   return track.log?.decision?.reason === 'pinned_failed_kept'
 }
 
-/**
- * Whether session affinity kept the request on its session's key: routing planned the session's
- * provider and key first, and that key is the one that served it. A session whose key failed
- * and whose request another key served moved (false); null without a session.
- */
+/** Whether session affinity kept the request on its session's key (planned first, and it served); null without a session. */
 export function sessionKeptOf(track: RequestTrack): boolean | null {
   const session = track.log?.session ?? null
   if (session === null || session === 'none') return null

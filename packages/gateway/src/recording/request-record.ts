@@ -1,12 +1,7 @@
 /**
- * The per-request record (issue 15): one plain object per inference request, whatever the
- * surface, handed to listeners (the request log writer, the per-minute request counts) after
- * the answer is sent, never on the request path. While nobody listens, nothing is tracked.
- *
- * The request path only fills a `RequestTrack` (a few assignments, the routing facts the
- * router leaves in the request's `RoutingLog`); the record is built from it when the response
- * closes. Shape: `RequestRecord` of @switchboard/history (design.md, "History, incidents,
- * request log").
+ * The per-request record (issue 15): the request path only fills a `RequestTrack`; once the
+ * response closes, listeners (the request log, the per-minute counts) get it, and the record
+ * (`RequestRecord` of @switchboard/history) is built from it. While nobody listens, nothing is tracked.
  */
 import type { ServerResponse } from 'node:http'
 import { isHoldReason, RoutingLog, type TokenUsage } from '@switchboard/routing'
@@ -35,11 +30,7 @@ export interface RecorderInit {
   region: string
 }
 
-/**
- * A light listener (history's per-minute counts): reads the few fields it needs off the track
- * itself once the response closed, so no record is built for it. `finished` is false when the
- * caller went away before the answer was complete; `endedAt` is when the response closed.
- */
+/** A light listener (history's counts) reads the track itself: no record is built for it. `finished`: false when the caller left early. */
 export type TrackListener = (track: RequestTrack, finished: boolean, endedAt: number) => void
 
 /** Hands each request's record to its listeners. */
@@ -68,10 +59,7 @@ export interface AskedRequest {
   body?: string
 }
 
-/**
- * What one request did, filled in as it goes. Surfaces set `asked`, `log`, then call
- * `succeeded` or `failed`; streaming renderers call `chunk` per event sent.
- */
+/** What one request did, filled in as it goes: `asked` and `log`, then `succeeded` or `failed`; `chunk` per event streamed. */
 export class RequestTrack {
   asked: AskedRequest | null = null
   log: RoutingLog | null = null
@@ -92,10 +80,7 @@ export class RequestTrack {
     /** Content recording was on when the request arrived. */
     readonly content: boolean,
     private readonly now: () => number,
-    /**
-     * A whole record is built for this request (the request log listened when it arrived): the
-     * routing log keeps its facts for it. False when only light listeners (history) listen.
-     */
+    /** A whole record is built for this request (the request log listened when it arrived). */
     readonly recorded = true,
   ) {}
 

@@ -1,8 +1,4 @@
-/**
- * Keeps secrets out of what the request log stores: configured key values wherever they
- * appear, and anything shaped like a provider key or a bearer token (a provider's error may
- * quote the key it refused).
- */
+/** Keeps configured key values, and anything shaped like a provider key or bearer token, out of what the request log stores. */
 
 /** Provider-key and bearer-token shapes: OpenAI `sk-...`, Anthropic `sk-ant-...`, Groq `gsk_...`, `Bearer <token>`. */
 const KEY_SHAPES = /\b(?:sk-ant-|sk-|gsk_|xai-)[A-Za-z0-9_*.-]{8,}|\b(Bearer)\s+[A-Za-z0-9._~+/=-]{8,}/g

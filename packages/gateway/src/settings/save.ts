@@ -1,10 +1,7 @@
 /**
- * Saving `PUT /api/adaptive-routing/config` (issue 37, item 6). The five switches alone keep
- * "degraded, not down": applied here at once and queued until Postgres takes them (202
- * `pending` when it did not answer in time). Switches with history's settings are one write,
- * all or nothing: one transaction, through the write queue (so it lands after writes queued
- * before it), applied here only once it committed; when Postgres cannot take it the caller gets
- * 503 `store_unavailable` and nothing changed, here or in the store.
+ * Saving `PUT /api/adaptive-routing/config` (issue 37, item 6). The five switches alone apply at
+ * once and are queued until Postgres takes them (202 `pending`). With history's settings, one
+ * transaction through the write queue, applied only once committed: all or nothing, else 503.
  */
 import { isUnreachable, type ConfigStore, type WriteQueue } from '@switchboard/store'
 import type { LoadBalancerSettings } from '@switchboard/routing'

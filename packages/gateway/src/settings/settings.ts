@@ -1,8 +1,4 @@
-/**
- * The load-balancer settings of one node have one owner: everything that changes them (the
- * admin API, the config store's listener, a peer's gossip) calls `set`, and everything that
- * reacts (the fleet publishing, the dispatcher reading) goes through `get` and `onChange`.
- */
+/** The one owner of a node's load-balancer settings: changes go through `set`, readers through `get` and `onChange`. */
 import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchboard/routing'
 
 /** Where a change of settings came from: this node's API, the config store (config.json, another node's write), a peer's gossip, or another worker of this node. */

@@ -1,9 +1,7 @@
 /**
- * How many workers a node runs (issue 38): `--workers N`, or by default one per core the
- * process may use. Cores are what the scheduler lets this process run on (its affinity), and
- * no more than a cgroup's CPU quota allows (a container limited to 2 CPUs on a 64-core host
- * gets 2). The default stops at 8: each worker keeps its own Postgres pool (up to 10
- * connections), and past 8 the pools would take most of a default Postgres's 100 connections.
+ * How many workers a node runs (issue 38): `--workers N`, or one per core the process may use
+ * (its affinity, within a cgroup's CPU quota), at most 8: past that the workers' Postgres pools
+ * would take most of a default Postgres's 100 connections.
  */
 import { availableParallelism } from 'node:os'
 import { readFileSync } from 'node:fs'

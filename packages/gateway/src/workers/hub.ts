@@ -1,13 +1,9 @@
 /**
- * The primary of a node with workers (issue 38, `--workers N`): N event loops behind one port
- * through node:cluster. Node 20's net.Server has no `reusePort` (SO_REUSEPORT came in 22.12),
- * and node:cluster's round-robin spreads connections evenly where a shared accept piles them
- * on one worker, so the primary owns the port and hands each connection to a worker in turn.
- *
- * The primary serves nothing itself. It starts the embedded Postgres once (when no URL is set),
- * relays each worker's news to its siblings, keeps a copy of the node's state (holds, backoffs,
- * trial rounds, sessions, settings) for a worker that starts later or is restarted, routes
- * questions to the fleet worker, restarts a worker that dies, and stops them all on a signal.
+ * The primary of a node with workers (issue 38, `--workers N`): it owns the port and node:cluster
+ * hands each connection to a worker in turn (Node 20 has no `reusePort`; a shared accept piles
+ * connections on one worker). It serves nothing: it starts the embedded Postgres once, relays
+ * each worker's news to its siblings, keeps a copy of the node's state for a worker that starts
+ * later, routes questions to the fleet worker, restarts a worker that dies, and stops them all.
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
@@ -57,8 +53,7 @@ export function startPrimary(init: PrimaryInit): Primary {
     if (worker?.isConnected()) worker.send(message)
   }
 
-  // The first worker's first start listens at once, so /health says "starting" while the node
-  // boots; every other start listens once wired, so no connection ever meets a booting worker.
+  // The first worker's first start listens at once (/health says "starting"); every other once wired.
   const fork = (index: number, listen: 'early' | 'late' = 'late') => {
     const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
     workers.set(index, worker)

@@ -1,9 +1,7 @@
 /**
- * What the workers of one node (issue 38, `--workers N`) and their primary say to each other
- * over node:cluster's IPC channel (structured clone, `serialization: 'advanced'`). The node is
- * one fleet member with one state: each worker tells its siblings what changed here (news),
- * the primary keeps a copy for a worker that starts later, and a question that only the fleet
- * worker can answer (the fleet's view, a gateway key's count) is asked of it through the primary.
+ * What a node's workers (issue 38) and their primary say over node:cluster's IPC channel: news
+ * for the siblings, the node's state for a worker that starts later, and questions only the
+ * fleet worker can answer, asked through the primary.
  */
 import type { AttemptOutcome, HoldEntry, LoadBalancerSettings, RateLimitBackoff, SessionRoute, TrialEntry } from '@switchboard/routing'
 import type { ConfigChange } from '../fleet/messages.ts'

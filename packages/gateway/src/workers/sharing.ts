@@ -1,12 +1,10 @@
 /**
- * One state for the node across its workers (issue 38): what each worker changes is told to
- * its siblings and taken in by them through the same doors the fleet's news uses (the
- * dispatcher's `merged`, `backOff`, `mergeTrials`; the settings owner; a provider reload), so
- * routing decides as it does for a peer's news. The fleet worker also carries it to the fleet.
- * Sessions and finished attempts are per request: they travel batched.
+ * One state for the node across its workers (issue 38): what a worker changes is told to its
+ * siblings, which take it in through the doors the fleet's news uses; the fleet worker also
+ * carries it to the fleet. Per-request news (sessions, finished attempts) travels batched.
  */
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
-import type { AdaptiveBalancer, Holds, SessionAffinity } from '@switchboard/routing'
+import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, TrialEntry } from '@switchboard/routing'
 import type { GatewayKey } from '../access/gateway-keys.ts'
 import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
 import type { GatewayKeyLoader } from '../access/key-loading.ts'
@@ -50,13 +48,7 @@ export function sharedSessions(local: SessionAffinity, siblings: Siblings): Sess
 
 /** The dispatcher's balancer: each finished attempt is observed by the siblings too. */
 export function sharedOutcomes(balancer: AdaptiveBalancer, siblings: Siblings): AdaptiveBalancer {
-  return {
-    ...balancer,
-    attemptFinished(outcome) {
-      balancer.attemptFinished(outcome)
-      siblings.outcome(outcome)
-    },
-  }
+  return { ...balancer, attemptFinished: both(balancer.attemptFinished, siblings.outcome) }
 }
 
 /** The limits of a worker that is not the fleet worker: the fleet worker keeps the node's count; alone, this worker's own. */
@@ -77,10 +69,7 @@ export function remoteLimiter(local: KeyLimiter, siblings: Siblings): CallerLimi
   }
 }
 
-/**
- * What this worker answers: its metrics (to the primary, which adds every worker's up); on the
- * fleet worker, what only it knows: the fleet's view, a gateway key's one count, the keys a peer shared.
- */
+/** What this worker answers: its metrics; on the fleet worker, the fleet's view, a gateway key's count, the keys a peer shared. */
 export function answerSiblings(siblings: Siblings, node: { metrics: Metrics; fleet: Fleet; limiter: KeyLimiter; keys: GatewayKeyLoader }): void {
   // Every worker's metrics, added up: a scrape sees the node whichever worker answers it.
   node.metrics.render = () => aggregatedMetrics(siblings, node.metrics.registry)
@@ -102,10 +91,7 @@ function limitedKey(payload: unknown): GatewayKey {
   return { ...key, providers: null, models: null }
 }
 
-/**
- * The fleet as a worker that is not the fleet worker sees it: the fleet worker carries its news;
- * the view, and the keys a peer shared while Postgres is away, are asked of it.
- */
+/** The fleet as another worker sees it: the fleet worker carries its news and is asked for the view and shared keys. */
 export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterView>; keys: GatewayKeyLoader }): Fleet {
   return {
     publishHolds() {},
@@ -122,47 +108,42 @@ export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterV
   }
 }
 
+/** Calls `first`, then `then`, with the same arguments: a door that also tells someone else. */
+export function both<Args extends unknown[]>(first: (...args: Args) => void, then: (...args: Args) => void): (...args: Args) => void {
+  return (...args) => {
+    first(...args)
+    then(...args)
+  }
+}
+
+/** What tells the siblings of holds, backoffs and trial rounds. */
+function toSiblings(siblings: Siblings) {
+  return {
+    holds: (entries: readonly HoldEntry[]) => siblings.tell({ kind: 'holds', entries: [...entries] }),
+    backoff: (backoff: RateLimitBackoff) => siblings.tell({ kind: 'backoff', backoff }),
+    trials: (entries: readonly TrialEntry[]) => siblings.tell({ kind: 'trials', entries: [...entries] }),
+  }
+}
+
 /** The fleet as the dispatcher and the API publish to it: the fleet (or its stand-in) and the siblings. */
 export function alsoToSiblings(fleet: Fleet, siblings: Siblings): Fleet {
+  const tell = toSiblings(siblings)
   return {
     ...fleet,
-    publishHolds(entries) {
-      fleet.publishHolds(entries)
-      siblings.tell({ kind: 'holds', entries: [...entries] })
-    },
-    publishRateLimit(backoff) {
-      fleet.publishRateLimit(backoff)
-      siblings.tell({ kind: 'backoff', backoff })
-    },
-    publishTrials(entries) {
-      fleet.publishTrials(entries)
-      siblings.tell({ kind: 'trials', entries: [...entries] })
-    },
-    publishConfig(change) {
-      fleet.publishConfig(change)
-      // Settings travel as their own news (settings.onChange), once.
+    publishHolds: both(fleet.publishHolds, tell.holds),
+    publishRateLimit: both(fleet.publishRateLimit, tell.backoff),
+    publishTrials: both(fleet.publishTrials, tell.trials),
+    // Settings travel as their own news (settings.onChange), once.
+    publishConfig: both(fleet.publishConfig, (change) => {
       if (change.kind !== 'settings') siblings.tell({ kind: 'config', change })
-    },
+    }),
   }
 }
 
 /** The dispatcher the fleet merges into, on the fleet worker: what peers send reaches the siblings too. */
 export function mergesToSiblings(dispatcher: Dispatcher, siblings: Siblings): Dispatcher {
-  return {
-    ...dispatcher,
-    merged(entries) {
-      dispatcher.merged(entries)
-      siblings.tell({ kind: 'holds', entries: [...entries] })
-    },
-    backOff(backoff) {
-      dispatcher.backOff(backoff)
-      siblings.tell({ kind: 'backoff', backoff })
-    },
-    mergeTrials(entries) {
-      dispatcher.mergeTrials(entries)
-      siblings.tell({ kind: 'trials', entries: [...entries] })
-    },
-  }
+  const tell = toSiblings(siblings)
+  return { ...dispatcher, merged: both(dispatcher.merged, tell.holds), backOff: both(dispatcher.backOff, tell.backoff), mergeTrials: both(dispatcher.mergeTrials, tell.trials) }
 }
 
 export interface NewsTakers {

@@ -1,8 +1,4 @@
-/**
- * A worker's end of the channel to its primary (issue 38, `--workers N`): news told to the
- * sibling workers (batched where it is per request), questions asked of the fleet worker and
- * answered by it, and the node's state taken at start. See protocol.ts.
- */
+/** A worker's end of the channel to its primary (issue 38): news, questions to the fleet worker, the node's state at start (protocol.ts). */
 import type { News, NodeState, Question, SessionNews, HistoryForward, WorkerMessage } from './protocol.ts'
 import type { AttemptOutcome } from '@switchboard/routing'
 import { FLEET_WORKER, isWorkerMessage } from './protocol.ts'
