@@ -261,7 +261,7 @@ describe('docker-compose.yml on a real Docker engine', () => {
         continue
       }
       const answer = await chat(NODE_PORTS['node-3']!)
-      samples.push(`${health.status} ${health.body?.status} -> chat ${answer.status} ${answer.body?.error?.code ?? ''}`)
+      samples.push(`${health.status} ${health.body?.status} (worker ${health.worker ?? '-'}) -> chat ${answer.status} ${answer.body?.error?.code ?? ''} (worker ${answer.worker ?? '-'})`)
       if (health.body?.status === 'starting') sawStarting = true
       // While it cannot serve (no gateway keys yet), /health must not say 200.
       if (health.status === 200) expect(answer.body?.error?.code, samples.join('\n')).not.toBe('gateway_key_required')

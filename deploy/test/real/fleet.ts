@@ -18,6 +18,8 @@ export const NODES = Object.keys(NODE_PORTS)
 export interface Answer {
   status: number
   body: any
+  /** Which worker of a node with workers answered (x-switchboard-worker), null otherwise. */
+  worker?: string | null
 }
 
 /** A request from the host to 127.0.0.1:port; a connection failure is status 0. */
@@ -34,7 +36,7 @@ export async function http(port: number, path: string, init: { method?: string; 
     try {
       body = JSON.parse(text)
     } catch {}
-    return { status: response.status, body }
+    return { status: response.status, body, worker: response.headers.get('x-switchboard-worker') }
   } catch {
     return { status: 0, body: null }
   }

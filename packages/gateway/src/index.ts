@@ -23,7 +23,8 @@ import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
-import { alsoToSiblings, answerSiblings, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
+import { FLEET_WORKER } from './workers/protocol.ts'
+import { alsoToSiblings, answerSiblings, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, fleetWorkerUp, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
 import type { ConfigChange } from './fleet/messages.ts'
 import { clusterView } from './fleet/view.ts'
 
@@ -301,6 +302,9 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     { maxRequestBodyBytes: init.config.maxRequestBodyBytes, allowDirectKeys: init.config.allowDirectKeys, adminTokens, allowedOrigins: init.config.allowedOrigins, env },
   )
   early.switchTo(listener)
+  // Another worker that boots faster than the fleet worker must not make /health read ready while
+  // the fleet worker, on the same port, still answers "starting": it listens once that one is up.
+  if (siblings && init.listenLate && siblings.index !== FLEET_WORKER) await fleetWorkerUp(siblings, logger)
   // A worker that joins a node already serving takes connections only now: never one booting.
   await listening.open()
   const { url, port } = listening

@@ -3,6 +3,7 @@
  * siblings, which take it in through the doors the fleet's news uses; the fleet worker also
  * carries it to the fleet. Per-request news (sessions, finished attempts) travels batched.
  */
+import type { Logger } from 'pino'
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, TrialEntry } from '@switchboard/routing'
 import type { GatewayKey } from '../access/gateway-keys.ts'
@@ -106,6 +107,14 @@ export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterV
     clusterStats: () => null,
     async stop() {},
   }
+}
+
+/** Resolves once the fleet worker answers (the primary relays a question only once it is up), or after `boundMs`. */
+export async function fleetWorkerUp(siblings: Siblings, logger: Pick<Logger, 'warn'>, boundMs = 60_000): Promise<void> {
+  for (const until = Date.now() + boundMs; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    if (await siblings.ask('view', null).then(() => true, () => false)) return
+  }
+  logger.warn(`the fleet worker did not come up within ${boundMs / 1000} s: this worker listens anyway`)
 }
 
 /** Calls `first`, then `then`, with the same arguments: a door that also tells someone else. */
