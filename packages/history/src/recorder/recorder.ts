@@ -139,7 +139,8 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     },
     record(event) {
       if (!components.enabled()) return
-      emit(tracker.record({ ...event, at: event.at ?? now() }))
+      // It concerns no episode (edits, deletes, settings): it passes through as it is.
+      emit({ events: [{ ...event, at: event.at ?? now() }], episodes: [] })
     },
     stats: () => writers.map((each) => each.stats()),
     snapshotNow,

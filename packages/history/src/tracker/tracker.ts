@@ -122,7 +122,7 @@ export class NodeTracker {
   }
 
   /** A request finished; returns the episodes it touched (requests failed, last traffic). Keeps nothing of `outcome`. */
-  request(outcome: RequestOutcome, pinnedRequestEvents = true): TrackerOutput {
+  request(outcome: RequestOutcome): TrackerOutput {
     let out: TrackerOutput | null = null
     const at = outcome.at
     // With no episode open (the usual case) a request touches none: no entity key is built.
@@ -180,7 +180,7 @@ export class NodeTracker {
       if (counting.noAlternative) episode.failedNoAlternative++
       episode.updatedAt = at
       out = withEpisode(out, episode)
-      if (pinnedRequestEvents && this.open.takeFailedEvent(episode)) {
+      if (this.open.takeFailedEvent(episode)) {
         const last = outcome.attempts[outcome.attempts.length - 1]
         out.events.push({
           at,
@@ -274,11 +274,6 @@ export class NodeTracker {
     this.routeTraffic = new RouteTrafficTable()
     this.worstSince = new WorstSince()
     return rows
-  }
-
-  /** An event that concerns no episode (edits, deletes, settings) passes through unchanged. */
-  record(event: HistoryEvent): TrackerOutput {
-    return { events: [event], episodes: [] }
   }
 
   /** Every open episode, marked lost (the node is stopping before they closed). */
