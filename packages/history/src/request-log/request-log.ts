@@ -5,7 +5,8 @@
  */
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
-import { createDayPartitions, dayName, dropDayPartitionsBefore, inTransaction, retentionCutoff } from '../partitions/day-partitions.ts'
+import { inTransaction } from '@switchboard/store'
+import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, insertRows, REQUEST_LOG_TABLE, rowBytes } from './rows.ts'
 import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
