@@ -148,16 +148,13 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   let upkeep: Promise<void> | undefined
   const maintain = () => (upkeep ??= upkeepOnce().finally(() => (upkeep = undefined)))
 
-  // The record dies young; the writer keeps its bytes.
+  // The record dies young; the writer keeps its bytes (and never throws).
   const encodeOne = (record: RequestRecord) => {
-    let row: Buffer
     try {
-      row = rowBytes(record)
+      writer.add(rowBytes(record))
     } catch (error) {
       log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
-      return
     }
-    writer.add(row)
   }
   /** Records not encoded yet (at most STAGE_ROWS, until the end of this turn of the event loop). */
   const staged: RequestRecord[] = []
