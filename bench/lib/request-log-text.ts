@@ -3,10 +3,10 @@
  * the binary format (packages/history/src/request-log/rows.ts): kept for bench/recording/request-log-pg.ts,
  * whose variants compare what Postgres pays per row for each format and schema. Not product code.
  * The 25 columns of migrations 0015/0020 (`detail` last: entry.ts's array as JSON), written byte
- * by byte into a ByteSink; text fields through COPY's escapes.
+ * by byte into a BinarySink; text fields through COPY's escapes.
  */
 import type { RequestRecord } from '../../packages/history/src/request-log/record.ts'
-import type { ByteSink } from '../../packages/history/src/writer/binary-sink.ts'
+import type { BinarySink } from '../../packages/history/src/writer/binary-sink.ts'
 import { encodeEntry, keyIds } from '../../packages/history/src/request-log/rows.ts'
 
 const NEEDS_ESCAPE = /[\\\n\r\t\0]/
@@ -37,7 +37,7 @@ export function copyArray(values: readonly string[]): string {
 }
 
 // A record as its row of `request_log` in COPY's text format: the filter columns, flat, and the
-// entry array of entry.ts as JSON, written byte by byte into a ByteSink's
+// entry array of entry.ts as JSON, written byte by byte into a BinarySink's
 // buffer (writer/binary-sink.ts). Plain text (printable ASCII but `"` and `\`:
 // every id, name and routing sentence the gateway makes) is copied a byte per character; any
 // other text goes through the generic escapers (copyText, copyJson, copyArray). So no string
@@ -45,24 +45,24 @@ export function copyArray(values: readonly string[]): string {
 // to the generic escapers and JSON.stringify (of the entry array, rows.test.ts) for any record.
 
 /** A COPY text field: `\N` for null, a plain string as it is, else escaped. */
-function sinkText(sink: ByteSink, value: string | null): void {
+function sinkText(sink: BinarySink, value: string | null): void {
   if (value === null) sink.ascii('\\N')
   else if (!sink.plain(value)) sink.utf8(copyText(value))
 }
 
 /** A JSON string, COPY-escaped (what rows.ts's `encodeEntry` writes each string with here). */
-function sinkJson(sink: ByteSink, value: string): void {
+function sinkJson(sink: BinarySink, value: string): void {
   if (!sink.plain(value, true)) sink.utf8(copyJson(JSON.stringify(value)))
 }
 
-function sinkSearchPart(sink: ByteSink, part: string | null): void {
+function sinkSearchPart(sink: BinarySink, part: string | null): void {
   if (!part) return
   if (!sink.plain(part, false, true)) sink.utf8(copyText(part.toLowerCase()))
   sink.ascii('\\n')
 }
 
 /** Writes the row of `record` into `sink`, as UTF-8, ending in a newline. */
-export function encodeTextRow(sink: ByteSink, record: RequestRecord): void {
+export function encodeTextRow(sink: BinarySink, record: RequestRecord): void {
   const { requested, served, routing, usage } = record
   // id and at are written as they are (a UUID and an ISO time), unescaped, as the row always had them.
   if (!sink.plain(record.at)) sink.utf8(record.at)

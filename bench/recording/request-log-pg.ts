@@ -37,7 +37,7 @@ import type { RequestRecord } from '../../packages/history/src/request-log/recor
 import { encodeRow, rowBytes } from '../../packages/history/src/request-log/rows.ts'
 import { newRequestId } from '../../packages/history/src/request-log/id.ts'
 import { COPY_HEADER_BYTES, copyRows } from '../../packages/history/src/writer/copy.ts'
-import { BinarySink, ByteSink, rowEncoder } from '../../packages/history/src/writer/binary-sink.ts'
+import { BinarySink, rowEncoder } from '../../packages/history/src/writer/binary-sink.ts'
 import { copyJson, encodeTextRow } from '../lib/request-log-text.ts'
 import { clockTicks, readStatFile } from '../lib/processes.mjs'
 import { binaryBatch } from '../lib/request-log-binary.ts'
@@ -332,7 +332,7 @@ try {
 
   const records = buildRecords(rowCount)
   // The text encoder, as the request log's listener ran it; the text batches are cut from its bytes.
-  const textRowBytes = rowEncoder(new ByteSink(), encodeTextRow)
+  const textRowBytes = rowEncoder(new BinarySink(), encodeTextRow)
   /** One record's text row. */
   const textRow = (record: RequestRecord): string => textRowBytes(record).toString('utf8')
   const rowsAsFields: string[][] = []
@@ -530,17 +530,17 @@ try {
   }
 
   /**
-   * JS CPU per row of the two encoders, each into a Buffer reset per row (the text one through a
-   * ByteSink, the product's binary encodeRow through a BinarySink): every record
+   * JS CPU per row of the two encoders, each through a BinarySink into a Buffer reset per row
+   * (the text one, and the product's binary encodeRow): every record
    * once per pass, passes alternated, a bounded count of them.
    */
   function encodeBench(): void {
     const buffer = Buffer.allocUnsafeSlow(1 << 16)
-    const textSink = new ByteSink()
+    const textSink = new BinarySink()
     const binarySink = new BinarySink()
     let bytes = { text: 0, binary: 0 }
     /** Every record encoded by `encode` through `sink` into the one buffer; the bytes they took, in all. */
-    const encodeAll = <Sink extends ByteSink>(sink: Sink, encode: (sink: Sink, record: RequestRecord) => void): number => {
+    const encodeAll = (sink: BinarySink, encode: (sink: BinarySink, record: RequestRecord) => void): number => {
       let total = 0
       for (const record of records) {
         sink.reset(buffer, 0)

@@ -5,6 +5,7 @@
  * over config.json. Every node reads them from Postgres, so they hold fleet-wide.
  */
 import type pg from 'pg'
+import { saveSetting } from '@switchboard/store'
 
 /** History's settings. */
 export interface HistorySettings {
@@ -31,13 +32,7 @@ export async function readHistorySettings(pool: pg.Pool | pg.ClientBase): Promis
 /** Writes the values given; origin `config` leaves a value saved through the API alone. A transaction's client writes them inside it. */
 export async function writeHistorySettings(pool: pg.Pool | pg.ClientBase, values: Partial<HistorySettings>, origin: 'config' | 'api'): Promise<HistorySettings> {
   for (const field of Object.keys(NAMES) as (keyof HistorySettings)[]) {
-    if (values[field] === undefined) continue
-    await pool.query(
-      `INSERT INTO settings (name, value, origin) VALUES ($1, $2, $3)
-       ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, origin = EXCLUDED.origin, updated_at = now()
-       WHERE $3 = 'api' OR settings.origin = 'config'`,
-      [NAMES[field], JSON.stringify(values[field]), origin],
-    )
+    if (values[field] !== undefined) await saveSetting(pool, NAMES[field], values[field], origin)
   }
   return readHistorySettings(pool)
 }

@@ -8,6 +8,7 @@
  * - `createConfigStore`: providers, keys and load balancer settings, with
  *   change events and config.json import (API-saved settings win).
  * - `createWriteQueue`: writes retried until they land while Postgres is away.
+ * - `inTransaction`: one transaction on one pooled connection.
  * - `isRunning`, `portFree`, `anyFreePort`: the embedded server's process and port checks,
  *   shared with the test-kit's private servers.
  */
@@ -17,6 +18,8 @@ export { EmbeddedPostgresMissing } from './embedded/binaries.ts'
 export { isRunning } from './embedded/processes.ts'
 export { anyFreePort, portFree } from './embedded/postmaster.ts'
 export { createPool } from './pool.ts'
+export { inTransaction } from './transaction.ts'
+export { saveSetting } from './config/settings.ts'
 export type { DatabasePool, PoolInit } from './pool.ts'
 export { migrate, SchemaTooOldError } from './migrations/migrate.ts'
 export { migrations } from './migrations/migrations.ts'

@@ -5,6 +5,7 @@
  * ahead of time, and retention drops whole partitions (no row-by-row DELETE, no bloat).
  */
 import type pg from 'pg'
+import { inTransaction } from '@switchboard/store'
 
 const DAY_MS = 86_400_000
 /** Serialises partition DDL between nodes creating the same day at once. */
@@ -70,27 +71,11 @@ export async function dropDayPartitionsBefore(pool: pg.Pool, tables: readonly st
 }
 
 /** Runs partition DDL in one transaction holding the partition lock. */
-const underPartitionLock = <Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> =>
+const underPartitionLock = <Result>(pool: pg.Pool, work: (client: pg.ClientBase) => Promise<Result>): Promise<Result> =>
   inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
     return work(client)
   })
-
-/** Runs `work` in one transaction on a pooled connection: committed when it resolves, rolled back when it throws. */
-export async function inTransaction<Result>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    const result = await work(client)
-    await client.query('COMMIT')
-    return result
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
-}
 
 /** The cutoff of a retention of `retentionDays` at `nowMs`: a day that ended before it is dropped. */
 export function retentionCutoff(nowMs: number, retentionDays: number): number {
@@ -98,7 +83,7 @@ export function retentionCutoff(nowMs: number, retentionDays: number): number {
 }
 
 /** Names of the partitions attached to `tables`. */
-export async function listPartitionNames(pool: pg.Pool | pg.PoolClient, tables: readonly string[]): Promise<string[]> {
+export async function listPartitionNames(pool: pg.Pool | pg.ClientBase, tables: readonly string[]): Promise<string[]> {
   const result = await pool.query<{ name: string }>(
     `SELECT child.relname AS name FROM pg_inherits
        JOIN pg_class parent ON parent.oid = pg_inherits.inhparent

@@ -11,57 +11,41 @@ import { groupIncidents, type GroupOptions, type GroupedIncident } from '../inci
 import { changedSlices, emptySealed, groupWithSealed, reseal, type SealedIncidents } from '../incidents/sealed.ts'
 import { loadAllEpisodes, loadNodes, loadSealedSlices, loadTail } from './read.ts'
 
-/** Tuning of the seal (tests shorten it). */
-export interface IncidentCacheInit {
-  /** Episodes that closed this long ago or more are sealed; default 2 min (writers flush within seconds). */
-  settleMs?: number
-  /** The horizon moves in steps of this; default 1 min. */
-  stepMs?: number
-}
+/** Episodes that closed this long ago or more are sealed (writers flush within seconds). */
+const SETTLE_MS = 120_000
+/** The horizon moves in steps of this. */
+const STEP_MS = 60_000
 
 /** How many times a query rereads when writes keep landing between its reads, before it groups everything. */
 const ATTEMPTS = 3
 
-/** The incidents of every node's episodes, as `groupIncidents` of all of them would answer. */
-interface IncidentSource {
-  grouped(options: GroupOptions): Promise<GroupedIncident[]>
-  /** Groups every episode afresh (the reference the kept path answers the same as). */
-  full(options: GroupOptions): Promise<GroupedIncident[]>
-  /** Slices reloaded and regrouped so far, and queries that gave up on the kept incidents and grouped everything. */
-  stats(): { reloadedSlices: number; fallbacks: number }
-}
-
-/** One node's incidents: sealed ones kept between queries, each query checked against Postgres and grouping only the open tail. */
-export function createIncidentSource(pool: pg.Pool, init: IncidentCacheInit = {}): IncidentSource {
-  const settle = init.settleMs ?? 120_000
-  const step = init.stepMs ?? 60_000
+/** One node's incidents, as `groupIncidents` of every node's episodes would answer: sealed ones kept between queries, each query checked against Postgres and grouping only the open tail. */
+export function createIncidentSource(pool: pg.Pool) {
   let sealed: SealedIncidents = emptySealed()
   let resealing: Promise<void> | null = null
   const counters = { reloadedSlices: 0, fallbacks: 0 }
 
-  const full = async (options: GroupOptions) => {
+  const full = async (options: GroupOptions): Promise<GroupedIncident[]> => {
     const [episodes, nodes] = await Promise.all([loadAllEpisodes(pool), loadNodes(pool)])
     return groupIncidents(episodes, nodes, options)
   }
 
   /** Reloads the changed slices; one at a time (concurrent queries wait for it, then check again). */
-  const update = async (horizon: number, changed: readonly number[]) => {
-    if (resealing !== null) return resealing
-    resealing = (async () => {
-      const fresh = await loadSealedSlices(pool, horizon, changed)
-      sealed = reseal(sealed, changed, fresh)
-      counters.reloadedSlices += changed.length
-    })().finally(() => {
-      resealing = null
-    })
-    return resealing
-  }
+  const update = (horizon: number, changed: readonly number[]) =>
+    (resealing ??= loadSealedSlices(pool, horizon, changed)
+      .then((fresh) => {
+        sealed = reseal(sealed, changed, fresh)
+        counters.reloadedSlices += changed.length
+      })
+      .finally(() => (resealing = null)))
 
   return {
+    /** Groups every episode afresh (the reference the kept path answers the same as). */
     full,
+    /** Slices reloaded and regrouped so far, and queries that gave up on the kept incidents and grouped everything. */
     stats: () => ({ ...counters }),
-    async grouped(options) {
-      const horizon = Math.floor((options.now - settle) / step) * step
+    async grouped(options: GroupOptions): Promise<GroupedIncident[]> {
+      const horizon = Math.floor((options.now - SETTLE_MS) / STEP_MS) * STEP_MS
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const [{ slices, tail }, nodes] = await Promise.all([loadTail(pool, horizon), loadNodes(pool)])
         const changed = changedSlices(sealed.slices, slices)

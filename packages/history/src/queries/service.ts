@@ -6,7 +6,7 @@
  */
 import type pg from 'pg'
 import type { GroupedIncident, Incident } from '../incidents/group.ts'
-import { createIncidentSource, type IncidentCacheInit } from './incidents.ts'
+import { createIncidentSource } from './incidents.ts'
 import { answerIssues, keyNamesOf, parseIssueFilters, type IssuesAnswer } from './issues.ts'
 import { HistoryQueryError, list, parseWindow, windowTimes } from './params.ts'
 import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
@@ -23,8 +23,8 @@ interface HistoryQueriesComponents {
   settings: () => Record<string, unknown>
 }
 
-/** Tuning of the statuses and of the kept incidents (tests shorten them). */
-interface HistoryQueriesInit extends IncidentCacheInit {
+/** Tuning of the statuses (tests shorten them). */
+interface HistoryQueriesInit {
   lostAfterMs?: number
   waitingAfterMs?: number
 }
@@ -47,7 +47,7 @@ const RECENT_BEFORE_MS = 30 * 60_000
 /** The history queries. Every method reads Postgres; none keeps state, so every node answers the same. */
 export function createHistoryQueries(components: HistoryQueriesComponents, init: HistoryQueriesInit = {}) {
   const { pool, now, keyName } = components
-  const incidents = createIncidentSource(pool, init)
+  const incidents = createIncidentSource(pool)
   // Every incident history holds (queries pick those of their window), grouped once and kept: only the open tail is grouped per query.
   const grouped = (at: number): Promise<GroupedIncident[]> => incidents.grouped({ now: at, lostAfterMs: init.lostAfterMs, waitingAfterMs: init.waitingAfterMs, keyName })
 

@@ -29,8 +29,6 @@ export interface HistoryRecorderInit {
   region: string
   /** Snapshot, count and heartbeat period; default 60 s (tests shorten it). */
   snapshotIntervalMs?: number
-  /** Per-writer buffer bound; default 20 000 rows. */
-  capacity?: number
   /** Routes to snapshot (the balancer's routes); called once per snapshot period. */
   routes?: () => readonly RouteView[]
 }
@@ -62,11 +60,11 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
   const stamp = { nodeId: init.nodeId, region: init.region }
   const tracker = new NodeTracker(init.nodeId)
   const interval = init.snapshotIntervalMs ?? 60_000
-  const capacity = init.capacity ?? 20_000
 
   const ensurePartitions = () => createDayPartitions(pool, PARTITIONED_TABLES, { fromMs: now(), daysAhead: 2 })
   // Off the boot path: the writers make a missing partition themselves.
-  void ensurePartitions().catch((error: unknown) => log(`history: could not create the day partitions yet: ${String(error)}`))
+  const keepPartitions = () => void ensurePartitions().catch((error: unknown) => log(`history: could not create the day partitions (tried again within the hour): ${String(error)}`))
+  keepPartitions()
   // Episodes this node left open in an earlier run: nobody saw them close. Done before this run writes its own.
   const earlierRunClosed = pool
     .query(`UPDATE history_episodes SET detail = detail || '{"lost": true}', closed_at = COALESCE((SELECT last_seen_at FROM history_nodes WHERE node_id = $1), updated_at) WHERE node_id = $1 AND closed_at IS NULL`, [init.nodeId])
@@ -75,7 +73,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
       (error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`),
     )
 
-  const writer = <Row>(name: string, write: (rows: readonly Row[]) => Promise<void>): BatchWriter<Row> => createBatchWriter<Row>({ name, capacity, write, log })
+  const writer = <Row>(name: string, write: (rows: readonly Row[]) => Promise<void>): BatchWriter<Row> => createBatchWriter<Row>({ name, write, log })
   /** A writer of a day-partitioned table: a missing partition (the clock passed the days made ahead) is made, then the write retried once. */
   const partitioned = <Row>(name: string, table: string, columns: readonly Column<Row>[]) =>
     writer<Row>(name, async (rows) => {
@@ -121,7 +119,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
   }
   heartbeat.add({ at: now(), stopped: false })
   const timer = setInterval(snapshotNow, interval).unref()
-  const partitionTimer = setInterval(() => void ensurePartitions().catch((error: unknown) => log(`history: could not create day partitions: ${String(error)}`)), 3_600_000).unref()
+  const partitionTimer = setInterval(keepPartitions, 3_600_000).unref()
 
   return {
     holds(entries, origin) {
@@ -139,7 +137,8 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     },
     record(event) {
       if (!components.enabled()) return
-      emit(tracker.record({ ...event, at: event.at ?? now() }))
+      // It concerns no episode (edits, deletes, settings): it passes through as it is.
+      emit({ events: [{ ...event, at: event.at ?? now() }], episodes: [] })
     },
     stats: () => writers.map((each) => each.stats()),
     snapshotNow,

@@ -5,7 +5,8 @@
  */
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
-import { createDayPartitions, dayName, dropDayPartitionsBefore, inTransaction, retentionCutoff } from '../partitions/day-partitions.ts'
+import { inTransaction } from '@switchboard/store'
+import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, insertRows, REQUEST_LOG_TABLE, rowBytes } from './rows.ts'
 import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
@@ -25,14 +26,8 @@ export interface RequestLogInit {
   retentionDays?: number
   /** Rows buffered at most before the oldest are dropped; default 50 000. */
   capacity?: number
-  /** Rows per COPY; default 250: larger binary COPYs cost Postgres more per row (bench/LOG.md, "Stop 15"). */
-  batchSize?: number
   /** How often a partly filled buffer is written; default 250 ms. */
   flushIntervalMs?: number
-  /** How often partitions are made ahead and retention is applied; default 1 h (drops happen once a day). */
-  maintenanceEveryMs?: number
-  /** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows; default 30 s. */
-  summarizeEveryMs?: number
 }
 
 /** The request log of one node. */
@@ -46,13 +41,19 @@ export interface RequestLog {
   flush(): Promise<void>
   /** Applies retention now (the leader's daily job); returns the partitions dropped. */
   applyRetention(): Promise<string[]>
-  /** Summarizes the BRIN ranges of today's and yesterday's partitions not summarized yet (every `summarizeEveryMs`); returns how many. */
+  /** Summarizes the BRIN ranges of today's and yesterday's partitions not summarized yet (every `SUMMARIZE_EVERY_MS`); returns how many. */
   summarize(): Promise<number>
   /** Flushes within `timeoutMs` (default 5 s) and stops. */
   close(options?: { timeoutMs?: number }): Promise<void>
 }
 
 const DAY_MS = 86_400_000
+/** Rows per COPY: larger binary COPYs cost Postgres more per row (bench/LOG.md, "Stop 15"). */
+const BATCH_ROWS = 250
+/** How often partitions are made ahead and retention is applied (drops happen once a day). */
+const MAINTAIN_EVERY_MS = 3_600_000
+/** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows. */
+const SUMMARIZE_EVERY_MS = 30_000
 /** The log's tables, partitioned alike by day: its rows and their per-minute and per-hour counts (kept by a trigger on the rows: counts.ts). */
 const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
 /**
@@ -93,7 +94,7 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const writer = createBatchWriter<Buffer>({
     name: 'request_log',
     capacity: init.capacity ?? 50_000,
-    batchSize: init.batchSize ?? 250,
+    batchSize: BATCH_ROWS,
     flushIntervalMs: init.flushIntervalMs ?? 250,
     log,
     write: async (rows) => {
@@ -140,23 +141,20 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   const summarizeQuietly = () =>
     void summarize().catch((error: unknown) => {
       if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return
-      log(`request log: summarizing its index failed (tried again in ${Math.round((init.summarizeEveryMs ?? 30_000) / 1000)} s): ${error instanceof Error ? error.message : String(error)}`)
+      log(`request log: summarizing its index failed (tried again in ${SUMMARIZE_EVERY_MS / 1000} s): ${error instanceof Error ? error.message : String(error)}`)
     })
 
   /** The upkeep running now, so `close` waits for it instead of ending the pool under it (a stop right after a start). */
   let upkeep: Promise<void> | undefined
   const maintain = () => (upkeep ??= upkeepOnce().finally(() => (upkeep = undefined)))
 
-  // The record dies young; the writer keeps its bytes.
+  // The record dies young; the writer keeps its bytes (and never throws).
   const encodeOne = (record: RequestRecord) => {
-    let row: Buffer
     try {
-      row = rowBytes(record)
+      writer.add(rowBytes(record))
     } catch (error) {
       log(`request log: a record could not be serialized, dropped: ${error instanceof Error ? error.message : String(error)}`)
-      return
     }
-    writer.add(row)
   }
   /** Records not encoded yet (at most STAGE_ROWS, until the end of this turn of the event loop). */
   const staged: RequestRecord[] = []
@@ -176,8 +174,8 @@ export function createRequestLog(components: RequestLogComponents, init: Request
     },
     async start() {
       await maintain()
-      timer ??= setInterval(() => void maintain(), init.maintenanceEveryMs ?? 3_600_000).unref()
-      summarizeTimer ??= setInterval(summarizeQuietly, init.summarizeEveryMs ?? 30_000).unref()
+      timer ??= setInterval(() => void maintain(), MAINTAIN_EVERY_MS).unref()
+      summarizeTimer ??= setInterval(summarizeQuietly, SUMMARIZE_EVERY_MS).unref()
     },
     stats: () => {
       const stats = writer.stats()

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg'
 import type { RequestRecord } from './record.ts'
-import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink, rowEncoder, type ByteSink } from '../writer/binary-sink.ts'
+import { BINARY_COPY_HEADER, BINARY_COPY_TRAILER, BinarySink, rowEncoder } from '../writer/binary-sink.ts'
 import { COPY_HEADER_BYTES, copyRows } from '../writer/copy.ts'
 
 export const REQUEST_LOG_TABLE = 'request_log'
@@ -41,19 +41,19 @@ const jsonNumber = (value: number | null): string => (value !== null && Number.i
 // by field against the record, and request-log.test.ts through Postgres.
 
 /** Writes one JSON string (quotes included) into a sink. */
-type JsonStringWriter = (sink: ByteSink, value: string) => void
+type JsonStringWriter = (sink: BinarySink, value: string) => void
 
 /** A JSON string as UTF-8: plain text copied a byte per character, anything else through JSON.stringify. */
 const sinkJson: JsonStringWriter = (sink, value) => {
   if (!sink.plain(value, true)) sink.utf8(JSON.stringify(value))
 }
 
-function sinkJsonNullable(sink: ByteSink, value: string | null, json: JsonStringWriter): void {
+function sinkJsonNullable(sink: BinarySink, value: string | null, json: JsonStringWriter): void {
   if (value === null) sink.ascii('null')
   else json(sink, value)
 }
 
-function sinkJsonStrings(sink: ByteSink, values: readonly string[], json: JsonStringWriter): void {
+function sinkJsonStrings(sink: BinarySink, values: readonly string[], json: JsonStringWriter): void {
   sink.ascii('[')
   for (let index = 0; index < values.length; index++) {
     if (index > 0) sink.ascii(',')
@@ -120,19 +120,19 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
 }
 
 /** A comma, then `value` as JSON (null when null). */
-function nextJson(sink: ByteSink, value: string | null, json: JsonStringWriter): void {
+function nextJson(sink: BinarySink, value: string | null, json: JsonStringWriter): void {
   sink.ascii(',')
   sinkJsonNullable(sink, value, json)
 }
 
 /** A comma, then `value` as JSON.stringify writes a number (null when null). */
-function nextNumber(sink: ByteSink, value: number | null): void {
+function nextNumber(sink: BinarySink, value: number | null): void {
   sink.ascii(',')
   sink.ascii(jsonNumber(value))
 }
 
 /** Five JSON strings, comma-separated: a skipped key's fields, or a check's. */
-function fiveStrings(sink: ByteSink, json: JsonStringWriter, first: string, second: string, third: string, fourth: string, fifth: string): void {
+function fiveStrings(sink: BinarySink, json: JsonStringWriter, first: string, second: string, third: string, fourth: string, fifth: string): void {
   json(sink, first)
   nextJson(sink, second, json)
   nextJson(sink, third, json)
@@ -146,7 +146,7 @@ function fiveStrings(sink: ByteSink, json: JsonStringWriter, first: string, seco
  * `json` writes each string: the bench's text-format rows (bench/lib/request-log-text.ts) pass
  * one that also doubles backslashes for COPY's text format.
  */
-export function encodeEntry(sink: ByteSink, record: RequestRecord, json: JsonStringWriter = sinkJson): void {
+export function encodeEntry(sink: BinarySink, record: RequestRecord, json: JsonStringWriter = sinkJson): void {
   const { routing, usage, content } = record
   sink.ascii('[1,')
   sinkJsonStrings(sink, record.requested.fallbacks, json)

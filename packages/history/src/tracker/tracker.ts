@@ -122,7 +122,7 @@ export class NodeTracker {
   }
 
   /** A request finished; returns the episodes it touched (requests failed, last traffic). Keeps nothing of `outcome`. */
-  request(outcome: RequestOutcome, pinnedRequestEvents = true): TrackerOutput {
+  request(outcome: RequestOutcome): TrackerOutput {
     let out: TrackerOutput | null = null
     const at = outcome.at
     // With no episode open (the usual case) a request touches none: no entity key is built.
@@ -180,7 +180,7 @@ export class NodeTracker {
       if (counting.noAlternative) episode.failedNoAlternative++
       episode.updatedAt = at
       out = withEpisode(out, episode)
-      if (pinnedRequestEvents && this.open.takeFailedEvent(episode)) {
+      if (this.open.takeFailedEvent(episode)) {
         const last = outcome.attempts[outcome.attempts.length - 1]
         out.events.push({
           at,
@@ -276,11 +276,6 @@ export class NodeTracker {
     return rows
   }
 
-  /** An event that concerns no episode (edits, deletes, settings) passes through unchanged. */
-  record(event: HistoryEvent): TrackerOutput {
-    return { events: [event], episodes: [] }
-  }
-
   /** Every open episode, marked lost (the node is stopping before they closed). */
   abandon(at: number): Episode[] {
     return this.open.abandon(at)
@@ -302,26 +297,8 @@ export class NodeTracker {
     if (view.held) return
     const episode = this.open.get(entity)
     if (episode !== undefined && episode.cause === 'hold') return
-    if (episode === undefined) {
-      if (view.state !== 'degraded' && view.state !== 'failed') return
-      const opened = this.open.start(entity, 'state', at, view.provider, view.model, view.keyId)
-      opened.worstState = view.state
-      opened.phase = view.state
-      opened.action = view.state === 'failed' ? 'moved_traffic' : 'reduced_traffic'
-      const cause = this.lastFailure.get(entity)
-      if (cause !== undefined) opened.reasons.push(cause)
-      out.episodes.push(opened)
-      return
-    }
-    if (view.state === 'healthy') return this.open.close(episode, at, out)
-    const phase = view.state === 'recovering' ? 'recovering' : view.state
-    if (phase === episode.phase) return
-    if (phase === 'recovering') episode.recoveringSince = at
-    episode.phase = phase
-    episode.worstState = worse(episode.worstState, view.state)
-    if (view.state === 'failed') episode.action = 'moved_traffic'
-    episode.updatedAt = at
-    out.episodes.push(episode)
+    if (episode !== undefined) this.moveState(episode, view.state, at, out)
+    else if (view.state === 'degraded' || view.state === 'failed') this.openState(entity, view.state, at, view.provider, view.model, [view.keyId], out)
   }
 
   /** True when every tracked route of the key is healthy again (the released whole-key hold is over). */
@@ -337,25 +314,31 @@ export class NodeTracker {
     const episode = this.open.get(entity)
     // Every key failed and not all of them by a hold (a held key has its own incident).
     const failedByMetrics = state === 'failed' && direction.heldFailed < direction.states.length
-    if (episode === undefined) {
-      if (!failedByMetrics) return
-      const opened = this.open.start(entity, 'state', at, direction.provider, direction.model, null)
-      opened.keyIds = [...direction.keyIds]
-      opened.worstState = 'failed'
-      opened.phase = 'failed'
-      opened.action = 'moved_traffic'
-      for (const keyId of direction.keyIds) {
-        const cause = this.lastFailure.get(routeEntity(direction.provider, direction.model, keyId))
-        if (cause !== undefined && !opened.reasons.includes(cause)) opened.reasons.push(cause)
-      }
-      out.episodes.push(opened)
-      return
+    if (episode !== undefined) this.moveState(episode, state === 'failed' || state === 'healthy' ? state : 'recovering', at, out)
+    else if (failedByMetrics) this.openState(entity, 'failed', at, direction.provider, direction.model, direction.keyIds, out)
+  }
+
+  /** Opens a state episode of a route or direction, its reasons the last failures of its keys' routes. */
+  private openState(entity: string, state: 'failed' | 'degraded', at: number, provider: string, model: string, keyIds: readonly string[], out: TrackerOutput): void {
+    const opened = this.open.start(entity, 'state', at, provider, model, null)
+    opened.keyIds = [...keyIds]
+    opened.worstState = opened.phase = state
+    opened.action = state === 'failed' ? 'moved_traffic' : 'reduced_traffic'
+    for (const keyId of keyIds) {
+      const cause = this.lastFailure.get(routeEntity(provider, model, keyId))
+      if (cause !== undefined && !opened.reasons.includes(cause)) opened.reasons.push(cause)
     }
-    if (state === 'healthy') return this.open.close(episode, at, out)
-    const phase = state === 'failed' ? 'failed' : 'recovering'
+    out.episodes.push(opened)
+  }
+
+  /** A state episode's route or direction is in `phase` now: the episode closes when healthy, else moves there. */
+  private moveState(episode: Episode, phase: RouteState, at: number, out: TrackerOutput): void {
+    if (phase === 'healthy') return this.open.close(episode, at, out)
     if (phase === episode.phase) return
-    episode.phase = phase
     if (phase === 'recovering') episode.recoveringSince = at
+    episode.phase = phase
+    episode.worstState = worse(episode.worstState, phase)
+    if (phase === 'failed') episode.action = 'moved_traffic'
     episode.updatedAt = at
     out.episodes.push(episode)
   }

@@ -24,17 +24,18 @@ const NUL = /\0/g
 /** What a text value becomes in Postgres: NUL replaced. */
 const storable = (value: string): string => (value.includes('\0') ? value.replace(NUL, '\uFFFD') : value)
 
-/** Thrown by a `ByteSink` that has no room left: the caller retries in a larger buffer. */
+/** Thrown by a `BinarySink` that has no room left: the caller retries in a larger buffer. */
 export const FULL = new Error('byte sink: buffer full')
 
 /**
- * Writes ASCII straight into a buffer, a byte per character, so a row is encoded without a
- * string of its own. `ascii`/`plain` copy what they can and return false (writing nothing) for
- * text that needs escaping; `utf8` writes any string as it is.
+ * Writes a row straight into a buffer, so it is encoded without a string of its own: text
+ * (`ascii`/`plain` copy a byte per character what they can and return false, writing nothing,
+ * for text that needs escaping; `utf8` writes any string as it is) and the binary fields around
+ * it. Every write throws FULL when the buffer has no room.
  */
-export class ByteSink {
-  protected buffer: Buffer = Buffer.alloc(0)
-  protected at = 0
+export class BinarySink {
+  private buffer: Buffer = Buffer.alloc(0)
+  private at = 0
 
   reset(buffer: Buffer, at: number): void {
     this.buffer = buffer
@@ -89,10 +90,7 @@ export class ByteSink {
     if (this.at + text.length * 3 > buffer.length && this.at + Buffer.byteLength(text, 'utf8') > buffer.length) throw FULL
     this.at += buffer.write(text, this.at, 'utf8')
   }
-}
 
-/** ByteSink's bytes and the binary fields around them. Every write throws FULL when the buffer has no room. */
-export class BinarySink extends ByteSink {
   private room(bytes: number): void {
     if (this.at + bytes > this.buffer.length) throw FULL
   }
@@ -229,7 +227,7 @@ const MAX_ROW_BYTES = 64 << 20
  * objects it was made from. A row that does not fit goes to a fresh chunk, doubled while the row
  * outgrows it; a chunk is freed by the GC once no row in it is held.
  */
-export function rowEncoder<Sink extends ByteSink, Value>(sink: Sink, encode: (sink: Sink, value: Value) => void): (value: Value) => Buffer {
+export function rowEncoder<Value>(sink: BinarySink, encode: (sink: BinarySink, value: Value) => void): (value: Value) => Buffer {
   let chunk = Buffer.allocUnsafe(CHUNK_BYTES)
   let offset = 0
   return (value) => {

@@ -42,16 +42,19 @@ export async function writeSettings(
   // A first boot imports config.json whole: switches it omits go back to their defaults.
   if (options.replace) await database.query('DELETE FROM settings WHERE name LIKE $1', [`${prefix}%`])
   const fields = SWITCH_NAMES.filter((field) => typeof values[field] === 'boolean')
-  for (const field of fields) {
-    await database.query(
-      `INSERT INTO settings (name, value, origin) VALUES ($1, $2, $3)
-       ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, origin = EXCLUDED.origin, updated_at = now()
-       WHERE $3 = 'api' OR settings.origin = 'config'`,
-      [prefix + field, JSON.stringify(values[field]), origin],
-    )
-  }
+  for (const field of fields) await saveSetting(database, prefix + field, values[field], origin)
   const after = await readSettings(database)
   const changed = SWITCH_NAMES.filter((field) => before.load_balancer_config[field] !== after.load_balancer_config[field])
   if (changed.length === 0) return []
   return [{ type: 'settings:changed', detail: { load_balancer_config: after.load_balancer_config, before: before.load_balancer_config, origin, fields: changed } }]
+}
+
+/** Writes one row of `settings`; with origin `config`, a value last saved through the API is left alone. */
+export async function saveSetting(database: Queryable, name: string, value: unknown, origin: SettingOrigin): Promise<void> {
+  await database.query(
+    `INSERT INTO settings (name, value, origin) VALUES ($1, $2, $3)
+     ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, origin = EXCLUDED.origin, updated_at = now()
+     WHERE $3 = 'api' OR settings.origin = 'config'`,
+    [name, JSON.stringify(value), origin],
+  )
 }

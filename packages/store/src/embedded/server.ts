@@ -180,7 +180,6 @@ async function startAsOwner(paths: Paths, port: number, log: (line: string) => v
   try {
     const binaries = await locateBinaries()
     const identity = await postgresIdentity()
-    await mkdir(dirname(paths.dataDir), { recursive: true })
     const opened = await ensureTraversable([dirname(binaries.initdb), dirname(paths.dataDir)], identity)
     if (opened.length > 0) log(`embedded postgres: let the postgres user pass through ${opened.join(', ')} (o+x) to reach its files`)
     // Registered before the lock says running, so no last user can stop the server under us.

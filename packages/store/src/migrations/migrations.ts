@@ -1,10 +1,9 @@
 /**
  * The schema, as an append-only list of migrations. Never edit one that has
  * shipped: add a new one. Versions sort as strings, so keep them zero-padded.
- * The list starts at a baseline (0025): the schema 0001-0024 had built, created at once.
+ * The list starts at a baseline (0026): the schema 0001-0026 had built, created at once.
  */
 import { baselineMigration } from './baseline.ts'
-import { requestLogCountsMigration } from './0026-request-log-counts.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -21,4 +20,4 @@ export interface Migration {
 }
 
 /** Every migration, oldest first. */
-export const migrations: readonly Migration[] = [baselineMigration, requestLogCountsMigration]
+export const migrations: readonly Migration[] = [baselineMigration]
