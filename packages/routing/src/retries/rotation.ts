@@ -37,18 +37,6 @@ export interface RotationFailure {
   status?: number
 }
 
-/** Plans the attempts of one request on one provider. */
-export interface KeyRotation {
-  /** The first attempt. */
-  first(): RotationStep
-  /** The step after the current attempt failed. */
-  next(failure: RotationFailure): RotationStep
-  /** Index of the key of the current attempt (-1 before first()). */
-  readonly current: number
-  /** True when some key is left waiting (rate limited, backed off), not dead, for this request. */
-  readonly waiting: boolean
-}
-
 export interface KeyRotationInit {
   /** The selection weight of each key, in the caller's order; attempts name keys by index here. */
   weights: readonly number[]
@@ -83,10 +71,12 @@ const enum KeyStatus {
 
 /** Creates the rotation plan of one request on one provider (a class: closures per request measured as microseconds). */
 export function createKeyRotation(init: KeyRotationInit): KeyRotation {
-  return new RotationPlan(init)
+  return new KeyRotation(init)
 }
 
-class RotationPlan implements KeyRotation {
+/** Plans the attempts of one request on one provider. */
+export class KeyRotation {
+  /** Index of the key of the current attempt (-1 before first()). */
   current = -1
   private readonly weights: readonly number[]
   private readonly policy: RetryPolicy
@@ -121,6 +111,7 @@ class RotationPlan implements KeyRotation {
     return this.status.includes(KeyStatus.Waiting)
   }
 
+  /** The first attempt. */
   first(): RotationStep {
     if (this.weights.length === 0) return { kind: 'stop', reason: 'no_keys' }
     const first = this.firstKey
@@ -129,6 +120,7 @@ class RotationPlan implements KeyRotation {
     return picked < 0 ? this.stop() : this.attempt(picked, 0, 'first')
   }
 
+  /** The step after the current attempt failed. */
   next(failure: RotationFailure): RotationStep {
     const failureClass = failure.failureClass
     if (failureClass === 'cancelled') return { kind: 'stop', reason: 'cancelled' }
