@@ -16,8 +16,6 @@ export interface HoldsInit {
   nodeId: string
   /** Uniform in [0, 1); drawn once per hold version for this node's due time. */
   random: () => number
-  /** How long tombstones are kept; defaults to `TOMBSTONE_LIFETIME_MS`. */
-  tombstoneLifetimeMs?: number
 }
 
 /** A clear's answer for the API, plus the tombstones to gossip. */
@@ -36,7 +34,6 @@ export function createHolds(init: HoldsInit) {
   const clock = createClock(init.nodeId)
   const set = new HoldSet()
   const index = new HeldIndex(init.random)
-  const lifetimeMs = init.tombstoneLifetimeMs ?? TOMBSTONE_LIFETIME_MS
   /** When each key (by [provider, keyId]) or provider (by [provider]) was last edited or deleted. */
   const resets = new Map<string, number>()
 
@@ -127,8 +124,8 @@ export function createHolds(init: HoldsInit) {
     digest: (): HoldDigest => set.digest(),
     /** Drops expired tombstones; returns them. */
     collect(now: number): HoldEntry[] {
-      for (const [key, at] of resets) if (now - at >= lifetimeMs) resets.delete(key)
-      return set.collect(now, lifetimeMs)
+      for (const [key, at] of resets) if (now - at >= TOMBSTONE_LIFETIME_MS) resets.delete(key)
+      return set.collect(now)
     },
     /** The active holds for `GET /api/adaptive-routing/conditions`. */
     conditions: (keyName?: KeyNameLookup): HoldCondition[] => holdConditions(index.routes(), keyName),

@@ -12,7 +12,7 @@ import type { BalancerKey, RouteRef } from '../adaptive/types.ts'
 import type { RateLimitBackoff } from './backoffs.ts'
 import type { RoutingLog } from './log.ts'
 import { planRequest } from './request-plan.ts'
-import { NO_TRIALS, RequestRouteState, type HoldChange, type HoldNews, type RequestRoute, type RouteRequest, type RouterComponents, type RouteShared, type RouteTarget } from './request-route.ts'
+import { NO_TRIALS, RequestRoute, type HoldChange, type HoldNews, type RouteRequest, type RouterComponents, type RouteShared, type RouteTarget } from './request-route.ts'
 import type { PlanInput, RequestPlan } from './types.ts'
 
 /** Expired hold tombstones are collected every this many cycles (once a minute). */
@@ -100,7 +100,7 @@ export function createRouter(components: RouterComponents) {
       }),
     /** The route of a planned request through `targets` (the plan's, bound to the node's providers). */
     route: <T extends RouteTarget<K>, K extends BalancerKey>(plan: RequestPlan, targets: readonly T[], request: RouteRequest<T>): RequestRoute<T, K> =>
-      new RequestRouteState(components, shared, plan, targets, request),
+      new RequestRoute(components, shared, plan, targets, request),
     /** Applies a settlement made outside a request (an operator clear, a key edit, a peer's news). */
     settle,
     /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
