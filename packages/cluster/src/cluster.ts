@@ -21,7 +21,7 @@ import { maxGossipFrameBytes, Topics, type Topic, type TopicOptions } from './to
 import type { ClusterInit, ClusterLog, ClusterTiming } from './index.ts'
 
 /** Default timing; `init.timing` overrides any of it. */
-export const defaultTiming: ClusterTiming = {
+const defaultTiming: ClusterTiming = {
   heartbeatMs: 10_000,
   memberTimeoutMs: 30_000,
   suspectMs: 2_500,
@@ -30,7 +30,7 @@ export const defaultTiming: ClusterTiming = {
 }
 
 /** Default publish queue limits; `init.publish` overrides any of it. */
-export const defaultPublishLimits = { maxLength: 1_000, ratePerSecond: 200, burst: 50 }
+const defaultPublishLimits = { maxLength: 1_000, ratePerSecond: 200, burst: 50 }
 
 const initSchema = z.object({
   nodeId: z.string().min(1).max(128),

@@ -11,11 +11,9 @@ import type { RequestHandler, RequestOptions, RpcLimits } from './rpc.ts'
 import type { ClusterStats, TopicCounters } from './stats.ts'
 import type { MessageMeta, Topic, TopicHandler, TopicOptions, TopicScope } from './topics.ts'
 
-export { createCluster, defaultTiming, defaultPublishLimits } from './cluster.ts'
+export { createCluster } from './cluster.ts'
 export { ClusterError, clusterErrorCodes } from './errors.ts'
 export type { ClusterErrorCode } from './errors.ts'
-export { defaultRpcLimits } from './rpc.ts'
-export { topicLimits } from './topics.ts'
 export type {
   ClusterStats,
   LeaderChange,

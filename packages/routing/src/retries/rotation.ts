@@ -24,9 +24,12 @@ export type RotationStopReason =
   /** The provider has no key that serves the model. */
   | 'no_keys'
 
+/** Why an attempt uses the key it uses: the first of the target, the same key again, or another key. */
+export type AttemptWhy = 'first' | 'retry' | 'rotate'
+
 /** What to do next: send an attempt with a key after a delay, or stop. */
 export type RotationStep =
-  | { kind: 'attempt'; keyIndex: number; delayMs: number; why: 'first' | 'retry' | 'rotate' }
+  | { kind: 'attempt'; keyIndex: number; delayMs: number; why: AttemptWhy }
   | { kind: 'stop'; reason: RotationStopReason }
 
 /** What rotation needs to know about a failed attempt. */
@@ -224,7 +227,7 @@ export class KeyRotation {
     return low
   }
 
-  private attempt(keyIndex: number, delayMs: number, why: 'first' | 'retry' | 'rotate'): RotationStep {
+  private attempt(keyIndex: number, delayMs: number, why: AttemptWhy): RotationStep {
     this.current = keyIndex
     this.status[keyIndex] = KeyStatus.Tried
     return { kind: 'attempt', keyIndex, delayMs, why }
