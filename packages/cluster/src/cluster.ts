@@ -3,25 +3,25 @@ import './polyfill.ts'
 import { KEEP_ALIVE } from '@libp2p/interface'
 import type { PeerId } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { z } from 'zod'
+import { z, type ZodType } from 'zod'
 import { ClusterError } from './errors.ts'
 import { Emitter } from './events.ts'
 import { loadOrCreatePrivateKey } from './identity.ts'
 import { heartbeatSchema, Membership } from './membership.ts'
-import type { Heartbeat, MembershipEvents } from './membership.ts'
+import type { Heartbeat, Member, MembershipEvents } from './membership.ts'
 import { createNode } from './node.ts'
 import type { Node } from './node.ts'
 import { Liveness } from './liveness.ts'
 import { Dialer, parsePeer } from './peers.ts'
 import { PublishQueue } from './publish-queue.ts'
-import { defaultRpcLimits, Rpc } from './rpc.ts'
+import { defaultRpcLimits, Rpc, type RequestHandler, type RequestOptions } from './rpc.ts'
 import { swarmKeyFromSecret } from './secret.ts'
-import { Counters } from './stats.ts'
-import { maxGossipFrameBytes, Topics } from './topics.ts'
-import type { Cluster, ClusterInit, ClusterLog, ClusterTiming } from './index.ts'
+import { Counters, type ClusterStats } from './stats.ts'
+import { maxGossipFrameBytes, Topics, type Topic, type TopicOptions } from './topics.ts'
+import type { ClusterInit, ClusterLog, ClusterTiming } from './index.ts'
 
 /** Default timing; `init.timing` overrides any of it. */
-export const defaultTiming: ClusterTiming = {
+const defaultTiming: ClusterTiming = {
   heartbeatMs: 10_000,
   memberTimeoutMs: 30_000,
   suspectMs: 2_500,
@@ -30,7 +30,7 @@ export const defaultTiming: ClusterTiming = {
 }
 
 /** Default publish queue limits; `init.publish` overrides any of it. */
-export const defaultPublishLimits = { maxLength: 1_000, ratePerSecond: 200, burst: 50 }
+const defaultPublishLimits = { maxLength: 1_000, ratePerSecond: 200, burst: 50 }
 
 const initSchema = z.object({
   nodeId: z.string().min(1).max(128),
@@ -70,7 +70,7 @@ function announceable(node: Node): string[] {
 }
 
 /** Starts a node, joins the fleet and returns the handle; see `Cluster`. */
-export async function createCluster(init: ClusterInit): Promise<Cluster> {
+export async function createCluster(init: ClusterInit) {
   const checked = initSchema.safeParse(init)
   if (!checked.success) throw new ClusterError('invalid_init', `invalid cluster init: ${checked.error.message}`)
   const log: ClusterLog = init.log ?? (() => {})
@@ -282,32 +282,44 @@ export async function createCluster(init: ClusterInit): Promise<Cluster> {
     peerId,
     nodeId: init.nodeId,
     region: init.region,
-    get addresses() {
+    /** Multiaddrs (with `/p2p/<peerId>`) this node announces. */
+    get addresses(): string[] {
       return [...membership.self.addresses]
     },
-    members: () => membership.members(),
-    member: (id) => membership.member(id),
-    leader: (region) => membership.leader(region ?? init.region),
-    on: (event, listener) => events.on(event, listener),
-    topic: (name, schema, options) => {
+    /** Live members, self included, sorted by node id. */
+    members: (): Member[] => membership.members(),
+    /** The live member with this peer id. */
+    member: (id: string): Member | undefined => membership.member(id),
+    /** Leader of `region` (default: this node's), from the live view; `leader()?.self` says whether it is this node. */
+    leader: (region?: string): Member | undefined => membership.leader(region ?? init.region),
+    /** Adds a listener of `member:join`, `member:leave` or `leader:change`; returns the function that removes it. */
+    on: <Name extends keyof MembershipEvents>(event: Name, listener: (...args: MembershipEvents[Name]) => void): (() => void) => events.on(event, listener),
+    /** A typed gossip topic, created once per node (a node only gets messages of topics it created); publishing is queued. */
+    topic<T>(name: string, schema: ZodType<T>, options: TopicOptions<T>): Topic<T> {
       running()
       return topics.create(name, schema, options)
     },
-    handle: async (protocol, requestSchema, responseSchema, handler) => {
+    /** Answers `protocol` requests: the request is checked against `requestSchema`, the answer against `responseSchema`. */
+    async handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void> {
       running()
       await rpc.handle(protocol, requestSchema, responseSchema, handler)
     },
-    request: async (target, protocol, request, responseSchema, options) => {
+    /** Sends one request to a peer; rejects with a `ClusterError` (`peer_unreachable`, `request_timeout`, `remote_error`, ...). */
+    async request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options?: RequestOptions): Promise<R> {
       running()
-      return rpc.request(target, protocol, request, responseSchema, options)
+      return rpc.request(peerId, protocol, request, responseSchema, options)
     },
-    dialed: async () => {
+    /** Resolves once every configured peer was dialled once, with how many peers are connected then (0: none answered). */
+    async dialed(): Promise<number> {
       await dialer.dialedOnce
       return node.getPeers().length
     },
+    /** Ends the `joinFirst` hold: dials every member learnt so far and from now on. Idempotent. */
     openMesh,
-    stats: () => counters.snapshot({ queued: queue.length, connections: node.getConnections().length, members: membership.members().length }),
-    stop: () => {
+    /** Counters and gauges for `/metrics`. */
+    stats: (): ClusterStats => counters.snapshot({ queued: queue.length, connections: node.getConnections().length, members: membership.members().length }),
+    /** Tells peers this node leaves, then closes every connection. Idempotent. */
+    stop: (): Promise<void> => {
       stopping ??= stop()
       return stopping
     },

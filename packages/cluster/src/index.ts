@@ -4,18 +4,16 @@
  * topics (fleet-wide or region-scoped, schema-checked, the bad ones dropped and counted),
  * request/response between two nodes, and counters for `/metrics`. It knows messages, not routing.
  */
-import type { ZodType } from 'zod'
-import type { LeaderChange, LeaveReason, Member, MembershipEvents } from './membership.ts'
+import type { createCluster } from './cluster.ts'
+import type { LeaderChange, LeaveReason, Member } from './membership.ts'
 import type { PublishQueueOptions } from './publish-queue.ts'
 import type { RequestHandler, RequestOptions, RpcLimits } from './rpc.ts'
 import type { ClusterStats, TopicCounters } from './stats.ts'
 import type { MessageMeta, Topic, TopicHandler, TopicOptions, TopicScope } from './topics.ts'
 
-export { createCluster, defaultTiming, defaultPublishLimits } from './cluster.ts'
+export { createCluster } from './cluster.ts'
 export { ClusterError, clusterErrorCodes } from './errors.ts'
 export type { ClusterErrorCode } from './errors.ts'
-export { defaultRpcLimits } from './rpc.ts'
-export { topicLimits } from './topics.ts'
 export type {
   ClusterStats,
   LeaderChange,
@@ -79,32 +77,4 @@ export interface ClusterInit {
 }
 
 /** A running fleet node. */
-export interface Cluster {
-  readonly peerId: string
-  readonly nodeId: string
-  readonly region: string
-  /** Multiaddrs (with `/p2p/<peerId>`) this node announces. */
-  readonly addresses: string[]
-  /** Live members, self included, sorted by node id. */
-  members(): Member[]
-  /** The live member with this peer id. */
-  member(peerId: string): Member | undefined
-  /** Leader of `region` (default: this node's), from the live view; `leader()?.self` says whether it is this node. */
-  leader(region?: string): Member | undefined
-  /** Adds a listener of `member:join`, `member:leave` or `leader:change`; returns the function that removes it. */
-  on<Name extends keyof MembershipEvents>(event: Name, listener: (...args: MembershipEvents[Name]) => void): () => void
-  /** A typed gossip topic, created once per node (a node only gets messages of topics it created); publishing is queued. */
-  topic<T>(name: string, schema: ZodType<T>, options: TopicOptions<T>): Topic<T>
-  /** Answers `protocol` requests: the request is checked against `requestSchema`, the answer against `responseSchema`. */
-  handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void>
-  /** Sends one request to a peer; rejects with a `ClusterError` (`peer_unreachable`, `request_timeout`, `remote_error`, ...). */
-  request<Q, R>(peerId: string, protocol: string, request: Q, responseSchema: ZodType<R>, options?: RequestOptions): Promise<R>
-  /** Resolves once every configured peer was dialled once, with how many peers are connected then (0: none answered). */
-  dialed(): Promise<number>
-  /** Ends the `joinFirst` hold: dials every member learnt so far and from now on. Idempotent. */
-  openMesh(): void
-  /** Counters and gauges for `/metrics`. */
-  stats(): ClusterStats
-  /** Tells peers this node leaves, then closes every connection. Idempotent. */
-  stop(): Promise<void>
-}
+export type Cluster = Awaited<ReturnType<typeof createCluster>>

@@ -24,50 +24,10 @@ export interface AdaptiveBalancerInit {
 }
 
 /** The adaptive load balancer. Hot-path methods read tables; the rest runs off the hot path. */
-export interface AdaptiveBalancer {
-  /** Replaces the providers and keys; metrics of removed keys, and of models a key no longer serves, are dropped. */
-  setProviders(providers: readonly BalancerProvider[]): void
-  /** Tells the balancer that holds were placed or released, so tables re-read `isHeld`. */
-  holdsChanged(): void
-  /** An attempt was sent on a route (in-flight + 1). Pair each with one `attemptFinished`. */
-  attemptStarted(route: RouteRef, now: number): void
-  /** An attempt ended (in-flight - 1) with this outcome. A refusal's hold fails its routes through `failRoute`. */
-  attemptFinished(outcome: AttemptOutcome): void
-  /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
-  attemptAbandoned(route: RouteRef, now: number): void
-  /** An attempt another worker of this node finished (issue 38): its metrics count here too; in-flight counts and trials are that worker's. */
-  attemptObserved(outcome: AttemptOutcome): void
-  /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
-  recompute(now: number): void
-  /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
-  failRoute(route: RouteRef, now: number): void
-  /** A hold on the route was released (a check served, or an operator): it goes to recovering. */
-  releaseRoute(route: RouteRef, now: number): void
-  /** The trial rounds this balancer's failed routes follow (the gateway carries their changes to the fleet). */
-  readonly trials: Trials
-  /** True when this request is the fleet's one trial of a route failed here on its metrics (not held): one attempt there first. */
-  takeTrial(route: RouteRef, now: number): boolean
-  /** True when a route recovering here had no request from this node for RECOVERY_PROBE_IDLE_MS: one attempt there first. */
-  takeProbe(route: RouteRef, now: number): boolean
-  /**
-   * Rounds from peers: a served one recovers the route here if it failed before it; a failing one
-   * just opened in this region fails it here too if it served nothing since. Returns this node's newer rounds.
-   */
-  mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[]
-  /** Level 1: the provider and fallbacks of a request for `model`. */
-  selectDirection(model: string, options: DirectionOptions): DirectionDecision
-  /** Per-key weights for the rotation module, adaptive (or static with key selection off), 0 when held or failed: shared by every request until the next table build (read only). */
-  rotationWeights(provider: string, model: string, routeSelectionEnabled?: boolean): RotationWeights | undefined
-  /** True while the balancer still offers the route: its key serves the model and is neither failed nor held. */
-  isRouteOffered(route: RouteRef): boolean
-  /** The state of a route as the dashboard shows it (held reads failed). */
-  routeState(route: RouteRef): RouteState
-  /** Every known route with its weight, shares and score parts, for the routes API. */
-  routes(): RouteSnapshot[]
-}
+export type AdaptiveBalancer = ReturnType<typeof createAdaptiveBalancer>
 
 /** Creates the adaptive load balancer of one node. */
-export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBalancer {
+export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
   const isHeld = init.isHeld
   const trials = init.trials ?? createTrials({ nodeId: 'local' })
   let providers: readonly BalancerProvider[] = []
@@ -237,26 +197,33 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
   setProviders(init.providers)
 
   return {
+    /** Replaces the providers and keys; metrics of removed keys, and of models a key no longer serves, are dropped. */
     setProviders,
-    holdsChanged() {
+    /** Tells the balancer that holds were placed or released, so tables re-read `isHeld`. */
+    holdsChanged(): void {
       holdsVersion++
     },
-    attemptStarted(route, now) {
+    /** An attempt was sent on a route (in-flight + 1). Pair each with one `attemptFinished`. */
+    attemptStarted(route: RouteRef, now: number): void {
       const tracked = track(route, now)
       if (tracked === undefined) return
       tracked.inFlight += 1
       tracked.lastAttemptAt = now
     },
-    attemptFinished: (outcome) => finished(outcome, true),
-    attemptObserved: (outcome) => finished(outcome, false),
-    attemptAbandoned(route, now) {
+    /** An attempt ended (in-flight - 1) with this outcome. A refusal's hold fails its routes through `failRoute`. */
+    attemptFinished: (outcome: AttemptOutcome): void => finished(outcome, true),
+    /** An attempt another worker of this node finished (issue 38): its metrics count here too; in-flight counts and trials are that worker's. */
+    attemptObserved: (outcome: AttemptOutcome): void => finished(outcome, false),
+    /** An attempt started but never sent (its body could not be expressed): in-flight - 1, nothing recorded; a trial's slot is freed. */
+    attemptAbandoned(route: RouteRef, now: number): void {
       const tracked = metrics.get(routeKey(route.provider, route.model, route.keyId))
       if (tracked === undefined) return
       tracked.inFlight = Math.max(0, tracked.inFlight - 1)
       // Never sent: if it was this node's trial, the slot is free again.
       if (tracked.state === 'failed') trials.answered(route, now, 'inconclusive', now)
     },
-    recompute(now) {
+    /** The 5-second recompute: score parts, states, weights, and fresh selection tables. */
+    recompute(now: number): void {
       cycle++
       const byModel = new Map<string, RouteMetrics[]>()
       for (const route of metrics.values()) {
@@ -276,18 +243,22 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
         else tables.set(model, { ...build(model), usedCycle: table.usedCycle })
       }
     },
-    failRoute(route, now) {
+    /** Fails a route at once (the provider refused the key; reference: "Key Capabilities"). */
+    failRoute(route: RouteRef, now: number): void {
       const tracked = track(route, now)
       if (tracked !== undefined) fail(tracked, now)
     },
-    releaseRoute(route, now) {
+    /** A hold on the route was released (a check served, or an operator): it goes to recovering. */
+    releaseRoute(route: RouteRef, now: number): void {
       const tracked = track(route, now)
       if (tracked === undefined || tracked.state !== 'failed') return
       // Back on the bottom of the ramp at once, "so the key earns its traffic back" (reference: "Checking a held key again").
       recover(tracked, now)
     },
+    /** The trial rounds this balancer's failed routes follow (the gateway carries their changes to the fleet). */
     trials,
-    takeTrial(route, now) {
+    /** True when this request is the fleet's one trial of a route failed here on its metrics (not held): one attempt there first. */
+    takeTrial(route: RouteRef, now: number): boolean {
       const tracked = metricsOf(route.provider, route.model, route.keyId)
       if (tracked === undefined || tracked.state !== 'failed' || isHeld(route.provider, route.keyId, route.model)) return false
       // Failed while held (no round opened then), or the fleet's last round served before this node's failure: a round of its own.
@@ -295,13 +266,18 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       if (entry === undefined || entry.state === 'served') trials.routeFailed(route, now)
       return trials.take(route, now)
     },
-    takeProbe(route, now) {
+    /** True when a route recovering here had no request from this node for RECOVERY_PROBE_IDLE_MS: one attempt there first. */
+    takeProbe(route: RouteRef, now: number): boolean {
       const tracked = metricsOf(route.provider, route.model, route.keyId)
       if (tracked === undefined || tracked.state !== 'recovering' || tracked.inFlight > 0) return false
       if (isHeld(route.provider, route.keyId, route.model)) return false
       return tracked.lastAttemptAt === null || now - tracked.lastAttemptAt >= RECOVERY_PROBE_IDLE_MS
     },
-    mergeTrials(entries, now) {
+    /**
+     * Rounds from peers: a served one recovers the route here if it failed before it; a failing one
+     * just opened in this region fails it here too if it served nothing since. Returns this node's newer rounds.
+     */
+    mergeTrials(entries: readonly TrialEntry[], now: number): TrialEntry[] {
       const { changed, newer } = trials.merge(entries, now)
       for (const entry of changed) {
         if (entry.state !== 'served') {
@@ -314,25 +290,30 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit): AdaptiveBala
       }
       return newer
     },
-    selectDirection(model, options) {
+    /** Level 1: the provider and fallbacks of a request for `model`. */
+    selectDirection(model: string, options: DirectionOptions): DirectionDecision {
       return decideDirection(tableFor(model), options, tableFor)
     },
-    rotationWeights(provider, model, routeSelectionEnabled = true) {
+    /** Per-key weights for the rotation module, adaptive (or static with key selection off), 0 when held or failed: shared by every request until the next table build (read only). */
+    rotationWeights(provider: string, model: string, routeSelectionEnabled = true): RotationWeights | undefined {
       const direction = tableFor(model).byProvider.get(provider)
       if (direction === undefined) return undefined
       return routeSelectionEnabled ? direction.rotation.adaptive : direction.rotation.static
     },
-    isRouteOffered(route) {
+    /** True while the balancer still offers the route: its key serves the model and is neither failed nor held. */
+    isRouteOffered(route: RouteRef): boolean {
       // The model's table lists the keys serving it, with the failed ones as of its build (every change of state rebuilds it).
       const direction = tableFor(route.model).byProvider.get(route.provider)
       const index = direction?.keyIndex.get(route.keyId)
       if (index === undefined || isHeld(route.provider, route.keyId, route.model)) return false
       return !direction!.rotation.adaptive.failedIndexes.includes(index)
     },
-    routeState(route) {
+    /** The state of a route as the dashboard shows it (held reads failed). */
+    routeState(route: RouteRef): RouteState {
       if (isHeld(route.provider, route.keyId, route.model)) return 'failed'
       return metricsOf(route.provider, route.model, route.keyId)?.state ?? 'healthy'
     },
+    /** Every known route with its weight, shares and score parts, for the routes API. */
     routes: snapshotRoutes,
   }
 }

@@ -20,26 +20,20 @@ export interface SessionAffinityInit {
 }
 
 /** A bounded, least-recently-used memory of sessions' last routes, per session and model. */
-export interface SessionAffinity {
-  /** The session's last route for the model, if remembered and not idle for too long. */
-  recall(sessionId: string, model: string, now: number): SessionRoute | undefined
-  /** Remembers the route that served the session's request for the model; `ttlMs` overrides the idle limit for this session. */
-  remember(sessionId: string, model: string, route: SessionRoute, now: number, ttlMs?: number): void
-  /** How many sessions are remembered. */
-  readonly size: number
-}
+export type SessionAffinity = ReturnType<typeof createSessionAffinity>
 
 /** How stale a session's place in the eviction order may get (and at most 1% of its idle limit). */
 const LRU_TOUCH_MS = 1_000
 
 /** Creates the session memory of one node. */
-export function createSessionAffinity(init: SessionAffinityInit): SessionAffinity {
+export function createSessionAffinity(init: SessionAffinityInit) {
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const entries = new Map<string, { route: SessionRoute; seenAt: number; idleMs: number }>()
   // Per model, since a session's prompt cache belongs to one model (agents switch models mid-session).
   const id = (sessionId: string, model: string) => `${sessionId}\u0000${model}`
   return {
-    recall(sessionId, model, now) {
+    /** The session's last route for the model, if remembered and not idle for too long. */
+    recall(sessionId: string, model: string, now: number): SessionRoute | undefined {
       const key = id(sessionId, model)
       const entry = entries.get(key)
       if (entry === undefined) return undefined
@@ -55,7 +49,8 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
       entry.seenAt = now
       return entry.route
     },
-    remember(sessionId, model, route, now, ttlMs) {
+    /** Remembers the route that served the session's request for the model; `ttlMs` overrides the idle limit for this session. */
+    remember(sessionId: string, model: string, route: SessionRoute, now: number, ttlMs?: number): void {
       const key = id(sessionId, model)
       entries.delete(key)
       entries.set(key, { route: { provider: route.provider, keyId: route.keyId }, seenAt: now, idleMs: ttlMs ?? init.idleMs })
@@ -65,7 +60,8 @@ export function createSessionAffinity(init: SessionAffinityInit): SessionAffinit
         entries.delete(oldest.value)
       }
     },
-    get size() {
+    /** How many sessions are remembered. */
+    get size(): number {
       return entries.size
     },
   }

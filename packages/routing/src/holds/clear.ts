@@ -17,13 +17,10 @@ export interface ClearResult {
   count: number
 }
 
-/** Stable codes of `HoldClearError`. */
-export type HoldClearErrorCode = 'invalid_clear_request'
-
 /** A clear request whose fields do not combine; the gateway answers 400 with the message. */
 export class HoldClearError extends Error {
   override name = 'HoldClearError'
-  readonly code: HoldClearErrorCode = 'invalid_clear_request'
+  readonly code = 'invalid_clear_request' as const
 
   constructor(
     /** The request field at fault, as the API spells it. */

@@ -2,7 +2,7 @@
  * One node's held keys: the replicated hold set, this node's clock, due times and check slots.
  * Spec: reference/adaptive-load-balancing.txt, "Held Keys"; design.md, "Cluster model".
  */
-import { createClock, type HybridClock } from './clock.ts'
+import { createClock } from './clock.ts'
 import { clearedName, type HoldEntry, type HoldTarget, type ReleaseCause } from './entry.ts'
 import { clearMatches, validateClearFilter, type ClearFilter, type ClearResult } from './clear.ts'
 import { holdConditions, type HoldCondition, type KeyNameLookup } from './conditions.ts'
@@ -16,8 +16,6 @@ export interface HoldsInit {
   nodeId: string
   /** Uniform in [0, 1); drawn once per hold version for this node's due time. */
   random: () => number
-  /** How long tombstones are kept; defaults to `TOMBSTONE_LIFETIME_MS`. */
-  tombstoneLifetimeMs?: number
 }
 
 /** A clear's answer for the API, plus the tombstones to gossip. */
@@ -26,50 +24,16 @@ export interface ClearOutcome extends ClearResult {
 }
 
 /** One node's held keys. */
-export interface Holds {
-  /** The node's hybrid logical clock, which stamps every local change. */
-  readonly clock: HybridClock
-  /** Applies an upstream answer (success or failure) to the holds on its key; gossip `changed`. */
-  recordAnswer(answer: AttemptAnswer): Settlement
-  /** True when `keyId` must be skipped for `model` (a whole-key hold covers every model). */
-  isHeld(provider: string, keyId: string, model: string): boolean
-  /** Lets the request through as this node's one check of a due key; true when it is the check. */
-  claimCheck(provider: string, keyId: string, model: string, now: number): boolean
-  /** Held keys of `provider` this node may check for `model` now. */
-  dueKeys(provider: string, model: string, now: number): string[]
-  /** The holds covering a route, with this node's due times (for log lines and the dashboard). */
-  holdsOn(provider: string, keyId: string, model: string): readonly HeldRoute[]
-  /** Operator release; throws `HoldClearError` for a body the API refuses. */
-  clear(filter: ClearFilter, now: number): ClearOutcome
-  /** A key edit or rotation: releases every hold of the key and resets its ladder. */
-  keyEdited(provider: string, keyId: string, now: number): HoldEntry[]
-  /** A key delete: removes its holds, with no rung to resume. */
-  keyDeleted(provider: string, keyId: string, now: number): HoldEntry[]
-  /** A provider delete: removes the holds of all its keys. */
-  providerDeleted(provider: string, now: number): HoldEntry[]
-  /** Takes in entries from a peer or a snapshot; returns the ones that changed this node's set. */
-  merge(entries: readonly HoldEntry[], now: number): HoldEntry[]
-  /** Every entry, tombstones included. */
-  entries(): HoldEntry[]
-  /** The entries in the given digest buckets. */
-  entriesInBuckets(buckets: readonly number[]): HoldEntry[]
-  /** Anti-entropy fingerprint; call `collect` first so expired tombstones do not differ between nodes. */
-  digest(): HoldDigest
-  /** Drops expired tombstones; returns them. */
-  collect(now: number): HoldEntry[]
-  /** The active holds for `GET /api/adaptive-routing/conditions`. */
-  conditions(keyName?: KeyNameLookup): HoldCondition[]
-}
+export type Holds = ReturnType<typeof createHolds>
 
 /** The settlement of an answer that changes nothing (shared: never mutated). */
 const NOTHING: Settlement = Object.freeze({ changed: [], events: [] }) as unknown as Settlement
 
 /** Creates the held keys of node `init.nodeId`, empty; restore with `merge(snapshot.entries, now)`. */
-export function createHolds(init: HoldsInit): Holds {
+export function createHolds(init: HoldsInit) {
   const clock = createClock(init.nodeId)
   const set = new HoldSet()
   const index = new HeldIndex(init.random)
-  const lifetimeMs = init.tombstoneLifetimeMs ?? TOMBSTONE_LIFETIME_MS
   /** When each key (by [provider, keyId]) or provider (by [provider]) was last edited or deleted. */
   const resets = new Map<string, number>()
 
@@ -107,8 +71,10 @@ export function createHolds(init: HoldsInit): Holds {
   }
 
   return {
+    /** The node's hybrid logical clock, which stamps every local change. */
     clock,
-    recordAnswer(answer) {
+    /** Applies an upstream answer (success or failure) to the holds on its key; gossip `changed`. */
+    recordAnswer(answer: AttemptAnswer): Settlement {
       // The hot path: a served request on a key with no hold changes nothing.
       if (answer.failure === null && !index.isHeld(answer.provider, answer.keyId, answer.model)) return NOTHING
       const settlement = settleAnswer(answer, {
@@ -119,35 +85,49 @@ export function createHolds(init: HoldsInit): Holds {
       store(settlement.changed)
       return settlement
     },
-    isHeld: (provider, keyId, model) => index.isHeld(provider, keyId, model),
-    claimCheck: (provider, keyId, model, now) => index.claim(provider, keyId, model, now),
-    dueKeys: (provider, model, now) => index.dueKeys(provider, model, now),
-    holdsOn: (provider, keyId, model) => index.covering(provider, keyId, model),
-    clear(filter, now) {
+    /** True when `keyId` must be skipped for `model` (a whole-key hold covers every model). */
+    isHeld: (provider: string, keyId: string, model: string): boolean => index.isHeld(provider, keyId, model),
+    /** Lets the request through as this node's one check of a due key; true when it is the check. */
+    claimCheck: (provider: string, keyId: string, model: string, now: number): boolean => index.claim(provider, keyId, model, now),
+    /** Held keys of `provider` this node may check for `model` now. */
+    dueKeys: (provider: string, model: string, now: number): string[] => index.dueKeys(provider, model, now),
+    /** The holds covering a route, with this node's due times (for log lines and the dashboard). */
+    holdsOn: (provider: string, keyId: string, model: string): readonly HeldRoute[] => index.covering(provider, keyId, model),
+    /** Operator release; throws `HoldClearError` for a body the API refuses. */
+    clear(filter: ClearFilter, now: number): ClearOutcome {
       const valid = validateClearFilter(filter)
       const { released, changed } = releaseWhere((entry) => clearMatches(valid, entry), 'operator', now)
       const cleared = released.map(clearedName)
       return { cleared, count: cleared.length, changed }
     },
-    keyEdited: (provider, keyId, now) => resetKey(provider, keyId, 'key_edit', now),
-    keyDeleted: (provider, keyId, now) => resetKey(provider, keyId, 'deleted', now),
-    providerDeleted(provider, now) {
+    /** A key edit or rotation: releases every hold of the key and resets its ladder. */
+    keyEdited: (provider: string, keyId: string, now: number): HoldEntry[] => resetKey(provider, keyId, 'key_edit', now),
+    /** A key delete: removes its holds, with no rung to resume. */
+    keyDeleted: (provider: string, keyId: string, now: number): HoldEntry[] => resetKey(provider, keyId, 'deleted', now),
+    /** A provider delete: removes the holds of all its keys. */
+    providerDeleted(provider: string, now: number): HoldEntry[] {
       resets.set(JSON.stringify([provider]), now)
       return releaseWhere((entry) => entry.provider === provider, 'deleted', now).changed
     },
-    merge(entries, now) {
+    /** Takes in entries from a peer or a snapshot; returns the ones that changed this node's set. */
+    merge(entries: readonly HoldEntry[], now: number): HoldEntry[] {
       for (const entry of entries) clock.observe(entry.version, now)
       const changed = set.merge(entries)
       for (const entry of changed) index.update(entry)
       return changed
     },
-    entries: () => set.entries(),
-    entriesInBuckets: (buckets) => set.entriesInBuckets(buckets),
-    digest: () => set.digest(),
-    collect(now) {
-      for (const [key, at] of resets) if (now - at >= lifetimeMs) resets.delete(key)
-      return set.collect(now, lifetimeMs)
+    /** Every entry, tombstones included. */
+    entries: (): HoldEntry[] => set.entries(),
+    /** The entries in the given digest buckets. */
+    entriesInBuckets: (buckets: readonly number[]): HoldEntry[] => set.entriesInBuckets(buckets),
+    /** Anti-entropy fingerprint; call `collect` first so expired tombstones do not differ between nodes. */
+    digest: (): HoldDigest => set.digest(),
+    /** Drops expired tombstones; returns them. */
+    collect(now: number): HoldEntry[] {
+      for (const [key, at] of resets) if (now - at >= TOMBSTONE_LIFETIME_MS) resets.delete(key)
+      return set.collect(now)
     },
-    conditions: (keyName) => holdConditions(index.routes(), keyName),
+    /** The active holds for `GET /api/adaptive-routing/conditions`. */
+    conditions: (keyName?: KeyNameLookup): HoldCondition[] => holdConditions(index.routes(), keyName),
   }
 }

@@ -41,23 +41,8 @@ export function parseHoldEntry(value: unknown): HoldEntry | null {
   const released = state === 'released'
   if (released ? !isTime(releasedAt) : releasedAt !== null) return null
   if (released ? !RELEASE_CAUSES.includes(releaseCause as ReleaseCause) : releaseCause !== null) return null
-  const entry: HoldEntry = {
-    provider,
-    keyId,
-    model,
-    state,
-    reason,
-    message,
-    since,
-    waitStartedAt,
-    baseWaitMs,
-    waitSource,
-    rung,
-    checks,
-    releasedAt: released ? (releasedAt as number) : null,
-    releaseCause: released ? (releaseCause as ReleaseCause) : null,
-    version,
-  }
+  const release = released ? { releasedAt: releasedAt as number, releaseCause: releaseCause as ReleaseCause } : { releasedAt: null, releaseCause: null }
+  const entry: HoldEntry = { provider, keyId, model, state, reason, message, since, waitStartedAt, baseWaitMs, waitSource, rung, checks, ...release, version }
   // Tracing metadata: a malformed origin is dropped, never the hold with it.
   const origin = parseOrigin(value.origin)
   if (origin !== null) entry.origin = origin

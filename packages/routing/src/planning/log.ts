@@ -6,6 +6,7 @@
 import type { DirectionDecision, DirectionReason } from '../adaptive/directions.ts'
 import type { AffinityOutcome } from '../adaptive/session.ts'
 import type { RouteRef } from '../adaptive/types.ts'
+import type { AttemptWhy } from '../retries/rotation.ts'
 import type { KeyPlan, RequestPlan } from './types.ts'
 
 /** A key the router left out of a request's picks (for the request log). */
@@ -75,9 +76,6 @@ const DIRECTION_REASONS: Record<DirectionReason, string> = {
   pinned_no_alternative: 'the provider the request named is failed, and no healthy provider serves the model: kept on it',
   no_provider: 'no configured provider serves the model',
 }
-
-/** Why an attempt uses the key it uses, as the routing log says it. */
-export type AttemptWhy = 'first' | 'retry' | 'rotate'
 
 /**
  * The line for the key an attempt actually uses: the check, the session's key, or a draw by

@@ -10,18 +10,22 @@ import { providerCheckLine } from '../holds/log-lines.ts'
 import { trialLine } from '../trials/log-lines.ts'
 import type { PickedBy, PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
 
-/** Plans that depend only on a selection table's shared, frozen fallback lists (a bare model), kept as long as the table. */
+/** A bare model's provider order, by the selection table's shared, frozen fallback list (kept as long as the table). */
 const preferred = new WeakMap<readonly Direction[], readonly Direction[]>()
-const planned = new WeakMap<readonly Direction[], readonly PlannedTarget[]>()
-/** The same for a session kept on its provider, by that provider. */
-const sessionPlanned = new WeakMap<readonly Direction[], Map<string, readonly PlannedTarget[]>>()
 const NO_DIRECTIONS: readonly Direction[] = Object.freeze([])
-/** Targets of a request naming its provider and nothing else, per table (by its `skipped` list) and provider. */
-const pinnedPlanned = new WeakMap<readonly Direction[], Map<string, { targets: readonly PlannedTarget[]; primary: number }>>()
+/** Targets planned once and shared (frozen, read only) by every request planned alike. */
+interface SharedTargets {
+  targets: readonly PlannedTarget[]
+  primary: number
+}
+/**
+ * Shared targets by what they depend on, kept as long as it: a table's fallback list (a bare model;
+ * `byProvider`: a session kept on that provider), its `skipped` list (a request naming only its
+ * provider, by provider), or a decision the balancer shares (frozen: pinned, or with fallbacks of its own).
+ */
+const sharedTargets = new WeakMap<object, { plain?: SharedTargets; byProvider?: Map<string, SharedTargets> }>()
 /** A kept session's targets (its key first) per shared targets and session key. */
 const sessionKeyTargets = new WeakMap<readonly PlannedTarget[], Map<string, readonly PlannedTarget[]>>()
-/** The targets of a decision the balancer shares (frozen: a pinned or fallback-carrying request it decided before), by decision. */
-const decisionPlanned = new WeakMap<DirectionDecision, { targets: readonly PlannedTarget[]; primary: number }>()
 
 /** Plans the providers of one request. Returns null when no configured provider serves the model. */
 export function planRequest(components: PlannerComponents, input: PlanInput): RequestPlan | null {
@@ -77,8 +81,8 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   let sessionKeyId: string | undefined
   let directions: readonly Direction[] | null = null
   const last = input.sessionId !== null && probe === null ? components.sessions.recall(input.sessionId, model, now) : undefined
-  const bySession = last !== undefined && scored ? sessionPlanned.get(decision.fallbacks)?.get(last.provider) : undefined
-  if (last !== undefined && bySession !== undefined && bySession[0]!.provider === last.provider && balancer.isRouteOffered({ provider: last.provider, model, keyId: last.keyId })) {
+  const bySession = last !== undefined && scored ? sharedTargets.get(decision.fallbacks)?.byProvider?.get(last.provider) : undefined
+  if (last !== undefined && bySession !== undefined && balancer.isRouteOffered({ provider: last.provider, model, keyId: last.keyId })) {
     // The hot path of a session kept on its provider and key: the order was planned once per table.
     session = 'kept'
     log.session = 'kept'
@@ -100,43 +104,38 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
   let primary = 0
   // Pinned, no fallbacks of its own, nothing appended: the targets depend on the table (its `skipped` list is its own) and the provider.
   const pinnedAlone = pinnedProvider !== undefined && configured.length === 0 && probe === null && directions === null && decision.appended.length === 0 && (decision.reason === 'pinned' || decision.reason === 'pinned_failed_kept' || decision.reason === 'pinned_no_alternative') && decision.primary?.provider === pinnedProvider
-  const reusable = scored && probe === null && session !== 'kept'
-  const known = reusable ? planned.get(decision.fallbacks) : undefined
-  if (known !== undefined && known[0]!.provider === chosen.provider) {
-    // The hot path: planned once per table, shared (read only) by every request until the next build.
-    targets = known
-  } else if (bySession !== undefined && session === 'kept') {
-    targets = bySession
-    primary = Math.max(0, bySession.findIndex((target) => target.source === 'primary'))
-  } else if (pinnedAlone && pinnedPlanned.get(decision.skipped)?.has(pinnedProvider!)) {
-    // A request naming its provider and nothing else, passed through as it is: planned once per table and provider.
-    const known = pinnedPlanned.get(decision.skipped)!.get(pinnedProvider!)!
-    targets = known.targets
-    primary = known.primary
-  } else if (directions === null && probe === null && Object.isFrozen(decision) && decisionPlanned.has(decision)) {
-    // A decision the balancer shares (a pinned request, or one with its own fallbacks): planned once per decision.
-    const known = decisionPlanned.get(decision)!
+  // What the targets depend on when they can be shared, and the provider within it (see sharedTargets).
+  let shareBy: object | null = null
+  let shareProvider: string | undefined
+  if (probe === null && scored) {
+    shareBy = decision.fallbacks
+    if (session === 'kept') shareProvider = last!.provider
+  } else if (pinnedAlone) {
+    shareBy = decision.skipped
+    shareProvider = pinnedProvider
+  } else if (directions === null && probe === null && Object.isFrozen(decision)) shareBy = decision
+  let known = session === 'kept' ? bySession : undefined
+  if (known === undefined && shareBy !== null) {
+    const shares = sharedTargets.get(shareBy)
+    known = shareProvider === undefined ? shares?.plain : shares?.byProvider?.get(shareProvider)
+  }
+  if (known !== undefined) {
+    // The hot path: planned once (per table, provider or decision), shared by every request until the next build.
     targets = known.targets
     primary = known.primary
   } else {
-    const sharedDecision = directions === null && probe === null && Object.isFrozen(decision)
     directions ??= orderedDirections(components, decision, configured, scored)
     if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, probe, trial !== null)
     targets = built.targets
     primary = built.primary
-    if (pinnedAlone) {
+    // A bare model's targets are shared only when they lead with the provider they were planned for.
+    if (shareBy !== null && (!scored || built.targets[0]?.provider === (shareProvider ?? chosen.provider))) {
       targets = frozen(built.targets)
-      mapFor(pinnedPlanned, decision.skipped).set(pinnedProvider!, { targets, primary })
-    } else if (sharedDecision) {
-      targets = frozen(built.targets)
-      decisionPlanned.set(decision, { targets, primary })
-    } else if (reusable && primary === 0 && built.targets[0]?.provider === chosen.provider) {
-      targets = frozen(built.targets)
-      planned.set(decision.fallbacks, targets)
-    } else if (scored && probe === null && session === 'kept' && last !== undefined && built.targets[0]?.provider === last.provider) {
-      targets = frozen(built.targets)
-      mapFor(sessionPlanned, decision.fallbacks).set(last.provider, targets)
+      let shares = sharedTargets.get(shareBy)
+      if (shares === undefined) sharedTargets.set(shareBy, (shares = {}))
+      if (shareProvider === undefined) shares.plain = { targets, primary }
+      else (shares.byProvider ??= new Map()).set(shareProvider, { targets, primary })
     }
   }
   const keptTargets = session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets) ? sessionKeyTargets.get(targets)?.get(sessionKeyId) : undefined

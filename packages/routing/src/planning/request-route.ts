@@ -147,17 +147,6 @@ export interface HoldNews {
   changed: readonly HoldEntry[]
 }
 
-/** The route of one request through its targets. */
-export interface RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
-  readonly plan: RequestPlan
-  /** The next attempt, or how the request ended. */
-  next(): AttemptStep<T, K> | RouteEnd<T, K>
-  /** How `step` went; what routing made of it. */
-  report(step: AttemptStep<T, K>, report: AttemptReport): AttemptEffects
-  /** A stream `step` served broke after content went out: true when it may be continued (`next()` then walks the targets that continue it). */
-  resume(step: AttemptStep<T, K>, continuable: boolean, sentChars: number): boolean
-}
-
 export const NO_TRIALS: readonly TrialEntry[] = Object.freeze([])
 const NO_DEADLINES: AttemptDeadlines = Object.freeze({ requestMs: 0, firstTokenMs: null, idleMs: 0 })
 const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), leftOut: Object.freeze([]), first: 0, check: -1, checkDue: false, everyKeyHeld: false })
@@ -166,7 +155,7 @@ const DIRECT_KEY_PLAN: KeyPlan = Object.freeze({ weights: Object.freeze([1]), le
 export type RouteShared = Pick<Router, 'settle' | 'backOff' | 'trialChanges'>
 
 /** The route of one request: a cursor over its targets, and the key rotation of the current one (a class: made per request). */
-export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> implements RequestRoute<T, K> {
+export class RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
   private index = -1
   private primaryFailure: TargetFailure<T, K> | null = null
   private firstFailure: TargetFailure<T, K> | null = null
@@ -194,6 +183,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
     private readonly request: RouteRequest<T>,
   ) {}
 
+  /** The next attempt, or how the request ended. */
   next(): AttemptStep<T, K> | RouteEnd<T, K> {
     const { components, targets } = this
     for (;;) {
@@ -237,6 +227,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
     }
   }
 
+  /** How `attempt` went; what routing made of it. */
   report(attempt: AttemptStep<T, K>, report: AttemptReport): AttemptEffects {
     const { components, shared } = this
     const target = attempt.target
@@ -285,6 +276,7 @@ export class RequestRouteState<T extends RouteTarget<K>, K extends BalancerKey> 
     return { failure, holds: news, backoff, trials }
   }
 
+  /** A stream `attempt` served broke after content went out: true when it may be continued (`next()` then walks the targets that continue it). */
   resume(attempt: AttemptStep<T, K>, continuable: boolean, sentChars: number): boolean {
     const may = mayContinue(this.continuation + 1, continuable)
     if (may !== 'yes') {

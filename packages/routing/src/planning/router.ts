@@ -12,36 +12,17 @@ import type { BalancerKey, RouteRef } from '../adaptive/types.ts'
 import type { RateLimitBackoff } from './backoffs.ts'
 import type { RoutingLog } from './log.ts'
 import { planRequest } from './request-plan.ts'
-import { NO_TRIALS, RequestRouteState, type HoldChange, type HoldNews, type RequestRoute, type RouteRequest, type RouterComponents, type RouteShared, type RouteTarget } from './request-route.ts'
+import { NO_TRIALS, RequestRoute, type HoldChange, type HoldNews, type RouteRequest, type RouterComponents, type RouteShared, type RouteTarget } from './request-route.ts'
 import type { PlanInput, RequestPlan } from './types.ts'
 
 /** Expired hold tombstones are collected every this many cycles (once a minute). */
 const HOLD_COLLECT_CYCLES = 12
 
 /** The router of one node. */
-export interface Router {
-  /** The plan of a request, or null when no configured provider has a key for its model. */
-  plan(input: Omit<PlanInput, 'settings' | 'now' | 'random'>): RequestPlan | null
-  /** The route of a planned request through `targets` (the plan's, bound to the node's providers). */
-  route<T extends RouteTarget<K>, K extends BalancerKey>(plan: RequestPlan, targets: readonly T[], request: RouteRequest<T>): RequestRoute<T, K>
-  /** Applies a settlement made outside a request (an operator clear, a key edit, a peer's news). */
-  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): HoldNews
-  /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
-  released(entries: readonly HoldEntry[]): void
-  /** Entries from elsewhere (a peer, Postgres) changed this node's set: their routes fail or recover. */
-  merged(entries: readonly HoldEntry[]): void
-  /** Backs a key off until its window resets; true when that is news here. */
-  backOff(backoff: RateLimitBackoff): boolean
-  /** The node's routing cycle (every RECOMPUTE_INTERVAL_MS): backoffs expired, weights recomputed, tombstones collected; returns trial rounds changed. */
-  recompute(): readonly TrialEntry[]
-  /** Rounds from peers (already checked); returns what this node must send back (newer rounds, its own changes). */
-  mergeTrials(entries: readonly TrialEntry[]): TrialEntry[]
-  /** Trial rounds changed since the last call (planning claims a trial), for the fleet. */
-  trialChanges(): readonly TrialEntry[]
-}
+export type Router = ReturnType<typeof createRouter>
 
 /** Creates the router of one node over its routing state. */
-export function createRouter(components: RouterComponents): Router {
+export function createRouter(components: RouterComponents) {
   const { balancer, holds, backoffs, now } = components
 
   const trialChanges = (): readonly TrialEntry[] => {
@@ -55,7 +36,7 @@ export function createRouter(components: RouterComponents): Router {
     return balancer.routes().filter((route) => route.provider === entry.provider && route.keyId === entry.keyId)
   }
 
-  const releaseAll = (entries: readonly HoldEntry[]) => {
+  const releaseAll = (entries: readonly HoldEntry[]): void => {
     const at = now()
     for (const entry of entries) if (entry.state === 'released') for (const route of routesOf(entry)) balancer.releaseRoute(route, at)
   }
@@ -104,7 +85,8 @@ export function createRouter(components: RouterComponents): Router {
   let cycles = 0
 
   return {
-    plan: (input) =>
+    /** The plan of a request, or null when no configured provider has a key for its model. */
+    plan: (input: Omit<PlanInput, 'settings' | 'now' | 'random'>): RequestPlan | null =>
       planRequest(components, {
         model: input.model,
         pinnedProvider: input.pinnedProvider,
@@ -116,10 +98,15 @@ export function createRouter(components: RouterComponents): Router {
         random: components.random,
         log: input.log,
       }),
-    route: (plan, targets, request) => new RequestRouteState(components, shared, plan, targets, request),
+    /** The route of a planned request through `targets` (the plan's, bound to the node's providers). */
+    route: <T extends RouteTarget<K>, K extends BalancerKey>(plan: RequestPlan, targets: readonly T[], request: RouteRequest<T>): RequestRoute<T, K> =>
+      new RequestRoute(components, shared, plan, targets, request),
+    /** Applies a settlement made outside a request (an operator clear, a key edit, a peer's news). */
     settle,
+    /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
     released: releaseAll,
-    merged(entries) {
+    /** Entries from elsewhere (a peer, Postgres) changed this node's set: their routes fail or recover. */
+    merged(entries: readonly HoldEntry[]): void {
       if (entries.length === 0) return
       // A hold learned from a peer or Postgres fails its routes here too, so its release sends them to recovering.
       const at = now()
@@ -127,8 +114,10 @@ export function createRouter(components: RouterComponents): Router {
       releaseAll(entries)
       balancer.holdsChanged()
     },
+    /** Backs a key off until its window resets; true when that is news here. */
     backOff,
-    recompute() {
+    /** The node's routing cycle (every RECOMPUTE_INTERVAL_MS): backoffs expired, weights recomputed, tombstones collected; returns trial rounds changed. */
+    recompute(): readonly TrialEntry[] {
       const at = now()
       // Selection tables skip backed-off keys: one that expired changes them.
       if (backoffs.expire(at)) balancer.holdsChanged()
@@ -136,12 +125,14 @@ export function createRouter(components: RouterComponents): Router {
       if (++cycles % HOLD_COLLECT_CYCLES === 0) holds.collect(at)
       return trialChanges()
     },
-    mergeTrials(entries) {
+    /** Rounds from peers (already checked); returns what this node must send back (newer rounds, its own changes). */
+    mergeTrials(entries: readonly TrialEntry[]): TrialEntry[] {
       const newer = balancer.mergeTrials(entries, now())
       // A peer behind (restarted, or back from a partition) hears the newer rounds; our own pending changes go with them.
       const changes = balancer.trials.changes()
       return changes.length === 0 ? newer : [...newer.filter((entry) => !changes.includes(entry)), ...changes]
     },
+    /** Trial rounds changed since the last call (planning claims a trial), for the fleet. */
     trialChanges,
   }
 }

@@ -82,15 +82,13 @@ export interface RequestPlan {
   session: AffinityOutcome
 }
 
-/** Why a key is left out of an attempt: held, backed off, or failed while another key of the provider takes its trial. */
-export type KeyLeftOutReason = 'held' | 'backed_off' | 'failed'
-
 /** A key an attempt may not use, and until when (epoch ms: its due time or the end of its backoff). */
 export interface KeyLeftOut {
   index: number
   keyId: string
   keyName: string
-  reason: KeyLeftOutReason
+  /** Held, backed off, or failed while another key of the provider takes its trial. */
+  reason: 'held' | 'backed_off' | 'failed'
   /** The key is dead for this request (held for a refusal that kills it: credential, quota, ...). */
   dead: boolean
   until: number

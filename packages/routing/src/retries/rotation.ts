@@ -24,9 +24,12 @@ export type RotationStopReason =
   /** The provider has no key that serves the model. */
   | 'no_keys'
 
+/** Why an attempt uses the key it uses: the first of the target, the same key again, or another key. */
+export type AttemptWhy = 'first' | 'retry' | 'rotate'
+
 /** What to do next: send an attempt with a key after a delay, or stop. */
 export type RotationStep =
-  | { kind: 'attempt'; keyIndex: number; delayMs: number; why: 'first' | 'retry' | 'rotate' }
+  | { kind: 'attempt'; keyIndex: number; delayMs: number; why: AttemptWhy }
   | { kind: 'stop'; reason: RotationStopReason }
 
 /** What rotation needs to know about a failed attempt. */
@@ -35,18 +38,6 @@ export interface RotationFailure {
   waitHintMs: number | null
   /** The upstream's status; 0 when no answer came at all (a reset, a refused connection). */
   status?: number
-}
-
-/** Plans the attempts of one request on one provider. */
-export interface KeyRotation {
-  /** The first attempt. */
-  first(): RotationStep
-  /** The step after the current attempt failed. */
-  next(failure: RotationFailure): RotationStep
-  /** Index of the key of the current attempt (-1 before first()). */
-  readonly current: number
-  /** True when some key is left waiting (rate limited, backed off), not dead, for this request. */
-  readonly waiting: boolean
 }
 
 export interface KeyRotationInit {
@@ -83,10 +74,12 @@ const enum KeyStatus {
 
 /** Creates the rotation plan of one request on one provider (a class: closures per request measured as microseconds). */
 export function createKeyRotation(init: KeyRotationInit): KeyRotation {
-  return new RotationPlan(init)
+  return new KeyRotation(init)
 }
 
-class RotationPlan implements KeyRotation {
+/** Plans the attempts of one request on one provider. */
+export class KeyRotation {
+  /** Index of the key of the current attempt (-1 before first()). */
   current = -1
   private readonly weights: readonly number[]
   private readonly policy: RetryPolicy
@@ -121,6 +114,7 @@ class RotationPlan implements KeyRotation {
     return this.status.includes(KeyStatus.Waiting)
   }
 
+  /** The first attempt. */
   first(): RotationStep {
     if (this.weights.length === 0) return { kind: 'stop', reason: 'no_keys' }
     const first = this.firstKey
@@ -129,6 +123,7 @@ class RotationPlan implements KeyRotation {
     return picked < 0 ? this.stop() : this.attempt(picked, 0, 'first')
   }
 
+  /** The step after the current attempt failed. */
   next(failure: RotationFailure): RotationStep {
     const failureClass = failure.failureClass
     if (failureClass === 'cancelled') return { kind: 'stop', reason: 'cancelled' }
@@ -232,7 +227,7 @@ class RotationPlan implements KeyRotation {
     return low
   }
 
-  private attempt(keyIndex: number, delayMs: number, why: 'first' | 'retry' | 'rotate'): RotationStep {
+  private attempt(keyIndex: number, delayMs: number, why: AttemptWhy): RotationStep {
     this.current = keyIndex
     this.status[keyIndex] = KeyStatus.Tried
     return { kind: 'attempt', keyIndex, delayMs, why }

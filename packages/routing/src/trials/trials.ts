@@ -38,28 +38,7 @@ export interface TrialMerge {
 }
 
 /** One node's view of the fleet's trial rounds, and its own claims. */
-export interface Trials {
-  readonly nodeId: string
-  readonly region: string
-  /** How many peers this node hears; with none it claims and sends at once. */
-  setPeers(count: number): void
-  /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
-  routeFailed(route: RouteRef, now: number): void
-  /** True when this request is the route's trial: its round is due and this node holds the settled, winning claim. */
-  take(route: RouteRef, now: number): boolean
-  /** An answer from a route failed here: served opens a served round; failed or inconclusive counts only for this node's own trial. */
-  answered(route: RouteRef, startedAt: number, answer: TrialAnswer, now: number): void
-  /** Rounds from a peer (or a joining pull), already checked; see TrialMerge. */
-  merge(entries: readonly TrialEntry[], now: number): TrialMerge
-  /** The rounds this node changed since the last call, for the fleet. */
-  changes(): TrialEntry[]
-  /** The current round of a route. */
-  entry(route: RouteRef): TrialEntry | undefined
-  /** Every round known. */
-  entries(): TrialEntry[]
-  /** Forgets rounds nobody changed for TRIAL_ENTRY_LIFETIME_MS. */
-  collect(now: number): void
-}
+export type Trials = ReturnType<typeof createTrials>
 
 /** True while a claim holds its round's slot: not yet lapsed unsent, or sent and not timed out. */
 export function claimLive(claim: TrialClaim | null, now: number): boolean {
@@ -69,7 +48,7 @@ export function claimLive(claim: TrialClaim | null, now: number): boolean {
 }
 
 /** Creates the trial rounds of node `init.nodeId`, empty. */
-export function createTrials(init: TrialsInit): Trials {
+export function createTrials(init: TrialsInit) {
   const nodeId = init.nodeId
   const region = init.region ?? 'default'
   const clock: HybridClock = createClock(nodeId)
@@ -95,15 +74,18 @@ export function createTrials(init: TrialsInit): Trials {
   return {
     nodeId,
     region,
-    setPeers(count) {
+    /** How many peers this node hears; with none it claims and sends at once. */
+    setPeers(count: number): void {
       peers = Math.max(0, count)
     },
-    routeFailed(route, now) {
+    /** The route failed here: join the fleet's failing round, or open one (first trial due TRIAL_FIRST_WAIT_MS later). */
+    routeFailed(route: RouteRef, now: number): void {
       const current = rounds.get(routeKey(route.provider, route.model, route.keyId))
       if (current !== undefined && current.state === 'failing' && !stale(current, now)) return
       open(route, 'failing', 0, now + trialWaitMs(0), now)
     },
-    take(route, now) {
+    /** True when this request is the route's trial: its round is due and this node holds the settled, winning claim. */
+    take(route: RouteRef, now: number): boolean {
       const key = routeKey(route.provider, route.model, route.keyId)
       const entry = rounds.get(key)
       if (entry === undefined || entry.state !== 'failing' || now < entry.dueAt) return false
@@ -123,7 +105,8 @@ export function createTrials(init: TrialsInit): Trials {
       sent.set(key, { round: entry.round, generation, startedAt: now })
       return true
     },
-    answered(route, startedAt, answer, now) {
+    /** An answer from a route failed here: served opens a served round; failed or inconclusive counts only for this node's own trial. */
+    answered(route: RouteRef, startedAt: number, answer: TrialAnswer, now: number): void {
       const key = routeKey(route.provider, route.model, route.keyId)
       const current = rounds.get(key)
       if (answer === 'served') {
@@ -146,7 +129,8 @@ export function createTrials(init: TrialsInit): Trials {
         open(route, 'failing', current.rung, now, now)
       }
     },
-    merge(entries, now) {
+    /** Rounds from a peer (or a joining pull), already checked; see TrialMerge. */
+    merge(entries: readonly TrialEntry[], now: number): TrialMerge {
       const changed: TrialEntry[] = []
       const newer: TrialEntry[] = []
       for (const entry of entries) {
@@ -165,15 +149,19 @@ export function createTrials(init: TrialsInit): Trials {
       }
       return { changed, newer }
     },
-    changes() {
+    /** The rounds this node changed since the last call, for the fleet. */
+    changes(): TrialEntry[] {
       if (pending.size === 0) return []
       const out = [...pending.values()]
       pending.clear()
       return out
     },
-    entry: (route) => rounds.get(routeKey(route.provider, route.model, route.keyId)),
-    entries: () => [...rounds.values()],
-    collect(now) {
+    /** The current round of a route. */
+    entry: (route: RouteRef): TrialEntry | undefined => rounds.get(routeKey(route.provider, route.model, route.keyId)),
+    /** Every round known. */
+    entries: (): TrialEntry[] => [...rounds.values()],
+    /** Forgets rounds nobody changed for TRIAL_ENTRY_LIFETIME_MS. */
+    collect(now: number): void {
       for (const [key, entry] of rounds) {
         const touched = Math.max(entry.dueAt, entry.round.wallMs, entry.claim?.startedAt ?? entry.claim?.at ?? 0)
         if (now - touched >= TRIAL_ENTRY_LIFETIME_MS && !claimLive(entry.claim, now)) {
