@@ -59,9 +59,7 @@ export interface Dialect {
   /** The API key the request carries, or undefined when it carries none. */
   readKey(headers: IncomingHttpHeaders): string | undefined
   missingKey(requestId: string): Answer
-  /** A refusal the provider gives before reading the body (Anthropic's version header), if any. */
-  checkHeaders?(headers: IncomingHttpHeaders, requestId: string): Answer | undefined
-  /** A refusal that needs the whole request (Bedrock's SigV4 signature covers method, path and body), if any. */
+  /** A refusal of the request before its body is read as JSON (Anthropic's version header, Bedrock's SigV4 signature over method, path and body), if any. */
   authenticate?(request: IncomingMessage, body: string, requestId: string): Answer | undefined
   invalidJson(requestId: string): Answer
   /** Validates a parsed body; `model` is the Azure deployment when the path names one. */

@@ -74,12 +74,11 @@ export class Exchange {
 
   private handle(text: string): void {
     const dialect = this.dialect
-    const headers = this.request.headers
     this.model = this.deployment ?? ''
-    const key = dialect.readKey(headers)
+    const key = dialect.readKey(this.request.headers)
     if (key === undefined) return this.send(dialect.missingKey(this.requestId))
     this.key = key
-    const refusal = dialect.checkHeaders?.(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
+    const refusal = dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
     let body: unknown
     try {
