@@ -3,7 +3,7 @@ import type { SseMessage } from '../http/sse.ts'
 import { UpstreamStreamError } from '../http/stream-failure.ts'
 import { TranslationError } from './errors.ts'
 import { type TokenCounts, finishReasonFor, readAnthropicUsage, toOpenAIUsage } from './finish.ts'
-import { asRecord } from './messages.ts'
+import { asRecord, parseObject } from './messages.ts'
 
 /**
  * Anthropic Messages stream -> the JSON text of each OpenAI chat.completion.chunk (never
@@ -13,7 +13,8 @@ import { asRecord } from './messages.ts'
 export async function * anthropicStreamToOpenAI (events: AsyncIterable<SseMessage>, init: Omit<StreamChunkInit, 'id'>): AsyncGenerator<string> {
   const translation = new MessagesToChunks(init, 'Anthropic stream')
   for await (const { event, data } of events) {
-    const payload = parseEventData(data)
+    const payload = parseObject(data)
+    if (payload === undefined) throw new TranslationError('upstream_malformed', `Anthropic stream is malformed: an event's data is not a JSON object: ${data.slice(0, 200)}.`)
     for (const chunk of translation.read(typeof payload.type === 'string' ? payload.type : event, payload)) yield chunk
     if (translation.stopped) return
   }
@@ -96,20 +97,4 @@ export class MessagesToChunks {
   private malformed (what: string): TranslationError {
     return new TranslationError('upstream_malformed', `${this.source} is malformed: ${what}.`)
   }
-}
-
-function parseEventData (data: string): Record<string, unknown> {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(data)
-  } catch {
-    throw malformed(`an event's data is not JSON: ${data.slice(0, 200)}`)
-  }
-  const record = asRecord(parsed)
-  if (record === undefined) throw malformed(`an event's data is not a JSON object: ${data.slice(0, 200)}`)
-  return record
-}
-
-function malformed (what: string): TranslationError {
-  return new TranslationError('upstream_malformed', `Anthropic stream is malformed: ${what}.`)
 }
