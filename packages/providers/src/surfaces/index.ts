@@ -12,7 +12,8 @@ import { responsesTranslation } from './responses/request.ts'
 import { chatToResponse } from './responses/response.ts'
 import { chatStreamToResponseEvents } from './responses/stream.ts'
 import { chatBodyOf } from './shared.ts'
-import { isCallerTranslationError, malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
+import { malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
+import { translating } from '../send.ts'
 
 export { estimateInputTokens } from './count.ts'
 
@@ -36,13 +37,8 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
     return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
   const notes = translationNotes(adapter, request)
-  let translated: { chat: ChatRequestBody; notes: string[] }
-  try {
-    translated = surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)
-  } catch (error) {
-    if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
-    throw error
-  }
+  const translated = translating(() => (surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)))
+  if ('ok' in translated) return withNotes(translated, notes)
   notes.push(...translated.notes)
   return withNotes(await sendThroughChat(adapter, request, surface, translated.chat), notes)
 }
