@@ -76,6 +76,14 @@ export interface Dialect {
   rateLimited(decision: Extract<RateDecision, { allowed: false }>, context: FaultContext): Answer
 }
 
+/** Calls `use` with a request's whole body, as text. */
+export function readBody(request: IncomingMessage, use: (text: string) => void): void {
+  let body = ''
+  request.setEncoding('utf8')
+  request.on('data', (chunk: string) => { body += chunk })
+  request.on('end', () => use(body))
+}
+
 /** Reads the API key a request sends in header `name`: undefined when absent or empty. */
 export function headerKey(name: string): (headers: IncomingHttpHeaders) => string | undefined {
   return (headers) => {
