@@ -25,11 +25,7 @@ function streamHeaders(requestId: string): string[] {
 function converseDialect(stream: boolean): Dialect {
   return {
     provider: 'bedrock',
-    readKey(headers) {
-      const sigv4 = readSigV4(headers)
-      if (sigv4 !== undefined) return sigv4.accessKeyId
-      return bearerKey(headers)
-    },
+    readKey: (headers) => readSigV4(headers)?.accessKeyId ?? bearerKey(headers),
     missingKey: (requestId) => answer(bedrockError(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token'), requestId),
     authenticate(request: IncomingMessage, body: string, requestId: string) {
       const sigv4 = readSigV4(request.headers)
