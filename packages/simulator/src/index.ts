@@ -15,7 +15,6 @@
  * one key. A rule with `times` counts down on every request it matches and
  * stops matching at zero.
  */
-import { startSimulator } from './server/server.ts'
 import type { FaultPreset } from './rules/presets.ts'
 
 export type { FaultPreset }
@@ -149,8 +148,7 @@ export interface Simulator {
 
 export { RuleError } from './rules/validate.ts'
 
-/** Starts a simulator and resolves once it listens. */
-export const createSimulator = (init: SimulatorInit = {}): Promise<Simulator> => startSimulator(init)
+export { createSimulator } from './server/server.ts'
 export { simulatorSecretKey } from './bedrock/sigv4.ts'
 export { simulatorServiceAccount } from './google/service-account.ts'
 /** The simulator's seeded random source (mulberry32), for anyone who wants the same draws every run. */

@@ -33,10 +33,7 @@ export interface TokenCounts extends TokenUsage {
  */
 export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
   const record = asRecord(usage) ?? {}
-  const count = (name: string): number | undefined => {
-    const value = record[name]
-    return typeof value === 'number' && Number.isFinite(value) ? value : undefined
-  }
+  const count = (name: string): number | undefined => (Number.isFinite(record[name]) ? record[name] as number : undefined)
   const input = count('input_tokens')
   const cacheRead = count('cache_read_input_tokens')
   const cacheCreation = count('cache_creation_input_tokens')

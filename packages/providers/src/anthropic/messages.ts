@@ -57,10 +57,7 @@ export function toAnthropicConversation (messages: unknown): AnthropicConversati
         throw invalid(`${field}.role must be one of system, developer, user, assistant, tool.`, `${field}.role`)
     }
   })
-  return {
-    system: system.length === 0 ? undefined : collapse(system),
-    messages: turns.map((turn) => ({ role: turn.role, content: collapse(turn.blocks) })),
-  }
+  return { system: system.length === 0 ? undefined : collapse(system), messages: turns.map((turn) => ({ role: turn.role, content: collapse(turn.blocks) })) }
 }
 
 function appendTurn (turns: Turn[], role: Turn['role'], blocks: AnthropicBlock[]): void {
@@ -176,12 +173,7 @@ function toolUseBlock (call: unknown, field: string): AnthropicBlock {
  * or mangled in an earlier turn are `{}`, keeping a history OpenAI itself would accept valid.
  */
 export function parseArguments (text: unknown): Record<string, unknown> {
-  if (typeof text !== 'string') return asRecord(text) ?? {}
-  try {
-    return asRecord(JSON.parse(text)) ?? {}
-  } catch {
-    return {}
-  }
+  return (typeof text === 'string' ? parseObject(text) : asRecord(text)) ?? {}
 }
 
 function toolResultBlock (message: Record<string, unknown>, field: string): AnthropicBlock {
@@ -196,4 +188,13 @@ function toolResultBlock (message: Record<string, unknown>, field: string): Anth
 /** The value as a plain JSON object, or undefined for anything else (arrays included). */
 export function asRecord (value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}
+
+/** The JSON object `text` holds, or undefined when it is not JSON or holds anything else. */
+export function parseObject (text: string): Record<string, unknown> | undefined {
+  try {
+    return asRecord(JSON.parse(text))
+  } catch {
+    return undefined
+  }
 }

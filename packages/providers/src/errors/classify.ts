@@ -20,20 +20,13 @@ export function classifyFailure(input: FailedAnswer): AttemptFailure {
   const report = readErrorReport(input.headers, input.body)
   const verdict = decideVerdict(input.status, report)
   // The wait the provider said; rate windows' resets only count for a rate limit (a spent one may be a daily window).
-  const saidWaitMs = waitHintFromReport(input.headers, report, input.now, { rateLimitResets: false })
+  const saidWaitMs = waitHintFromReport(input.headers, report, input.now, false)
   // A "rate limit" whose stated wait is an hour or more is a quota spent for the day (Azure's 429
   // "... Please retry after 86400 seconds"): no rate-limit window is that long.
   const dayLong = verdict.failureClass === 'rate_limit' && saidWaitMs !== null && saidWaitMs >= QUOTA_WAIT_MS
   const { failureClass, scope } = dayLong ? { failureClass: 'quota' as const, scope: verdict.scope } : verdict
-  const waitHintMs = failureClass === 'rate_limit' ? waitHintFromReport(input.headers, report, input.now, { rateLimitResets: true }) : saidWaitMs
-  return {
-    failureClass,
-    scope,
-    status: input.status,
-    waitHintMs,
-    message: report.message === '' ? `HTTP ${input.status}` : report.message,
-    code: report.primaryCode,
-  }
+  const waitHintMs = failureClass === 'rate_limit' ? waitHintFromReport(input.headers, report, input.now, true) : saidWaitMs
+  return { failureClass, scope, status: input.status, waitHintMs, message: report.message === '' ? `HTTP ${input.status}` : report.message, code: report.primaryCode }
 }
 
 /** The shortest wait that says quota rather than rate limit: longer than any documented rate-limit window (OpenAI's daily limits roll, naming waits of minutes). */

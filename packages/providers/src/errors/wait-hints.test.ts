@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { readErrorReport } from './body.ts'
-import { parseDuration, waitHintFromReport, type WaitHintOptions } from './wait-hints.ts'
+import { parseDuration, waitHintFromReport } from './wait-hints.ts'
 
 /** The wait hint of one answer, its body read as classifyFailure reads it. */
-function parseWaitHint(headers: Record<string, string>, body: unknown, now: number, options: WaitHintOptions = {}): number | null {
-  return waitHintFromReport(headers, readErrorReport(headers, body), now, options)
+function parseWaitHint(headers: Record<string, string>, body: unknown, now: number, options: { rateLimitResets?: boolean } = {}): number | null {
+  return waitHintFromReport(headers, readErrorReport(headers, body), now, options.rateLimitResets ?? true)
 }
 
 const now = Date.parse('2025-06-02T12:00:00.000Z')

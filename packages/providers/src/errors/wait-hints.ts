@@ -30,12 +30,6 @@ export function parseDuration(text: string): number | null {
   return Number.isFinite(total) ? Math.round(total * 1000) / 1000 : null
 }
 
-/** Which sources to read. */
-export interface WaitHintOptions {
-  /** Read the rate-limit windows' resets (default true): a wait hint only for a rate-limit failure. */
-  rateLimitResets?: boolean
-}
-
 const DECIMAL = /^\d+(?:\.\d+)?$/
 
 function nonNegative(value: number | null): number | null {
@@ -127,10 +121,9 @@ function fromWording(text: string): number | null {
 /**
  * How long the provider asked us to wait, in ms, or null when it said nothing usable, from the answer's
  * headers and its already-read error report (classifyFailure reads the body once); `now` (epoch ms) reads
- * HTTP dates and RFC 3339 resets.
+ * HTTP dates and RFC 3339 resets. `readResets`: read the rate-limit windows' resets too (a wait hint only for a rate-limit failure).
  */
-export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, options: WaitHintOptions = {}): number | null {
-  const readResets = options.rateLimitResets ?? true
+export function waitHintFromReport(headers: Record<string, string>, report: ErrorReport, now: number, readResets: boolean): number | null {
   const waitMs =
     nonNegative(decimal(headers['retry-after-ms'])) ??
     fromRetryAfter(headers['retry-after'], now) ??

@@ -3,6 +3,7 @@
  * role-only chunk, `message_start`, `ping`, `response.created`) is preamble: a stream failing
  * during it told the caller nothing, so the gateway can still fail over (issue 35).
  */
+import { parseObject } from '../anthropic/messages.ts'
 
 /** The event formats of a stream: chat chunks, Anthropic Messages events, Responses events. */
 export type StreamFormat = 'chat' | 'messages' | 'responses'
@@ -43,14 +44,9 @@ function typeCarries(format: 'messages' | 'responses', type: unknown): boolean |
 }
 
 function parsedCarriesContent(format: StreamFormat, data: string): boolean {
-  let event: Record<string, unknown>
-  try {
-    event = JSON.parse(data) as Record<string, unknown>
-  } catch {
-    // Not ours to judge here: the relay passes it on and the stream reader rejects what is malformed.
-    return true
-  }
-  if (event === null || typeof event !== 'object') return true
+  const event = parseObject(data)
+  // Not ours to judge here: the relay passes it on and the stream reader rejects what is malformed.
+  if (event === undefined) return true
   if (format !== 'chat') {
     const carries = typeCarries(format, event.type)
     if (carries !== undefined) return carries

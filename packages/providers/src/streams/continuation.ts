@@ -5,6 +5,7 @@
  */
 import type { StreamFormat } from './content.ts'
 import { carriesContent } from './content.ts'
+import { parseObject } from '../anthropic/messages.ts'
 
 /** What a stream sent before it broke, as far as a continuation needs it. */
 export interface SentSoFar {
@@ -24,21 +25,12 @@ export interface SentSoFar {
 
 type Json = Record<string, unknown>
 
-function parse(data: string): Json | null {
-  try {
-    const value = JSON.parse(data) as unknown
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : null
-  } catch {
-    return null
-  }
-}
-
 /** Reads the events a stream sent (their JSON data, in order). */
 export function readSent(format: StreamFormat, events: readonly string[]): SentSoFar {
   const sent: SentSoFar = { text: '', continuable: true, lastBlock: -1, blockOpen: false, responseId: null, itemId: null, outputIndex: 0, sequence: -1 }
   for (const data of events) {
-    const event = parse(data)
-    if (event === null) continue
+    const event = parseObject(data)
+    if (event === undefined) continue
     if (format === 'chat') readChat(sent, event)
     else if (format === 'messages') readMessages(sent, event)
     else readResponses(sent, event)
@@ -129,8 +121,8 @@ export class ContinuationSplicer {
     }
     // Chat chunks pass as they came, but for the first one's text (see `trimFirst`).
     if (this.format === 'chat' && !(first && this.trailingSpace)) return data
-    const event = parse(data)
-    if (event === null) return data
+    const event = parseObject(data)
+    if (event === undefined) return data
     if (this.format === 'messages') return this.messages(event)
     return this.format === 'responses' ? this.responses(event) : this.chat(event, data)
   }

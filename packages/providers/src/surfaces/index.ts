@@ -12,7 +12,8 @@ import { responsesTranslation } from './responses/request.ts'
 import { chatToResponse } from './responses/response.ts'
 import { chatStreamToResponseEvents } from './responses/stream.ts'
 import { chatBodyOf } from './shared.ts'
-import { isCallerTranslationError, malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
+import { malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
+import { translating } from '../send.ts'
 
 export { estimateInputTokens } from './count.ts'
 
@@ -32,17 +33,10 @@ export function speaksNatively(adapter: ProviderAdapter, surface: Surface): bool
 export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequest): Promise<AttemptResult> {
   if (speaksNatively(adapter, request.surface)) return adapter.sendNative!(request)
   const surface = request.surface
-  if (surface !== 'messages' && surface !== 'responses') {
-    return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
-  }
+  if (surface !== 'messages' && surface !== 'responses') return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   const notes = translationNotes(adapter, request)
-  let translated: { chat: ChatRequestBody; notes: string[] }
-  try {
-    translated = surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)
-  } catch (error) {
-    if (isCallerTranslationError(error)) return withNotes(notSent(error), notes)
-    throw error
-  }
+  const translated = translating(() => (surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)))
+  if ('ok' in translated) return withNotes(translated, notes)
   notes.push(...translated.notes)
   return withNotes(await sendThroughChat(adapter, request, surface, translated.chat), notes)
 }

@@ -1,7 +1,7 @@
 /** Small helpers the surface translations share. */
 import { TranslationError, unsupported } from '../anthropic/errors.ts'
 import type { TokenCounts } from '../anthropic/finish.ts'
-import { asRecord } from '../anthropic/messages.ts'
+import { asRecord, parseObject } from '../anthropic/messages.ts'
 
 export { asRecord }
 
@@ -36,13 +36,7 @@ export function chatUsage(usage: unknown): Required<TokenCounts> {
 
 /** Parses a tool call's argument text; text that is not a JSON object is kept under `_raw` rather than lost. */
 export function parseArguments(text: string): Record<string, unknown> {
-  if (text.trim() === '') return {}
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return asRecord(parsed) ?? { _raw: text }
-  } catch {
-    return { _raw: text }
-  }
+  return text.trim() === '' ? {} : (parseObject(text) ?? { _raw: text })
 }
 
 let counter = 0

@@ -39,13 +39,7 @@ export const anthropicDialect: Dialect = {
   provider: 'anthropic',
   readKey: headerKey('x-api-key'),
   missingKey: (requestId) => error(401, requestId, 'authentication_error', 'x-api-key header is required'),
-  checkHeaders(headers, requestId) {
-    const version = headers['anthropic-version']
-    if (version === undefined || version === '') {
-      return error(400, requestId, 'invalid_request_error', 'anthropic-version: header is required')
-    }
-    return undefined
-  },
+  authenticate: (request, _body, requestId) => request.headers['anthropic-version'] ? undefined : error(400, requestId, 'invalid_request_error', 'anthropic-version: header is required'),
   invalidJson: (requestId) => error(400, requestId, 'invalid_request_error', 'There was an error parsing the body of your request: invalid JSON'),
   parse(body, _deployment, _apiVersion, requestId) {
     const parsed = parseMessagesBody(body)

@@ -19,9 +19,7 @@ function textCharacters(blocks: unknown): number {
 
 /** Validates a Converse body (refusals in Bedrock's ValidationException wording); `modelId` comes from the path. */
 export function parseConverseBody(body: Fields, modelId: string, stream: boolean): ChatRequest | Refusal {
-  if (!Array.isArray(body.messages) || body.messages.length === 0) {
-    return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
-  }
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
   let characters = textCharacters(body.system)
   for (const [index, message] of (body.messages as unknown[]).entries()) {
     if (!isFields(message) || (message.role !== 'user' && message.role !== 'assistant') || !Array.isArray(message.content)) {
@@ -36,13 +34,7 @@ export function parseConverseBody(body: Fields, modelId: string, stream: boolean
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1" }
   }
-  return {
-    model: modelId,
-    stream,
-    promptTokens: estimateTokens(characters),
-    maxTokens: maxTokens as number | undefined,
-    tool: toolChoice(body.toolConfig),
-  }
+  return { model: modelId, stream, promptTokens: estimateTokens(characters), maxTokens: maxTokens as number | undefined, tool: toolChoice(body.toolConfig) }
 }
 
 /** The tool a `toolConfig.toolChoice` of `{tool: {name}}` or `{any: {}}` forces. */

@@ -59,9 +59,7 @@ export interface Dialect {
   /** The API key the request carries, or undefined when it carries none. */
   readKey(headers: IncomingHttpHeaders): string | undefined
   missingKey(requestId: string): Answer
-  /** A refusal the provider gives before reading the body (Anthropic's version header), if any. */
-  checkHeaders?(headers: IncomingHttpHeaders, requestId: string): Answer | undefined
-  /** A refusal that needs the whole request (Bedrock's SigV4 signature covers method, path and body), if any. */
+  /** A refusal of the request before its body is read as JSON (Anthropic's version header, Bedrock's SigV4 signature over method, path and body), if any. */
   authenticate?(request: IncomingMessage, body: string, requestId: string): Answer | undefined
   invalidJson(requestId: string): Answer
   /** Validates a parsed body; `model` is the Azure deployment when the path names one. */
@@ -76,6 +74,14 @@ export interface Dialect {
   fault(preset: AnswerPreset, context: FaultContext): Answer
   /** The provider's 429 for a key over its scripted rpm/tpm. */
   rateLimited(decision: Extract<RateDecision, { allowed: false }>, context: FaultContext): Answer
+}
+
+/** Calls `use` with a request's whole body, as text. */
+export function readBody(request: IncomingMessage, use: (text: string) => void): void {
+  let body = ''
+  request.setEncoding('utf8')
+  request.on('data', (chunk: string) => { body += chunk })
+  request.on('end', () => use(body))
 }
 
 /** Reads the API key a request sends in header `name`: undefined when absent or empty. */

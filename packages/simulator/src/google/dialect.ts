@@ -66,8 +66,7 @@ function vertexAuth(tokens: TokenBook): Pick<Dialect, 'readKey' | 'missingKey' |
   return {
     readKey(headers) {
       const token = bearerKey(headers)
-      if (token === undefined) return undefined
-      return tokens.lookup(token)?.email ?? token
+      return token === undefined ? undefined : (tokens.lookup(token)?.email ?? token)
     },
     missingKey: (requestId) => answer(googleError(401, 'UNAUTHENTICATED', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.', [
       errorInfo('CREDENTIALS_MISSING', SERVICE.vertex),

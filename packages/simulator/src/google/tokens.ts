@@ -5,7 +5,7 @@
  */
 import { createPublicKey, randomBytes, verify } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isFields } from '../dialects/dialect.ts'
+import { isFields, readBody } from '../dialects/dialect.ts'
 import { SIMULATOR_PRIVATE_KEY } from './service-account.ts'
 
 /** Google's own token URL: the audience a service account's assertion names. */
@@ -84,13 +84,8 @@ export function checkAssertion(assertion: string, nowMs: number): { email: strin
 
 /** Answers `POST /token`: a form with `grant_type` and `assertion`. */
 export function handleToken(tokens: TokenBook, request: IncomingMessage, response: ServerResponse): void {
-  let body = ''
-  request.setEncoding('utf8')
-  request.on('data', (chunk: string) => {
-    body += chunk
-    if (body.length > 64_000) request.destroy()
-  })
-  request.on('end', () => {
+  readBody(request, (body) => {
+    if (body.length > 64_000) return request.destroy()
     const form = new URLSearchParams(body)
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
       return reply(response, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type: ' + (form.get('grant_type') ?? '') })

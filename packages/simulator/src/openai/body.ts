@@ -76,9 +76,7 @@ export function completionBody(chat: ChatRequest, reply: Reply, id: string, call
         tool_calls: [{ id: callId, type: 'function', function: { name: chat.tool.name, arguments: JSON.stringify(toolArguments(chat.tool.schema)) } }],
       }
   const choice: Record<string, unknown> = { index: 0, message, logprobs: null, finish_reason: finishReason(chat, reply) }
-  const body: Record<string, unknown> = {
-    id, object: 'chat.completion', created, model: chat.model, choices: [choice], usage: usage(chat, reply),
-  }
+  const body: Record<string, unknown> = { id, object: 'chat.completion', created, model: chat.model, choices: [choice], usage: usage(chat, reply) }
   if (flavor === 'azure') {
     choice.content_filter_results = filterPassed
     body.prompt_filter_results = promptFilterResults
@@ -106,9 +104,7 @@ export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId
     return choice
   }
   // Azure opens with the prompt's filter results and no choices.
-  if (flavor === 'azure') {
-    events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
-  }
+  if (flavor === 'azure') events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
   const tool = chat.tool
   const opening = tool === undefined
     ? { role: 'assistant', content: '', refusal: null }

@@ -61,41 +61,30 @@ export class RateWindows {
 
   /** Counts the request when allowed; a refused request does not use the window. */
   check(id: string, now: number, tokens: number, rpm: number | undefined, tpm: number | undefined): RateDecision {
-    let window = this.windows.get(id)
-    if (window === undefined) {
-      window = new Window()
-      this.windows.set(id, window)
-    }
+    let found = this.windows.get(id)
+    if (found === undefined) this.windows.set(id, (found = new Window()))
+    const window = found
     window.prune(now)
     const requestsLimit = rpm ?? defaultRequestsLimit
     const tokensLimit = tpm ?? defaultTokensLimit
     const oldestReset = window.usedRequests > 0 ? (window.times[window.head] ?? now) + windowMs - now : 0
-    const view = (requestsUsed: number, tokensUsed: number, tokensResetMs: number): RateView => ({
+    // What the window holds when it is read: before a refused request, after an allowed one.
+    const view = (tokensResetMs: number): RateView => ({
       requestsLimit,
-      requestsRemaining: Math.max(0, requestsLimit - requestsUsed),
+      requestsRemaining: Math.max(0, requestsLimit - window.usedRequests),
       // An empty window before this request means this one frees up in a minute.
       requestsResetMs: oldestReset || windowMs,
       tokensLimit,
-      tokensRemaining: Math.max(0, tokensLimit - tokensUsed),
+      tokensRemaining: Math.max(0, tokensLimit - window.usedTokens),
       tokensResetMs,
     })
-    if (rpm !== undefined && window.usedRequests + 1 > rpm) {
-      return {
-        allowed: false, kind: 'requests', retryAfterMs: oldestReset,
-        view: view(window.usedRequests, window.usedTokens, oldestReset), used: window.usedRequests, limit: rpm, requested: 1,
-      }
-    }
-    if (tpm !== undefined && window.usedTokens + tokens > tpm) {
-      const wait = window.waitFor(now, tokens, tpm)
-      return {
-        allowed: false, kind: 'tokens', retryAfterMs: wait,
-        view: view(window.usedRequests, window.usedTokens, wait), used: window.usedTokens, limit: tpm, requested: tokens,
-      }
-    }
+    const refuse = (kind: 'requests' | 'tokens', retryAfterMs: number, used: number, limit: number, requested: number): RateDecision => ({ allowed: false, kind, retryAfterMs, view: view(retryAfterMs), used, limit, requested })
+    if (rpm !== undefined && window.usedRequests + 1 > rpm) return refuse('requests', oldestReset, window.usedRequests, rpm, 1)
+    if (tpm !== undefined && window.usedTokens + tokens > tpm) return refuse('tokens', window.waitFor(now, tokens, tpm), window.usedTokens, tpm, tokens)
     window.times.push(now)
     window.tokens.push(tokens)
     window.usedTokens += tokens
-    return { allowed: true, view: view(window.usedRequests, window.usedTokens, oldestReset || windowMs) }
+    return { allowed: true, view: view(oldestReset || windowMs) }
   }
 
   clear(): void {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isFields, jsonAnswer } from '../dialects/dialect.ts'
+import { isFields, jsonAnswer, readBody } from '../dialects/dialect.ts'
 import { RuleError } from '../rules/validate.ts'
 import { send } from './exchange.ts'
 import type { SimulatorState } from './state.ts'
@@ -16,15 +16,8 @@ function refuse(response: ServerResponse, status: number, message: string): void
 }
 
 function readJson(request: IncomingMessage, response: ServerResponse, use: (value: unknown) => void): void {
-  let body = ''
-  let tooLarge = false
-  request.setEncoding('utf8')
-  request.on('data', (chunk: string) => {
-    body += chunk
-    if (body.length > maxBodyBytes) tooLarge = true
-  })
-  request.on('end', () => {
-    if (tooLarge) return refuse(response, 413, 'body too large')
+  readBody(request, (body) => {
+    if (body.length > maxBodyBytes) return refuse(response, 413, 'body too large')
     let value: unknown
     try {
       value = JSON.parse(body)

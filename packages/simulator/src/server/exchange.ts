@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import { isAnswer, isFields, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
+import { isAnswer, isFields, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -66,20 +66,16 @@ export class Exchange {
     request.on('error', ignore)
     response.on('error', ignore)
     response.once('close', () => this.finish())
-    let body = ''
-    request.setEncoding('utf8')
-    request.on('data', (chunk: string) => { body += chunk })
-    request.on('end', () => this.handle(body))
+    readBody(request, (body) => this.handle(body))
   }
 
   private handle(text: string): void {
     const dialect = this.dialect
-    const headers = this.request.headers
     this.model = this.deployment ?? ''
-    const key = dialect.readKey(headers)
+    const key = dialect.readKey(this.request.headers)
     if (key === undefined) return this.send(dialect.missingKey(this.requestId))
     this.key = key
-    const refusal = dialect.checkHeaders?.(headers, this.requestId) ?? dialect.authenticate?.(this.request, text, this.requestId)
+    const refusal = dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
     let body: unknown
     try {
@@ -102,9 +98,7 @@ export class Exchange {
   private scripted(chat: ChatRequest, rule: SimulatorRule): void {
     const state = this.state
     let fault = rule.fault
-    if (fault === undefined && rule.error_rate !== undefined && state.random() < rule.error_rate) {
-      fault = rule.error ?? 'server_error'
-    }
+    if (fault === undefined && rule.error_rate !== undefined && state.random() < rule.error_rate) fault = rule.error ?? 'server_error'
     // What to do once the latency has passed, when it is not the answer itself.
     let act: (() => void) | undefined
     let rate = unlimitedView
@@ -184,10 +178,7 @@ export class Exchange {
   }
 
   private faultContext(chat: ChatRequest, options: { retry_after_s?: number; message?: string } | undefined): FaultContext {
-    return {
-      model: chat.model, key: this.key, apiVersion: chat.apiVersion,
-      retryAfterS: options?.retry_after_s, message: options?.message, requestId: this.requestId,
-    }
+    return { model: chat.model, key: this.key, apiVersion: chat.apiVersion, retryAfterS: options?.retry_after_s, message: options?.message, requestId: this.requestId }
   }
 
   /** The reply to a request; a continuation (the conversation ends with the assistant's text) gets the rest of it. */

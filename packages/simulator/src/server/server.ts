@@ -84,8 +84,8 @@ function route(state: SimulatorState, request: IncomingMessage, response: Server
     openaiErrorBody(`Invalid URL (${method ?? 'GET'} ${path})`, 'invalid_request_error', null, null)))
 }
 
-/** Starts the HTTP server behind {@link Simulator}. */
-export async function startSimulator(init: SimulatorInit): Promise<Simulator> {
+/** Starts a simulator and resolves once it listens. */
+export async function createSimulator(init: SimulatorInit = {}): Promise<Simulator> {
   const state = createState(init)
   const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => route(state, request, response))
   const host = init.host ?? '127.0.0.1'
