@@ -15,9 +15,21 @@ function integer(value: string | undefined, name: string): number | undefined {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { port: { type: 'string' }, host: { type: 'string' }, seed: { type: 'string' }, rules: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      seed: { type: 'string' },
+      rules: { type: 'string' },
+    },
+  })
   const rules = values.rules === undefined ? undefined : parseRules(JSON.parse(await readFile(values.rules, 'utf8')))
-  const simulator = await createSimulator({ port: integer(values.port, 'port'), host: values.host, seed: integer(values.seed, 'seed'), rules })
+  const simulator = await createSimulator({
+    port: integer(values.port, 'port'),
+    host: values.host,
+    seed: integer(values.seed, 'seed'),
+    rules,
+  })
   process.stdout.write(`simulator listening on ${simulator.url}\n`)
   const stop = (): void => {
     void simulator.close().then(() => process.exit(0))

@@ -57,7 +57,10 @@ export function toAnthropicConversation (messages: unknown): AnthropicConversati
         throw invalid(`${field}.role must be one of system, developer, user, assistant, tool.`, `${field}.role`)
     }
   })
-  return { system: system.length === 0 ? undefined : collapse(system), messages: turns.map((turn) => ({ role: turn.role, content: collapse(turn.blocks) })) }
+  return {
+    system: system.length === 0 ? undefined : collapse(system),
+    messages: turns.map((turn) => ({ role: turn.role, content: collapse(turn.blocks) })),
+  }
 }
 
 function appendTurn (turns: Turn[], role: Turn['role'], blocks: AnthropicBlock[]): void {

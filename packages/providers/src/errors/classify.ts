@@ -26,7 +26,14 @@ export function classifyFailure(input: FailedAnswer): AttemptFailure {
   const dayLong = verdict.failureClass === 'rate_limit' && saidWaitMs !== null && saidWaitMs >= QUOTA_WAIT_MS
   const { failureClass, scope } = dayLong ? { failureClass: 'quota' as const, scope: verdict.scope } : verdict
   const waitHintMs = failureClass === 'rate_limit' ? waitHintFromReport(input.headers, report, input.now, true) : saidWaitMs
-  return { failureClass, scope, status: input.status, waitHintMs, message: report.message === '' ? `HTTP ${input.status}` : report.message, code: report.primaryCode }
+  return {
+    failureClass,
+    scope,
+    status: input.status,
+    waitHintMs,
+    message: report.message === '' ? `HTTP ${input.status}` : report.message,
+    code: report.primaryCode,
+  }
 }
 
 /** The shortest wait that says quota rather than rate limit: longer than any documented rate-limit window (OpenAI's daily limits roll, naming waits of minutes). */

@@ -34,7 +34,13 @@ export function parseConverseBody(body: Fields, modelId: string, stream: boolean
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1" }
   }
-  return { model: modelId, stream, promptTokens: estimateTokens(characters), maxTokens: maxTokens as number | undefined, tool: toolChoice(body.toolConfig) }
+  return {
+    model: modelId,
+    stream,
+    promptTokens: estimateTokens(characters),
+    maxTokens: maxTokens as number | undefined,
+    tool: toolChoice(body.toolConfig),
+  }
 }
 
 /** The tool a `toolConfig.toolChoice` of `{tool: {name}}` or `{any: {}}` forces. */

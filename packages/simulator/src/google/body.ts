@@ -29,7 +29,13 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: '* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.' }
   }
-  return { model, stream, promptTokens: estimateTokens(characters), maxTokens: maxTokens as number | undefined, tool: forcedTool(body.tools, body.toolConfig) }
+  return {
+    model,
+    stream,
+    promptTokens: estimateTokens(characters),
+    maxTokens: maxTokens as number | undefined,
+    tool: forcedTool(body.tools, body.toolConfig),
+  }
 }
 
 /** The function `toolConfig.functionCallingConfig.mode: "ANY"` forces: the first allowed one, else the first declared. */

@@ -76,7 +76,9 @@ export function completionBody(chat: ChatRequest, reply: Reply, id: string, call
         tool_calls: [{ id: callId, type: 'function', function: { name: chat.tool.name, arguments: JSON.stringify(toolArguments(chat.tool.schema)) } }],
       }
   const choice: Record<string, unknown> = { index: 0, message, logprobs: null, finish_reason: finishReason(chat, reply) }
-  const body: Record<string, unknown> = { id, object: 'chat.completion', created, model: chat.model, choices: [choice], usage: usage(chat, reply) }
+  const body: Record<string, unknown> = {
+    id, object: 'chat.completion', created, model: chat.model, choices: [choice], usage: usage(chat, reply),
+  }
   if (flavor === 'azure') {
     choice.content_filter_results = filterPassed
     body.prompt_filter_results = promptFilterResults

@@ -178,7 +178,10 @@ export class Exchange {
   }
 
   private faultContext(chat: ChatRequest, options: { retry_after_s?: number; message?: string } | undefined): FaultContext {
-    return { model: chat.model, key: this.key, apiVersion: chat.apiVersion, retryAfterS: options?.retry_after_s, message: options?.message, requestId: this.requestId }
+    return {
+      model: chat.model, key: this.key, apiVersion: chat.apiVersion,
+      retryAfterS: options?.retry_after_s, message: options?.message, requestId: this.requestId,
+    }
   }
 
   /** The reply to a request; a continuation (the conversation ends with the assistant's text) gets the rest of it. */

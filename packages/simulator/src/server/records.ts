@@ -49,7 +49,10 @@ export class RequestRecords {
 
   /** Running counts since the last clear; `in_flight` counts requests still open. */
   stats(): { total: number; aborted: number; in_flight: number; rows: StatsRow[] } {
-    return { total: this.total, aborted: this.aborted, in_flight: this.open, rows: [...this.counts.values()].map((row) => ({ ...row })) }
+    return {
+      total: this.total, aborted: this.aborted, in_flight: this.open,
+      rows: [...this.counts.values()].map((row) => ({ ...row })),
+    }
   }
 
   clear(): void {

@@ -63,7 +63,12 @@ export interface LocalFleet {
 export async function launchFleet(init: LaunchInit): Promise<LocalFleet> {
   // Once here rather than in every node starting at the same moment (each would build its own).
   if (process.env.SWITCHBOARD_FROM_SOURCE !== '1') await ensureBundle()
-  const ports = await Promise.all(init.nodes.map(async (_, index) => ({ http: init.basePort ? init.basePort + index : await freePort(), p2p: await freePort() })))
+  const ports = await Promise.all(
+    init.nodes.map(async (_, index) => ({
+      http: init.basePort ? init.basePort + index : await freePort(),
+      p2p: await freePort(),
+    })),
+  )
   const nodes = init.nodes.map((spec, index) => createNode(spec, ports[index]!, ports, init))
   try {
     await Promise.all(nodes.map((node) => node.start()))
