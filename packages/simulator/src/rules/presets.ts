@@ -1,12 +1,25 @@
 /** Named faults; each produces that provider's real status, headers and body. */
 export const FAULT_PRESETS = [
-  // Answers: the provider's own error for each.
-  'invalid_api_key', 'insufficient_quota', 'rate_limit', 'model_not_found', 'model_access', 'model_deprecated', 'region_blocked',
-  'server_error', 'bad_gateway', 'unavailable', 'overloaded', 'context_length_exceeded', 'bad_request',
-  // The connection: held without an answer, or dropped.
-  'timeout', 'reset',
-  // A stream that breaks inside (stream/script.ts).
-  'stream_cut', 'stream_error', 'stream_stall', 'stream_malformed', 'stream_no_done',
+  'invalid_api_key',
+  'insufficient_quota',
+  'rate_limit',
+  'model_not_found',
+  'model_access',
+  'model_deprecated',
+  'region_blocked',
+  'server_error',
+  'bad_gateway',
+  'unavailable',
+  'overloaded',
+  'context_length_exceeded',
+  'bad_request',
+  'timeout',
+  'reset',
+  'stream_cut',
+  'stream_error',
+  'stream_stall',
+  'stream_malformed',
+  'stream_no_done',
 ] as const
 
 /** One of the named faults. */
