@@ -21,7 +21,9 @@ export function readUsage(bytes: Buffer): TokenUsage | null {
   const promptTokens = integerAfter(bytes, promptAt, PROMPT_KEY.length)
   const completionTokens = integerAfter(bytes, completionAt, COMPLETION_KEY.length)
   // Both must stand inside this usage object (they come first in it, so the check is short).
-  if (promptTokens !== null && completionTokens !== null && matchingBrace(bytes, open, Math.max(promptAt, completionAt)) < 0) return { promptTokens, completionTokens }
+  if (promptTokens !== null && completionTokens !== null && matchingBrace(bytes, open, Math.max(promptAt, completionAt)) < 0) {
+    return { promptTokens, completionTokens }
+  }
   // Anything else (spaces around colons, counts elsewhere, input_tokens): parse the usage object itself.
   const close = matchingBrace(bytes, open)
   if (close < 0) return null

@@ -143,7 +143,9 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     report.message = textOf(error) ?? ''
   }
 
-  if (report.message === '') report.message = messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
+  if (report.message === '') {
+    report.message = messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
+  }
   const bedrockType = headerType ?? (typeof root.__type === 'string' ? awsErrorType(root.__type) : null)
   // Mistral's flat shape: {object:"error", message, type, code}; Anthropic's top-level type is just "error".
   const topType = textOf(root.type)

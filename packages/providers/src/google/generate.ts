@@ -104,7 +104,9 @@ export function readParts(parts: unknown, callId: (index: number) => string): { 
     // Thought summaries (`thought: true`) are not the answer; OpenAI's message has no field for them.
     if (typeof item?.text === 'string' && item.thought !== true) text += item.text
     const call = asRecord(item?.functionCall)
-    if (call !== undefined) toolCalls.push({ id: typeof call.id === 'string' ? call.id : callId(toolCalls.length), type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } })
+    if (call !== undefined) {
+      toolCalls.push({ id: typeof call.id === 'string' ? call.id : callId(toolCalls.length), type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) } })
+    }
   }
   return { text, toolCalls }
 }

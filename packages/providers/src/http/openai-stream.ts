@@ -134,7 +134,9 @@ export class OpenAiChunkQueue implements AsyncIterableIterator<string> {
     if (this.done) return
     if (data === '[DONE]') return this.finish(null)
     if (event === 'error' || data.startsWith('{"error"')) return this.finish(new StreamFailure(streamFailureOf(streamError(data))))
-    if (!looksLikeObject(data)) return this.finish(new StreamFailure(attemptFailure('unknown', 200, `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, 'upstream_malformed')))
+    if (!looksLikeObject(data)) {
+      return this.finish(new StreamFailure(attemptFailure('unknown', 200, `the stream broke: an event is not a JSON object: ${data.slice(0, 120)}`, 'upstream_malformed')))
+    }
     this.previous = this.last
     this.last = data
     const waiting = this.waiting

@@ -33,7 +33,9 @@ export function speaksNatively(adapter: ProviderAdapter, surface: Surface): bool
 export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequest): Promise<AttemptResult> {
   if (speaksNatively(adapter, request.surface)) return adapter.sendNative!(request)
   const surface = request.surface
-  if (surface !== 'messages' && surface !== 'responses') return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
+  if (surface !== 'messages' && surface !== 'responses') {
+    return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
+  }
   const notes = translationNotes(adapter, request)
   const translated = translating(() => (surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)))
   if ('ok' in translated) return withNotes(translated, notes)

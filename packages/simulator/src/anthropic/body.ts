@@ -7,7 +7,9 @@ export function parseMessagesBody(body: Record<string, unknown>): ChatRequest | 
   if (typeof body.model !== 'string' || body.model.length === 0) return { refusal: 'model: Field required' }
   if (!Array.isArray(body.messages)) return { refusal: 'messages: Field required' }
   if (body.max_tokens === undefined) return { refusal: 'max_tokens: Field required' }
-  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) return { refusal: 'max_tokens: Input should be a valid integer greater than or equal to 1' }
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) {
+    return { refusal: 'max_tokens: Input should be a valid integer greater than or equal to 1' }
+  }
   return {
     model: body.model,
     stream: body.stream === true,

@@ -19,7 +19,9 @@ function textCharacters(blocks: unknown): number {
 
 /** Validates a Converse body (refusals in Bedrock's ValidationException wording); `modelId` comes from the path. */
 export function parseConverseBody(body: Fields, modelId: string, stream: boolean): ChatRequest | Refusal {
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return { refusal: '1 validation error detected: Value null at \'messages\' failed to satisfy constraint: Member must not be null' }
+  }
   let characters = textCharacters(body.system)
   for (const [index, message] of (body.messages as unknown[]).entries()) {
     if (!isFields(message) || (message.role !== 'user' && message.role !== 'assistant') || !Array.isArray(message.content)) {

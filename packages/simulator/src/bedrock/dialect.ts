@@ -31,7 +31,9 @@ function converseDialect(stream: boolean): Dialect {
       const sigv4 = readSigV4(request.headers)
       // A bearer token is a Bedrock API key: any is accepted (faults per key are scripted with rules).
       if (sigv4 === undefined) return undefined
-      if (sigv4.service !== 'bedrock') return answer(bedrockError(403, 'InvalidSignatureException', `Credential should be scoped to correct service: 'bedrock'.`), requestId)
+      if (sigv4.service !== 'bedrock') {
+        return answer(bedrockError(403, 'InvalidSignatureException', `Credential should be scoped to correct service: 'bedrock'.`), requestId)
+      }
       const verdict = verifySigV4(request.method ?? 'POST', request.url ?? '/', request.headers, body, sigv4, Date.now())
       if (verdict === undefined) return undefined
       return answer(bedrockError(verdict.kind === 'malformed' ? 400 : 403, verdict.kind === 'malformed' ? 'IncompleteSignatureException' : 'InvalidSignatureException', verdict.message), requestId)

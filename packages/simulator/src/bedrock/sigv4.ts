@@ -65,11 +65,15 @@ export function verifySigV4(method: string, rawUrl: string, headers: IncomingHtt
     return { kind: 'malformed', message: "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header." }
   }
   const signedAt = Date.UTC(Number(amzDate.slice(0, 4)), Number(amzDate.slice(4, 6)) - 1, Number(amzDate.slice(6, 8)), Number(amzDate.slice(9, 11)), Number(amzDate.slice(11, 13)), Number(amzDate.slice(13, 15)))
-  if (Math.abs(now - signedAt) > MAX_SKEW_MS) return { kind: 'expired', message: `Signature expired: ${amzDate} is now earlier than ${new Date(now - MAX_SKEW_MS).toISOString().replace(/[-:]|\.\d{3}/g, '')}` }
+  if (Math.abs(now - signedAt) > MAX_SKEW_MS) {
+    return { kind: 'expired', message: `Signature expired: ${amzDate} is now earlier than ${new Date(now - MAX_SKEW_MS).toISOString().replace(/[-:]|\.\d{3}/g, '')}` }
+  }
   if (!auth.signedHeaders.includes('host')) return { kind: 'malformed', message: "'Host' must be a signed header." }
   const payloadHash = sha256Hex(body)
   const claimed = headers['x-amz-content-sha256']
-  if (typeof claimed === 'string' && claimed !== payloadHash && claimed !== 'UNSIGNED-PAYLOAD') return { kind: 'mismatch', message: 'The provided x-amz-content-sha256 header does not match what was computed.' }
+  if (typeof claimed === 'string' && claimed !== payloadHash && claimed !== 'UNSIGNED-PAYLOAD') {
+    return { kind: 'mismatch', message: 'The provided x-amz-content-sha256 header does not match what was computed.' }
+  }
   const queryAt = rawUrl.indexOf('?')
   const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt)
   const query = queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)

@@ -17,11 +17,17 @@ function partCharacters(parts: unknown): number {
 
 /** Validates a generateContent body (refusals in Google's INVALID_ARGUMENT wording); `model` comes from the path. */
 export function parseGenerateContent(body: Fields, model: string, stream: boolean): ChatRequest | Refusal {
-  if (!Array.isArray(body.contents) || body.contents.length === 0) return { refusal: '* GenerateContentRequest.contents: contents is not specified' }
+  if (!Array.isArray(body.contents) || body.contents.length === 0) {
+    return { refusal: '* GenerateContentRequest.contents: contents is not specified' }
+  }
   let characters = isFields(body.systemInstruction) ? partCharacters(body.systemInstruction.parts) : 0
   for (const [index, content] of (body.contents as unknown[]).entries()) {
-    if (!isFields(content) || !Array.isArray(content.parts) || content.parts.length === 0) return { refusal: `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.` }
-    if (content.role !== undefined && content.role !== 'user' && content.role !== 'model' && content.role !== 'function') return { refusal: `Please use a valid role: user, model.` }
+    if (!isFields(content) || !Array.isArray(content.parts) || content.parts.length === 0) {
+      return { refusal: `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.` }
+    }
+    if (content.role !== undefined && content.role !== 'user' && content.role !== 'model' && content.role !== 'function') {
+      return { refusal: `Please use a valid role: user, model.` }
+    }
     characters += partCharacters(content.parts)
   }
   const generation = isFields(body.generationConfig) ? body.generationConfig : {}

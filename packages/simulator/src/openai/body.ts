@@ -106,7 +106,9 @@ export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId
     return choice
   }
   // Azure opens with the prompt's filter results and no choices.
-  if (flavor === 'azure') events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
+  if (flavor === 'azure') {
+    events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
+  }
   const tool = chat.tool
   const opening = tool === undefined
     ? { role: 'assistant', content: '', refusal: null }

@@ -60,7 +60,9 @@ function usage(chat: ChatRequest, reply: Reply) {
 }
 
 function outputItem(chat: ChatRequest, reply: Reply, ids: Ids): Record<string, unknown> {
-  if (chat.tool !== undefined) return { type: 'function_call', id: ids.item, call_id: ids.call, name: chat.tool.name, arguments: JSON.stringify(toolArguments(chat.tool.schema)), status: 'completed' }
+  if (chat.tool !== undefined) {
+    return { type: 'function_call', id: ids.item, call_id: ids.call, name: chat.tool.name, arguments: JSON.stringify(toolArguments(chat.tool.schema)), status: 'completed' }
+  }
   return { type: 'message', id: ids.item, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }] }
 }
 

@@ -66,11 +66,15 @@ export function parseFault(value: unknown, field: string): FaultSpec {
     return spec
   }
   const status = value.status
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) throw new RuleError(`${field}.status must be an integer HTTP status (200..599)`)
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+    throw new RuleError(`${field}.status must be an integer HTTP status (200..599)`)
+  }
   if (!('body' in value)) throw new RuleError(`${field}.body is required for a raw fault`)
   const spec: FaultSpec = { status, body: value.body }
   if (value.headers !== undefined) {
-    if (!isFields(value.headers) || Object.values(value.headers).some((header) => typeof header !== 'string')) throw new RuleError(`${field}.headers must map header names to strings`)
+    if (!isFields(value.headers) || Object.values(value.headers).some((header) => typeof header !== 'string')) {
+      throw new RuleError(`${field}.headers must map header names to strings`)
+    }
     spec.headers = value.headers as Record<string, string>
   }
   return spec

@@ -98,7 +98,9 @@ export class Exchange {
   private scripted(chat: ChatRequest, rule: SimulatorRule): void {
     const state = this.state
     let fault = rule.fault
-    if (fault === undefined && rule.error_rate !== undefined && state.random() < rule.error_rate) fault = rule.error ?? 'server_error'
+    if (fault === undefined && rule.error_rate !== undefined && state.random() < rule.error_rate) {
+      fault = rule.error ?? 'server_error'
+    }
     // What to do once the latency has passed, when it is not the answer itself.
     let act: (() => void) | undefined
     let rate = unlimitedView
