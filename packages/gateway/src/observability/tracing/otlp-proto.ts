@@ -76,8 +76,24 @@ function close(out: Writer, schemaUrl: string | undefined, start: number): void 
   out.end(start)
 }
 
+/** By span kind, then name: the span's name (field 5) and kind (field 6), encoded; a node's span names are few (names.ts `spanName`). */
+const heads = [0, 1, 2, 3, 4].map(() => new Map<string, Uint8Array>())
+
+function headOf(name: string, kind: number): Uint8Array {
+  let head = heads[kind]!.get(name)
+  if (head === undefined) {
+    head = new Uint8Array(new Writer(name.length * 3 + 16).tag(5, LENGTH).string(name).tag(6, VARINT).varint(kind + 1).bytes())
+    if (heads[kind]!.size < 1024) heads[kind]!.set(name, head)
+  }
+  return head
+}
+
+/** Fields 10 to 15 of a span with nothing dropped, no events, no links and no status: the counts 0, the status unset. */
+const QUIET = Uint8Array.of(10 << 3, 0, 12 << 3, 0, 14 << 3, 0, (15 << 3) | LENGTH, 2, 3 << 3, 0)
+
 function writeSpan(out: Writer, span: ReadableSpan): void {
-  const start = out.begin(2)
+  // Two bytes kept for the span's length: most spans are 128 bytes to 16 KiB long.
+  const start = out.begin(2, 2)
   const context = span.spanContext()
   const parent = span.parentSpanContext
   const own = span instanceof RequestSpan ? span : null
@@ -91,28 +107,30 @@ function writeSpan(out: Writer, span: ReadableSpan): void {
   if (state) out.tag(3, LENGTH).string(state)
   if (own !== null && parent !== undefined) out.tag(4, LENGTH).copy(own.ids, own.idsAt + 24, 8)
   else if (parent?.spanId) out.tag(4, LENGTH).hex(parent.spanId)
-  out.tag(5, LENGTH).string(span.name)
-  const kind = span.kind + 1
-  if (kind !== 0) out.tag(6, VARINT).varint(kind)
-  out.tag(7, FIXED64).time(span.startTime)
-  out.tag(8, FIXED64).time(span.endTime)
+  out.raw(headOf(span.name, span.kind))
   if (own !== null) {
-    for (const set of own.shared) out.raw(set.bytes)
-    out.list(9, own.names, own.values)
+    out.tag(7, FIXED64).millis(own.startMs).tag(8, FIXED64).millis(own.endMs)
+    out.list(9, own.parts)
   } else {
+    out.tag(7, FIXED64).time(span.startTime).tag(8, FIXED64).time(span.endTime)
     out.attributes(9, span.attributes)
   }
-  out.tag(10, VARINT).varint(span.droppedAttributesCount)
-  for (const event of span.events) writeEvent(out, event)
-  out.tag(12, VARINT).varint(span.droppedEventsCount)
-  for (const link of span.links) writeLink(out, link)
-  out.tag(14, VARINT).varint(span.droppedLinksCount)
-  const status = out.begin(15)
-  if (span.status.message) out.tag(2, LENGTH).string(span.status.message)
-  out.tag(3, VARINT).varint(span.status.code)
-  out.end(status)
+  const status = span.status
+  if (span.events.length + span.links.length + span.droppedAttributesCount + span.droppedEventsCount + span.droppedLinksCount === 0 && status.code === 0 && !status.message) {
+    out.raw(QUIET)
+  } else {
+    out.tag(10, VARINT).varint(span.droppedAttributesCount)
+    for (const event of span.events) writeEvent(out, event)
+    out.tag(12, VARINT).varint(span.droppedEventsCount)
+    for (const link of span.links) writeLink(out, link)
+    out.tag(14, VARINT).varint(span.droppedLinksCount)
+    const written = out.begin(15)
+    if (status.message) out.tag(2, LENGTH).string(status.message)
+    out.tag(3, VARINT).varint(status.code)
+    out.end(written)
+  }
   out.tag(16, FIXED32).fixed32(flags(context.traceFlags, parent?.isRemote))
-  out.end(start)
+  out.end(start, 2)
 }
 
 function writeEvent(out: Writer, event: TimedEvent): void {

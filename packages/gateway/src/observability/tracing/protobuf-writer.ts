@@ -63,10 +63,21 @@ export class Writer {
     return this
   }
 
-  /** An HrTime as fixed64 nanoseconds since the epoch, exactly, without BigInt: seconds times 1e9 in two halves below 2^53. */
+  /** An HrTime as fixed64 nanoseconds since the epoch. */
   time(time: HrTime): this {
-    const seconds = Math.trunc(time[0])
-    const low16 = (seconds % 0x10000) * 1e9 + Math.trunc(time[1])
+    return this.nanos(Math.trunc(time[0]), Math.trunc(time[1]))
+  }
+
+  /** Wall-clock milliseconds as fixed64 nanoseconds since the epoch, split as spans.ts `hrTime` splits them. */
+  millis(millis: number): this {
+    const seconds = Math.floor(millis / 1000)
+    const nanos = Math.round((millis - seconds * 1000) * 1e6)
+    return nanos >= 1e9 ? this.nanos(seconds + 1, nanos - 1e9) : this.nanos(seconds, nanos)
+  }
+
+  /** Seconds times 1e9 plus nanoseconds, exactly, without BigInt: in two halves below 2^53. */
+  private nanos(seconds: number, nanos: number): this {
+    const low16 = (seconds % 0x10000) * 1e9 + nanos
     const high = Math.floor(seconds / 0x10000) * 1e9
     const lowWord = (high % 0x10000) * 0x10000 + (low16 % 0x100000000)
     this.fixed32(lowWord >>> 0)
@@ -127,23 +138,27 @@ export class Writer {
     return this
   }
 
-  /** Starts a length-delimited message as field `field`: one byte kept for its length. */
-  begin(field: number): number {
-    this.tag(field, LENGTH).room(1)
-    return this.pos++
+  /** Starts a length-delimited message as field `field`: `reserved` bytes kept for its length (two for one that is mostly 128 bytes to 16 KiB long). */
+  begin(field: number, reserved = 1): number {
+    this.tag(field, LENGTH).room(reserved)
+    const at = this.pos
+    this.pos += reserved
+    return at
   }
 
-  /** Ends the message `begin` started: its length in place, the body moved on if the length needs more than a byte. */
-  end(at: number): void {
-    const length = this.pos - at - 1
-    if (length < 0x80) {
+  /** Ends the message `begin` started: its length in place, the body moved if the length takes other than the bytes kept. */
+  end(at: number, reserved = 1): void {
+    const length = this.pos - at - reserved
+    const size = length < 0x80 ? 1 : varintSize(length)
+    if (size !== reserved) {
+      this.room(size - reserved)
+      this.buffer.copyWithin(at + size, at + reserved, this.pos)
+      this.pos += size - reserved
+    }
+    if (size === 1) {
       this.buffer[at] = length
       return
     }
-    const size = varintSize(length)
-    this.room(size - 1)
-    this.buffer.copyWithin(at + size, at + 1, this.pos)
-    this.pos += size - 1
     const end = this.pos
     this.pos = at
     this.varint(length)
@@ -152,15 +167,23 @@ export class Writer {
 
   /** Each attribute as a KeyValue in field `field`. */
   attributes(field: number, attributes: Attributes): void {
-    const names = Object.keys(attributes)
-    this.list(field, names, names.map((name) => attributes[name]))
+    const parts: unknown[] = []
+    for (const name in attributes) parts.push(name, attributes[name])
+    this.list(field, parts)
   }
 
-  /** Attributes as names and values side by side, each a KeyValue in field `field`. */
-  list(field: number, names: readonly string[], values: readonly (AttributeValue | undefined)[]): void {
-    for (let index = 0; index < names.length; index++) {
-      const name = names[index]!
-      const value = values[index]
+  /**
+   * Attributes as names and values side by side, each a KeyValue in field `field`; between them,
+   * KeyValues already encoded for that field (a span's shared sets: an object with their `bytes`).
+   */
+  list(field: number, parts: readonly unknown[]): void {
+    for (let index = 0; index < parts.length; index++) {
+      const name = parts[index]
+      if (typeof name !== 'string') {
+        this.raw((name as { bytes: Uint8Array }).bytes)
+        continue
+      }
+      const value = parts[++index] as AttributeValue | undefined
       const cached = keyValue(name, value)
       this.tag(field, LENGTH)
       if (cached instanceof Uint8Array) {

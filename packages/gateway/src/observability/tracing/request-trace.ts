@@ -12,7 +12,7 @@ import type { ProviderType } from '@switchboard/providers'
 import type { DispatchStep } from '../../dispatch/dispatcher.ts'
 import type { GatewayError } from '../../errors.ts'
 import type { ExtraFields } from '../../inference/engine.ts'
-import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
+import { ATTR, EVENT, operationOf, providerNameOf, spanName } from './names.ts'
 import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.ts'
 
 /** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
@@ -38,7 +38,7 @@ export class RequestTrace {
   /** `parent`: the caller's context when its traceparent was valid. */
   constructor(maker: SpanMaker, parent: Context | null, method: string, path: string, surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
-    this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
+    this.span = rootSpan(maker, spanName(method, path), SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
     if (this.recording) this.span.setShared(SERVER_SHARED, [method, path, path, surface, this.operation])
   }
@@ -63,7 +63,7 @@ export class RequestTrace {
       if (skipped.origins === undefined) continue
       for (const origin of skipped.origins) (links ??= []).push(linkTo(origin, provider, skipped.keyName))
     }
-    const span = childSpan(this.span, `${this.operation} ${step.target.model}`, SpanKind.CLIENT, links)
+    const span = childSpan(this.span, spanName(this.operation, step.target.model), SpanKind.CLIENT, links)
     const attempt = new AttemptTrace(span, this, step)
     if (!attempt.recording) {
       this.track(step, keyName)

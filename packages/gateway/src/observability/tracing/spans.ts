@@ -69,14 +69,19 @@ type SharedNode = Map<unknown, SharedNode | SharedAttributes>
 /**
  * Shared attribute sets by their names and values: a tree of Maps, one level per value, so a
  * lookup hashes the values' own strings (hashed once, kept by the engine) instead of a key built
- * per span. Bounded: a set with a string over 128 characters (a caller's model name can be
+ * per span; and the last set found for each list of names, which most spans ask for again (a
+ * node serves the same route, target and key over and over), found by comparing the values
+ * instead. Bounded: a set with a string over 128 characters (a caller's model name can be
  * anything) is not kept, and the whole starts over once it holds 4,096 sets.
  */
 export class SharedSets {
   private root: SharedNode = new Map()
   private size = 0
+  private readonly last = new Map<readonly string[], { values: readonly AttributeValue[]; set: SharedAttributes }>()
 
   get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes | undefined {
+    const last = this.last.get(names)
+    if (last !== undefined && sameValues(last.values, values)) return last.set
     for (const value of values) if (typeof value === 'string' && value.length > 128) return undefined
     let node = this.root
     let key: unknown = names
@@ -94,8 +99,14 @@ export class SharedSets {
       }
       node.set(key, (set = new SharedAttributes(names, values, valueLengthLimit)))
     }
+    this.last.set(names, { values, set })
     return set
   }
+}
+
+function sameValues(these: readonly AttributeValue[], those: readonly AttributeValue[]): boolean {
+  for (let index = 0; index < these.length; index++) if (these[index] !== those[index]) return false
+  return true
 }
 
 /**
@@ -113,7 +124,7 @@ export function rootSpan(maker: SpanMaker, name: string, kind: SpanKind, remoteP
     ids.write(traceId, at, 'hex')
     ids.write(parent.spanId, at + 24, 'hex')
   }
-  const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, {}, [])
+  const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, NO_ATTRIBUTES, NO_LINKS)
   const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED
   const context: SpanContext = { traceId, spanId: blockHex.slice(2 * at + 32, 2 * at + 48), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
   return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined, ids, at)
@@ -135,20 +146,23 @@ export function childSpan(parent: RequestSpan, name: string, kind: SpanKind, lin
 
 const NO_EVENTS: TimedEvent[] = []
 const NO_LINKS: Link[] = []
-const NO_SHARED: SharedAttributes[] = []
+const NO_ATTRIBUTES: Attributes = {}
 const UNSET: SpanStatus = { code: SpanStatusCode.UNSET }
 
 /** One span: both the API's Span (what the request path writes) and the SDK's ReadableSpan (what the processors and the exporter read). */
 export class RequestSpan implements Span, ReadableSpan {
-  /** Shared sets first (their names are never set one by one too), then the attributes set one by one: names and values side by side, cheaper to set and to encode than an object's properties. */
-  shared = NO_SHARED
-  readonly names: string[] = []
-  readonly values: AttributeValue[] = []
+  /**
+   * The attributes in the order they were set, in one array (one allocation per span): a shared
+   * set (its names are never set one by one too), or an attribute set one by one as its name and
+   * value side by side.
+   */
+  readonly parts: (SharedAttributes | string | AttributeValue)[] = []
   events: TimedEvent[] = NO_EVENTS
-  readonly links: Link[]
+  links: Link[]
   status = UNSET
-  readonly startTime: HrTime
-  endTime: HrTime = [0, 0]
+  /** Wall-clock milliseconds (a double, at the monotonic clock's resolution); HrTime only for the SDK's readers. */
+  readonly startMs: number
+  endMs = 0
   ended = false
   readonly droppedAttributesCount = 0
   readonly droppedEventsCount = 0
@@ -167,7 +181,7 @@ export class RequestSpan implements Span, ReadableSpan {
     readonly idsAt: number,
   ) {
     this.links = links ?? NO_LINKS
-    this.startTime = now()
+    this.startMs = origin + performance.now()
     if (recording) for (const processor of maker.processors) processor.onStart(this, ROOT_CONTEXT)
   }
 
@@ -175,11 +189,23 @@ export class RequestSpan implements Span, ReadableSpan {
     return this.maker.resource
   }
 
+  get startTime(): HrTime {
+    return hrTime(this.startMs)
+  }
+
+  get endTime(): HrTime {
+    return hrTime(this.endMs)
+  }
+
   /** The attributes as one object, for the SDK's processors and exporters (the protobuf encoder reads the parts). */
   get attributes(): Attributes {
     const attributes: Attributes = {}
-    for (const set of this.shared) Object.assign(attributes, set.attributes)
-    for (let index = 0; index < this.names.length; index++) attributes[this.names[index]!] = this.values[index]
+    const parts = this.parts
+    for (let index = 0; index < parts.length; index++) {
+      const part = parts[index]
+      if (part instanceof SharedAttributes) Object.assign(attributes, part.attributes)
+      else attributes[part as string] = parts[++index] as AttributeValue
+    }
     return attributes
   }
 
@@ -188,7 +214,7 @@ export class RequestSpan implements Span, ReadableSpan {
   }
 
   get duration(): HrTime {
-    const nanos = (this.endTime[0] - this.startTime[0]) * 1e9 + this.endTime[1] - this.startTime[1]
+    const nanos = Math.round((this.endMs - this.startMs) * 1e6)
     return [Math.floor(nanos / 1e9), nanos % 1e9]
   }
 
@@ -203,12 +229,15 @@ export class RequestSpan implements Span, ReadableSpan {
   setAttribute(key: string, value: SpanAttributes[string]): this {
     if (value === undefined || value === null || !this.isRecording()) return this
     const kept = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
-    const at = this.names.indexOf(key)
-    if (at >= 0) this.values[at] = kept
-    else {
-      this.names.push(key)
-      this.values.push(kept)
+    const parts = this.parts
+    for (let index = 0; index < parts.length; index++) {
+      if (parts[index] instanceof SharedAttributes) continue
+      if (parts[index++] === key) {
+        parts[index] = kept
+        return this
+      }
     }
+    parts.push(key, kept)
     return this
   }
 
@@ -216,12 +245,8 @@ export class RequestSpan implements Span, ReadableSpan {
   setShared(names: readonly string[], values: readonly AttributeValue[]): this {
     if (!this.isRecording()) return this
     const set = this.maker.shared.get(names, values, this.maker.valueLengthLimit)
-    if (set === undefined) {
-      names.forEach((name, index) => this.setAttribute(name, values[index]))
-      return this
-    }
-    if (this.shared === NO_SHARED) this.shared = [set]
-    else this.shared.push(set)
+    if (set === undefined) names.forEach((name, index) => this.setAttribute(name, values[index]))
+    else this.parts.push(set)
     return this
   }
 
@@ -233,13 +258,15 @@ export class RequestSpan implements Span, ReadableSpan {
   addEvent(name: string, attributes?: Attributes | TimeInput): this {
     if (!this.isRecording()) return this
     if (this.events === NO_EVENTS) this.events = []
-    const kept = attributes === undefined || typeof attributes !== 'object' || Array.isArray(attributes) || attributes instanceof Date ? {} : attributes
-    this.events.push({ name, attributes: kept as Attributes, time: now(), droppedAttributesCount: 0 })
+    const kept = attributes === undefined || typeof attributes !== 'object' || Array.isArray(attributes) || attributes instanceof Date ? NO_ATTRIBUTES : attributes
+    this.events.push({ name, attributes: kept as Attributes, time: hrTime(origin + performance.now()), droppedAttributesCount: 0 })
     return this
   }
 
   addLink(link: Link): this {
-    if (this.isRecording()) (this.links as Link[]).push(link)
+    if (!this.isRecording()) return this
+    if (this.links === NO_LINKS) this.links = []
+    this.links.push(link)
     return this
   }
 
@@ -265,17 +292,16 @@ export class RequestSpan implements Span, ReadableSpan {
 
   end(): void {
     if (this.ended) return
-    this.endTime = now()
+    this.endMs = origin + performance.now()
     const recording = this.recording
     this.ended = true
     if (recording) for (const processor of this.maker.processors) processor.onEnd(this)
   }
 }
 
-/** Wall-clock time as HrTime, at the monotonic clock's resolution. */
+/** Wall-clock milliseconds (`origin + performance.now()`) as HrTime; the encoder splits them alike (protobuf-writer.ts `time`). */
 const origin = performance.timeOrigin
-function now(): HrTime {
-  const millis = origin + performance.now()
+export function hrTime(millis: number): HrTime {
   const seconds = Math.floor(millis / 1000)
   const nanos = Math.round((millis - seconds * 1000) * 1e6)
   return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
