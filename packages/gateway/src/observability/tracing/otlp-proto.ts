@@ -41,7 +41,8 @@ export class SpanBatch {
     out.raw(spans)
     close(out, this.scope.schemaUrl, scopeSpans)
     close(out, this.resource.schemaUrl, resourceSpans)
-    this.body = new Writer(Math.max(64 * 1024, spans.length))
+    // The spans are copied out: the same buffer takes the next batch's.
+    this.body.reset()
     this.count = 0
     return out.bytes()
   }

@@ -23,9 +23,17 @@ const scratchBytes = new Uint8Array(scratch.buffer)
 export class Writer {
   private buffer: Buffer
   private pos = 0
+  /** The buffer's length, kept in a field: cheaper to read than a typed array's length, on every write. */
+  private limit: number
 
   constructor(size: number) {
     this.buffer = Buffer.allocUnsafe(size)
+    this.limit = size
+  }
+
+  /** Writes from the start again, in the same buffer. */
+  reset(): void {
+    this.pos = 0
   }
 
   /** What was written so far: a view of the buffer (copy it to keep it past the next write). */
@@ -241,8 +249,9 @@ export class Writer {
   }
 
   private room(bytes: number): this {
-    if (this.pos + bytes <= this.buffer.length) return this
-    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.pos + bytes))
+    if (this.pos + bytes <= this.limit) return this
+    this.limit = Math.max(this.limit * 2, this.pos + bytes)
+    const grown = Buffer.allocUnsafe(this.limit)
     grown.set(this.buffer.subarray(0, this.pos))
     this.buffer = grown
     return this

@@ -231,7 +231,8 @@ export class RequestSpan implements Span, ReadableSpan {
     const kept = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
     const parts = this.parts
     for (let index = 0; index < parts.length; index++) {
-      if (parts[index] instanceof SharedAttributes) continue
+      // A name is a string; a shared set is not, and takes one place.
+      if (typeof parts[index] !== 'string') continue
       if (parts[index++] === key) {
         parts[index] = kept
         return this
