@@ -1,8 +1,8 @@
 /**
  * A protobuf writer for the OTLP encoder (otlp-proto.ts): one growing buffer, each
- * length-delimited message's length patched in place when it ends, ASCII copied by hand. A node's
- * attributes repeat (method, route, provider, model, key name, status), so each name and value's
- * encoded KeyValue is kept and copied, while the name has few values.
+ * length-delimited message's length patched in place when it ends, ASCII copied by hand. The
+ * attributes a node's spans repeat are encoded once (spans.ts SharedAttributes); each name's
+ * encoding as a key is kept.
  */
 import type { Attributes, AttributeValue, HrTime, SpanContext } from '@opentelemetry/api'
 
@@ -11,12 +11,7 @@ export const VARINT = 0
 export const FIXED64 = 1
 export const LENGTH = 2
 export const FIXED32 = 5
-/** Distinct values one attribute name may have in the cache; a name that has more (a request id) is not cached. */
-const VALUES_PER_NAME = 64
-const NAMES = 512
-
-/** By attribute name: its encoding as a KeyValue's key (field 1), and its values' whole encoded KeyValues (without their own tag and length) while it has few. */
-const encoded = new Map<string, { key: Uint8Array; values: Map<AttributeValue, Uint8Array> | null }>()
+const keys = new Map<string, Uint8Array>()
 const scratch = new Float64Array(1)
 const scratchBytes = new Uint8Array(scratch.buffer)
 
@@ -192,20 +187,16 @@ export class Writer {
         continue
       }
       const value = parts[++index] as AttributeValue | undefined
-      const cached = keyValue(name, value)
+      const key = keyOf(name)
       this.tag(field, LENGTH)
-      if (cached instanceof Uint8Array) {
-        this.varint(cached.length).raw(cached)
-        continue
-      }
       if (typeof value === 'number' && value >= 0 && Number.isSafeInteger(value)) {
-        // A count (tokens, attempts): the KeyValue's length known up front, nothing to patch.
+        // A count (tokens, a status): the KeyValue's length known up front, nothing to patch.
         const size = varintSize(value)
-        this.varint(cached.key.length + 3 + size).raw(cached.key).tag(2, LENGTH).varint(size + 1).tag(3, VARINT).varint(value)
+        this.varint(key.length + 3 + size).raw(key).tag(2, LENGTH).varint(size + 1).tag(3, VARINT).varint(value)
         continue
       }
       const start = this.room(1).pos++
-      this.keyValue(cached.key, value)
+      this.keyValue(key, value)
       this.end(start)
     }
   }
@@ -258,28 +249,14 @@ export class Writer {
   }
 }
 
-/** The encoded KeyValue of a name and value while the name has few values; else the name's encoded key. */
-function keyValue(name: string, value: AttributeValue | undefined): Uint8Array | { key: Uint8Array } {
-  let entry = encoded.get(name)
-  if (entry === undefined) {
-    const key = new Uint8Array(new Writer(name.length + 8).tag(1, LENGTH).string(name).bytes())
-    entry = { key, values: new Map() }
-    if (encoded.size < NAMES) encoded.set(name, entry)
+/** A name's encoding as a KeyValue's key (field 1), kept for the first 512 names. */
+function keyOf(name: string): Uint8Array {
+  let key = keys.get(name)
+  if (key === undefined) {
+    key = new Uint8Array(new Writer(name.length * 3 + 8).tag(1, LENGTH).string(name).bytes())
+    if (keys.size < 512) keys.set(name, key)
   }
-  const values = entry.values
-  if (values === null || value === undefined || typeof value === 'object') return entry
-  let bytes = values.get(value)
-  if (bytes === undefined) {
-    if (values.size >= VALUES_PER_NAME) {
-      entry.values = null
-      return entry
-    }
-    const writer = new Writer(entry.key.length + 32)
-    writer.keyValue(entry.key, value)
-    bytes = new Uint8Array(writer.bytes())
-    values.set(value, bytes)
-  }
-  return bytes
+  return key
 }
 
 /** A negative (or unsafe) int64 as its ten-byte two's-complement varint. */

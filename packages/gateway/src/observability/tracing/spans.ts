@@ -1,18 +1,16 @@
 /**
- * The spans of a node's requests: OpenTelemetry's span model (the API's `Span`, the SDK's
- * `ReadableSpan`, its samplers and span processors) with a span object of our own in place of
- * the SDK's. The SDK's span validates and counts every attribute and goes through the context
- * API for every parent; ours are set by this package only (names from names.ts, values of the
- * kinds OTLP takes), so a span here is a plain record, and building and ending two of them cost
- * about a third of what the SDK's did (bench/README.md, "Tracing"). For the encoder, a span keeps
- * its ids as bytes too and the attributes many spans share as bytes encoded once
- * (SharedAttributes), and sets the rest as names and values side by side. What the SDK does that
- * matters outside is kept: sampling by `OTEL_TRACES_SAMPLER` with the SDK's own samplers, W3C
- * ids, the batch processor and the exporter, and `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT`.
- * The count limits are not applied: a request's spans carry a fixed few dozen attributes.
+ * The spans of a node's requests: OpenTelemetry's span model (the SDK's `ReadableSpan`, samplers
+ * and span processors) with a span object of our own in place of the SDK's, which validates and
+ * counts every attribute and goes through the context API for every parent. Ours are set by this
+ * package only (names from names.ts, values of the kinds OTLP takes): a plain record, with its ids
+ * as bytes and the attributes many spans share as bytes encoded once (SharedAttributes), for the
+ * encoder. Kept from the SDK: sampling by `OTEL_TRACES_SAMPLER` with its samplers, W3C ids, the
+ * processors and exporter, `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT` (not the count limits: a
+ * request's spans carry a fixed few dozen attributes). Processors are told of a span's end only
+ * (the SDK's and ours do nothing at its start).
  */
 import { randomFillSync } from 'node:crypto'
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type HrTime, type Link, type SpanAttributes, type SpanContext, type SpanStatus } from '@opentelemetry/api'
 import type { InstrumentationScope } from '@opentelemetry/core'
 import type { Resource } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base'
@@ -149,8 +147,8 @@ const NO_LINKS: Link[] = []
 const NO_ATTRIBUTES: Attributes = {}
 const UNSET: SpanStatus = { code: SpanStatusCode.UNSET }
 
-/** One span: both the API's Span (what the request path writes) and the SDK's ReadableSpan (what the processors and the exporter read). */
-export class RequestSpan implements Span, ReadableSpan {
+/** One span: written by the request path (request-trace.ts), read as the SDK's ReadableSpan by the processors and the exporter. */
+export class RequestSpan implements ReadableSpan {
   /**
    * The attributes in the order they were set, in one array (one allocation per span): a shared
    * set (its names are never set one by one too), or an attribute set one by one as its name and
@@ -158,7 +156,7 @@ export class RequestSpan implements Span, ReadableSpan {
    */
   readonly parts: (SharedAttributes | string | AttributeValue)[] = []
   events: TimedEvent[] = NO_EVENTS
-  links: Link[]
+  readonly links: Link[]
   status = UNSET
   /** Wall-clock milliseconds (a double, at the monotonic clock's resolution); HrTime only for the SDK's readers. */
   readonly startMs: number
@@ -170,7 +168,7 @@ export class RequestSpan implements Span, ReadableSpan {
 
   constructor(
     readonly maker: SpanMaker,
-    public name: string,
+    readonly name: string,
     readonly kind: SpanKind,
     private readonly context: SpanContext,
     readonly parentSpanContext: SpanContext | undefined,
@@ -182,7 +180,6 @@ export class RequestSpan implements Span, ReadableSpan {
   ) {
     this.links = links ?? NO_LINKS
     this.startMs = origin + performance.now()
-    if (recording) for (const processor of maker.processors) processor.onStart(this, ROOT_CONTEXT)
   }
 
   get resource(): Resource {
@@ -256,39 +253,16 @@ export class RequestSpan implements Span, ReadableSpan {
     return this
   }
 
-  addEvent(name: string, attributes?: Attributes | TimeInput): this {
+  addEvent(name: string, attributes: Attributes = NO_ATTRIBUTES): this {
     if (!this.isRecording()) return this
     if (this.events === NO_EVENTS) this.events = []
-    const kept = attributes === undefined || typeof attributes !== 'object' || Array.isArray(attributes) || attributes instanceof Date ? NO_ATTRIBUTES : attributes
-    this.events.push({ name, attributes: kept as Attributes, time: hrTime(origin + performance.now()), droppedAttributesCount: 0 })
-    return this
-  }
-
-  addLink(link: Link): this {
-    if (!this.isRecording()) return this
-    if (this.links === NO_LINKS) this.links = []
-    this.links.push(link)
-    return this
-  }
-
-  addLinks(links: Link[]): this {
-    for (const link of links) this.addLink(link)
+    this.events.push({ name, attributes, time: hrTime(origin + performance.now()), droppedAttributesCount: 0 })
     return this
   }
 
   setStatus(status: SpanStatus): this {
     if (this.isRecording() && status.code !== SpanStatusCode.UNSET) this.status = status
     return this
-  }
-
-  updateName(name: string): this {
-    if (this.isRecording()) this.name = name
-    return this
-  }
-
-  recordException(exception: Exception): void {
-    const message = typeof exception === 'string' ? exception : exception.message
-    this.addEvent('exception', message === undefined ? {} : { 'exception.message': message })
   }
 
   end(): void {
