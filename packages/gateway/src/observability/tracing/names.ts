@@ -75,18 +75,3 @@ export function operationOf(surface: string): string {
   if (surface === 'messages_count_tokens') return 'count_tokens'
   return 'chat'
 }
-
-/** Span names by their two parts (a route's method and path, an operation and a model), each built once: a node has few. */
-const spanNames = new Map<string, Map<string, string>>()
-
-/** `${first} ${second}`, the same string each time while fewer than 256 are kept under `first`. */
-export function spanName(first: string, second: string): string {
-  let byFirst = spanNames.get(first)
-  if (byFirst === undefined) spanNames.set(first, (byFirst = new Map()))
-  let name = byFirst.get(second)
-  if (name === undefined) {
-    name = `${first} ${second}`
-    if (byFirst.size < 256) byFirst.set(second, name)
-  }
-  return name
-}

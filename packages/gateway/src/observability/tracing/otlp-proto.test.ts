@@ -24,7 +24,8 @@ function finished(count: number): ReadableSpan[] {
     const server = rootSpan(maker, 'POST /v1/chat/completions', SpanKind.SERVER, index % 2 === 0 ? null : CALLER)
     server.setShared(['http.request.method', 'http.response.status_code'], ['POST', 200 + (index % 3)])
     server.setAttribute('switchboard.request_id', `req-${index}-${'x'.repeat(index % 3 === 0 ? 200 : 4)}`)
-    server.setAttributes({ 'gen_ai.usage.input_tokens': index * 1000, 'switchboard.stream': index % 2 === 0, 'ratio': index / 7, 'negative': -index - 1, 'fallbacks': ['openai/gpt-4o', 'anthropic/claude'], 'note': 'naïve – ünïcode ✓' })
+    const values = { 'gen_ai.usage.input_tokens': index * 1000, 'switchboard.stream': index % 2 === 0, 'ratio': index / 7, 'negative': -index - 1, 'fallbacks': ['openai/gpt-4o', 'anthropic/claude'], 'note': 'naïve – ünïcode ✓' }
+    for (const [name, value] of Object.entries(values)) server.setAttribute(name, value)
     server.addEvent('switchboard.key_skipped', { 'switchboard.key_name': `key-${index % 5}` })
     const link = { context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true }, attributes: { 'switchboard.link': 'hold_placed' } }
     const client = childSpan(server, 'chat gpt-4o-mini', SpanKind.CLIENT, index % 2 === 0 ? [link] : undefined)

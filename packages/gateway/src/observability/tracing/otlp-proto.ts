@@ -77,7 +77,7 @@ function close(out: Writer, schemaUrl: string | undefined, start: number): void 
   out.end(start)
 }
 
-/** By span kind, then name: the span's name (field 5) and kind (field 6), encoded; a node's span names are few (names.ts `spanName`). */
+/** By span kind, then name: the span's name (field 5) and kind (field 6), encoded; a node's span names are few (a route's, an operation and model's). */
 const heads = [0, 1, 2, 3, 4].map(() => new Map<string, Uint8Array>())
 
 function headOf(name: string, kind: number): Uint8Array {
@@ -98,8 +98,7 @@ function writeSpan(out: Writer, span: RequestSpan): void {
   const start = out.begin(2, 2)
   const context = span.spanContext()
   const parent = span.parentSpanContext
-  out.tag(1, LENGTH).copy(span.ids, span.idsAt, 16)
-  out.tag(2, LENGTH).copy(span.ids, span.idsAt + 16, 8)
+  out.tag(1, LENGTH).copy(span.ids, span.idsAt, 16).tag(2, LENGTH).copy(span.ids, span.idsAt + 16, 8)
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
   if (parent !== undefined) out.tag(4, LENGTH).copy(span.ids, span.idsAt + 24, 8)
@@ -136,7 +135,9 @@ function writeEvent(out: Writer, event: TimedEvent): void {
 function writeLink(out: Writer, link: Link): void {
   const start = out.begin(13)
   const context = link.context
-  out.ids(context)
+  const traceId = Buffer.from(context.traceId, 'hex')
+  const spanId = Buffer.from(context.spanId, 'hex')
+  out.tag(1, LENGTH).copy(traceId, 0, traceId.length).tag(2, LENGTH).copy(spanId, 0, spanId.length)
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
   if (link.attributes) out.attributes(4, link.attributes)

@@ -4,7 +4,7 @@
  * attributes a node's spans repeat are encoded once (spans.ts SharedAttributes); each name's
  * encoding as a key is kept.
  */
-import type { Attributes, AttributeValue, HrTime, SpanContext } from '@opentelemetry/api'
+import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api'
 
 /** Wire types. */
 export const VARINT = 0
@@ -87,24 +87,7 @@ export class Writer {
     return this.fixed32((Math.floor(high / 0x10000) + Math.floor(low16 / 0x100000000) + Math.floor(lowWord / 0x100000000)) >>> 0)
   }
 
-  /** Trace id (field 1) and span id (field 2) as bytes. */
-  ids(context: SpanContext): void {
-    this.tag(1, LENGTH).hex(context.traceId)
-    this.tag(2, LENGTH).hex(context.spanId)
-  }
-
-  /** A hex id as length-prefixed bytes. */
-  hex(id: string): this {
-    const length = id.length >> 1
-    this.varint(length).room(length)
-    const buffer = this.buffer
-    let pos = this.pos
-    for (let index = 0; index < 2 * length; index += 2) buffer[pos++] = (nibble(id.charCodeAt(index)) << 4) | nibble(id.charCodeAt(index + 1))
-    this.pos = pos
-    return this
-  }
-
-  /** `length` bytes of `source` from `at`, length-prefixed (ids kept as bytes). */
+  /** `length` bytes of `source` from `at`, length-prefixed (ids as bytes). */
   copy(source: Uint8Array, at: number, length: number): this {
     this.varint(length).room(length)
     const buffer = this.buffer
@@ -220,7 +203,10 @@ export class Writer {
       case 'number':
         if (Number.isInteger(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER) this.tag(3, VARINT).varint(value)
         else if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63) this.tag(3, VARINT).raw(int64(value))
-        else this.tag(4, FIXED64).double(value)
+        else {
+          scratch[0] = value
+          this.tag(4, FIXED64).raw(scratchBytes)
+        }
         return
     }
     if (Array.isArray(value)) {
@@ -232,11 +218,6 @@ export class Writer {
       }
       this.end(start)
     }
-  }
-
-  private double(value: number): void {
-    scratch[0] = value
-    this.raw(scratchBytes)
   }
 
   private room(bytes: number): this {
@@ -278,8 +259,4 @@ function varintSize(value: number): number {
     size++
   }
   return size
-}
-
-function nibble(code: number): number {
-  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57
 }

@@ -12,7 +12,7 @@ import type { ProviderType } from '@switchboard/providers'
 import type { DispatchStep } from '../../dispatch/dispatcher.ts'
 import type { GatewayError } from '../../errors.ts'
 import type { ExtraFields } from '../../inference/engine.ts'
-import { ATTR, EVENT, operationOf, providerNameOf, spanName } from './names.ts'
+import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
 import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.ts'
 
 /** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
@@ -40,7 +40,7 @@ export class RequestTrace {
   /** `parent`: the caller's context when its traceparent was valid. */
   constructor(maker: SpanMaker, parent: Context | null, private readonly method: string, private readonly path: string, private readonly surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
-    this.span = rootSpan(maker, spanName(method, path), SpanKind.SERVER, parent)
+    this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
   }
 
@@ -66,7 +66,7 @@ export class RequestTrace {
       if (skipped.origins === undefined) continue
       for (const origin of skipped.origins) (links ??= []).push(linkTo(origin, provider, skipped.keyName))
     }
-    const span = childSpan(this.span, spanName(this.operation, step.target.model), SpanKind.CLIENT, links)
+    const span = childSpan(this.span, `${this.operation} ${step.target.model}`, SpanKind.CLIENT, links)
     const attempt = new AttemptTrace(span, this, step, number, providerNameOf(type))
     if (!attempt.recording) {
       this.track(step, keyName)
@@ -108,10 +108,8 @@ export class RequestTrace {
     // The caller had its answer: the span says so (and its shared attributes are never set twice).
     if (!this.recording || this.answeredAlready) return
     const attempts = (error.extraFields as Partial<ExtraFields> | undefined)?.attempts ?? []
-    const last = attempts.at(-1)
-    const attributes: Attributes = { [ATTR.httpStatus]: error.status, [ATTR.errorType]: error.code, [ATTR.attempts]: attempts.length }
-    if (last?.failure_class) attributes[ATTR.failureClass] = last.failure_class
-    this.span.setAttributes(attributes)
+    this.span.setAttribute(ATTR.httpStatus, error.status).setAttribute(ATTR.errorType, error.code).setAttribute(ATTR.attempts, attempts.length)
+    this.span.setAttribute(ATTR.failureClass, attempts.at(-1)?.failure_class)
     // Server spans: a 4xx is the caller's, not an error of this service (OpenTelemetry HTTP conventions).
     if (error.status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR, message: error.code })
   }

@@ -10,7 +10,7 @@
  * (the SDK's and ours do nothing at its start).
  */
 import { randomFillSync } from 'node:crypto'
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type HrTime, type Link, type SpanAttributes, type SpanContext, type SpanStatus } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type HrTime, type Link, type SpanContext, type SpanStatus } from '@opentelemetry/api'
 import type { InstrumentationScope } from '@opentelemetry/core'
 import type { Resource } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base'
@@ -65,12 +65,10 @@ export class SharedAttributes {
 type SharedNode = Map<unknown, SharedNode | SharedAttributes>
 
 /**
- * Shared attribute sets by their names and values: a tree of Maps, one level per value, so a
- * lookup hashes the values' own strings (hashed once, kept by the engine) instead of a key built
- * per span; and the last set found for each list of names, which most spans ask for again (a
- * node serves the same route, target and key over and over), found by comparing the values
- * instead. Bounded: a set with a string over 128 characters (a caller's model name can be
- * anything) is not kept, and the whole starts over once it holds 4,096 sets.
+ * Shared attribute sets by their names and values: the last one found for each list of names (a
+ * node serves the same route, target and key over and over), else a tree of Maps, one level per
+ * value (the values' own strings hashed, no key built per span). Bounded: a set with a string over
+ * 128 characters (a caller's model can be anything) is not kept; all start over past 4,096 sets.
  */
 export class SharedSets {
   private root: SharedNode = new Map()
@@ -149,11 +147,7 @@ const UNSET: SpanStatus = { code: SpanStatusCode.UNSET }
 
 /** One span: written by the request path (request-trace.ts), read as the SDK's ReadableSpan by the processors and the exporter. */
 export class RequestSpan implements ReadableSpan {
-  /**
-   * The attributes in the order they were set, in one array (one allocation per span): a shared
-   * set (its names are never set one by one too), or an attribute set one by one as its name and
-   * value side by side.
-   */
+  /** The attributes as set, in one array: a shared set (its names never set one by one too), or a name and its value. */
   readonly parts: (SharedAttributes | string | AttributeValue)[] = []
   events: TimedEvent[] = NO_EVENTS
   readonly links: Link[]
@@ -223,7 +217,7 @@ export class RequestSpan implements ReadableSpan {
     return this.recording && !this.ended
   }
 
-  setAttribute(key: string, value: SpanAttributes[string]): this {
+  setAttribute(key: string, value: AttributeValue | null | undefined): this {
     if (value === undefined || value === null || !this.isRecording()) return this
     const kept = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
     const parts = this.parts
@@ -245,11 +239,6 @@ export class RequestSpan implements ReadableSpan {
     const set = this.maker.shared.get(names, values, this.maker.valueLengthLimit)
     if (set === undefined) names.forEach((name, index) => this.setAttribute(name, values[index]))
     else this.parts.push(set)
-    return this
-  }
-
-  setAttributes(attributes: Attributes): this {
-    for (const key in attributes) this.setAttribute(key, attributes[key])
     return this
   }
 
