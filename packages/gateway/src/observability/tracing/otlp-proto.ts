@@ -135,9 +135,7 @@ function writeEvent(out: Writer, event: TimedEvent): void {
 function writeLink(out: Writer, link: Link): void {
   const start = out.begin(13)
   const context = link.context
-  const traceId = Buffer.from(context.traceId, 'hex')
-  const spanId = Buffer.from(context.spanId, 'hex')
-  out.tag(1, LENGTH).copy(traceId, 0, traceId.length).tag(2, LENGTH).copy(spanId, 0, spanId.length)
+  out.tag(1, LENGTH).copy(Buffer.from(context.traceId, 'hex'), 0, 16).tag(2, LENGTH).copy(Buffer.from(context.spanId, 'hex'), 0, 8)
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
   if (link.attributes) out.attributes(4, link.attributes)

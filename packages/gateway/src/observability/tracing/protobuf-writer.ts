@@ -56,13 +56,7 @@ export class Writer {
 
   fixed32(value: number): this {
     this.room(4)
-    const buffer = this.buffer
-    const pos = this.pos
-    buffer[pos] = value & 0xff
-    buffer[pos + 1] = (value >>> 8) & 0xff
-    buffer[pos + 2] = (value >>> 16) & 0xff
-    buffer[pos + 3] = (value >>> 24) & 0xff
-    this.pos = pos + 4
+    this.pos = this.buffer.writeUInt32LE(value >>> 0, this.pos)
     return this
   }
 

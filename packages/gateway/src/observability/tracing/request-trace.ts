@@ -12,7 +12,7 @@ import type { ProviderType } from '@switchboard/providers'
 import type { DispatchStep } from '../../dispatch/dispatcher.ts'
 import type { GatewayError } from '../../errors.ts'
 import type { ExtraFields } from '../../inference/engine.ts'
-import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
+import { ATTR, EVENT, operationOf, providerNameOf, spanName } from './names.ts'
 import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.ts'
 
 /** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
@@ -40,7 +40,7 @@ export class RequestTrace {
   /** `parent`: the caller's context when its traceparent was valid. */
   constructor(maker: SpanMaker, parent: Context | null, private readonly method: string, private readonly path: string, private readonly surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
-    this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
+    this.span = rootSpan(maker, spanName(method, path), SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
   }
 
@@ -66,7 +66,7 @@ export class RequestTrace {
       if (skipped.origins === undefined) continue
       for (const origin of skipped.origins) (links ??= []).push(linkTo(origin, provider, skipped.keyName))
     }
-    const span = childSpan(this.span, `${this.operation} ${step.target.model}`, SpanKind.CLIENT, links)
+    const span = childSpan(this.span, spanName(this.operation, step.target.model), SpanKind.CLIENT, links)
     const attempt = new AttemptTrace(span, this, step, number, providerNameOf(type))
     if (!attempt.recording) {
       this.track(step, keyName)

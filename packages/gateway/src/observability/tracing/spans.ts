@@ -18,10 +18,8 @@ import { Writer } from './protobuf-writer.ts'
 
 /** The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) names, as the SDK reads them; parentbased_always_on by default. */
 export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
-  const ratio = (): number => {
-    const value = Number(env.OTEL_TRACES_SAMPLER_ARG?.trim() || Number.NaN)
-    return value >= 0 && value <= 1 ? value : 1
-  }
+  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG?.trim() || Number.NaN)
+  const ratio = (): number => (arg >= 0 && arg <= 1 ? arg : 1)
   switch (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase()) {
     case 'always_on': return new AlwaysOnSampler()
     case 'always_off': return new AlwaysOffSampler()
@@ -257,9 +255,8 @@ export class RequestSpan implements ReadableSpan {
   end(): void {
     if (this.ended) return
     this.endMs = origin + performance.now()
-    const recording = this.recording
     this.ended = true
-    if (recording) for (const processor of this.maker.processors) processor.onEnd(this)
+    if (this.recording) for (const processor of this.maker.processors) processor.onEnd(this)
   }
 }
 
