@@ -27,6 +27,8 @@ function finished(count: number): ReadableSpan[] {
     const values = { 'gen_ai.usage.input_tokens': index * 1000, 'switchboard.stream': index % 2 === 0, 'ratio': index / 7, 'negative': -index - 1, 'fallbacks': ['openai/gpt-4o', 'anthropic/claude'], 'note': 'naïve – ünïcode ✓' }
     for (const [name, value] of Object.entries(values)) server.setAttribute(name, value)
     server.addEvent('switchboard.key_skipped', { 'switchboard.key_name': `key-${index % 5}` })
+    // A span over 16 KiB (a recorded body): its length takes three bytes, not the two kept.
+    if (index === 2) server.setAttribute('switchboard.request.body', 'b'.repeat(20_000))
     const link = { context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true }, attributes: { 'switchboard.link': 'hold_placed' } }
     const client = childSpan(server, 'chat gpt-4o-mini', SpanKind.CLIENT, index % 2 === 0 ? [link] : undefined)
     client.setAttribute('http.response.status_code', index % 4 === 0 ? 429 : 200)
