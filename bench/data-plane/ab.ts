@@ -8,7 +8,7 @@
  *        [--connections 50] [--config-a file.json] [--config-b file.json] [--profile] [--stream] [--fresh] [--warmup 3]
  *        [--node-flags=--trace-gc] [--node-flags-b=--max-semi-space-size=32]
  *        (node flags for both gateways / for B only; their output is in results/ab/A.log, B.log;
- *        --node-flags-b=--env-file=f.env gives B environment variables of its own; --node-flags-c, --config-c for C)
+ *        --node-flags-b=--env-file=f.env gives B environment variables of its own; --node-flags-a for A; --node-flags-c, --config-c for C)
  *        [--postgres-nice 10] [--postgres-idle] (the server at a lower priority / SCHED_IDLE)
  *        [--postgres-cpus 1] [--gateway-cpus 0] (taskset: the server's and the gateways' CPUs)
  *
@@ -85,6 +85,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
+    'node-flags-a': { type: 'string', default: '' },
     'node-flags-b': { type: 'string', default: '' },
     'postgres-nice': { type: 'string', default: '0' },
     'postgres-cpus': { type: 'string', default: '' },
@@ -129,7 +130,7 @@ try {
     const configFile = join(resultsDir, `${name}.config.json`)
     writeFileSync(configFile, JSON.stringify(config, null, 2))
     const port = await freePort()
-    const args = [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(name === 'C' ? values['node-flags-c'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()]
+    const args = [...values['node-flags'].split(' ').filter(Boolean), ...(name === 'A' ? values['node-flags-a'].split(' ').filter(Boolean) : []), ...(name === 'B' ? values['node-flags-b'].split(' ').filter(Boolean) : []), ...(name === 'C' ? values['node-flags-c'].split(' ').filter(Boolean) : []), ...(values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(resultsDir, `profile-${name}`)] : []), join(checkout, 'packages/gateway/bin/switchboard.js'), 'serve', '--config', configFile, '--port', String(port), '--host', '127.0.0.1', '--p2p-port', '0', '--database-url', url.toString()]
     plans.push({ name, checkout, args, origin: `http://127.0.0.1:${port}` })
   }
   const launch = async (plan: (typeof plans)[number]) => {

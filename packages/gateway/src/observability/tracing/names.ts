@@ -75,3 +75,13 @@ export function operationOf(surface: string): string {
   if (surface === 'messages_count_tokens') return 'count_tokens'
   return 'chat'
 }
+
+/** Each first part's last span name (`${first} ${second}`): built again only when the second part changes (a node's routes and models repeat). */
+const lastNames = new Map<string, { second: string; name: string }>()
+export function spanName(first: string, second: string): string {
+  const last = lastNames.get(first)
+  if (last !== undefined && last.second === second) return last.name
+  const name = `${first} ${second}`
+  if (lastNames.size < 64 || last !== undefined) lastNames.set(first, { second, name })
+  return name
+}

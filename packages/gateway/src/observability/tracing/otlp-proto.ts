@@ -9,7 +9,7 @@
 import type { Link } from '@opentelemetry/api'
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base'
 import { FIXED32, FIXED64, LENGTH, VARINT, Writer } from './protobuf-writer.ts'
-import { RequestSpan } from './spans.ts'
+import type { RequestSpan } from './spans.ts'
 
 /** OTLP span flags: the W3C flags, and that the parent's remoteness is known (and whether it is remote). */
 const HAS_IS_REMOTE = 0x100
@@ -27,7 +27,7 @@ export class SpanBatch {
 
   constructor(readonly resource: Resource, readonly scope: Scope) {}
 
-  add(span: ReadableSpan): void {
+  add(span: RequestSpan): void {
     writeSpan(this.body, span)
     this.count++
   }
@@ -41,7 +41,8 @@ export class SpanBatch {
     out.raw(spans)
     close(out, this.scope.schemaUrl, scopeSpans)
     close(out, this.resource.schemaUrl, resourceSpans)
-    this.body = new Writer(Math.max(64 * 1024, spans.length))
+    // The spans are copied out: the same buffer takes the next batch's.
+    this.body.reset()
     this.count = 0
     return out.bytes()
   }
@@ -76,43 +77,50 @@ function close(out: Writer, schemaUrl: string | undefined, start: number): void 
   out.end(start)
 }
 
-function writeSpan(out: Writer, span: ReadableSpan): void {
-  const start = out.begin(2)
+/** By span kind, then name: the span's name (field 5) and kind (field 6), encoded; a node's span names are few (a route's, an operation and model's). */
+const heads = [0, 1, 2, 3, 4].map(() => new Map<string, Uint8Array>())
+
+function headOf(name: string, kind: number): Uint8Array {
+  let head = heads[kind]!.get(name)
+  if (head === undefined) {
+    head = new Uint8Array(new Writer(name.length * 3 + 16).tag(5, LENGTH).string(name).tag(6, VARINT).varint(kind + 1).bytes())
+    if (heads[kind]!.size < 1024) heads[kind]!.set(name, head)
+  }
+  return head
+}
+
+/** Fields 10 to 15 of a span with no events, no links and no status: the counts dropped 0, the status unset. */
+const QUIET = Uint8Array.of(10 << 3, 0, 12 << 3, 0, 14 << 3, 0, (15 << 3) | LENGTH, 2, 3 << 3, 0)
+
+/** One of our spans (spans.ts), the only kind the node encodes: its ids from their bytes, its shared attributes as they were encoded, no counts dropped. */
+function writeSpan(out: Writer, span: RequestSpan): void {
+  // Two bytes kept for the span's length: most spans are 128 bytes to 16 KiB long.
+  const start = out.begin(2, 2)
   const context = span.spanContext()
   const parent = span.parentSpanContext
-  const own = span instanceof RequestSpan ? span : null
-  if (own !== null) {
-    out.tag(1, LENGTH).copy(own.ids, own.idsAt, 16)
-    out.tag(2, LENGTH).copy(own.ids, own.idsAt + 16, 8)
-  } else {
-    out.ids(context)
-  }
+  out.tag(1, LENGTH).copy(span.ids, span.idsAt, 16).tag(2, LENGTH).copy(span.ids, span.idsAt + 16, 8)
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
-  if (own !== null && parent !== undefined) out.tag(4, LENGTH).copy(own.ids, own.idsAt + 24, 8)
-  else if (parent?.spanId) out.tag(4, LENGTH).hex(parent.spanId)
-  out.tag(5, LENGTH).string(span.name)
-  const kind = span.kind + 1
-  if (kind !== 0) out.tag(6, VARINT).varint(kind)
-  out.tag(7, FIXED64).time(span.startTime)
-  out.tag(8, FIXED64).time(span.endTime)
-  if (own !== null) {
-    for (const set of own.shared) out.raw(set.bytes)
-    out.list(9, own.names, own.values)
+  if (parent !== undefined) out.tag(4, LENGTH).copy(span.ids, span.idsAt + 24, 8)
+  out.raw(headOf(span.name, span.kind))
+  out.tag(7, FIXED64).millis(span.startMs).tag(8, FIXED64).millis(span.endMs)
+  out.list(9, span.parts)
+  const status = span.status
+  if (span.events.length + span.links.length === 0 && status.code === 0) {
+    out.raw(QUIET)
   } else {
-    out.attributes(9, span.attributes)
+    out.tag(10, VARINT).varint(0)
+    for (const event of span.events) writeEvent(out, event)
+    out.tag(12, VARINT).varint(0)
+    for (const link of span.links) writeLink(out, link)
+    out.tag(14, VARINT).varint(0)
+    const written = out.begin(15)
+    if (status.message) out.tag(2, LENGTH).string(status.message)
+    out.tag(3, VARINT).varint(status.code)
+    out.end(written)
   }
-  out.tag(10, VARINT).varint(span.droppedAttributesCount)
-  for (const event of span.events) writeEvent(out, event)
-  out.tag(12, VARINT).varint(span.droppedEventsCount)
-  for (const link of span.links) writeLink(out, link)
-  out.tag(14, VARINT).varint(span.droppedLinksCount)
-  const status = out.begin(15)
-  if (span.status.message) out.tag(2, LENGTH).string(span.status.message)
-  out.tag(3, VARINT).varint(span.status.code)
-  out.end(status)
   out.tag(16, FIXED32).fixed32(flags(context.traceFlags, parent?.isRemote))
-  out.end(start)
+  out.end(start, 2)
 }
 
 function writeEvent(out: Writer, event: TimedEvent): void {
@@ -127,7 +135,7 @@ function writeEvent(out: Writer, event: TimedEvent): void {
 function writeLink(out: Writer, link: Link): void {
   const start = out.begin(13)
   const context = link.context
-  out.ids(context)
+  out.tag(1, LENGTH).copy(Buffer.from(context.traceId, 'hex'), 0, 16).tag(2, LENGTH).copy(Buffer.from(context.spanId, 'hex'), 0, 8)
   const state = context.traceState?.serialize()
   if (state) out.tag(3, LENGTH).string(state)
   if (link.attributes) out.attributes(4, link.attributes)

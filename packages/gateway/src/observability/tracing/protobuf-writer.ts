@@ -1,31 +1,34 @@
 /**
  * A protobuf writer for the OTLP encoder (otlp-proto.ts): one growing buffer, each
- * length-delimited message's length patched in place when it ends, ASCII copied by hand. A node's
- * attributes repeat (method, route, provider, model, key name, status), so each name and value's
- * encoded KeyValue is kept and copied, while the name has few values.
+ * length-delimited message's length patched in place when it ends, ASCII copied by hand. The
+ * attributes a node's spans repeat are encoded once (spans.ts SharedAttributes); each name's
+ * encoding as a key is kept.
  */
-import type { Attributes, AttributeValue, HrTime, SpanContext } from '@opentelemetry/api'
+import type { Attributes, AttributeValue, HrTime } from '@opentelemetry/api'
 
 /** Wire types. */
 export const VARINT = 0
 export const FIXED64 = 1
 export const LENGTH = 2
 export const FIXED32 = 5
-/** Distinct values one attribute name may have in the cache; a name that has more (a request id) is not cached. */
-const VALUES_PER_NAME = 64
-const NAMES = 512
-
-/** By attribute name: its encoding as a KeyValue's key (field 1), and its values' whole encoded KeyValues (without their own tag and length) while it has few. */
-const encoded = new Map<string, { key: Uint8Array; values: Map<AttributeValue, Uint8Array> | null }>()
+const keys = new Map<string, Uint8Array>()
 const scratch = new Float64Array(1)
 const scratchBytes = new Uint8Array(scratch.buffer)
 
 export class Writer {
   private buffer: Buffer
   private pos = 0
+  /** The buffer's length, kept in a field: cheaper to read than a typed array's length, on every write. */
+  private limit: number
 
   constructor(size: number) {
     this.buffer = Buffer.allocUnsafe(size)
+    this.limit = size
+  }
+
+  /** Writes from the start again, in the same buffer. */
+  reset(): void {
+    this.pos = 0
   }
 
   /** What was written so far: a view of the buffer (copy it to keep it past the next write). */
@@ -53,44 +56,32 @@ export class Writer {
 
   fixed32(value: number): this {
     this.room(4)
-    const buffer = this.buffer
-    const pos = this.pos
-    buffer[pos] = value & 0xff
-    buffer[pos + 1] = (value >>> 8) & 0xff
-    buffer[pos + 2] = (value >>> 16) & 0xff
-    buffer[pos + 3] = (value >>> 24) & 0xff
-    this.pos = pos + 4
+    this.pos = this.buffer.writeUInt32LE(value >>> 0, this.pos)
     return this
   }
 
-  /** An HrTime as fixed64 nanoseconds since the epoch, exactly, without BigInt: seconds times 1e9 in two halves below 2^53. */
+  /** An HrTime as fixed64 nanoseconds since the epoch. */
   time(time: HrTime): this {
-    const seconds = Math.trunc(time[0])
-    const low16 = (seconds % 0x10000) * 1e9 + Math.trunc(time[1])
+    return this.nanos(Math.trunc(time[0]), Math.trunc(time[1]))
+  }
+
+  /** Wall-clock milliseconds as fixed64 nanoseconds since the epoch, split as spans.ts `hrTime` splits them. */
+  millis(millis: number): this {
+    const seconds = Math.floor(millis / 1000)
+    const nanos = Math.round((millis - seconds * 1000) * 1e6)
+    return nanos >= 1e9 ? this.nanos(seconds + 1, nanos - 1e9) : this.nanos(seconds, nanos)
+  }
+
+  /** Seconds times 1e9 plus nanoseconds, exactly, without BigInt: in two halves below 2^53. */
+  private nanos(seconds: number, nanos: number): this {
+    const low16 = (seconds % 0x10000) * 1e9 + nanos
     const high = Math.floor(seconds / 0x10000) * 1e9
     const lowWord = (high % 0x10000) * 0x10000 + (low16 % 0x100000000)
     this.fixed32(lowWord >>> 0)
     return this.fixed32((Math.floor(high / 0x10000) + Math.floor(low16 / 0x100000000) + Math.floor(lowWord / 0x100000000)) >>> 0)
   }
 
-  /** Trace id (field 1) and span id (field 2) as bytes. */
-  ids(context: SpanContext): void {
-    this.tag(1, LENGTH).hex(context.traceId)
-    this.tag(2, LENGTH).hex(context.spanId)
-  }
-
-  /** A hex id as length-prefixed bytes. */
-  hex(id: string): this {
-    const length = id.length >> 1
-    this.varint(length).room(length)
-    const buffer = this.buffer
-    let pos = this.pos
-    for (let index = 0; index < 2 * length; index += 2) buffer[pos++] = (nibble(id.charCodeAt(index)) << 4) | nibble(id.charCodeAt(index + 1))
-    this.pos = pos
-    return this
-  }
-
-  /** `length` bytes of `source` from `at`, length-prefixed (ids kept as bytes). */
+  /** `length` bytes of `source` from `at`, length-prefixed (ids as bytes). */
   copy(source: Uint8Array, at: number, length: number): this {
     this.varint(length).room(length)
     const buffer = this.buffer
@@ -127,23 +118,27 @@ export class Writer {
     return this
   }
 
-  /** Starts a length-delimited message as field `field`: one byte kept for its length. */
-  begin(field: number): number {
-    this.tag(field, LENGTH).room(1)
-    return this.pos++
+  /** Starts a length-delimited message as field `field`: `reserved` bytes kept for its length (two for one that is mostly 128 bytes to 16 KiB long). */
+  begin(field: number, reserved = 1): number {
+    this.tag(field, LENGTH).room(reserved)
+    const at = this.pos
+    this.pos += reserved
+    return at
   }
 
-  /** Ends the message `begin` started: its length in place, the body moved on if the length needs more than a byte. */
-  end(at: number): void {
-    const length = this.pos - at - 1
-    if (length < 0x80) {
+  /** Ends the message `begin` started: its length in place, the body moved if the length takes other than the bytes kept. */
+  end(at: number, reserved = 1): void {
+    const length = this.pos - at - reserved
+    const size = length < 0x80 ? 1 : varintSize(length)
+    if (size !== reserved) {
+      this.room(size - reserved)
+      this.buffer.copyWithin(at + size, at + reserved, this.pos)
+      this.pos += size - reserved
+    }
+    if (size === 1) {
       this.buffer[at] = length
       return
     }
-    const size = varintSize(length)
-    this.room(size - 1)
-    this.buffer.copyWithin(at + size, at + 1, this.pos)
-    this.pos += size - 1
     const end = this.pos
     this.pos = at
     this.varint(length)
@@ -152,29 +147,33 @@ export class Writer {
 
   /** Each attribute as a KeyValue in field `field`. */
   attributes(field: number, attributes: Attributes): void {
-    const names = Object.keys(attributes)
-    this.list(field, names, names.map((name) => attributes[name]))
+    const parts: unknown[] = []
+    for (const name in attributes) parts.push(name, attributes[name])
+    this.list(field, parts)
   }
 
-  /** Attributes as names and values side by side, each a KeyValue in field `field`. */
-  list(field: number, names: readonly string[], values: readonly (AttributeValue | undefined)[]): void {
-    for (let index = 0; index < names.length; index++) {
-      const name = names[index]!
-      const value = values[index]
-      const cached = keyValue(name, value)
-      this.tag(field, LENGTH)
-      if (cached instanceof Uint8Array) {
-        this.varint(cached.length).raw(cached)
+  /**
+   * Attributes as names and values side by side, each a KeyValue in field `field`; between them,
+   * KeyValues already encoded for that field (a span's shared sets: an object with their `bytes`).
+   */
+  list(field: number, parts: readonly unknown[]): void {
+    for (let index = 0; index < parts.length; index++) {
+      const name = parts[index]
+      if (typeof name !== 'string') {
+        this.raw((name as { bytes: Uint8Array }).bytes)
         continue
       }
+      const value = parts[++index] as AttributeValue | undefined
+      const key = keyOf(name)
+      this.tag(field, LENGTH)
       if (typeof value === 'number' && value >= 0 && Number.isSafeInteger(value)) {
-        // A count (tokens, attempts): the KeyValue's length known up front, nothing to patch.
+        // A count (tokens, a status): the KeyValue's length known up front, nothing to patch.
         const size = varintSize(value)
-        this.varint(cached.key.length + 3 + size).raw(cached.key).tag(2, LENGTH).varint(size + 1).tag(3, VARINT).varint(value)
+        this.varint(key.length + 3 + size).raw(key).tag(2, LENGTH).varint(size + 1).tag(3, VARINT).varint(value)
         continue
       }
       const start = this.room(1).pos++
-      this.keyValue(cached.key, value)
+      this.keyValue(key, value)
       this.end(start)
     }
   }
@@ -198,7 +197,10 @@ export class Writer {
       case 'number':
         if (Number.isInteger(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER) this.tag(3, VARINT).varint(value)
         else if (Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63) this.tag(3, VARINT).raw(int64(value))
-        else this.tag(4, FIXED64).double(value)
+        else {
+          scratch[0] = value
+          this.tag(4, FIXED64).raw(scratchBytes)
+        }
         return
     }
     if (Array.isArray(value)) {
@@ -212,42 +214,24 @@ export class Writer {
     }
   }
 
-  private double(value: number): void {
-    scratch[0] = value
-    this.raw(scratchBytes)
-  }
-
   private room(bytes: number): this {
-    if (this.pos + bytes <= this.buffer.length) return this
-    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.pos + bytes))
+    if (this.pos + bytes <= this.limit) return this
+    this.limit = Math.max(this.limit * 2, this.pos + bytes)
+    const grown = Buffer.allocUnsafe(this.limit)
     grown.set(this.buffer.subarray(0, this.pos))
     this.buffer = grown
     return this
   }
 }
 
-/** The encoded KeyValue of a name and value while the name has few values; else the name's encoded key. */
-function keyValue(name: string, value: AttributeValue | undefined): Uint8Array | { key: Uint8Array } {
-  let entry = encoded.get(name)
-  if (entry === undefined) {
-    const key = new Uint8Array(new Writer(name.length + 8).tag(1, LENGTH).string(name).bytes())
-    entry = { key, values: new Map() }
-    if (encoded.size < NAMES) encoded.set(name, entry)
+/** A name's encoding as a KeyValue's key (field 1), kept for the first 512 names. */
+function keyOf(name: string): Uint8Array {
+  let key = keys.get(name)
+  if (key === undefined) {
+    key = new Uint8Array(new Writer(name.length * 3 + 8).tag(1, LENGTH).string(name).bytes())
+    if (keys.size < 512) keys.set(name, key)
   }
-  const values = entry.values
-  if (values === null || value === undefined || typeof value === 'object') return entry
-  let bytes = values.get(value)
-  if (bytes === undefined) {
-    if (values.size >= VALUES_PER_NAME) {
-      entry.values = null
-      return entry
-    }
-    const writer = new Writer(entry.key.length + 32)
-    writer.keyValue(entry.key, value)
-    bytes = new Uint8Array(writer.bytes())
-    values.set(value, bytes)
-  }
-  return bytes
+  return key
 }
 
 /** A negative (or unsafe) int64 as its ten-byte two's-complement varint. */
@@ -269,8 +253,4 @@ function varintSize(value: number): number {
     size++
   }
   return size
-}
-
-function nibble(code: number): number {
-  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57
 }

@@ -12,14 +12,14 @@ import type { ProviderType } from '@switchboard/providers'
 import type { DispatchStep } from '../../dispatch/dispatcher.ts'
 import type { GatewayError } from '../../errors.ts'
 import type { ExtraFields } from '../../inference/engine.ts'
-import { ATTR, EVENT, operationOf, providerNameOf } from './names.ts'
+import { ATTR, EVENT, operationOf, providerNameOf, spanName } from './names.ts'
 import { childSpan, rootSpan, type RequestSpan, type SpanMaker } from './spans.ts'
 
 /** The attributes the spans of one route, target and key, or answer set alike (SharedAttributes: encoded once). */
 const SERVER_SHARED = [ATTR.httpMethod, ATTR.urlPath, ATTR.httpRoute, ATTR.surface, ATTR.operation]
+const ASKED_SHARED = [...SERVER_SHARED, ATTR.requestModel, ATTR.stream]
 const CLIENT_SHARED = [ATTR.operation, ATTR.providerName, ATTR.system, ATTR.requestModel, ATTR.provider, ATTR.keyName, ATTR.attempt, ATTR.targetIndex, ATTR.check]
-const ASKED_SHARED = [ATTR.requestModel, ATTR.stream]
-const SERVED_SHARED = [ATTR.httpStatus, ATTR.responseModel]
+const SERVED_SHARED = [...CLIENT_SHARED, ATTR.httpStatus, ATTR.responseModel]
 const ANSWERED_SHARED = [ATTR.httpStatus, ATTR.responseModel, ATTR.provider, ATTR.attempts]
 const ANSWERED_KEY_SHARED = [...ANSWERED_SHARED, ATTR.keyName]
 
@@ -28,19 +28,20 @@ export class RequestTrace {
   readonly span: RequestSpan
   /** The span is sampled: attributes and events are worth building. */
   readonly recording: boolean
-  private readonly operation: string
+  readonly operation: string
   private attempts = 0
+  /** The route's attributes are set (with what the caller asked for, or at the end). */
+  private routed = false
   private lastIndex = -1
   private lastKeyName: string | null = null
   private lastFailure: string | null = null
   private answeredAlready = false
 
   /** `parent`: the caller's context when its traceparent was valid. */
-  constructor(maker: SpanMaker, parent: Context | null, method: string, path: string, surface: string, readonly content: boolean) {
+  constructor(maker: SpanMaker, parent: Context | null, private readonly method: string, private readonly path: string, private readonly surface: string, readonly content: boolean) {
     this.operation = operationOf(surface)
-    this.span = rootSpan(maker, `${method} ${path}`, SpanKind.SERVER, parent)
+    this.span = rootSpan(maker, spanName(method, path), SpanKind.SERVER, parent)
     this.recording = this.span.isRecording()
-    if (this.recording) this.span.setShared(SERVER_SHARED, [method, path, path, surface, this.operation])
   }
 
   /** What the caller asked for (the body only when content recording is on). */
@@ -48,7 +49,9 @@ export class RequestTrace {
     if (!this.recording) return
     const span = this.span
     span.setAttribute(ATTR.requestId, requestId)
-    span.setShared(ASKED_SHARED, [model, stream])
+    // The route's attributes and these in one shared set.
+    this.routed = true
+    span.setShared(ASKED_SHARED, [this.method, this.path, this.path, this.surface, this.operation, model, stream])
     if (fallbacks.length > 0) span.setAttribute(ATTR.fallbacks, [...fallbacks])
     if (this.content) span.setAttribute(ATTR.requestBody, body())
   }
@@ -63,8 +66,8 @@ export class RequestTrace {
       if (skipped.origins === undefined) continue
       for (const origin of skipped.origins) (links ??= []).push(linkTo(origin, provider, skipped.keyName))
     }
-    const span = childSpan(this.span, `${this.operation} ${step.target.model}`, SpanKind.CLIENT, links)
-    const attempt = new AttemptTrace(span, this, step)
+    const span = childSpan(this.span, spanName(this.operation, step.target.model), SpanKind.CLIENT, links)
+    const attempt = new AttemptTrace(span, this, step, number, providerNameOf(type))
     if (!attempt.recording) {
       this.track(step, keyName)
       return attempt
@@ -75,8 +78,6 @@ export class RequestTrace {
       this.span.addEvent(EVENT.fallback, { [ATTR.provider]: provider, [ATTR.requestModel]: step.target.model, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
     }
     this.track(step, keyName)
-    const name = providerNameOf(type)
-    span.setShared(CLIENT_SHARED, [this.operation, name, name, step.target.model, provider, keyName, number, step.index, step.check])
     for (const skipped of step.skipped) {
       span.addEvent(EVENT.keySkipped, { [ATTR.provider]: provider, [ATTR.keyName]: skipped.keyName, [ATTR.skipReason]: skipped.reason, [ATTR.linked]: skipped.origins?.length ?? 0 })
     }
@@ -107,15 +108,14 @@ export class RequestTrace {
     // The caller had its answer: the span says so (and its shared attributes are never set twice).
     if (!this.recording || this.answeredAlready) return
     const attempts = (error.extraFields as Partial<ExtraFields> | undefined)?.attempts ?? []
-    const last = attempts.at(-1)
-    const attributes: Attributes = { [ATTR.httpStatus]: error.status, [ATTR.errorType]: error.code, [ATTR.attempts]: attempts.length }
-    if (last?.failure_class) attributes[ATTR.failureClass] = last.failure_class
-    this.span.setAttributes(attributes)
+    this.span.setAttribute(ATTR.httpStatus, error.status).setAttribute(ATTR.errorType, error.code).setAttribute(ATTR.attempts, attempts.length)
+    this.span.setAttribute(ATTR.failureClass, attempts.at(-1)?.failure_class)
     // Server spans: a 4xx is the caller's, not an error of this service (OpenTelemetry HTTP conventions).
     if (error.status >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR, message: error.code })
   }
 
   end(): void {
+    if (this.recording && !this.routed) this.span.setShared(SERVER_SHARED, [this.method, this.path, this.path, this.surface, this.operation])
     this.span.end()
   }
 
@@ -134,7 +134,8 @@ export class AttemptTrace {
   readonly origin: TraceOrigin | undefined
   private ended = false
 
-  constructor(readonly span: RequestSpan, private readonly request: RequestTrace, private readonly step: DispatchStep) {
+  /** `system`: the provider's `gen_ai.provider.name`. */
+  constructor(readonly span: RequestSpan, private readonly request: RequestTrace, private readonly step: DispatchStep, private readonly number: number, private readonly system: string) {
     const context = span.spanContext()
     this.recording = span.isRecording()
     this.traceparent = `00-${context.traceId}-${context.spanId}-${context.traceFlags & 1 ? '01' : '00'}`
@@ -158,9 +159,8 @@ export class AttemptTrace {
         span.setAttribute(ATTR.errorType, failure.failureClass)
         span.setStatus({ code: SpanStatusCode.ERROR, message: failure.failureClass })
         if (failure.failureClass === 'timeout') span.addEvent(EVENT.deadlineHit, deadlineOf(failure, this.step))
-      } else {
-        span.setShared(SERVED_SHARED, [status, this.step.target.model])
       }
+      this.setTarget(failure === null ? status : null)
       if (usage !== null) {
         span.setAttribute(ATTR.inputTokens, usage.promptTokens)
         span.setAttribute(ATTR.outputTokens, usage.completionTokens)
@@ -175,8 +175,20 @@ export class AttemptTrace {
     if (this.ended) return
     this.ended = true
     this.request.attemptEnded(null)
-    if (this.recording) this.span.setAttribute(ATTR.abandoned, reason)
+    if (this.recording) {
+      this.setTarget(null)
+      this.span.setAttribute(ATTR.abandoned, reason)
+    }
     this.span.end()
+  }
+
+  /** The attempt's target, key and place, and how it was served when it was (`status`): one shared set, set as the span ends. */
+  private setTarget(status: number | null): void {
+    const { target, key, index, check } = this.step
+    const operation = this.request.operation
+    const system = this.system
+    if (status === null) this.span.setShared(CLIENT_SHARED, [operation, system, system, target.model, target.provider.name, key.name, this.number, index, check])
+    else this.span.setShared(SERVED_SHARED, [operation, system, system, target.model, target.provider.name, key.name, this.number, index, check, status, target.model])
   }
 
   private holdEvents(effects: AttemptEffects): void {

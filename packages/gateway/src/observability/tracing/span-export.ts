@@ -13,8 +13,9 @@ import { TraceFlags } from '@opentelemetry/api'
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core'
 import type { IOtlpExportDelegate } from '@opentelemetry/otlp-exporter-base'
 import { ProtobufTraceSerializer, type IExporterMetricsHelper, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer'
-import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { SpanBatch } from './otlp-proto.ts'
+import type { RequestSpan } from './spans.ts'
 
 /** One request body ready to send, and how many spans it holds. */
 export interface EncodedBatch {
@@ -94,7 +95,8 @@ export class EncodingSpanProcessor implements SpanProcessor {
 
   onStart(): void {}
 
-  onEnd(span: ReadableSpan): void {
+  /** A span of ours (spans.ts): the node's spans are, and the encoder reads their parts. */
+  onEnd(span: RequestSpan): void {
     if (this.stopped || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return
     if (this.queued >= this.options.maxQueue) {
       this.dropped++

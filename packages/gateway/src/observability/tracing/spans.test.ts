@@ -53,7 +53,7 @@ describe('spans', () => {
     const { made, exporter } = maker({}, 8)
     const span = rootSpan(made, 'x', SpanKind.SERVER, null)
     span.setShared(['shared.long', 'shared.short'], ['abcdefghijkl', 'abc'])
-    span.setAttributes({ long: 'abcdefghijkl', short: 'abc', count: 123456789, list: ['a', 'b'] })
+    for (const [name, value] of Object.entries({ long: 'abcdefghijkl', short: 'abc', count: 123456789, list: ['a', 'b'] })) span.setAttribute(name, value)
     span.setAttribute('nothing', undefined)
     span.setAttribute('count', 7)
     span.addEvent('switchboard.key.skipped', { 'switchboard.key_name': 'k' })

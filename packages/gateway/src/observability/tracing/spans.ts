@@ -1,18 +1,16 @@
 /**
- * The spans of a node's requests: OpenTelemetry's span model (the API's `Span`, the SDK's
- * `ReadableSpan`, its samplers and span processors) with a span object of our own in place of
- * the SDK's. The SDK's span validates and counts every attribute and goes through the context
- * API for every parent; ours are set by this package only (names from names.ts, values of the
- * kinds OTLP takes), so a span here is a plain record, and building and ending two of them cost
- * about a third of what the SDK's did (bench/README.md, "Tracing"). For the encoder, a span keeps
- * its ids as bytes too and the attributes many spans share as bytes encoded once
- * (SharedAttributes), and sets the rest as names and values side by side. What the SDK does that
- * matters outside is kept: sampling by `OTEL_TRACES_SAMPLER` with the SDK's own samplers, W3C
- * ids, the batch processor and the exporter, and `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT`.
- * The count limits are not applied: a request's spans carry a fixed few dozen attributes.
+ * The spans of a node's requests: OpenTelemetry's span model (the SDK's `ReadableSpan`, samplers
+ * and span processors) with a span object of our own in place of the SDK's, which validates and
+ * counts every attribute and goes through the context API for every parent. Ours are set by this
+ * package only (names from names.ts, values of the kinds OTLP takes): a plain record, with its ids
+ * as bytes and the attributes many spans share as bytes encoded once (SharedAttributes), for the
+ * encoder. Kept from the SDK: sampling by `OTEL_TRACES_SAMPLER` with its samplers, W3C ids, the
+ * processors and exporter, `OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT` (not the count limits: a
+ * request's spans carry a fixed few dozen attributes). Processors are told of a span's end only
+ * (the SDK's and ours do nothing at its start).
  */
 import { randomFillSync } from 'node:crypto'
-import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type Exception, type HrTime, type Link, type Span, type SpanAttributes, type SpanContext, type SpanStatus, type TimeInput } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type AttributeValue, type Context, type HrTime, type Link, type SpanContext, type SpanStatus } from '@opentelemetry/api'
 import type { InstrumentationScope } from '@opentelemetry/core'
 import type { Resource } from '@opentelemetry/resources'
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base'
@@ -20,10 +18,8 @@ import { Writer } from './protobuf-writer.ts'
 
 /** The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) names, as the SDK reads them; parentbased_always_on by default. */
 export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
-  const ratio = (): number => {
-    const value = Number(env.OTEL_TRACES_SAMPLER_ARG?.trim() || Number.NaN)
-    return value >= 0 && value <= 1 ? value : 1
-  }
+  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG?.trim() || Number.NaN)
+  const ratio = (): number => (arg >= 0 && arg <= 1 ? arg : 1)
   switch (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase()) {
     case 'always_on': return new AlwaysOnSampler()
     case 'always_off': return new AlwaysOffSampler()
@@ -67,16 +63,19 @@ export class SharedAttributes {
 type SharedNode = Map<unknown, SharedNode | SharedAttributes>
 
 /**
- * Shared attribute sets by their names and values: a tree of Maps, one level per value, so a
- * lookup hashes the values' own strings (hashed once, kept by the engine) instead of a key built
- * per span. Bounded: a set with a string over 128 characters (a caller's model name can be
- * anything) is not kept, and the whole starts over once it holds 4,096 sets.
+ * Shared attribute sets by their names and values: the last one found for each list of names (a
+ * node serves the same route, target and key over and over), else a tree of Maps, one level per
+ * value (the values' own strings hashed, no key built per span). Bounded: a set with a string over
+ * 128 characters (a caller's model can be anything) is not kept; all start over past 4,096 sets.
  */
 export class SharedSets {
   private root: SharedNode = new Map()
   private size = 0
+  private readonly last = new Map<readonly string[], { values: readonly AttributeValue[]; set: SharedAttributes }>()
 
   get(names: readonly string[], values: readonly AttributeValue[], valueLengthLimit: number): SharedAttributes | undefined {
+    const last = this.last.get(names)
+    if (last !== undefined && sameValues(last.values, values)) return last.set
     for (const value of values) if (typeof value === 'string' && value.length > 128) return undefined
     let node = this.root
     let key: unknown = names
@@ -94,8 +93,14 @@ export class SharedSets {
       }
       node.set(key, (set = new SharedAttributes(names, values, valueLengthLimit)))
     }
+    this.last.set(names, { values, set })
     return set
   }
+}
+
+function sameValues(these: readonly AttributeValue[], those: readonly AttributeValue[]): boolean {
+  for (let index = 0; index < these.length; index++) if (these[index] !== those[index]) return false
+  return true
 }
 
 /**
@@ -113,7 +118,7 @@ export function rootSpan(maker: SpanMaker, name: string, kind: SpanKind, remoteP
     ids.write(traceId, at, 'hex')
     ids.write(parent.spanId, at + 24, 'hex')
   }
-  const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, {}, [])
+  const result = maker.sampler.shouldSample(remoteParent ?? ROOT_CONTEXT, traceId, name, kind, NO_ATTRIBUTES, NO_LINKS)
   const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED
   const context: SpanContext = { traceId, spanId: blockHex.slice(2 * at + 32, 2 * at + 48), traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState: result.traceState ?? parent?.traceState }
   return new RequestSpan(maker, name, kind, context, parent, result.decision !== SamplingDecision.NOT_RECORD, undefined, ids, at)
@@ -135,20 +140,19 @@ export function childSpan(parent: RequestSpan, name: string, kind: SpanKind, lin
 
 const NO_EVENTS: TimedEvent[] = []
 const NO_LINKS: Link[] = []
-const NO_SHARED: SharedAttributes[] = []
+const NO_ATTRIBUTES: Attributes = {}
 const UNSET: SpanStatus = { code: SpanStatusCode.UNSET }
 
-/** One span: both the API's Span (what the request path writes) and the SDK's ReadableSpan (what the processors and the exporter read). */
-export class RequestSpan implements Span, ReadableSpan {
-  /** Shared sets first (their names are never set one by one too), then the attributes set one by one: names and values side by side, cheaper to set and to encode than an object's properties. */
-  shared = NO_SHARED
-  readonly names: string[] = []
-  readonly values: AttributeValue[] = []
+/** One span: written by the request path (request-trace.ts), read as the SDK's ReadableSpan by the processors and the exporter. */
+export class RequestSpan implements ReadableSpan {
+  /** The attributes as set, in one array: a shared set (its names never set one by one too), or a name and its value. */
+  readonly parts: (SharedAttributes | string | AttributeValue)[] = []
   events: TimedEvent[] = NO_EVENTS
   readonly links: Link[]
   status = UNSET
-  readonly startTime: HrTime
-  endTime: HrTime = [0, 0]
+  /** Wall-clock milliseconds (a double, at the monotonic clock's resolution); HrTime only for the SDK's readers. */
+  readonly startMs: number
+  endMs = 0
   ended = false
   readonly droppedAttributesCount = 0
   readonly droppedEventsCount = 0
@@ -156,7 +160,7 @@ export class RequestSpan implements Span, ReadableSpan {
 
   constructor(
     readonly maker: SpanMaker,
-    public name: string,
+    readonly name: string,
     readonly kind: SpanKind,
     private readonly context: SpanContext,
     readonly parentSpanContext: SpanContext | undefined,
@@ -167,19 +171,30 @@ export class RequestSpan implements Span, ReadableSpan {
     readonly idsAt: number,
   ) {
     this.links = links ?? NO_LINKS
-    this.startTime = now()
-    if (recording) for (const processor of maker.processors) processor.onStart(this, ROOT_CONTEXT)
+    this.startMs = origin + performance.now()
   }
 
   get resource(): Resource {
     return this.maker.resource
   }
 
+  get startTime(): HrTime {
+    return hrTime(this.startMs)
+  }
+
+  get endTime(): HrTime {
+    return hrTime(this.endMs)
+  }
+
   /** The attributes as one object, for the SDK's processors and exporters (the protobuf encoder reads the parts). */
   get attributes(): Attributes {
     const attributes: Attributes = {}
-    for (const set of this.shared) Object.assign(attributes, set.attributes)
-    for (let index = 0; index < this.names.length; index++) attributes[this.names[index]!] = this.values[index]
+    const parts = this.parts
+    for (let index = 0; index < parts.length; index++) {
+      const part = parts[index]
+      if (part instanceof SharedAttributes) Object.assign(attributes, part.attributes)
+      else attributes[part as string] = parts[++index] as AttributeValue
+    }
     return attributes
   }
 
@@ -188,7 +203,7 @@ export class RequestSpan implements Span, ReadableSpan {
   }
 
   get duration(): HrTime {
-    const nanos = (this.endTime[0] - this.startTime[0]) * 1e9 + this.endTime[1] - this.startTime[1]
+    const nanos = Math.round((this.endMs - this.startMs) * 1e6)
     return [Math.floor(nanos / 1e9), nanos % 1e9]
   }
 
@@ -200,15 +215,19 @@ export class RequestSpan implements Span, ReadableSpan {
     return this.recording && !this.ended
   }
 
-  setAttribute(key: string, value: SpanAttributes[string]): this {
+  setAttribute(key: string, value: AttributeValue | null | undefined): this {
     if (value === undefined || value === null || !this.isRecording()) return this
     const kept = typeof value === 'string' && value.length > this.maker.valueLengthLimit ? value.slice(0, this.maker.valueLengthLimit) : value
-    const at = this.names.indexOf(key)
-    if (at >= 0) this.values[at] = kept
-    else {
-      this.names.push(key)
-      this.values.push(kept)
+    const parts = this.parts
+    for (let index = 0; index < parts.length; index++) {
+      // A name is a string; a shared set is not, and takes one place.
+      if (typeof parts[index] !== 'string') continue
+      if (parts[index++] === key) {
+        parts[index] = kept
+        return this
+      }
     }
+    parts.push(key, kept)
     return this
   }
 
@@ -216,35 +235,15 @@ export class RequestSpan implements Span, ReadableSpan {
   setShared(names: readonly string[], values: readonly AttributeValue[]): this {
     if (!this.isRecording()) return this
     const set = this.maker.shared.get(names, values, this.maker.valueLengthLimit)
-    if (set === undefined) {
-      names.forEach((name, index) => this.setAttribute(name, values[index]))
-      return this
-    }
-    if (this.shared === NO_SHARED) this.shared = [set]
-    else this.shared.push(set)
+    if (set === undefined) names.forEach((name, index) => this.setAttribute(name, values[index]))
+    else this.parts.push(set)
     return this
   }
 
-  setAttributes(attributes: Attributes): this {
-    for (const key in attributes) this.setAttribute(key, attributes[key])
-    return this
-  }
-
-  addEvent(name: string, attributes?: Attributes | TimeInput): this {
+  addEvent(name: string, attributes: Attributes = NO_ATTRIBUTES): this {
     if (!this.isRecording()) return this
     if (this.events === NO_EVENTS) this.events = []
-    const kept = attributes === undefined || typeof attributes !== 'object' || Array.isArray(attributes) || attributes instanceof Date ? {} : attributes
-    this.events.push({ name, attributes: kept as Attributes, time: now(), droppedAttributesCount: 0 })
-    return this
-  }
-
-  addLink(link: Link): this {
-    if (this.isRecording()) (this.links as Link[]).push(link)
-    return this
-  }
-
-  addLinks(links: Link[]): this {
-    for (const link of links) this.addLink(link)
+    this.events.push({ name, attributes, time: hrTime(origin + performance.now()), droppedAttributesCount: 0 })
     return this
   }
 
@@ -253,29 +252,17 @@ export class RequestSpan implements Span, ReadableSpan {
     return this
   }
 
-  updateName(name: string): this {
-    if (this.isRecording()) this.name = name
-    return this
-  }
-
-  recordException(exception: Exception): void {
-    const message = typeof exception === 'string' ? exception : exception.message
-    this.addEvent('exception', message === undefined ? {} : { 'exception.message': message })
-  }
-
   end(): void {
     if (this.ended) return
-    this.endTime = now()
-    const recording = this.recording
+    this.endMs = origin + performance.now()
     this.ended = true
-    if (recording) for (const processor of this.maker.processors) processor.onEnd(this)
+    if (this.recording) for (const processor of this.maker.processors) processor.onEnd(this)
   }
 }
 
-/** Wall-clock time as HrTime, at the monotonic clock's resolution. */
+/** Wall-clock milliseconds (`origin + performance.now()`) as HrTime; the encoder splits them alike (protobuf-writer.ts `time`). */
 const origin = performance.timeOrigin
-function now(): HrTime {
-  const millis = origin + performance.now()
+export function hrTime(millis: number): HrTime {
   const seconds = Math.floor(millis / 1000)
   const nanos = Math.round((millis - seconds * 1000) * 1e6)
   return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
