@@ -23,7 +23,7 @@ import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
-import { FLEET_WORKER } from './workers/protocol.ts'
+import { FLEET_WORKER, type NodeState } from './workers/protocol.ts'
 import { alsoToSiblings, answerSiblings, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, fleetWorkerUp, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
 import type { ConfigChange } from './fleet/messages.ts'
 import { clusterView } from './fleet/view.ts'
@@ -162,7 +162,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (siblings) {
     siblings.onNews((news) => takeNews(takers, news))
     // A worker started later (or again, after one died) takes the node's state before it serves.
-    const state = await siblings.sync()
+    const state = (await siblings.ask('state', null).catch(() => null)) as NodeState | null
     if (state !== null) takeState(takers, state)
   }
   const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
@@ -253,7 +253,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const stopStoreRetry = prepared
     ? () => {}
     : retryPrepareStore(
-        () => prepareStore(pool, store, init.config.source, logger, { quiet: true }),
+        () => prepareStore(pool, store, init.config.source, logger, true),
         async () => {
           await keyLoader.importConfigured()
           await keyLoader.fromStore()

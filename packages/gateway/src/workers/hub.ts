@@ -70,11 +70,9 @@ export function startPrimary(init: PrimaryInit): Primary {
         if (message.news.kind === 'history') send(FLEET_WORKER, message)
         else for (const index of workers.keys()) if (index !== from) send(index, message)
         return
-      case 'sync':
-        send(from, { sb: 'state', state: state.snapshot(Date.now()) })
-        return
       case 'ask': {
         if (message.question === 'metrics') return gather(from, message.id)
+        if (message.question === 'state') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.snapshot(Date.now()) })
         if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
           send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
           return
