@@ -11,7 +11,7 @@ import { createProviderDirectory, type ProviderDirectory } from './directory/dir
 import { createDispatcher } from './dispatch/dispatcher.ts'
 import { editedKeys, keySignatures, routingEdits } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet } from './fleet/fleet.ts'
-import { fleetInit, type Gateway, type GatewayInit } from './boot/init.ts'
+import type { Gateway, GatewayInit } from './boot/init.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
@@ -47,7 +47,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
-  const { env, logger, adminTokens, host, readiness, metrics, early, server } = listening
+  const { env, logger, host, nodeId } = init
+  const { adminTokens, readiness, metrics, early, server } = listening
   const siblings = init.siblings
   /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
   const follower = siblings !== undefined && !siblings.fleetWorker
@@ -85,16 +86,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       if (!(await fleet?.pullGatewayKeys())) throw error
     }
   }
-  if (prepared) {
-    await keyLoader.importConfigured()
-    await keyLoader.fromStore()
-  } else if (!keyLoader.fromConfig()) logger.warn('gateway keys live in Postgres: inference answers 503 gateway_starting until it answers or a peer shares them')
+  if (prepared) await keyLoader.fromStore(true)
+  else if (!keyLoader.fromConfig()) logger.warn('gateway keys live in Postgres: inference answers 503 gateway_starting until it answers or a peer shares them')
   const windowMs = Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) > 0 ? Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) : LIMIT_WINDOW_MS
   const limiter = new KeyLimiter({ now: Date.now, windowMs, onLeaseError: (error) => logger.warn({ err: error }, 'could not ask for a gateway key lease; using this node\'s share') })
   const now = Date.now
   const random = Math.random
-  const nodeId = init.nodeId ?? `node-${process.pid}`
-  const region = init.fleet?.region ?? 'default'
+  const region = init.fleet.region
 
   // Routing state: held keys and rate-limit backoffs first (the balancer asks them), then the balancer and sessions.
   const holds = createHolds({ nodeId, random })
@@ -188,17 +186,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   parts.add('recompute', () => clearInterval(recompute))
 
   // History (issue 14): records what routing saw and did, off the request path.
-  const configuredHistory = init.config.loadBalancer
   history = await startHistoryRecording(
     {
       pool, store, balancer, recorder, keyName, settings: settings.get, metrics, logger, now,
       isLeader: async () => (fleet === undefined || follower ? false : (await fleet.view()).node.leader),
       ...(follower ? { forward: (event) => siblings.history(event) } : {}),
     },
-    {
-      nodeId, region, env,
-      configured: { history_enabled: configuredHistory.history_enabled, history_retention_days: configuredHistory.history_retention_days },
-    },
+    { nodeId, region, env, configured: init.config.loadBalancer },
   )
   const recording = history
   parts.add('history flush', () => recording.close())
@@ -217,7 +211,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       reloadGatewayKeys: () => reloadGatewayKeys().then(() => siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })),
       gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
     },
-    fleetInit(init, nodeId),
+    { ...init.fleet, nodeId, host },
   )
   fleet = siblings ? alsoToSiblings(baseFleet, siblings) : baseFleet
   const joined = fleet
@@ -255,8 +249,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     : retryPrepareStore(
         () => prepareStore(pool, store, init.config.source, logger, true),
         async () => {
-          await keyLoader.importConfigured()
-          await keyLoader.fromStore()
+          await keyLoader.fromStore(true)
           await providers.reload()
           settings.set((await store.getSettings()).load_balancer_config, 'store')
         },
