@@ -52,11 +52,6 @@ export class GatewayKeyLoader {
     private readonly configured: readonly ConfiguredKey[],
   ) {}
 
-  /** Where the ring's keys came from; null while none were loaded. */
-  get from(): GatewayKeysFrom | null {
-    return this.loadedFrom
-  }
-
   /** True while a peer's keys would be better than what the ring holds. */
   wantsPeerKeys(): boolean {
     return this.loadedFrom === null || this.loadedFrom === 'config'
