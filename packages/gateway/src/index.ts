@@ -7,7 +7,7 @@ import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import { createListener } from './http/app.ts'
 import { tracingFromEnv } from './observability/tracing/setup.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
-import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
+import { createProviderDirectory } from './directory/directory.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
 import { editedKeys, keySignatures, routingEdits } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet } from './fleet/fleet.ts'
@@ -104,22 +104,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   // One fleet member with one state (issue 38): the limiter's count lives on the fleet worker.
   const callerLimiter = follower ? remoteLimiter(limiter, siblings) : limiter
   const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
-  let directory: ProviderDirectory | undefined
-  let history: HistoryRecording | undefined
-  const dispatcher = createDispatcher({
-    balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
-    sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
-    holds, backoffs, metrics, logger, now, random,
-    registry: () => directory!.registry,
-    settings: settings.get,
-    onHoldsChanged: (entries) => {
-      fleet?.publishHolds(entries)
-      history?.holds(entries, 'local')
-    },
-    onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
-    onTrialsChanged: (entries) => fleet?.publishTrials(entries),
-  })
-  directory = await createProviderDirectory(
+  const providers = await createProviderDirectory(
     { store, queue, logger, env },
     {
       onChange: (registry) => {
@@ -129,8 +114,21 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       fallback: Object.entries(init.config.source.providers).map(([name, raw]) => ({ ...raw, name })),
     },
   )
-  const providers = directory
   parts.add('upstream connections', () => providers.close())
+  let history: HistoryRecording | undefined
+  const dispatcher = createDispatcher({
+    balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
+    sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
+    holds, backoffs, metrics, logger, now, random,
+    registry: () => providers.registry,
+    settings: settings.get,
+    onHoldsChanged: (entries) => {
+      fleet?.publishHolds(entries)
+      history?.holds(entries, 'local')
+    },
+    onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
+    onTrialsChanged: (entries) => fleet?.publishTrials(entries),
+  })
   // A key edit releases its holds; a key or provider delete removes them (dispatch/key-edits.ts).
   const edits = routingEdits({ holds, backoffs, balancer, dispatcher, now })
   const unsubscribes = [

@@ -58,7 +58,7 @@ export interface InferenceSpec {
   /** Its error body for a GatewayError. */
   errorBody(error: GatewayError, requestId: string): Record<string, unknown>
   /** An answer of its own when no provider of the model serves the surface (count_tokens estimates); may throw a better error. */
-  whenNotServed?(read: ReadRequest, error: GatewayError): Record<string, unknown>
+  whenNotServed?(body: Record<string, unknown>, model: string, error: GatewayError): Record<string, unknown>
 }
 
 const NO_ATTEMPTS = Object.freeze([])
@@ -120,7 +120,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     if (log.enabled && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     if (error instanceof GatewayError && error.code === 'surface_not_served' && spec.whenNotServed !== undefined) {
       held.hold?.release()
-      const answer = spec.whenNotServed(read, error)
+      const answer = spec.whenNotServed(request.body as unknown as Record<string, unknown>, request.model, error)
       const extra = answer.extra_fields as Record<string, unknown> | undefined
       if (extra !== undefined) extra.request_id = requestId
       if (track !== null) track.usage = { promptTokens: Number(answer.input_tokens) || 0, completionTokens: 0 }
