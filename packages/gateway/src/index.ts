@@ -7,11 +7,11 @@ import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import { createListener } from './http/app.ts'
 import { tracingFromEnv } from './observability/tracing/setup.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
-import { createProviderDirectory, type ProviderDirectory } from './directory/directory.ts'
+import { createProviderDirectory } from './directory/directory.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
 import { editedKeys, keySignatures, routingEdits } from './dispatch/key-edits.ts'
 import { startFleet, type Fleet } from './fleet/fleet.ts'
-import { fleetInit, type Gateway, type GatewayInit } from './boot/init.ts'
+import type { Gateway, GatewayInit } from './boot/init.ts'
 import { createSettings } from './settings/settings.ts'
 import { createAdaptiveBalancer, createHolds, createSessionAffinity, createTrials, RateLimitBackoffs, RECOMPUTE_INTERVAL_MS } from '@switchboard/routing'
 import { watchDatabase } from './directory/health.ts'
@@ -23,7 +23,7 @@ import { createSettingsSave } from './settings/save.ts'
 import { createRequestRecorder } from './recording/request-record.ts'
 import { startHistoryRecording, type HistoryRecording } from './recording/history.ts'
 import { startRequestLog } from './recording/request-log.ts'
-import { FLEET_WORKER } from './workers/protocol.ts'
+import { FLEET_WORKER, type NodeState } from './workers/protocol.ts'
 import { alsoToSiblings, answerSiblings, mergesToSiblings, remoteLimiter, sharedOutcomes, sharedSessions, siblingFleet, fleetWorkerUp, takeNews, takeState, type NewsTakers } from './workers/sharing.ts'
 import type { ConfigChange } from './fleet/messages.ts'
 import { clusterView } from './fleet/view.ts'
@@ -47,7 +47,8 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
-  const { env, logger, adminTokens, host, readiness, metrics, early, server } = listening
+  const { env, logger, host, nodeId } = init
+  const { adminTokens, readiness, metrics, early, server } = listening
   const siblings = init.siblings
   /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
   const follower = siblings !== undefined && !siblings.fleetWorker
@@ -85,16 +86,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       if (!(await fleet?.pullGatewayKeys())) throw error
     }
   }
-  if (prepared) {
-    await keyLoader.importConfigured()
-    await keyLoader.fromStore()
-  } else if (!keyLoader.fromConfig()) logger.warn('gateway keys live in Postgres: inference answers 503 gateway_starting until it answers or a peer shares them')
+  if (prepared) await keyLoader.fromStore(true)
+  else if (!keyLoader.fromConfig()) logger.warn('gateway keys live in Postgres: inference answers 503 gateway_starting until it answers or a peer shares them')
   const windowMs = Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) > 0 ? Number(env.SWITCHBOARD_GATEWAY_KEY_WINDOW_MS) : LIMIT_WINDOW_MS
   const limiter = new KeyLimiter({ now: Date.now, windowMs, onLeaseError: (error) => logger.warn({ err: error }, 'could not ask for a gateway key lease; using this node\'s share') })
   const now = Date.now
   const random = Math.random
-  const nodeId = init.nodeId ?? `node-${process.pid}`
-  const region = init.fleet?.region ?? 'default'
+  const region = init.fleet.region
 
   // Routing state: held keys and rate-limit backoffs first (the balancer asks them), then the balancer and sessions.
   const holds = createHolds({ nodeId, random })
@@ -106,22 +104,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   // One fleet member with one state (issue 38): the limiter's count lives on the fleet worker.
   const callerLimiter = follower ? remoteLimiter(limiter, siblings) : limiter
   const settings = createSettings(prepared ? (await store.getSettings()).load_balancer_config : init.config.loadBalancer)
-  let directory: ProviderDirectory | undefined
-  let history: HistoryRecording | undefined
-  const dispatcher = createDispatcher({
-    balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
-    sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
-    holds, backoffs, metrics, logger, now, random,
-    registry: () => directory!.registry,
-    settings: settings.get,
-    onHoldsChanged: (entries) => {
-      fleet?.publishHolds(entries)
-      history?.holds(entries, 'local')
-    },
-    onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
-    onTrialsChanged: (entries) => fleet?.publishTrials(entries),
-  })
-  directory = await createProviderDirectory(
+  const providers = await createProviderDirectory(
     { store, queue, logger, env },
     {
       onChange: (registry) => {
@@ -131,8 +114,21 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       fallback: Object.entries(init.config.source.providers).map(([name, raw]) => ({ ...raw, name })),
     },
   )
-  const providers = directory
   parts.add('upstream connections', () => providers.close())
+  let history: HistoryRecording | undefined
+  const dispatcher = createDispatcher({
+    balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
+    sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
+    holds, backoffs, metrics, logger, now, random,
+    registry: () => providers.registry,
+    settings: settings.get,
+    onHoldsChanged: (entries) => {
+      fleet?.publishHolds(entries)
+      history?.holds(entries, 'local')
+    },
+    onRateLimited: (backoff) => fleet?.publishRateLimit(backoff),
+    onTrialsChanged: (entries) => fleet?.publishTrials(entries),
+  })
   // A key edit releases its holds; a key or provider delete removes them (dispatch/key-edits.ts).
   const edits = routingEdits({ holds, backoffs, balancer, dispatcher, now })
   const unsubscribes = [
@@ -162,7 +158,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (siblings) {
     siblings.onNews((news) => takeNews(takers, news))
     // A worker started later (or again, after one died) takes the node's state before it serves.
-    const state = await siblings.sync()
+    const state = (await siblings.ask('state', null).catch(() => null)) as NodeState | null
     if (state !== null) takeState(takers, state)
   }
   const keyName = (provider: string, keyId: string) => providers.registry.get(provider)?.config.keys.find((key) => key.id === keyId)?.name
@@ -188,17 +184,13 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   parts.add('recompute', () => clearInterval(recompute))
 
   // History (issue 14): records what routing saw and did, off the request path.
-  const configuredHistory = init.config.loadBalancer
   history = await startHistoryRecording(
     {
       pool, store, balancer, recorder, keyName, settings: settings.get, metrics, logger, now,
       isLeader: async () => (fleet === undefined || follower ? false : (await fleet.view()).node.leader),
       ...(follower ? { forward: (event) => siblings.history(event) } : {}),
     },
-    {
-      nodeId, region, env,
-      configured: { history_enabled: configuredHistory.history_enabled, history_retention_days: configuredHistory.history_retention_days },
-    },
+    { nodeId, region, env, configured: init.config.loadBalancer },
   )
   const recording = history
   parts.add('history flush', () => recording.close())
@@ -217,7 +209,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       reloadGatewayKeys: () => reloadGatewayKeys().then(() => siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })),
       gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
     },
-    fleetInit(init, nodeId),
+    { ...init.fleet, nodeId, host },
   )
   fleet = siblings ? alsoToSiblings(baseFleet, siblings) : baseFleet
   const joined = fleet
@@ -253,10 +245,9 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const stopStoreRetry = prepared
     ? () => {}
     : retryPrepareStore(
-        () => prepareStore(pool, store, init.config.source, logger, { quiet: true }),
+        () => prepareStore(pool, store, init.config.source, logger, true),
         async () => {
-          await keyLoader.importConfigured()
-          await keyLoader.fromStore()
+          await keyLoader.fromStore(true)
           await providers.reload()
           settings.set((await store.getSettings()).load_balancer_config, 'store')
         },

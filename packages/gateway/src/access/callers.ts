@@ -11,18 +11,6 @@ import type { CallerLimiter } from '../workers/sharing.ts'
 import { isLocalCaller } from './network.ts'
 import { startingError, type ReadinessState } from '../boot/readiness.ts'
 
-/** The authenticated caller of one inference request. */
-export interface Caller {
-  /** The gateway key it sent; null for a loopback caller while no gateway key exists. */
-  key: GatewayKey | null
-  /** `key.id` and `key.name`, or null: what the request log records. */
-  keyId: string | null
-  keyName: string | null
-}
-
-/** A loopback caller while no gateway key exists. */
-export const LOCAL_CALLER: Caller = Object.freeze({ key: null, keyId: null, keyName: null })
-
 export interface CallerComponents {
   keys: GatewayKeyRing
   limiter: CallerLimiter
@@ -44,29 +32,29 @@ export function offeredKey(incoming: IncomingMessage): string | null {
 }
 
 /**
- * Authenticates an inference call and counts it against its key's limits; throws a
- * GatewayError (401, 429; 503 while the node is starting) otherwise. Every inference surface calls this first.
+ * Authenticates an inference call and counts it against its key's limits: the gateway key it sent
+ * (null: a loopback caller while no gateway key exists); throws a GatewayError (401, 429; 503
+ * while the node is starting) otherwise. Every inference surface calls this first.
  */
-export function authenticateCaller(components: CallerComponents, incoming: IncomingMessage): Caller | Promise<Caller> {
+export function authenticateCaller(components: CallerComponents, incoming: IncomingMessage): GatewayKey | null | Promise<GatewayKey> {
   // A node that has not loaded its gateway keys cannot tell "no key exists" from "not read yet" (issue 37).
   if (components.readiness !== undefined && !components.readiness.ready) throw startingError(components.readiness.get())
   if (components.keys.size === 0) {
     if (!isLocalCaller(incoming.socket.remoteAddress, incoming.socket.localPort, incoming.headers)) {
       throw new GatewayError('gateway_key_required', `No gateway key exists yet, so this gateway answers inference calls from loopback only. ${HOW_TO_KEYS}`)
     }
-    return LOCAL_CALLER
+    return null
   }
   const secret = offeredKey(incoming)
   if (secret === null) throw new GatewayError('gateway_key_required', 'This gateway needs a gateway key: send it as "Authorization: Bearer <key>" or "x-api-key: <key>" (an operator creates keys with POST /api/gateway-keys or gateway_keys in config.json).')
   const key = components.keys.find(secret)
   if (key === undefined) throw new GatewayError('gateway_key_invalid', 'That gateway key is not known to this gateway (or was revoked).')
-  const caller: Caller = { key, keyId: key.id, keyName: key.name }
   const admitted = components.limiter.admit(key)
-  if (admitted === null) return caller
+  if (admitted === null) return key
   if (admitted instanceof Promise) {
     return admitted.then((refusal) => {
       if (refusal !== null) throw rateLimited(key, refusal)
-      return caller
+      return key
     })
   }
   throw rateLimited(key, admitted)
@@ -79,8 +67,7 @@ function rateLimited(key: GatewayKey, refusal: LimitRefusal): GatewayError {
 }
 
 /** Throws 403 when the key may not use the model or names a provider outside its own; the engine filters what routing adds. */
-export function checkCallerTarget(caller: Caller, model: string, fallbacks: readonly string[]): void {
-  const key = caller.key
+export function checkCallerTarget(key: GatewayKey | null, model: string, fallbacks: readonly string[]): void {
   if (key === null || (key.providers === null && key.models === null)) return
   checkOne(key, model, 'model')
   fallbacks.forEach((fallback, index) => checkOne(key, fallback, `fallbacks[${index}]`))

@@ -34,7 +34,7 @@ describe('where gateway keys come from', () => {
     const seen: string[] = []
     const loader = new GatewayKeyLoader({ pool: downPool, ring, logger, onLoaded: (from) => seen.push(from) }, configured)
     await expect(loader.fromStore()).rejects.toThrow()
-    expect(loader.from).toBeNull()
+    expect(seen).toEqual([])
     expect(loader.wantsPeerKeys()).toBe(true)
     expect(loader.fromConfig()).toBe(true)
     expect(ring.find(SECRET)?.name).toBe('app')
@@ -43,7 +43,7 @@ describe('where gateway keys come from', () => {
     expect(loader.wantsPeerKeys()).toBe(true)
 
     expect(loader.fromPeer([record('api-made', 'sk-api-made-key-0000000000'), { ...record('revoked', 'sk-revoked-0000000000'), revokedAt: new Date() }], 'node-a')).toBe(true)
-    expect(loader.from).toBe('peer')
+    expect(seen.at(-1)).toBe('peer')
     expect(ring.find('sk-api-made-key-0000000000')?.name).toBe('api-made')
     expect(ring.find('sk-revoked-0000000000')).toBeUndefined()
     // The peer's set is the fleet's: config.json's key is not in it, so it no longer serves here.
@@ -61,19 +61,19 @@ describe('where gateway keys come from', () => {
     const ring = new GatewayKeyRing()
     const loader = new GatewayKeyLoader({ pool, ring, logger }, [])
     await loader.fromStore()
-    expect(loader.from).toBe('postgres')
     expect(loader.shared()).toMatchObject({ from: 'postgres', keys: [{ name: 'db' }] })
     expect(loader.fromPeer([record('other', 'sk-other-00000000000000')], 'node-b')).toBe(false)
     expect(ring.find('sk-db-key-00000000000000')?.name).toBe('db')
     // A peer revoked "db" and announced it; this node could not read Postgres: the peer's fresh set wins.
     expect(loader.fromPeer([record('other', 'sk-other-00000000000000')], 'node-b', { storeFailed: true })).toBe(true)
     expect(ring.find('sk-db-key-00000000000000')).toBeUndefined()
-    expect(loader.from).toBe('peer')
+    expect(loader.shared()?.from).toBe('peer')
   })
 
   it('without keys in config.json and Postgres down, loads nothing (the node is not ready)', () => {
     const loader = new GatewayKeyLoader({ pool: downPool, ring: new GatewayKeyRing(), logger }, [])
     expect(loader.fromConfig()).toBe(false)
-    expect(loader.from).toBeNull()
+    expect(loader.shared()).toBeNull()
+    expect(loader.wantsPeerKeys()).toBe(true)
   })
 })

@@ -52,28 +52,20 @@ export class GatewayKeyLoader {
     private readonly configured: readonly ConfiguredKey[],
   ) {}
 
-  /** Where the ring's keys came from; null while none were loaded. */
-  get from(): GatewayKeysFrom | null {
-    return this.loadedFrom
-  }
-
   /** True while a peer's keys would be better than what the ring holds. */
   wantsPeerKeys(): boolean {
     return this.loadedFrom === null || this.loadedFrom === 'config'
   }
 
-  /** config.json's keys into the store, hashed (Postgres answers); revoked ones stay revoked. */
-  async importConfigured(): Promise<void> {
-    if (this.configured.length === 0) return
-    const imported = await importGatewayKeys(
-      this.components.pool,
-      this.configured.map((key) => ({ name: key.name, secretHash: hashSecret(key.value), redacted: redactSecret(key.value), ...keyLimits(key) })),
-    )
-    if (imported.skippedRevoked > 0) this.components.logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
-  }
-
-  /** Reads the active keys from Postgres; throws when it does not answer (the ring keeps what it has). */
-  async fromStore(): Promise<void> {
+  /** Reads the active keys from Postgres, first importing config.json's (hashed; revoked ones stay revoked) with `importConfigured`; throws when it does not answer (the ring keeps what it has). */
+  async fromStore(importConfigured = false): Promise<void> {
+    if (importConfigured && this.configured.length > 0) {
+      const imported = await importGatewayKeys(
+        this.components.pool,
+        this.configured.map((key) => ({ name: key.name, secretHash: hashSecret(key.value), redacted: redactSecret(key.value), ...keyLimits(key) })),
+      )
+      if (imported.skippedRevoked > 0) this.components.logger.warn(`${imported.skippedRevoked} gateway key(s) in config.json were revoked earlier and stay revoked; give them a new value to issue them again`)
+    }
     this.take(await listGatewayKeys(this.components.pool), 'postgres')
   }
 

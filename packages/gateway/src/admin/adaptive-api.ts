@@ -11,6 +11,7 @@ import { parseJson } from '../http/body.ts'
 import { describeIssue } from '../config/problems.ts'
 import { loadBalancerSchema } from '../config/schema.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
+import type { SaveSettings } from '../settings/save.ts'
 
 type Env = { Bindings: HttpBindings }
 
@@ -19,8 +20,8 @@ export interface AdaptiveApiComponents {
   holds: Holds
   dispatcher: Dispatcher
   settings(): LoadBalancerSettings
-  /** Saves and applies the switches (`pending`: Postgres did not answer in time); with history's, both or neither (settings/save.ts). */
-  saveSettings(settings: LoadBalancerSettings, history?: { history_enabled?: boolean; history_retention_days?: number }): Promise<{ pending: boolean }>
+  /** Saves and applies the switches (`pending`: Postgres did not answer in time); with history's, both or neither. */
+  saveSettings: SaveSettings
   keyName(provider: string, keyId: string): string | undefined
   now(): number
   /** `history_enabled` and `history_retention_days`, shown and saved beside the switches. */

@@ -1,4 +1,4 @@
-/** What a node is started with (the CLI's flags, a test's options) and what it hands back. */
+/** What a node is started with (the CLI's flags) and what it hands back. */
 import type { Logger } from 'pino'
 import type { GatewayConfig } from '../config/load.ts'
 import type { FleetInit } from '../fleet/fleet.ts'
@@ -7,17 +7,17 @@ import type { Siblings } from '../workers/siblings.ts'
 export interface GatewayInit {
   config: GatewayConfig
   port: number
-  host?: string
+  host: string
   /** Postgres URL; without one the node starts (or joins) the embedded server under `dataDir`. */
   databaseUrl?: string
   /** Where the embedded Postgres lives; default `<cwd>/.switchboard/postgres`. */
   dataDir?: string
-  env?: NodeJS.ProcessEnv
-  logger?: Logger
-  /** This node's id in the fleet and its logs; default `node-<pid>`. */
-  nodeId?: string
+  env: NodeJS.ProcessEnv
+  logger: Logger
+  /** This node's id in the fleet and its logs. */
+  nodeId: string
   /** The fleet this node joins; without a fleet secret it runs standalone. */
-  fleet?: Omit<FleetInit, 'nodeId' | 'host'>
+  fleet: Omit<FleetInit, 'nodeId' | 'host'>
   /** Start on a non-loopback address without admin tokens (`--insecure`); warns at every start. */
   insecure?: boolean
   /** Called once the HTTP server listens, early in boot: /health answers `starting` from then on. */
@@ -34,18 +34,4 @@ export interface Gateway {
   port: number
   /** Drains (stops accepting, finishes in-flight requests within `drainMs`, default 20 s) and stops. */
   close(options?: { drainMs?: number }): Promise<void>
-}
-
-/** Where and how the node joins its fleet, from the CLI's settings. */
-export function fleetInit(init: GatewayInit, nodeId: string): FleetInit & { nodeId: string; host: string } {
-  const fleet = init.fleet
-  return {
-    nodeId,
-    host: init.host ?? '127.0.0.1',
-    region: fleet?.region ?? 'default',
-    p2pPort: fleet?.p2pPort ?? 9000,
-    peers: fleet?.peers ?? [],
-    dataDir: fleet?.dataDir ?? `.switchboard/nodes/${nodeId}`,
-    ...(fleet?.fleetSecret ? { fleetSecret: fleet.fleetSecret } : {}),
-  }
 }

@@ -1,5 +1,4 @@
 /** The first part of a node's boot (issue 37): listening before anything else, so a probe tells booting from dead. */
-import pino, { type Logger } from 'pino'
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { GatewayInit } from './init.ts'
@@ -14,10 +13,7 @@ import { Parts } from './parts.ts'
 
 /** What the early part of boot hands to the rest: the node is listening, and /health reads `readiness` and then `health`. */
 export interface Listening {
-  env: NodeJS.ProcessEnv
-  logger: Logger
   adminTokens: AdminToken[]
-  host: string
   readiness: ReadinessState
   metrics: Metrics
   early: SwitchableListener
@@ -37,10 +33,8 @@ export interface Listening {
 
 /** Listens with the early listener (/health says starting); with `listenLate`, only once `open` is called. */
 export async function listenEarly(init: GatewayInit): Promise<Listening> {
-  const env = init.env ?? process.env
-  const logger = init.logger ?? pino({ level: env.LOG_LEVEL ?? 'info' })
-  const adminTokens = [...init.config.adminTokens, ...parseAdminTokens(env.SWITCHBOARD_ADMIN_TOKENS)]
-  const host = init.host ?? '127.0.0.1'
+  const { logger, host } = init
+  const adminTokens = [...init.config.adminTokens, ...parseAdminTokens(init.env.SWITCHBOARD_ADMIN_TOKENS)]
   checkExposure(host, adminTokens.length, init.insecure === true, logger)
   const readiness = new ReadinessState()
   let health: DatabaseHealth | undefined
@@ -63,7 +57,7 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   if (!init.listenLate) await listen()
   const parts = new Parts(logger)
   return {
-    env, logger, adminTokens, host, readiness, metrics, early, server, parts,
+    adminTokens, readiness, metrics, early, server, parts,
     get port() {
       return address.port
     },

@@ -126,27 +126,26 @@ export function checkProviderSource(name: string, body: unknown, env: NodeJS.Pro
   if (!/^[a-zA-Z0-9_.-]+$/.test(name)) problems.push('name: provider names use letters, digits, "_", "-" and "."')
   const parsed = providerSchema.safeParse(body)
   if (!parsed.success) return { problems: [...problems, ...parsed.error.issues.map((issue) => describeIssue(issue))] }
-  const resolved = providerSchema.safeParse(resolveEnv(parsed.data, [], env, problems))
-  if (resolved.success) toProviderConfig({ ...resolved.data, name }, '', problems)
+  resolveProvider(name, parsed.data, env, problems)
   return problems.length > 0 ? { problems } : { provider: { ...parsed.data, name }, problems }
 }
 
 /** Turns stored providers into runnable ones; one that no longer resolves here (a variable unset) is left out and reported. */
 export function resolveProviders(sources: readonly ProviderSource[], env: NodeJS.ProcessEnv, report: (problem: string) => void): ResolvedProviderConfig[] {
-  const out: ResolvedProviderConfig[] = []
-  for (const source of sources) {
+  return sources.flatMap(({ name, ...body }) => {
     const problems: string[] = []
-    const { name: _name, ...body } = source
-    const resolved = providerSchema.safeParse(resolveEnv(body, [], env, problems))
-    if (!resolved.success) problems.push(...resolved.error.issues.map((issue) => describeIssue(issue)))
-    const provider = resolved.success ? toProviderConfig({ ...resolved.data, name: source.name }, '', problems) : null
-    if (problems.length > 0 || provider === null) {
-      report(`provider ${source.name} left out: ${problems.join('; ')}`)
-      continue
-    }
-    out.push(provider)
-  }
-  return out
+    const provider = resolveProvider(name, body, env, problems)
+    if (problems.length === 0 && provider !== null) return [provider]
+    report(`provider ${name} left out: ${problems.join('; ')}`)
+    return []
+  })
+}
+
+/** One provider body with `env.VAR` resolved and checked, runnable; null (and `problems`) when it is not. */
+function resolveProvider(name: string, body: unknown, env: NodeJS.ProcessEnv, problems: string[]): ResolvedProviderConfig | null {
+  const resolved = providerSchema.safeParse(resolveEnv(body, [], env, problems))
+  if (!resolved.success) problems.push(...resolved.error.issues.map((issue) => describeIssue(issue)))
+  return resolved.success ? toProviderConfig({ ...resolved.data, name }, '', problems) : null
 }
 
 function toProviderConfig(raw: ProviderSource, path: string, problems: string[]): ResolvedProviderConfig {

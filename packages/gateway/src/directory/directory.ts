@@ -17,8 +17,6 @@ export interface DirectoryComponents {
 }
 
 export interface DirectoryInit {
-  /** How long a write waits for Postgres before it is applied locally and left queued. */
-  writeWaitMs?: number
   /** Called with every new registry (the balancer learns the providers and keys from it). */
   onChange?: (registry: ProviderRegistry) => void
   /** config.json's providers, served when the store cannot be read at start (until a `reload` works). */
@@ -45,10 +43,12 @@ export interface ProviderDirectory {
   close(): Promise<void>
 }
 
+/** How long a write waits for Postgres before it is applied locally and left queued. */
+const WRITE_WAIT_MS = 2_000
+
 /** Builds the directory from the store's current providers. */
 export async function createProviderDirectory(components: DirectoryComponents, init: DirectoryInit = {}): Promise<ProviderDirectory> {
   const { store, queue, logger, env } = components
-  const writeWaitMs = init.writeWaitMs ?? 2_000
   let sources = new Map<string, ProviderSource>()
   let registry = createRegistry([])
 
@@ -65,10 +65,10 @@ export async function createProviderDirectory(components: DirectoryComponents, i
     rebuild(new Map(stored.map((provider) => [provider.name, toSource(provider)])))
   }
 
-  /** Runs a store write; if Postgres does not answer within writeWaitMs, applies `local` and leaves the write queued. */
+  /** Runs a store write; if Postgres does not answer within WRITE_WAIT_MS, applies `local` and leaves the write queued. */
   const write = async <Result>(description: string, run: () => Promise<Result>, local: () => Result): Promise<WriteOutcome<Result>> => {
     const landed = queue.enqueue(description, run)
-    const first = await atMost(writeWaitMs, landed.then((result) => ({ result })))
+    const first = await atMost(WRITE_WAIT_MS, landed.then((result) => ({ result })))
     if (first !== undefined) {
       // Read our own write back before answering; if that fails, the write landed: applied here, never a 500.
       await reload().catch((error: unknown) => {

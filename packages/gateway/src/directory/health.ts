@@ -31,7 +31,7 @@ export interface DatabaseHealth {
 }
 
 /** Starts pinging (the first ping at once); the database is `unknown` until it answers or fails. */
-export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readiness: ReadinessState }, init: { intervalMs?: number; onChange?: (report: HealthReport) => void } = {}): DatabaseHealth {
+export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readiness: ReadinessState }, init: { onChange?: (report: HealthReport) => void } = {}): DatabaseHealth {
   let reachable: boolean | null = null
   let lastError = ''
   let stopped = false
@@ -57,7 +57,7 @@ export function watchDatabase(components: { pool: Pool; queue: WriteQueue; readi
     running = true
     void ping().finally(() => (running = false))
   }
-  const timer = setInterval(round, init.intervalMs ?? 2_000)
+  const timer = setInterval(round, 2_000)
   timer.unref()
   round()
 

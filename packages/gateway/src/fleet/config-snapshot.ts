@@ -41,7 +41,7 @@ export function keysOf(snapshot: ConfigSnapshot): GatewayKeyRecord[] | null {
 }
 
 /** Serves `config/snapshot/1` and asks peers while the source wants their keys. */
-export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshotSource, init: { logger: Logger; everyMs?: number }): Promise<ConfigSnapshotCarrier> {
+export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshotSource, init: { logger: Logger }): Promise<ConfigSnapshotCarrier> {
   await fleet.handle(PROTOCOLS.config, digestRequest, configSnapshot, async () => snapshotOf(source.shared()))
 
   const askOne = async (peer: { peerId: string; nodeId: string }, storeFailed: boolean): Promise<boolean> => {
@@ -76,7 +76,7 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
   fleet.on('member:join', (member) => {
     if (!member.self) askIfWanted(member)
   })
-  const timer = setInterval(() => askIfWanted(), init.everyMs ?? 1_000)
+  const timer = setInterval(() => askIfWanted(), 1_000)
   timer.unref()
   askIfWanted()
   return {

@@ -58,7 +58,6 @@ export interface FleetInit {
   p2pPort: number
   peers: string[]
   dataDir: string
-  snapshotEveryMs?: number
   antiEntropyEveryMs?: number
 }
 
@@ -198,7 +197,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     if (change.leader?.self) snapshotSoon(1_000)
   })
   snapshotSoon(5_000)
-  timers.push(setInterval(writeIfLeader, init.snapshotEveryMs ?? 30_000))
+  timers.push(setInterval(writeIfLeader, 30_000))
   // Another leader's snapshots too: the age the fleet's Postgres copy has, whoever wrote it.
   const readSnapshotAge = () => void snapshotInfo(pool).then((info) => info && fleetSignals.snapshotTaken(info.takenAt.getTime()), () => {})
   readSnapshotAge()

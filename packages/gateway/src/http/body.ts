@@ -29,10 +29,9 @@ function tooLarge(limit: number): GatewayError {
 export const MAX_JSON_DEPTH = 64
 
 /** JSON.parse after a linear depth scan: a body nested too deep is a 400 before anything recursive can run out of stack. */
-export function parseJsonBody(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
-  const depth = jsonDepth(text, maxDepth)
-  if (depth > maxDepth) {
-    throw new GatewayError('invalid_json', `The request body nests arrays and objects more than ${maxDepth} levels deep; flatten it.`)
+export function parseJsonBody(text: string): unknown {
+  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw new GatewayError('invalid_json', `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; flatten it.`)
   }
   return parseJson(text)
 }

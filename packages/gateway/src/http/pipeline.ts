@@ -58,7 +58,7 @@ export interface InferenceSpec {
   /** Its error body for a GatewayError. */
   errorBody(error: GatewayError, requestId: string): Record<string, unknown>
   /** An answer of its own when no provider of the model serves the surface (count_tokens estimates); may throw a better error. */
-  whenNotServed?(read: ReadRequest, error: GatewayError): Record<string, unknown>
+  whenNotServed?(body: Record<string, unknown>, model: string, error: GatewayError): Record<string, unknown>
 }
 
 const NO_ATTEMPTS = Object.freeze([])
@@ -93,15 +93,15 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   }
   // Who is calling, before the body is read (access/callers.ts).
   const found = authenticateCaller(components.callers, incoming)
-  const identity = found instanceof Promise ? await found : found
-  if (track !== null) track.gatewayKey = identity.keyName
+  const gatewayKey = found instanceof Promise ? await found : found
+  if (track !== null) track.gatewayKey = gatewayKey?.name ?? null
   const read = spec.read(await readBody(incoming, init.maxRequestBodyBytes), headers)
   const request = read.request
-  checkCallerTarget(identity, request.model, request.fallbacks)
+  checkCallerTarget(gatewayKey, request.model, request.fallbacks)
   // The caller going away (the socket closes before we answered) cancels the upstream call.
   const caller = callerCancellation(outgoing)
   const context = requestContext(headers, components.logger, requestId, track !== null && track.recorded, init.allowDirectKeys)
-  if (identity.key?.providers) context.allowedProviders = identity.key.providers
+  if (gatewayKey?.providers) context.allowedProviders = gatewayKey.providers
   if (traced !== null) {
     context.trace = traced
     traced.asked(requestId, request.model, request.fallbacks, read.stream, () => read.recordedBody())
@@ -120,7 +120,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     if (log.enabled && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
     if (error instanceof GatewayError && error.code === 'surface_not_served' && spec.whenNotServed !== undefined) {
       held.hold?.release()
-      const answer = spec.whenNotServed(read, error)
+      const answer = spec.whenNotServed(request.body as unknown as Record<string, unknown>, request.model, error)
       const extra = answer.extra_fields as Record<string, unknown> | undefined
       if (extra !== undefined) extra.request_id = requestId
       if (track !== null) track.usage = { promptTokens: Number(answer.input_tokens) || 0, completionTokens: 0 }
@@ -128,12 +128,12 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
     }
     if (error instanceof GatewayError) {
       components.metrics.requests.inc({ provider: 'none', status: String(error.status) })
-      if (identity.keyName !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: identity.keyName, status: String(error.status) })
+      if (gatewayKey !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: gatewayKey.name, status: String(error.status) })
     }
     throw error
   }
   components.metrics.requests.inc({ provider: served.extraFields.provider, status: '200' })
-  if (identity.key !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: identity.key.name, status: '200' })
+  if (gatewayKey !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: gatewayKey.name, status: '200' })
   if (log.enabled && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (track !== null) {
     track.succeeded(served)
@@ -144,9 +144,9 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   const ended = served.success.kind === 'stream' ? await renderStream(outgoing, served, answerHeaders, spec.framing) : (renderJson(outgoing, served, answerHeaders), served)
   if (traced !== null) traced.answered(ended.extraFields, servedUsage(ended), jsonText(ended))
   // The gateway key's tokens per minute count what was billed: a stream's once it ended.
-  if (identity.key !== null && identity.key.tokensPerMinute !== null) {
+  if (gatewayKey !== null && gatewayKey.tokensPerMinute !== null) {
     const usage = servedUsage(ended)
-    if (usage !== null) components.callers.limiter.recordTokens(identity.key, usage.promptTokens + usage.completionTokens)
+    if (usage !== null) components.callers.limiter.recordTokens(gatewayKey, usage.promptTokens + usage.completionTokens)
   }
 }
 

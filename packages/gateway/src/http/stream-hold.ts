@@ -1,7 +1,7 @@
 /**
- * Holds a streaming caller's connection while the first-chunk gate waits (issue 35): after
- * `waitMs` without an answer the 200 goes out with SSE comments every `everyMs`, so the caller
- * does not give up and the gateway can still fail over. An error after that point is written
+ * Holds a streaming caller's connection while the first-chunk gate waits (issue 35): after 3 s
+ * without an answer the 200 goes out with SSE comments every 5 s, so the caller does not give
+ * up and the gateway can still fail over. An error after that point is written
  * in-band (`committed`).
  */
 import type { ServerResponse } from 'node:http'
@@ -25,13 +25,11 @@ export class StreamHold {
   constructor(
     private readonly outgoing: ServerResponse,
     private readonly requestId: string,
-    waitMs = STREAM_HOLD_MS,
-    private readonly everyMs = KEEP_ALIVE_EVERY_MS,
   ) {
-    this.timer = setTimeout(commit, waitMs, this)
+    this.timer = setTimeout(commit, STREAM_HOLD_MS, this)
   }
 
-  /** The wait ran out: the 200 and the first keep-alive go out, then one every `everyMs`. */
+  /** The wait ran out: the 200 and the first keep-alive go out, then one every KEEP_ALIVE_EVERY_MS. */
   commit(): void {
     this.timer = null
     const outgoing = this.outgoing
@@ -39,7 +37,7 @@ export class StreamHold {
     this.committed = true
     outgoing.writeHead(200, sseHeaders({ 'x-request-id': this.requestId }))
     this.beat()
-    this.interval = setInterval(beat, this.everyMs, this)
+    this.interval = setInterval(beat, KEEP_ALIVE_EVERY_MS, this)
   }
 
   beat(): void {

@@ -4,34 +4,26 @@
  */
 import type { ChatRequestBody, Surface } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
-import type { StreamFraming } from '../inference/render.ts'
 import { parseJsonBody } from './body.ts'
 import type { InferenceSpec } from './pipeline.ts'
 import { readFallbacks, upstreamFields } from '../inference/validate.ts'
 import { readModel, readStream } from './surface.ts'
 
-/** What a surface adds to the pipeline. */
-export interface SurfaceSpec {
+/** What a surface adds to the pipeline: its framing, error body and answer when not served as the pipeline's spec says. */
+export interface SurfaceSpec extends Pick<InferenceSpec, 'framing' | 'errorBody' | 'whenNotServed'> {
   surface: Surface
   /** Checks the body beyond model/stream/fallbacks; throws GatewayError('invalid_request') naming the field. */
   validate(input: Record<string, unknown>): void
-  /** Event framing of its streams. */
-  framing: StreamFraming
-  /** Its error body for a GatewayError. */
-  errorBody(error: GatewayError, requestId: string): Record<string, unknown>
   /** Whether the request may be streamed at all (embeddings and token counts are not). */
   streams: boolean
   /** Caller headers a native upstream gets unchanged. */
   forwardHeaders?: readonly string[]
-  /** An answer of its own when no provider of the model serves the surface (count_tokens estimates); may throw a better error. */
-  whenNotServed?(input: Record<string, unknown>, model: string, error: GatewayError): Record<string, unknown>
   /** True when this request may only go to upstreams that speak the surface natively (stored conversations). */
   nativeOnly?(input: Record<string, unknown>): boolean
 }
 
 /** The pipeline's spec of a surface. */
 export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
-  const whenNotServed = spec.whenNotServed
   return {
     recordAs: spec.surface === 'count_tokens' ? 'messages_count_tokens' : spec.surface,
     read(text, headers) {
@@ -63,7 +55,7 @@ export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
     },
     framing: spec.framing,
     errorBody: spec.errorBody,
-    ...(whenNotServed !== undefined ? { whenNotServed: (read: { request: { body: unknown; model: string } }, error: GatewayError) => whenNotServed(read.request.body as Record<string, unknown>, read.request.model, error) } : {}),
+    whenNotServed: spec.whenNotServed,
   }
 }
 

@@ -36,26 +36,21 @@ const number =
     if (value < min || value > max) fail(`"${param}" must be between ${min} and ${max} (got ${value}).`, param)
   }
 
-const boolean: Check = (value, param) => {
-  if (typeof value !== 'boolean') fail(`"${param}" must be true or false.`, param)
-}
+/** A check that `value` is `what` (the message says so). */
+const shaped =
+  (ok: (value: unknown) => boolean, what: string): Check =>
+  (value, param) => {
+    if (!ok(value)) fail(`"${param}" must be ${what}.`, param)
+  }
 
-const string: Check = (value, param) => {
-  if (typeof value !== 'string') fail(`"${param}" must be a string.`, param)
-}
-
-const object: Check = (value, param) => {
-  if (!isObject(value)) fail(`"${param}" must be an object.`, param)
-}
-
-const stop: Check = (value, param) => {
-  if (typeof value === 'string') return
-  if (!Array.isArray(value) || value.length > 4 || value.some((entry) => typeof entry !== 'string')) fail(`"${param}" must be a string or an array of up to 4 strings.`, param)
-}
-
-const stringArray: Check = (value, param) => {
-  if (!Array.isArray(value) || value.some((entry) => typeof entry !== 'string')) fail(`"${param}" must be an array of strings.`, param)
-}
+const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every((entry) => typeof entry === 'string')
+const boolean = shaped((value) => typeof value === 'boolean', 'true or false')
+const string = shaped((value) => typeof value === 'string', 'a string')
+const object = shaped(isObject, 'an object')
+const stop = shaped((value) => typeof value === 'string' || (isStrings(value) && value.length <= 4), 'a string or an array of up to 4 strings')
+const stringArray = shaped(isStrings, 'an array of strings')
+const choice = shaped((value) => typeof value === 'string' || isObject(value), 'a string ("none", "auto", "required") or an object naming a function')
+const responseFormat = shaped((value) => isObject(value) && typeof value.type === 'string', 'an object with a "type" such as "text", "json_object" or "json_schema"')
 
 const logitBias: Check = (value, param) => {
   if (!isObject(value)) return fail(`"${param}" must be an object of token id to a number from -100 to 100.`, param)
@@ -85,14 +80,6 @@ const functions: Check = (value, param) => {
   value.forEach((fn, index) => {
     if (!isObject(fn) || typeof fn.name !== 'string' || fn.name === '') fail(`${param}[${index}] must be an object with a non-empty "name".`, `${param}[${index}]`)
   })
-}
-
-const choice: Check = (value, param) => {
-  if (typeof value !== 'string' && !isObject(value)) fail(`"${param}" must be a string ("none", "auto", "required") or an object naming a function.`, param)
-}
-
-const responseFormat: Check = (value, param) => {
-  if (!isObject(value) || typeof value.type !== 'string') fail(`"${param}" must be an object with a "type" such as "text", "json_object" or "json_schema".`, param)
 }
 
 /** Every optional field OpenAI documents, with its check (a Map: a body's `__proto__` or `constructor` is just a field). */

@@ -37,10 +37,8 @@ export function createMetrics() {
     gatewayKeyRequests: new HotCounter('switchboard_gateway_key_requests_total', 'Inference requests by the gateway key that sent them (its name) and HTTP status', ['gateway_key', 'status'], registry),
     /** Client connections closed to make room under `server.max_connections`. */
     connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
-    // The request log's own (issue 15): rows written, dropped by reason, batch write latency, rows waiting.
+    // The request log's own (issue 15): rows written, batch write latency (recording/request-log.ts adds rows dropped and waiting).
     requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),
-    requestLogDropped: new Counter({ name: 'switchboard_request_log_rows_dropped_total', help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)', labelNames: ['reason'], registers }),
     requestLogWriteSeconds: new Histogram({ name: 'switchboard_request_log_write_seconds', help: 'Time to write one batch of request log rows', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5], registers }),
-    requestLogBuffered: new Gauge({ name: 'switchboard_request_log_rows_buffered', help: 'Request log rows waiting to be written', registers }),
   }
 }

@@ -52,10 +52,6 @@ function cases(): { name: string; track: RequestTrack; finished: boolean }[] {
       log.plan = plan({ targets: [target(openai, 'primary'), target(azure, 'added')] })
       track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'transient'), attempt('azure', 'az-1', null)]))
     }),
-    make('served by an added fallback, no plan (decision only)', (track, log) => {
-      log.decision = { primary: openai, fallbacks: [azure], reason: 'scored', pinned: null, appended: [azure], pruned: [], skipped: [], score: 1 }
-      track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'transient'), attempt('azure', 'az-1', null)]))
-    }),
     make('kept on a failing pinned provider, failed', (track, log) => {
       track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: null, directKey: false }
       log.decision = kept
@@ -122,8 +118,8 @@ describe('history read off the track', () => {
     expect(rows).toEqual({
       // routing picked and served; kept on failing openai (named, failed); the stream that broke (failed); the caller's own key (named, served)
       'openai/gpt-4o': { served: 2, failed: 2, redirected: 0, fallbackServed: 0, routingPicked: 2, callerNamed: 2, keptFailing: 1, checks: 0 },
-      // moved off openai (routing picked azure); served by the fallback routing added (twice: with and without a plan)
-      'azure/gpt-4o': { served: 3, failed: 0, redirected: 1, fallbackServed: 2, routingPicked: 3, callerNamed: 0, keptFailing: 0, checks: 0 },
+      // moved off openai (routing picked azure); served by the fallback routing added
+      'azure/gpt-4o': { served: 2, failed: 0, redirected: 1, fallbackServed: 1, routingPicked: 2, callerNamed: 0, keptFailing: 0, checks: 0 },
     })
   })
 })

@@ -4,7 +4,6 @@ import type { Served } from '../inference/engine.ts'
 import type { RequestTrack } from './request-record.ts'
 
 const CALLER_FAULT_CODES = new Set(['invalid_json', 'invalid_request', 'unknown_provider', 'model_not_served', 'request_too_large', 'unsupported_media_type', 'method_not_allowed', 'upstream_rejected_request'])
-const CALLER_PICKED = new Set(['pinned', 'pinned_failed_kept', 'pinned_no_alternative'])
 
 /** What the engine left with the answer or the error: provider, model and key used, and the attempts. */
 export function extraOf(track: RequestTrack): Served['extraFields'] | null {
@@ -35,25 +34,17 @@ export function failureClassOf(track: RequestTrack, finished: boolean, lastFailu
   return finished ? null : 'cancelled'
 }
 
-/** Whether the caller picked the provider (`routing.picked_by`): the plan says, else a `provider/model` counts as the caller's pick. */
+/** Whether the caller picked the provider (`routing.picked_by`): the plan says (routing sets it with its decision), else a `provider/model` counts as the caller's pick. */
 export function pickedByCaller(track: RequestTrack): boolean {
   const asked = track.asked
   if (asked?.directKey === true) return true
-  const log = track.log
-  const plan = log?.plan ?? null
-  if (plan !== null) return plan.pickedBy === 'request'
-  const decision = log?.decision ?? null
-  if (decision !== null) return CALLER_PICKED.has(decision.reason)
-  return asked?.model.includes('/') ?? false
+  const plan = track.log?.plan ?? null
+  return plan !== null ? plan.pickedBy === 'request' : (asked?.model.includes('/') ?? false)
 }
 
 /** The provider routing moved the request off (it was failing), or null. */
 export function movedOffOf(track: RequestTrack): string | null {
-  const log = track.log
-  const plan = log?.plan ?? null
-  if (plan !== null) return plan.movedOff?.provider ?? null
-  const decision = log?.decision ?? null
-  return decision !== null && decision.reason === 'pinned_rerouted' && decision.pinned !== null ? decision.pinned.provider : null
+  return track.log?.plan?.movedOff?.provider ?? null
 }
 
 /** Whether the direction that served the request was a fallback routing added (not the caller's, not the primary). */
@@ -64,17 +55,8 @@ export function addedFallbackServed(track: RequestTrack): boolean {
   const servedProvider = extra?.provider ?? null
   const servedModel = extra?.model ?? null
   if (servedProvider === null) return false
-  const log = track.log
-  const plan = log?.plan ?? null
-  if (plan !== null) {
-    for (const target of plan.targets) if (target.source === 'added' && target.provider === servedProvider && target.model === servedModel) return true
-    return false
-  }
-  const decision = log?.decision ?? null
-  if (decision === null) return false
-  const primary = decision.primary
-  if (primary !== null && primary.provider === servedProvider && primary.model === servedModel) return false
-  return decision.appended.some((direction) => direction.provider === servedProvider && direction.model === servedModel)
+  const targets = track.log?.plan?.targets ?? []
+  return targets.some((target) => target.source === 'added' && target.provider === servedProvider && target.model === servedModel)
 }
 
 /** Pinned to a failing provider and kept there because re-routing was off. */

@@ -3,6 +3,7 @@
  * recorder, its counters feed /metrics, and the API reads the fleet's log from Postgres.
  */
 import { createRequestLog, readLog, searchLogs, type RequestLog, type RequestLogComponents } from '@switchboard/history'
+import { Counter, Gauge } from 'prom-client'
 import type { Metrics } from '../observability/metrics.ts'
 import type { LogsApiComponents } from '../admin/logs-api.ts'
 import type { RequestRecorder } from './request-record.ts'
@@ -52,28 +53,30 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
     )
     // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
     void requestLog.start()
-    const unlisten = components.recorder.on(requestLog.listener)
-    const reported = { overflow: 0, refused: 0, timed_out: 0, closed: 0 }
-    const writer = requestLog
-    // Dropped rows are counted by the writer; /metrics reads them when scraped.
-    const collect = () => {
-      const stats = writer.stats()
-      metrics.requestLogBuffered.set(stats.buffered)
-      for (const reason of Object.keys(reported) as (keyof typeof reported)[]) {
-        const delta = stats.dropped[reason] - reported[reason]
-        if (delta > 0) metrics.requestLogDropped.inc({ reason }, delta)
-        reported[reason] = stats.dropped[reason]
-      }
-    }
-    for (const reason of Object.keys(reported)) metrics.requestLogDropped.inc({ reason }, 0)
-    const timer = setInterval(collect, 1_000)
-    timer.unref()
-    off = () => {
-      unlisten()
-      clearInterval(timer)
-      collect()
-    }
+    off = components.recorder.on(requestLog.listener)
   }
+  // Rows waiting and dropped (by reason) as the writer counts them, read when /metrics is scraped.
+  const registers = [metrics.registry]
+  new Gauge({
+    name: 'switchboard_request_log_rows_buffered',
+    help: 'Request log rows waiting to be written',
+    registers,
+    collect() {
+      if (requestLog !== undefined) this.set(requestLog.stats().buffered)
+    },
+  })
+  new Counter({
+    name: 'switchboard_request_log_rows_dropped_total',
+    help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      if (requestLog === undefined) return
+      const { dropped } = requestLog.stats()
+      this.reset()
+      for (const reason of Object.keys(dropped) as (keyof typeof dropped)[]) this.inc({ reason }, dropped[reason])
+    },
+  })
   return {
     api: {
       logs: {

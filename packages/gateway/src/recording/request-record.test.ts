@@ -31,6 +31,7 @@ describe('the per-request record', () => {
     const track = new RequestTrack('0192-id', 'chat_completions', AT, false, () => AT)
     const log = new RoutingLog(false, true)
     log.decision = rerouted()
+    log.plan = { targets: [{ provider: 'azure', model: 'gpt-4o', source: 'primary', direct: false, firstKeyId: undefined, firstIsCheck: false }], primary: 0, pickedBy: 'routing', reason: 'pinned_rerouted', movedOff: { provider: 'openai', reason: 'failed' }, check: null, session: 'none' }
     log.skipped = [{ provider: 'azure', model: 'gpt-4o', keyId: 'az-1', keyName: 'eu-key-1', reason: 'rate_limit' }]
     log.add('Skipping 1 of 2 keys for azure/gpt-4o that the provider refused')
     track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: 's-1', directKey: false }
@@ -73,6 +74,7 @@ describe('the per-request record', () => {
     const openai = { provider: 'openai', model: 'gpt-4o' }
     const azure = { provider: 'azure', model: 'gpt-4o' }
     log.decision = { primary: openai, fallbacks: [azure], reason: 'scored', pinned: null, appended: [azure], pruned: [], skipped: [], score: 1 }
+    log.plan = { targets: [{ ...openai, source: 'primary', direct: false, firstKeyId: undefined, firstIsCheck: false }, { ...azure, source: 'added', direct: false, firstKeyId: undefined, firstIsCheck: false }], primary: 0, pickedBy: 'routing', reason: 'scored', movedOff: null, check: null, session: 'moved_key_unavailable' }
     log.check = { provider: 'openai', model: 'gpt-4o', keyId: 'oa-2' }
     log.session = 'moved_key_unavailable'
     track.asked = { model: 'gpt-4o', fallbacks: [], stream: false, sessionId: 's', directKey: false }
@@ -164,7 +166,6 @@ describe('the request recorder', () => {
     const seen: { track: RequestTrack; finished: boolean; endedAt: number }[] = []
     const off = recorder.onTrack((track, finished, endedAt) => seen.push({ track, finished, endedAt }))
     expect(recorder.active).toBe(true)
-    expect(recorder.recording).toBe(false)
     const outgoing = response()
     const track = recorder.track(outgoing, 'chat_completions', AT, 'id-7')
     expect(track.recorded).toBe(false)
@@ -185,7 +186,6 @@ describe('the request recorder', () => {
     const tracks: [RequestTrack, boolean][] = []
     recorder.on((record) => records.push(record))
     recorder.onTrack((track, finished) => tracks.push([track, finished]))
-    expect(recorder.recording).toBe(true)
     const outgoing = response()
     const track = recorder.track(outgoing, 'chat_completions', AT, 'id-8')
     expect(track.recorded).toBe(true)

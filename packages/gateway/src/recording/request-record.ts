@@ -37,8 +37,6 @@ export type TrackListener = (track: RequestTrack, finished: boolean, endedAt: nu
 export interface RequestRecorder {
   /** True while anyone listens (records or tracks); the request path tracks nothing otherwise. */
   readonly active: boolean
-  /** True while anyone listens to whole records (the request log): only then is a record built. */
-  readonly recording: boolean
   /** Adds a record listener; returns its removal. */
   on(listener: RequestRecordListener): () => void
   /** Adds a light listener on the finished track; returns its removal. */
@@ -147,9 +145,6 @@ export function createRequestRecorder(components: RecorderComponents, init: Reco
   return {
     get active() {
       return listeners.length > 0 || trackListeners.length > 0
-    },
-    get recording() {
-      return listeners.length > 0
     },
     on: adder(listeners),
     onTrack: adder(trackListeners),

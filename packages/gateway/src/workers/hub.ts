@@ -8,7 +8,9 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { createHolds, type RateLimitBackoff, type TrialEntry } from '@switchboard/routing'
-import { FLEET_WORKER, isWorkerMessage, type News, type NodeState, type SessionNews, type WorkerMessage } from './protocol.ts'
+import { FLEET_WORKER, isWorkerMessage, type News, type NodeState, type Question, type SessionNews, type WorkerMessage } from './protocol.ts'
+
+type Reply = Extract<WorkerMessage, { sb: 'reply' }>
 
 export interface PrimaryInit {
   workers: number
@@ -44,9 +46,15 @@ export function startPrimary(init: PrimaryInit): Primary {
   const restarts: number[] = []
   let everyoneReady = false
   let stopping = false
-  // Questions relayed to the fleet worker: its answer goes back to the asker under the asker's id.
+  // Questions the primary asked a worker (relayed for another, or its own), by the id it asked under.
   let nextId = 0
-  const asked = new Map<number, { from: number; id: number }>()
+  const asked = new Map<number, { worker: number; answered(reply: Reply): void }>()
+  const ask = (worker: number, question: Question, payload: unknown, answered: (reply: Reply) => void) => {
+    const id = ++nextId
+    asked.set(id, { worker, answered })
+    send(worker, { sb: 'ask', id, question, payload })
+    return id
+  }
 
   const send = (index: number, message: WorkerMessage) => {
     const worker = workers.get(index)
@@ -70,30 +78,21 @@ export function startPrimary(init: PrimaryInit): Primary {
         if (message.news.kind === 'history') send(FLEET_WORKER, message)
         else for (const index of workers.keys()) if (index !== from) send(index, message)
         return
-      case 'sync':
-        send(from, { sb: 'state', state: state.snapshot(Date.now()) })
-        return
       case 'ask': {
         if (message.question === 'metrics') return gather(from, message.id)
+        if (message.question === 'state') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.snapshot(Date.now()) })
         if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
           send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
           return
         }
-        const id = ++nextId
-        asked.set(id, { from, id: message.id })
-        send(FLEET_WORKER, { ...message, id })
+        // The fleet worker's answer goes back to the asker under the asker's id.
+        ask(FLEET_WORKER, message.question, message.payload, (reply) => send(from, { ...reply, id: message.id }))
         return
       }
       case 'reply': {
-        const gathering = gatherings.get(message.id)
-        if (gathering !== undefined) {
-          gatherings.delete(message.id)
-          return gathering(message.ok ? message.value : null)
-        }
-        const asker = asked.get(message.id)
-        if (asker === undefined) return
+        const question = asked.get(message.id)
         asked.delete(message.id)
-        send(asker.from, { ...message, id: asker.id })
+        question?.answered(message)
         return
       }
       case 'ready':
@@ -106,21 +105,18 @@ export function startPrimary(init: PrimaryInit): Primary {
   }
 
   // /metrics on any worker: every ready worker's metrics, for the asker to add up.
-  const gatherings = new Map<number, (value: unknown) => void>()
   const gather = (from: number, askerId: number) => {
     const answers = [...ready].map(
       (index) =>
         new Promise<unknown>((resolve) => {
-          const id = ++nextId
+          const id = ask(index, 'metrics', null, (reply) => {
+            clearTimeout(timer)
+            resolve(reply.ok ? reply.value : null)
+          })
           const timer = setTimeout(() => {
-            gatherings.delete(id)
+            asked.delete(id)
             resolve(null)
           }, GATHER_MS)
-          gatherings.set(id, (value) => {
-            clearTimeout(timer)
-            resolve(value)
-          })
-          send(index, { sb: 'ask', id, question: 'metrics', payload: null })
         }),
     )
     void Promise.all(answers).then((values) => send(from, { sb: 'reply', id: askerId, ok: true, value: values.filter((value) => value !== null) }))
@@ -129,10 +125,11 @@ export function startPrimary(init: PrimaryInit): Primary {
   const exited = (index: number, worker: Worker, code: number | null, signal: string | null) => {
     if (workers.get(index) !== worker) return
     ready.delete(index)
-    // Questions the fleet worker took with it: their askers fall back on their own answers.
-    if (index === FLEET_WORKER) {
-      for (const [id, asker] of asked) send(asker.from, { sb: 'reply', id: asker.id, ok: false, error: 'the fleet worker exited' })
-      asked.clear()
+    // Questions the worker took with it: their askers fall back on their own answers.
+    for (const [id, question] of asked) {
+      if (question.worker !== index) continue
+      asked.delete(id)
+      question.answered({ sb: 'reply', id, ok: false, error: `worker ${index} exited` })
     }
     if (stopping) return
     if (!everyoneReady) {

@@ -31,8 +31,8 @@ export type News =
 /** One history event, forwarded whole: the fleet worker's recorder writes it. */
 export type HistoryForward = { type: 'record'; event: unknown } | { type: 'request'; outcome: unknown } | { type: 'holds'; entries: unknown[] }
 
-/** Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together. */
-export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics'
+/** Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together; `state` the primary answers (a NodeState). */
+export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics' | 'state'
 
 /** What the primary hands a worker that starts: the node's state so far. */
 export interface NodeState {
@@ -49,8 +49,6 @@ export type WorkerMessage =
   | { sb: 'ask'; id: number; question: Question; payload: unknown }
   | { sb: 'reply'; id: number; ok: true; value: unknown }
   | { sb: 'reply'; id: number; ok: false; error: string }
-  | { sb: 'sync' }
-  | { sb: 'state'; state: NodeState }
   | { sb: 'ready'; url: string }
 
 export function isWorkerMessage(value: unknown): value is WorkerMessage {

@@ -109,12 +109,12 @@ export function siblingFleet(siblings: Siblings, own: { view(): Promise<ClusterV
   }
 }
 
-/** Resolves once the fleet worker answers (the primary relays a question only once it is up), or after `boundMs`. */
-export async function fleetWorkerUp(siblings: Siblings, logger: Pick<Logger, 'warn'>, boundMs = 60_000): Promise<void> {
-  for (const until = Date.now() + boundMs; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 100))) {
+/** Resolves once the fleet worker answers (the primary relays a question only once it is up), or after a minute. */
+export async function fleetWorkerUp(siblings: Siblings, logger: Pick<Logger, 'warn'>): Promise<void> {
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 100))) {
     if (await siblings.ask('view', null).then(() => true, () => false)) return
   }
-  logger.warn(`the fleet worker did not come up within ${boundMs / 1000} s: this worker listens anyway`)
+  logger.warn('the fleet worker did not come up within 60 s: this worker listens anyway')
 }
 
 /** Calls `first`, then `then`, with the same arguments: a door that also tells someone else. */

@@ -1,11 +1,11 @@
-/** A worker's end of the channel to its primary (issue 38): news, questions to the fleet worker, the node's state at start (protocol.ts). */
-import type { News, NodeState, Question, SessionNews, HistoryForward, WorkerMessage } from './protocol.ts'
+/** A worker's end of the channel to its primary (issue 38): news, and questions to the fleet worker or the primary (protocol.ts). */
+import type { News, Question, SessionNews, HistoryForward, WorkerMessage } from './protocol.ts'
 import type { AttemptOutcome } from '@switchboard/routing'
 import { FLEET_WORKER, isWorkerMessage } from './protocol.ts'
 
 /** How long per-request news (finished attempts, sessions, history) waits to travel in one message. */
 const BATCH_MS = 50
-/** A question the fleet worker has not answered within this is answered here instead. */
+/** A question not answered within this is answered here instead. */
 const ASK_TIMEOUT_MS = 2_000
 
 export interface Siblings {
@@ -23,8 +23,6 @@ export interface Siblings {
   onNews(handler: (news: News) => void): void
   ask(question: Question, payload: unknown): Promise<unknown>
   answer(handler: (question: Question, payload: unknown) => Promise<unknown>): void
-  /** The node's state as the primary knows it (null when it did not answer). */
-  sync(): Promise<NodeState | null>
   ready(url: string): void
   close(): void
 }
@@ -39,7 +37,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
   }
   let onNews: (news: News) => void = () => {}
   let onQuestion: ((question: Question, payload: unknown) => Promise<unknown>) | null = null
-  let onState: ((state: NodeState) => void) | null = null
   let nextId = 0
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>()
 
@@ -48,9 +45,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
     switch (message.sb) {
       case 'news':
         onNews(message.news)
-        return
-      case 'state':
-        onState?.(message.state)
         return
       case 'reply': {
         const waiting = pending.get(message.id)
@@ -117,7 +111,7 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           pending.delete(id)
-          reject(new Error(`the fleet worker did not answer "${question}" within ${ASK_TIMEOUT_MS / 1000} s`))
+          reject(new Error(`no answer to "${question}" within ${ASK_TIMEOUT_MS / 1000} s`))
         }, ASK_TIMEOUT_MS)
         timer.unref()
         pending.set(id, { resolve, reject, timer })
@@ -125,20 +119,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
       })
     },
     answer: (handler) => (onQuestion = handler),
-    sync() {
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          onState = null
-          resolve(null)
-        }, ASK_TIMEOUT_MS)
-        onState = (state) => {
-          clearTimeout(timer)
-          onState = null
-          resolve(state)
-        }
-        post({ sb: 'sync' })
-      })
-    },
     ready: (url) => post({ sb: 'ready', url }),
     close() {
       if (timer !== null) clearTimeout(timer)
