@@ -72,56 +72,27 @@ function passes(combination: Combination, query: LogQuery): boolean {
   return true
 }
 
-type Values = Omit<Combination, 'requests'>
-
-/**
- * Each combination's values by its id, as this process has read them. An id is the hash of its
- * values, so they never change: a window's counts are summed by id alone, and only ids not read
- * before are looked up (a day holds a few thousand; past 100,000 the map starts over).
- */
-const known = new WeakMap<pg.Pool, Map<string, Values>>()
-
-/** The combinations of whole minutes and hours, summed from the counts. */
-async function counted(pool: pg.Pool, blocks: readonly { seconds: number; fromMs: number; toMs: number }[]): Promise<Combination[]> {
-  if (blocks.length === 0) return []
-  const times: string[] = []
-  const time = (ms: number) => `$${times.push(new Date(ms).toISOString())}::timestamptz`
-  // Each span's range on its own (the planner prunes the days of each). Counts of rows deleted
-  // since are zeros (the migration's delete trigger): left out, as the rows are.
-  const spans = blocks.map((block) => `SELECT combination, requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE span = ${block.seconds} AND at >= ${time(block.fromMs)} AND at < ${time(block.toMs)}`)
-  const sums = await pool.query<{ combination: string; requests: string }>(
-    `SELECT combination, sum(requests) AS requests FROM (${spans.join(' UNION ALL ')}) AS spans GROUP BY combination HAVING sum(requests) <> 0`,
-    times,
-  )
-  let values = known.get(pool)
-  if (values === undefined || values.size > 100_000) known.set(pool, (values = new Map()))
-  const missing = sums.rows.filter((row) => !values.has(row.combination)).map((row) => row.combination)
-  if (missing.length > 0) {
-    const read = await pool.query<Values & { id: string }>(`SELECT id, ${COMBINATION_COLUMNS.join(', ')} FROM ${REQUEST_LOG_COMBINATIONS_TABLE} WHERE id = ANY($1::bigint[])`, [missing])
-    for (const { id, ...combination } of read.rows) values.set(id, combination)
-  }
-  return sums.rows.flatMap((row) => {
-    const combination = values.get(row.combination)
-    return combination === undefined ? [] : [{ ...combination, requests: row.requests }]
-  })
-}
-
-/** The combinations of the parts of minutes at the window's ends, counted from the rows. */
-async function fromRows(pool: pg.Pool, ranges: readonly { fromMs: number; toMs: number; closed: boolean }[]): Promise<Combination[]> {
-  const times: string[] = []
-  const time = (ms: number) => `$${times.push(new Date(ms).toISOString())}::timestamptz`
-  const parts = ranges.map(
-    (range) => `SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests
-                  FROM ${REQUEST_LOG_TABLE} WHERE at >= ${time(range.fromMs)} AND at ${range.closed ? '<=' : '<'} ${time(range.toMs)} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`,
-  )
-  return (await pool.query<Combination>(parts.join('\nUNION ALL\n'), times)).rows
-}
-
-/** The combinations of a window (one may come more than once): whole hours and minutes from the counts, the rest from rows, both at once. */
+/** The combinations of a window (a combination may come more than once: from the counts and from rows): whole hours and minutes from the counts, the rest from rows. */
 async function combinations(pool: pg.Pool, from: number, to: number): Promise<Combination[]> {
   const cover = coverWindow(from, to, 3600, COUNT_SPANS)
-  const [blocks, rows] = await Promise.all([counted(pool, cover.blocks), fromRows(pool, cover.snapshots)])
-  return blocks.concat(rows)
+  const values: string[] = []
+  const time = (ms: number) => `$${values.push(new Date(ms).toISOString())}::timestamptz`
+  const parts: string[] = []
+  if (cover.blocks.length > 0) {
+    // Each span's range on its own (the planner prunes the days of each), summed per combination,
+    // then given its values: a few thousand lookups for a day. Counts of rows deleted since are
+    // zeros (the migration's delete trigger): left out, as the rows are.
+    const spans = cover.blocks.map((block) => `SELECT combination, requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE span = ${block.seconds} AND at >= ${time(block.fromMs)} AND at < ${time(block.toMs)}`)
+    parts.push(`SELECT ${COMBINATION_COLUMNS.map((column) => `c.${column}`).join(', ')}, counted.requests
+                  FROM (SELECT combination, sum(requests) AS requests FROM (${spans.join(' UNION ALL ')}) AS spans GROUP BY combination HAVING sum(requests) <> 0) AS counted
+                  JOIN ${REQUEST_LOG_COMBINATIONS_TABLE} c ON c.id = counted.combination`)
+  }
+  for (const range of cover.snapshots) {
+    parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests
+                  FROM ${REQUEST_LOG_TABLE} WHERE at >= ${time(range.fromMs)} AND at ${range.closed ? '<=' : '<'} ${time(range.toMs)} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
+  }
+  const result = await pool.query<Combination>(parts.join('\nUNION ALL\n'), values)
+  return result.rows
 }
 
 /** The facets of the window of `query` (its other filters not applied), and its total when `countable` (else null: count the rows). */

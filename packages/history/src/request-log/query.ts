@@ -270,11 +270,8 @@ async function readPage(pool: pg.Pool, query: LogQuery): Promise<EntryRow[]> {
 /** One page of the log, its total and the window's facets. */
 export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
   const counted = countWindow(pool, query)
-  // A total known from the counts that ends before the page spares looking for rows that are not
-  // there. The first page of a window filtered by nothing else is looked for at once: were the
-  // window empty, its rows would be found missing as cheaply.
-  const wait = countable(query) && (query.offset > 0 || where(query).values.length > 2)
-  const page = wait ? counted.then(({ total }) => (total !== null && total <= query.offset ? [] : readPage(pool, query))) : readPage(pool, query)
+  // A total known from the counts that ends before the page spares looking for rows that are not there.
+  const page = countable(query) ? counted.then(({ total }) => (total !== null && total <= query.offset ? [] : readPage(pool, query))) : readPage(pool, query)
   const total = counted.then(async ({ total }) => {
     if (total !== null) return total
     const filter = where(query)
