@@ -175,7 +175,6 @@ const isoTime = createIsoTime()
 /** Builds the record of a finished request from its track. Pure but for the clock read by the caller. */
 export function buildRequestRecord(track: RequestTrack, context: RecordContext): RequestRecord {
   const asked = track.asked
-  const served = track.served
   const error = track.error
   const extra = extraOf(track)
   const attempts: RecordedAttempt[] = extra ? extra.attempts.map((attempt) => ({ ...attempt })) : []

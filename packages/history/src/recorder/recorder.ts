@@ -10,7 +10,7 @@ import { insertRows, type Column } from '../writer/insert.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { NodeTracker, type HoldView, type TrackerOutput } from '../tracker/tracker.ts'
 import type { RequestOutcome } from '../tracker/requests.ts'
-import type { CountRow, Episode, HistoryEvent, RouteView, SnapshotRow } from '../tracker/types.ts'
+import type { Episode, HistoryEvent, RouteView } from '../tracker/types.ts'
 import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, type Stamped } from './tables.ts'
 import { upsertEpisodes } from './episodes-sql.ts'
 
