@@ -31,10 +31,7 @@ export type News =
 /** One history event, forwarded whole: the fleet worker's recorder writes it. */
 export type HistoryForward = { type: 'record'; event: unknown } | { type: 'request'; outcome: unknown } | { type: 'holds'; entries: unknown[] }
 
-/**
- * Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together; `state` the primary
- * answers (a NodeState), and `session` (a SessionAsked: its SessionNews, or null).
- */
+/** Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together; `state` (a NodeState) and `session` (a SessionAsked's SessionNews or null) the primary answers. */
 export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics' | 'state' | 'session'
 
 /** A session a worker does not know, asked of the primary before its request is routed. */
