@@ -116,9 +116,11 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   )
   parts.add('upstream connections', () => providers.close())
   let history: HistoryRecording | undefined
+  const shared = siblings ? sharedSessions(sessions, siblings) : undefined
   const dispatcher = createDispatcher({
     balancer: siblings ? sharedOutcomes(balancer, siblings) : balancer,
-    sessions: siblings ? sharedSessions(sessions, siblings) : sessions,
+    sessions: shared ?? sessions,
+    learnSession: shared?.learn,
     holds, backoffs, metrics, logger, now, random,
     registry: () => providers.registry,
     settings: settings.get,

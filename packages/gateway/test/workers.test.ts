@@ -98,7 +98,8 @@ describe('a node with two workers', () => {
 
   it('keeps a session on its key whichever worker takes its next request', async () => {
     await freshRound(simulator, gateway)
-    for (let session = 0; session < 8; session++) {
+    // Each next request goes to the other worker right after the answer: no time for news to travel, the order must do.
+    for (let session = 0; session < 32; session++) {
       const headers = { 'x-bf-session-id': `workers-session-${session}-${Date.now()}` }
       const first = await chat(headers)
       const next = await onWorker(first.worker === 1 ? 2 : 1, () => chat(headers))

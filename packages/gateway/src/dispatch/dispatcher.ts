@@ -33,6 +33,8 @@ export interface DispatcherComponents {
   onRateLimited?: (backoff: RateLimitBackoff) => void
   /** Trial rounds this node changed (a failed route's round opened, a claim, a trial's answer), for the fleet to share. */
   onTrialsChanged?: (entries: readonly TrialEntry[]) => void
+  /** A worker's: asks the node for a session `sessions` does not know (workers/sharing.ts); null when it knows it. */
+  learnSession?: (sessionId: string, model: string, now: number) => Promise<void> | null
 }
 
 /** What a request brings besides its body, whatever surface it came in on. */
@@ -88,6 +90,8 @@ export interface Dispatch {
 
 /** The dispatch of one node. */
 export interface Dispatcher {
+  /** Before `plan`: null, or a promise while a worker asks the node for a session it does not know (issue 38). */
+  learn(request: RoutedRequest, context: RequestContext): Promise<void> | null
   /** Plans a request (`filter`: which targets may take it); a GatewayError naming what to fix when no provider can serve it. */
   plan(request: RoutedRequest, context: RequestContext, streams: boolean, filter: TargetFilter<DispatchTarget>): Dispatch
   /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
@@ -158,6 +162,10 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
   }
 
   return {
+    learn(request, context) {
+      if (context.sessionId === null || components.learnSession === undefined) return null
+      return components.learnSession(context.sessionId, parseModel(components.registry(), request.model).model, now())
+    },
     plan(request, context, streams, filter) {
       const registry = components.registry()
       const { pinned, model } = parseModel(registry, request.model)

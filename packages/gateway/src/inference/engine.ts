@@ -101,6 +101,8 @@ function requestFilter(allowed: ReadonlySet<string> | undefined, surface: Surfac
 export async function serveChat(components: EngineComponents, request: EngineRequest, caller: Cancellation, context: RequestContext): Promise<Served> {
   const surface = request.surface
   const streams = surface === undefined ? request.body.stream === true : surface.stream
+  const learning = components.dispatcher.learn(request, context)
+  if (learning !== null) await learning
   const dispatch = components.dispatcher.plan(request, context, streams, requestFilter(context.allowedProviders, surface))
   const attempts: RecordedAttempt[] = []
   for (;;) {

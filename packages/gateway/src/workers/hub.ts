@@ -8,7 +8,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { createHolds, type RateLimitBackoff, type TrialEntry } from '@switchboard/routing'
-import { FLEET_WORKER, isWorkerMessage, type News, type NodeState, type Question, type SessionNews, type WorkerMessage } from './protocol.ts'
+import { FLEET_WORKER, isWorkerMessage, type News, type NodeState, type Question, type SessionAsked, type SessionNews, type WorkerMessage } from './protocol.ts'
 
 type Reply = Extract<WorkerMessage, { sb: 'reply' }>
 
@@ -81,6 +81,7 @@ export function startPrimary(init: PrimaryInit): Primary {
       case 'ask': {
         if (message.question === 'metrics') return gather(from, message.id)
         if (message.question === 'state') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.snapshot(Date.now()) })
+        if (message.question === 'session') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.session(message.payload as SessionAsked) })
         if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
           send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
           return
@@ -196,6 +197,10 @@ export function createStateCopy() {
         case 'settings':
           settings = news.settings
       }
+    },
+    /** A session's route as a worker last told it: news read before the question, each worker's channel in its order. */
+    session(asked: SessionAsked): SessionNews | null {
+      return sessions.get(`${asked.sessionId}\u0000${asked.model}`) ?? null
     },
     snapshot(now: number): NodeState {
       holds.collect(now)

@@ -31,8 +31,14 @@ export type News =
 /** One history event, forwarded whole: the fleet worker's recorder writes it. */
 export type HistoryForward = { type: 'record'; event: unknown } | { type: 'request'; outcome: unknown } | { type: 'holds'; entries: unknown[] }
 
-/** Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together; `state` the primary answers (a NodeState). */
-export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics' | 'state'
+/** Questions the fleet worker answers; `metrics` the primary asks of every worker and hands back together; `state` (a NodeState) and `session` (a SessionAsked's SessionNews or null) the primary answers. */
+export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics' | 'state' | 'session'
+
+/** A session a worker does not know, asked of the primary before its request is routed. */
+export interface SessionAsked {
+  sessionId: string
+  model: string
+}
 
 /** What the primary hands a worker that starts: the node's state so far. */
 export interface NodeState {

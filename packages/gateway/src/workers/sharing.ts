@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino'
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
-import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, TrialEntry } from '@switchboard/routing'
+import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, SessionRoute, TrialEntry } from '@switchboard/routing'
 import type { GatewayKey } from '../access/gateway-keys.ts'
 import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
 import type { GatewayKeyLoader } from '../access/key-loading.ts'
@@ -14,7 +14,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import type { ClusterView, Fleet } from '../fleet/fleet.ts'
 import type { ConfigChange } from '../fleet/messages.ts'
 import type { SettingsOwner } from '../settings/settings.ts'
-import type { HistoryForward, News, NodeState } from './protocol.ts'
+import type { HistoryForward, News, NodeState, SessionAsked, SessionNews } from './protocol.ts'
 import type { Siblings } from './siblings.ts'
 
 /** What the request path asks of a gateway key's limits: the node's one count, wherever it is kept. */
@@ -24,9 +24,24 @@ export type CallerLimiter = Pick<KeyLimiter, 'admit' | 'recordTokens'>
 const SESSION_RETELL_MS = 30_000
 const MAX_TOLD_SESSIONS = 100_000
 
+/** The dispatcher's session memory, shared: what it remembers is told to the siblings, and a session it does not know is asked of the primary. */
+export interface SharedSessions extends SessionAffinity {
+  /**
+   * Null when this worker knows the session's route; else a promise settled once the primary answered and its route, if any, is
+   * remembered here. The worker that served the session's last request told the primary before it wrote the answer, and the
+   * primary reads that news before this question (which the next request caused), so a caller that waits for each answer keeps its key.
+   */
+  learn(sessionId: string, model: string, now: number): Promise<void> | null
+}
+
 /** The dispatcher's session memory: what it remembers is told to the siblings, so a session keeps its key on any worker. */
-export function sharedSessions(local: SessionAffinity, siblings: Siblings): SessionAffinity {
+export function sharedSessions(local: SessionAffinity, siblings: Pick<Siblings, 'session' | 'ask'>): SharedSessions {
   const told = new Map<string, { provider: string; keyId: string; at: number }>()
+  const note = (id: string, route: SessionRoute, at: number) => {
+    told.delete(id)
+    told.set(id, { provider: route.provider, keyId: route.keyId, at })
+    if (told.size > MAX_TOLD_SESSIONS) told.delete(told.keys().next().value!)
+  }
   return {
     recall: (sessionId, model, now) => local.recall(sessionId, model, now),
     remember(sessionId, model, route, now, ttlMs) {
@@ -34,12 +49,21 @@ export function sharedSessions(local: SessionAffinity, siblings: Siblings): Sess
       const id = `${sessionId}\u0000${model}`
       const last = told.get(id)
       if (last !== undefined && last.provider === route.provider && last.keyId === route.keyId && now - last.at < SESSION_RETELL_MS) return
-      told.delete(id)
-      told.set(id, { provider: route.provider, keyId: route.keyId, at: now })
-      if (told.size > MAX_TOLD_SESSIONS) told.delete(told.keys().next().value!)
-      // A new or moved session is told at once (its next request may land on a sibling a moment later); a refresh waits for the batch.
+      note(id, route, now)
+      // A new or moved session is told at once, before its answer is written (learn counts on it); a refresh waits for the batch.
       const moved = last === undefined || last.provider !== route.provider || last.keyId !== route.keyId
       siblings.session({ sessionId, model, route: { provider: route.provider, keyId: route.keyId }, at: now, ...(ttlMs !== undefined ? { ttlMs } : {}) }, moved)
+    },
+    learn(sessionId, model, now) {
+      if (local.recall(sessionId, model, now) !== undefined) return null
+      return siblings.ask('session', { sessionId, model } satisfies SessionAsked).then((answer) => {
+        const known = answer as SessionNews | null
+        // Served here meanwhile (a request of the same session): that route is the newer.
+        if (known === null || local.recall(sessionId, model, now) !== undefined) return
+        local.remember(sessionId, model, known.route, known.at, known.ttlMs)
+        // The node has this news: serving the session here tells it again only as a refresh.
+        note(`${sessionId}\u0000${model}`, known.route, known.at)
+      }, () => {})
     },
     get size() {
       return local.size
