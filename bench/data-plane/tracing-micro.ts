@@ -5,10 +5,13 @@
  * left out). CPU of this process (user + system) over N requests, flushes included. The encoders
  * take turns round by round, so a busy machine weighs on each alike: the node's protobuf encoder
  * (otlp-proto.ts), the official protobuf and JSON serializers (@opentelemetry/otlp-transformer),
- * and none (the span work alone). Prints each one's median and best round.
+ * and none (the span work alone). Prints each one's median and best round, and the bytes each
+ * allocates per request (V8's sampling heap profiler, counting what the GC has collected too: a
+ * figure the machine's load does not move, unlike CPU time).
  *
  *   node --import tsx bench/data-plane/tracing-micro.ts [--requests 5000] [--rounds 8]
  */
+import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
 import { ExportResultCode } from '@opentelemetry/core'
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
@@ -93,11 +96,34 @@ for (let round = 0; round < rounds; round++) {
     bytes.set(name, encodedBytes / requests)
   }
 }
+/** Bytes allocated per request by each encoder's path: every allocation sampled about once per 64 bytes, collected ones included. */
+const allocated = new Map<string, number>()
+const inspector = new Session()
+inspector.connect()
+await inspector.post('HeapProfiler.enable')
+for (const [name, chosen] of Object.entries(tracings)) {
+  tracing = chosen
+  await inspector.post('HeapProfiler.startSampling', { samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+  for (let index = 0; index < requests; index++) {
+    oneRequest()
+    if (index % 500 === 499) await tracing.flush()
+  }
+  await tracing.flush()
+  const { profile } = await inspector.post('HeapProfiler.stopSampling')
+  let total = 0
+  const visit = (node: typeof profile.head): void => {
+    total += node.selfSize
+    node.children.forEach(visit)
+  }
+  visit(profile.head)
+  allocated.set(name, total / requests)
+}
+inspector.disconnect()
 for (const each of Object.values(tracings)) await each.shutdown()
 console.log(`${rounds} rounds of ${requests} requests each (the first is warm-up and left out when there are more)`)
-console.log('| encoder | µs CPU per request, median | best round | bytes per request |')
-console.log('| --- | ---: | ---: | ---: |')
+console.log('| encoder | µs CPU per request, median | best round | bytes per request | bytes allocated per request |')
+console.log('| --- | ---: | ---: | ---: | ---: |')
 for (const [name, all] of perRequest) {
   const kept = (all.length > 1 ? all.slice(1) : all).sort((a, b) => a - b)
-  console.log(`| ${name} | ${kept[Math.floor(kept.length / 2)]!.toFixed(1)} | ${kept[0]!.toFixed(1)} | ${Math.round(bytes.get(name)!)} |`)
+  console.log(`| ${name} | ${kept[Math.floor(kept.length / 2)]!.toFixed(1)} | ${kept[0]!.toFixed(1)} | ${Math.round(bytes.get(name)!)} | ${Math.round(allocated.get(name)!).toLocaleString('en-US')} |`)
 }
