@@ -31,7 +31,7 @@ import { createSimulator, type FaultPreset, type ProviderName, type Simulator, t
 import type { FailureClass, FailureScope } from '@switchboard/routing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Cancellation } from '../src/http/cancellation.ts'
-import { StreamFailure } from '../src/outcome.ts'
+import { StreamFailure } from '../src/http/stream-failure.ts'
 import { canServe, sendSurface } from '../src/surfaces/index.ts'
 import type { AttemptResult, ChatRequestBody, JsonSuccess, ProviderNetwork, ProviderAdapter, ProviderKey, StreamSuccess, Surface } from '../src/types.ts'
 

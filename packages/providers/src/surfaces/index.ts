@@ -12,8 +12,8 @@ import { responsesTranslation } from './responses/request.ts'
 import { chatToResponse } from './responses/response.ts'
 import { chatStreamToResponseEvents } from './responses/stream.ts'
 import { chatBodyOf } from './shared.ts'
-import { malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
-import { translating } from '../send.ts'
+import { normalizedEvents } from '../http/stream-failure.ts'
+import { malformedSuccess, notSent, translating } from '../send.ts'
 
 export { estimateInputTokens } from './count.ts'
 
