@@ -117,14 +117,11 @@ export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamReque
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
-  } catch {
-    return malformedSuccess(statusCode, headers, 'a body that is not JSON')
-  }
-  try {
     const answer = translation.json(parsed)
     return { ok: true, kind: 'json', status: statusCode, headers, body: answer, usage: usageOf(answer.usage), rateLimit: readRateLimitExhaustion(headers, now()) }
   } catch (error) {
-    return malformedSuccess(statusCode, headers, error instanceof Error ? error.message : translation.what)
+    // `parsed` is still undefined when the text was not JSON (JSON.parse never returns undefined).
+    return malformedSuccess(statusCode, headers, parsed === undefined ? 'a body that is not JSON' : error instanceof Error ? error.message : translation.what)
   }
 }
 

@@ -225,6 +225,7 @@ export function adapterSuite(subject: AdapterUnderTest): void {
         rule({ fault: { status: 200, headers: { 'content-type': contentType }, body } })
         const failure = failed(await send())
         expect(failure).toMatchObject({ failureClass: 'unknown', scope: 'model', status: 200 })
+        if (what !== 'JSON that is not an object') expect(failure.message).toMatch(/^The upstream answered 200 with a body that is not (JSON|a JSON object)$/)
       })
     }
 
