@@ -93,9 +93,8 @@ function isSpace(byte: number): boolean {
 export interface Translation {
   /** A 2xx stream's body -> chat chunk texts (with the usage chunk; dropped here unless asked for). */
   stream(body: Dispatcher.ResponseData['body']): AsyncIterable<string>
-  /** A 2xx JSON answer -> a chat completion; throws when it is not the shape `what` names. */
+  /** A 2xx JSON answer -> a chat completion; throws an Error saying why when it is not the provider's answer. */
   json(parsed: unknown): Record<string, unknown>
-  what: string
 }
 
 /** Sends a request to a provider whose answers are translated into chat (Anthropic, Bedrock, Google). */
@@ -121,7 +120,7 @@ export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamReque
     return { ok: true, kind: 'json', status: statusCode, headers, body: answer, usage: usageOf(answer.usage), rateLimit: readRateLimitExhaustion(headers, now()) }
   } catch (error) {
     // `parsed` is still undefined when the text was not JSON (JSON.parse never returns undefined).
-    return malformedSuccess(statusCode, headers, parsed === undefined ? 'a body that is not JSON' : error instanceof Error ? error.message : translation.what)
+    return malformedSuccess(statusCode, headers, parsed === undefined ? 'a body that is not JSON' : error instanceof Error ? error.message : String(error))
   }
 }
 
