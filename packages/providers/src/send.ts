@@ -1,15 +1,20 @@
 /**
- * What every adapter's `send` shares: the upstream's model name and body, and the two ways an
- * answer is read: OpenAI-shaped (passed through as it came) or translated into chat.
+ * What every adapter's `send` shares: the upstream's model name and body, the two ways an answer
+ * is read (OpenAI-shaped, passed through as it came, or translated into chat), and the one
+ * normalized outcome they build for every adapter alike: a success with its usage and the key's
+ * rate-limit state, a failure, a body never sent (`notSent`).
  */
 import type { Dispatcher } from 'undici'
+import { TranslationError } from './anthropic/errors.ts'
 import { asRequested } from './http/chunks.ts'
 import { OpenAiChunkQueue } from './http/openai-stream.ts'
-import { networkFailure } from './errors/classify.ts'
+import { readRateLimitExhaustion } from './http/rate-limit.ts'
+import { normalizedEvents } from './http/stream-failure.ts'
+import { attemptFailure, networkFailure } from './errors/classify.ts'
 import { failureOf, flattenHeaders, post, postBuffered, postStreaming, type UpstreamRequest } from './http/transport.ts'
-import { isCallerTranslationError, jsonBytes, malformedSuccess, normalizedEvents, notSent, streamOf, translatedAnswer } from './outcome.ts'
 import type { StreamFormat } from './streams/content.ts'
-import type { AttemptFailed, AttemptRequest, AttemptResult, ChatRequestBody } from './types.ts'
+import type { AttemptFailed, AttemptRequest, AttemptResult, ChatRequestBody, StreamSuccess } from './types.ts'
+import { readUsage, usageOf } from './usage.ts'
 
 /** The model name the key's upstream knows: the key's alias for the requested model, else the model itself. */
 export function upstreamModel(request: Pick<AttemptRequest, 'key' | 'model'>): string {
@@ -32,9 +37,25 @@ export function translating<T>(build: () => T): T | AttemptFailed {
   try {
     return build()
   } catch (error) {
-    if (isCallerTranslationError(error)) return notSent(error)
+    // The caller's body (not the upstream's answer, `upstream_malformed`) cannot be said.
+    if (error instanceof TranslationError && error.code !== 'upstream_malformed') return notSent(error)
     throw error
   }
+}
+
+/** A body that cannot be said in this provider's format (or a surface it does not serve): the caller's 400, no attempt. */
+export function notSent(error: TranslationError): AttemptFailed {
+  return { ok: false, notSent: true, failure: attemptFailure('caller_fault', 400, error.message, error.code), headers: {} }
+}
+
+/** A 2xx whose body cannot be read: `unknown` for every adapter alike (not the key's fault, not the caller's). */
+export function malformedSuccess(status: number, headers: Record<string, string>, what: string): AttemptFailed {
+  return { ok: false, failure: attemptFailure('unknown', status, `The upstream answered ${status} with ${what}`, 'upstream_malformed'), headers }
+}
+
+/** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */
+function streamOf(status: number, headers: Record<string, string>, events: AsyncIterable<string>, now: number): StreamSuccess {
+  return { ok: true, kind: 'stream', status, headers, events, rateLimit: readRateLimitExhaustion(headers, now) }
 }
 
 /** Sends a request whose answer is OpenAI-shaped: OpenAI and Azure, and Anthropic's own framing (JSON, SSE data lines). */
@@ -51,7 +72,8 @@ export async function sendOpenAiShaped(dispatcher: Dispatcher, call: UpstreamReq
   const { statusCode, headers, body } = response
   if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, body.toString('utf8'), now)
   if (!looksLikeJsonObject(body)) return malformedSuccess(statusCode, headers, 'a body that is not a JSON object')
-  return jsonBytes(statusCode, headers, body, now())
+  // The upstream's own bytes, passed through unparsed.
+  return { ok: true, kind: 'json', status: statusCode, headers, bytes: body, usage: readUsage(body), rateLimit: readRateLimitExhaustion(headers, now()) }
 }
 
 /** A cheap shape check: the gateway splices `extra_fields` into the bytes instead of parsing them. */
@@ -71,9 +93,8 @@ function isSpace(byte: number): boolean {
 export interface Translation {
   /** A 2xx stream's body -> chat chunk texts (with the usage chunk; dropped here unless asked for). */
   stream(body: Dispatcher.ResponseData['body']): AsyncIterable<string>
-  /** A 2xx JSON answer -> a chat completion; throws when it is not the shape `what` names. */
+  /** A 2xx JSON answer -> a chat completion; throws an Error saying why when it is not the provider's answer. */
   json(parsed: unknown): Record<string, unknown>
-  what: string
 }
 
 /** Sends a request to a provider whose answers are translated into chat (Anthropic, Bedrock, Google). */
@@ -87,7 +108,20 @@ export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamReque
     return streamOf(response.statusCode, headers, events, now())
   }
   const response = await posted(postBuffered(dispatcher, call))
-  return 'ok' in response ? response : translatedAnswer(response, now, translation.json, translation.what)
+  if ('ok' in response) return response
+  // A body not JSON, or refused by `translation.json`, is a malformed success.
+  const { statusCode, headers } = response
+  const text = response.body.toString('utf8')
+  if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, text, now)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+    const answer = translation.json(parsed)
+    return { ok: true, kind: 'json', status: statusCode, headers, body: answer, usage: usageOf(answer.usage), rateLimit: readRateLimitExhaustion(headers, now()) }
+  } catch (error) {
+    // `parsed` is still undefined when the text was not JSON (JSON.parse never returns undefined).
+    return malformedSuccess(statusCode, headers, parsed === undefined ? 'a body that is not JSON' : error instanceof Error ? error.message : String(error))
+  }
 }
 
 /** The upstream's answer, or the failed attempt a thrown network error (or abort) is (the engine tells timeouts and cancels apart itself). */

@@ -157,7 +157,7 @@ export interface SurfaceRequest extends Attempt {
   headers: Record<string, string>
 }
 
-/** An upstream adapter: one attempt, one HTTP call. `send` never throws: it resolves to one normalized outcome (outcome.ts). */
+/** An upstream adapter: one attempt, one HTTP call. `send` never throws: it resolves to one normalized outcome (send.ts). */
 export interface ProviderAdapter {
   readonly name: string
   readonly type: ProviderType

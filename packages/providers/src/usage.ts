@@ -8,7 +8,7 @@ const USAGE_KEY = Buffer.from('"usage"')
 const PROMPT_KEY = Buffer.from('"prompt_tokens":')
 const COMPLETION_KEY = Buffer.from('"completion_tokens":')
 
-/** Reads `usage.prompt_tokens` / `usage.completion_tokens` of an answer's bytes, null when none; once per answer (outcome.ts). */
+/** Reads `usage.prompt_tokens` / `usage.completion_tokens` of an answer's bytes, null when none; once per answer (send.ts). */
 export function readUsage(bytes: Buffer): TokenUsage | null {
   const key = bytes.lastIndexOf(USAGE_KEY)
   if (key < 0) return null

@@ -31,7 +31,7 @@ import { createSimulator, type FaultPreset, type ProviderName, type Simulator, t
 import type { FailureClass, FailureScope } from '@switchboard/routing'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Cancellation } from '../src/http/cancellation.ts'
-import { StreamFailure } from '../src/outcome.ts'
+import { StreamFailure } from '../src/http/stream-failure.ts'
 import { canServe, sendSurface } from '../src/surfaces/index.ts'
 import type { AttemptResult, ChatRequestBody, JsonSuccess, ProviderNetwork, ProviderAdapter, ProviderKey, StreamSuccess, Surface } from '../src/types.ts'
 
@@ -225,6 +225,7 @@ export function adapterSuite(subject: AdapterUnderTest): void {
         rule({ fault: { status: 200, headers: { 'content-type': contentType }, body } })
         const failure = failed(await send())
         expect(failure).toMatchObject({ failureClass: 'unknown', scope: 'model', status: 200 })
+        if (what !== 'JSON that is not an object') expect(failure.message).toMatch(/^The upstream answered 200 with a body that is not (JSON|a JSON object)$/)
       })
     }
 

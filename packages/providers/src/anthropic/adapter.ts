@@ -12,7 +12,7 @@ export const ANTHROPIC_VERSION = '2023-06-01'
 
 /** How Anthropic's answers (a Message, or its stream's events) read into chat, reported for `model` (also Claude on Vertex). */
 export function anthropicTranslation(model: string, createdSeconds: number): Translation {
-  return { stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model, createdSeconds }), json: (message) => fromAnthropicResponse(message, model, createdSeconds), what: 'a body that is not a Message' }
+  return { stream: (events) => anthropicStreamToOpenAI(parseSse(events), { model, createdSeconds }), json: (message) => fromAnthropicResponse(message, model, createdSeconds) }
 }
 
 /** Creates an adapter for Anthropic's Messages API. */

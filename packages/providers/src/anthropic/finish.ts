@@ -4,13 +4,8 @@ import { asRecord } from './messages.ts'
 /** OpenAI's `finish_reason` values that an Anthropic answer can end with. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter'
 
-/** OpenAI's `usage` object. */
-export interface OpenAIUsage {
-  prompt_tokens: number
-  completion_tokens: number
-  total_tokens: number
-  prompt_tokens_details: { cached_tokens: number }
-}
+/** OpenAI's `usage` object, as toOpenAIUsage writes it. */
+export type OpenAIUsage = ReturnType<typeof toOpenAIUsage>
 
 /** Anthropic `stop_reason` -> OpenAI `finish_reason`; `pause_turn` and unknown reasons are `stop`, never breaking a whole answer. */
 export function finishReasonFor (stopReason: unknown): FinishReason {
@@ -48,7 +43,7 @@ export function readAnthropicUsage (usage: unknown): Partial<TokenCounts> {
 }
 
 /** Token counts -> OpenAI `usage`. */
-export function toOpenAIUsage (counts: Partial<TokenCounts>): OpenAIUsage {
+export function toOpenAIUsage (counts: Partial<TokenCounts>) {
   const prompt = counts.promptTokens ?? 0
   const completion = counts.completionTokens ?? 0
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: counts.cachedTokens ?? 0 } }

@@ -43,7 +43,6 @@ export function createBedrockAdapter(init: ProviderInit, now: () => number = Dat
       return sendTranslated(dispatcher, upstreamCall(target, withExtraHeaders(headers, init.network.extra_headers), body, request), request.body, now, {
         stream: (events) => converseStreamToOpenAI(readEventStream(events), { id, model: request.model, createdSeconds }),
         json: (answer) => fromConverseResponse(answer, request.model, createdSeconds, id),
-        what: 'a body that is not a Converse response',
       })
     },
     close: () => dispatcher.close(),

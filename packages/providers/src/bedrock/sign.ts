@@ -3,9 +3,6 @@ import { NodeSha256 } from './hash.ts'
 import { SignatureV4 } from '@smithy/signature-v4'
 import type { BedrockKeyConfig } from '../types.ts'
 
-/** The SigV4 service name of Bedrock's runtime endpoints. */
-export const BEDROCK_SERVICE = 'bedrock'
-
 /** Signers past this many (a config churning credentials) start the cache over. */
 const MAX_CACHED_SIGNERS = 256
 
@@ -19,7 +16,8 @@ function signerFor(config: SigningConfig): SignatureV4 {
   let signer = signers.get(cacheKey)
   if (signer === undefined) {
     signer = new SignatureV4({
-      service: BEDROCK_SERVICE,
+      // The SigV4 service name of Bedrock's runtime endpoints.
+      service: 'bedrock',
       region: config.region,
       sha256: NodeSha256,
       credentials: {

@@ -81,7 +81,7 @@ export function createGoogleAdapter(init: ProviderInit, now: () => number = Date
       const id = `chatcmpl-${init.type}-${createdSeconds.toString(36)}-${(responseIds++).toString(36)}`
       const translation: Translation = claude
         ? anthropicTranslation(request.model, createdSeconds)
-        : { stream: (events) => geminiStreamToOpenAI(parseSse(events), { id, model: request.model, createdSeconds }), json: (parsed) => fromGenerateContentResponse(parsed, request.model, createdSeconds, id), what: 'a body that is not a generateContent response' }
+        : { stream: (events) => geminiStreamToOpenAI(parseSse(events), { id, model: request.model, createdSeconds }), json: (parsed) => fromGenerateContentResponse(parsed, request.model, createdSeconds, id) }
       if (!vertex) {
         const target = splitBaseUrl(geminiBase, `/v1beta/models/${encodeURIComponent(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`)
         const headers = withExtraHeaders({ 'content-type': 'application/json', 'x-goog-api-key': request.key.value }, init.network.extra_headers)

@@ -4,14 +4,6 @@
  */
 import type { OpenAIUsage } from '../anthropic/finish.ts'
 
-/** Writes the chunks of one streamed answer. */
-export interface ChunkWriter {
-  /** A chunk with one choice: `delta`, and `finishReason` on the last one. */
-  delta(delta: Record<string, unknown>, finishReason?: string | null): string
-  /** The closing `choices: []` chunk with the answer's usage. */
-  usage(usage: OpenAIUsage): string
-}
-
 /** What every chunk of a translated stream reports: the answer's id, the model the caller asked for, when it was created. */
 export interface StreamChunkInit {
   id: string
@@ -19,12 +11,18 @@ export interface StreamChunkInit {
   createdSeconds: number
 }
 
-/** A chunk writer for the answer `id` to a request for `model`, created at `createdSeconds`. */
-export function chunkWriter(id: string, model: string, createdSeconds: number): ChunkWriter {
+/** Writes the chunks of one streamed answer. */
+export type ChunkWriter = ReturnType<typeof chunkWriter>
+
+/**
+ * A chunk writer for the answer `id` to a request for `model`, created at `createdSeconds`: `delta`
+ * writes a chunk with one choice (`finishReason` on the last one), `usage` the closing `choices: []` chunk.
+ */
+export function chunkWriter(id: string, model: string, createdSeconds: number) {
   const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${createdSeconds},"model":${JSON.stringify(model)},`
   return {
-    delta: (delta, finishReason = null) => `${head}"choices":[${JSON.stringify({ index: 0, delta, logprobs: null, finish_reason: finishReason })}]}`,
-    usage: (usage) => `${head}"choices":[],"usage":${JSON.stringify(usage)}}`,
+    delta: (delta: Record<string, unknown>, finishReason: string | null = null) => `${head}"choices":[${JSON.stringify({ index: 0, delta, logprobs: null, finish_reason: finishReason })}]}`,
+    usage: (usage: OpenAIUsage) => `${head}"choices":[],"usage":${JSON.stringify(usage)}}`,
   }
 }
 

@@ -12,8 +12,8 @@ import { responsesTranslation } from './responses/request.ts'
 import { chatToResponse } from './responses/response.ts'
 import { chatStreamToResponseEvents } from './responses/stream.ts'
 import { chatBodyOf } from './shared.ts'
-import { malformedSuccess, normalizedEvents, notSent } from '../outcome.ts'
-import { translating } from '../send.ts'
+import { normalizedEvents } from '../http/stream-failure.ts'
+import { malformedSuccess, notSent, translating } from '../send.ts'
 
 export { estimateInputTokens } from './count.ts'
 
@@ -36,7 +36,9 @@ export async function sendSurface(adapter: ProviderAdapter, request: SurfaceRequ
   if (surface !== 'messages' && surface !== 'responses') {
     return notSent(unsupported(`Provider "${adapter.name}" (${adapter.type}) does not serve ${surface === 'embeddings' ? 'embeddings' : 'token counting'}.`))
   }
-  const notes = translationNotes(adapter, request)
+  // What a translated attempt does not carry, in words: `anthropic-beta` means nothing to an upstream reached through chat.
+  const beta = request.headers['anthropic-beta']
+  const notes = beta === undefined || beta === '' ? [] : [`anthropic-beta (${beta}) not sent: ${adapter.name} is reached through the chat translation, and beta flags only mean something to Anthropic`]
   const translated = translating(() => (surface === 'messages' ? { chat: messagesToChat(request.body), notes: [] } : responsesTranslation(request.body)))
   if ('ok' in translated) return withNotes(translated, notes)
   notes.push(...translated.notes)
@@ -60,13 +62,6 @@ async function sendThroughChat(adapter: ProviderAdapter, request: SurfaceRequest
   const body = surface === 'messages' ? chatToMessage(chatBody, request.model) : chatToResponse(chatBody, request.model, request.body)
   // The chat answer's token counts and rate-limit state are the attempt's, whatever format it is rendered in.
   return { ok: true, kind: 'json', status: result.status, headers: result.headers, usage: result.usage, rateLimit: result.rateLimit, body }
-}
-
-/** What a translated attempt does not carry, in words: `anthropic-beta` means nothing to an upstream reached through chat. */
-function translationNotes(adapter: ProviderAdapter, request: SurfaceRequest): string[] {
-  const beta = request.headers['anthropic-beta']
-  if (beta === undefined || beta === '') return []
-  return [`anthropic-beta (${beta}) not sent: ${adapter.name} is reached through the chat translation, and beta flags only mean something to Anthropic`]
 }
 
 function withNotes(result: AttemptResult, notes: readonly string[]): AttemptResult {

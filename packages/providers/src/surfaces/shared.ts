@@ -55,7 +55,7 @@ export function parseChunk(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** The pieces of tool calls a chat stream delta carries: the call each continues (`index`), its id, name and argument text. */
+/** The tool calls of a chat message, or the pieces of them a stream delta carries: the call each continues (`index`), its id, name and argument text. */
 export function toolCallPieces(delta: Record<string, unknown> | undefined): { callIndex: number; id: unknown; name: unknown; piece: unknown }[] {
   const calls = Array.isArray(delta?.tool_calls) ? delta.tool_calls : []
   return calls.map((call) => {

@@ -1,5 +1,5 @@
 /** OpenAI chat.completion -> Anthropic Messages `message` (non-streaming). Pure. */
-import { asRecord, chatUsage, newId, parseArguments } from '../shared.ts'
+import { asRecord, chatUsage, newId, parseArguments, toolCallPieces } from '../shared.ts'
 
 /** Anthropic's stop reason for a chat finish reason. */
 export function stopReasonOf(finish: unknown): string {
@@ -21,12 +21,8 @@ export function chatToMessage(chat: Record<string, unknown>, model: string): Rec
   const reasoning = message?.reasoning_content ?? message?.reasoning
   if (typeof reasoning === 'string' && reasoning !== '') content.push({ type: 'thinking', thinking: reasoning, signature: '' })
   if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content })
-  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : []
-  for (const call of calls) {
-    const record = asRecord(call)
-    const fn = asRecord(record?.function)
-    content.push({ type: 'tool_use', id: String(record?.id ?? newId('toolu_')), name: String(fn?.name ?? ''), input: parseArguments(String(fn?.arguments ?? '')) })
-  }
+  const calls = toolCallPieces(message)
+  for (const { id, name, piece } of calls) content.push({ type: 'tool_use', id: String(id ?? newId('toolu_')), name: String(name ?? ''), input: parseArguments(String(piece ?? '')) })
   return {
     id: typeof chat.id === 'string' ? `msg_${chat.id.replace(/^chatcmpl-/, '')}` : newId('msg_'),
     type: 'message',

@@ -1,5 +1,5 @@
 /** OpenAI chat.completion -> Responses `response` object (non-streaming). Pure. */
-import { asRecord, chatUsage, newId } from '../shared.ts'
+import { asRecord, chatUsage, newId, toolCallPieces } from '../shared.ts'
 import { callName, toolNamesOf } from './tools.ts'
 
 /** A `response` object (`incomplete` when the token limit cut it), with the request fields it echoes back. */
@@ -45,13 +45,11 @@ export function chatToResponse(chat: Record<string, unknown>, model: string, req
   if (typeof message?.content === 'string' && message.content !== '') {
     output.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: message.content, annotations: [], logprobs: [] }] })
   }
-  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : []
+  const calls = toolCallPieces(message)
   const names = calls.length > 0 ? toolNamesOf(request) : undefined
-  for (const call of calls) {
-    const record = asRecord(call)
-    const fn = asRecord(record?.function)
+  for (const { id, name, piece } of calls) {
     // A namespaced tool's call gets its own name and namespace back, as OpenAI answers it.
-    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(record?.id ?? newId('call_')), ...callName(names!, String(fn?.name ?? '')), arguments: String(fn?.arguments ?? ''), status: 'completed' })
+    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(id ?? newId('call_')), ...callName(names!, String(name ?? '')), arguments: String(piece ?? ''), status: 'completed' })
   }
   const createdAt = typeof chat.created === 'number' ? chat.created : Math.floor(Date.now() / 1000)
   const status = choice?.finish_reason === 'length' ? 'incomplete' : 'completed'
