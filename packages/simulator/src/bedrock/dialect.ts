@@ -9,7 +9,7 @@ import type { Answer, Dialect } from '../dialects/dialect.ts'
 import { jsonAnswer } from '../dialects/dialect.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import { converseBody, converseStreamEvents, parseConverseBody } from './body.ts'
-import { eventFrame, exceptionFrame } from './eventstream.ts'
+import { eventFrame } from './eventstream.ts'
 import { bedrockError, bedrockFault } from './errors.ts'
 import { readSigV4, verifySigV4 } from './sigv4.ts'
 
@@ -52,7 +52,7 @@ function converseDialect(stream: boolean): Dialect {
       // Half the answer, then the exception frame Bedrock sends when the model fails mid-stream; the connection then ends.
       const events = converseStreamEvents(chat, reply, context.ids.next('tooluse_'))
       const frames = events.slice(0, Math.max(2, Math.floor(events.length / 2))).map(([type, payload]) => eventFrame(type, payload))
-      frames.push(exceptionFrame('modelStreamErrorException', message ?? 'The model encountered an error while streaming the response. Try your request again.'))
+      frames.push(eventFrame('modelStreamErrorException', { message: message ?? 'The model encountered an error while streaming the response. Try your request again.' }, 'exception'))
       return { headers: streamHeaders(context.requestId), chunks: frames }
     },
     fault: (preset, context) => answer(bedrockFault(preset, context), context.requestId),

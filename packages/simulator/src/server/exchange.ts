@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
 import { isAnswer, isFields, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
-import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
+import { afterContent, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
 import { sampleLatency } from '../rules/random.ts'
 import { keySuffix } from './records.ts'
@@ -104,10 +104,10 @@ export class Exchange {
     // What to do once the latency has passed, when it is not the answer itself.
     let act: (() => void) | undefined
     let rate = unlimitedView
-    const refusedBetas = refusedBetasOf(rule, this.request.headers['anthropic-beta'])
-    if (refusedBetas.length > 0) {
+    const betaRefused = betaRefusal(rule, this.request.headers['anthropic-beta'], this.requestId)
+    if (betaRefused !== undefined) {
       this.fault = 'refuses_betas'
-      act = this.sending(betaRefusal(refusedBetas, this.requestId))
+      act = this.sending(betaRefused)
     } else if (rule.rejects_prefill === true && this.prefill !== undefined) {
       this.fault = 'rejects_prefill'
       act = this.sending(this.dialect.fault('bad_request', this.faultContext(chat, { message: PREFILL_REFUSED })))
@@ -157,14 +157,13 @@ export class Exchange {
         }
         const answer = this.dialect.stream(chat, reply, context)
         const chunks = answer.chunks
-        const content = contentCount(chunks)
+        const content = chunks.filter((chunk) => eventKind(chunk) === 'content').length
         const count = options?.after_chunks ?? (preset === 'stream_no_done' ? content : Math.floor(content / 2))
         // Without after_chunks, a cut keeps its old shape: half the events, whatever they are.
         const sent = preset === 'stream_cut' && options?.after_chunks === undefined ? Math.max(1, Math.floor(chunks.length / 2)) : afterContent(chunks, count)
         if (preset === 'stream_malformed') {
-          const chunks = [...answer.chunks]
           if (sent < chunks.length) chunks[sent] = malformed(chunks[sent]!)
-          return () => this.writeStream({ headers: answer.headers, chunks }, rule)
+          return () => this.writeStream(answer, rule)
         }
         const ending = preset === 'stream_cut' ? 'destroy' : preset === 'stream_stall' ? 'hold' : 'end'
         return () => this.writeStream(answer, rule, { sent, ending, holdMs: options?.after_ms })
@@ -304,14 +303,11 @@ export class Exchange {
   }
 }
 
-/** The flags of an `anthropic-beta` header the rule refuses. */
-function refusedBetasOf(rule: SimulatorRule, header: string | string[] | undefined): string[] {
-  if (rule.refuses_betas === undefined || typeof header !== 'string') return []
-  return header.split(',').map((flag) => flag.trim()).filter((flag) => rule.refuses_betas!.includes(flag))
-}
-
-/** Anthropic's 400 for beta flags it (or Claude on Vertex AI, passing Anthropic's answer through) does not serve. */
-function betaRefusal(flags: string[], requestId: string): Answer {
+/** Anthropic's 400 for the `anthropic-beta` flags the rule refuses (as Claude on Vertex AI passes it through), if the header carries any. */
+function betaRefusal(rule: SimulatorRule, header: string | string[] | undefined, requestId: string): Answer | undefined {
+  if (rule.refuses_betas === undefined || typeof header !== 'string') return undefined
+  const flags = header.split(',').map((flag) => flag.trim()).filter((flag) => rule.refuses_betas!.includes(flag))
+  if (flags.length === 0) return undefined
   const message = `Unexpected value(s) ${flags.map((flag) => `\`${flag}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`
   return { status: 400, headers: ['content-type', 'application/json'], body: anthropicErrorBody('invalid_request_error', message, requestId) }
 }
