@@ -5,7 +5,7 @@
  */
 import { createPublicKey, randomBytes, verify } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isFields, readBody } from '../dialects/dialect.ts'
+import { isFields, parseJson, readBody } from '../dialects/dialect.ts'
 import { SIMULATOR_PRIVATE_KEY } from './service-account.ts'
 
 /** Google's own token URL: the audience a service account's assertion names. */
@@ -55,12 +55,8 @@ function reply(response: ServerResponse, status: number, value: unknown): void {
 
 function decodePart(part: string | undefined): Record<string, unknown> | undefined {
   if (part === undefined) return undefined
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
-    return isFields(value) ? value : undefined
-  } catch {
-    return undefined
-  }
+  const value = parseJson(Buffer.from(part, 'base64url').toString('utf8'))
+  return isFields(value) ? value : undefined
 }
 
 /** Why an assertion is refused, in Google's words, or the service account it names. */

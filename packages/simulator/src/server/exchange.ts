@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import { isAnswer, isFields, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
+import { isAnswer, isFields, parseJson, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -77,12 +77,7 @@ export class Exchange {
     this.key = key
     const refusal = dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
-    let body: unknown
-    try {
-      body = JSON.parse(text)
-    } catch {
-      body = undefined
-    }
+    const body = parseJson(text)
     if (!isFields(body)) return this.send(dialect.invalidJson(this.requestId))
     this.prefill = prefillOf(body)
     const chat = dialect.parse(body, this.deployment, this.apiVersion, this.requestId)
@@ -254,10 +249,7 @@ export class Exchange {
 
   /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears. */
   private after(ms: number, action: () => void): void {
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      action()
-    }, ms)
+    this.timer = setTimeout(action, ms)
   }
 
   private send(answer: Answer): void {
@@ -281,8 +273,7 @@ export class Exchange {
   }
 
   private finish(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = undefined
+    clearTimeout(this.timer)
     const { response, request: { headers } } = this
     this.state.log.add({
       at: Date.now(),
