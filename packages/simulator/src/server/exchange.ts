@@ -119,9 +119,7 @@ export class Exchange {
       }
     }
     const latency = rule.latency_ms === undefined ? 0 : sampleLatency(rule.latency_ms, state.random)
-    act ??= () => this.succeed(chat, rule, rate)
-    if (latency > 0) this.after(latency, act)
-    else act()
+    this.after(latency, act ?? (() => this.succeed(chat, rule, rate)))
   }
 
   private faultAction(chat: ChatRequest, rule: SimulatorRule, fault: FaultSpec): () => void {
@@ -197,10 +195,7 @@ export class Exchange {
     const context = this.answerContext(rate)
     if (chat.stream) return this.writeStream(this.dialect.stream(chat, reply, context), rule)
     // A plain request has no first token of its own: the delay is more latency before the answer.
-    const delay = rule?.first_token_delay_ms ?? 0
-    const answer = () => this.send(this.dialect.complete(chat, reply, context))
-    if (delay > 0) this.after(delay, answer)
-    else answer()
+    this.after(rule?.first_token_delay_ms ?? 0, () => this.send(this.dialect.complete(chat, reply, context)))
   }
 
   /** Half an answer, on a connection that closes cleanly (`clean`: the headers must not promise its length) or breaks. */
@@ -242,14 +237,13 @@ export class Exchange {
       this.after(delayBefore(index), step)
     }
     if (sent === 0) return finish()
-    const first = delayBefore(0)
-    if (first > 0) this.after(first, step)
-    else step()
+    this.after(delayBefore(0), step)
   }
 
-  /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears. */
+  /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears; at once when `ms` is 0. */
   private after(ms: number, action: () => void): void {
-    this.timer = setTimeout(action, ms)
+    if (ms > 0) this.timer = setTimeout(action, ms)
+    else action()
   }
 
   private send(answer: Answer): void {
@@ -262,7 +256,7 @@ export class Exchange {
 
   /** Holds the connection open: for `ms`, then drops it, or (undefined) until the client leaves. */
   private hold(ms: number | undefined): void {
-    if (ms !== undefined) this.after(ms, () => this.destroy())
+    if (ms !== undefined) this.timer = setTimeout(() => this.destroy(), ms)
   }
 
   /** Drops the connection as a broken upstream would; not counted as a client abort. */
