@@ -3,6 +3,7 @@ import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } fro
 import type { Reply } from '../reply/content.ts'
 import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 import { stopReason } from '../anthropic/body.ts'
+import { eventFrame } from './eventstream.ts'
 
 /** Characters of every text part (messages and system), for the token estimate. */
 function textCharacters(blocks: unknown): number {
@@ -79,10 +80,10 @@ function padded(payload: Record<string, unknown>, index: number): Record<string,
 }
 
 /**
- * A ConverseStream answer as (event type, payload) pairs, in Bedrock's order: messageStart,
+ * A ConverseStream answer as event-stream frames, in Bedrock's order: messageStart,
  * contentBlockStart (tool use only), contentBlockDelta..., contentBlockStop, messageStop, metadata.
  */
-export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: string): Array<[string, Record<string, unknown>]> {
+export function converseStreamFrames(chat: ChatRequest, reply: Reply, toolId: string): Buffer[] {
   const events: Array<[string, Record<string, unknown>]> = [['messageStart', { role: 'assistant' }]]
   const tool = chat.tool
   if (tool !== undefined) events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: tool.name } } }])
@@ -93,5 +94,5 @@ export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: st
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
   events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
   events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])
-  return events.map(([type, payload], index) => [type, padded(payload, index)])
+  return events.map(([type, payload], index) => eventFrame(type, padded(payload, index)))
 }
