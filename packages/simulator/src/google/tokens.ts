@@ -17,15 +17,10 @@ const PUBLIC_KEY = createPublicKey(SIMULATOR_PRIVATE_KEY)
 /** Tokens kept at most; past it, expired ones go, then the oldest. */
 const MAX_TOKENS = 10_000
 
-/** One issued access token. */
-export interface IssuedToken {
-  email: string
-  expiresAt: number
-}
-
 /** The access tokens the endpoint issued, and how many it issued per service account. */
 export class TokenBook {
-  private readonly tokens = new Map<string, IssuedToken>()
+  /** Each token's service account and expiry (epoch ms). */
+  private readonly tokens = new Map<string, { email: string; expiresAt: number }>()
   /** Tokens issued since the simulator started. */
   issued = 0
 
@@ -42,7 +37,7 @@ export class TokenBook {
     return { token, expiresIn: this.lifetimeSeconds }
   }
 
-  lookup(token: string): IssuedToken | undefined {
+  lookup(token: string) {
     return this.tokens.get(token)
   }
 }
