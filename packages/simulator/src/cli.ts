@@ -4,8 +4,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { createSimulator, RuleError } from './index.ts'
-import { parseRules } from './rules/validate.ts'
+import { createSimulator, type SimulatorRule } from './index.ts'
 
 function integer(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined
@@ -23,12 +22,12 @@ async function main(): Promise<void> {
       rules: { type: 'string' },
     },
   })
-  const rules = values.rules === undefined ? undefined : parseRules(JSON.parse(await readFile(values.rules, 'utf8')))
   const simulator = await createSimulator({
     port: integer(values.port, 'port'),
     host: values.host,
     seed: integer(values.seed, 'seed'),
-    rules,
+    // Checked by createSimulator, which throws a RuleError naming the bad rule.
+    rules: values.rules === undefined ? undefined : JSON.parse(await readFile(values.rules, 'utf8')) as SimulatorRule[],
   })
   process.stdout.write(`simulator listening on ${simulator.url}\n`)
   const stop = (): void => {
@@ -39,17 +38,15 @@ async function main(): Promise<void> {
   // Started by a launcher that asked for it: stop once the launcher is gone (an orphan is re-parented).
   if (process.env.SWITCHBOARD_EXIT_WITH_PARENT === '1') {
     const parent = process.ppid
-    const watch = setInterval(() => {
-      if (process.ppid === parent) return
-      clearInterval(watch)
-      stop()
-    }, 1_000)
-    watch.unref()
+    // Once is enough, but a second call is harmless: close() is shared, and the first exit ends all.
+    setInterval(() => {
+      if (process.ppid !== parent) stop()
+    }, 1_000).unref()
   }
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof RuleError || error instanceof Error ? error.message : String(error)
+  const message = error instanceof Error ? error.message : String(error)
   process.stderr.write(`switchboard-simulator: ${message}\n`)
   process.exit(1)
 })

@@ -1,18 +1,8 @@
 /**
- * @switchboard/test-kit: what tests, benches and scripts share, so none of them reaches into
- * another's folder for it.
- *
- * - `freePort`: the one free-port helper (a port below the kernel's ephemeral range).
- * - `launchFleet`, `startSimulatorProcess`, `freshDatabase`: a local fleet of real gateway
- *   processes on loopback (used by `npm start`, the chaos and soak runs, the dashboard's tests
- *   and the fleet benches).
- * - `roughDayConfig`, `ROUGH_DAY_RULES`, `DEMO_MODELS`: the demo fleet's providers and the
- *   simulator's rough day.
- * - `startPrivateServer`: a private embedded PostgreSQL owned by this process.
- * - `seededRandom`: a seeded random source, the same draws every run (the simulator's).
- *
- * For tests, benches and scripts only: no package's `src/` imports it, so nothing of it reaches
- * the gateway's bundle or image.
+ * @switchboard/test-kit: what tests, benches and scripts share (free ports, a local fleet of real
+ * gateway processes, private embedded Postgres servers, the demo's rough day, the simulator's
+ * seeded random source), so none of them reaches into another's folder for it; the README says
+ * what each export is. No package's `src/` imports it, so none of it reaches the gateway's bundle.
  */
 export { freePort } from './ports.ts'
 export { seededRandom } from '@switchboard/simulator'

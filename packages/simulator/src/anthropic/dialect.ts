@@ -27,7 +27,8 @@ function rateHeaders(headers: string[], rate: RateView, now: number): string[] {
   return headers
 }
 
-const streamHeaders = (context: AnswerContext) => [...rateHeaders(baseHeaders(context.requestId), context.rate, context.now), ...sseHeaders]
+const okHeaders = (context: AnswerContext) => rateHeaders(baseHeaders(context.requestId), context.rate, context.now)
+const streamHeaders = (context: AnswerContext) => [...okHeaders(context), ...sseHeaders]
 const events = (chat: ChatRequest, reply: Reply, context: AnswerContext) => messageEvents(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
 
 function error(status: number, requestId: string, type: string, message: string, extra: string[] = []): Answer {
@@ -45,10 +46,7 @@ export const anthropicDialect: Dialect = {
     const parsed = parseMessagesBody(body)
     return 'refusal' in parsed ? error(400, requestId, 'invalid_request_error', parsed.refusal) : parsed
   },
-  complete(chat, reply, context) {
-    const body = messageBody(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))
-    return jsonAnswer(200, rateHeaders(baseHeaders(context.requestId), context.rate, context.now), body)
-  },
+  complete: (chat, reply, context) => jsonAnswer(200, okHeaders(context), messageBody(chat, reply, context.ids.next('msg_'), context.ids.next('toolu_'))),
   stream: (chat, reply, context) => ({ headers: streamHeaders(context), chunks: events(chat, reply, context) }),
   streamError: (chat, reply, context, message) => ({ headers: streamHeaders(context), chunks: messageErrorEvents(events(chat, reply, context), message, context.requestId) }),
   fault(preset, context) {

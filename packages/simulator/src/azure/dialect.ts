@@ -17,11 +17,8 @@ export function azureNotFound(requestId: string): Answer {
 /** Azure OpenAI: `api-key` header, the deployment in the path, OpenAI's bodies with content-filter annotations. */
 export const azureDialect: Dialect = chatDialect({
   provider: 'azure',
-  flavor: 'azure',
   readKey: (headers) => apiKey(headers) ?? bearerKey(headers),
   baseHeaders,
-  // Azure reports what is left (and, in newer versions, the limits); no reset headers.
-  resets: false,
   missingKeyBody: azureErrorBody('401', accessDeniedMessage),
   invalidJsonHint: '',
   faults: azureFaults,

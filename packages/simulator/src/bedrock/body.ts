@@ -1,20 +1,14 @@
 /** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
 import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
-import { estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, partCharacters, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
 import { stopReason } from '../anthropic/body.ts'
+import { eventFrame } from './eventstream.ts'
 
-/** Characters of every text part (messages and system), for the token estimate. */
+/** Characters of every text part (messages and system), tool use and tool result, for the token estimate. */
 function textCharacters(blocks: unknown): number {
-  if (!Array.isArray(blocks)) return 0
-  let total = 0
-  for (const block of blocks) {
-    if (!isFields(block)) continue
-    if (typeof block.text === 'string') total += block.text.length
-    if (isFields(block.toolResult)) total += textCharacters(block.toolResult.content)
-    if (isFields(block.toolUse)) total += JSON.stringify(block.toolUse.input ?? {}).length
-  }
-  return total
+  return partCharacters(blocks, (block) => (isFields(block.toolResult) ? textCharacters(block.toolResult.content) : 0)
+    + (isFields(block.toolUse) ? JSON.stringify(block.toolUse.input ?? {}).length : 0))
 }
 
 /** Validates a Converse body (refusals in Bedrock's ValidationException wording); `modelId` comes from the path. */
@@ -79,10 +73,10 @@ function padded(payload: Record<string, unknown>, index: number): Record<string,
 }
 
 /**
- * A ConverseStream answer as (event type, payload) pairs, in Bedrock's order: messageStart,
+ * A ConverseStream answer as event-stream frames, in Bedrock's order: messageStart,
  * contentBlockStart (tool use only), contentBlockDelta..., contentBlockStop, messageStop, metadata.
  */
-export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: string): Array<[string, Record<string, unknown>]> {
+export function converseStreamFrames(chat: ChatRequest, reply: Reply, toolId: string): Buffer[] {
   const events: Array<[string, Record<string, unknown>]> = [['messageStart', { role: 'assistant' }]]
   const tool = chat.tool
   if (tool !== undefined) events.push(['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: toolId, name: tool.name } } }])
@@ -93,5 +87,5 @@ export function converseStreamEvents(chat: ChatRequest, reply: Reply, toolId: st
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
   events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
   events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])
-  return events.map(([type, payload], index) => [type, padded(payload, index)])
+  return events.map(([type, payload], index) => eventFrame(type, padded(payload, index)))
 }

@@ -8,8 +8,8 @@ import type { IncomingMessage } from 'node:http'
 import type { Answer, Dialect } from '../dialects/dialect.ts'
 import { jsonAnswer } from '../dialects/dialect.ts'
 import { bearerKey } from '../openai/dialect.ts'
-import { converseBody, converseStreamEvents, parseConverseBody } from './body.ts'
-import { eventFrame, exceptionFrame } from './eventstream.ts'
+import { converseBody, converseStreamFrames, parseConverseBody } from './body.ts'
+import { eventFrame } from './eventstream.ts'
 import { bedrockError, bedrockFault } from './errors.ts'
 import { readSigV4, verifySigV4 } from './sigv4.ts'
 
@@ -44,15 +44,12 @@ function converseDialect(stream: boolean): Dialect {
       return 'refusal' in parsed ? answer(bedrockError(400, 'ValidationException', parsed.refusal), requestId) : parsed
     },
     complete: (chat, reply, context) => jsonAnswer(200, ['x-amzn-requestid', context.requestId], converseBody(chat, reply, context.ids.next('tooluse_'), 1)),
-    stream(chat, reply, context) {
-      const frames = converseStreamEvents(chat, reply, context.ids.next('tooluse_')).map(([type, payload]) => eventFrame(type, payload))
-      return { headers: streamHeaders(context.requestId), chunks: frames }
-    },
+    stream: (chat, reply, context) => ({ headers: streamHeaders(context.requestId), chunks: converseStreamFrames(chat, reply, context.ids.next('tooluse_')) }),
     streamError(chat, reply, context, message) {
       // Half the answer, then the exception frame Bedrock sends when the model fails mid-stream; the connection then ends.
-      const events = converseStreamEvents(chat, reply, context.ids.next('tooluse_'))
-      const frames = events.slice(0, Math.max(2, Math.floor(events.length / 2))).map(([type, payload]) => eventFrame(type, payload))
-      frames.push(exceptionFrame('modelStreamErrorException', message ?? 'The model encountered an error while streaming the response. Try your request again.'))
+      const all = converseStreamFrames(chat, reply, context.ids.next('tooluse_'))
+      const frames = all.slice(0, Math.max(2, Math.floor(all.length / 2)))
+      frames.push(eventFrame('modelStreamErrorException', { message: message ?? 'The model encountered an error while streaming the response. Try your request again.' }, 'exception'))
       return { headers: streamHeaders(context.requestId), chunks: frames }
     },
     fault: (preset, context) => answer(bedrockFault(preset, context), context.requestId),

@@ -33,12 +33,7 @@ export function encodeFrame(headers: Record<string, string>, payload: string): B
   return frame
 }
 
-/** A ConverseStream event frame (`:message-type: event`). */
-export function eventFrame(eventType: string, payload: Record<string, unknown>): Buffer {
-  return encodeFrame({ ':event-type': eventType, ':content-type': 'application/json', ':message-type': 'event' }, JSON.stringify(payload))
-}
-
-/** A modelled exception frame (`:message-type: exception`), as Bedrock sends one mid-stream. */
-export function exceptionFrame(exceptionType: string, message: string): Buffer {
-  return encodeFrame({ ':exception-type': exceptionType, ':content-type': 'application/json', ':message-type': 'exception' }, JSON.stringify({ message }))
+/** A ConverseStream event frame, or (`exception`) a modelled exception frame as Bedrock sends one mid-stream. */
+export function eventFrame(type: string, payload: Record<string, unknown>, messageType: 'event' | 'exception' = 'event'): Buffer {
+  return encodeFrame({ [`:${messageType}-type`]: type, ':content-type': 'application/json', ':message-type': messageType }, JSON.stringify(payload))
 }

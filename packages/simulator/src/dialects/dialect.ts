@@ -84,6 +84,15 @@ export function readBody(request: IncomingMessage, use: (text: string) => void):
   request.on('end', () => use(body))
 }
 
+/** A JSON text's value, or undefined when it is not valid JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 /** Reads the API key a request sends in header `name`: undefined when absent or empty. */
 export function headerKey(name: string): (headers: IncomingHttpHeaders) => string | undefined {
   return (headers) => {

@@ -1,18 +1,12 @@
 /** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
 import { isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
 import type { Reply } from '../reply/content.ts'
-import { estimateTokens, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, partCharacters, splitForStream, toolArguments } from '../reply/content.ts'
 
-function partCharacters(parts: unknown): number {
-  if (!Array.isArray(parts)) return 0
-  let total = 0
-  for (const part of parts) {
-    if (!isFields(part)) continue
-    if (typeof part.text === 'string') total += part.text.length
-    if (isFields(part.functionCall)) total += JSON.stringify(part.functionCall.args ?? {}).length
-    if (isFields(part.functionResponse)) total += JSON.stringify(part.functionResponse.response ?? {}).length
-  }
-  return total
+/** Characters of the text, function calls and function responses of a list of parts, for the token estimate. */
+function characters(parts: unknown): number {
+  return partCharacters(parts, (part) => (isFields(part.functionCall) ? JSON.stringify(part.functionCall.args ?? {}).length : 0)
+    + (isFields(part.functionResponse) ? JSON.stringify(part.functionResponse.response ?? {}).length : 0))
 }
 
 /** Validates a generateContent body (refusals in Google's INVALID_ARGUMENT wording); `model` comes from the path. */
@@ -20,7 +14,7 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
   if (!Array.isArray(body.contents) || body.contents.length === 0) {
     return { refusal: '* GenerateContentRequest.contents: contents is not specified' }
   }
-  let characters = isFields(body.systemInstruction) ? partCharacters(body.systemInstruction.parts) : 0
+  let total = isFields(body.systemInstruction) ? characters(body.systemInstruction.parts) : 0
   for (const [index, content] of (body.contents as unknown[]).entries()) {
     if (!isFields(content) || !Array.isArray(content.parts) || content.parts.length === 0) {
       return { refusal: `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.` }
@@ -28,7 +22,7 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
     if (content.role !== undefined && content.role !== 'user' && content.role !== 'model' && content.role !== 'function') {
       return { refusal: `Please use a valid role: user, model.` }
     }
-    characters += partCharacters(content.parts)
+    total += characters(content.parts)
   }
   const generation = isFields(body.generationConfig) ? body.generationConfig : {}
   const maxTokens = generation.maxOutputTokens
@@ -38,7 +32,7 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
   return {
     model,
     stream,
-    promptTokens: estimateTokens(characters),
+    promptTokens: estimateTokens(total),
     maxTokens: maxTokens as number | undefined,
     tool: forcedTool(body.tools, body.toolConfig),
   }

@@ -15,7 +15,7 @@ import { anthropicErrorBody } from '../anthropic/errors.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import type { Reply } from '../reply/content.ts'
 import { generateContentBody, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
-import { errorInfo, googleError, googleFault, SERVICE, type GoogleSurface } from './errors.ts'
+import { errorInfo, googleError, googleFaults, SERVICE, type GoogleSurface } from './errors.ts'
 import { retryAfterSeconds } from '../reply/format.ts'
 import type { TokenBook } from './tokens.ts'
 
@@ -46,8 +46,8 @@ function geminiFormat(surface: GoogleSurface, stream: boolean): Omit<Dialect, 'p
       sent.push(sseData({ error: { code: 503, message: message ?? 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }))
       return { headers: sseHeaders(context.requestId), chunks: sent }
     },
-    fault: (preset, context) => answer(googleFault(preset, context, surface), context.requestId),
-    rateLimited: (decision, context) => answer(googleFault('rate_limit', { ...context, retryAfterS: retryAfterSeconds(decision.retryAfterMs) }, surface), context.requestId),
+    fault: (preset, context) => answer(googleFaults[preset](context, surface), context.requestId),
+    rateLimited: (decision, context) => answer(googleFaults.rate_limit({ ...context, retryAfterS: retryAfterSeconds(decision.retryAfterMs) }, surface), context.requestId),
   }
 }
 

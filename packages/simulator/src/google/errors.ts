@@ -26,10 +26,8 @@ function resource(model: string): string {
   return `projects/simulator-project/locations/us-central1/publishers/${publisher}/models/${model}`
 }
 
-type Fault = (context: FaultContext, surface: GoogleSurface) => Answer
-
-/** The real answer of each preset; a scripted `message` replaces Google's words. */
-const FAULTS: Record<AnswerPreset, Fault> = {
+/** Google's real answer for each preset, on the Gemini API or on Vertex AI; a scripted `message` replaces Google's words. */
+export const googleFaults: Record<AnswerPreset, (context: FaultContext, surface: GoogleSurface) => Answer> = {
   invalid_api_key: (context, surface) => surface === 'gemini'
     ? googleError(400, 'INVALID_ARGUMENT', context.message ?? 'API key not valid. Please pass a valid API key.', [errorInfo('API_KEY_INVALID', SERVICE.gemini)])
     : googleError(401, 'UNAUTHENTICATED', context.message ?? 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', [errorInfo('ACCESS_TOKEN_EXPIRED', SERVICE.vertex)]),
@@ -57,9 +55,4 @@ const FAULTS: Record<AnswerPreset, Fault> = {
   overloaded: (context) => googleError(503, 'UNAVAILABLE', context.message ?? 'The model is overloaded. Please try again later.'),
   context_length_exceeded: (context) => googleError(400, 'INVALID_ARGUMENT', context.message ?? 'The input token count (1210000) exceeds the maximum number of tokens allowed (1048576).'),
   bad_request: (context) => googleError(400, 'INVALID_ARGUMENT', context.message ?? 'Invalid JSON payload received. Unknown name "topK" at \'generation_config\': Cannot find field.'),
-}
-
-/** Google's real answer for each preset, on the Gemini API or on Vertex AI. */
-export function googleFault(preset: AnswerPreset, context: FaultContext, surface: GoogleSurface): Answer {
-  return FAULTS[preset](context, surface)
 }

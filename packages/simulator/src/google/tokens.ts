@@ -5,7 +5,7 @@
  */
 import { createPublicKey, randomBytes, verify } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isFields, readBody } from '../dialects/dialect.ts'
+import { isFields, parseJson, readBody } from '../dialects/dialect.ts'
 import { SIMULATOR_PRIVATE_KEY } from './service-account.ts'
 
 /** Google's own token URL: the audience a service account's assertion names. */
@@ -17,15 +17,10 @@ const PUBLIC_KEY = createPublicKey(SIMULATOR_PRIVATE_KEY)
 /** Tokens kept at most; past it, expired ones go, then the oldest. */
 const MAX_TOKENS = 10_000
 
-/** One issued access token. */
-export interface IssuedToken {
-  email: string
-  expiresAt: number
-}
-
 /** The access tokens the endpoint issued, and how many it issued per service account. */
 export class TokenBook {
-  private readonly tokens = new Map<string, IssuedToken>()
+  /** Each token's service account and expiry (epoch ms). */
+  private readonly tokens = new Map<string, { email: string; expiresAt: number }>()
   /** Tokens issued since the simulator started. */
   issued = 0
 
@@ -42,7 +37,7 @@ export class TokenBook {
     return { token, expiresIn: this.lifetimeSeconds }
   }
 
-  lookup(token: string): IssuedToken | undefined {
+  lookup(token: string) {
     return this.tokens.get(token)
   }
 }
@@ -55,12 +50,8 @@ function reply(response: ServerResponse, status: number, value: unknown): void {
 
 function decodePart(part: string | undefined): Record<string, unknown> | undefined {
   if (part === undefined) return undefined
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
-    return isFields(value) ? value : undefined
-  } catch {
-    return undefined
-  }
+  const value = parseJson(Buffer.from(part, 'base64url').toString('utf8'))
+  return isFields(value) ? value : undefined
 }
 
 /** Why an assertion is refused, in Google's words, or the service account it names. */

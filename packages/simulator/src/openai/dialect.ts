@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { ProviderName } from '../index.ts'
 import { jsonAnswer, shape, sseHeaders, type Answer, type AnswerContext, type AnswerPreset, type Dialect, type FaultContext } from '../dialects/dialect.ts'
 import { goDuration, retryAfterSeconds } from '../reply/format.ts'
 import type { RateDecision, RateView } from '../rules/rate-window.ts'
@@ -16,12 +15,9 @@ export function bearerKey(headers: IncomingHttpHeaders): string | undefined {
 
 /** What sets OpenAI's Chat Completions apart from Azure's, which shares the format. */
 export interface ChatFlavor {
-  provider: ProviderName
-  flavor: Flavor
+  provider: Flavor
   readKey(headers: IncomingHttpHeaders): string | undefined
   baseHeaders(requestId: string): string[]
-  /** Whether the rate headers say when the limits reset (OpenAI's do; Azure's only say what is left). */
-  resets: boolean
   missingKeyBody: string
   invalidJsonHint: string
   faults: Record<AnswerPreset, Fault>
@@ -38,7 +34,8 @@ export function chatDialect(flavor: ChatFlavor): Dialect {
       'x-ratelimit-remaining-requests', String(rate.requestsRemaining),
       'x-ratelimit-remaining-tokens', String(rate.tokensRemaining),
     )
-    if (flavor.resets) headers.push('x-ratelimit-reset-requests', goDuration(rate.requestsResetMs), 'x-ratelimit-reset-tokens', goDuration(rate.tokensResetMs))
+    // OpenAI's say when the limits reset; Azure's only say what is left (and, in newer versions, the limits).
+    if (flavor.provider === 'openai') headers.push('x-ratelimit-reset-requests', goDuration(rate.requestsResetMs), 'x-ratelimit-reset-tokens', goDuration(rate.tokensResetMs))
     return headers
   }
   const error = (status: number, requestId: string, body: string, extra: string[] = []): Answer => jsonAnswer(status, flavor.baseHeaders(requestId).concat(extra), body)
@@ -55,8 +52,8 @@ export function chatDialect(flavor: ChatFlavor): Dialect {
     parse: (body, deployment, apiVersion, requestId) =>
       parseChatBody(body, deployment, apiVersion, (message, param, code) =>
         error(400, requestId, openaiErrorBody(message, 'invalid_request_error', param, code))),
-    complete: (chat, reply, context) => jsonAnswer(200, okHeaders(context), completionBody(chat, reply, ...ids(context), flavor.flavor)),
-    stream: (chat, reply, context) => ({ headers: [...okHeaders(context), ...sseHeaders], chunks: streamEvents(chat, reply, ...ids(context), flavor.flavor) }),
+    complete: (chat, reply, context) => jsonAnswer(200, okHeaders(context), completionBody(chat, reply, ...ids(context), flavor.provider)),
+    stream: (chat, reply, context) => ({ headers: [...okHeaders(context), ...sseHeaders], chunks: streamEvents(chat, reply, ...ids(context), flavor.provider) }),
     fault: (preset, context) => withBase(flavor.faults[preset]((fallback) => context.message ?? fallback, context), context.requestId),
     rateLimited: (decision, context) => withBase(flavor.rateLimited(decision, context, rateHeaders), context.requestId),
   }
@@ -65,10 +62,8 @@ export function chatDialect(flavor: ChatFlavor): Dialect {
 /** OpenAI's Chat Completions API. */
 export const openaiDialect: Dialect = chatDialect({
   provider: 'openai',
-  flavor: 'openai',
   readKey: bearerKey,
   baseHeaders: (requestId) => ['x-request-id', requestId, 'openai-organization', 'org-simulator', 'openai-processing-ms', '1', 'openai-version', '2020-10-01'],
-  resets: true,
   missingKeyBody: openaiErrorBody(
     "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.",
     'invalid_request_error', null, null),

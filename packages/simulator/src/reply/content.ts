@@ -1,3 +1,4 @@
+import { isFields, type Fields } from '../dialects/dialect.ts'
 import type { ProviderName } from '../index.ts'
 
 /** The text and token counts of one simulated answer. */
@@ -74,14 +75,17 @@ export function promptCharacters(messages: unknown, system?: unknown): number {
 
 /** Characters of a message's content: a string, or the text of its parts. */
 export function countText(content: unknown): number {
-  if (typeof content === 'string') return content.length
-  if (!Array.isArray(content)) return 0
+  return typeof content === 'string' ? content.length : partCharacters(content)
+}
+
+/** Characters of the `text` of a list's parts, plus what `more` counts in each part (tool calls, tool results). */
+export function partCharacters(parts: unknown, more?: (part: Fields) => number): number {
+  if (!Array.isArray(parts)) return 0
   let total = 0
-  for (const part of content) {
-    if (typeof part === 'object' && part !== null) {
-      const value = (part as { text?: unknown }).text
-      if (typeof value === 'string') total += value.length
-    }
+  for (const part of parts) {
+    if (!isFields(part)) continue
+    if (typeof part.text === 'string') total += part.text.length
+    if (more !== undefined) total += more(part)
   }
   return total
 }

@@ -7,15 +7,8 @@ const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  * a random per-process stem plus a counter, so making one costs no entropy.
  */
 export class IdMaker {
-  private readonly stem: string
+  private readonly stem = Array.from(randomBytes(12), (byte) => alphabet[byte % alphabet.length]).join('')
   private counter = 0
-
-  constructor() {
-    const bytes = randomBytes(12)
-    let stem = ''
-    for (const byte of bytes) stem += alphabet[byte % alphabet.length]
-    this.stem = stem
-  }
 
   next(prefix: string): string {
     this.counter += 1

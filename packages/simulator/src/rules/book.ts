@@ -37,10 +37,8 @@ export class RuleBook {
    * Counts down `times` on every matching rule, since matching is using it.
    */
   resolve(provider: ProviderName, key: string, model: string): SimulatorRule | undefined {
-    const entries = this.entries
-    if (entries.length === 0) return undefined
     let merged: SimulatorRule | undefined
-    for (const entry of entries) {
+    for (const entry of this.entries) {
       const rule = entry.rule
       if (entry.remaining <= 0) continue
       if (rule.provider !== undefined && rule.provider !== provider) continue

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isFields, jsonAnswer, readBody } from '../dialects/dialect.ts'
+import { isFields, jsonAnswer, parseJson, readBody } from '../dialects/dialect.ts'
 import { RuleError } from '../rules/validate.ts'
 import { send } from './exchange.ts'
 import type { SimulatorState } from './state.ts'
@@ -18,12 +18,8 @@ function refuse(response: ServerResponse, status: number, message: string): void
 function readJson(request: IncomingMessage, response: ServerResponse, use: (value: unknown) => void): void {
   readBody(request, (body) => {
     if (body.length > maxBodyBytes) return refuse(response, 413, 'body too large')
-    let value: unknown
-    try {
-      value = JSON.parse(body)
-    } catch {
-      return refuse(response, 400, 'body is not valid JSON')
-    }
+    const value = parseJson(body)
+    if (value === undefined) return refuse(response, 400, 'body is not valid JSON')
     try {
       use(value)
     } catch (error) {

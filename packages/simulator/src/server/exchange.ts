@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import { isAnswer, isFields, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
+import { isAnswer, isFields, parseJson, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
-import { afterContent, contentCount, eventKind, malformed, type StreamScript } from '../stream/script.ts'
+import { afterContent, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
 import { sampleLatency } from '../rules/random.ts'
 import { keySuffix } from './records.ts'
@@ -77,12 +77,7 @@ export class Exchange {
     this.key = key
     const refusal = dialect.authenticate?.(this.request, text, this.requestId)
     if (refusal !== undefined) return this.send(refusal)
-    let body: unknown
-    try {
-      body = JSON.parse(text)
-    } catch {
-      body = undefined
-    }
+    const body = parseJson(text)
     if (!isFields(body)) return this.send(dialect.invalidJson(this.requestId))
     this.prefill = prefillOf(body)
     const chat = dialect.parse(body, this.deployment, this.apiVersion, this.requestId)
@@ -104,10 +99,10 @@ export class Exchange {
     // What to do once the latency has passed, when it is not the answer itself.
     let act: (() => void) | undefined
     let rate = unlimitedView
-    const refusedBetas = refusedBetasOf(rule, this.request.headers['anthropic-beta'])
-    if (refusedBetas.length > 0) {
+    const betaRefused = betaRefusal(rule, this.request.headers['anthropic-beta'], this.requestId)
+    if (betaRefused !== undefined) {
       this.fault = 'refuses_betas'
-      act = this.sending(betaRefusal(refusedBetas, this.requestId))
+      act = this.sending(betaRefused)
     } else if (rule.rejects_prefill === true && this.prefill !== undefined) {
       this.fault = 'rejects_prefill'
       act = this.sending(this.dialect.fault('bad_request', this.faultContext(chat, { message: PREFILL_REFUSED })))
@@ -124,9 +119,7 @@ export class Exchange {
       }
     }
     const latency = rule.latency_ms === undefined ? 0 : sampleLatency(rule.latency_ms, state.random)
-    act ??= () => this.succeed(chat, rule, rate)
-    if (latency > 0) this.after(latency, act)
-    else act()
+    this.after(latency, act ?? (() => this.succeed(chat, rule, rate)))
   }
 
   private faultAction(chat: ChatRequest, rule: SimulatorRule, fault: FaultSpec): () => void {
@@ -157,14 +150,13 @@ export class Exchange {
         }
         const answer = this.dialect.stream(chat, reply, context)
         const chunks = answer.chunks
-        const content = contentCount(chunks)
+        const content = chunks.filter((chunk) => eventKind(chunk) === 'content').length
         const count = options?.after_chunks ?? (preset === 'stream_no_done' ? content : Math.floor(content / 2))
         // Without after_chunks, a cut keeps its old shape: half the events, whatever they are.
         const sent = preset === 'stream_cut' && options?.after_chunks === undefined ? Math.max(1, Math.floor(chunks.length / 2)) : afterContent(chunks, count)
         if (preset === 'stream_malformed') {
-          const chunks = [...answer.chunks]
           if (sent < chunks.length) chunks[sent] = malformed(chunks[sent]!)
-          return () => this.writeStream({ headers: answer.headers, chunks }, rule)
+          return () => this.writeStream(answer, rule)
         }
         const ending = preset === 'stream_cut' ? 'destroy' : preset === 'stream_stall' ? 'hold' : 'end'
         return () => this.writeStream(answer, rule, { sent, ending, holdMs: options?.after_ms })
@@ -203,10 +195,7 @@ export class Exchange {
     const context = this.answerContext(rate)
     if (chat.stream) return this.writeStream(this.dialect.stream(chat, reply, context), rule)
     // A plain request has no first token of its own: the delay is more latency before the answer.
-    const delay = rule?.first_token_delay_ms ?? 0
-    const answer = () => this.send(this.dialect.complete(chat, reply, context))
-    if (delay > 0) this.after(delay, answer)
-    else answer()
+    this.after(rule?.first_token_delay_ms ?? 0, () => this.send(this.dialect.complete(chat, reply, context)))
   }
 
   /** Half an answer, on a connection that closes cleanly (`clean`: the headers must not promise its length) or breaks. */
@@ -248,17 +237,13 @@ export class Exchange {
       this.after(delayBefore(index), step)
     }
     if (sent === 0) return finish()
-    const first = delayBefore(0)
-    if (first > 0) this.after(first, step)
-    else step()
+    this.after(delayBefore(0), step)
   }
 
-  /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears. */
+  /** Runs `action` after `ms` on the exchange's one timer, which the connection's close clears; at once when `ms` is 0. */
   private after(ms: number, action: () => void): void {
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      action()
-    }, ms)
+    if (ms > 0) this.timer = setTimeout(action, ms)
+    else action()
   }
 
   private send(answer: Answer): void {
@@ -271,7 +256,7 @@ export class Exchange {
 
   /** Holds the connection open: for `ms`, then drops it, or (undefined) until the client leaves. */
   private hold(ms: number | undefined): void {
-    if (ms !== undefined) this.after(ms, () => this.destroy())
+    if (ms !== undefined) this.timer = setTimeout(() => this.destroy(), ms)
   }
 
   /** Drops the connection as a broken upstream would; not counted as a client abort. */
@@ -282,8 +267,7 @@ export class Exchange {
   }
 
   private finish(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = undefined
+    clearTimeout(this.timer)
     const { response, request: { headers } } = this
     this.state.log.add({
       at: Date.now(),
@@ -304,14 +288,11 @@ export class Exchange {
   }
 }
 
-/** The flags of an `anthropic-beta` header the rule refuses. */
-function refusedBetasOf(rule: SimulatorRule, header: string | string[] | undefined): string[] {
-  if (rule.refuses_betas === undefined || typeof header !== 'string') return []
-  return header.split(',').map((flag) => flag.trim()).filter((flag) => rule.refuses_betas!.includes(flag))
-}
-
-/** Anthropic's 400 for beta flags it (or Claude on Vertex AI, passing Anthropic's answer through) does not serve. */
-function betaRefusal(flags: string[], requestId: string): Answer {
+/** Anthropic's 400 for the `anthropic-beta` flags the rule refuses (as Claude on Vertex AI passes it through), if the header carries any. */
+function betaRefusal(rule: SimulatorRule, header: string | string[] | undefined, requestId: string): Answer | undefined {
+  if (rule.refuses_betas === undefined || typeof header !== 'string') return undefined
+  const flags = header.split(',').map((flag) => flag.trim()).filter((flag) => rule.refuses_betas!.includes(flag))
+  if (flags.length === 0) return undefined
   const message = `Unexpected value(s) ${flags.map((flag) => `\`${flag}\``).join(', ')} for the \`anthropic-beta\` header. Please consult our documentation at docs.anthropic.com or try again without the header.`
   return { status: 400, headers: ['content-type', 'application/json'], body: anthropicErrorBody('invalid_request_error', message, requestId) }
 }

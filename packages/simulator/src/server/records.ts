@@ -30,11 +30,8 @@ export class RequestRecords {
     if (record.aborted) this.aborted += 1
     const id = `${record.provider}\u0000${record.key_suffix}\u0000${record.model}\u0000${record.status}`
     const row = this.counts.get(id)
-    if (row === undefined) {
-      this.counts.set(id, { provider: record.provider, key_suffix: record.key_suffix, model: record.model, status: record.status, count: 1 })
-    } else {
-      row.count += 1
-    }
+    if (row !== undefined) row.count += 1
+    else this.counts.set(id, { provider: record.provider, key_suffix: record.key_suffix, model: record.model, status: record.status, count: 1 })
   }
 
   /** Oldest first. */

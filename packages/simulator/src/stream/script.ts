@@ -46,13 +46,6 @@ export function afterContent(chunks: ReadonlyArray<string | Buffer>, count: numb
   return ending < 0 ? chunks.length : ending
 }
 
-/** How many content events the stream carries. */
-export function contentCount(chunks: ReadonlyArray<string | Buffer>): number {
-  let count = 0
-  for (const chunk of chunks) if (eventKind(chunk) === 'content') count++
-  return count
-}
-
 /** An event cut in the middle of its JSON, still framed as an event: what a malformed chunk looks like. */
 export function malformed(chunk: string | Buffer): string | Buffer {
   if (typeof chunk !== 'string') return chunk.subarray(0, Math.max(1, Math.floor(chunk.length / 2)))
