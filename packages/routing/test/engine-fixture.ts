@@ -5,7 +5,7 @@
  */
 import { createAdaptiveBalancer, type AdaptiveBalancer } from '../src/adaptive/balancer.ts'
 import { createSessionAffinity } from '../src/adaptive/session.ts'
-import { defaultLoadBalancerSettings, keyServesModel, type BalancerKey, type BalancerProvider } from '../src/adaptive/types.ts'
+import { defaultLoadBalancerSettings, keyServesModel, type BalancerKey, type BalancerProvider, type RouteRef, type RouteState } from '../src/adaptive/types.ts'
 import { createHolds, type Holds } from '../src/holds/holds.ts'
 import { RateLimitBackoffs } from '../src/planning/backoffs.ts'
 import { keyRotationFor, planKeys } from '../src/planning/key-plan.ts'
@@ -84,4 +84,9 @@ export function drawShares(plan: KeyPlan): number[] {
     total += Math.max(0, weight)
   })
   return plan.weights.map((weight, index) => (!eligible[index] ? 0 : total > 0 ? Math.max(0, weight) / total : 1 / count))
+}
+
+/** A route's state as the routes API shows it (held reads failed); undefined for a route the balancer does not list. */
+export function routeState(balancer: AdaptiveBalancer, route: RouteRef): RouteState | undefined {
+  return balancer.routes().find((known) => known.provider === route.provider && known.model === route.model && known.keyId === route.keyId)?.state
 }

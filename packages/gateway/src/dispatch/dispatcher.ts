@@ -213,7 +213,7 @@ class RequestDispatch implements Dispatch {
   next(): DispatchStep | DispatchEnd {
     const step = this.route.next()
     if (step.kind === 'attempt') {
-      if (step.leftOut > 0) this.carrier.metrics.heldKeySkips.inc({ provider: step.target.provider.name })
+      if (step.skipped.length > 0) this.carrier.metrics.heldKeySkips.inc({ provider: step.target.provider.name })
       if (step.trials.length > 0) this.carrier.shareTrials(step.trials)
     }
     return step

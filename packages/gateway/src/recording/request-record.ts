@@ -223,13 +223,10 @@ function summarize(track: RequestTrack, attempts: readonly RecordedAttempt[]): R
   const movedOff = movedOffOf(track)
   let check: RoutingSummary['check'] = null
   if (log?.check) {
-    const { provider, model } = log.check
-    const attempt = attempts.find((candidate) => candidate.provider === provider && candidate.model === model && (log.check!.keyId === null || candidate.key_id === log.check!.keyId))
-    const keyId = log.check.keyId ?? attempt?.key_id ?? null
-    if (keyId !== null) {
-      const outcome = attempt === undefined ? 'not_sent' : attempt.failure_class === null ? 'served' : isHoldReason(attempt.failure_class) ? 'refused_again' : 'inconclusive'
-      check = { key_id: keyId, key_name: attempt?.key_name ?? keyId, provider, model, outcome }
-    }
+    const { provider, model, keyId } = log.check
+    const attempt = attempts.find((candidate) => candidate.provider === provider && candidate.model === model && candidate.key_id === keyId)
+    const outcome = attempt === undefined ? 'not_sent' : attempt.failure_class === null ? 'served' : isHoldReason(attempt.failure_class) ? 'refused_again' : 'inconclusive'
+    check = { key_id: keyId, key_name: attempt?.key_name ?? keyId, provider, model, outcome }
   }
   let lines: string[] = log?.lines ?? []
   if (log !== null && !log.enabled && decision !== null) {

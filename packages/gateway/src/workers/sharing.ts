@@ -65,9 +65,6 @@ export function sharedSessions(local: SessionAffinity, siblings: Pick<Siblings, 
         note(`${sessionId}\u0000${model}`, known.route, known.at)
       }, () => {})
     },
-    get size() {
-      return local.size
-    },
   }
 }
 

@@ -12,7 +12,7 @@ import { createRouteMetrics, displayLatency, enterFailed, enterRecovering, error
 import { downNow, rescoreModel, routeWeight } from './scoring.ts'
 import { buildModelTable, type ModelTable, type RotationWeights } from './tables.ts'
 import { FAIL_SUSTAINED_MS, MAX_CACHED_TABLES, RECOVERY_MAX_FAILURES, RECOVERY_PROBE_IDLE_MS, TABLE_IDLE_CYCLES } from './tuning.ts'
-import { keyServesModel as servesModel, routeKey, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot, type RouteState } from './types.ts'
+import { keyServesModel as servesModel, routeKey, type AttemptOutcome, type BalancerKey, type BalancerProvider, type HeldPredicate, type RouteRef, type RouteSnapshot } from './types.ts'
 
 /** What the balancer is created with. */
 export interface AdaptiveBalancerInit {
@@ -307,11 +307,6 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
       const index = direction?.keyIndex.get(route.keyId)
       if (index === undefined || isHeld(route.provider, route.keyId, route.model)) return false
       return !direction!.rotation.adaptive.failedIndexes.includes(index)
-    },
-    /** The state of a route as the dashboard shows it (held reads failed). */
-    routeState(route: RouteRef): RouteState {
-      if (isHeld(route.provider, route.keyId, route.model)) return 'failed'
-      return metricsOf(route.provider, route.model, route.keyId)?.state ?? 'healthy'
     },
     /** Every known route with its weight, shares and score parts, for the routes API. */
     routes: snapshotRoutes,

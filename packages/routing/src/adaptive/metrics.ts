@@ -149,10 +149,15 @@ export function displayLatency(metrics: RouteMetrics): number | null {
   return metrics.latencyWeight > 0 ? metrics.rawLatencySum / metrics.latencyWeight : null
 }
 
+/** Moves the route to `state` as of `now`. */
+export function enterState(metrics: RouteMetrics, state: RouteState, now: number): void {
+  metrics.state = state
+  metrics.stateSince = now
+}
+
 /** Forgets the error history when a route starts recovering (reference: "so they aren't held back by stale error history"). */
 export function enterRecovering(metrics: RouteMetrics, now: number): void {
-  metrics.state = 'recovering'
-  metrics.stateSince = now
+  enterState(metrics, 'recovering', now)
   metrics.successes = 0
   metrics.failures = 0
   metrics.recoveryClean = 0
@@ -164,7 +169,6 @@ export function enterRecovering(metrics: RouteMetrics, now: number): void {
 /** Moves the route to failed (out of rotation); an already failed route keeps its breaker start. */
 export function enterFailed(metrics: RouteMetrics, now: number): void {
   if (metrics.state === 'failed') return
-  metrics.state = 'failed'
-  metrics.stateSince = now
+  enterState(metrics, 'failed', now)
   metrics.weight = 0
 }

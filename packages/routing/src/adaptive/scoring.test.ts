@@ -6,7 +6,7 @@ import { FAIL_SUSTAINED_MS, RECOVERY_CLEAN_REQUESTS, WEIGHT_FLOOR, WEIGHT_MAX } 
 import { TRIAL_FIRST_WAIT_MS } from '../trials/timing.ts'
 import type { FailureClass } from '../failures/failure-class.ts'
 import type { BalancerProvider, RouteRef } from './types.ts'
-import { keyEngine } from '../../test/engine-fixture.ts'
+import { keyEngine, routeState } from '../../test/engine-fixture.ts'
 
 const MODEL = 'gpt-4o'
 const providers: BalancerProvider[] = [
@@ -111,9 +111,9 @@ describe('route states', () => {
     const { balancer, feed } = setup()
     feed('k2', 0, 'credential')
     // The refusal alone does not: the hold it places fails the route (a stale refusal places none).
-    expect(balancer.routeState(route('k2'))).toBe('healthy')
+    expect(routeState(balancer, route('k2'))).toBe('healthy')
     balancer.failRoute(route('k2'), 0)
-    expect(balancer.routeState(route('k2'))).toBe('failed')
+    expect(routeState(balancer, route('k2'))).toBe('failed')
     // And the engine requests use never draws it, whatever the draw.
     const engine = keyEngine(providers)
     engine.balancer.failRoute(route('k2'), 0)

@@ -8,7 +8,7 @@
  *   weight  = 0                                                                     (failed: out of rotation)
  */
 import { firstAbove } from '../selection/weighted.ts'
-import { decayTo, enterFailed, errorRate, recentLatency, type RouteMetrics } from './metrics.ts'
+import { decayTo, enterFailed, enterState, errorRate, recentLatency, type RouteMetrics } from './metrics.ts'
 import {
   BASELINE_MIN_SAMPLES,
   DEGRADE_ERROR_RATE,
@@ -114,11 +114,11 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         enterFailed(metrics, now)
         return true
       } else if (metrics.state === 'healthy' && (rate >= DEGRADE_ERROR_RATE || latencyPenalty >= DEGRADE_LATENCY_PENALTY)) {
-        enter(metrics, 'degraded', now)
+        enterState(metrics, 'degraded', now)
         metrics.recoveryClean = 0
       } else if (metrics.state === 'degraded' && rate < HEALTHY_ERROR_RATE && latencyPenalty < HEALTHY_LATENCY_PENALTY && metrics.recoveryClean >= RECOVERY_CLEAN_REQUESTS) {
         // Back to healthy only after serving live traffic cleanly, not because its errors decayed while idle.
-        enter(metrics, 'healthy', now)
+        enterState(metrics, 'healthy', now)
       }
       return false
     case 'failed':
@@ -128,14 +128,9 @@ function transition(metrics: RouteMetrics, rate: number, latencyPenalty: number,
         enterFailed(metrics, now)
         return true
       }
-      if (recoveryProgressOf(metrics, now) >= 1) enter(metrics, 'healthy', now)
+      if (recoveryProgressOf(metrics, now) >= 1) enterState(metrics, 'healthy', now)
       return false
   }
-}
-
-function enter(metrics: RouteMetrics, state: 'healthy' | 'degraded', now: number): void {
-  metrics.state = state
-  metrics.stateSince = now
 }
 
 /** Recomputes every route of one model: latency peers are all the model's other routes; fair share is per direction. */

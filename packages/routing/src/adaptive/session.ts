@@ -60,10 +60,6 @@ export function createSessionAffinity(init: SessionAffinityInit) {
         entries.delete(oldest.value)
       }
     },
-    /** How many sessions are remembered. */
-    get size(): number {
-      return entries.size
-    },
   }
 }
 

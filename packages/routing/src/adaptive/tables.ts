@@ -67,7 +67,6 @@ export interface ModelTable {
   holdsVersion: number
 }
 
-
 export const NO_INDEXES: readonly number[] = Object.freeze([])
 
 /** Builds one direction's table from the keys, their routes' metrics and the holds. */

@@ -11,12 +11,6 @@ export interface ClearFilter {
   model?: string | undefined
 }
 
-/** What a clear dropped: each hold once, a whole-key hold by its key id, a model hold by its route. */
-export interface ClearResult {
-  cleared: string[]
-  count: number
-}
-
 /** A clear request whose fields do not combine; the gateway answers 400 with the message. */
 export class HoldClearError extends Error {
   override name = 'HoldClearError'

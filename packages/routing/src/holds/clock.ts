@@ -22,20 +22,13 @@ export function compareVersions(left: Version, right: Version): number {
   return left.nodeId < right.nodeId ? -1 : 1
 }
 
-/** A node's hybrid logical clock. */
-export interface HybridClock {
-  /** A new version for a local change at `now`, newer than every version made or observed so far. */
-  tick(now: number): Version
-  /** Takes in a version from another node, so the next `tick` is newer than it. */
-  observe(remote: Version, now: number): void
-}
-
 /** Creates the hybrid logical clock of node `nodeId`. */
-export function createClock(nodeId: string): HybridClock {
+export function createClock(nodeId: string) {
   let wallMs = 0
   let counter = 0
   return {
-    tick(now) {
+    /** A new version for a local change at `now`, newer than every version made or observed so far. */
+    tick(now: number): Version {
       if (now > wallMs) {
         wallMs = now
         counter = 0
@@ -44,7 +37,8 @@ export function createClock(nodeId: string): HybridClock {
       }
       return { wallMs, counter, nodeId }
     },
-    observe(remote, now) {
+    /** Takes in a version from another node, so the next `tick` is newer than it. */
+    observe(remote: Version, now: number): void {
       const nextWall = Math.max(wallMs, remote.wallMs, now)
       if (nextWall === wallMs && nextWall === remote.wallMs) counter = Math.max(counter, remote.counter)
       else if (nextWall === remote.wallMs) counter = remote.counter

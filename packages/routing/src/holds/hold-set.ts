@@ -78,11 +78,11 @@ export class HoldSet {
     return this.entries().filter((entry) => wanted.has(bucketOf(holdId(entry))))
   }
 
-  /** Drops tombstones older than `lifetimeMs` (by version time). Returns what was dropped. */
-  collect(now: number, lifetimeMs: number = TOMBSTONE_LIFETIME_MS): HoldEntry[] {
+  /** Drops tombstones older than TOMBSTONE_LIFETIME_MS (by version time). Returns what was dropped. */
+  collect(now: number): HoldEntry[] {
     const dropped: HoldEntry[] = []
     for (const [id, entry] of this.byId) {
-      if (entry.state !== 'released' || now - entry.version.wallMs < lifetimeMs) continue
+      if (entry.state !== 'released' || now - entry.version.wallMs < TOMBSTONE_LIFETIME_MS) continue
       this.byId.delete(id)
       this.fingerprint.toggle(id, entry)
       dropped.push(entry)

@@ -4,7 +4,7 @@
  */
 import { createClock } from './clock.ts'
 import { clearedName, type HoldEntry, type HoldTarget, type ReleaseCause } from './entry.ts'
-import { clearMatches, validateClearFilter, type ClearFilter, type ClearResult } from './clear.ts'
+import { clearMatches, validateClearFilter, type ClearFilter } from './clear.ts'
 import { holdConditions, type HoldCondition, type KeyNameLookup } from './conditions.ts'
 import type { HoldDigest } from './digest.ts'
 import { HeldIndex, type HeldRoute } from './held-index.ts'
@@ -18,8 +18,10 @@ export interface HoldsInit {
   random: () => number
 }
 
-/** A clear's answer for the API, plus the tombstones to gossip. */
-export interface ClearOutcome extends ClearResult {
+/** A clear's answer for the API (each hold once: a whole-key hold by its key id, a model hold by its route), plus the tombstones to gossip. */
+export interface ClearOutcome {
+  cleared: string[]
+  count: number
   changed: HoldEntry[]
 }
 

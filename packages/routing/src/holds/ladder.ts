@@ -29,16 +29,14 @@ export const LADDER_CAP_MS: Record<HoldReason, number> = {
   rate_limit: 2 * MINUTE,
 }
 
-/** The highest rung worth climbing to for `reason`: the first whose doubled wait reaches the cap. */
-export function topRung(reason: HoldReason): number {
-  let rung = 0
-  while (LADDER_START_MS * 2 ** rung < LADDER_CAP_MS[reason]) rung += 1
-  return rung
+/** A doubling ladder's wait at `rung` (holds' and trials' alike): `firstMs` doubled `rung` times, capped at `capMs`. */
+export function doubledWaitMs(firstMs: number, capMs: number, rung: number): number {
+  return Math.min(firstMs * 2 ** Math.max(0, rung), capMs)
 }
 
-/** The ladder wait for `reason` at `rung`, before jitter: 30 s doubled `rung` times, capped. */
-export function ladderWaitMs(reason: HoldReason, rung: number): number {
-  return Math.min(LADDER_START_MS * 2 ** rung, LADDER_CAP_MS[reason])
+/** The highest rung of a doubling ladder worth climbing to: the first whose wait reaches the cap. */
+export function topRungOf(firstMs: number, capMs: number): number {
+  return Math.max(0, Math.ceil(Math.log2(capMs / firstMs)))
 }
 
 /** A provider-stated wait as the hold uses it: as given, but never under the 10 s floor. */
@@ -46,10 +44,10 @@ export function providerWaitMs(hintMs: number): number {
   return Math.max(hintMs, MINIMUM_HOLD_MS)
 }
 
-/** The base wait of a hold and where it came from: the provider's hint when it gave one, else the ladder. */
+/** The base wait of a hold and where it came from: the provider's hint when it gave one, else the ladder (30 s doubled `rung` times, capped). */
 export function baseWait(reason: HoldReason, rung: number, hintMs: number | null): Pick<HoldEntry, 'baseWaitMs' | 'waitSource'> {
   if (hintMs !== null) return { baseWaitMs: providerWaitMs(hintMs), waitSource: 'provider' }
-  return { baseWaitMs: ladderWaitMs(reason, rung), waitSource: 'ladder' }
+  return { baseWaitMs: doubledWaitMs(LADDER_START_MS, LADDER_CAP_MS[reason], rung), waitSource: 'ladder' }
 }
 
 /** This node's wait for a hold: a ladder wait × [0.9, 1.1) from one draw of `random`; a provider wait exactly. */

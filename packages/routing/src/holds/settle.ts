@@ -6,7 +6,7 @@
 import type { Version } from './clock.ts'
 import { isHoldReason, type AttemptFailure, type HoldReason } from '../failures/failure-class.ts'
 import { holdId, settlesInFavour, type HoldEntry, type HoldTarget, type TraceOrigin } from './entry.ts'
-import { baseWait, startingRung, topRung } from './ladder.ts'
+import { baseWait, LADDER_CAP_MS, LADDER_START_MS, startingRung, topRungOf } from './ladder.ts'
 import type { RouteRef } from '../adaptive/types.ts'
 
 /** An upstream answer for a request that reached a key (a check, a pinned request, or a fresh refusal). */
@@ -88,7 +88,7 @@ export function refusalTarget(answer: Pick<AttemptAnswer, 'provider' | 'keyId' |
 
 function renew(held: HoldEntry, answer: AttemptAnswer, climb: boolean, version: Version): HoldEntry {
   const failure = answer.failure
-  const rung = climb ? Math.min(held.rung + 1, topRung(held.reason)) : held.rung
+  const rung = climb ? Math.min(held.rung + 1, topRungOf(LADDER_START_MS, LADDER_CAP_MS[held.reason])) : held.rung
   // Only the same refusal may carry the provider's new wait; an inconclusive answer keeps the ladder's.
   const hint = climb && failure ? failure.waitHintMs : null
   return {

@@ -16,9 +16,6 @@ export interface SkippedKeyFact extends RouteRef {
   reason: string
 }
 
-/** The check of a held key a request carries; `keyId` null when every key was held and the one sent counts. */
-export type CheckFact = Omit<RouteRef, 'keyId'> & { keyId: string | null }
-
 /**
  * Collects the lines of one request; `enabled` false makes every call free. With `recording` (the
  * request log is on) the lines built anyway are kept, and the router leaves its decision's facts here.
@@ -29,7 +26,8 @@ export class RoutingLog {
   decision: DirectionDecision | null = null
   /** What session affinity did, when the request has a session. */
   session: AffinityOutcome | null = null
-  check: CheckFact | null = null
+  /** The check of a held key this request carries. */
+  check: RouteRef | null = null
   /** The trial of a failed key this request carries (one per due time across the fleet). */
   trial: RouteRef | null = null
   skipped: SkippedKeyFact[] | null = null

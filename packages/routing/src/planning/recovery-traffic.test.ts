@@ -7,6 +7,7 @@
  * returns to full traffic within seconds"), adaptive-routing-overview.txt ("come back gradually").
  */
 import { describe, expect, it } from 'vitest'
+import { routeState } from '../../test/engine-fixture.ts'
 import { createAdaptiveBalancer } from '../adaptive/balancer.ts'
 import { createSessionAffinity } from '../adaptive/session.ts'
 import { RECOMPUTE_INTERVAL_MS } from '../adaptive/tuning.ts'
@@ -135,7 +136,7 @@ describe('a recovering key under session traffic only', () => {
     advance(now() + 1_000)
     k2Refuses = false
     router.released(holds.clear({ provider: 'anthropic', keyId: 'k2' }, now()).changed)
-    expect(world.balancer.routeState({ provider: 'anthropic', model: MODEL, keyId: 'k2' })).toBe('recovering')
+    expect(routeState(world.balancer, { provider: 'anthropic', model: MODEL, keyId: 'k2' })).toBe('recovering')
     /** Two session requests a second for `ms`; the attempts they made. */
     const sessionTraffic = (ms: number) => {
       const attempts: string[] = []
@@ -164,7 +165,7 @@ describe('a recovering key under session traffic only', () => {
     // Gradual: one lent request per RECOVERY_PROBE_IDLE_MS at most, not the sessions' traffic.
     expect(onK2).toBeGreaterThanOrEqual(5)
     expect(onK2).toBeLessThanOrEqual(16)
-    expect(balancer.routeState({ provider: 'anthropic', model: MODEL, keyId: 'k2' })).toBe('healthy')
+    expect(routeState(balancer, { provider: 'anthropic', model: MODEL, keyId: 'k2' })).toBe('healthy')
     expect(recalled()).toEqual(SESSIONS.map(() => 'k1'))
   })
 })

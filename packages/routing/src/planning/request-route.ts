@@ -73,9 +73,7 @@ export interface AttemptStep<T, K> {
   headersMs: number
   firstTokenMs: number | null
   idleMs: number
-  /** The first attempt on a target whose key plan left keys out (held, backed off): how many. */
-  leftOut: number
-  /** Those keys (shared with other requests: read only), with the spans that placed their holds; empty on later attempts. */
+  /** The keys the target's key plan left out (held, backed off; shared: read only), with the spans that placed their holds; empty after its first attempt. */
   skipped: readonly KeyLeftOut[]
   /** A stream this attempt serves could be continued by this target or a later one, should it break. */
   continuable: boolean
@@ -206,7 +204,6 @@ export class RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
           headersMs: this.headersMs,
           firstTokenMs: this.deadlines.firstTokenMs,
           idleMs: this.deadlines.idleMs,
-          leftOut: first ? this.keyPlan.leftOut.length : 0,
           skipped: first ? this.keyPlan.leftOut : NO_LEFT_OUT,
           continuable: targets.findLastIndex((candidate) => candidate.continues) >= this.index,
           check: current.keyIndex === this.keyPlan.check && this.keyPlan.checkDue,

@@ -3,6 +3,7 @@
  * (503s, which hold nothing), on a fake clock.
  */
 import { describe, expect, it } from 'vitest'
+import { routeState } from '../../test/engine-fixture.ts'
 import { createAdaptiveBalancer } from '../adaptive/balancer.ts'
 import { createSessionAffinity } from '../adaptive/session.ts'
 import { defaultLoadBalancerSettings, type BalancerProvider, type RouteRef } from '../adaptive/types.ts'
@@ -50,13 +51,13 @@ describe('a provider down on every key', () => {
     answer('o1', 0, 'transient')
     answer('o1', 500, 'transient')
     answer('o1', 999, 'transient')
-    expect(balancer.routeState(route('o1'))).toBe('healthy')
+    expect(routeState(balancer, route('o1'))).toBe('healthy')
     answer('o1', 1_000, 'transient')
-    expect(balancer.routeState(route('o1'))).toBe('failed')
+    expect(routeState(balancer, route('o1'))).toBe('failed')
     // One key of two failed: the provider still serves the model.
     expect(plan(1_050).targets[0]!.provider).toBe('openai')
     for (const at of [1_100, 1_600, 2_100]) answer('o2', at, 'transient')
-    expect(balancer.routeState(route('o2'))).toBe('failed')
+    expect(routeState(balancer, route('o2'))).toBe('failed')
     const moved = plan(2_200)
     expect(moved.targets.map((target) => target.provider)).toEqual(['azure'])
     expect(moved.movedOff).toEqual({ provider: 'openai', reason: 'failed' })
@@ -103,7 +104,7 @@ describe('a provider down on every key', () => {
     const served = plan(now)
     expect(served.trial).toEqual({ provider: 'openai', model: MODEL, keyId: 'o1' })
     answer('o1', now + 20, null, 20)
-    expect(balancer.routeState(route('o1'))).toBe('recovering')
+    expect(routeState(balancer, route('o1'))).toBe('recovering')
     // The provider is offered again: the pinned request goes to it, its fallback behind.
     expect(plan(now + 30).targets.map((target) => target.provider)).toEqual(['openai', 'azure'])
     expect(balancer.trials.entry(route('o1'))).toMatchObject({ state: 'served' })
@@ -122,7 +123,7 @@ describe('a request that goes to the failed provider anyway', () => {
     expect(keys).toMatchObject({ first: -1, check: -1, leftOut: [] })
     balancer.attemptStarted(route('o2'), 8_000)
     balancer.attemptFinished({ ...route('o2'), failureClass: null, latencyMs: 20, now: 8_020 })
-    expect(balancer.routeState(route('o2'))).toBe('recovering')
+    expect(routeState(balancer, route('o2'))).toBe('recovering')
     expect(balancer.trials.entry(route('o2'))).toMatchObject({ state: 'served' })
   })
 })
@@ -131,7 +132,7 @@ describe('one failed key of a provider still serving', () => {
   it('gets the trial as the first key of one request per due time, and no other request', () => {
     const { balancer, answer, components } = setup()
     for (const at of [100, 600, 1_100]) answer('o1', at, 'transient')
-    expect(balancer.routeState(route('o1'))).toBe('failed')
+    expect(routeState(balancer, route('o1'))).toBe('failed')
     const target = { provider: 'openai', model: MODEL, source: 'primary' as const, direct: false, firstKeyId: undefined, firstIsCheck: false }
     const firsts: number[] = []
     for (let now = 1_200; now < 1_100 + TRIAL_FIRST_WAIT_MS + 2_000; now += 100) {
@@ -167,8 +168,8 @@ describe('a fleet', () => {
     const shared = a.trials.changes()
     b.balancer.mergeTrials(shared, 6_350)
     c.balancer.mergeTrials(shared, 6_350)
-    expect(b.balancer.routeState(route('o1'))).toBe('recovering')
-    expect(c.balancer.routeState(route('o1'))).toBe('failed')
+    expect(routeState(b.balancer, route('o1'))).toBe('recovering')
+    expect(routeState(c.balancer, route('o1'))).toBe('failed')
   })
 })
 
@@ -183,7 +184,7 @@ describe('a failure found by a peer', () => {
     for (const at of [0, 500, 1_000]) finder.answer('o1', at, 'transient')
     const opened = finder.trials.changes()
     for (const node of [idle, busy, elsewhere]) node.balancer.mergeTrials(opened, 1_010)
-    expect([finder, idle, busy, elsewhere].map((node) => node.balancer.routeState(route('o1')))).toEqual(['failed', 'failed', 'healthy', 'healthy'])
+    expect([finder, idle, busy, elsewhere].map((node) => routeState(node.balancer, route('o1')))).toEqual(['failed', 'failed', 'healthy', 'healthy'])
     // node-b, which failed it on the peer's word, takes part in the same round.
     expect(idle.trials.entry(route('o1'))).toEqual(finder.trials.entry(route('o1')))
   })
@@ -193,7 +194,7 @@ describe('a failure found by a peer', () => {
     for (const at of [0, 500, 1_000]) finder.answer('o1', at, 'transient')
     const joining = setup('node-b', 1)
     joining.balancer.mergeTrials(finder.trials.entries(), 1_000 + TRIAL_MAX_WAIT_MS + 2_000)
-    expect(joining.balancer.routeState(route('o1'))).toBe('healthy')
+    expect(routeState(joining.balancer, route('o1'))).toBe('healthy')
   })
 })
 

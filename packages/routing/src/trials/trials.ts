@@ -8,7 +8,7 @@
  * Claims by gossip, not a lease: no round trip on the request path, and a node alone still
  * recovers on its own. Pure: the gateway carries `changes()` to the fleet and peers' rounds to `merge`.
  */
-import { compareVersions, createClock, type HybridClock, type Version } from '../holds/clock.ts'
+import { compareVersions, createClock, type Version } from '../holds/clock.ts'
 import { routeKey, type RouteRef } from '../adaptive/types.ts'
 import { compareTrialEntries, type TrialClaim, type TrialEntry } from './entry.ts'
 import { TRIAL_CLAIM_LAPSE_MS, TRIAL_CLAIM_SETTLE_MS, TRIAL_ENTRY_LIFETIME_MS, TRIAL_SLOT_TIMEOUT_MS, TRIAL_STALE_MS, TRIAL_TOP_RUNG, trialWaitMs } from './timing.ts'
@@ -51,7 +51,7 @@ export function claimLive(claim: TrialClaim | null, now: number): boolean {
 export function createTrials(init: TrialsInit) {
   const nodeId = init.nodeId
   const region = init.region ?? 'default'
-  const clock: HybridClock = createClock(nodeId)
+  const clock = createClock(nodeId)
   const rounds = new Map<string, TrialEntry>()
   const pending = new Map<string, TrialEntry>()
   /** The trials this node sent, to recognise their answers. */

@@ -30,7 +30,6 @@ function step(overrides: Partial<Record<string, unknown>> = {}): DispatchStep {
     headersMs: 30_000,
     firstTokenMs: 5_000,
     idleMs: 10_000,
-    leftOut: 0,
     skipped: [],
     continuable: false,
     check: false,
