@@ -11,8 +11,7 @@ import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { NodeTracker, type HoldView, type TrackerOutput } from '../tracker/tracker.ts'
 import type { RequestOutcome } from '../tracker/requests.ts'
 import type { Episode, HistoryEvent, RouteView } from '../tracker/types.ts'
-import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, type Stamped } from './tables.ts'
-import { upsertEpisodes } from './episodes-sql.ts'
+import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, upsertEpisodes, type Stamped } from './tables.ts'
 
 /** What the recorder needs. */
 export interface HistoryRecorderComponents {
