@@ -114,7 +114,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     for (const row of tracker.takeCounts(at)) counts.add({ ...row, ...stamp })
     if (init.routes !== undefined) for (const row of tracker.snapshot(init.routes(), at)) snapshots.add({ ...row, ...stamp })
     // Open episodes are rewritten each period, so readers see their traffic and counters move.
-    emit({ events: [], episodes: tracker.openEpisodes() })
+    emit({ events: [], episodes: tracker.open.list() })
   }
   heartbeat.add({ at: now(), stopped: false })
   const timer = setInterval(snapshotNow, interval).unref()
@@ -148,7 +148,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
       clearInterval(timer)
       clearInterval(partitionTimer)
       const at = now()
-      emit({ events: [], episodes: tracker.abandon(at) })
+      emit({ events: [], episodes: tracker.open.abandon(at) })
       heartbeat.add({ at, stopped: true })
       await Promise.all(writers.map((each) => each.close({ timeoutMs: 2_000 })))
     },

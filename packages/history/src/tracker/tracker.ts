@@ -47,8 +47,8 @@ export class NodeTracker {
   private readonly holds = new Map<string, HoldView>()
   private readonly routeStates = new Map<string, RouteState>()
   private readonly directionStates = new Map<string, RouteState>()
-  /** Open episodes by entity. */
-  private readonly open: OpenEpisodes
+  /** Open episodes by entity (the recorder rewrites them each period and marks them lost at shutdown). */
+  readonly open: OpenEpisodes
   /** Providers failing per model, for the request classifier. */
   private readonly failing = new Map<string, Set<string>>()
   /** Per model: failed requests in a row with nothing left to serve them (reset by a served one). */
@@ -67,11 +67,6 @@ export class NodeTracker {
 
   constructor(nodeId: string) {
     this.open = new OpenEpisodes(nodeId)
-  }
-
-  /** Episodes still open on this node. */
-  openEpisodes(): Episode[] {
-    return this.open.list()
   }
 
   /** A hold entry changed here (`local`) or arrived from a peer or the store (`peer`). */
@@ -274,11 +269,6 @@ export class NodeTracker {
     this.routeTraffic = new RouteTrafficTable()
     this.worstSince = new WorstSince()
     return rows
-  }
-
-  /** Every open episode, marked lost (the node is stopping before they closed). */
-  abandon(at: number): Episode[] {
-    return this.open.abandon(at)
   }
 
   private followRoute(view: RouteView, at: number, out: TrackerOutput): void {
