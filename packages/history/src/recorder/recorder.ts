@@ -114,7 +114,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     for (const row of tracker.takeCounts(at)) counts.add({ ...row, ...stamp })
     if (init.routes !== undefined) for (const row of tracker.snapshot(init.routes(), at)) snapshots.add({ ...row, ...stamp })
     // Open episodes are rewritten each period, so readers see their traffic and counters move.
-    emit({ events: [], episodes: tracker.open.list() })
+    emit({ events: [], episodes: [...tracker.open.values()] })
   }
   heartbeat.add({ at: now(), stopped: false })
   const timer = setInterval(snapshotNow, interval).unref()

@@ -16,10 +16,6 @@ export { directionState } from './episodes.ts'
 export type { HoldView } from './holds.ts'
 export type { TrackerOutput } from './types.ts'
 
-const emptyCounts = (): DirectionCounts => ({ served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0 })
-
-type CountsRow = DirectionCounts & { provider: string; model: string }
-
 /**
  * Failed requests in a row for a model, with nothing left to serve them and none served in
  * between, after which the model counts as failing (issue 36, item 1): a run, not one blip.
@@ -54,7 +50,7 @@ export class NodeTracker {
   /** Per model: failed requests in a row with nothing left to serve them (reset by a served one). */
   private readonly runs = new Map<string, FailingRun>()
   /** Per-minute counts by provider, then model. */
-  private counts = new Map<string, Map<string, CountsRow>>()
+  private counts = new Map<string, Map<string, Omit<CountRow, 'at'>>>()
   /** Requests and errors per route since the last snapshot. */
   private routeTraffic = new RouteTrafficTable()
   /** The worst state each route and direction was in at any recompute since the last snapshot. */
@@ -243,11 +239,11 @@ export class NodeTracker {
   }
 
   /** The count row of a direction this minute, made the first time. */
-  private countsOf(provider: string, model: string): CountsRow {
+  private countsOf(provider: string, model: string): Omit<CountRow, 'at'> {
     let byModel = this.counts.get(provider)
     if (byModel === undefined) this.counts.set(provider, (byModel = new Map()))
     let counts = byModel.get(model)
-    if (counts === undefined) byModel.set(model, (counts = { ...emptyCounts(), provider, model }))
+    if (counts === undefined) byModel.set(model, (counts = { served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0, provider, model }))
     return counts
   }
 
