@@ -44,10 +44,6 @@ export interface HistoryRecorder {
   record(event: Omit<HistoryEvent, 'at'> & { at?: number }): void
   /** The writers' counters, for /metrics. */
   stats(): BatchWriterStats[]
-  /** Writes the snapshot now (tests, shutdown). */
-  snapshotNow(): void
-  /** Writes what is buffered. */
-  flush(): Promise<void>
   /** Marks open episodes lost and the node stopped, flushes, stops the timers. */
   close(): Promise<void>
 }
@@ -140,10 +136,6 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
       emit({ events: [{ ...event, at: event.at ?? now() }], episodes: [] })
     },
     stats: () => writers.map((each) => each.stats()),
-    snapshotNow,
-    async flush() {
-      for (const each of writers) await each.flush()
-    },
     async close() {
       clearInterval(timer)
       clearInterval(partitionTimer)
