@@ -26,7 +26,7 @@ export { runRetention } from './recorder/retention.ts'
 export { answerIssues, parseIssueFilters, type IssuesAnswer } from './queries/issues.ts'
 /** The history API's answers: issues, one issue, summary, timeline, score series. */
 export { createHistoryQueries, type HistoryQueries } from './queries/service.ts'
-/** A query parameter the history API refuses (400). */
+/** A query parameter the history or request-log API refuses (400). */
 export { HistoryQueryError } from './queries/params.ts'
 /** `history_enabled` and `history_retention_days`: read and saved (API wins over config.json). */
 export { readHistorySettings, writeHistorySettings, defaultHistorySettings, type HistorySettings } from './settings.ts'
@@ -35,4 +35,4 @@ export { readHistorySettings, writeHistorySettings, defaultHistorySettings, type
 export type { RecordedAttempt, RecordedUsage, RequestRecord, RequestRecordListener, RequestSurface, RoutingSummary } from './request-log/record.ts'
 export { newRequestId } from './request-log/id.ts'
 export { createRequestLog, type RequestLog, type RequestLogComponents } from './request-log/request-log.ts'
-export { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs, type LogPage, type LogQuery } from './request-log/query.ts'
+export { historyLink, parseLogQuery, readLog, searchLogs, type LogPage, type LogQuery } from './request-log/query.ts'

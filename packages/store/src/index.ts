@@ -12,47 +12,21 @@
  * - `isRunning`, `portFree`, `anyFreePort`: the embedded server's process and port checks,
  *   shared with the test-kit's private servers.
  */
-export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, defaultEmbeddedPort } from './embedded/server.ts'
-export type { EnsureDatabaseInit, DatabaseHandle } from './embedded/server.ts'
-export { EmbeddedPostgresMissing } from './embedded/binaries.ts'
+export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, type DatabaseHandle } from './embedded/server.ts'
 export { isRunning } from './embedded/processes.ts'
 export { anyFreePort, portFree } from './embedded/postmaster.ts'
 export { createPool } from './pool.ts'
 export { inTransaction } from './transaction.ts'
 export { saveSetting } from './config/settings.ts'
-export type { DatabasePool, PoolInit } from './pool.ts'
-export { migrate, SchemaTooOldError } from './migrations/migrate.ts'
+export type { DatabasePool } from './pool.ts'
+export { migrate } from './migrations/migrate.ts'
 export { migrations } from './migrations/migrations.ts'
 export { SNAPSHOT_ROLLUP_SECONDS } from './migrations/baseline.ts'
-export type { Migration } from './migrations/migrations.ts'
-export { createConfigStore } from './config/store.ts'
-export type { ConfigStore, ConfigStoreComponents, ConfigStoreInit, ImportResult } from './config/store.ts'
+export { createConfigStore, type ConfigStore, type ImportResult } from './config/store.ts'
 export { ConfigStoreError } from './config/errors.ts'
-export type { ConfigStoreErrorCode } from './config/errors.ts'
-export type {
-  ConfigStoreEvents,
-  ConfigStoreEvent,
-  ProviderChangedEvent,
-  ProviderDeletedEvent,
-  KeyChangedEvent,
-  KeyDeletedEvent,
-  SettingsChangedEvent,
-} from './config/events.ts'
+export type { ConfigStoreEvent } from './config/events.ts'
 export { redactKey, keepBedrockSecrets, keepVertexSecrets, redactKeySecrets, deriveKeyId, providerType } from './config/keys.ts'
-export type {
-  ConfigFile,
-  CustomProviderConfig,
-  KeyConfig,
-  NetworkConfig,
-  ProviderConfig,
-  SettingOrigin,
-  Settings,
-  StoredKey,
-  StoredProvider,
-} from './config/types.ts'
-export { createWriteQueue, isUnreachable } from './write-queue/queue.ts'
-export type { WriteQueue, WriteQueueInit, WriteQueueStatus } from './write-queue/queue.ts'
-export { saveHoldSnapshot, loadHoldSnapshot, snapshotInfo } from './holds/snapshot.ts'
-export type { StoredHold, SnapshotInfo } from './holds/snapshot.ts'
-export { listGatewayKeys, createGatewayKey, revokeGatewayKey, importGatewayKeys, GatewayKeyConflict } from './gateway-keys/keys.ts'
-export type { StoredGatewayKey, NewGatewayKey } from './gateway-keys/keys.ts'
+export type { Settings, StoredProvider } from './config/types.ts'
+export { createWriteQueue, isUnreachable, type WriteQueue } from './write-queue/queue.ts'
+export { saveHoldSnapshot, loadHoldSnapshot, snapshotInfo, type SnapshotInfo } from './holds/snapshot.ts'
+export { listGatewayKeys, createGatewayKey, revokeGatewayKey, importGatewayKeys, GatewayKeyConflict, type StoredGatewayKey } from './gateway-keys/keys.ts'

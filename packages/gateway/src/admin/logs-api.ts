@@ -1,7 +1,7 @@
 /** The request log API (issue 15): `GET /api/logs` (a filtered page with facets) and `GET /api/logs/:id`, read from Postgres. */
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
-import { historyLink, parseLogQuery, RequestLogQueryError, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'
+import { historyLink, HistoryQueryError, parseLogQuery, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'
 import { fromStore, GatewayError } from '../errors.ts'
 
 type Env = { Bindings: HttpBindings }
@@ -36,4 +36,4 @@ export function logsApi(components: LogsApiComponents): Hono<Env> {
 
 /** Runs `work`, answering a parameter it refuses as a 400 naming that parameter, and Postgres away as a 503. */
 const checked = <Result>(work: () => Promise<Result>) =>
-  fromStore(work, 'PostgreSQL is not answering, so the request log cannot be read right now; retry shortly. Requests are still served, and their rows wait in the node\'s buffer until it is back (past the buffer they are dropped and counted in /metrics).', RequestLogQueryError)
+  fromStore(work, 'PostgreSQL is not answering, so the request log cannot be read right now; retry shortly. Requests are still served, and their rows wait in the node\'s buffer until it is back (past the buffer they are dropped and counted in /metrics).', HistoryQueryError)

@@ -240,8 +240,6 @@ function forwardingRecorder(forward: (event: HistoryForward) => void): HistoryRe
     request: (outcome) => forward({ type: 'request', outcome }),
     record: (event) => forward({ type: 'record', event }),
     stats: () => [],
-    snapshotNow() {},
-    flush: async () => {},
     close: async () => {},
   }
 }

@@ -7,7 +7,8 @@
 import type pg from 'pg'
 import { inTransaction } from '@switchboard/store'
 
-const DAY_MS = 86_400_000
+/** A UTC day. */
+export const DAY_MS = 86_400_000
 /** Serialises partition DDL between nodes creating the same day at once. */
 const PARTITION_LOCK = 0x5357_4814
 

@@ -3,7 +3,7 @@
  * (reference: "Listing incidents through the API").
  */
 
-/** A parameter the API refuses; the HTTP layer answers 400 with `message` and `param`. */
+/** A parameter the history or request-log API refuses; the HTTP layer answers 400 with `message` and `param`. */
 export class HistoryQueryError extends Error {
   readonly code = 'invalid_history_query'
   readonly status = 400

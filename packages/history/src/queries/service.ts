@@ -111,23 +111,12 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       // The incidents and the counts at once; the counts come mostly from their rollups (counts.ts).
       const [grouping, sums] = await Promise.all([grouped(at), sumCounts(pool, window)])
       const incidents = answerIssues(grouping, { sort: 'priority', page: null }, window, keyName).issues
-      const picked = sums.routing_picked ?? 0
-      const named = sums.caller_named ?? 0
+      const { served, failed, kept_failing, redirected, fallback_served, routing_picked, caller_named, checks } = sums
+      const share = routing_picked + caller_named === 0 ? null : routing_picked / (routing_picked + caller_named)
       return {
         ...windowTimes(window),
         incidents: { total: incidents.length, attention: incidents.filter((incident) => incident.status === 'attention').length, ongoing: incidents.filter((incident) => incident.closed_at === null).length },
-        requests: {
-          served: sums.served ?? 0,
-          failed: sums.failed ?? 0,
-          failed_avoidable: sums.kept_failing ?? 0,
-          saved: (sums.redirected ?? 0) + (sums.fallback_served ?? 0),
-          redirected: sums.redirected ?? 0,
-          fallback_served: sums.fallback_served ?? 0,
-          routing_picked: picked,
-          caller_named: named,
-          routing_picked_share: picked + named === 0 ? null : picked / (picked + named),
-          checks: sums.checks ?? 0,
-        },
+        requests: { served, failed, failed_avoidable: kept_failing, saved: redirected + fallback_served, redirected, fallback_served, routing_picked, caller_named, routing_picked_share: share, checks },
       }
     },
 

@@ -11,8 +11,7 @@ import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { NodeTracker, type HoldView, type TrackerOutput } from '../tracker/tracker.ts'
 import type { RequestOutcome } from '../tracker/requests.ts'
 import type { Episode, HistoryEvent, RouteView } from '../tracker/types.ts'
-import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, type Stamped } from './tables.ts'
-import { upsertEpisodes } from './episodes-sql.ts'
+import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, upsertEpisodes, type Stamped } from './tables.ts'
 
 /** What the recorder needs. */
 export interface HistoryRecorderComponents {
@@ -45,10 +44,6 @@ export interface HistoryRecorder {
   record(event: Omit<HistoryEvent, 'at'> & { at?: number }): void
   /** The writers' counters, for /metrics. */
   stats(): BatchWriterStats[]
-  /** Writes the snapshot now (tests, shutdown). */
-  snapshotNow(): void
-  /** Writes what is buffered. */
-  flush(): Promise<void>
   /** Marks open episodes lost and the node stopped, flushes, stops the timers. */
   close(): Promise<void>
 }
@@ -115,7 +110,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     for (const row of tracker.takeCounts(at)) counts.add({ ...row, ...stamp })
     if (init.routes !== undefined) for (const row of tracker.snapshot(init.routes(), at)) snapshots.add({ ...row, ...stamp })
     // Open episodes are rewritten each period, so readers see their traffic and counters move.
-    emit({ events: [], episodes: tracker.openEpisodes() })
+    emit({ events: [], episodes: [...tracker.open.values()] })
   }
   heartbeat.add({ at: now(), stopped: false })
   const timer = setInterval(snapshotNow, interval).unref()
@@ -141,15 +136,11 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
       emit({ events: [{ ...event, at: event.at ?? now() }], episodes: [] })
     },
     stats: () => writers.map((each) => each.stats()),
-    snapshotNow,
-    async flush() {
-      for (const each of writers) await each.flush()
-    },
     async close() {
       clearInterval(timer)
       clearInterval(partitionTimer)
       const at = now()
-      emit({ events: [], episodes: tracker.abandon(at) })
+      emit({ events: [], episodes: tracker.open.abandon(at) })
       heartbeat.add({ at, stopped: true })
       await Promise.all(writers.map((each) => each.close({ timeoutMs: 2_000 })))
     },

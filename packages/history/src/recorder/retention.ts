@@ -4,10 +4,8 @@
  * row in `store_meta` remembers the last run, so when two leaders overlap it runs once a day.
  */
 import type pg from 'pg'
-import { dayStart, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
+import { DAY_MS, dayStart, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import { PARTITIONED_TABLES } from './tables.ts'
-
-const DAY_MS = 86_400_000
 
 /** Runs retention if it has not run in the last day (or `force`); returns what it dropped, or null when skipped. */
 export async function runRetention(pool: pg.Pool, options: { now: number; retentionDays: number; force?: boolean }): Promise<{ dropped: string[]; episodes: number } | null> {

@@ -1,5 +1,6 @@
-/** How each history row maps onto its table's columns (the baseline migration, packages/store). */
-import type { Column } from '../writer/insert.ts'
+/** How each history row maps onto its table's columns (the baseline migration, packages/store); episodes are upserted, one row per node and episode rewritten as it changes. */
+import type pg from 'pg'
+import { unnestOf, type Column } from '../writer/insert.ts'
 import type { CountRow, Episode, HistoryEvent, SnapshotRow } from '../tracker/types.ts'
 
 /** A row stamped with the node that recorded it. */
@@ -45,7 +46,7 @@ function episodeDetail(episode: Episode): Record<string, unknown> {
   return detail
 }
 
-export const episodeColumns: Column<Stamped<Episode>>[] = [
+const episodeColumns: Column<Stamped<Episode>>[] = [
   ...node<Stamped<Episode>>(),
   ...fields<Stamped<Episode>>('text', { id: 'id', entity: 'entity', scope: 'scope', provider: 'provider' }),
   // text[] columns cannot go through unnest of a 2-D array: they travel as JSON and are cast back.
@@ -56,3 +57,26 @@ export const episodeColumns: Column<Stamped<Episode>>[] = [
   { name: 'updated_at', type: 'timestamptz', value: (row) => new Date(row.updatedAt) },
   { name: 'detail', type: 'jsonb', value: (row) => episodeDetail(row) },
 ]
+
+/** Upserts a batch of episodes in one statement; the latest copy of each wins. */
+export async function upsertEpisodes(pool: pg.Pool, rows: readonly Stamped<Episode>[]): Promise<void> {
+  const latest = new Map<string, Stamped<Episode>>()
+  for (const row of rows) {
+    const key = `${row.nodeId}\u0000${row.id}`
+    const seen = latest.get(key)
+    if (seen === undefined || seen.updatedAt <= row.updatedAt) latest.set(key, row)
+  }
+  const { names, unnest, values } = unnestOf(episodeColumns, [...latest.values()])
+  await pool.query(
+    `INSERT INTO history_episodes (node_id, region, id, entity, scope, provider, models, key_ids, opened_at, closed_at, updated_at, detail)
+     SELECT node_id, region, id, entity, scope, provider,
+            ARRAY(SELECT jsonb_array_elements_text(models)), ARRAY(SELECT jsonb_array_elements_text(key_ids)),
+            opened_at, closed_at, updated_at, detail
+       FROM unnest(${unnest}) AS input(${names.join(', ')})
+     ON CONFLICT (node_id, id) DO UPDATE SET
+       models = EXCLUDED.models, key_ids = EXCLUDED.key_ids, closed_at = EXCLUDED.closed_at,
+       updated_at = EXCLUDED.updated_at, detail = EXCLUDED.detail
+     WHERE history_episodes.updated_at <= EXCLUDED.updated_at`,
+    values,
+  )
+}

@@ -1,6 +1,6 @@
 /**
  * The queries behind `GET /api/logs` and `GET /api/logs/:id`: parameters checked (a bad one is
- * a `RequestLogQueryError` naming it), then one page, its total and the window's facets.
+ * a `HistoryQueryError` naming it), then one page, its total and the window's facets.
  * Spec: design.md "History, incidents, request log"; reference/adaptive-routing-overview.txt,
  * "The request log" (moved-off and check filters).
  */
@@ -11,18 +11,7 @@ import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
 import { countable, countWindow, KEY_IDS, MODEL, type LogFacets } from './counts.ts'
-
-/** A parameter the log API cannot use; `param` names it. Answered as a 400. */
-export class RequestLogQueryError extends Error {
-  readonly code = 'invalid_request'
-  constructor(
-    readonly param: string,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'RequestLogQueryError'
-  }
-}
+import { HistoryQueryError } from '../queries/params.ts'
 
 /** How a page is ordered. */
 export const LOG_SORTS = ['newest', 'oldest', 'slowest', 'fastest', 'most_tokens'] as const
@@ -75,14 +64,14 @@ export function parseTime(param: string, text: string): number {
   const trimmed = text.trim()
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
   const ms = /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? Date.parse(trimmed) : Number.NaN
-  if (Number.isNaN(ms)) throw new RequestLogQueryError(param, `${param} must be RFC 3339 (2026-12-01T14:00:00Z) or unix seconds, got "${text}".`)
+  if (Number.isNaN(ms)) throw new HistoryQueryError(param, `${param} must be RFC 3339 (2026-12-01T14:00:00Z) or unix seconds, got "${text}".`)
   return ms
 }
 
 function list(param: string, text: string | undefined): string[] {
   if (text === undefined) return []
   const values = text.split(',').map((value) => value.trim()).filter((value) => value !== '')
-  if (values.length === 0) throw new RequestLogQueryError(param, `${param} is empty: give comma-separated values, or leave it out.`)
+  if (values.length === 0) throw new HistoryQueryError(param, `${param} is empty: give comma-separated values, or leave it out.`)
   return values
 }
 
@@ -90,7 +79,7 @@ function flag(param: string, text: string | undefined): boolean | null {
   if (text === undefined) return null
   if (text === 'true') return true
   if (text === 'false') return false
-  throw new RequestLogQueryError(param, `${param} must be true or false, got "${text}".`)
+  throw new HistoryQueryError(param, `${param} must be true or false, got "${text}".`)
 }
 
 function number(param: string, text: string | undefined, options: { integer?: boolean; min: number; max?: number }): number | null {
@@ -100,7 +89,7 @@ function number(param: string, text: string | undefined, options: { integer?: bo
   if (text.trim() === '' || !whole || value < options.min || (options.max !== undefined && value > options.max)) {
     const kind = options.integer ? 'an integer' : 'a number'
     const range = options.max === undefined ? `at least ${options.min}` : `from ${options.min} to ${options.max}`
-    throw new RequestLogQueryError(param, `${param} must be ${kind} ${range}, got "${text}".`)
+    throw new HistoryQueryError(param, `${param} must be ${kind} ${range}, got "${text}".`)
   }
   return value
 }
@@ -110,18 +99,18 @@ function bounds(params: Record<string, string>, name: string, integer: boolean):
   const [minParam, maxParam] = [`min_${name}`, `max_${name}`]
   const min = number(minParam, params[minParam], { integer, min: 0 })
   const max = number(maxParam, params[maxParam], { integer, min: 0 })
-  if (min !== null && max !== null && min > max) throw new RequestLogQueryError(minParam, `${minParam} (${min}) is above ${maxParam} (${max}).`)
+  if (min !== null && max !== null && min > max) throw new HistoryQueryError(minParam, `${minParam} (${min}) is above ${maxParam} (${max}).`)
   return [min, max]
 }
 
-/** Checks the parameters of `GET /api/logs`; throws `RequestLogQueryError` for the first bad one. */
+/** Checks the parameters of `GET /api/logs`; throws `HistoryQueryError` for the first bad one. */
 export function parseLogQuery(params: Record<string, string>, now: number): LogQuery {
   for (const name of Object.keys(params)) {
-    if (!PARAMS.has(name)) throw new RequestLogQueryError(name, `Unknown parameter "${name}". The log takes: ${[...PARAMS].join(', ')}.`)
+    if (!PARAMS.has(name)) throw new HistoryQueryError(name, `Unknown parameter "${name}". The log takes: ${[...PARAMS].join(', ')}.`)
   }
   const to = params.to === undefined ? now : parseTime('to', params.to)
   const from = params.from === undefined ? to - DEFAULT_LOG_WINDOW_MS : parseTime('from', params.from)
-  if (from > to) throw new RequestLogQueryError('from', 'from is after to: the window must start before it ends.')
+  if (from > to) throw new HistoryQueryError('from', 'from is after to: the window must start before it ends.')
 
   const statuses: number[] = []
   const statusClasses: number[] = []
@@ -129,18 +118,18 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
     const status = /^([1-5])xx$/i.exec(value)
     if (status) statusClasses.push(Number(status[1]))
     else if (/^[1-5]\d\d$/.test(value)) statuses.push(Number(value))
-    else throw new RequestLogQueryError('status', `status takes HTTP statuses (200, 429) or classes (2xx, 5xx), got "${value}".`)
+    else throw new HistoryQueryError('status', `status takes HTTP statuses (200, 429) or classes (2xx, 5xx), got "${value}".`)
   }
   const failureClasses = list('failure_classes', params.failure_classes)
   for (const value of failureClasses) {
-    if (!(LOG_FAILURE_CLASSES as readonly string[]).includes(value)) throw new RequestLogQueryError('failure_classes', `Unknown failure class "${value}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
+    if (!(LOG_FAILURE_CLASSES as readonly string[]).includes(value)) throw new HistoryQueryError('failure_classes', `Unknown failure class "${value}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
   }
   const requestId = params.request_id === undefined ? null : params.request_id.trim().toLowerCase()
-  if (requestId !== null && !isRequestId(requestId)) throw new RequestLogQueryError('request_id', `request_id must be a request id as x-request-id gives it (a UUIDv7), got "${params.request_id}".`)
+  if (requestId !== null && !isRequestId(requestId)) throw new HistoryQueryError('request_id', `request_id must be a request id as x-request-id gives it (a UUIDv7), got "${params.request_id}".`)
   const pickedBy = params.picked_by
-  if (pickedBy !== undefined && pickedBy !== 'routing' && pickedBy !== 'caller') throw new RequestLogQueryError('picked_by', `picked_by must be routing or caller, got "${pickedBy}".`)
+  if (pickedBy !== undefined && pickedBy !== 'routing' && pickedBy !== 'caller') throw new HistoryQueryError('picked_by', `picked_by must be routing or caller, got "${pickedBy}".`)
   const sort = params.sort ?? 'newest'
-  if (!(LOG_SORTS as readonly string[]).includes(sort)) throw new RequestLogQueryError('sort', `sort must be one of ${LOG_SORTS.join(', ')}, got "${sort}".`)
+  if (!(LOG_SORTS as readonly string[]).includes(sort)) throw new HistoryQueryError('sort', `sort must be one of ${LOG_SORTS.join(', ')}, got "${sort}".`)
 
   const [minLatencyMs, maxLatencyMs] = bounds(params, 'latency_ms', false)
   const [minTokens, maxTokens] = bounds(params, 'tokens', true)
@@ -291,7 +280,7 @@ export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPag
 /** One request whole, found by its id (the id's time finds its partition); null when not logged. */
 export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord | null> {
   const normal = id.trim().toLowerCase()
-  if (!isRequestId(normal)) throw new RequestLogQueryError('id', `"${id}" is not a request id: use the x-request-id (or extra_fields.request_id) of an answer.`)
+  if (!isRequestId(normal)) throw new HistoryQueryError('id', `"${id}" is not a request id: use the x-request-id (or extra_fields.request_id) of an answer.`)
   const result = await pool.query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM ${REQUEST_LOG_TABLE} WHERE at = $1 AND id = $2::uuid`, [new Date(requestIdTime(normal)).toISOString(), normal])
   const row = result.rows[0]
   return row === undefined ? null : recordOfRow(row)

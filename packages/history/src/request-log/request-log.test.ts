@@ -4,7 +4,8 @@ import { migrate } from '@switchboard/store'
 import { createTestDatabase, type TestDatabase } from '../../../store/test/database.ts'
 import { newRequestId } from './id.ts'
 import { dayName } from '../partitions/day-partitions.ts'
-import { historyLink, parseLogQuery, readLog, RequestLogQueryError, searchLogs } from './query.ts'
+import { historyLink, parseLogQuery, readLog, searchLogs } from './query.ts'
+import { HistoryQueryError } from '../queries/params.ts'
 import type { RequestRecord } from './record.ts'
 import type { FailureClass } from '@switchboard/routing'
 import { createRequestLog, PARTITION_STORAGE, type RequestLog } from './request-log.ts'
@@ -350,8 +351,8 @@ describe('the request log in Postgres', () => {
       } catch (error) {
         thrown = error
       }
-      expect(thrown, JSON.stringify(params)).toBeInstanceOf(RequestLogQueryError)
-      expect((thrown as RequestLogQueryError).param).toBe(param)
+      expect(thrown, JSON.stringify(params)).toBeInstanceOf(HistoryQueryError)
+      expect((thrown as HistoryQueryError).param).toBe(param)
     }
   })
 
@@ -359,7 +360,7 @@ describe('the request log in Postgres', () => {
     const entry = await readLog(database.pool, moved.id.toUpperCase())
     expect(entry).toEqual(moved)
     expect(await readLog(database.pool, newRequestId(NOW))).toBeNull()
-    await expect(readLog(database.pool, 'nope')).rejects.toBeInstanceOf(RequestLogQueryError)
+    await expect(readLog(database.pool, 'nope')).rejects.toBeInstanceOf(HistoryQueryError)
     const link = historyLink(moved)
     expect(link.entities).toEqual(['route:azure:gpt-4o:az-2', 'direction:azure:gpt-4o', 'direction:openai:gpt-4o', 'route:azure:gpt-4o:az-1'])
     expect(link.from).toBe(new Date(NOW - 60_000 - 300_000).toISOString())

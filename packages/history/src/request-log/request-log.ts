@@ -6,7 +6,7 @@
 import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
 import { inTransaction } from '@switchboard/store'
-import { createDayPartitions, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
+import { createDayPartitions, DAY_MS, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, insertRows, REQUEST_LOG_TABLE, rowBytes } from './rows.ts'
 import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
@@ -47,7 +47,6 @@ export interface RequestLog {
   close(options?: { timeoutMs?: number }): Promise<void>
 }
 
-const DAY_MS = 86_400_000
 /** Rows per COPY: larger binary COPYs cost Postgres more per row (bench/LOG.md, "Stop 15"). */
 const BATCH_ROWS = 250
 /** How often partitions are made ahead and retention is applied (drops happen once a day). */

@@ -83,10 +83,6 @@ export class OpenEpisodes {
     return this.open.size
   }
 
-  list(): Episode[] {
-    return [...this.open.values()]
-  }
-
   /** The open episodes, without copying them (the caller changes none of the set while iterating). */
   values(): IterableIterator<Episode> {
     return this.open.values()

@@ -16,10 +16,6 @@ export { directionState } from './episodes.ts'
 export type { HoldView } from './holds.ts'
 export type { TrackerOutput } from './types.ts'
 
-const emptyCounts = (): DirectionCounts => ({ served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0 })
-
-type CountsRow = DirectionCounts & { provider: string; model: string }
-
 /**
  * Failed requests in a row for a model, with nothing left to serve them and none served in
  * between, after which the model counts as failing (issue 36, item 1): a run, not one blip.
@@ -47,14 +43,14 @@ export class NodeTracker {
   private readonly holds = new Map<string, HoldView>()
   private readonly routeStates = new Map<string, RouteState>()
   private readonly directionStates = new Map<string, RouteState>()
-  /** Open episodes by entity. */
-  private readonly open: OpenEpisodes
+  /** Open episodes by entity (the recorder rewrites them each period and marks them lost at shutdown). */
+  readonly open: OpenEpisodes
   /** Providers failing per model, for the request classifier. */
   private readonly failing = new Map<string, Set<string>>()
   /** Per model: failed requests in a row with nothing left to serve them (reset by a served one). */
   private readonly runs = new Map<string, FailingRun>()
   /** Per-minute counts by provider, then model. */
-  private counts = new Map<string, Map<string, CountsRow>>()
+  private counts = new Map<string, Map<string, Omit<CountRow, 'at'>>>()
   /** Requests and errors per route since the last snapshot. */
   private routeTraffic = new RouteTrafficTable()
   /** The worst state each route and direction was in at any recompute since the last snapshot. */
@@ -67,11 +63,6 @@ export class NodeTracker {
 
   constructor(nodeId: string) {
     this.open = new OpenEpisodes(nodeId)
-  }
-
-  /** Episodes still open on this node. */
-  openEpisodes(): Episode[] {
-    return this.open.list()
   }
 
   /** A hold entry changed here (`local`) or arrived from a peer or the store (`peer`). */
@@ -248,11 +239,11 @@ export class NodeTracker {
   }
 
   /** The count row of a direction this minute, made the first time. */
-  private countsOf(provider: string, model: string): CountsRow {
+  private countsOf(provider: string, model: string): Omit<CountRow, 'at'> {
     let byModel = this.counts.get(provider)
     if (byModel === undefined) this.counts.set(provider, (byModel = new Map()))
     let counts = byModel.get(model)
-    if (counts === undefined) byModel.set(model, (counts = { ...emptyCounts(), provider, model }))
+    if (counts === undefined) byModel.set(model, (counts = { served: 0, failed: 0, redirected: 0, fallbackServed: 0, routingPicked: 0, callerNamed: 0, keptFailing: 0, checks: 0, provider, model }))
     return counts
   }
 
@@ -274,11 +265,6 @@ export class NodeTracker {
     this.routeTraffic = new RouteTrafficTable()
     this.worstSince = new WorstSince()
     return rows
-  }
-
-  /** Every open episode, marked lost (the node is stopping before they closed). */
-  abandon(at: number): Episode[] {
-    return this.open.abandon(at)
   }
 
   private followRoute(view: RouteView, at: number, out: TrackerOutput): void {

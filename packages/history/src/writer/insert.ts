@@ -15,6 +15,12 @@ export interface Column<Row> {
 /** Inserts `rows` into `table` in one statement. Identifiers are ours, never user input. */
 export async function insertRows<Row>(pool: pg.Pool | pg.PoolClient, table: string, columns: readonly Column<Row>[], rows: readonly Row[]): Promise<void> {
   if (rows.length === 0) return
+  const { names, unnest, values } = unnestOf(columns, rows)
+  await pool.query(`INSERT INTO ${table} (${names.join(', ')}) SELECT * FROM unnest(${unnest})`, values)
+}
+
+/** The column names, the `unnest(...)` arguments and their array parameters of `rows`. */
+export function unnestOf<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): { names: string[]; unnest: string; values: unknown[][] } {
   const values = columns.map((column) => {
     const array: unknown[] = new Array(rows.length)
     for (let index = 0; index < rows.length; index++) {
@@ -24,7 +30,7 @@ export async function insertRows<Row>(pool: pg.Pool | pg.PoolClient, table: stri
     }
     return array
   })
-  const names = columns.map((column) => `"${column.name}"`).join(', ')
+  const names = columns.map((column) => `"${column.name}"`)
   const unnest = columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ')
-  await pool.query(`INSERT INTO ${table} (${names}) SELECT * FROM unnest(${unnest})`, values)
+  return { names, unnest, values }
 }

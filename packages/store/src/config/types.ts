@@ -59,13 +59,10 @@ export interface ProviderConfig {
   custom_provider_config?: CustomProviderConfig
 }
 
-/** A provider as the store holds it. */
-export interface StoredProvider {
-  name: string
+/** A provider as the store holds it: its type resolved, its keys stored. */
+export interface StoredProvider extends Omit<ProviderConfig, 'type' | 'keys'> {
   type: string
   keys: StoredKey[]
-  network_config?: NetworkConfig
-  custom_provider_config?: CustomProviderConfig
   updated_at: Date
 }
 
