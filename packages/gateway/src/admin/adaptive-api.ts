@@ -102,7 +102,6 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
     }
     // An operator release sends the routes to recovering, on every node (the tombstones carry it).
     components.dispatcher.released(outcome.changed)
-    components.dispatcher.settle({ changed: outcome.changed, events: [] })
     return context.json({ cleared: outcome.cleared, count: outcome.count })
   })
 
