@@ -50,8 +50,7 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
     const settings = Object.fromEntries(SWITCH_NAMES.map((name) => [name, parsed.data[name] ?? false])) as LoadBalancerSettings
     // Settings beyond the five keep their value unless sent (design.md).
     const { history_enabled, history_retention_days } = parsed.data
-    const sent = history_enabled !== undefined || history_retention_days !== undefined
-    const { pending } = await components.saveSettings(settings, sent ? { ...(history_enabled !== undefined ? { history_enabled } : {}), ...(history_retention_days !== undefined ? { history_retention_days } : {}) } : undefined)
+    const { pending } = await components.saveSettings(settings, { history_enabled, history_retention_days })
     const answer = { ...settings, ...components.history?.settings() }
     return context.json(pending ? { ...answer, pending: true } : answer, pending ? 202 : 200)
   }
