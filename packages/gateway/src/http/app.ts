@@ -99,7 +99,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', gatewayKeysApi(components.gatewayKeys))
   app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
-  serveDashboard(app, { adminTokens: init.adminTokens })
+  serveDashboard(app, init.adminTokens)
   app.get('/metrics', async (context) => context.body(await (components.metrics.render?.() ?? components.metrics.registry.metrics()), 200, { 'content-type': components.metrics.registry.contentType }))
 
   // Inference routes Hono serves (GET /v1/models, wrong methods) check the caller like the POST surfaces do.
