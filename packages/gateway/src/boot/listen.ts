@@ -40,7 +40,7 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   let health: DatabaseHealth | undefined
   const metrics = createMetrics()
   const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
-  const { server } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
+  const server = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
   const address = { port: init.port, url: '' }
   const listen = async () => {
     await new Promise<void>((resolve, reject) => {
