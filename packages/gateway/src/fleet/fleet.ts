@@ -149,7 +149,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     signals = await carrySignals(fleet, { ...components, settingsFrom: (nodeId, sentAt) => fleetSignals.applied('settings', nodeId, sentAt) })
     fleet.on('leader:change', (change) => logger.info({ region: change.region, leader: change.leader?.nodeId ?? null }, `leader of region ${change.region}: ${change.leader?.nodeId ?? 'none'}`))
     const trialsCarrier = trialRounds
-    holdSync = await carryHolds(fleet, { holds, takeIn, repaired: (via, entries) => fleetSignals.repaired(via, entries), pullTrials: (peerId) => trialsCarrier.pull(peerId), logger, now, random: components.random, peers: init.peers, ...(init.antiEntropyEveryMs !== undefined ? { antiEntropyEveryMs: init.antiEntropyEveryMs } : {}) })
+    holdSync = await carryHolds(fleet, { holds, takeIn, repaired: (via, entries) => fleetSignals.repaired(via, entries), pullTrials: (peerId) => trialsCarrier.pull(peerId), logger, now, random: components.random, peers: init.peers, antiEntropyEveryMs: init.antiEntropyEveryMs })
   } else if (init.peers.length > 0) {
     logger.warn('--peers given without --fleet-secret: running standalone (a fleet needs its secret)')
   }
