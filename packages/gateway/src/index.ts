@@ -269,7 +269,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   }
   const listener = createListener(
     {
-      dispatcher, tracing, metrics, logger, recorder, now, random,
+      dispatcher, tracing, metrics, logger, recorder, now,
       directory: providers,
       health: databaseHealth,
       clusterView: () => joined.view(),
