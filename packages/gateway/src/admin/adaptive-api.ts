@@ -28,9 +28,6 @@ export interface AdaptiveApiComponents {
   history?: { settings(): Record<string, unknown> }
 }
 
-/** The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration). */
-const settingsBody = loadBalancerSchema
-
 const clearBody = z.strictObject({
   provider: z.string().min(1).optional(),
   key_id: z.string().min(1).optional(),
@@ -45,7 +42,8 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
 
   const getConfig = (context: Context<Env>) => context.json({ ...components.settings(), ...components.history?.settings() })
   const putConfig = async (context: Context<Env>) => {
-    const parsed = settingsBody.safeParse(await readJson(context, true))
+    // The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration).
+    const parsed = loadBalancerSchema.safeParse(await readJson(context, true))
     if (!parsed.success) throw new GatewayError('invalid_request', `The settings are not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}. Send all five switches as true or false.`)
     const settings = Object.fromEntries(SWITCH_NAMES.map((name) => [name, parsed.data[name] ?? false])) as LoadBalancerSettings
     // Settings beyond the five keep their value unless sent (design.md).
