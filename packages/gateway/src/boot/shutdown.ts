@@ -6,8 +6,7 @@ import type { Logger } from 'pino'
 export async function drainServer(server: Server, drainMs: number, logger: Logger): Promise<void> {
   const drained = new Promise<void>((resolve) => server.close(() => resolve()))
   const idle = setInterval(() => server.closeIdleConnections(), 100)
-  const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), drainMs).unref())
-  if ((await Promise.race([drained, bound])) === 'timeout') {
+  if ((await atMost(drainMs, drained.then(() => 'drained' as const))) === undefined) {
     logger.warn('drain bound reached: closing the connections still open')
     server.closeAllConnections()
     await drained
