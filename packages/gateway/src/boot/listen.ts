@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { GatewayInit } from './init.ts'
-import { parseAdminTokens, type AdminToken } from '../admin/auth.ts'
+import { parseAdminTokens, type AdminToken } from '../access/tokens.ts'
 import { startingReport, type DatabaseHealth } from '../directory/health.ts'
 import { createGuardedServer } from '../http/connections.ts'
 import { createEarlyListener, type SwitchableListener } from '../http/early.ts'

@@ -23,8 +23,6 @@ import { clusterView, type ClusterView } from './view.ts'
 import { atMost } from '../boot/shutdown.ts'
 import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'
 
-export type { ClusterView } from './view.ts'
-
 export interface FleetComponents {
   holds: Holds
   /** Trial rounds of failed routes: told how many peers this node hears, and read whole for a joining peer. */

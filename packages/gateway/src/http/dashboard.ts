@@ -5,9 +5,8 @@
 import type { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { createDashboard } from '@switchboard/dashboard'
-import type { AdminToken } from '../admin/auth.ts'
 import { AREAS, allows, everyArea, type Permission } from '../access/roles.ts'
-import { TokenMatcher } from '../access/tokens.ts'
+import { TokenMatcher, type AdminToken } from '../access/tokens.ts'
 
 /** Adds `GET /`, `GET /ui/*` and `GET /api/session` (behind the admin guard: what the caller's token may do, for the page to show). */
 export function serveDashboard(app: Hono<{ Bindings: HttpBindings }>, adminTokens: readonly AdminToken[]): void {
