@@ -1,11 +1,11 @@
 /** @switchboard/gateway — one Switchboard node: the inference API over the provider adapters, the admin API over the config store, the CLI. */
-import { Counter } from 'prom-client'
 import { createConfigStore, createPool, createWriteQueue, ensureDatabase, type ConfigStoreEvent } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'
 import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import { createListener } from './http/app.ts'
 import { tracingFromEnv } from './observability/tracing/setup.ts'
+import { scrapedCounter } from './observability/metrics.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory } from './directory/directory.ts'
 import { createDispatcher } from './dispatch/dispatcher.ts'
@@ -264,12 +264,12 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const tracing = tracingFromEnv(process.env, { nodeId, region, log: (level, message) => logger[level](message) })
   if (tracing !== null) {
     parts.add('traces flush', () => tracing.shutdown())
-    new Counter({ name: 'switchboard_trace_spans_dropped_total', help: 'Spans dropped because the OTLP export queue was full', registers: [metrics.registry], collect() { this.reset(); this.inc(tracing.dropped()) } })
-    new Counter({ name: 'switchboard_trace_spans_failed_total', help: 'Spans lost because their OTLP export failed (collector unreachable, refusing or timing out)', registers: [metrics.registry], collect() { this.reset(); this.inc(tracing.failed()) } })
+    scrapedCounter(metrics.registry, 'switchboard_trace_spans_dropped_total', 'Spans dropped because the OTLP export queue was full', [], (counter) => counter.inc(tracing.dropped()))
+    scrapedCounter(metrics.registry, 'switchboard_trace_spans_failed_total', 'Spans lost because their OTLP export failed (collector unreachable, refusing or timing out)', [], (counter) => counter.inc(tracing.failed()))
   }
   const listener = createListener(
     {
-      dispatcher, tracing, metrics, logger, recorder, now, random,
+      dispatcher, tracing, metrics, logger, recorder, now,
       directory: providers,
       health: databaseHealth,
       clusterView: () => joined.view(),

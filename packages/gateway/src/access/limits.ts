@@ -69,7 +69,7 @@ export class KeyLimiter {
     if (limit === null) return null
     const owner = this.peers?.owner() ?? null
     if (owner === null) return this.grant(key.id, window, limit, 1) === 1 ? null : this.refusal('requests', limit, window, now)
-    return this.fromLease(key.id, window, limit, owner).then((admitted) => (admitted ? null : this.refusal('requests', limit, this.windowOf(), this.init.now())))
+    return this.fromLease(key.id, limit, owner).then((admitted) => (admitted ? null : this.refusal('requests', limit, this.windowOf(), this.init.now())))
   }
 
   /** The owner's side: grants up to a share of what is left of the window's limit. */
@@ -117,11 +117,10 @@ export class KeyLimiter {
     return total
   }
 
-  private async fromLease(keyId: string, window: number, limit: number, owner: string): Promise<boolean> {
+  private async fromLease(keyId: string, limit: number, owner: string): Promise<boolean> {
     for (;;) {
       let lease = this.leases.get(keyId)
-      const current = this.windowOf()
-      if (current !== window) window = current
+      const window = this.windowOf()
       if (lease === undefined || lease.window !== window) {
         lease = { window, allowance: 0, exhausted: false, alone: 0, failures: 0, pending: null }
         this.leases.set(keyId, lease)

@@ -28,9 +28,6 @@ export interface AdaptiveApiComponents {
   history?: { settings(): Record<string, unknown> }
 }
 
-/** The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration). */
-const settingsBody = loadBalancerSchema
-
 const clearBody = z.strictObject({
   provider: z.string().min(1).optional(),
   key_id: z.string().min(1).optional(),
@@ -45,13 +42,13 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
 
   const getConfig = (context: Context<Env>) => context.json({ ...components.settings(), ...components.history?.settings() })
   const putConfig = async (context: Context<Env>) => {
-    const parsed = settingsBody.safeParse(await readJson(context, true))
+    // The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration).
+    const parsed = loadBalancerSchema.safeParse(await readJson(context, true))
     if (!parsed.success) throw new GatewayError('invalid_request', `The settings are not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}. Send all five switches as true or false.`)
     const settings = Object.fromEntries(SWITCH_NAMES.map((name) => [name, parsed.data[name] ?? false])) as LoadBalancerSettings
     // Settings beyond the five keep their value unless sent (design.md).
     const { history_enabled, history_retention_days } = parsed.data
-    const sent = history_enabled !== undefined || history_retention_days !== undefined
-    const { pending } = await components.saveSettings(settings, sent ? { ...(history_enabled !== undefined ? { history_enabled } : {}), ...(history_retention_days !== undefined ? { history_retention_days } : {}) } : undefined)
+    const { pending } = await components.saveSettings(settings, { history_enabled, history_retention_days })
     const answer = { ...settings, ...components.history?.settings() }
     return context.json(pending ? { ...answer, pending: true } : answer, pending ? 202 : 200)
   }
@@ -102,7 +99,6 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
     }
     // An operator release sends the routes to recovering, on every node (the tombstones carry it).
     components.dispatcher.released(outcome.changed)
-    components.dispatcher.settle({ changed: outcome.changed, events: [] })
     return context.json({ cleared: outcome.cleared, count: outcome.count })
   })
 

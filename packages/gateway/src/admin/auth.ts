@@ -11,9 +11,6 @@ import { checkOrigin, isLocalCaller, notLocalReason } from '../access/network.ts
 import { allows, requiredRole, type Permission, AREAS } from '../access/roles.ts'
 import { TokenMatcher, type AdminToken } from '../access/tokens.ts'
 
-export { isLoopback } from '../access/network.ts'
-export { parseAdminTokens, type AdminToken } from '../access/tokens.ts'
-
 type Env = { Bindings: HttpBindings }
 
 export interface AdminAuthInit {

@@ -38,8 +38,7 @@ export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEn
     const name = typeof body.name === 'string' ? body.name : ''
     if (name === '') throw new GatewayError('invalid_request', '"name" is required: the provider\'s name, e.g. "openai" or "groq".', { param: 'name' })
     if (directory.get(name)) throw new GatewayError('provider_exists', `Provider "${name}" already exists; use PUT /api/providers/${name} to replace it.`)
-    const source = validate(name, withoutName(body), env)
-    return answer(context, await storeCall(() => directory.create(source)), 201)
+    return save(context, name, body, (source) => directory.create(source), 201)
   })
 
   api.put('/providers/:name', async (context) => {
@@ -48,8 +47,7 @@ export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEn
     if (body.name !== undefined && body.name !== name) {
       throw new GatewayError('invalid_request', `"name" in the body ("${String(body.name)}") differs from the URL ("${name}"); rename by DELETE and POST.`, { param: 'name' })
     }
-    const source = validate(name, withoutName(body), env)
-    return answer(context, await storeCall(() => directory.replace(source)), 200)
+    return save(context, name, body, (source) => directory.replace(source), 200)
   })
 
   api.delete('/providers/:name', async (context) => {
@@ -59,20 +57,16 @@ export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEn
     return context.json({ deleted: name, ...(outcome.pending ? { pending: true } : {}) }, outcome.pending ? 202 : 200)
   })
 
+  /** Checks the body as provider `name` and writes it; 202 when it is applied here and queued for Postgres, which is not answering. */
+  async function save(context: Context<Env>, name: string, body: Record<string, unknown>, write: (source: ProviderSource) => Promise<WriteOutcome<ProviderSource>>, status: 200 | 201): Promise<Response> {
+    const { provider, problems } = checkProviderSource(name, withoutName(body), env)
+    if (!provider) throw new GatewayError('invalid_request', `The provider is not valid: ${problems.join('; ')}`, { param: problems[0]?.split(':')[0] ?? null })
+    const outcome = await storeCall(() => write(provider))
+    const answer = presentProvider(outcome.result)
+    return outcome.pending ? context.json({ ...answer, pending: true }, 202) : context.json(answer, status)
+  }
+
   return api
-}
-
-function answer(context: Context<Env>, outcome: WriteOutcome<ProviderSource>, status: 200 | 201): Response {
-  const body = presentProvider(outcome.result)
-  // 202: applied on this node and queued for Postgres, which is not answering right now.
-  if (outcome.pending) return context.json({ ...body, pending: true }, 202)
-  return context.json(body, status)
-}
-
-function validate(name: string, body: unknown, env: NodeJS.ProcessEnv): ProviderSource {
-  const { provider, problems } = checkProviderSource(name, body, env)
-  if (!provider) throw new GatewayError('invalid_request', `The provider is not valid: ${problems.join('; ')}`, { param: problems[0]?.split(':')[0] ?? null })
-  return provider
 }
 
 async function storeCall<Result>(call: () => Promise<Result>): Promise<Result> {

@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net'
 import type { Server as HttpServer } from 'node:http'
 import type { GatewayInit } from './init.ts'
-import { parseAdminTokens, type AdminToken } from '../admin/auth.ts'
+import { parseAdminTokens, type AdminToken } from '../access/tokens.ts'
 import { startingReport, type DatabaseHealth } from '../directory/health.ts'
 import { createGuardedServer } from '../http/connections.ts'
 import { createEarlyListener, type SwitchableListener } from '../http/early.ts'
@@ -40,7 +40,7 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   let health: DatabaseHealth | undefined
   const metrics = createMetrics()
   const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
-  const { server } = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
+  const server = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
   const address = { port: init.port, url: '' }
   const listen = async () => {
     await new Promise<void>((resolve, reject) => {

@@ -19,25 +19,11 @@ export class Parts {
 
   /** Records a part that has started; `stop` lets go of it (at most `boundMs`, default 3 s). */
   add(name: string, stop: () => unknown, boundMs?: number): void {
-    this.started.push({ name, stop, ...(boundMs !== undefined ? { boundMs } : {}) })
+    this.started.push({ name, stop, boundMs })
   }
 
   /** Stops every part started so far, the newest first; each at most its bound. */
   async stop(): Promise<void> {
-    for (const part of this.started.splice(0).reverse()) {
-      const stopping = async () => {
-        try {
-          await part.stop()
-        } catch (error) {
-          this.logger.warn({ err: error, step: part.name }, `shutdown: ${part.name} failed`)
-        }
-      }
-      await shutdownStep(this.logger, part.name, stopping, part.boundMs)
-    }
-  }
-
-  /** The names of the parts started so far, in the order they will stop. */
-  get order(): string[] {
-    return this.started.map((part) => part.name).reverse()
+    for (const part of this.started.splice(0).reverse()) await shutdownStep(this.logger, part.name, async () => part.stop(), part.boundMs)
   }
 }

@@ -6,8 +6,7 @@ import type { Logger } from 'pino'
 export async function drainServer(server: Server, drainMs: number, logger: Logger): Promise<void> {
   const drained = new Promise<void>((resolve) => server.close(() => resolve()))
   const idle = setInterval(() => server.closeIdleConnections(), 100)
-  const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), drainMs).unref())
-  if ((await Promise.race([drained, bound])) === 'timeout') {
+  if ((await atMost(drainMs, drained.then(() => 'drained' as const))) === undefined) {
     logger.warn('drain bound reached: closing the connections still open')
     server.closeAllConnections()
     await drained
@@ -15,13 +14,14 @@ export async function drainServer(server: Server, drainMs: number, logger: Logge
   clearInterval(idle)
 }
 
-/** Runs one shutdown step for at most `boundMs`: slow is logged at 2 s, and a step still running at its bound is logged and left behind. */
+/** Runs one shutdown step for at most `boundMs`: slow is logged at 2 s, a failure is logged, and a step still running at its bound is logged and left behind. */
 export async function shutdownStep(logger: Logger, name: string, run: () => Promise<unknown>, boundMs = 3_000): Promise<void> {
   // Two thirds into a short bound, so "still waiting" and "gave up" are two moments, not one.
   const slowMs = Math.min(2_000, Math.round((boundMs * 2) / 3))
   const slow = setTimeout(() => logger.warn({ step: name }, `shutdown: still waiting on ${name} after ${slowMs / 1000} s`), slowMs).unref()
   try {
-    const outcome = await atMost(boundMs, run().then(() => 'done' as const))
+    const ended = run().catch((error: unknown) => logger.warn({ err: error, step: name }, `shutdown: ${name} failed`))
+    const outcome = await atMost(boundMs, ended.then(() => 'done' as const))
     if (outcome !== 'done') logger.warn({ step: name }, `shutdown: gave up on ${name} after ${boundMs / 1000} s`)
   } finally {
     clearTimeout(slow)

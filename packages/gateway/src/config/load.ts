@@ -11,8 +11,6 @@ import { parseRoles, type AdminToken } from '../access/tokens.ts'
 import { configSchema, gatewayKeySchema, providerSchema, type RawConfig, type RawProvider } from './schema.ts'
 import { describeIssue, resolveEnv } from './problems.ts'
 
-export { formatPath } from './problems.ts'
-
 /** A config problem, with the JSON path of the offending value. Printed without a stack trace. */
 export class ConfigError extends Error {
   readonly code = 'config_invalid'

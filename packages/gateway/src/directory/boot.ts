@@ -27,19 +27,15 @@ export async function prepareStore(pool: DatabasePool, store: ConfigStore, sourc
 export function retryPrepareStore(attempt: () => Promise<ImportResult | null>, onReady: (imported: ImportResult) => Promise<void>, logger: Logger): () => void {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
+  const later = () => (timer = setTimeout(() => void round(), 5_000).unref())
   const round = async () => {
     const imported = await attempt()
     if (stopped) return
-    if (imported === null) {
-      timer = setTimeout(() => void round(), 5_000)
-      timer.unref()
-      return
-    }
+    if (imported === null) return void later()
     await onReady(imported).catch((error: unknown) => logger.warn({ err: error }, 'could not pick up the store after Postgres came back'))
     logger.info('Postgres answers: migrated, config.json applied, providers and settings read from the store')
   }
-  timer = setTimeout(() => void round(), 5_000)
-  timer.unref()
+  later()
   return () => {
     stopped = true
     clearTimeout(timer)

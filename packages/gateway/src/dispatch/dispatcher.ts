@@ -8,7 +8,7 @@ import type { ProviderKey } from '@switchboard/providers'
 import {
   createRouter, type AdaptiveBalancer, type AttemptEffects, type AttemptReport, type AttemptStep, type DeadlineSettings, type HoldEntry, type HoldNews,
   type Holds, type LoadBalancerSettings, type PlannedTarget, type RateLimitBackoff, type RateLimitBackoffs, type RequestPlan, type RequestRoute,
-  type RouteEnd, type RouteTarget, type RoutingLog, type SessionAffinity, type Settlement, type TargetFilter, type TrialEntry
+  type RouteEnd, type RouteTarget, type RoutingLog, type SessionAffinity, type TargetFilter, type TrialEntry
 } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
@@ -94,9 +94,9 @@ export interface Dispatcher {
   learn(request: RoutedRequest, context: RequestContext): Promise<void> | null
   /** Plans a request (`filter`: which targets may take it); a GatewayError naming what to fix when no provider can serve it. */
   plan(request: RoutedRequest, context: RequestContext, streams: boolean, filter: TargetFilter<DispatchTarget>): Dispatch
-  /** Records and applies a settlement made outside a request (an operator clear, a key edit). */
-  settle(settlement: Settlement, log?: RoutingLog, requestModel?: string): void
-  /** Sends the routes of released holds to recovering (an operator release, a key edit, a peer's release). */
+  /** Records and applies hold entries changed outside a request (a key or provider deleted). */
+  settle(changed: readonly HoldEntry[]): void
+  /** Holds released here (an operator release, a key edit): their routes go to recovering, and the change is settled. */
   released(entries: readonly HoldEntry[]): void
   /** Entries came from elsewhere (a peer, Postgres) and changed this node's set: their routes fail or recover. */
   merged(entries: readonly HoldEntry[]): void
@@ -145,6 +145,8 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     if (news.changed.length > 0) components.onHoldsChanged?.(news.changed)
   }
 
+  const settle = (changed: readonly HoldEntry[]) => carryHolds(router.settle({ changed: [...changed], events: [] }))
+
   const carrier: EffectCarrier = { metrics, now, shareTrials, carryHolds, rateLimited: (backoff) => components.onRateLimited?.(backoff) }
 
   /** Binds the plan's targets to this node's providers (once per shared plan and registry). */
@@ -180,13 +182,14 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       return new RequestDispatch(plan, targets, context, route, carrier)
     },
 
-    settle(settlement, log, requestModel) {
-      carryHolds(router.settle(settlement, log, requestModel))
-    },
+    settle,
     backOff: (backoff) => void router.backOff(backoff),
     recompute: () => shareTrials(router.recompute()),
     mergeTrials: (entries) => shareTrials(router.mergeTrials(entries)),
-    released: (entries) => router.released(entries),
+    released(entries) {
+      router.released(entries)
+      settle(entries)
+    },
     merged: (entries) => router.merged(entries),
   }
 }

@@ -48,15 +48,14 @@ export function routingEdits(components: { holds: Holds; backoffs: RateLimitBack
     const changed = holds.keyEdited(provider, keyId, now())
     if (backoffs.forgetKey(provider, keyId)) balancer.holdsChanged()
     dispatcher.released(changed)
-    dispatcher.settle({ changed, events: [] })
   }
   return {
     keyEdited,
     /** A store event of this node (or of config.json at its boot). */
     apply(change: ConfigStoreEvent): void {
       if (change.type === 'key:changed' && !change.detail.created) keyEdited(change.detail.provider, change.detail.id)
-      else if (change.type === 'key:deleted') dispatcher.settle({ changed: holds.keyDeleted(change.detail.provider, change.detail.id, now()), events: [] })
-      else if (change.type === 'provider:deleted') dispatcher.settle({ changed: holds.providerDeleted(change.detail.provider, now()), events: [] })
+      else if (change.type === 'key:deleted') dispatcher.settle(holds.keyDeleted(change.detail.provider, change.detail.id, now()))
+      else if (change.type === 'provider:deleted') dispatcher.settle(holds.providerDeleted(change.detail.provider, now()))
     },
   }
 }

@@ -66,10 +66,7 @@ export async function carryClock(fleet: Cluster, init: { clocks: PeerClocks; now
     clocks.sample(member.nodeId, sentAt, answer.at, now())
   }
   const askAll = () => {
-    for (const member of fleet.members()) {
-      if (member.self) continue
-      ask(member).catch((error: unknown) => init.logger.debug({ err: error, peer: member.nodeId }, 'could not ask a peer its time'))
-    }
+    for (const member of fleet.members()) if (!member.self) ask(member).catch((error: unknown) => init.logger.debug({ err: error, peer: member.nodeId }, 'could not ask a peer its time'))
   }
   const offJoin = fleet.on('member:join', (member) => {
     if (!member.self) ask(member).catch(() => {})

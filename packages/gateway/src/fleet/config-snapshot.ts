@@ -58,10 +58,7 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
     }
   }
   const askPeers = async (storeFailed: boolean): Promise<boolean> => {
-    for (const peer of fleet.members()) {
-      if (peer.self) continue
-      if (await askOne(peer, storeFailed)) return true
-    }
+    for (const peer of fleet.members()) if (!peer.self && (await askOne(peer, storeFailed))) return true
     return false
   }
   // One peer per round (a peer that just joined first), so a fleet that boots without Postgres does not ask n² times a second.

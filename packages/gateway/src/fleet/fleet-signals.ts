@@ -3,7 +3,8 @@
  * (origin time corrected by its clock's offset), gossip in, out and dropped per topic, repairs,
  * members, leaders, the hold snapshot's age and peers' clock offsets; on /metrics and /api/cluster.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { Counter, Histogram, type Gauge, type Registry } from 'prom-client'
+import { scrapedCounter, scrapedGauge } from '../observability/metrics.ts'
 import type { Cluster } from '@switchboard/cluster'
 import type { PeerClocks } from './clock.ts'
 
@@ -57,8 +58,7 @@ export class FleetSignals {
     this.repairCounter = new Counter({ name: 'switchboard_fleet_repaired_entries_total', help: 'Hold entries gossip missed that a sync brought, by how (anti-entropy, sync on join)', labelNames: ['via'], registers })
     const signals = this
     // Of the node's one fleet membership: on a node with workers only the fleet worker knows it, and the highest wins.
-    const gauge = (name: string, help: string, read: (gauge: Gauge) => void, labelNames: string[] = []) =>
-      new Gauge({ name, help, labelNames, registers, aggregator: 'max', collect() { read(this) } })
+    const gauge = (name: string, help: string, read: (gauge: Gauge) => void, labelNames: string[] = []) => scrapedGauge(registry, name, help, labelNames, read, 'max')
     gauge('switchboard_fleet_members', 'Live fleet members this node sees, itself included', (members) => {
       if (signals.cluster) members.set(signals.cluster.members().length)
     })
@@ -71,15 +71,9 @@ export class FleetSignals {
         if (leader) leaders.set({ region, node_id: leader.nodeId }, 1)
       }
     }, ['region', 'node_id'])
-    new Counter({
-      name: 'switchboard_fleet_gossip_messages_total',
-      help: 'Gossip messages per topic: published here (out), received from peers (in), thrown away as invalid or oversized (dropped)',
-      labelNames: ['topic', 'direction'],
-      registers,
-      collect() {
-        this.reset()
-        for (const [topic, counts] of Object.entries(signals.gossip())) for (const direction of ['in', 'out', 'dropped'] as const) this.inc({ topic, direction }, counts[direction])
-      },
+    const gossip = 'Gossip messages per topic: published here (out), received from peers (in), thrown away as invalid or oversized (dropped)'
+    scrapedCounter(registry, 'switchboard_fleet_gossip_messages_total', gossip, ['topic', 'direction'], (counter) => {
+      for (const [topic, counts] of Object.entries(signals.gossip())) for (const direction of ['in', 'out', 'dropped'] as const) counter.inc({ topic, direction }, counts[direction])
     })
     gauge('switchboard_fleet_snapshot_age_seconds', 'Time since the last hold snapshot written to Postgres (by any leader)', (age) => {
       const seconds = signals.snapshotAge()

@@ -23,8 +23,6 @@ import { clusterView, type ClusterView } from './view.ts'
 import { atMost } from '../boot/shutdown.ts'
 import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'
 
-export type { ClusterView } from './view.ts'
-
 export interface FleetComponents {
   holds: Holds
   /** Trial rounds of failed routes: told how many peers this node hears, and read whole for a joining peer. */
@@ -149,7 +147,7 @@ export async function startFleet(components: FleetComponents, init: FleetInit): 
     signals = await carrySignals(fleet, { ...components, settingsFrom: (nodeId, sentAt) => fleetSignals.applied('settings', nodeId, sentAt) })
     fleet.on('leader:change', (change) => logger.info({ region: change.region, leader: change.leader?.nodeId ?? null }, `leader of region ${change.region}: ${change.leader?.nodeId ?? 'none'}`))
     const trialsCarrier = trialRounds
-    holdSync = await carryHolds(fleet, { holds, takeIn, repaired: (via, entries) => fleetSignals.repaired(via, entries), pullTrials: (peerId) => trialsCarrier.pull(peerId), logger, now, random: components.random, peers: init.peers, ...(init.antiEntropyEveryMs !== undefined ? { antiEntropyEveryMs: init.antiEntropyEveryMs } : {}) })
+    holdSync = await carryHolds(fleet, { holds, takeIn, repaired: (via, entries) => fleetSignals.repaired(via, entries), pullTrials: (peerId) => trialsCarrier.pull(peerId), logger, now, random: components.random, peers: init.peers, antiEntropyEveryMs: init.antiEntropyEveryMs })
   } else if (init.peers.length > 0) {
     logger.warn('--peers given without --fleet-secret: running standalone (a fleet needs its secret)')
   }

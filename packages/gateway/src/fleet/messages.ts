@@ -3,16 +3,16 @@ import { z } from 'zod'
 import { TRIAL_MAX_WAIT_MS, type HoldEntry, type TrialEntry } from '@switchboard/routing'
 import { switchFields } from '../config/schema.ts'
 
+/** A provider, key or node name, and a model name, as peers may send them. */
+const identifier = z.string().min(1).max(200)
+const model = z.string().min(1).max(500)
+const count = z.number().int().nonnegative()
+
 /** Hold entries (and tombstones) a node changed, or a snapshot of them. */
 export const holdBatch = z.strictObject({ entries: z.array(z.unknown()).max(20_000) })
 
 /** A key whose rate-limit window ran out: the region backs it off until `until_ms`. */
-export const rateLimitSignal = z.strictObject({
-  provider: z.string().min(1).max(200),
-  key_id: z.string().min(1).max(200),
-  model: z.string().min(1).max(500),
-  until_ms: z.number().int().positive(),
-})
+export const rateLimitSignal = z.strictObject({ provider: identifier, key_id: identifier, model, until_ms: z.number().int().positive() })
 
 const settings = z.strictObject(switchFields(z.boolean()))
 
@@ -27,11 +27,11 @@ export type ConfigChange = z.infer<typeof configChange>
 
 /** A gateway key as nodes share it (issue 37, item 5): its secret's SHA-256, never the secret, and its limits. */
 const gatewayKeyWire = z.strictObject({
-  id: z.string().min(1).max(200),
-  name: z.string().min(1).max(200),
+  id: identifier,
+  name: identifier,
   secret_hash: z.string().regex(/^[0-9a-f]{64}$/),
-  providers: z.array(z.string().min(1).max(200)).max(1_000).nullable(),
-  models: z.array(z.string().min(1).max(500)).max(10_000).nullable(),
+  providers: z.array(identifier).max(1_000).nullable(),
+  models: z.array(model).max(10_000).nullable(),
   requests_per_minute: z.number().int().positive().nullable(),
   tokens_per_minute: z.number().int().positive().nullable(),
 })
@@ -51,7 +51,7 @@ export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(6
 export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })
 /** A large set's second step (issue 19): `[id, wallMs, counter, nodeId]` of the differing buckets, so only what differs is pulled. */
 export const versionsResponse = z.strictObject({
-  versions: z.array(z.tuple([z.string().max(2048), z.number().finite(), z.number().int().nonnegative(), z.string().max(128)])).max(50_000),
+  versions: z.array(z.tuple([z.string().max(2048), z.number().finite(), count, z.string().max(128)])).max(50_000),
 })
 export type VersionsResponse = z.infer<typeof versionsResponse>
 /** Most hold ids one pull by id asks for; a larger difference is pulled by bucket. */
@@ -59,44 +59,29 @@ export const MAX_PULL_IDS = 2_000
 export const entriesRequest = z.strictObject({ ids: z.array(z.string().max(2048)).max(MAX_PULL_IDS) })
 
 /** A node's token count of one gateway key in one limit window (its own total, not a delta). */
-export const tokenUsage = z.strictObject({
-  key_id: z.string().min(1).max(200),
-  window: z.number().int().nonnegative(),
-  tokens: z.number().int().nonnegative(),
-})
+export const tokenUsage = z.strictObject({ key_id: identifier, window: count, tokens: count })
 export type CallerTokenUsage = z.infer<typeof tokenUsage>
 
 /** A lease of requests of a gateway key for one window, asked of the node that owns the counts. */
-export const leaseRequest = z.strictObject({
-  key_id: z.string().min(1).max(200),
-  window: z.number().int().nonnegative(),
-  limit: z.number().int().positive(),
-})
+export const leaseRequest = z.strictObject({ key_id: identifier, window: count, limit: z.number().int().positive() })
 export type LeaseRequest = z.infer<typeof leaseRequest>
-export const leaseResponse = z.strictObject({ granted: z.number().int().nonnegative() })
+export const leaseResponse = z.strictObject({ granted: count })
 
 /** Trial rounds a node changed (or the whole set, for a joining node); each entry is checked on its own (`parseTrialEntry`). */
 export const trialBatch = z.strictObject({ entries: z.array(z.unknown()).max(5_000) })
 
 /** One trial round on the wire (issue 35, item 8): a route's due trial, its rung, and who claimed it. */
 const trialEntryWire = z.strictObject({
-  provider: z.string().min(1).max(200),
-  model: z.string().min(1).max(500),
-  key_id: z.string().min(1).max(200),
+  provider: identifier,
+  model,
+  key_id: identifier,
   /** The hybrid-clock version that opened the round: [wall ms, counter, node id]. */
-  round: z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative(), z.string().min(1).max(128)]),
+  round: z.tuple([count, count, z.string().min(1).max(128)]),
   state: z.enum(['failing', 'served']),
   rung: z.number().int().min(0).max(32),
-  due_at: z.number().int().nonnegative(),
-  region: z.string().min(1).max(200),
-  claim: z
-    .strictObject({
-      node_id: z.string().min(1).max(128),
-      generation: z.number().int().positive().max(1_000_000),
-      at: z.number().int().nonnegative(),
-      started_at: z.number().int().nonnegative().nullable(),
-    })
-    .nullable(),
+  due_at: count,
+  region: identifier,
+  claim: z.strictObject({ node_id: z.string().min(1).max(128), generation: z.number().int().positive().max(1_000_000), at: count, started_at: count.nullable() }).nullable(),
 })
 export type TrialEntryWire = z.infer<typeof trialEntryWire>
 

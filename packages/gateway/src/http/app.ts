@@ -11,7 +11,8 @@ import { COUNT_TOKENS_SPEC, MESSAGES_SPEC } from './messages.ts'
 import { RESPONSES_SPEC } from './responses.ts'
 import { EMBEDDINGS_SPEC } from './embeddings.ts'
 import { modelsApi } from './models.ts'
-import { adminAuth, originGuard, type AdminToken } from '../admin/auth.ts'
+import { adminAuth, originGuard } from '../admin/auth.ts'
+import type { AdminToken } from '../access/tokens.ts'
 import { authenticateCaller } from '../access/callers.ts'
 import { providersApi } from '../admin/providers-api.ts'
 import type { ProviderDirectory } from '../directory/directory.ts'
@@ -19,7 +20,7 @@ import { healthStatusCode, type DatabaseHealth } from '../directory/health.ts'
 import { LIVE } from './early.ts'
 import { pathOf } from './surface.ts'
 import { adaptiveApi, type AdaptiveApiComponents } from '../admin/adaptive-api.ts'
-import type { ClusterView } from '../fleet/fleet.ts'
+import type { ClusterView } from '../fleet/view.ts'
 import { historyApi } from '../admin/history-api.ts'
 import type { HistoryQueries } from '@switchboard/history'
 import { gatewayKeysApi, type GatewayKeysApiComponents } from '../admin/gateway-keys-api.ts'
@@ -99,7 +100,7 @@ export function createApp(components: AppComponents, init: AppInit): Hono<{ Bind
   app.route('/api', gatewayKeysApi(components.gatewayKeys))
   app.route('/api', logsApi(components.logs))
   app.get('/api/cluster', async (context) => context.json(await components.clusterView()))
-  serveDashboard(app, { adminTokens: init.adminTokens })
+  serveDashboard(app, init.adminTokens)
   app.get('/metrics', async (context) => context.body(await (components.metrics.render?.() ?? components.metrics.registry.metrics()), 200, { 'content-type': components.metrics.registry.contentType }))
 
   // Inference routes Hono serves (GET /v1/models, wrong methods) check the caller like the POST surfaces do.

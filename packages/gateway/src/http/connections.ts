@@ -11,31 +11,22 @@ import type { GatewayConfig } from '../config/load.ts'
 /** The limits, from `server.*` in config.json. */
 export type ConnectionLimits = GatewayConfig['connections']
 
-/** What the guard counts, for /metrics and tests. */
-export interface ConnectionStats {
-  open: number
-  /** Connections closed to make room under the cap. */
-  evicted: number
-}
-
 /** A response whose request has fully arrived and whose answer has not finished. */
 function isAnswering(response: ServerResponse): boolean {
   return response.req.complete && !response.writableFinished && !response.destroyed
 }
 
-/** An HTTP server with the limits applied. */
-export function createGuardedServer(listener: RequestListener, limits: ConnectionLimits, onEvicted: () => void = () => {}): { server: Server; stats(): ConnectionStats } {
+/** An HTTP server with the limits applied; `onEvicted` hears of each connection closed to make room. */
+export function createGuardedServer(listener: RequestListener, limits: ConnectionLimits, onEvicted: () => void): Server {
   const server = createServer(
     { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
     listener,
   )
   // Socket -> its latest response (null: no request yet). A Map iterates in insertion order: oldest first.
   const open = new Map<Socket, ServerResponse | null>()
-  let evicted = 0
   const evict = (socket: Socket) => {
     open.delete(socket)
     socket.destroy()
-    evicted++
     onEvicted()
   }
   server.on('connection', (socket: Socket) => {
@@ -55,5 +46,5 @@ export function createGuardedServer(listener: RequestListener, limits: Connectio
     const socket = request.socket
     if (open.has(socket)) open.set(socket, response)
   })
-  return { server, stats: () => ({ open: open.size, evicted }) }
+  return server
 }

@@ -5,18 +5,13 @@
 import type { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
 import { createDashboard } from '@switchboard/dashboard'
-import type { AdminToken } from '../admin/auth.ts'
 import { AREAS, allows, everyArea, type Permission } from '../access/roles.ts'
-import { TokenMatcher } from '../access/tokens.ts'
-
-export interface DashboardInit {
-  adminTokens: readonly AdminToken[]
-}
+import { TokenMatcher, type AdminToken } from '../access/tokens.ts'
 
 /** Adds `GET /`, `GET /ui/*` and `GET /api/session` (behind the admin guard: what the caller's token may do, for the page to show). */
-export function serveDashboard(app: Hono<{ Bindings: HttpBindings }>, init: DashboardInit): void {
+export function serveDashboard(app: Hono<{ Bindings: HttpBindings }>, adminTokens: readonly AdminToken[]): void {
   const dashboard = createDashboard()
-  const known = new TokenMatcher(init.adminTokens)
+  const known = new TokenMatcher(adminTokens)
   app.get('/api/session', (context) => {
     // The guard let this caller in: with no tokens configured, a loopback caller, who may do everything.
     let permissions: ReadonlySet<Permission> = new Set(everyArea('update'))

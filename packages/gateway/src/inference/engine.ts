@@ -70,7 +70,6 @@ export interface StreamObserver {
 export interface EngineComponents {
   dispatcher: Dispatcher
   now: () => number
-  random: () => number
   /** Waits `ms`; rejects early when `cancellation` aborts. */
   sleep: (ms: number, cancellation: Cancellation) => Promise<void>
 }

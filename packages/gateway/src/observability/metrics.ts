@@ -2,7 +2,7 @@
  * Prometheus metrics at /metrics (prom-client). One registry per node, so tests can run
  * several nodes in one process without their counters mixing.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client'
 import { HotCounter, HotHistogram } from './hot-metrics.ts'
 
 /** The node's metrics. Label values are provider, model, class and reason names: never key values. */
@@ -41,4 +41,20 @@ export function createMetrics() {
     requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),
     requestLogWriteSeconds: new Histogram({ name: 'switchboard_request_log_write_seconds', help: 'Time to write one batch of request log rows', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5], registers }),
   }
+}
+
+/** A counter of totals kept elsewhere: zeroed at each scrape, then `read` adds them. */
+export function scrapedCounter<Label extends string>(registry: Registry, name: string, help: string, labelNames: readonly Label[], read: (counter: Counter<Label>) => void): void {
+  new Counter({
+    name, help, labelNames, registers: [registry],
+    collect() {
+      this.reset()
+      read(this)
+    },
+  })
+}
+
+/** A gauge `read` sets at each scrape (`max`: of the node's one state, so workers' values are not added up). */
+export function scrapedGauge<Label extends string>(registry: Registry, name: string, help: string, labelNames: readonly Label[], read: (gauge: Gauge<Label>) => void, aggregator: Aggregator = 'sum'): void {
+  new Gauge({ name, help, labelNames, registers: [registry], aggregator, collect() { read(this) } })
 }

@@ -4,11 +4,10 @@
  * nothing. Also the leader's daily retention and the writers' /metrics.
  */
 import type { Logger } from 'pino'
-import { Counter, Gauge } from 'prom-client'
 import { countsAgainstKey, type AdaptiveBalancer, type HoldEntry, type LoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
 import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome, type RouteView } from '@switchboard/history'
-import type { Metrics } from '../observability/metrics.ts'
+import { scrapedCounter, scrapedGauge, type Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
 import type { RequestRecorder, RequestTrack } from './request-record.ts'
@@ -245,35 +244,15 @@ function forwardingRecorder(forward: (event: HistoryForward) => void): HistoryRe
 }
 
 /** /metrics: what the history writers wrote, buffered and dropped (and why). */
-function registerMetrics(metrics: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {
-  const registers = [metrics.registry]
-  new Gauge({
-    name: 'switchboard_history_buffered',
-    help: 'History rows waiting to be written, by writer',
-    labelNames: ['writer'],
-    registers,
-    collect() {
-      for (const stats of recorder.stats()) this.set({ writer: stats.name }, stats.buffered)
-    },
+function registerMetrics({ registry }: Metrics, recorder: Pick<HistoryRecorder, 'stats'>): void {
+  scrapedGauge(registry, 'switchboard_history_buffered', 'History rows waiting to be written, by writer', ['writer'], (gauge) => {
+    for (const stats of recorder.stats()) gauge.set({ writer: stats.name }, stats.buffered)
   })
-  new Counter({
-    name: 'switchboard_history_written_total',
-    help: 'History rows written to Postgres, by writer',
-    labelNames: ['writer'],
-    registers,
-    collect() {
-      this.reset()
-      for (const stats of recorder.stats()) this.inc({ writer: stats.name }, stats.written)
-    },
+  scrapedCounter(registry, 'switchboard_history_written_total', 'History rows written to Postgres, by writer', ['writer'], (counter) => {
+    for (const stats of recorder.stats()) counter.inc({ writer: stats.name }, stats.written)
   })
-  new Counter({
-    name: 'switchboard_history_dropped_total',
-    help: 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)',
-    labelNames: ['writer', 'reason'],
-    registers,
-    collect() {
-      this.reset()
-      for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) this.inc({ writer: stats.name, reason }, count)
-    },
+  const dropped = 'History rows given up, by writer and reason (overflow: oldest pushed out of a full buffer while Postgres lagged)'
+  scrapedCounter(registry, 'switchboard_history_dropped_total', dropped, ['writer', 'reason'], (counter) => {
+    for (const stats of recorder.stats()) for (const [reason, count] of Object.entries(stats.dropped)) counter.inc({ writer: stats.name, reason }, count)
   })
 }

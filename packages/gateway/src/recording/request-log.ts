@@ -3,8 +3,7 @@
  * recorder, its counters feed /metrics, and the API reads the fleet's log from Postgres.
  */
 import { createRequestLog, readLog, searchLogs, type RequestLog, type RequestLogComponents } from '@switchboard/history'
-import { Counter, Gauge } from 'prom-client'
-import type { Metrics } from '../observability/metrics.ts'
+import { scrapedCounter, scrapedGauge, type Metrics } from '../observability/metrics.ts'
 import type { LogsApiComponents } from '../admin/logs-api.ts'
 import type { RequestRecorder } from './request-record.ts'
 
@@ -56,26 +55,14 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
     off = components.recorder.on(requestLog.listener)
   }
   // Rows waiting and dropped (by reason) as the writer counts them, read when /metrics is scraped.
-  const registers = [metrics.registry]
-  new Gauge({
-    name: 'switchboard_request_log_rows_buffered',
-    help: 'Request log rows waiting to be written',
-    registers,
-    collect() {
-      if (requestLog !== undefined) this.set(requestLog.stats().buffered)
-    },
+  scrapedGauge(metrics.registry, 'switchboard_request_log_rows_buffered', 'Request log rows waiting to be written', [], (gauge) => {
+    if (requestLog !== undefined) gauge.set(requestLog.stats().buffered)
   })
-  new Counter({
-    name: 'switchboard_request_log_rows_dropped_total',
-    help: 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)',
-    labelNames: ['reason'],
-    registers,
-    collect() {
-      if (requestLog === undefined) return
-      const { dropped } = requestLog.stats()
-      this.reset()
-      for (const reason of Object.keys(dropped) as (keyof typeof dropped)[]) this.inc({ reason }, dropped[reason])
-    },
+  const dropped = 'Request log rows given up, by reason (overflow: oldest pushed out while Postgres lagged; refused; timed_out; closed)'
+  scrapedCounter(metrics.registry, 'switchboard_request_log_rows_dropped_total', dropped, ['reason'], (counter) => {
+    if (requestLog === undefined) return
+    const { dropped } = requestLog.stats()
+    for (const reason of Object.keys(dropped) as (keyof typeof dropped)[]) counter.inc({ reason }, dropped[reason])
   })
   return {
     api: {

@@ -19,7 +19,7 @@ export interface SettingsSaveComponents {
   history: () => Pick<HistoryRecording, 'settingsWrite'> | null
 }
 
-/** Saves the switches, and history's settings with them when given. */
+/** Saves the switches, and history's settings with them when given (an undefined value is not given). */
 export type SaveSettings = (switches: LoadBalancerSettings, history?: Partial<HistorySettings>) => Promise<{ pending: boolean }>
 
 /** Thrown inside the queue: not an "unreachable" error, so the queue gives the write up instead of retrying it. */
@@ -73,7 +73,7 @@ export function createSettingsSave(components: SettingsSaveComponents, init: { w
   }
 
   return async (switches, values) => {
-    const history = values === undefined || Object.keys(values).length === 0 ? null : components.history()
+    const history = values === undefined || Object.values(values).every((value) => value === undefined) ? null : components.history()
     if (history === null || values === undefined) return saveSwitches(switches)
     return saveBoth(switches, values, history)
   }

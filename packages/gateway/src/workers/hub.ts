@@ -8,6 +8,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 import { createHolds, type RateLimitBackoff, type TrialEntry } from '@switchboard/routing'
+import { atMost } from '../boot/shutdown.ts'
 import { FLEET_WORKER, isWorkerMessage, type News, type NodeState, type Question, type SessionAsked, type SessionNews, type WorkerMessage } from './protocol.ts'
 
 type Reply = Extract<WorkerMessage, { sb: 'reply' }>
@@ -156,9 +157,7 @@ export function startPrimary(init: PrimaryInit): Primary {
       const running = [...workers.values()].filter((worker) => !worker.isDead())
       const exits = running.map((worker) => new Promise<void>((resolve) => worker.once('exit', () => resolve())))
       for (const worker of running) worker.process.kill('SIGTERM')
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([Promise.all(exits), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))])
-      clearTimeout(timer)
+      await atMost(boundMs, Promise.all(exits))
       for (const worker of running) if (!worker.isDead()) worker.process.kill('SIGKILL')
     },
   }
