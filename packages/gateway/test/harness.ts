@@ -82,6 +82,8 @@ export interface SimulatedRequest {
   key_suffix: string
   model: string
   stream: boolean
+  /** The API path asked, without the query. */
+  path?: string
   /** The request asked for a continuation: its conversation ended with the assistant's text. */
   prefill?: boolean
   status: number
