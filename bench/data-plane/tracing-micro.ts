@@ -78,6 +78,15 @@ function oneRequest(): void {
   request.end()
 }
 
+/** `requests` requests through `tracing`, exported every 500 (1,000 spans) and waited for: the batch queue (2,048 spans) never overflows, so no span is dropped uncounted. */
+async function runRequests(): Promise<void> {
+  for (let index = 0; index < requests; index++) {
+    oneRequest()
+    if (index % 500 === 499) await tracing.flush()
+  }
+  await tracing.flush()
+}
+
 const perRequest = new Map<string, number[]>(Object.keys(processors).map((name) => [name, []]))
 const bytes = new Map<string, number>()
 for (let round = 0; round < rounds; round++) {
@@ -85,12 +94,7 @@ for (let round = 0; round < rounds; round++) {
     tracing = chosen
     encodedBytes = 0
     const before = process.cpuUsage()
-    for (let index = 0; index < requests; index++) {
-      oneRequest()
-      // Export every 500 requests (1,000 spans), waited for: the batch queue (2,048 spans) never overflows, so no span is dropped uncounted.
-      if (index % 500 === 499) await tracing.flush()
-    }
-    await tracing.flush()
+    await runRequests()
     const cpu = process.cpuUsage(before)
     perRequest.get(name)!.push((cpu.user + cpu.system) / requests)
     bytes.set(name, encodedBytes / requests)
@@ -104,11 +108,7 @@ await inspector.post('HeapProfiler.enable')
 for (const [name, chosen] of Object.entries(tracings)) {
   tracing = chosen
   await inspector.post('HeapProfiler.startSampling', { samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
-  for (let index = 0; index < requests; index++) {
-    oneRequest()
-    if (index % 500 === 499) await tracing.flush()
-  }
-  await tracing.flush()
+  await runRequests()
   const { profile } = await inspector.post('HeapProfiler.stopSampling')
   let total = 0
   const visit = (node: typeof profile.head): void => {
