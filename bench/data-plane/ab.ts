@@ -11,6 +11,12 @@
  *        --node-flags-b=--env-file=f.env gives B environment variables of its own; --node-flags-a for A; --node-flags-c, --config-c for C)
  *        [--postgres-nice 10] [--postgres-idle] (the server at a lower priority / SCHED_IDLE)
  *        [--postgres-cpus 1] [--gateway-cpus 0] (taskset: the server's and the gateways' CPUs)
+ *        [--upstream simulator|mock] (the upstream: the simulator, or frontier-mock.mjs, a bare node:http
+ *        OpenAI mock that leaves more of a core to the load generator)
+ *
+ * Pinned, as bench/README.md's tracing run is: `taskset -c 0 npm run bench:ab -- --upstream mock
+ * --gateway-cpus 1 --postgres-cpus 0 ...` (the bench, its load generator and the upstream inherit
+ * CPU 0; each gateway is moved to CPU 1 as it starts), so a gateway has a core to itself.
  *
  * Each window also prints the simulator's and the load generator's CPU per request, how busy
  * the machine was, and per 1,000 requests the gateway's read and write syscalls and its
@@ -29,7 +35,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { freePort, startPrivateServer } from '@switchboard/test-kit'
 import { measure } from '../lib/load.mjs'
-import { startService, stopAll, stopService, waitUntilReady, killAllNow } from '../lib/processes.mjs'
+import { logTail, startService, stopAll, stopService, waitUntilReady, killAllNow } from '../lib/processes.mjs'
 import { startSimulator, UPSTREAM_KEY } from '../lib/targets.mjs'
 import { clockTicks, postgresCpuMs, readStatFile } from '../lib/processes.mjs'
 import { readdirSync } from 'node:fs'
@@ -61,6 +67,14 @@ function threadCpuMs(pid: number): Map<string, number> {
     } catch { /* gone */ }
   }
   return byName
+}
+
+/** frontier-mock.mjs (answers at once): an upstream that costs its core a fraction of the simulator's CPU. */
+async function startMock(): Promise<{ service: ReturnType<typeof startService>; origin: string }> {
+  const port = await freePort()
+  const service = startService({ name: 'mock', args: [join(here, 'data-plane', 'frontier-mock.mjs'), '--port', String(port)], cwd: here, logFile: join(resultsDir, 'mock.log') })
+  await waitUntilReady(service, async () => logTail(service).includes('listening'))
+  return { service, origin: `http://127.0.0.1:${port}` }
 }
 
 /** The gateways taking turns (C only when `--c` is given). */
@@ -95,8 +109,10 @@ const { values } = parseArgs({
     fresh: { type: 'boolean', default: false },
     /** `stream: true` requests (the load generator reads each SSE answer to its end). */
     stream: { type: 'boolean', default: false },
+    upstream: { type: 'string', default: 'simulator' },
   },
 })
+if (values.upstream !== 'simulator' && values.upstream !== 'mock') throw new Error(`--upstream takes simulator or mock (got ${values.upstream})`)
 const rounds = Math.min(20, Math.max(1, Number(values.rounds)))
 const windowSeconds = Math.min(30, Math.max(1, Number(values.window)))
 const connections = Math.min(200, Math.max(1, Number(values.connections)))
@@ -112,7 +128,7 @@ if (values['postgres-idle']) execFileSync('chrt', ['-i', '-p', '0', String(postm
 if (values['postgres-cpus'] !== '') execFileSync('taskset', ['-pc', values['postgres-cpus'], String(postmaster)])
 process.on('SIGINT', () => { killAllNow(); void database.dispose().then(() => process.exit(130)) })
 try {
-  const upstream = await startSimulator({ resultsDir, name: 'ab' })
+  const upstream = values.upstream === 'mock' ? await startMock() : await startSimulator({ resultsDir, name: 'ab' })
   const admin = new pg.Client({ connectionString: database.handle.url })
   await admin.connect()
   const wanted: [Side, string, string | undefined][] = [['A', values.a, values['config-a']], ['B', values.b, values['config-b']]]

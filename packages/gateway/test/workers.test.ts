@@ -35,6 +35,9 @@ const toRevoked = async () => (await simulator.requests()).filter((entry) => ent
 /** The refused key's requests beyond its first: the hold's checks (one per due time, whichever worker makes it), as the node counts them. */
 const checksMade = async () => ((await conditions(1)).json.conditions as { checks: number }[]).reduce((total, condition) => total + condition.checks, 0)
 
+/** True when routing lent this request to a recovering key's probe or a trial first (its routing log says so). */
+const lentToProbe = (answer: Awaited<ReturnType<typeof chat>>) => ((answer.json.extra_fields.routing_log ?? []) as string[]).some((line) => line.includes('trying it with this request first'))
+
 /** The pids of the node's workers, by worker number (read from each child's environment). */
 async function workerPids(primary: number): Promise<Map<number, number>> {
   const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary)], { encoding: 'utf8' }).split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0)
@@ -100,9 +103,13 @@ describe('a node with two workers', () => {
     await freshRound(simulator, gateway)
     // Each next request goes to the other worker right after the answer: no time for news to travel, the order must do.
     for (let session = 0; session < 32; session++) {
-      const headers = { 'x-bf-session-id': `workers-session-${session}-${Date.now()}` }
+      const headers = { 'x-bf-session-id': `workers-session-${session}-${Date.now()}`, 'x-bf-routing-log': 'true' }
       const first = await chat(headers)
-      const next = await onWorker(first.worker === 1 ? 2 : 1, () => chat(headers))
+      const other = first.worker === 1 ? 2 : 1
+      let next = await onWorker(other, () => chat(headers))
+      // The key the last test released is recovering: a worker that sent it nothing for 2 s lends the next request to its
+      // probe, and the session stays on its own key (issue 36, item 8). The request after that shows where the session is.
+      if (lentToProbe(next)) next = await onWorker(other, () => chat(headers))
       expect(next.json.extra_fields.key_name).toBe(first.json.extra_fields.key_name)
     }
   }, 60_000)
@@ -126,11 +133,14 @@ describe('a node with two workers', () => {
     }
     const before = await scrape(1)
     const workers = new Set<number>()
-    for (let index = 0; index < 6; index++) workers.add((await chat()).worker)
+    // Until both workers served and the refused key was tried: recovering from the last release, it gets a small share.
+    let sent = 0
+    for (; sent < 32 && (sent < 6 || workers.size < 2 || (await toRevoked()) === 0); sent++) workers.add((await chat()).worker)
     expect([...workers].sort()).toEqual([1, 2])
+    expect(await toRevoked()).toBeGreaterThan(0)
     // A recompute (every 5 s) sets the holds gauge on each worker.
     await expect.poll(async () => (await scrape(2)).held, { timeout: 15_000 }).toBe(1)
-    for (const worker of [1, 2]) expect((await scrape(worker)).requests - before.requests).toBe(6)
+    for (const worker of [1, 2]) expect((await scrape(worker)).requests - before.requests).toBe(sent)
   }, 60_000)
 
   it('counts a gateway key\'s requests per minute once for the node', async () => {

@@ -70,6 +70,9 @@ export function startPrimary(init: PrimaryInit): Primary {
       if (isWorkerMessage(message)) receive(index, message)
     })
     worker.on('exit', (code, signal) => exited(index, worker, code, signal))
+    // A message sent to a worker that just died, before its channel's end is read, fails with EPIPE as an 'error' event:
+    // unheard, it would end the primary and close the node's port. The worker's 'exit' restarts it.
+    worker.on('error', (error: Error) => logger.debug({ worker: index, err: error.message }, `a message to worker ${index} was not delivered`))
   }
 
   const receive = (from: number, message: WorkerMessage) => {
