@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadLine, type LoadTally } from './load.ts'
 
-const tally = (sent: number, served: number, failed: Record<string, number> = {}, unreachable = 0): LoadTally => ({ sent, served, failed, unreachable })
+const tally = (sent: number, served: number, failed: Record<string, number> = {}, unreachable = 0, timedOut = 0): LoadTally => ({ sent, served, failed, unreachable, timedOut })
 
 describe("the launcher's load line", () => {
   it('shows what each node did since the last line, and a dead node as down, not its old counts', () => {
@@ -16,5 +16,10 @@ describe("the launcher's load line", () => {
     expect(second.line).toBe('node-1: 15 sent, 15 served | node-2: down')
     const third = loadLine(nodes, new Map([['u1', tally(40, 40)], ['u2', tally(15, 13, { 502: 1 }, 1)]]), second.seen)
     expect(third.line).toBe('node-1: 15 sent, 15 served | node-2: 3 sent, 3 served')
+  })
+
+  it('tells a node that did not answer in time from one that could not be reached', () => {
+    const nodes = [{ nodeId: 'node-1', url: 'u1', running: true }]
+    expect(loadLine(nodes, new Map([['u1', tally(10, 6, {}, 1, 3)]]), new Map()).line).toBe('node-1: 10 sent, 6 served, 1 unreachable, 3 timed out')
   })
 })

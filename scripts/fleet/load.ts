@@ -15,13 +15,17 @@ export interface LoadInit {
   timeoutMs?: number
 }
 
-/** Counts per node: sent, served, failed (by status), and transport errors (node down). */
+/** Counts per node: sent, served, failed (by status), transport errors (node down), and answers that did not end in time. */
 export interface LoadTally {
   sent: number
   served: number
   failed: Record<string, number>
   unreachable: number
+  /** No whole answer within the timeout: a reachable node, whose upstream is slow or stalled. */
+  timedOut: number
 }
+
+const emptyTally = (): LoadTally => ({ sent: 0, served: 0, failed: {}, unreachable: 0, timedOut: 0 })
 
 export interface LoadRun {
   tallies: Map<string, LoadTally>
@@ -34,7 +38,7 @@ export function startLoad(init: LoadInit): LoadRun {
   const tallies = new Map<string, LoadTally>()
   const tally = (target: string) => {
     let entry = tallies.get(target)
-    if (!entry) tallies.set(target, (entry = { sent: 0, served: 0, failed: {}, unreachable: 0 }))
+    if (!entry) tallies.set(target, (entry = emptyTally()))
     return entry
   }
   let stopped = false
@@ -57,8 +61,9 @@ export function startLoad(init: LoadInit): LoadRun {
       await response.arrayBuffer()
       if (response.status === 200) entry.served++
       else entry.failed[response.status] = (entry.failed[response.status] ?? 0) + 1
-    } catch {
-      entry.unreachable++
+    } catch (error) {
+      if ((error as Error).name === 'TimeoutError') entry.timedOut++
+      else entry.unreachable++
     }
   }
   const done = (async () => {
@@ -98,15 +103,16 @@ export interface LoadLineNode {
 export function loadLine(nodes: readonly LoadLineNode[], tallies: ReadonlyMap<string, LoadTally>, previous: ReadonlyMap<string, LoadTally>): { line: string; seen: Map<string, LoadTally> } {
   const seen = new Map<string, LoadTally>()
   const parts = nodes.map((node) => {
-    const now = tallies.get(node.url) ?? { sent: 0, served: 0, failed: {}, unreachable: 0 }
+    const now = tallies.get(node.url) ?? emptyTally()
     seen.set(node.url, { ...now, failed: { ...now.failed } })
     if (!node.running) return `${node.nodeId}: down`
-    const before = previous.get(node.url) ?? { sent: 0, served: 0, failed: {}, unreachable: 0 }
+    const before = previous.get(node.url) ?? emptyTally()
     const failed = Object.entries(now.failed)
       .map(([status, count]) => [status, count - (before.failed[status] ?? 0)] as const)
       .filter(([, count]) => count > 0)
     const unreachable = now.unreachable - before.unreachable
-    return `${node.nodeId}: ${now.sent - before.sent} sent, ${now.served - before.served} served${failed.length ? `, failed ${failed.map(([status, count]) => `${count} x ${status}`).join(', ')}` : ''}${unreachable ? `, ${unreachable} unreachable` : ''}`
+    const timedOut = now.timedOut - before.timedOut
+    return `${node.nodeId}: ${now.sent - before.sent} sent, ${now.served - before.served} served${failed.length ? `, failed ${failed.map(([status, count]) => `${count} x ${status}`).join(', ')}` : ''}${unreachable ? `, ${unreachable} unreachable` : ''}${timedOut ? `, ${timedOut} timed out` : ''}`
   })
   return { line: parts.join(' | '), seen }
 }
