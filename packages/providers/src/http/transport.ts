@@ -101,7 +101,8 @@ export class ReadableSink implements StreamSink {
 
   fail(error: Error): void {
     this.ended = true
-    this.body.destroy(error)
+    // A body nobody reads (any more) must not throw its error at the process, as undici's own do not.
+    this.body.on('error', () => {}).destroy(error)
   }
 }
 
