@@ -11,7 +11,7 @@ import { OpenAiChunkQueue } from './http/openai-stream.ts'
 import { readRateLimitExhaustion } from './http/rate-limit.ts'
 import { normalizedEvents } from './http/stream-failure.ts'
 import { attemptFailure, networkFailure } from './errors/classify.ts'
-import { failureOf, flattenHeaders, post, postBuffered, postStreaming, type UpstreamRequest } from './http/transport.ts'
+import { failureOf, postBuffered, postStreaming, ReadableSink, type StreamSink, type UpstreamRequest } from './http/transport.ts'
 import type { StreamFormat } from './streams/content.ts'
 import type { AttemptFailed, AttemptRequest, AttemptResult, ChatRequestBody, StreamSuccess } from './types.ts'
 import { readUsage, usageOf } from './usage.ts'
@@ -53,19 +53,20 @@ export function malformedSuccess(status: number, headers: Record<string, string>
   return { ok: false, failure: attemptFailure('unknown', status, `The upstream answered ${status} with ${what}`, 'upstream_malformed'), headers }
 }
 
-/** A stream success: `events` must reject with a StreamFailure when the stream breaks (see `normalizedEvents`). */
-function streamOf(status: number, headers: Record<string, string>, events: AsyncIterable<string>, now: number): StreamSuccess {
-  return { ok: true, kind: 'stream', status, headers, events, rateLimit: readRateLimitExhaustion(headers, now) }
+/** Sends a request whose 2xx body streams into `sink`; `events`, read from it, must reject with a StreamFailure when it breaks (see `normalizedEvents`). */
+async function sendStreaming(dispatcher: Dispatcher, call: UpstreamRequest, sink: StreamSink, events: AsyncIterable<string>, now: () => number): Promise<AttemptResult> {
+  const response = await posted(postStreaming(dispatcher, call, sink))
+  if ('ok' in response) return response
+  const { statusCode, headers, body } = response
+  if (body !== null) return failureOf(statusCode, headers, body.toString('utf8'), now)
+  return { ok: true, kind: 'stream', status: statusCode, headers, events, rateLimit: readRateLimitExhaustion(headers, now()) }
 }
 
 /** Sends a request whose answer is OpenAI-shaped: OpenAI and Azure, and Anthropic's own framing (JSON, SSE data lines). */
 export async function sendOpenAiShaped(dispatcher: Dispatcher, call: UpstreamRequest, stream: boolean, now: () => number, ending: StreamFormat = 'chat'): Promise<AttemptResult> {
   if (stream) {
     const chunks = new OpenAiChunkQueue(ending)
-    const response = await posted(postStreaming(dispatcher, call, chunks))
-    if ('ok' in response) return response
-    if (response.body !== null) return failureOf(response.statusCode, response.headers, response.body.toString('utf8'), now)
-    return streamOf(response.statusCode, response.headers, chunks, now())
+    return sendStreaming(dispatcher, call, chunks, chunks, now)
   }
   const response = await posted(postBuffered(dispatcher, call))
   if ('ok' in response) return response
@@ -91,8 +92,8 @@ function isSpace(byte: number): boolean {
 
 /** How a translating adapter reads its provider's answers into chat. */
 export interface Translation {
-  /** A 2xx stream's body -> chat chunk texts (with the usage chunk; dropped here unless asked for). */
-  stream(body: Dispatcher.ResponseData['body']): AsyncIterable<string>
+  /** A 2xx stream's body -> chat chunk texts (with the usage chunk; dropped here unless asked for); read lazily. */
+  stream(body: AsyncIterable<Uint8Array>): AsyncIterable<string>
   /** A 2xx JSON answer -> a chat completion; throws an Error saying why when it is not the provider's answer. */
   json(parsed: unknown): Record<string, unknown>
 }
@@ -100,12 +101,9 @@ export interface Translation {
 /** Sends a request to a provider whose answers are translated into chat (Anthropic, Bedrock, Google). */
 export async function sendTranslated(dispatcher: Dispatcher, call: UpstreamRequest, body: ChatRequestBody, now: () => number, translation: Translation): Promise<AttemptResult> {
   if (body.stream === true) {
-    const response = await posted(post(dispatcher, call))
-    if ('ok' in response) return response
-    const headers = flattenHeaders(response.headers)
-    if (response.statusCode < 200 || response.statusCode >= 300) return failureOf(response.statusCode, headers, await response.body.text(), now)
-    const events = normalizedEvents(asRequested(translation.stream(response.body), body.stream_options))
-    return streamOf(response.statusCode, headers, events, now())
+    // The translation's generators read nothing until the events are read: after a 2xx's headers.
+    const sink = new ReadableSink()
+    return sendStreaming(dispatcher, call, sink, normalizedEvents(asRequested(translation.stream(sink.body), body.stream_options)), now)
   }
   const response = await posted(postBuffered(dispatcher, call))
   if ('ok' in response) return response

@@ -235,6 +235,18 @@ export function adapterSuite(subject: AdapterUnderTest): void {
       expect(failure).toMatchObject({ failureClass: 'transient', scope: 'model', status: 200 })
     })
 
+    it.skipIf(subject.streams !== undefined)(`a stream stopped on our side mid-way: events reject as cancelled (nobody's fault), not as an upstream failure${skipped(subject.streams)}`, async () => {
+      rule({ fault: 'stream_stall', completion_tokens: 40 })
+      const signal = new Cancellation()
+      const stream = streamed(await adapter.send({ body: { model: subject.model, messages: [{ role: 'user', content: 'Hello there, simulator.' }], max_tokens: 64, stream: true }, model: subject.model, key: subject.key, signal }))
+      const events = stream.events[Symbol.asyncIterator]()
+      expect((await events.next()).done).toBe(false)
+      signal.abort()
+      const failure = await brokenAfterSomeChunks({ ...stream, events: { [Symbol.asyncIterator]: () => events } })
+      expect(failure).toMatchObject({ failureClass: 'cancelled', status: 200 })
+      expect(signal.listenerCount('abort')).toBe(0)
+    })
+
     it.skipIf(subject.streams !== undefined || subject.inBandStreamErrors !== undefined)(`in-band stream error: events reject with a StreamFailure carrying the provider's words${skipped(subject.streams ?? subject.inBandStreamErrors)}`, async () => {
       rule({ fault: { preset: 'stream_error', message: 'scripted in-band words 9c1d' }, completion_tokens: 40 })
       const failure = await brokenAfterSomeChunks(streamed(await send({ stream: true })))

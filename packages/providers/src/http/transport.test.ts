@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Cancellation } from './cancellation.ts'
-import { createDispatcher, postBuffered, postStreaming, withExtraHeaders, type StreamSink } from './transport.ts'
+import { createDispatcher, postBuffered, postStreaming, ReadableSink, withExtraHeaders, type StreamSink } from './transport.ts'
 
 let server: Server
 let origin: string
@@ -166,5 +166,35 @@ describe('Cancellation', () => {
     const late = new Cancellation()
     late.follow(parent)
     expect(late).toMatchObject({ aborted: true, reason: 'timeout' })
+  })
+})
+
+describe('ReadableSink', () => {
+  it('hands a failure to its reader, and throws nothing at the process when nobody reads it', async () => {
+    const read = new ReadableSink()
+    read.push(Buffer.from('data: {}\n\n'))
+    read.fail(new Error('the socket closed'))
+    await expect((async () => {
+      for await (const _ of read.body) continue
+    })()).rejects.toThrow('the socket closed')
+    new ReadableSink().fail(new Error('nobody reads this one'))
+    // An unhandled 'error' event would surface here as an uncaught exception (vitest fails the run).
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  })
+
+  it('cancels the upstream when its reader stops early, and not once the body has ended', async () => {
+    const early = new ReadableSink()
+    let cancels = 0
+    early.cancel = () => cancels++
+    early.push(Buffer.from('one'))
+    early.push(Buffer.from('two'))
+    for await (const _ of early.body) break
+    expect(cancels).toBe(1)
+    const whole = new ReadableSink()
+    whole.cancel = () => cancels++
+    whole.push(Buffer.from('one'))
+    whole.end()
+    for await (const _ of whole.body) continue
+    expect(cancels).toBe(1)
   })
 })

@@ -1,4 +1,5 @@
 /** The HTTP layer every adapter shares: undici keep-alive pools, header flattening, failure reading. */
+import { Readable } from 'node:stream'
 import { Agent, errors, type Dispatcher } from 'undici'
 import { classifyFailure } from '../errors/classify.ts'
 import type { AttemptFailed } from '../types.ts'
@@ -44,11 +45,6 @@ function traced(request: UpstreamRequest): Record<string, string> {
   return request.headers
 }
 
-/** Sends a POST and returns the raw response; network errors are thrown as undici throws them. */
-export function post(dispatcher: Dispatcher, request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-  return dispatcher.request({ origin: request.origin, path: request.path, method: 'POST', headers: traced(request), body: request.body, signal: request.signal })
-}
-
 /** An upstream answer read by the transport's own handler (see `postBuffered`). */
 export interface StreamingResponse {
   statusCode: number
@@ -78,6 +74,36 @@ export interface StreamSink {
   fail(error: Error): void
   resume: () => void
   cancel: () => void
+}
+
+/** A sink whose body is a Readable, read as undici's own bodies are: what a translated stream reads (SSE, or AWS event-stream frames). */
+export class ReadableSink implements StreamSink {
+  resume: () => void = () => {}
+  cancel: () => void = () => {}
+  private ended = false
+  /** Reading pulls a paused upstream on; a reader that stops early (destroying the body) cancels the upstream call. */
+  readonly body = new Readable({
+    read: () => this.resume(),
+    destroy: (error, callback) => {
+      if (!this.ended) this.cancel()
+      callback(error)
+    },
+  })
+
+  push(chunk: Buffer): boolean {
+    return this.body.push(chunk)
+  }
+
+  end(): void {
+    this.ended = true
+    this.body.push(null)
+  }
+
+  fail(error: Error): void {
+    this.ended = true
+    // A body nobody reads (any more) must not throw its error at the process, as undici's own do not.
+    this.body.on('error', () => {}).destroy(error)
+  }
 }
 
 /**
@@ -181,17 +207,6 @@ function headerRecord(raw: Buffer[] | string[] | null, rateLimitOnly: boolean): 
     headers[name] = previous === undefined ? value : `${previous}, ${value}`
   }
   return headers
-}
-
-/** Lower-cases nothing (undici already does) but joins repeated headers into one string. */
-export function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
-  const flat: Record<string, string> = {}
-  for (const name in headers) {
-    const value = headers[name]
-    if (value === undefined) continue
-    flat[name] = Array.isArray(value) ? value.join(', ') : value
-  }
-  return flat
 }
 
 /** Classifies a failed upstream answer from its status, headers and body text (read as JSON when it is JSON: errors/body.ts). */

@@ -17,25 +17,25 @@ export function azureRateMessage(kind: 'requests' | 'tokens', apiVersion: string
 }
 
 const azure = (status: number, code: string, message: string) => shape(status, azureErrorBody(code, message))
-const unavailable: Fault = (say) => azure(503, 'ServiceUnavailable', say('The service is temporarily unable to process your request. Please try again later.'))
+const unavailable: Fault = ({ message }) => azure(503, 'ServiceUnavailable', message ?? 'The service is temporarily unable to process your request. Please try again later.')
 
 /** Azure OpenAI's real answer for each preset; the model layer's (server error, bad request, context length) is OpenAI's. */
 export const azureFaults: Record<AnswerPreset, Fault> = {
-  invalid_api_key: (say) => azure(401, '401', say(accessDeniedMessage)),
-  insufficient_quota: (say) => azure(403, '403', say('Out of call volume quota for OpenAI API. Quota will be replenished in 2.12:00:00.')),
-  rate_limit: (say, { retryAfterS, apiVersion }) => {
+  invalid_api_key: ({ message }) => azure(401, '401', message ?? accessDeniedMessage),
+  insufficient_quota: ({ message }) => azure(403, '403', message ?? 'Out of call volume quota for OpenAI API. Quota will be replenished in 2.12:00:00.'),
+  rate_limit: ({ retryAfterS, apiVersion, message }) => {
     const seconds = retryAfterS ?? 20
-    return shape(429, azureErrorBody('429', say(azureRateMessage('tokens', apiVersion, Math.ceil(seconds)))), [
+    return shape(429, azureErrorBody('429', message ?? azureRateMessage('tokens', apiVersion, Math.ceil(seconds))), [
       'retry-after', String(Math.ceil(seconds)), 'retry-after-ms', String(Math.round(seconds * 1000)),
       'x-ratelimit-remaining-requests', '0', 'x-ratelimit-remaining-tokens', '0',
     ])
   },
-  model_not_found: (say) => azure(404, 'DeploymentNotFound', say('The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.')),
-  model_access: (say, { model }) => azure(403, 'PermissionDenied', say(`The principal lacks the required data action \`Microsoft.CognitiveServices/accounts/OpenAI/deployments/chat/completions/action\` to perform \`POST /openai/deployments/${model}/chat/completions\` operation.`)),
-  model_deprecated: (say) => azure(410, 'ModelDeprecated', say('The model associated with the deployment is deprecated and no longer available for use. Please refer to the Azure OpenAI service documentation for more information.')),
-  region_blocked: (say) => azure(403, '403', say('Access denied due to Virtual Network/Firewall rules.')),
+  model_not_found: ({ message }) => azure(404, 'DeploymentNotFound', message ?? 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.'),
+  model_access: ({ model, message }) => azure(403, 'PermissionDenied', message ?? `The principal lacks the required data action \`Microsoft.CognitiveServices/accounts/OpenAI/deployments/chat/completions/action\` to perform \`POST /openai/deployments/${model}/chat/completions\` operation.`),
+  model_deprecated: ({ message }) => azure(410, 'ModelDeprecated', message ?? 'The model associated with the deployment is deprecated and no longer available for use. Please refer to the Azure OpenAI service documentation for more information.'),
+  region_blocked: ({ message }) => azure(403, '403', message ?? 'Access denied due to Virtual Network/Firewall rules.'),
   server_error: openaiFaults.server_error,
-  bad_gateway: (say) => azure(502, 'BadGateway', say('Bad gateway.')),
+  bad_gateway: ({ message }) => azure(502, 'BadGateway', message ?? 'Bad gateway.'),
   unavailable,
   overloaded: unavailable,
   context_length_exceeded: openaiFaults.context_length_exceeded,

@@ -54,7 +54,7 @@ export function chatDialect(flavor: ChatFlavor): Dialect {
         error(400, requestId, openaiErrorBody(message, 'invalid_request_error', param, code))),
     complete: (chat, reply, context) => jsonAnswer(200, okHeaders(context), completionBody(chat, reply, ...ids(context), flavor.provider)),
     stream: (chat, reply, context) => ({ headers: [...okHeaders(context), ...sseHeaders], chunks: streamEvents(chat, reply, ...ids(context), flavor.provider) }),
-    fault: (preset, context) => withBase(flavor.faults[preset]((fallback) => context.message ?? fallback, context), context.requestId),
+    fault: (preset, context) => withBase(flavor.faults[preset](context), context.requestId),
     rateLimited: (decision, context) => withBase(flavor.rateLimited(decision, context, rateHeaders), context.requestId),
   }
 }

@@ -49,16 +49,19 @@ function parseLatency(value: unknown, field: string): LatencySpec {
   throw new RuleError(`${field} must be a number, {mean, jitter?} or {p50, p99}`)
 }
 
+/** A preset's name (a string only: `{preset: {preset: ...}}` is no fault); the error names `field`. */
+function presetName(value: unknown, field: string): FaultPreset {
+  if (typeof value !== 'string') throw new RuleError(`${field} must be a preset name`)
+  if (!presetSet.has(value)) throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
+  return value as FaultPreset
+}
+
 /** Checks a fault spec; the error names `field`. */
 export function parseFault(value: unknown, field: string): FaultSpec {
-  if (typeof value === 'string') {
-    if (!presetSet.has(value)) throw new RuleError(`${field}: unknown preset "${value}" (known: ${FAULT_PRESETS.join(', ')})`)
-    return value as FaultPreset
-  }
+  if (typeof value === 'string') return presetName(value, field)
   if (!isFields(value)) throw new RuleError(`${field} must be a preset name, {preset, ...} or {status, headers?, body}`)
   if ('preset' in value) {
-    const preset = parseFault(value.preset, `${field}.preset`)
-    const spec: FaultSpec = { preset: preset as FaultPreset }
+    const spec: FaultSpec = { preset: presetName(value.preset, `${field}.preset`) }
     if (value.retry_after_s !== undefined) spec.retry_after_s = nonNegative(value.retry_after_s, `${field}.retry_after_s`)
     if (value.after_ms !== undefined) spec.after_ms = nonNegative(value.after_ms, `${field}.after_ms`)
     if (value.message !== undefined) spec.message = text(value.message, `${field}.message`)

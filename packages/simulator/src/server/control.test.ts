@@ -33,6 +33,8 @@ describe('control API', () => {
     [[{}, { times: 0 }], 'rules[1].times must be a positive integer'],
     [[{ latency_ms: { p50: 50, p99: 10 } }], 'rules[0].latency_ms.p99 must be at least rules[0].latency_ms.p50'],
     [[{ fault: { status: 700, body: {} } }], 'rules[0].fault.status must be an integer HTTP status (200..599)'],
+    // A preset's options name a preset; they do not nest another spec.
+    [[{ fault: { preset: { preset: 'reset' } } }], 'rules[0].fault.preset must be a preset name'],
     [{ not: 'a list' }, 'rules must be an array'],
   ])('refuses %j with a clear message', async (body, message) => {
     const answer = await control(simulator, 'PUT', '/_sim/rules', body)
