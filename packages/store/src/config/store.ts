@@ -37,7 +37,6 @@ export interface ImportResult {
 /** Providers, keys and settings, persisted; see `createConfigStore`. */
 export interface ConfigStore {
   listProviders(): Promise<StoredProvider[]>
-  getProvider(name: string): Promise<StoredProvider | undefined>
   /** Adds a provider (POST); `provider_exists` if it already does. */
   createProvider(provider: ProviderConfig): Promise<StoredProvider>
   /** Creates or replaces a provider with exactly these keys (PUT). A key sent back redacted keeps its value. */
@@ -98,7 +97,6 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
 
     listProviders: () => loadProviders(pool),
 
-    getProvider: async (name) => (await loadProviders(pool, name))[0],
 
     createProvider(provider) {
       return transaction(async (client) => {
