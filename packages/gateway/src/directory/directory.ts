@@ -109,7 +109,9 @@ export async function createProviderDirectory(components: DirectoryComponents, i
         }
       })
   }
-  const unsubscribes = (['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, onChange))
+  const offStore = store.on((change) => {
+    if (change.type !== 'settings:changed') onChange()
+  })
 
   try {
     await reload()
@@ -136,7 +138,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
       }),
     reload,
     async close() {
-      for (const off of unsubscribes) off()
+      offStore()
       await reloading
       await registry.close()
     },

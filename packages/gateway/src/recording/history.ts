@@ -117,11 +117,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     }
   }
   // Every worker hears the store's changes; the one that writes history records them.
-  const unsubscribes = forward
-    ? []
-    : (['key:changed', 'key:deleted', 'provider:changed', 'provider:deleted', 'settings:changed'] as const).map((type) =>
-        store.on(type, (detail) => recordChange({ type, detail } as ConfigStoreEvent)),
-      )
+  const offStore = forward ? () => {} : store.on((change) => recordChange(change))
 
   // Settings saved on another node reach this one through Postgres.
   const settingsTimer = setInterval(() => {
@@ -196,7 +192,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
       offRecords?.()
       clearInterval(settingsTimer)
       clearInterval(retentionTimer)
-      for (const off of unsubscribes) off()
+      offStore()
       await recorder.close()
     },
   }

@@ -88,7 +88,9 @@ describe('config.json import and settings precedence (reference: Configuration)'
     await store.importConfig(configFile)
     await store.saveSettings({ reroute_failed_directions: false }, 'api')
     const changes: SettingsChangedEvent[] = []
-    store.on('settings:changed', (event) => changes.push(event))
+    store.on((event) => {
+      if (event.type === 'settings:changed') changes.push(event.detail)
+    })
 
     await store.importConfig({ load_balancer_config: { reroute_failed_directions: true, prune_failed_fallbacks: true } })
     const settings = await store.getSettings()

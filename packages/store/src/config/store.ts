@@ -61,7 +61,7 @@ export interface ConfigStore {
    * nothing is removed, and a switch applies only where no API-saved value exists.
    */
   importConfig(config: ConfigFile, options?: { firstBoot?: boolean }): Promise<ImportResult>
-  /** Subscribes to `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
+  /** Subscribes to every change: `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
   on: Subscribe
 }
 
