@@ -4,10 +4,10 @@
  * out. Time comes in with every input. Spec: reference/adaptive-routing-overview.txt ("every
  * one of these decisions now leaves a record"); design.md, "History, incidents, request log".
  */
-import { countsAgainstKey, type RouteState } from '@switchboard/routing'
+import { countsAgainstKey, holdId, type RouteState } from '@switchboard/routing'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { directionState, noteReason, OpenEpisodes, worse } from './episodes.ts'
-import { followHold, holdId, type HoldView } from './holds.ts'
+import { followHold, type HoldView } from './holds.ts'
 import { countRequest, type RequestOutcome } from './requests.ts'
 import { RouteTrafficTable, snapshotRows, WorstSince } from './snapshot.ts'
 import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, TrackerOutput } from './types.ts'
