@@ -6,7 +6,7 @@
 import type { Logger } from 'pino'
 import { countsAgainstKey, type AdaptiveBalancer, type HoldEntry, type LoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
-import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome, type RouteView } from '@switchboard/history'
+import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome } from '@switchboard/history'
 import { scrapedCounter, scrapedGauge, type Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
@@ -76,15 +76,13 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     return Number.isFinite(value) && value > 0 ? value : undefined
   }
   const snapshotMs = envMs('SWITCHBOARD_HISTORY_SNAPSHOT_MS') ?? 60_000
-  const routeViews = (): RouteView[] =>
-    balancer.routes().map((route) => ({ provider: route.provider, model: route.model, keyId: route.keyId, keyName: route.keyName, state: route.state, held: route.held, weight: route.weight, errorRate: route.errorRate, latencyMs: route.latencyMs, parts: route.parts }))
 
   const forward = components.forward
   const recorder = forward
     ? forwardingRecorder(forward)
     : await startHistoryRecorder(
         { pool, now, enabled: () => settings.history_enabled, log: (line) => logger.warn(line) },
-        { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
+        { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: () => balancer.routes() },
       )
   const queries = createHistoryQueries(
     { pool, now, keyName: components.keyName, settings: () => ({ ...components.settings(), ...settings }) },
@@ -179,7 +177,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     },
     configImported: (changes) => changes.forEach((change) => recordChange(change, 'config')),
     holds: (entries, origin) => recorder.holds(entries, origin),
-    recomputed: () => recorder.routes(routeViews()),
+    recomputed: () => recorder.routes(balancer.routes()),
     observeMerges: (dispatcher) => ({ ...dispatcher, merged: both(dispatcher.merged, (entries) => recorder.holds(entries, 'peer')) }),
     forwarded(events) {
       for (const forwarded of events) {
