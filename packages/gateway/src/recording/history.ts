@@ -142,7 +142,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   // History reads its counts off each request's track (no record built), listening only while it is on.
   let offRecords: (() => void) | null = null
   const listen = () => {
-    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt, components.settings())))
+    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt)))
     else if (!settings.history_enabled && offRecords !== null) {
       offRecords()
       offRecords = null
@@ -197,7 +197,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
 }
 
 /** How a request went, for the per-minute counts: the request record's facts, read off the track without building it. */
-export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number, lb: Pick<LoadBalancerSettings, 'reroute_failed_directions'>): RequestOutcome {
+export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number): RequestOutcome {
   const extra = extraOf(track)
   const attempts = extra?.attempts ?? NO_ATTEMPTS
   const failureClass = failureClassOf(track, finished, attempts[attempts.length - 1]?.failure_class)
@@ -211,7 +211,6 @@ export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: numbe
     attempts,
     served: ok ? { provider: servedProvider, model: extra!.model ?? model, key_id: extra!.key_id ?? '' } : null,
     failure: ok ? null : failureClass !== null && !countsAgainstKey(failureClass) ? 'excluded' : 'upstream',
-    rerouteEnabled: lb.reroute_failed_directions,
     routing: {
       movedOff: movedOffOf(track) !== null,
       addedFallbackServed: addedFallbackServed(track),
