@@ -1,5 +1,5 @@
 /** @switchboard/gateway — one Switchboard node: the inference API over the provider adapters, the admin API over the config store, the CLI. */
-import { createConfigStore, createPool, createWriteQueue, ensureDatabase, type ConfigStoreEvent } from '@switchboard/store'
+import { createConfigStore, createPool, createWriteQueue, ensureDatabase } from '@switchboard/store'
 import { GatewayKeyRing } from './access/gateway-keys.ts'
 import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
@@ -133,18 +133,18 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   })
   // A key edit releases its holds; a key or provider delete removes them (dispatch/key-edits.ts).
   const edits = routingEdits({ holds, backoffs, balancer, dispatcher, now })
-  const unsubscribes = [
-    ...(['key:changed', 'key:deleted', 'provider:deleted'] as const).map((type) => store.on(type, (detail) => edits.apply({ type, detail } as ConfigStoreEvent))),
+  const offStore = store.on((change) => {
+    edits.apply(change)
     // Providers or keys changed here: every node re-reads them from the store.
-    ...(['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, () => fleet?.publishConfig({ kind: 'providers' }))),
-    store.on('settings:changed', () => {
+    if (change.type !== 'settings:changed') fleet?.publishConfig({ kind: 'providers' })
+    else {
       store.getSettings().then(
         (saved) => settings.set(saved.load_balancer_config, 'store'),
         (error: unknown) => logger.warn({ err: error }, 'could not read the saved settings'),
       )
-    }),
-  ]
-  parts.add('store listeners', () => unsubscribes.forEach((off) => off()))
+    }
+  })
+  parts.add('store listeners', offStore)
   // A peer (or a sibling worker) changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
   const reloadProviders = async () => {
     const before = keySignatures(providers.registry)

@@ -157,7 +157,7 @@ describe('Postgres stopped under a running node', () => {
     await expect.poll(async () => (await call(gateway, 'GET', '/health')).json, { timeout: 20_000 }).toMatchObject({ status: 'ok', database: { pending_writes: 0 } })
     const pool = createPool({ url: gateway.databaseUrl })
     try {
-      const stored = await createConfigStore({ pool }).getProvider('openai')
+      const stored = (await createConfigStore({ pool }).listProviders()).find((provider) => provider.name === 'openai')
       expect(stored?.keys.map((key) => key.name)).toEqual(['prod-1', 'prod-2'])
     } finally {
       await pool.end()

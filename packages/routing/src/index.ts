@@ -35,7 +35,7 @@ export type { DirectionDecision } from './adaptive/directions.ts'
 export { createSessionAffinity, readSessionHeaders, type SessionAffinity, type SessionAffinityInit, type SessionRoute } from './adaptive/session.ts'
 export { FAIL_CYCLE_MIN_FAILURES, FAIL_SUSTAINED_MS, RECOMPUTE_INTERVAL_MS } from './adaptive/tuning.ts'
 export { defaultLoadBalancerSettings, SWITCH_NAMES, keyNamesModel, keyServesModel } from './adaptive/types.ts'
-export type { AttemptOutcome, BalancerKey, BalancerProvider, Direction, LoadBalancerSettings, RouteState, SwitchName, TokenUsage } from './adaptive/types.ts'
+export type { AttemptOutcome, BalancerKey, BalancerProvider, Direction, LoadBalancerSettings, RouteSnapshot, RouteState, SwitchName, TokenUsage } from './adaptive/types.ts'
 
 /**
  * Request planning (planning/): the providers of a request and the keys of each, as data a recorder reads.

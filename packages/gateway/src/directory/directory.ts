@@ -4,7 +4,7 @@
  * returns (issue 3, "degraded, not down"). Store events reload the mirror.
  */
 import type { Logger } from 'pino'
-import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, redactKey, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
+import { deriveKeyId, keepSecrets, type ConfigStore, type StoredProvider, type WriteQueue } from '@switchboard/store'
 import { resolveProviders, type ProviderSource } from '../config/load.ts'
 import { createRegistry, type ProviderRegistry } from '../inference/registry.ts'
 import { atMost } from '../boot/shutdown.ts'
@@ -109,7 +109,9 @@ export async function createProviderDirectory(components: DirectoryComponents, i
         }
       })
   }
-  const unsubscribes = (['provider:changed', 'provider:deleted', 'key:changed', 'key:deleted'] as const).map((type) => store.on(type, onChange))
+  const offStore = store.on((change) => {
+    if (change.type !== 'settings:changed') onChange()
+  })
 
   try {
     await reload()
@@ -136,7 +138,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
       }),
     reload,
     async close() {
-      for (const off of unsubscribes) off()
+      offStore()
       await reloading
       await registry.close()
     },
@@ -156,11 +158,7 @@ function withIds(source: ProviderSource, previous: ProviderSource | undefined): 
     ...source,
     keys: source.keys.map((key) => {
       const id = key.id ?? deriveKeyId(source.name, key.name)
-      const before = previous?.keys.find((candidate) => candidate.id === id)
-      const value = before && key.value === redactKey(before.value) ? before.value : key.value
-      const bedrock = keepBedrockSecrets(key.bedrock_key_config, before?.bedrock_key_config)
-      const vertex = keepVertexSecrets(key.vertex_key_config, before?.vertex_key_config)
-      return { ...key, id, value, ...(bedrock ? { bedrock_key_config: bedrock } : {}), ...(vertex ? { vertex_key_config: vertex } : {}) }
+      return { ...keepSecrets(key, previous?.keys.find((candidate) => candidate.id === id)), id }
     }),
   }
 }

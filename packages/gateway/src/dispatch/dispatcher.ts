@@ -248,7 +248,6 @@ function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey
     planned, provider, model,
     policy: provider.policy,
     deadlines: provider.deadlines,
-    direct: directKey !== undefined,
     continues: provider.adapter.continues?.(model) === true,
     keys: directKey !== undefined ? () => [directKey] : () => provider.keysFor(model),
   }

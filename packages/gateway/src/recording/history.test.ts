@@ -103,17 +103,16 @@ function fromRecord(record: RequestRecord) {
 
 describe('history read off the track', () => {
   it.each(cases().map((each) => [each.name, each] as const))('%s: the same facts as the request record, without building it', (_name, { track, finished }) => {
-    const outcome = outcomeOf(track, finished, AT + 30, { reroute_failed_directions: false })
+    const outcome = outcomeOf(track, finished, AT + 30)
     const record = buildRequestRecord(track, { nodeId: 'n', region: 'r', endedAt: AT + 30, finished, secrets: () => [] })
-    const { rerouteEnabled, attempts, ...rest } = outcome
-    expect(rerouteEnabled).toBe(false)
+    const { attempts, ...rest } = outcome
     const expected = fromRecord(record)
     expect({ ...rest, attempts: attempts.map((each) => ({ provider: each.provider, model: each.model, key_id: each.key_id, failure_class: each.failure_class })) }).toEqual(expected)
   })
 
   it('counts each case where the counts say it belongs', () => {
     const tracker = new NodeTracker('n')
-    for (const { track, finished } of cases()) tracker.request(outcomeOf(track, finished, AT + 30, { reroute_failed_directions: false }))
+    for (const { track, finished } of cases()) tracker.request(outcomeOf(track, finished, AT + 30))
     const rows = Object.fromEntries(tracker.takeCounts(AT + 60).map(({ provider, model, at: _at, ...counts }) => [`${provider}/${model}`, counts]))
     expect(rows).toEqual({
       // routing picked and served; kept on failing openai (named, failed); the stream that broke (failed); the caller's own key (named, served)

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino'
 import { countsAgainstKey, type AdaptiveBalancer, type HoldEntry, type LoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigStore, ConfigStoreEvent, DatabasePool } from '@switchboard/store'
-import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome, type RouteView } from '@switchboard/history'
+import { createHistoryQueries, defaultHistorySettings, keyEntity, readHistorySettings, runRetention, startHistoryRecorder, writeHistorySettings, type HistoryQueries, type HistoryRecorder, type HistorySettings, type RequestOutcome } from '@switchboard/history'
 import { scrapedCounter, scrapedGauge, type Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { addedFallbackServed, extraOf, failureClassOf, movedOffOf, pickedByCaller, pinnedKeptFailed, requestedModel, requestedProvider } from './request-facts.ts'
@@ -76,15 +76,13 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     return Number.isFinite(value) && value > 0 ? value : undefined
   }
   const snapshotMs = envMs('SWITCHBOARD_HISTORY_SNAPSHOT_MS') ?? 60_000
-  const routeViews = (): RouteView[] =>
-    balancer.routes().map((route) => ({ provider: route.provider, model: route.model, keyId: route.keyId, keyName: route.keyName, state: route.state, held: route.held, weight: route.weight, errorRate: route.errorRate, latencyMs: route.latencyMs, parts: route.parts }))
 
   const forward = components.forward
   const recorder = forward
     ? forwardingRecorder(forward)
     : await startHistoryRecorder(
         { pool, now, enabled: () => settings.history_enabled, log: (line) => logger.warn(line) },
-        { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: routeViews },
+        { nodeId: init.nodeId, region: init.region, snapshotIntervalMs: snapshotMs, routes: () => balancer.routes() },
       )
   const queries = createHistoryQueries(
     { pool, now, keyName: components.keyName, settings: () => ({ ...components.settings(), ...settings }) },
@@ -117,11 +115,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     }
   }
   // Every worker hears the store's changes; the one that writes history records them.
-  const unsubscribes = forward
-    ? []
-    : (['key:changed', 'key:deleted', 'provider:changed', 'provider:deleted', 'settings:changed'] as const).map((type) =>
-        store.on(type, (detail) => recordChange({ type, detail } as ConfigStoreEvent)),
-      )
+  const offStore = forward ? () => {} : store.on((change) => recordChange(change))
 
   // Settings saved on another node reach this one through Postgres.
   const settingsTimer = setInterval(() => {
@@ -148,7 +142,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
   // History reads its counts off each request's track (no record built), listening only while it is on.
   let offRecords: (() => void) | null = null
   const listen = () => {
-    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt, components.settings())))
+    if (settings.history_enabled && offRecords === null) offRecords = components.recorder.onTrack((track, finished, endedAt) => recorder.request(outcomeOf(track, finished, endedAt)))
     else if (!settings.history_enabled && offRecords !== null) {
       offRecords()
       offRecords = null
@@ -183,7 +177,7 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
     },
     configImported: (changes) => changes.forEach((change) => recordChange(change, 'config')),
     holds: (entries, origin) => recorder.holds(entries, origin),
-    recomputed: () => recorder.routes(routeViews()),
+    recomputed: () => recorder.routes(balancer.routes()),
     observeMerges: (dispatcher) => ({ ...dispatcher, merged: both(dispatcher.merged, (entries) => recorder.holds(entries, 'peer')) }),
     forwarded(events) {
       for (const forwarded of events) {
@@ -196,14 +190,14 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
       offRecords?.()
       clearInterval(settingsTimer)
       clearInterval(retentionTimer)
-      for (const off of unsubscribes) off()
+      offStore()
       await recorder.close()
     },
   }
 }
 
 /** How a request went, for the per-minute counts: the request record's facts, read off the track without building it. */
-export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number, lb: Pick<LoadBalancerSettings, 'reroute_failed_directions'>): RequestOutcome {
+export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: number): RequestOutcome {
   const extra = extraOf(track)
   const attempts = extra?.attempts ?? NO_ATTEMPTS
   const failureClass = failureClassOf(track, finished, attempts[attempts.length - 1]?.failure_class)
@@ -217,7 +211,6 @@ export function outcomeOf(track: RequestTrack, finished: boolean, endedAt: numbe
     attempts,
     served: ok ? { provider: servedProvider, model: extra!.model ?? model, key_id: extra!.key_id ?? '' } : null,
     failure: ok ? null : failureClass !== null && !countsAgainstKey(failureClass) ? 'excluded' : 'upstream',
-    rerouteEnabled: lb.reroute_failed_directions,
     routing: {
       movedOff: movedOffOf(track) !== null,
       addedFallbackServed: addedFallbackServed(track),

@@ -171,7 +171,7 @@ describe('incidents from episodes', () => {
   })
 
   it('stops advising re-routing once the pinned provider is recovering: the setting would avoid nothing now (issue 36, item 5)', () => {
-    const pinnedFailed = (at: number) => ({ at, namedProvider: 'groq', model: 'gpt-4o-mini', attempts: [{ provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1', failure_class: 'transient' as const }], served: null, failure: 'upstream' as const, rerouteEnabled: false, routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: true } })
+    const pinnedFailed = (at: number) => ({ at, namedProvider: 'groq', model: 'gpt-4o-mini', attempts: [{ provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1', failure_class: 'transient' as const }], served: null, failure: 'upstream' as const, routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: true } })
     const tracker = new NodeTracker('a')
     const stored = new Map<string, StoredEpisode>()
     const keep = (episodes: readonly Episode[]) => {
@@ -189,7 +189,7 @@ describe('incidents from episodes', () => {
   })
 
   it('needs attention while a node\'s requests for the model fail in a row with nothing left, whatever the scope, until one is served (issue 36, item 1)', () => {
-    const failed = (at: number, model = 'gpt-4o-mini', provider = 'groq') => ({ at, namedProvider: null, model, attempts: [{ provider, model, key_id: 'g1', failure_class: 'transient' as const }], served: null, failure: 'upstream' as const, rerouteEnabled: false, routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: false } })
+    const failed = (at: number, model = 'gpt-4o-mini', provider = 'groq') => ({ at, namedProvider: null, model, attempts: [{ provider, model, key_id: 'g1', failure_class: 'transient' as const }], served: null, failure: 'upstream' as const, routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: false } })
     const served = (at: number) => ({ ...failed(at), attempts: [{ provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1', failure_class: null }], served: { provider: 'groq', model: 'gpt-4o-mini', key_id: 'g1' }, failure: null })
     const statusAt = (episodes: StoredEpisode[], now: number) => groupIncidents(episodes, alive(now), { now }).map((item) => [item.incident.entity, item.incident.status])
     const tracker = new NodeTracker('a')

@@ -3,32 +3,18 @@
  * episode, checks are counted, a release by check leaves it recovering and a release by an
  * edit or delete closes it (reference: "Releasing held keys").
  */
+import type { HoldEntry } from '@switchboard/routing'
 import { holdEntity } from '../entities.ts'
 import { noteReason, type OpenEpisodes } from './episodes.ts'
 import type { ReleaseBy, TrackerOutput } from './types.ts'
 
 /** A hold entry as the fleet replicates it (the fields history reads). */
-export interface HoldView {
-  provider: string
-  keyId: string
-  model: string | null
-  state: 'held' | 'released'
-  reason: string
-  message: string
-  since: number
-  rung: number
-  checks: number
-  baseWaitMs: number
-  releaseCause: string | null
-}
+export type HoldView = Pick<HoldEntry, 'provider' | 'keyId' | 'model' | 'state' | 'reason' | 'message' | 'since' | 'rung' | 'checks' | 'baseWaitMs' | 'releaseCause'>
 
 /** Counts a check this node sent on the entity's episode and in the minute's counts. */
 export type AddCheck = (entity: string, provider: string, model: string | null, outcome: string, at: number, out: TrackerOutput) => void
 
 const RELEASE_BY: Record<string, ReleaseBy> = { served: 'check', settled: 'check', operator: 'operator', key_edit: 'edit', deleted: 'delete' }
-
-/** The identity of a hold entry (provider, key, model). */
-export const holdId = (entry: HoldView): string => JSON.stringify([entry.provider, entry.keyId, entry.model])
 
 /** What one hold entry's change (from `previous`, the entry as last seen) means for history. */
 export function followHold(previous: HoldView | undefined, entry: HoldView, origin: 'local' | 'peer', at: number, episodes: OpenEpisodes, addCheck: AddCheck): TrackerOutput {

@@ -26,7 +26,6 @@ const outcome = (fields: Partial<RequestOutcome> = {}): RequestOutcome => ({
   attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'o1', failure_class: null }],
   served: { provider: 'openai', model: 'gpt-4o', key_id: 'o1' },
   failure: null,
-  rerouteEnabled: true,
   routing: { movedOff: false, addedFallbackServed: false, pinnedKeptFailed: false },
   ...fields,
 })

@@ -4,10 +4,10 @@
  * out. Time comes in with every input. Spec: reference/adaptive-routing-overview.txt ("every
  * one of these decisions now leaves a record"); design.md, "History, incidents, request log".
  */
-import { countsAgainstKey, type RouteState } from '@switchboard/routing'
+import { countsAgainstKey, holdId, type RouteState } from '@switchboard/routing'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { directionState, noteReason, OpenEpisodes, worse } from './episodes.ts'
-import { followHold, holdId, type HoldView } from './holds.ts'
+import { followHold, type HoldView } from './holds.ts'
 import { countRequest, type RequestOutcome } from './requests.ts'
 import { RouteTrafficTable, snapshotRows, WorstSince } from './snapshot.ts'
 import type { CountRow, DirectionCounts, Episode, HistoryEvent, RouteView, SnapshotRow, TrackerOutput } from './types.ts'
@@ -45,8 +45,6 @@ export class NodeTracker {
   private readonly directionStates = new Map<string, RouteState>()
   /** Open episodes by entity (the recorder rewrites them each period and marks them lost at shutdown). */
   readonly open: OpenEpisodes
-  /** Providers failing per model, for the request classifier. */
-  private readonly failing = new Map<string, Set<string>>()
   /** Per model: failed requests in a row with nothing left to serve them (reset by a served one). */
   private readonly runs = new Map<string, FailingRun>()
   /** Per-minute counts by provider, then model. */
@@ -57,9 +55,6 @@ export class NodeTracker {
   private worstSince = new WorstSince()
   /** The last failure class each route answered with, to name the cause of a state episode. */
   private readonly lastFailure = new Map<string, string>()
-
-  /** The classifier's question, made once (not a closure per request). */
-  private readonly failingFor = (model: string): ReadonlySet<string> | undefined => this.failing.get(model)
 
   constructor(nodeId: string) {
     this.open = new OpenEpisodes(nodeId)
@@ -94,18 +89,12 @@ export class NodeTracker {
       if (view.held) direction.heldFailed++
       this.followRoute(view, at, out)
     }
-    this.failing.clear()
     for (const [entity, direction] of directions) {
       const state = directionState(direction.states)
       const previous = this.directionStates.get(entity) ?? 'healthy'
       if (previous !== state) out.events.push({ at, kind: 'direction:state', entity, provider: direction.provider, model: direction.model, keyId: null, detail: { from: previous, to: state } })
       this.directionStates.set(entity, state)
       this.worstSince.saw(entity, state, false)
-      if (state === 'failed') {
-        let providers = this.failing.get(direction.model)
-        if (providers === undefined) this.failing.set(direction.model, (providers = new Set()))
-        providers.add(direction.provider)
-      }
       this.followDirection(entity, direction, state, at, out)
     }
     this.markOpened(out, at)
@@ -140,7 +129,7 @@ export class NodeTracker {
         if (changed) out = withEpisode(out, episode)
       }
     }
-    const counting = countRequest(outcome, this.failingFor)
+    const counting = countRequest(outcome)
     if (counting === null) return out ?? NOTHING
     const counts = this.countsOf(counting.provider, counting.model)
     const add = counting.add

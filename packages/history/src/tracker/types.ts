@@ -3,7 +3,7 @@
  * of one problem on one entity, grouped across nodes into incidents when read), per-minute
  * snapshots of routes and directions, and per-minute request counts per direction.
  */
-import type { RouteState } from '@switchboard/routing'
+import type { RouteSnapshot, RouteState } from '@switchboard/routing'
 import type { Scope } from '../entities.ts'
 
 /** Kinds of history event. */
@@ -85,19 +85,8 @@ export interface Episode {
   lost: boolean
 }
 
-/** One route (key on a model) as a snapshot records it. */
-export interface RouteView {
-  provider: string
-  model: string
-  keyId: string
-  keyName: string
-  state: RouteState
-  held: boolean
-  weight: number
-  errorRate: number
-  latencyMs: number | null
-  parts: { errorPenalty: number; latencyPenalty: number; utilisation: number; recoveryProgress: number }
-}
+/** One route (key on a model) as a snapshot records it: the balancer's view of it, the fields history reads. */
+export type RouteView = Pick<RouteSnapshot, 'provider' | 'model' | 'keyId' | 'keyName' | 'state' | 'held' | 'weight' | 'errorRate' | 'latencyMs' | 'parts'>
 
 /** A per-minute snapshot row of a route (keyId set) or a direction (keyId null). */
 export interface SnapshotRow {

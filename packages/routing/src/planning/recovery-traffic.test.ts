@@ -63,7 +63,7 @@ function node(providers: BalancerProvider[]) {
   const request = (upstream: (provider: string, keyId: string) => AttemptFailure | null, sessionId: string | null = null) => {
     const log = new RoutingLog(true)
     const plan = router.plan({ model: MODEL, pinnedProvider: undefined, fallbacks: [], sessionId, directKey: false, log })!
-    const targets = plan.targets.map((planned: PlannedTarget): RouteTarget => ({ planned, keys: () => keysFor(planned.provider, planned.model) ?? [], policy: POLICY, deadlines: { requestMs: 30_000 }, direct: false, continues: false }))
+    const targets = plan.targets.map((planned: PlannedTarget): RouteTarget => ({ planned, keys: () => keysFor(planned.provider, planned.model) ?? [], policy: POLICY, deadlines: { requestMs: 30_000 }, continues: false }))
     const route = router.route<RouteTarget, BalancerKey>(plan, targets, { sessionId, log, streams: false, filter: { fit: () => 'fits' } })
     const attempts: string[] = []
     let servedBy: string | null = null

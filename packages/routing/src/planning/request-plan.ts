@@ -55,22 +55,16 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     else if (rerouted && settings.reroute_failed_directions) candidates = [decision.pinned!]
     for (const candidate of candidates) {
       const due = claimProviderCheck(components, candidate, now)
-      if (due !== undefined) {
-        check = { provider: candidate.provider, model: candidate.model, keyId: due.id }
-        checked = candidate
-        log.check = check
-        log.add(providerCheckLine({ provider: candidate.provider, model: candidate.model, key: due.name }))
-        break
-      }
       // A provider failed on every key (not held): the fleet's one trial (issue 35, item 8), unless the request goes there anyway.
-      const tried = candidate.provider === chosen.provider && candidate.model === chosen.model ? undefined : takeProviderTrial(components, candidate, now)
-      if (tried !== undefined) {
-        trial = { provider: candidate.provider, model: candidate.model, keyId: tried.id }
-        checked = candidate
-        log.trial = trial
-        log.add(trialLine({ provider: candidate.provider, model: candidate.model, key: tried.name, wholeProvider: true }))
-        break
-      }
+      const tried = due !== undefined || (candidate.provider === chosen.provider && candidate.model === chosen.model) ? undefined : takeProviderTrial(components, candidate, now)
+      const key = due ?? tried
+      if (key === undefined) continue
+      const route = { provider: candidate.provider, model: candidate.model }
+      checked = candidate
+      if (due !== undefined) log.check = check = { ...route, keyId: key.id }
+      else log.trial = trial = { ...route, keyId: key.id }
+      log.add(due !== undefined ? providerCheckLine({ ...route, key: key.name }) : trialLine({ ...route, key: key.name, wholeProvider: true }))
+      break
     }
   }
   // A check or a trial: the first target is sent one attempt on that key, then the providers behind it.

@@ -27,13 +27,11 @@ export interface RouterComponents extends PlannerComponents {
 /** A planned target as the node runs it: what routing needs to plan its attempts. */
 export interface RouteTarget<K extends BalancerKey = BalancerKey> {
   readonly planned: PlannedTarget
-  /** The keys attempts may use: the provider's keys for the model, or the caller's own key alone (`direct`). */
+  /** The keys attempts may use: the provider's keys for the model, or the caller's own key alone (`planned.direct`). */
   keys(): readonly K[]
   readonly policy: RetryPolicy
   /** The provider's deadlines (`network_config`). */
   readonly deadlines: DeadlineSettings & { requestMs: number }
-  /** Attempts use the caller's own key (`x-bf-direct-key`): nothing about them is recorded against a key. */
-  readonly direct: boolean
   /** The target continues a stream from an assistant prefill (a capability of the provider type). */
   readonly continues: boolean
 }
@@ -192,8 +190,8 @@ export class RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
         const key = this.keys[current.keyIndex]!
         this.lastKey = key
         const log = this.request.log
-        if (log.enabled) log.add(keyChosenLine({ provider: target.planned.provider, model: target.planned.model, key: key.name }, this.keyPlan, current.keyIndex, current.why, target.direct))
-        if (!target.direct) components.balancer.attemptStarted({ provider: target.planned.provider, model: target.planned.model, keyId: key.id }, components.now())
+        if (log.enabled) log.add(keyChosenLine({ provider: target.planned.provider, model: target.planned.model, key: key.name }, this.keyPlan, current.keyIndex, current.why, target.planned.direct))
+        if (!target.planned.direct) components.balancer.attemptStarted({ provider: target.planned.provider, model: target.planned.model, keyId: key.id }, components.now())
         const first = current.why === 'first'
         return {
           kind: 'attempt',
@@ -230,16 +228,16 @@ export class RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
     const target = attempt.target
     const route = { provider: target.planned.provider, model: target.planned.model, keyId: attempt.key.id }
     if (!report.sent) {
-      if (!target.direct) components.balancer.attemptAbandoned(route, components.now())
+      if (!target.planned.direct) components.balancer.attemptAbandoned(route, components.now())
       if (report.cancelled && this.rotation !== null && this.index === attempt.index) this.step = { kind: 'stop', reason: 'cancelled' }
-      return { failure: null, holds: null, backoff: null, trials: target.direct ? NO_TRIALS : shared.trialChanges() }
+      return { failure: null, holds: null, backoff: null, trials: target.planned.direct ? NO_TRIALS : shared.trialChanges() }
     }
     const at = components.now()
     const failure = report.failure === null ? null : routingFailure(report.failure)
     let backoff: RateLimitBackoff | null = null
     let news: HoldNews | null = null
     let trials = NO_TRIALS
-    if (!target.direct) {
+    if (!target.planned.direct) {
       const log = this.request.log
       const rateLimit = report.rateLimit
       if (failure === null && rateLimit != null && rateLimit.untilMs > at && !components.backoffs.isBackedOff(route.provider, route.keyId, route.model, at)) {
@@ -306,7 +304,7 @@ export class RequestRoute<T extends RouteTarget<K>, K extends BalancerKey> {
       }
       const keys = target.keys()
       this.keys = keys
-      this.keyPlan = target.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: components.now(), log: request.log })
+      this.keyPlan = target.planned.direct ? DIRECT_KEY_PLAN : planKeys(components, target.planned, keys, { settings: components.settings(), now: components.now(), log: request.log })
       const fallbackAfter = this.index < targets.length - 1
       const rotation = keyRotationFor(this.keyPlan, target.policy, components.random, fallbackAfter)
       this.rotation = rotation

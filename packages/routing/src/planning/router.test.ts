@@ -47,7 +47,6 @@ function setup(options: { continues?: readonly string[]; fit?: (target: RouteTar
       keys: () => keysFor(planned.provider, planned.model) ?? [],
       policy: POLICY,
       deadlines: { requestMs: 30_000 },
-      direct: false,
       continues: options.continues?.includes(planned.provider) ?? false,
     }))
     return { log, request: router.route<RouteTarget, BalancerKey>(plan, targets, { sessionId: options.sessionId ?? null, log, streams: true, filter: { fit: options.fit ?? (() => 'fits') } }) }

@@ -51,7 +51,7 @@ export type TargetSource =
 /** One provider + model to try, with its own retry budget. */
 export interface PlannedTarget extends Direction {
   source: TargetSource
-  /** The caller's own key is used here (the first target routing sends to; never a fallback, never a check). */
+  /** The caller's own key is used here (the first target routing sends to; never a fallback, never a check): nothing about its attempts is recorded against a key. */
   direct: boolean
   /** A key to try first: a check this plan claimed on it, or the session's key. */
   firstKeyId: string | undefined

@@ -56,24 +56,22 @@ export interface ConfigStoreEvents {
 /** One event with its name, as collected inside a transaction. */
 export type ConfigStoreEvent = { [Name in keyof ConfigStoreEvents]: { type: Name; detail: ConfigStoreEvents[Name] } }[keyof ConfigStoreEvents]
 
-/** Subscribes to one event type; returns the unsubscribe function. */
-export type Subscribe = <Name extends keyof ConfigStoreEvents>(type: Name, listener: (detail: ConfigStoreEvents[Name]) => void) => () => void
+/** Subscribes to every event (a listener picks the types it cares for); returns the unsubscribe function. */
+export type Subscribe = (listener: (event: ConfigStoreEvent) => void) => () => void
 
-/** A tiny typed emitter: a throwing listener is reported, never breaks the store or other listeners. */
+/** A tiny emitter: a throwing listener is reported, never breaks the store or other listeners. */
 export function createEmitter(onListenerError: (error: unknown) => void): { on: Subscribe; emit(events: ConfigStoreEvent[]): void } {
-  const listeners = new Map<string, Set<(detail: never) => void>>()
+  const listeners = new Set<(event: ConfigStoreEvent) => void>()
   return {
-    on(type, listener) {
-      const set = listeners.get(type) ?? new Set()
-      listeners.set(type, set)
-      set.add(listener)
-      return () => set.delete(listener)
+    on(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
     },
     emit(events) {
       for (const event of events) {
-        for (const listener of listeners.get(event.type) ?? []) {
+        for (const listener of listeners) {
           try {
-            ;(listener as (detail: ConfigStoreEvent['detail']) => void)(event.detail)
+            listener(event)
           } catch (error) {
             onListenerError(error)
           }

@@ -6,6 +6,9 @@ import { createConfigStore, type ConfigStore } from './store.ts'
 import { defaultLoadBalancerSettings } from '@switchboard/routing'
 import type { ConfigFile } from './types.ts'
 
+/** The stored provider of that name, read through the list (the product never reads one alone). */
+const providerNamed = async (store: ConfigStore, name: string) => (await store.listProviders()).find((provider) => provider.name === name)
+
 const configFile: ConfigFile = {
   providers: {
     openai: { keys: [{ name: 'prod-1', value: 'env.OPENAI_KEY', models: ['*'], weight: 1 }] },
@@ -65,7 +68,7 @@ describe('config.json import and settings precedence (reference: Configuration)'
         },
       },
     })
-    const keys = (await store.getProvider('openai'))!.keys
+    const keys = (await providerNamed(store, 'openai'))!.keys
     expect(keys.map((key) => [key.name, key.value])).toEqual([
       ['prod-1', 'env.OPENAI_KEY_ROTATED'],
       ['api-added', 'sk-api-added-000000eeee'],
@@ -75,17 +78,19 @@ describe('config.json import and settings precedence (reference: Configuration)'
 
   it('keeps an API edit of a key across a later boot with the same config.json', async () => {
     await store.importConfig(configFile)
-    const before = (await store.getProvider('openai'))!.keys[0]!
+    const before = (await providerNamed(store, 'openai'))!.keys[0]!
     await store.upsertKey('openai', { id: before.id, name: before.name, value: 'sk-edited-through-api-1234', models: ['*'], weight: 3 })
     expect((await store.importConfig(configFile)).changes).toEqual([])
-    expect((await store.getProvider('openai'))!.keys[0]).toMatchObject({ value: 'sk-edited-through-api-1234', weight: 3 })
+    expect((await providerNamed(store, 'openai'))!.keys[0]).toMatchObject({ value: 'sk-edited-through-api-1234', weight: 3 })
   })
 
   it('lets a switch saved through the API win over config.json on every later boot', async () => {
     await store.importConfig(configFile)
     await store.saveSettings({ reroute_failed_directions: false }, 'api')
     const changes: SettingsChangedEvent[] = []
-    store.on('settings:changed', (event) => changes.push(event))
+    store.on((event) => {
+      if (event.type === 'settings:changed') changes.push(event.detail)
+    })
 
     await store.importConfig({ load_balancer_config: { reroute_failed_directions: true, prune_failed_fallbacks: true } })
     const settings = await store.getSettings()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { deriveKeyId, keepVertexSecrets, providerType, redactKey, redactKeySecrets } from './keys.ts'
+import { deriveKeyId, keepSecrets, providerType, redactKey, redactKeySecrets } from './keys.ts'
 
 const redactVertexKeyConfig = (config: Record<string, unknown>) => redactKeySecrets({ value: '', vertex_key_config: config }).vertex_key_config
 
@@ -56,10 +56,10 @@ describe('Vertex AI key configs (issue 20)', () => {
   })
 
   it('keeps the stored credentials when the redacted form is sent back, and takes new ones', () => {
-    const stored = { project_id: 'my-project', region: 'us-central1', auth_credentials: credentials }
-    expect(keepVertexSecrets(redactVertexKeyConfig(stored), stored)).toEqual(stored)
-    const replaced = { ...stored, auth_credentials: credentials.replace('sa@', 'other@') }
-    expect(keepVertexSecrets(replaced, stored)).toEqual(replaced)
+    const stored = { value: 'service-account', vertex_key_config: { project_id: 'my-project', region: 'us-central1', auth_credentials: credentials } }
+    expect(keepSecrets(redactKeySecrets(stored), stored)).toEqual(stored)
+    const replaced = { ...stored, vertex_key_config: { ...stored.vertex_key_config, auth_credentials: credentials.replace('sa@', 'other@') } }
+    expect(keepSecrets(replaced, stored)).toEqual(replaced)
   })
 
   it('knows gemini and vertex as built-in providers', () => {

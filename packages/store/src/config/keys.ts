@@ -58,18 +58,19 @@ function keepFields<Config extends Record<string, unknown>>(sent: Config | undef
   return out as Config
 }
 
-/** A `bedrock_key_config` sent back with its secrets still redacted keeps the stored secrets. */
-export function keepBedrockSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
-  return keepFields(sent, before, bedrockSecrets)
-}
+/** A key with the secrets redaction hides: its value, and those of its Bedrock or Vertex config. */
+type SecretsOf = { value: string; bedrock_key_config?: Record<string, unknown>; vertex_key_config?: Record<string, unknown> }
 
-/** A `vertex_key_config` sent back with its credentials still redacted keeps the stored ones. */
-export function keepVertexSecrets<Config extends Record<string, unknown>>(sent: Config | undefined, before: Record<string, unknown> | undefined): Config | undefined {
-  return keepFields(sent, before, vertexSecrets)
+/** A key sent back as it was shown (its value or config secrets still redacted) keeps the stored secrets; new ones are taken. */
+export function keepSecrets<Key extends SecretsOf>(sent: Key, before: SecretsOf | undefined): Key {
+  if (before === undefined) return sent
+  const bedrock = keepFields(sent.bedrock_key_config, before.bedrock_key_config, bedrockSecrets)
+  const vertex = keepFields(sent.vertex_key_config, before.vertex_key_config, vertexSecrets)
+  return { ...sent, value: sent.value === redactKey(before.value) ? before.value : sent.value, ...(bedrock ? { bedrock_key_config: bedrock } : {}), ...(vertex ? { vertex_key_config: vertex } : {}) }
 }
 
 /** A key ready to show: its value and the secrets of its Bedrock or Vertex config redacted like key values. */
-export function redactKeySecrets<Key extends { value: string; bedrock_key_config?: Record<string, unknown>; vertex_key_config?: Record<string, unknown> }>(key: Key): Key {
+export function redactKeySecrets<Key extends SecretsOf>(key: Key): Key {
   return {
     ...key,
     value: redactKey(key.value),

@@ -6,7 +6,7 @@
 import type { ClientBase } from 'pg'
 import { ConfigStoreError } from './errors.ts'
 import type { ConfigStoreEvent } from './events.ts'
-import { deriveKeyId, keepBedrockSecrets, keepVertexSecrets, providerType, redactKey } from './keys.ts'
+import { deriveKeyId, keepSecrets, providerType } from './keys.ts'
 import { loadProviders } from './rows.ts'
 import type { KeyConfig, ProviderConfig, StoredKey, StoredProvider } from './types.ts'
 
@@ -86,20 +86,20 @@ async function writeKeyRow(
   position: number,
   mode: WriteMode,
 ): Promise<void> {
-  // A client that read a key (redacted) and sends it back unchanged keeps the real value.
-  const value = previous && key.value === redactKey(previous.value) ? previous.value : key.value
+  // A client that read a key (redacted) and sends it back unchanged keeps the real value and secrets.
+  const sent = keepSecrets(key, previous)
   const keep = mode === 'merge' ? previous : undefined
   await client.query(upsertKey, [
     provider,
     id,
     key.name,
-    value,
+    sent.value,
     key.models ?? keep?.models ?? [],
     key.weight ?? keep?.weight ?? 1,
     json(key.aliases ?? keep?.aliases),
     json(key.azure_key_config ?? keep?.azure_key_config),
-    json(keepBedrockSecrets(key.bedrock_key_config, previous?.bedrock_key_config) ?? keep?.bedrock_key_config),
-    json(keepVertexSecrets(key.vertex_key_config, previous?.vertex_key_config) ?? keep?.vertex_key_config),
+    json(sent.bedrock_key_config ?? keep?.bedrock_key_config),
+    json(sent.vertex_key_config ?? keep?.vertex_key_config),
     position,
   ])
 }

@@ -37,7 +37,6 @@ export interface ImportResult {
 /** Providers, keys and settings, persisted; see `createConfigStore`. */
 export interface ConfigStore {
   listProviders(): Promise<StoredProvider[]>
-  getProvider(name: string): Promise<StoredProvider | undefined>
   /** Adds a provider (POST); `provider_exists` if it already does. */
   createProvider(provider: ProviderConfig): Promise<StoredProvider>
   /** Creates or replaces a provider with exactly these keys (PUT). A key sent back redacted keeps its value. */
@@ -62,7 +61,7 @@ export interface ConfigStore {
    * nothing is removed, and a switch applies only where no API-saved value exists.
    */
   importConfig(config: ConfigFile, options?: { firstBoot?: boolean }): Promise<ImportResult>
-  /** Subscribes to `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
+  /** Subscribes to every change: `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
   on: Subscribe
 }
 
@@ -98,7 +97,6 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
 
     listProviders: () => loadProviders(pool),
 
-    getProvider: async (name) => (await loadProviders(pool, name))[0],
 
     createProvider(provider) {
       return transaction(async (client) => {
