@@ -3,8 +3,10 @@
 export declare const BUNDLE: string
 /** V8's code cache of the bundle (packages/gateway/dist/switchboard.cjs.v8cache). */
 export declare const CODE_CACHE: string
-/** True when the bundle exists and no source is newer. */
+/** True when the bundle exists, no source is newer, and it is built in this version's form. */
 export declare function bundleIsFresh(): boolean
+/** Whether the bundle at `path` is its own function (this version's form); one of before is built again. */
+export declare function isWrapped(path: string): boolean
 /** Builds the bundle; resolves to its path. */
 export declare function buildBundle(): Promise<string>
 /** The bundle's path, built first when it is missing or older than a source. */

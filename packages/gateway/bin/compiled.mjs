@@ -11,7 +11,7 @@
 // build it belongs to.
 import { randomUUID } from 'node:crypto'
 import { isAscii } from 'node:buffer'
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -29,6 +29,10 @@ export const BUNDLE = join(gatewayDir, 'dist', 'switchboard.cjs')
 export const CODE_CACHE = `${BUNDLE}.v8cache`
 /** The bundle's first line: `/* switchboard build <id> *\/`. */
 const BUILD_LINE = /^\/\* switchboard build (\S+) \*\//
+/** A bundle that is its own function (see buildBundle), as this version builds it; earlier ones were not. */
+const WRAPPED = /^\/\* switchboard build \S+ \*\/ \(function \(/
+/** What the bundle's function is handed (Node's CommonJS wrapper's, and the import of dynamicImports). */
+const WRAPPER_PARAMETERS = 'exports, require, module, __filename, __dirname, __switchboardImport'
 
 /**
  * Loaded from node_modules at run time, not bundled: native binaries and what resolves files
@@ -72,9 +76,20 @@ function newestSource() {
   return newest
 }
 
-/** True when the bundle exists and no source is newer. */
+/** True when the bundle exists, no source is newer, and it is built in this version's form. */
 export function bundleIsFresh() {
-  return existsSync(BUNDLE) && statSync(BUNDLE).mtimeMs >= newestSource()
+  return existsSync(BUNDLE) && statSync(BUNDLE).mtimeMs >= newestSource() && isWrapped(BUNDLE)
+}
+
+/** Whether the bundle at `path` is built as this version builds it (its function): one of before is built again. */
+export function isWrapped(path) {
+  const head = Buffer.alloc(200)
+  const fd = openSync(path, 'r')
+  try {
+    return WRAPPED.test(head.toString('latin1', 0, readSync(fd, head, 0, head.length, 0)))
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /** Builds the bundle (written beside, then renamed: nodes starting together never read half a file). */
@@ -103,7 +118,10 @@ export async function buildBundle() {
       // Every literal import() as a require: a script run from the code cache has no import() on
       // Node 20, and the OTLP exporter loads http/https that way (its spans never left the node).
       supported: { 'dynamic-import': false },
-      banner: { js: `/* switchboard build ${randomUUID()} */ const __switchboardModuleUrl = require('node:url').pathToFileURL(__filename).href;` },
+      // The file is the function the loader runs (as Node wraps a CommonJS file): the loader hands
+      // V8 the file's own string, not a wrapped copy of it (a second 5 MB string, issue 38 item 3).
+      banner: { js: `/* switchboard build ${randomUUID()} */ (function (${WRAPPER_PARAMETERS}) {'use strict';const __switchboardModuleUrl = require('node:url').pathToFileURL(__filename).href;` },
+      footer: { js: '\n})' },
     })
     rmSync(CODE_CACHE, { force: true })
     renameSync(partial, BUNDLE)
@@ -143,13 +161,12 @@ function writable(directory) {
 }
 
 /**
- * Runs the bundle (as Node runs a CommonJS file, in strict mode as the ES module it replaces
- * was) with V8's code cache when there is one for this build. Returns its exports, whether the
- * cache was used, and `saveCodeCache(level)`: writes the cache from what has been compiled by
- * then, unless one as good is there already; false when it could not (a read-only image, as
- * the container's: the image's own cache serves), which costs only speed.
+ * The bundle compiled, with V8's code cache of its build when there is one. Apart from
+ * loadBundle so that the file's bytes and the cache's (5 and 2-3 MB) are unreachable once it
+ * returns, before the bundle runs: the young collections of the bundle's start free them,
+ * rather than an old-space collection of an idle node many seconds later (issue 38, item 3).
  */
-export function loadBundle(path = BUNDLE) {
+function compileBundle(path) {
   const bytes = readFileSync(path)
   // latin1 is exact for ASCII (esbuild escapes most non-ASCII) and many times faster to decode.
   const source = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
@@ -157,15 +174,29 @@ export function loadBundle(path = BUNDLE) {
   const build = BUILD_LINE.exec(source)?.[1]
   const cache = build === undefined ? undefined : readCodeCache(build)
   const cachedData = cache?.data
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __switchboardImport) {'use strict';${source}\n})`, { filename: path, cachedData })
+  // This version's bundle is its function already: V8 keeps the file's string as the script's
+  // source, with no wrapped copy beside it. A bundle of an earlier version is wrapped here.
+  const script = new vm.Script(WRAPPED.test(source.slice(0, 200)) ? source : `(function (${WRAPPER_PARAMETERS}) {'use strict';${source}\n})`, { filename: path, cachedData })
+  // Only the cache's level is kept, not its bytes: V8 has what it needs of them.
+  return { script, build, cached: cachedData !== undefined && !script.cachedDataRejected, cachedLevel: cache?.level }
+}
+
+/**
+ * Runs the bundle (as Node runs a CommonJS file, in strict mode as the ES module it replaces
+ * was) with V8's code cache when there is one for this build. Returns its exports, whether the
+ * cache was used, and `saveCodeCache(level)`: writes the cache from what has been compiled by
+ * then, unless one as good is there already; false when it could not (a read-only image, as
+ * the container's: the image's own cache serves), which costs only speed.
+ */
+export function loadBundle(path = BUNDLE) {
+  const { script, build, cached, cachedLevel } = compileBundle(path)
   const module = { exports: {} }
   script.runInThisContext().call(module.exports, module.exports, createRequire(path), module, path, dirname(path), (specifier) => import(specifier))
-  const cached = cachedData !== undefined && !script.cachedDataRejected
   return {
     exports: module.exports,
     cached,
     saveCodeCache(level = 'started') {
-      if (build === undefined || (cached && (cache.level === level || cache.level === 'started')) || !writable(dirname(CODE_CACHE))) return false
+      if (build === undefined || (cached && (cachedLevel === level || cachedLevel === 'started')) || !writable(dirname(CODE_CACHE))) return false
       const partial = `${CODE_CACHE}.${process.pid}.tmp`
       try {
         writeFileSync(partial, Buffer.concat([Buffer.from(`${build} ${level}\n`, 'latin1'), script.createCachedData()]))

@@ -5,7 +5,6 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config/load.ts'
 import { configEnvReferences, describePlaceholders, placeholderSecrets } from './config/placeholders.ts'
-import { startGateway } from './index.ts'
 import { parseWorkers } from './workers/count.ts'
 import { connectSiblings } from './workers/siblings.ts'
 import { startPrimary } from './workers/hub.ts'
@@ -92,6 +91,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const siblings = connectSiblings(env)
   const logger = siblings ? pino({ level: env.LOG_LEVEL ?? 'info' }).child({ worker: siblings.index }) : pino({ level: env.LOG_LEVEL ?? 'info' })
   if (workers > 1 && siblings === null) return runPrimary(workers, logger, config.providers.map((provider) => provider.name))
+  // Loaded here, not at the top: the primary of a node with workers serves nothing and never
+  // evaluates the gateway's modules (issue 38, item 3: its memory); a node that serves loads it now.
+  const { startGateway } = await import('./index.ts')
   let gateway
   try {
     gateway = await startGateway({

@@ -4,7 +4,7 @@ import { GatewayKeyRing } from './access/gateway-keys.ts'
 import { GatewayKeyLoader } from './access/key-loading.ts'
 import { KeyLimiter, LIMIT_WINDOW_MS } from './access/limits.ts'
 import { createListener } from './http/app.ts'
-import { tracingFromEnv } from './observability/tracing/setup.ts'
+import { tracingWanted } from './observability/tracing/wanted.ts'
 import { scrapedCounter } from './observability/metrics.ts'
 import { prepareStore, retryPrepareStore } from './directory/boot.ts'
 import { createProviderDirectory } from './directory/directory.ts'
@@ -261,7 +261,8 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
-  const tracing = tracingFromEnv(process.env, { nodeId, region, log: (level, message) => logger[level](message) })
+  // The SDK is loaded only when it is wanted.
+  const tracing = tracingWanted(process.env) ? (await import('./observability/tracing/setup.ts')).tracingFromEnv(process.env, { nodeId, region, log: (level, message) => logger[level](message) }) : null
   if (tracing !== null) {
     parts.add('traces flush', () => tracing.shutdown())
     scrapedCounter(metrics.registry, 'switchboard_trace_spans_dropped_total', 'Spans dropped because the OTLP export queue was full', [], (counter) => counter.inc(tracing.dropped()))

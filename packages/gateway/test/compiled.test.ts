@@ -5,11 +5,12 @@
  */
 import { isAscii } from 'node:buffer'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BUNDLE, CODE_CACHE, buildBundle, bundleIsFresh } from '../bin/compiled.mjs'
+import { BUNDLE, CODE_CACHE, buildBundle, bundleIsFresh, isWrapped } from '../bin/compiled.mjs'
 import { startGateway, startSimulator, type GatewayProcess, type SimulatorProcess } from './harness.ts'
 
 const source = join(fileURLToPath(new URL('.', import.meta.url)), '../../routing/src/index.ts')
@@ -74,5 +75,24 @@ describe('the compiled start', () => {
     const script = `const bundle = (await import(${JSON.stringify(compiled)})).loadBundle(); console.log(JSON.stringify({ cached: bundle.cached, main: typeof bundle.exports.main }))`
     const loaded = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }))
     expect(loaded).toEqual({ cached: true, main: 'function' })
+  }, 30_000)
+
+  it('is its own function (no wrapped copy of it at load); a bundle of the form before still loads, and is built again', () => {
+    const text = readFileSync(BUNDLE, 'latin1')
+    expect(text.slice(0, 200)).toMatch(/^\/\* switchboard build \S+ \*\/ \(function \(exports, require, module, __filename, __dirname, __switchboardImport\) \{'use strict';/)
+    expect(text.trimEnd().endsWith('\n})')).toBe(true)
+    expect(isWrapped(BUNDLE)).toBe(true)
+    // The form before (issue 38, item 2): the modules at the top level, the loader wrapping them.
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-bundle-'))
+    try {
+      const earlier = join(dir, 'switchboard.cjs')
+      writeFileSync(earlier, text.replace(/^(\/\* switchboard build \S+ \*\/) \(function \([^)]*\) \{'use strict';/, '$1 ').replace(/\n\}\)\n$/, ''), 'latin1')
+      expect(isWrapped(earlier), 'a bundle of the form before is not fresh').toBe(false)
+      const compiled = new URL('../bin/compiled.mjs', import.meta.url).href
+      const script = `const bundle = (await import(${JSON.stringify(compiled)})).loadBundle(${JSON.stringify(earlier)}); console.log(JSON.stringify({ main: typeof bundle.exports.main }))`
+      expect(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }))).toEqual({ main: 'function' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, 30_000)
 })

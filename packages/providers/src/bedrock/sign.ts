@@ -1,6 +1,6 @@
 /** SigV4 for Bedrock runtime calls: one signer per credential set, kept while the key is. */
 import { NodeSha256 } from './hash.ts'
-import { SignatureV4 } from '@smithy/signature-v4'
+import type { SignatureV4 } from '@smithy/signature-v4'
 import type { BedrockKeyConfig } from '../types.ts'
 
 /** Signers past this many (a config churning credentials) start the cache over. */
@@ -11,10 +11,19 @@ const signers = new Map<string, SignatureV4>()
 /** A key's Bedrock settings with the credentials it signs with. */
 export type SigningConfig = BedrockKeyConfig & { access_key: string; secret_key: string }
 
-function signerFor(config: SigningConfig): SignatureV4 {
+/**
+ * The signing library, loaded by the first Bedrock request: a node with no Bedrock key never
+ * loads it (issue 38, item 3: about 1 MB of heap).
+ */
+let library: Promise<typeof import('@smithy/signature-v4')> | undefined
+
+async function signerFor(config: SigningConfig): Promise<SignatureV4> {
   const cacheKey = `${config.access_key}\u0000${config.secret_key}\u0000${config.session_token ?? ''}\u0000${config.region}`
   let signer = signers.get(cacheKey)
   if (signer === undefined) {
+    const { SignatureV4 } = await (library ??= import('@smithy/signature-v4'))
+    signer = signers.get(cacheKey)
+    if (signer !== undefined) return signer
     signer = new SignatureV4({
       // The SigV4 service name of Bedrock's runtime endpoints.
       service: 'bedrock',
@@ -37,7 +46,7 @@ export async function signedHeaders(config: SigningConfig, origin: string, path:
   const url = new URL(path, origin)
   const query: Record<string, string> = {}
   for (const [name, value] of url.searchParams) query[name] = value
-  const signed = await signerFor(config).sign({
+  const signed = await (await signerFor(config)).sign({
     method: 'POST',
     protocol: url.protocol,
     hostname: url.hostname,

@@ -4,7 +4,7 @@
  * own `token_uri` is honoured (the library always posts to Google's), and the refresh margin is a
  * quarter of each token's lifetime, at most the library's 5 minutes.
  */
-import { JWT } from 'google-auth-library'
+import type { JWT } from 'google-auth-library'
 
 /** Google's token endpoint: where the library sends assertions, and their audience. */
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token'
@@ -48,32 +48,53 @@ export class TokenError extends Error {
   }
 }
 
+/**
+ * google-auth-library, loaded by the first token asked for: a node with no Vertex key never
+ * loads it (issue 38, item 3: about 2 MB of heap).
+ */
+let library: Promise<typeof import('google-auth-library')> | undefined
+const loadLibrary = () => (library ??= import('google-auth-library'))
+
 /** One service account's tokens. */
 export class TokenSource {
-  private readonly client: JWT
+  private client: JWT | undefined
   private expiry: number | undefined
+  private readonly account: ServiceAccount
+  private readonly tokenUrl: URL | undefined
 
   constructor(account: ServiceAccount) {
-    const keyId = account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}
-    this.client = new JWT({ email: account.client_email, key: account.private_key, ...keyId, scopes: [CLOUD_PLATFORM_SCOPE] })
+    this.account = account
     const tokenUrl = account.token_uri
-    if (tokenUrl !== undefined && tokenUrl !== GOOGLE_TOKEN_URL) {
-      const target = new URL(tokenUrl)
-      this.client.transporter.interceptors.request.add({
+    this.tokenUrl = tokenUrl !== undefined && tokenUrl !== GOOGLE_TOKEN_URL ? new URL(tokenUrl) : undefined
+  }
+
+  private async jwt(): Promise<JWT> {
+    if (this.client !== undefined) return this.client
+    const { JWT } = await loadLibrary()
+    if (this.client !== undefined) return this.client
+    const account = this.account
+    const keyId = account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}
+    const client = new JWT({ email: account.client_email, key: account.private_key, ...keyId, scopes: [CLOUD_PLATFORM_SCOPE] })
+    const target = this.tokenUrl
+    if (target !== undefined) {
+      client.transporter.interceptors.request.add({
         resolved: async (options) => {
           if (options.url.href === GOOGLE_TOKEN_URL) options.url = target
           return options
         },
       })
     }
+    this.client = client
+    return client
   }
 
   /** A live access token: the cached one, or a fresh one when it is within its refresh margin. `force` skips the cache. */
   async token(force = false): Promise<string> {
-    if (force) this.client.credentials = { ...this.client.credentials, expiry_date: 1 }
+    const client = await this.jwt()
+    if (force) client.credentials = { ...client.credentials, expiry_date: 1 }
     let token: string | null | undefined
     try {
-      token = (await this.client.getAccessToken()).token
+      token = (await client.getAccessToken()).token
     } catch (error) {
       const response = (error as { response?: { status?: unknown } }).response
       const code = (error as { code?: unknown }).code
@@ -83,12 +104,12 @@ export class TokenSource {
       throw new TokenError(`the service account's token request failed: ${error instanceof Error ? error.message : String(error)}`, status)
     }
     if (typeof token !== 'string' || token === '') throw new TokenError('the token endpoint answered without an access token', 0)
-    const expiry = this.client.credentials.expiry_date
+    const expiry = client.credentials.expiry_date
     // Measured once per token, just after it came: its lifetime, not what is left of it.
     if (typeof expiry === 'number' && expiry !== this.expiry) {
       this.expiry = expiry
       const lifetime = expiry - Date.now()
-      this.client.eagerRefreshThresholdMillis = Math.max(0, Math.min(MAX_REFRESH_MARGIN_MS, Math.floor(lifetime / 4)))
+      client.eagerRefreshThresholdMillis = Math.max(0, Math.min(MAX_REFRESH_MARGIN_MS, Math.floor(lifetime / 4)))
     }
     return token
   }

@@ -19,7 +19,10 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic
 import type { RequestSurface } from '@switchboard/history'
 import { batchOptionsFromEnv, EncodingSpanProcessor, ExportHealth, encodedMetrics, encodedSerializer } from './span-export.ts'
 import { RequestTrace } from './request-trace.ts'
+import { tracingWanted } from './wanted.ts'
 import { samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
+
+export { tracingWanted }
 
 /** The tracing of one node (one process: each worker exports its own spans). */
 export interface Tracing {
@@ -57,14 +60,6 @@ const propagator = new W3CTraceContextPropagator()
 const headerGetter = {
   keys: (carrier: IncomingHttpHeaders) => Object.keys(carrier),
   get: (carrier: IncomingHttpHeaders, key: string) => carrier[key],
-}
-
-/** True when the environment turns tracing on (an OTLP endpoint is named and the SDK is not disabled). */
-export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false
-  const exporters = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase()
-  if (exporters !== undefined && exporters !== '' && !exporters.split(',').some((name) => name.trim() === 'otlp')) return false
-  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim())
 }
 
 /** The node's tracing as the environment asks for it, or null (off: the default). */
