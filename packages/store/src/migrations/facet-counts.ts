@@ -1,0 +1,80 @@
+/**
+ * Migration 0027 (issue 39): the request log's counts per facet value. The facets of
+ * `GET /api/logs` are each counted over the whole window with the other filters not applied,
+ * so they need no combination of values: per span (60, 3600), time, facet and value, how many
+ * requests. A busy day keeps about fifty of these per minute where it keeps hundreds of
+ * combinations, and a day's facets sum a few thousand rows, not a hundred thousand.
+ * The log's counting triggers (baseline.ts) keep them beside the combinations', in the same
+ * statement's transaction; on a database with rows, those already logged are counted.
+ */
+import type { Migration } from './migrations.ts'
+import { countRows } from './baseline.ts'
+
+/**
+ * The facets of a row of `request_log` (as `alias`), as `(facet, value)` pairs under the names
+ * the API answers: a NULL value is in no facet, and `key_ids` has every key the request was
+ * served by or tried (`key_ids` holds them only when it tried another). History's counts.ts
+ * reads a window's partial minutes from rows with the same pairs.
+ */
+export const facetValues = (alias: string) => `
+  VALUES ('providers', ${alias}.served_provider), ('models', coalesce(${alias}.served_model, ${alias}.requested_model)),
+         ('status', ${alias}.status::text), ('failure_classes', coalesce(${alias}.failure_class, 'none')), ('nodes', ${alias}.node_id),
+         ('picked_by', ${alias}.picked_by), ('moved_off', ${alias}.moved_off::text), ('check', ${alias}.is_check::text),
+         ('added_fallback', ${alias}.added_fallback_served::text)
+  UNION ALL SELECT 'key_ids', unnest(coalesce(${alias}.key_ids, array_remove(ARRAY[${alias}.served_key_id], NULL)))`
+
+/**
+ * The facet counts of the rows in `source`, added to those there (`sign` '-': taken off). In
+ * key order, so nodes writing the same minute at once take its rows' locks in one order.
+ */
+const countFacets = (source: string, sign = '') => `
+  INSERT INTO request_log_facet_counts AS counted (span, at, facet, value, requests)
+  SELECT span.seconds, to_timestamp(floor(extract(epoch FROM logged.at) / span.seconds) * span.seconds), facet.name, facet.value, ${sign}count(*)
+    FROM ${source} AS logged CROSS JOIN unnest(ARRAY[60, 3600]) AS span(seconds) CROSS JOIN LATERAL (${facetValues('logged')}) AS facet(name, value)
+   WHERE facet.value IS NOT NULL
+   GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ON CONFLICT (span, at, facet, value) DO UPDATE SET requests = counted.requests + EXCLUDED.requests`
+
+export const facetCountsMigration: Migration = {
+  version: '0027',
+  name: 'request log facet counts',
+  sql: `
+    CREATE TABLE request_log_facet_counts (
+      span integer NOT NULL,
+      at timestamptz NOT NULL,
+      facet text NOT NULL,
+      value text NOT NULL,
+      requests bigint NOT NULL
+    ) PARTITION BY RANGE (at);
+    CREATE UNIQUE INDEX request_log_facet_counts_key ON request_log_facet_counts (span, at, facet, value);
+
+    CREATE OR REPLACE FUNCTION request_log_count() RETURNS trigger LANGUAGE plpgsql AS $count$
+    BEGIN
+      ${countRows('inserted')};
+      ${countFacets('inserted')};
+      RETURN NULL;
+    END
+    $count$;
+
+    -- As the combinations' counts: rows deleted one by one leave zeros, which readers leave out.
+    CREATE OR REPLACE FUNCTION request_log_uncount() RETURNS trigger LANGUAGE plpgsql AS $count$
+    BEGIN
+      ${countRows('deleted', '-')};
+      ${countFacets('deleted', '-')};
+      RETURN NULL;
+    END
+    $count$;
+
+    -- A partition per day the log has (as history's day-partitions.ts names them), and its rows counted.
+    DO $$
+    DECLARE child record;
+    BEGIN
+      FOR child IN SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+                     FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
+                    WHERE h.inhparent = 'request_log'::regclass LOOP
+        EXECUTE format('CREATE TABLE %I PARTITION OF request_log_facet_counts %s', replace(child.name, 'request_log_p', 'request_log_facet_counts_p'), child.bound);
+      END LOOP;
+    END $$;
+    ${countFacets('request_log')};
+  `,
+}
