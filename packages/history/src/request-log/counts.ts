@@ -108,9 +108,13 @@ async function facetsOf(pool: pg.Pool, from: number, to: number): Promise<LogFac
   return facets
 }
 
-/** The combinations of a window (a combination may come more than once: from the counts and from rows): whole hours and minutes from the counts, the rest from rows. */
-async function combinations(pool: pg.Pool, from: number, to: number): Promise<Combination[]> {
-  const { blocks, rows, values } = windowParts(from, to)
+/**
+ * The total of a filter on the facets' values: the requests of the window's combinations that
+ * pass it, whole hours and minutes from the counts, the rest from rows (a combination may come
+ * more than once: from the counts and from rows).
+ */
+async function filteredTotal(pool: pg.Pool, query: LogQuery): Promise<number> {
+  const { blocks, rows, values } = windowParts(query.from, query.to)
   const parts: string[] = []
   if (blocks.length > 0) {
     // Summed per combination, then given its values. Zeros (rows deleted) left out, as in facetsOf.
@@ -123,20 +127,13 @@ async function combinations(pool: pg.Pool, from: number, to: number): Promise<Co
                   FROM ${REQUEST_LOG_TABLE} WHERE ${range} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
   }
   const result = await pool.query<Combination>(parts.join('\nUNION ALL\n'), values)
-  return result.rows
+  return result.rows.reduce((total, combination) => (passes(combination, query) ? total + Number(combination.requests) : total), 0)
 }
 
 /** True when `query` filters on none of the values the facets count. */
 function unfiltered(query: LogQuery): boolean {
   const lists = [query.providers, query.models, query.statuses, query.statusClasses, query.failureClasses, query.keyIds, query.nodes]
   return lists.every((list) => list.length === 0) && [query.movedOff, query.check, query.addedFallback, query.pickedBy].every((value) => value === null)
-}
-
-/** The total of a filter on the facets' values: the requests of the combinations that pass it. */
-async function filteredTotal(pool: pg.Pool, query: LogQuery): Promise<number> {
-  let total = 0
-  for (const combination of await combinations(pool, query.from, query.to)) if (passes(combination, query)) total += Number(combination.requests)
-  return total
 }
 
 /** The facets of the window of `query` (its other filters not applied), and its total when `countable` (else null: count the rows). */
