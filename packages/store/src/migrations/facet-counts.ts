@@ -3,7 +3,7 @@
  * `GET /api/logs` are each counted over the whole window with the other filters not applied,
  * so they need no combination of values: per span (60, 3600), time, facet and value, how many
  * requests. A busy day keeps about fifty of these per minute where it keeps hundreds of
- * combinations, and a day's facets sum a few thousand rows, not a hundred thousand.
+ * combinations, and a day's facets sum about 4,000 of them, not 78,000 (2M rows a day).
  * The log's counting triggers (baseline.ts) keep them beside the combinations', in the same
  * statement's transaction; on a database with rows, those already logged are counted (2M rows:
  * 19 s on a loaded machine, where counting the rows again took 182 s).
