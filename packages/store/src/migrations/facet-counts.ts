@@ -26,7 +26,7 @@ export const facetValues = (alias: string) => `VALUES ${facetsOf(alias).map(([fa
 /**
  * The facet counts of the rows in `source`, added to those there (`sign` '-': taken off). The
  * rows are grouped per minute and values first, and the groups unpivoted: a LATERAL join per
- * row (facetValues) cost Postgres 40-60 µs a row, this 3-10 (EXPLAIN ANALYZE of a 250-row
+ * row (facetValues) took Postgres 57-66 µs a row, this 3-10 (EXPLAIN ANALYZE of a 250-row
  * batch). Hours are summed from the minutes. In key order, so nodes writing the same minute at
  * once take its rows' locks in one order.
  */
