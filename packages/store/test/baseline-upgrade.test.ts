@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type pg from 'pg'
 import { migrate, SchemaTooOldError } from '../src/migrations/migrate.ts'
+import { migrations } from '../src/migrations/migrations.ts'
 import { migrations as legacyMigrations } from './fixtures/legacy-migrations/migrations.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
@@ -74,15 +75,27 @@ async function contents(pool: pg.Pool): Promise<Record<string, string[]>> {
   return all
 }
 
+/** The request log's counts per facet value of one span, summed over its times (zeros left out), as facet -> value -> requests. */
+async function facetCounts(pool: pg.Pool, span: number): Promise<Record<string, Record<string, number>>> {
+  const { rows } = await pool.query<{ facet: string; value: string; requests: string }>(
+    'SELECT facet, value, sum(requests) AS requests FROM request_log_facet_counts WHERE span = $1 GROUP BY 1, 2 HAVING sum(requests) <> 0 ORDER BY 1, 2',
+    [span],
+  )
+  const facets: Record<string, Record<string, number>> = {}
+  for (const row of rows) (facets[row.facet] ??= {})[row.value] = Number(row.requests)
+  return facets
+}
+
 describe('the baseline migration', () => {
   let upgraded: TestDatabase
   let fresh: TestDatabase
   let partial: TestDatabase
+  let today: TestDatabase
   beforeAll(async () => {
-    ;[upgraded, fresh, partial] = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()])
+    ;[upgraded, fresh, partial, today] = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase()])
   })
   afterAll(async () => {
-    await Promise.all([upgraded.drop(), fresh.drop(), partial.drop()])
+    await Promise.all([upgraded.drop(), fresh.drop(), partial.drop(), today.drop()])
   })
 
   it('brings a database the old migrations left at 0024 to the schema an empty one gets, every row kept', async () => {
@@ -92,30 +105,48 @@ describe('the baseline migration', () => {
     expect(before.history_snapshot_rollups).toHaveLength(3)
     expect(before.history_count_rollups).toHaveLength(3)
 
-    expect(await migrate(upgraded.pool)).toEqual({ applied: ['0026'] })
-    expect(await migrate(fresh.pool)).toEqual({ applied: ['0026'] })
+    expect(await migrate(upgraded.pool)).toEqual({ applied: ['0026', '0027'] })
+    expect(await migrate(fresh.pool)).toEqual({ applied: ['0026', '0027'] })
     expect(await catalog(upgraded.pool)).toEqual(await catalog(fresh.pool))
 
     // 0022's tables are gone, their partitions with them; 0023's counts are made anew (below); every other row is as it was.
     const gone = ['request_log_minutes', 'request_log_minutes_since', 'request_log_counts_since']
     for (const table of gone) expect(before[table]).toHaveLength(1)
     const without = (all: Record<string, string[]>, names: string[]) => Object.fromEntries(Object.entries(all).filter(([name]) => !names.includes(name)))
-    const remade = ['request_log_counts', 'request_log_combinations']
+    const remade = ['request_log_counts', 'request_log_combinations', 'request_log_facet_counts']
     expect(without(await contents(upgraded.pool), remade)).toEqual(without(before, [...gone, ...remade]))
     const { rows: partitions } = await upgraded.pool.query("SELECT relname FROM pg_class WHERE relname LIKE 'request_log_minutes%'")
     expect(partitions).toEqual([])
 
-    // Both record the baseline alone, and migrate nothing more.
+    // Both record the baseline and what came after it, and migrate nothing more.
     for (const database of [upgraded, fresh]) {
       const { rows } = await database.pool.query<{ version: string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')
-      expect(rows).toEqual([{ version: '0026', name: 'baseline' }])
+      expect(rows).toEqual([{ version: '0026', name: 'baseline' }, { version: '0027', name: 'request log facet counts' }])
       expect(await migrate(database.pool)).toEqual({ applied: [] })
     }
     // The log's counts are its rows', the one logged before included, kept by its triggers from then on.
     const counts = async () => (await upgraded.pool.query<{ span: number; requests: string }>('SELECT span, requests FROM request_log_counts WHERE requests <> 0 ORDER BY span')).rows
     expect(await counts()).toEqual([{ span: 60, requests: '1' }, { span: 3600, requests: '1' }])
+    expect(await facetCounts(upgraded.pool, 60)).toEqual({ models: { 'gpt-4o': 1 }, status: { '200': 1 }, failure_classes: { none: 1 }, nodes: { 'node-1': 1 }, picked_by: { routing: 1 }, moved_off: { false: 1 }, check: { false: 1 }, added_fallback: { false: 1 } })
+    expect(await facetCounts(upgraded.pool, 3600)).toEqual(await facetCounts(upgraded.pool, 60))
     await upgraded.pool.query('DELETE FROM request_log')
     expect(await counts()).toEqual([])
+    expect(await facetCounts(upgraded.pool, 60)).toEqual({})
+  })
+
+  it('brings a database at the baseline (0026) with rows to 0027: the rows already logged counted per facet value, and those logged after', async () => {
+    await migrate(today.pool, migrations.filter((migration) => migration.version <= '0026'))
+    const row = (id: string, provider: string | null, served: string | null, keys: string | null) => `
+      INSERT INTO request_log (at, id, node_id, region, surface, requested_model, served_provider, served_key_id, key_ids, status, latency_ms, stream, picked_by, moved_off, is_check, added_fallback_served, search)
+        VALUES (${AT}, '01900000-0000-7000-8000-00000000000${id}', 'node-1', 'eu', 'chat_completions', 'gpt-4o', ${provider}, ${served}, ${keys}, 200, 1, false, 'routing', false, false, false, '')`
+    await today.pool.query(`CREATE TABLE request_log_p20261201 PARTITION OF request_log ${DAY}; CREATE TABLE request_log_counts_p20261201 PARTITION OF request_log_counts ${DAY};`)
+    // Served by k2 after trying k1; failed on no key at all.
+    await today.pool.query(row('1', "'openai'", "'k2'", "'{k1,k2}'") + ';' + row('2', 'NULL', 'NULL', 'NULL'))
+    expect(await migrate(today.pool)).toEqual({ applied: ['0027'] })
+    const expected = { providers: { openai: 1 }, models: { 'gpt-4o': 2 }, status: { '200': 2 }, failure_classes: { none: 2 }, key_ids: { k1: 1, k2: 1 }, nodes: { 'node-1': 2 }, picked_by: { routing: 2 }, moved_off: { false: 2 }, check: { false: 2 }, added_fallback: { false: 2 } }
+    expect(await facetCounts(today.pool, 60)).toEqual(expected)
+    await today.pool.query(row('3', "'openai'", "'k1'", 'NULL'))
+    expect(await facetCounts(today.pool, 3600)).toMatchObject({ providers: { openai: 2 }, key_ids: { k1: 2, k2: 1 }, status: { '200': 3 } })
   })
 
   it('refuses a database the old migrations left short of 0024, changing nothing', async () => {

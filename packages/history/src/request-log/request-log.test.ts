@@ -297,9 +297,9 @@ describe('the request log in Postgres', () => {
       [base + 12_345, base + span - 54_321],
       [minute + 10_000, minute + 50_000],
     ] as const
-    try {
+    const answersAsRows = async (kept: RequestRecord[]) => {
       for (const [from, to] of windows) {
-        const inWindow = records.filter((entry) => Date.parse(entry.at) >= from && Date.parse(entry.at) <= to)
+        const inWindow = kept.filter((entry) => Date.parse(entry.at) >= from && Date.parse(entry.at) <= to)
         const window = { from: new Date(from).toISOString(), to: new Date(to).toISOString() }
         for (const [params, matches] of filters) {
           const page = await search({ ...window, ...params, limit: '7', offset: '3' })
@@ -311,8 +311,15 @@ describe('the request log in Postgres', () => {
         const oldest = await search({ ...window, sort: 'oldest', limit: '5' })
         expect(oldest.logs.map((entry) => entry.id)).toEqual(inWindow.sort(newest).reverse().slice(0, 5).map((entry) => entry.id))
       }
+    }
+    try {
+      await answersAsRows(records)
+      // Rows deleted (a third, one by one as an operator might): taken off both counts, each facet value with them.
+      const deleted = records.filter((_, index) => index % 3 === 0 || records[index]!.served.provider === 'anthropic')
+      await database.pool.query('DELETE FROM request_log WHERE id = ANY($1::uuid[])', [deleted.map((entry) => entry.id)])
+      await answersAsRows(records.filter((entry) => !deleted.includes(entry)))
     } finally {
-      for (const table of ['request_log', 'request_log_counts']) {
+      for (const table of ['request_log', 'request_log_counts', 'request_log_facet_counts']) {
         await database.pool.query(`DELETE FROM ${table} WHERE at >= $1 AND at < $2`, [new Date(base - 3_600_000).toISOString(), new Date(base + span + 3_600_000).toISOString()])
       }
     }
@@ -451,7 +458,7 @@ describe('the request log in Postgres', () => {
     const sameDay = createRequestLog({ pool: database.pool, now: () => NOW, isLeader: () => true }, { retentionDays: 7 })
     expect(await sameDay.applyRetention()).toEqual([])
     const later = createRequestLog({ pool: database.pool, now: () => NOW + 5 * 86_400_000, isLeader: () => true }, { retentionDays: 7 })
-    expect(await later.applyRetention()).toEqual(['request_log_counts_p20261127', 'request_log_counts_p20261128', 'request_log_p20261127', 'request_log_p20261128'])
+    expect(await later.applyRetention()).toEqual(['request_log_counts_p20261127', 'request_log_counts_p20261128', 'request_log_facet_counts_p20261127', 'request_log_facet_counts_p20261128', 'request_log_p20261127', 'request_log_p20261128'])
     expect((await search({ from: new Date(NOW - 4 * 86_400_000).toISOString() })).total).toBe(4)
     await Promise.all([sameDay.close(), later.close()])
   })

@@ -9,7 +9,7 @@ import { inTransaction } from '@switchboard/store'
 import { createDayPartitions, DAY_MS, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
 import type { RequestRecord, RequestRecordListener } from './record.ts'
 import { batchOf, insertRows, REQUEST_LOG_TABLE, rowBytes } from './rows.ts'
-import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE } from './counts.ts'
+import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE, REQUEST_LOG_FACET_COUNTS_TABLE } from './counts.ts'
 
 export interface RequestLogComponents {
   pool: pg.Pool
@@ -54,7 +54,7 @@ const MAINTAIN_EVERY_MS = 3_600_000
 /** How often the BRIN index of today's and yesterday's partitions is brought up to the newest rows. */
 const SUMMARIZE_EVERY_MS = 30_000
 /** The log's tables, partitioned alike by day: its rows and their per-minute and per-hour counts (kept by a trigger on the rows: counts.ts). */
-const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE]
+const TABLES = [REQUEST_LOG_TABLE, REQUEST_LOG_COUNTS_TABLE, REQUEST_LOG_FACET_COUNTS_TABLE]
 /**
  * Records wait as objects until the end of the event loop's turn that made them (or this many
  * arrived), then are encoded together: the encoder runs warm, and the records

@@ -302,7 +302,7 @@ const KEPT_COLUMNS = KEPT_BY.map(([column]) => column).join(', ')
  * numbers: a day's counts read a third of the pages they would with the values in each row.
  * A combination's `last_day` moves at most once a day (the update's WHERE), for retention.
  */
-const countRows = (source: string, sign = '') => `
+export const countRows = (source: string, sign = '') => `
   WITH grouped AS (
     SELECT span.seconds AS span, to_timestamp(floor(extract(epoch FROM logged.at) / span.seconds) * span.seconds) AS at,
            ${KEPT_BY.map(([column, value]) => `${value} AS ${column}`).join(', ')}, ${sign}count(*) AS requests

@@ -4,6 +4,7 @@
  * The list starts at a baseline (0026): the schema 0001-0026 had built, created at once.
  */
 import { baselineMigration } from './baseline.ts'
+import { facetCountsMigration } from './facet-counts.ts'
 
 /** One schema change, applied once per database. */
 export interface Migration {
@@ -20,4 +21,4 @@ export interface Migration {
 }
 
 /** Every migration, oldest first. */
-export const migrations: readonly Migration[] = [baselineMigration]
+export const migrations: readonly Migration[] = [baselineMigration, facetCountsMigration]
