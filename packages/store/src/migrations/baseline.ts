@@ -302,6 +302,17 @@ const KEPT_COLUMNS = KEPT_BY.map(([column]) => column).join(', ')
  * numbers: a day's counts read a third of the pages they would with the values in each row.
  * A combination's `last_day` moves at most once a day (the update's WHERE), for retention.
  */
+/** SQL that gives `table` a partition for each day the request log has (as history's day-partitions.ts names them). */
+export const partitionsLikeTheLog = (table: string) => `DO $$
+    DECLARE child record;
+    BEGIN
+      FOR child IN SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+                     FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
+                    WHERE h.inhparent = 'request_log'::regclass LOOP
+        EXECUTE format('CREATE TABLE %I PARTITION OF ${table} %s', replace(child.name, 'request_log_p', '${table}_p'), child.bound);
+      END LOOP;
+    END $$;`
+
 export const countRows = (source: string, sign = '') => `
   WITH grouped AS (
     SELECT span.seconds AS span, to_timestamp(floor(extract(epoch FROM logged.at) / span.seconds) * span.seconds) AS at,
@@ -384,15 +395,7 @@ export const baselineMigration: Migration = {
     DROP TABLE IF EXISTS request_log_minutes, request_log_minutes_since;
     DROP TABLE request_log_counts, request_log_combinations, request_log_counts_since;
     ${REQUEST_LOG_COUNTS}
-    DO $$
-    DECLARE child record;
-    BEGIN
-      FOR child IN SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-                     FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
-                    WHERE h.inhparent = 'request_log'::regclass LOOP
-        EXECUTE format('CREATE TABLE %I PARTITION OF request_log_counts %s', replace(child.name, 'request_log_p', 'request_log_counts_p'), child.bound);
-      END LOOP;
-    END $$;
+    ${partitionsLikeTheLog('request_log_counts')}
     ${countRows('request_log')};
     `,
   },

@@ -9,7 +9,7 @@
  * 19 s on a loaded machine, where counting the rows again took 182 s).
  */
 import type { Migration } from './migrations.ts'
-import { countRows } from './baseline.ts'
+import { countRows, partitionsLikeTheLog } from './baseline.ts'
 
 /** The facets but `key_ids`, each with its value in a row of `request_log` (as `alias`), under the names the API answers: a NULL value is in no facet. */
 const facetsOf = (alias: string) => [
@@ -77,16 +77,7 @@ export const facetCountsMigration: Migration = {
     END
     $count$;
 
-    -- A partition per day the log has (as history's day-partitions.ts names them).
-    DO $$
-    DECLARE child record;
-    BEGIN
-      FOR child IN SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-                     FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
-                    WHERE h.inhparent = 'request_log'::regclass LOOP
-        EXECUTE format('CREATE TABLE %I PARTITION OF request_log_facet_counts %s', replace(child.name, 'request_log_p', 'request_log_facet_counts_p'), child.bound);
-      END LOOP;
-    END $$;
+    ${partitionsLikeTheLog('request_log_facet_counts')}
     -- The rows already logged, from their combinations' counts (a tenth of the work of counting the rows again).
     INSERT INTO request_log_facet_counts (span, at, facet, value, requests)
     SELECT counted.span, counted.at, facet.name, facet.value, sum(counted.requests)
