@@ -102,7 +102,7 @@ describe('npm start', () => {
         // The embedded PostgreSQL dies: the launcher starts it again and the nodes reconnect.
         const postmaster = Number((await readFile(join(stateDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0])
         process.kill(postmaster, 'SIGKILL')
-        await launcher.waitFor(/\[postgres\] the embedded PostgreSQL is not answering; starting it again/, 15_000)
+        await launcher.waitFor(/\[postgres\] the embedded PostgreSQL is not answering; starting it again if it is gone/, 15_000)
         await launcher.waitFor(/\[postgres\] is back \(in/, 60_000)
         for (const offset of [0, 1]) await expect.poll(async () => databaseStatus(url(offset)), { timeout: 30_000 }).toBe('ok')
       }

@@ -87,7 +87,7 @@ function watchDatabase(first: DatabaseHandle): void {
     void (async () => {
       if (await databaseAnswers(server.url)) misses = 0
       else if (++misses >= 2 && !stopping) {
-        console.log('[postgres] the embedded PostgreSQL is not answering; starting it again')
+        console.log('[postgres] the embedded PostgreSQL is not answering; starting it again if it is gone')
         const began = Date.now()
         const previous = server
         server = await ensureDatabase({ dataDir: join(stateDir, 'postgres') })
