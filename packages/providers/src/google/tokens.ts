@@ -59,11 +59,9 @@ const loadLibrary = () => (library ??= import('google-auth-library'))
 export class TokenSource {
   private client: JWT | undefined
   private expiry: number | undefined
-  private readonly account: ServiceAccount
   private readonly tokenUrl: URL | undefined
 
-  constructor(account: ServiceAccount) {
-    this.account = account
+  constructor(private readonly account: ServiceAccount) {
     const tokenUrl = account.token_uri
     this.tokenUrl = tokenUrl !== undefined && tokenUrl !== GOOGLE_TOKEN_URL ? new URL(tokenUrl) : undefined
   }

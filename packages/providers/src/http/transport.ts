@@ -39,12 +39,6 @@ export function withExtraHeaders(own: Record<string, string>, extra: Readonly<Re
   return own
 }
 
-/** The request's headers with its `traceparent`, when it has one (the headers are the attempt's own object). */
-function traced(request: UpstreamRequest): Record<string, string> {
-  if (request.traceparent !== undefined) request.headers.traceparent = request.traceparent
-  return request.headers
-}
-
 /** An upstream answer read by the transport's own handler (see `postBuffered`). */
 export interface StreamingResponse {
   statusCode: number
@@ -114,7 +108,9 @@ export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, 
   return new Promise((resolve, reject) => {
     const handler = new PostHandler(request.signal, sink, resolve, reject)
     if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
-    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: traced(request), body: request.body }, handler)
+    // The headers are the attempt's own object: its traceparent goes on them in place.
+    if (request.traceparent !== undefined) request.headers.traceparent = request.traceparent
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
   })
 }
 

@@ -62,15 +62,8 @@ export function converseBody(chat: ChatRequest, reply: Reply, toolId: string, la
   return JSON.stringify({ output: { message: { role: 'assistant', content } }, stopReason: stopReason(chat, reply), usage: usage(chat, reply), metrics: { latencyMs } })
 }
 
-/**
- * Padding Bedrock adds to every stream event (`p`) so that event sizes do not reveal the
- * tokens; a client must ignore it.
- */
+/** Padding Bedrock adds to every stream event (`p`) so that event sizes do not reveal the tokens; a client must ignore it. */
 const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-
-function padded(payload: Record<string, unknown>, index: number): Record<string, unknown> {
-  return { ...payload, p: PADDING.slice(0, 4 + (index * 7) % PADDING.length) }
-}
 
 /**
  * A ConverseStream answer as event-stream frames, in Bedrock's order: messageStart,
@@ -87,5 +80,5 @@ export function converseStreamFrames(chat: ChatRequest, reply: Reply, toolId: st
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
   events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
   events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])
-  return events.map(([type, payload], index) => eventFrame(type, padded(payload, index)))
+  return events.map(([type, payload], index) => eventFrame(type, { ...payload, p: PADDING.slice(0, 4 + (index * 7) % PADDING.length) }))
 }

@@ -53,7 +53,7 @@ function finishReason(chat: ChatRequest, reply: Reply): string {
 }
 
 /** One GenerateContentResponse with `text` (or the forced function call); the last one carries finishReason and the full usage. */
-function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: boolean, responseId: string): Fields {
+export function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: boolean, responseId: string): Fields {
   const parts = chat.tool === undefined ? [{ text }] : [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }]
   const completion = reply.completionTokens
   return {
@@ -65,11 +65,6 @@ function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: bo
     modelVersion: chat.model,
     responseId,
   }
-}
-
-/** A generateContent answer. */
-export function generateContentBody(chat: ChatRequest, reply: Reply, responseId: string): string {
-  return JSON.stringify(contentResponse(chat, reply, reply.text, true, responseId))
 }
 
 /** A streamGenerateContent answer (`alt=sse`) as GenerateContentResponse objects: text in pieces, a function call whole. */

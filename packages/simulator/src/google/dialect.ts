@@ -14,7 +14,7 @@ import { messageBody, messageErrorEvents, messageEvents, parseMessagesBody } fro
 import { anthropicErrorBody } from '../anthropic/errors.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import type { Reply } from '../reply/content.ts'
-import { generateContentBody, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
+import { contentResponse, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
 import { errorInfo, googleError, googleFaults, SERVICE, type GoogleSurface } from './errors.ts'
 import { retryAfterSeconds } from '../reply/format.ts'
 import type { TokenBook } from './tokens.ts'
@@ -38,7 +38,7 @@ function geminiFormat(surface: GoogleSurface, stream: boolean): Omit<Dialect, 'p
       const parsed = parseGenerateContent(body, model ?? '', stream)
       return 'refusal' in parsed ? answer(googleError(400, 'INVALID_ARGUMENT', parsed.refusal), requestId) : parsed
     },
-    complete: (chat, reply, context) => answer(shape(200, generateContentBody(chat, reply, context.ids.next('resp_'))), context.requestId),
+    complete: (chat, reply, context) => answer(shape(200, JSON.stringify(contentResponse(chat, reply, reply.text, true, context.ids.next('resp_')))), context.requestId),
     stream: (chat, reply, context) => ({ headers: sseHeaders(context.requestId), chunks: generateContentChunks(chat, reply, context.ids.next('resp_')).map(sseData) }),
     streamError(chat, reply, context, message) {
       const chunks = generateContentChunks(chat, reply, context.ids.next('resp_'))

@@ -66,7 +66,8 @@ function outputItem(chat: ChatRequest, reply: Reply, ids: Ids): Record<string, u
   return { type: 'message', id: ids.item, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }] }
 }
 
-function responseObject(chat: ChatRequest, reply: Reply, ids: Ids, created: number, done: boolean): Record<string, unknown> {
+/** A `response` object: in progress, or (`done`) with its output and usage. */
+export function responseObject(chat: ChatRequest, reply: Reply, ids: Ids, created: number, done: boolean): Record<string, unknown> {
   const truncated = reply.truncated && chat.tool === undefined
   return {
     id: ids.response, object: 'response', created_at: created,
@@ -78,11 +79,6 @@ function responseObject(chat: ChatRequest, reply: Reply, ids: Ids, created: numb
     temperature: 1, text: { format: { type: 'text' } }, tool_choice: 'auto', tools: [], top_p: 1, truncation: 'disabled',
     usage: done ? usage(chat, reply) : null, user: null, metadata: {},
   }
-}
-
-/** A `response` object. */
-export function responseBody(chat: ChatRequest, reply: Reply, ids: Ids, created: number): string {
-  return JSON.stringify(responseObject(chat, reply, ids, created, true))
 }
 
 /** The SSE events of a streamed response, in OpenAI's order, numbered by `sequence_number`. */

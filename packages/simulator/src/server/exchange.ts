@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import { isAnswer, isFields, parseJson, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
+import { isFields, parseJson, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -81,7 +81,7 @@ export class Exchange {
     if (!isFields(body)) return this.send(dialect.invalidJson(this.requestId))
     this.prefill = prefillOf(body)
     const chat = dialect.parse(body, this.deployment, this.apiVersion, this.requestId)
-    if (isAnswer(chat)) return this.send(chat)
+    if ('status' in chat) return this.send(chat)
     this.model = chat.model
     this.stream = chat.stream
     const rule = this.state.rules.resolve(dialect.provider, key, chat.model)
