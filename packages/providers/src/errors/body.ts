@@ -27,9 +27,7 @@ export interface ErrorReport {
   param: string | null
 }
 
-type Fields = Record<string, unknown>
-
-function isFields(value: unknown): value is Fields {
+function isFields(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
@@ -40,15 +38,11 @@ function textOf(value: unknown): string | null {
 /** A status echoed as a code ("429", 429) says nothing the status does not. */
 const NUMERIC_CODE = /^\d+$/
 
-function capped(text: string): string {
-  return text.length > MESSAGE_LIMIT ? text.slice(0, MESSAGE_LIMIT) : text
-}
-
 /** Mistral and FastAPI-style validators answer with objects or arrays where others put a string. */
 function messageOf(value: unknown): string | null {
   const text = textOf(value)
   if (text !== null) return text
-  if (isFields(value) || Array.isArray(value)) return capped(JSON.stringify(value))
+  if (isFields(value) || Array.isArray(value)) return JSON.stringify(value).slice(0, MESSAGE_LIMIT)
   return null
 }
 
@@ -109,7 +103,7 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
   // Vertex streaming endpoints answer errors as a one-element array.
   const root = Array.isArray(parsed) && parsed.length > 0 ? parsed[0] : parsed
   if (!isFields(root)) {
-    if (typeof root === 'string') report.message = capped(root.trim())
+    if (typeof root === 'string') report.message = root.trim().slice(0, MESSAGE_LIMIT)
     if (headerType !== null) report.codes.push(headerType)
     report.primaryCode = headerType
     return report

@@ -178,8 +178,7 @@ const HTML_PAGE = /^<(?:!doctype|html|head|body)\b/
 
 /** True when the answer carries the provider's own words or code, not just a status or an edge's page. */
 function saysWhy(facts: Facts): boolean {
-  if (facts.report.primaryCode !== null) return true
-  return facts.text !== '' && !HTML_PAGE.test(facts.text)
+  return facts.report.primaryCode !== null || (facts.text !== '' && !HTML_PAGE.test(facts.text))
 }
 
 function byStatus(facts: Facts): Verdict {

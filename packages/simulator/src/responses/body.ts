@@ -45,11 +45,7 @@ function toolChoice(tools: unknown, choice: unknown): ChatRequest['tool'] {
   return (choice as { type?: unknown } | null)?.type === 'function' && typeof named === 'string' ? forcedTool(functions, named) : undefined
 }
 
-interface Ids {
-  response: string
-  item: string
-  call: string
-}
+type Ids = Record<'response' | 'item' | 'call', string>
 
 function usage(chat: ChatRequest, reply: Reply) {
   return {

@@ -15,10 +15,7 @@ export function seededRandom(seed: number): () => number {
 /** z-score of the 99th percentile of a standard normal distribution. */
 const z99 = 2.3263
 
-/**
- * Draws one latency in milliseconds. `{p50, p99}` is a log-normal with that
- * median and 99th percentile, the usual shape of upstream latency.
- */
+/** Draws one latency in ms; `{p50, p99}` is a log-normal with that median and 99th percentile, upstream latency's usual shape. */
 export function sampleLatency(spec: LatencySpec, random: () => number): number {
   if (typeof spec === 'number') return spec
   if ('mean' in spec) {

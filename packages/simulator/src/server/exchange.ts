@@ -35,10 +35,8 @@ function header<Name extends string>(name: Name, value: string | string[] | unde
 }
 
 /**
- * One provider request from arrival to record: read, validate, apply the
- * rules, wait, answer (or misbehave), and note how it ended. Every timer it
- * starts is cleared when the connection closes, so a client that gives up
- * costs nothing more.
+ * One provider request from arrival to record: read, validate, apply the rules, wait, answer (or
+ * misbehave), note how it ended. Its timers go when the connection closes: a client that gives up costs nothing more.
  */
 export class Exchange {
   private key = ''
@@ -228,13 +226,12 @@ export class Exchange {
       while (end < sent && delayBefore(end) === 0) end++
       const piece = joined(chunks.slice(index, end))
       index = end
-      if (index >= sent) {
-        if (script.ending === 'end') return void response.end(piece)
-        response.write(piece, finish)
-        return
+      if (index < sent) {
+        response.write(piece)
+        return this.after(delayBefore(index), step)
       }
-      response.write(piece)
-      this.after(delayBefore(index), step)
+      if (script.ending === 'end') response.end(piece)
+      else response.write(piece, finish)
     }
     if (sent === 0) return finish()
     this.after(delayBefore(0), step)
