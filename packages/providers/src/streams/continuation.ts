@@ -3,8 +3,7 @@
  * read back, sent again as an assistant prefill, and the continuation's events spliced on. Only
  * text is continued (a half tool call cannot be resumed, nor thinking prefilled). Runs only on a rescue.
  */
-import type { StreamFormat } from './content.ts'
-import { carriesContent } from './content.ts'
+import { carriesContent, type StreamFormat } from './content.ts'
 import { parseObject } from '../anthropic/messages.ts'
 
 /** What a stream sent before it broke, as far as a continuation needs it. */

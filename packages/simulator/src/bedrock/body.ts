@@ -1,7 +1,6 @@
 /** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
 import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { estimateTokens, partCharacters, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, partCharacters, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 import { stopReason } from '../anthropic/body.ts'
 import { eventFrame } from './eventstream.ts'
 

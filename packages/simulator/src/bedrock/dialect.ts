@@ -5,8 +5,7 @@
  * (eventstream.ts), and errors typed in `x-amzn-errortype`.
  */
 import type { IncomingMessage } from 'node:http'
-import type { Answer, Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer } from '../dialects/dialect.ts'
+import { jsonAnswer, type Answer, type Dialect } from '../dialects/dialect.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import { converseBody, converseStreamFrames, parseConverseBody } from './body.ts'
 import { eventFrame } from './eventstream.ts'

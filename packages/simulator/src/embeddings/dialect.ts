@@ -3,8 +3,7 @@
  * `/openai/deployments/{deployment}/embeddings` at Azure): the provider's own keys, faults
  * and rate limits, with deterministic vectors (the same input gives the same vector).
  */
-import type { Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer, withBody } from '../dialects/dialect.ts'
+import { jsonAnswer, withBody, type Dialect } from '../dialects/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
 import { estimateTokens } from '../reply/content.ts'
 

@@ -1,7 +1,6 @@
 /** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
 import { isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { estimateTokens, partCharacters, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, partCharacters, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Characters of the text, function calls and function responses of a list of parts, for the token estimate. */
 function characters(parts: unknown): number {

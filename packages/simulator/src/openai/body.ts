@@ -1,6 +1,5 @@
 import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { promptCharacters, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { promptCharacters, estimateTokens, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Azure adds content-filter annotations to OpenAI's bodies; everything else is the same. */
 export type Flavor = 'openai' | 'azure'

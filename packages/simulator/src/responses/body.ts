@@ -1,8 +1,7 @@
 /** OpenAI's Responses API bodies and stream events, as OpenAI (and Azure's v1 API) send them. */
 import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
 import type { Refuse } from '../openai/body.ts'
-import type { Reply } from '../reply/content.ts'
-import { countText, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { countText, estimateTokens, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Validates a Responses body the way OpenAI does; the model is the Azure deployment there. */
 export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse): ChatRequest | Answer {
