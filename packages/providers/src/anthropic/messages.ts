@@ -19,10 +19,7 @@ export interface AnthropicConversation {
   messages: AnthropicMessage[]
 }
 
-interface Turn {
-  role: 'user' | 'assistant'
-  blocks: AnthropicBlock[]
-}
+type Turn = Pick<AnthropicMessage, 'role'> & { blocks: AnthropicBlock[] }
 
 /**
  * OpenAI chat messages -> Anthropic's top-level `system` (system and developer messages hoisted,

@@ -1,13 +1,8 @@
 /**
- * Google's generative front ends:
- * - the Gemini API: `POST /v1beta/models/{model}:generateContent` and
- *   `:streamGenerateContent?alt=sse`, keyed by `x-goog-api-key`;
- * - Vertex AI: `POST /v1/projects/{project}/locations/{region}/publishers/google/models/{model}:generateContent`
- *   (and `:streamGenerateContent`), and Claude models under `publishers/anthropic` through
- *   `:rawPredict` / `:streamRawPredict` in Anthropic's Messages format; every Vertex request
- *   carries an OAuth2 access token the simulator's token endpoint issued (tokens.ts), refused
- *   once expired. A Vertex request is recorded, and matched by rules, under the service
- *   account's email.
+ * Google's generative front ends (their paths: server.ts): the Gemini API, keyed by `x-goog-api-key`, and
+ * Vertex AI, its Claude models in Anthropic's Messages format. Every Vertex request carries an OAuth2 access token
+ * the simulator's token endpoint issued (tokens.ts), refused once expired, and is recorded and matched by rules
+ * under the service account's email.
  */
 import { headerKey, shape, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
 import { messageBody, messageErrorEvents, messageEvents, parseMessagesBody } from '../anthropic/body.ts'

@@ -1,8 +1,4 @@
-/**
- * The Responses API upstream (`POST /v1/responses` at OpenAI, `/openai/v1/responses` at
- * Azure): the provider's own keys, headers, faults and rate limits, with Responses bodies
- * and events. Built from the chat dialect of the same provider.
- */
+/** The Responses API upstream (`POST /v1/responses` at OpenAI, `/openai/v1/responses` at Azure). */
 import { jsonAnswer, withBody, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
 import { parseResponsesBody, responseEvents, responseObject } from './body.ts'
