@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream'
 import { Agent, errors, type Dispatcher } from 'undici'
 import { classifyFailure } from '../errors/classify.ts'
-import type { AttemptFailed } from '../types.ts'
+import type { AttemptFailed, AttemptRequest } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
 /** One keep-alive pool per upstream origin, owned by one provider; connecting gives up after 5 s unless network_config says (undici's own is 10 s). */
@@ -20,15 +20,12 @@ export function createDispatcher(network: { connect_timeout_in_seconds?: number 
   })
 }
 
-/** A request to an upstream. */
-export interface UpstreamRequest {
+/** A request to an upstream, on its attempt's signal and trace context. */
+export interface UpstreamRequest extends Pick<AttemptRequest, 'signal' | 'traceparent'> {
   origin: string
   path: string
   headers: Record<string, string>
   body: string
-  signal: Cancellation
-  /** The attempt's W3C trace context (`traceparent`), when the gateway traces. */
-  traceparent?: string | undefined
 }
 
 /** `own` plus the provider's extra headers (ours win); not a spread, which costs ~0.4 us a property on Node 20. */
