@@ -22,10 +22,8 @@ export function parseConverseBody(body: Fields, modelId: string, stream: boolean
     }
     characters += textCharacters(message.content)
   }
-  const first = (body.messages as Fields[])[0]!
-  if (first.role !== 'user') return { refusal: 'A conversation must start with a user message. Try again with a conversation that starts with a user message.' }
-  const inference = isFields(body.inferenceConfig) ? body.inferenceConfig : {}
-  const maxTokens = inference.maxTokens
+  if ((body.messages as Fields[])[0]!.role !== 'user') return { refusal: 'A conversation must start with a user message. Try again with a conversation that starts with a user message.' }
+  const maxTokens = isFields(body.inferenceConfig) ? body.inferenceConfig.maxTokens : undefined
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1" }
   }

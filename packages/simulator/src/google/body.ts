@@ -23,8 +23,7 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
     }
     total += characters(content.parts)
   }
-  const generation = isFields(body.generationConfig) ? body.generationConfig : {}
-  const maxTokens = generation.maxOutputTokens
+  const maxTokens = isFields(body.generationConfig) ? body.generationConfig.maxOutputTokens : undefined
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: '* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.' }
   }

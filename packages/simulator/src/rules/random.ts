@@ -19,8 +19,7 @@ const z99 = 2.3263
 export function sampleLatency(spec: LatencySpec, random: () => number): number {
   if (typeof spec === 'number') return spec
   if ('mean' in spec) {
-    const jitter = spec.jitter ?? 0
-    return Math.max(0, spec.mean + (random() * 2 - 1) * jitter)
+    return Math.max(0, spec.mean + (random() * 2 - 1) * (spec.jitter ?? 0))
   }
   if (spec.p50 === 0) return 0
   const sigma = Math.log(Math.max(spec.p99, spec.p50) / spec.p50) / z99
