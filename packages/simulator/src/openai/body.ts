@@ -90,7 +90,6 @@ export function completionBody(chat: ChatRequest, reply: Reply, id: string, call
 
 /** The `data:` events of a streamed completion, ending with `[DONE]`. */
 export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId: string, created: number, flavor: Flavor): string[] {
-  const events: string[] = []
   const withUsage = chat.includeUsage
   const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => {
     const body: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model: chat.model, system_fingerprint: fingerprint, choices }
@@ -105,9 +104,7 @@ export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId
     return choice
   }
   // Azure opens with the prompt's filter results and no choices.
-  if (flavor === 'azure') {
-    events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
-  }
+  const events = flavor === 'azure' ? [`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`] : []
   const tool = chat.tool
   const opening = tool === undefined
     ? { role: 'assistant', content: '', refusal: null }
