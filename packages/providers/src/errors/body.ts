@@ -109,8 +109,7 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     return report
   }
 
-  // Candidates for the reported code, in reporting order: error.code, error.type,
-  // Google ErrorInfo reason then status, Bedrock type, then Mistral's top-level fields.
+  // Candidates for the reported code, in reporting order: the `error` object's, then the top level's.
   const reported: string[] = []
   const error = root.error
   if (isFields(error)) {
@@ -128,18 +127,15 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     addCodes(report, [anthropicDetail, azureInner, errorCode, ...reasons, errorType, googleStatus])
     reported.push(...[errorCode, errorType, reasons[0] ?? null, googleStatus].filter((code) => code !== null))
 
-    const metadata = error.metadata
-    if (isFields(metadata)) {
-      report.context = textOf(metadata.raw) ?? ''
-      report.flagged = metadata.flagged_input !== undefined
+    if (isFields(error.metadata)) {
+      report.context = textOf(error.metadata.raw) ?? ''
+      report.flagged = error.metadata.flagged_input !== undefined
     }
   } else {
     report.message = textOf(error) ?? ''
   }
 
-  if (report.message === '') {
-    report.message = messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
-  }
+  report.message ||= messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
   const bedrockType = headerType ?? (typeof root.__type === 'string' ? awsErrorType(root.__type) : null)
   // Mistral's flat shape: {object:"error", message, type, code}; Anthropic's top-level type is just "error".
   const topType = textOf(root.type)
