@@ -57,17 +57,10 @@ function hash(text: string): string {
   return (value >>> 0).toString(16).padStart(8, '0')
 }
 
-/** The chat tools of a Responses request, the names of its namespaced tools, and notes on what was left out. */
-export interface ChatTools {
-  tools: Record<string, unknown>[]
-  names: ToolNames
-  notes: string[]
-}
-
-/** Translates `tools`; `choice` is the request's `tool_choice` (a forced hosted tool is refused). */
-export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
+/** Translates `tools` into chat tools, the names of its namespaced tools and notes on what was left out; `choice` is the request's `tool_choice` (a forced hosted tool is refused). */
+export function chatToolsOf(tools: unknown, choice: unknown): { tools: Record<string, unknown>[]; names: ToolNames; notes: string[] } {
   const names = new ToolNames()
-  const result: ChatTools = { tools: [], names, notes: [] }
+  const result: ReturnType<typeof chatToolsOf> = { tools: [], names, notes: [] }
   if (tools === undefined || tools === null) return result
   if (!Array.isArray(tools)) throw invalid('tools: must be an array.', 'tools')
   const plain = new Set(tools.map((tool) => asRecord(tool)).filter((tool) => tool?.type === 'function' && typeof tool.name === 'string').map((tool) => tool!.name as string))
