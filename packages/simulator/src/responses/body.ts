@@ -10,13 +10,12 @@ export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse
   const input = body.input
   if (input === undefined && body.previous_response_id === undefined) return refuse("Missing required parameter: 'input'.", 'input', 'missing_required_parameter')
   if (input !== undefined && typeof input !== 'string' && !Array.isArray(input)) return refuse("Invalid type for 'input': expected a string or an array of input items.", 'input', 'invalid_type')
-  const limit = body.max_output_tokens
   return {
     model,
     stream: body.stream === true,
     includeUsage: true,
     promptTokens: estimateTokens(inputCharacters(input) + (typeof body.instructions === 'string' ? body.instructions.length : 0)),
-    maxTokens: typeof limit === 'number' ? limit : undefined,
+    maxTokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined,
     tool: toolChoice(body.tools, body.tool_choice),
   }
 }
