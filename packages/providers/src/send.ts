@@ -73,7 +73,6 @@ export async function sendOpenAiShaped(dispatcher: Dispatcher, call: UpstreamReq
   const { statusCode, headers, body } = response
   if (statusCode < 200 || statusCode >= 300) return failureOf(statusCode, headers, body.toString('utf8'), now)
   if (!looksLikeJsonObject(body)) return malformedSuccess(statusCode, headers, 'a body that is not a JSON object')
-  // The upstream's own bytes, passed through unparsed.
   return { ok: true, kind: 'json', status: statusCode, headers, bytes: body, usage: readUsage(body), rateLimit: readRateLimitExhaustion(headers, now()) }
 }
 

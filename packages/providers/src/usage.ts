@@ -87,7 +87,6 @@ export class StreamUsage {
   private completion = 0
   private seen = false
 
-  /** Reads one event's data. */
   read(data: string): void {
     const at = data.indexOf('"usage"')
     if (at < 0) return

@@ -19,10 +19,7 @@ export interface AnthropicConversation {
   messages: AnthropicMessage[]
 }
 
-interface Turn {
-  role: 'user' | 'assistant'
-  blocks: AnthropicBlock[]
-}
+type Turn = Pick<AnthropicMessage, 'role'> & { blocks: AnthropicBlock[] }
 
 /**
  * OpenAI chat messages -> Anthropic's top-level `system` (system and developer messages hoisted,
@@ -81,15 +78,17 @@ function collapse (blocks: AnthropicBlock[]): string | AnthropicBlock[] {
   return only?.type === 'text' && typeof only.text === 'string' ? only.text : blocks
 }
 
-/** Content that may only hold text: a string or an array of `{type:"text"}` parts. */
-function textBlocks (content: unknown, field: string): AnthropicBlock[] {
+/** Content that may only hold text: a string or an array of `{type:"text"}` parts (and, an assistant's, `refusal` parts). */
+function textBlocks (content: unknown, field: string, refusals = false): AnthropicBlock[] {
   if (content === undefined || content === null) return []
   if (typeof content === 'string') return textBlock(content)
   if (!Array.isArray(content)) throw invalid(`${field} must be a string or an array of text parts.`, field)
   return content.flatMap((part: unknown, position) => {
     const record = asRecord(part)
-    if (record?.type !== 'text' || typeof record.text !== 'string') throw invalid(`${field}[${position}] must be a text part.`, `${field}[${position}]`)
-    return textBlock(record.text)
+    // A refusal the model gave earlier is still something it said.
+    const text = record?.type === 'text' ? record.text : refusals && record?.type === 'refusal' ? record.refusal : undefined
+    if (typeof text !== 'string') throw invalid(`${field}[${position}] must be a ${refusals ? 'text or refusal' : 'text'} part.`, `${field}[${position}]`)
+    return textBlock(text)
   })
 }
 
@@ -150,13 +149,7 @@ function parseDataUrl (url: string, field: string): { mediaType: string, data: s
 
 function assistantBlocks (message: Record<string, unknown>, field: string): AnthropicBlock[] {
   if (message.function_call !== undefined && message.function_call !== null) throw unsupported(`${field}.function_call is the deprecated form; send tool_calls instead.`, `${field}.function_call`)
-  const blocks = !Array.isArray(message.content) ? textBlocks(message.content, `${field}.content`) : message.content.flatMap((part: unknown, position: number) => {
-    const record = asRecord(part)
-    // A refusal the model gave earlier is still something it said.
-    const text = record?.type === 'text' ? record.text : record?.type === 'refusal' ? record.refusal : undefined
-    if (typeof text !== 'string') throw invalid(`${field}.content[${position}] must be a text or refusal part.`, `${field}.content[${position}]`)
-    return textBlock(text)
-  })
+  const blocks = textBlocks(message.content, `${field}.content`, true)
   if (blocks.length === 0 && typeof message.refusal === 'string') blocks.push(...textBlock(message.refusal))
   const toolCalls: unknown = message.tool_calls ?? []
   if (!Array.isArray(toolCalls)) throw invalid(`${field}.tool_calls must be an array.`, `${field}.tool_calls`)

@@ -28,17 +28,15 @@ export function toConverseRequest(body: ChatRequestBody, model: string): Record<
   if (anthropic.stop_sequences !== undefined) inference.stopSequences = anthropic.stop_sequences
   converse.inferenceConfig = inference
   const tools = anthropic.tools as Array<{ name: string; description?: string; input_schema: unknown }> | undefined
-  if (tools !== undefined) {
-    const choice = asRecord(anthropic.tool_choice)
-    // Converse has no "none": the tools are left out, as a model that may not call them need not see them.
-    if (choice?.type !== 'none') {
-      const specs = tools.map((tool) => ({ toolSpec: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } } }))
-      const toolConfig: Record<string, unknown> = { tools: specs }
-      if (choice?.type === 'any') toolConfig.toolChoice = { any: {} }
-      else if (choice?.type === 'tool') toolConfig.toolChoice = { tool: { name: choice.name } }
-      else if (choice?.type === 'auto') toolConfig.toolChoice = { auto: {} }
-      converse.toolConfig = toolConfig
-    }
+  const choice = asRecord(anthropic.tool_choice)
+  // Converse has no "none": the tools are left out, as a model that may not call them need not see them.
+  if (tools !== undefined && choice?.type !== 'none') {
+    const specs = tools.map((tool) => ({ toolSpec: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: { json: tool.input_schema } } }))
+    const toolConfig: Record<string, unknown> = { tools: specs }
+    if (choice?.type === 'any') toolConfig.toolChoice = { any: {} }
+    else if (choice?.type === 'tool') toolConfig.toolChoice = { tool: { name: choice.name } }
+    else if (choice?.type === 'auto') toolConfig.toolChoice = { auto: {} }
+    converse.toolConfig = toolConfig
   }
   return converse
 }

@@ -6,6 +6,7 @@
 import { EventStreamCodec } from '@smithy/eventstream-codec'
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8'
 import { TranslationError } from '../anthropic/errors.ts'
+import { asRecord } from '../anthropic/messages.ts'
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8)
 
@@ -41,8 +42,7 @@ function decodeFrame(bytes: Uint8Array): StreamFrame {
   let payload: Record<string, unknown> = {}
   if (message.body.length > 0) {
     try {
-      const parsed: unknown = JSON.parse(toUtf8(message.body))
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>
+      payload = asRecord(JSON.parse(toUtf8(message.body))) ?? {}
     } catch {
       throw new TranslationError('upstream_malformed', `Bedrock's ${type || 'unnamed'} event carries a payload that is not JSON.`)
     }

@@ -25,7 +25,6 @@ async function signerFor(config: SigningConfig): Promise<SignatureV4> {
     signer = signers.get(cacheKey)
     if (signer !== undefined) return signer
     signer = new SignatureV4({
-      // The SigV4 service name of Bedrock's runtime endpoints.
       service: 'bedrock',
       region: config.region,
       sha256: NodeSha256,

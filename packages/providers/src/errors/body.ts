@@ -27,9 +27,7 @@ export interface ErrorReport {
   param: string | null
 }
 
-type Fields = Record<string, unknown>
-
-function isFields(value: unknown): value is Fields {
+function isFields(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
@@ -40,15 +38,11 @@ function textOf(value: unknown): string | null {
 /** A status echoed as a code ("429", 429) says nothing the status does not. */
 const NUMERIC_CODE = /^\d+$/
 
-function capped(text: string): string {
-  return text.length > MESSAGE_LIMIT ? text.slice(0, MESSAGE_LIMIT) : text
-}
-
 /** Mistral and FastAPI-style validators answer with objects or arrays where others put a string. */
 function messageOf(value: unknown): string | null {
   const text = textOf(value)
   if (text !== null) return text
-  if (isFields(value) || Array.isArray(value)) return capped(JSON.stringify(value))
+  if (isFields(value) || Array.isArray(value)) return JSON.stringify(value).slice(0, MESSAGE_LIMIT)
   return null
 }
 
@@ -109,14 +103,13 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
   // Vertex streaming endpoints answer errors as a one-element array.
   const root = Array.isArray(parsed) && parsed.length > 0 ? parsed[0] : parsed
   if (!isFields(root)) {
-    if (typeof root === 'string') report.message = capped(root.trim())
+    if (typeof root === 'string') report.message = root.trim().slice(0, MESSAGE_LIMIT)
     if (headerType !== null) report.codes.push(headerType)
     report.primaryCode = headerType
     return report
   }
 
-  // Candidates for the reported code, in reporting order: error.code, error.type,
-  // Google ErrorInfo reason then status, Bedrock type, then Mistral's top-level fields.
+  // Candidates for the reported code, in reporting order: the `error` object's, then the top level's.
   const reported: string[] = []
   const error = root.error
   if (isFields(error)) {
@@ -134,18 +127,15 @@ export function readErrorReport(headers: Record<string, string>, body: unknown):
     addCodes(report, [anthropicDetail, azureInner, errorCode, ...reasons, errorType, googleStatus])
     reported.push(...[errorCode, errorType, reasons[0] ?? null, googleStatus].filter((code) => code !== null))
 
-    const metadata = error.metadata
-    if (isFields(metadata)) {
-      report.context = textOf(metadata.raw) ?? ''
-      report.flagged = metadata.flagged_input !== undefined
+    if (isFields(error.metadata)) {
+      report.context = textOf(error.metadata.raw) ?? ''
+      report.flagged = error.metadata.flagged_input !== undefined
     }
   } else {
     report.message = textOf(error) ?? ''
   }
 
-  if (report.message === '') {
-    report.message = messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
-  }
+  report.message ||= messageOf(root.message) ?? messageOf(root.Message) ?? messageOf(root.detail) ?? ''
   const bedrockType = headerType ?? (typeof root.__type === 'string' ? awsErrorType(root.__type) : null)
   // Mistral's flat shape: {object:"error", message, type, code}; Anthropic's top-level type is just "error".
   const topType = textOf(root.type)

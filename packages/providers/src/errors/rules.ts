@@ -5,14 +5,11 @@
  * the request cannot be served as written: it stops the request with no retry or fallback.
  * A 2xx/3xx carrying an error is judged by its code alone: wording is too weak to hold a key.
  */
-import type { FailureClass, FailureScope } from '@switchboard/routing'
+import type { AttemptFailure, FailureClass, FailureScope } from '@switchboard/routing'
 import type { ErrorReport } from './body.ts'
 
 /** A class and what it applies to. */
-export interface Verdict {
-  failureClass: FailureClass
-  scope: FailureScope
-}
+export type Verdict = Pick<AttemptFailure, 'failureClass' | 'scope'>
 
 /** What a rule may look at. */
 interface Facts {
@@ -178,8 +175,7 @@ const HTML_PAGE = /^<(?:!doctype|html|head|body)\b/
 
 /** True when the answer carries the provider's own words or code, not just a status or an edge's page. */
 function saysWhy(facts: Facts): boolean {
-  if (facts.report.primaryCode !== null) return true
-  return facts.text !== '' && !HTML_PAGE.test(facts.text)
+  return facts.report.primaryCode !== null || (facts.text !== '' && !HTML_PAGE.test(facts.text))
 }
 
 function byStatus(facts: Facts): Verdict {

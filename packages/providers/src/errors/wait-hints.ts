@@ -72,14 +72,10 @@ export function resetTime(value: string | undefined, now: number): number | null
   return Number.isNaN(at) ? null : at - now
 }
 
-function fromOpenAiResets(headers: Record<string, string>): number | null {
+/** The rate-limit windows' resets: OpenAI's (and Groq's, Azure's) `x-ratelimit-reset-*`, else Anthropic's `anthropic-ratelimit-*-reset`. */
+function fromResets(headers: Record<string, string>, now: number): number | null {
   return relevantLongest(['requests', 'tokens'].map((name) => ({ waitMs: resetDuration(headers[`x-ratelimit-reset-${name}`]), remaining: headers[`x-ratelimit-remaining-${name}`] })))
-}
-
-function fromAnthropicResets(headers: Record<string, string>, now: number): number | null {
-  return relevantLongest(
-    ['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => ({ waitMs: resetTime(headers[`anthropic-ratelimit-${name}-reset`], now), remaining: headers[`anthropic-ratelimit-${name}-remaining`] })),
-  )
+    ?? relevantLongest(['requests', 'tokens', 'input-tokens', 'output-tokens'].map((name) => ({ waitMs: resetTime(headers[`anthropic-ratelimit-${name}-reset`], now), remaining: headers[`anthropic-ratelimit-${name}-remaining`] })))
 }
 
 /** Protobuf JSON writes a Duration as "37s"; a transcoder may hand over `{ seconds, nanos }`. */
@@ -127,7 +123,7 @@ export function waitHintFromReport(headers: Record<string, string>, report: Erro
   const waitMs =
     nonNegative(decimal(headers['retry-after-ms'])) ??
     fromRetryAfter(headers['retry-after'], now) ??
-    (readResets ? (fromOpenAiResets(headers) ?? fromAnthropicResets(headers, now)) : null) ??
+    (readResets ? fromResets(headers, now) : null) ??
     fromRetryInfo(report.retryDelays) ??
     fromWording(`${report.message} ${report.context}`)
   // Round up: waiting a fraction of a millisecond too long is harmless, too short is not.

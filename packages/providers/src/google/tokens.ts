@@ -53,30 +53,23 @@ export class TokenError extends Error {
  * loads it (issue 38, item 3: about 2 MB of heap).
  */
 let library: Promise<typeof import('google-auth-library')> | undefined
-const loadLibrary = () => (library ??= import('google-auth-library'))
 
 /** One service account's tokens. */
 export class TokenSource {
   private client: JWT | undefined
   private expiry: number | undefined
-  private readonly account: ServiceAccount
-  private readonly tokenUrl: URL | undefined
 
-  constructor(account: ServiceAccount) {
-    this.account = account
-    const tokenUrl = account.token_uri
-    this.tokenUrl = tokenUrl !== undefined && tokenUrl !== GOOGLE_TOKEN_URL ? new URL(tokenUrl) : undefined
-  }
+  constructor(private readonly account: ServiceAccount) {}
 
   private async jwt(): Promise<JWT> {
     if (this.client !== undefined) return this.client
-    const { JWT } = await loadLibrary()
+    const { JWT } = await (library ??= import('google-auth-library'))
     if (this.client !== undefined) return this.client
     const account = this.account
     const keyId = account.private_key_id !== undefined ? { keyId: account.private_key_id } : {}
     const client = new JWT({ email: account.client_email, key: account.private_key, ...keyId, scopes: [CLOUD_PLATFORM_SCOPE] })
-    const target = this.tokenUrl
-    if (target !== undefined) {
+    if (account.token_uri !== undefined && account.token_uri !== GOOGLE_TOKEN_URL) {
+      const target = new URL(account.token_uri)
       client.transporter.interceptors.request.add({
         resolved: async (options) => {
           if (options.url.href === GOOGLE_TOKEN_URL) options.url = target

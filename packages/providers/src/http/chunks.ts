@@ -14,10 +14,7 @@ export interface StreamChunkInit {
 /** Writes the chunks of one streamed answer. */
 export type ChunkWriter = ReturnType<typeof chunkWriter>
 
-/**
- * A chunk writer for the answer `id` to a request for `model`, created at `createdSeconds`: `delta`
- * writes a chunk with one choice (`finishReason` on the last one), `usage` the closing `choices: []` chunk.
- */
+/** A chunk writer: `delta` writes a chunk with one choice (`finishReason` on the last one), `usage` the closing `choices: []` chunk. */
 export function chunkWriter(id: string, model: string, createdSeconds: number) {
   const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${createdSeconds},"model":${JSON.stringify(model)},`
   return {

@@ -1,4 +1,5 @@
 /** OpenAI-shaped SSE streams: the chunk JSON of each `data:` line, up to `[DONE]`. */
+import { asRecord, parseObject } from '../anthropic/messages.ts'
 import { attemptFailure } from '../errors/classify.ts'
 import { SseParser } from './sse.ts'
 import type { StreamFormat } from '../streams/content.ts'
@@ -6,23 +7,13 @@ import { StreamFailure, streamFailureOf, UpstreamStreamError } from './stream-fa
 
 /** The error an in-band error event stands for. */
 function streamError(data: string): UpstreamStreamError {
-  let message = data
-  let code: string | null = null
-  try {
-    const parsed = JSON.parse(data) as { error?: { message?: unknown; code?: unknown; type?: unknown } }
-    if (typeof parsed.error?.message === 'string') message = parsed.error.message
-    const providerCode = parsed.error?.code ?? parsed.error?.type
-    if (typeof providerCode === 'string') code = providerCode
-  } catch {
-    // Not JSON: keep the raw text as the message.
-  }
-  return new UpstreamStreamError(message, code)
+  const error = asRecord(parseObject(data)?.error)
+  const code = error?.code ?? error?.type
+  // Data that is not JSON is its own message.
+  return new UpstreamStreamError(typeof error?.message === 'string' ? error.message : data, typeof code === 'string' ? code : null)
 }
 
-/**
- * True when `data` (or the event before it) ends a complete stream of this format: a finish_reason,
- * `message_stop`, `response.completed`. A body that ends before that was cut, however cleanly.
- */
+/** True when the last event (or, for chat, the one before it) ends a complete stream of this format; a body ending before that was cut. */
 function endsComplete(ending: StreamFormat, last: string | null, previous: string | null): boolean {
   if (last === null) return false
   if (ending === 'messages') return last.includes('"message_stop"')

@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream'
 import { Agent, errors, type Dispatcher } from 'undici'
 import { classifyFailure } from '../errors/classify.ts'
-import type { AttemptFailed } from '../types.ts'
+import type { AttemptFailed, AttemptRequest } from '../types.ts'
 import type { Cancellation } from './cancellation.ts'
 
 /** One keep-alive pool per upstream origin, owned by one provider; connecting gives up after 5 s unless network_config says (undici's own is 10 s). */
@@ -20,15 +20,12 @@ export function createDispatcher(network: { connect_timeout_in_seconds?: number 
   })
 }
 
-/** A request to an upstream. */
-export interface UpstreamRequest {
+/** A request to an upstream, on its attempt's signal and trace context. */
+export interface UpstreamRequest extends Pick<AttemptRequest, 'signal' | 'traceparent'> {
   origin: string
   path: string
   headers: Record<string, string>
   body: string
-  signal: Cancellation
-  /** The attempt's W3C trace context (`traceparent`), when the gateway traces. */
-  traceparent?: string | undefined
 }
 
 /** `own` plus the provider's extra headers (ours win); not a spread, which costs ~0.4 us a property on Node 20. */
@@ -37,12 +34,6 @@ export function withExtraHeaders(own: Record<string, string>, extra: Readonly<Re
     for (const name in extra) if (!(name in own)) own[name] = extra[name]!
   }
   return own
-}
-
-/** The request's headers with its `traceparent`, when it has one (the headers are the attempt's own object). */
-function traced(request: UpstreamRequest): Record<string, string> {
-  if (request.traceparent !== undefined) request.headers.traceparent = request.traceparent
-  return request.headers
 }
 
 /** An upstream answer read by the transport's own handler (see `postBuffered`). */
@@ -114,7 +105,9 @@ export function postStreaming(dispatcher: Dispatcher, request: UpstreamRequest, 
   return new Promise((resolve, reject) => {
     const handler = new PostHandler(request.signal, sink, resolve, reject)
     if (request.signal.aborted) return handler.onError(new errors.RequestAbortedError())
-    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: traced(request), body: request.body }, handler)
+    // The headers are the attempt's own object: its traceparent goes on them in place.
+    if (request.traceparent !== undefined) request.headers.traceparent = request.traceparent
+    dispatcher.dispatch({ origin: request.origin, path: request.path, method: 'POST', headers: request.headers, body: request.body }, handler)
   })
 }
 

@@ -3,8 +3,7 @@
  * read back, sent again as an assistant prefill, and the continuation's events spliced on. Only
  * text is continued (a half tool call cannot be resumed, nor thinking prefilled). Runs only on a rescue.
  */
-import type { StreamFormat } from './content.ts'
-import { carriesContent } from './content.ts'
+import { carriesContent, type StreamFormat } from './content.ts'
 import { parseObject } from '../anthropic/messages.ts'
 
 /** What a stream sent before it broke, as far as a continuation needs it. */
@@ -159,10 +158,8 @@ export class ContinuationSplicer {
     const sent = this.sent
     const type = event.type
     if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') return null
-    if (sent.itemId !== null && (type === 'response.output_item.added' || type === 'response.content_part.added')) {
-      const item = event.item as Json | undefined
-      if (type === 'response.content_part.added' || item?.type === 'message') return null
-    }
+    const opensMessage = type === 'response.content_part.added' || (type === 'response.output_item.added' && (event.item as Json | undefined)?.type === 'message')
+    if (sent.itemId !== null && opensMessage) return null
     if (typeof event.sequence_number === 'number') event.sequence_number = ++this.sequence
     if (sent.itemId !== null && typeof event.item_id === 'string') {
       event.item_id = sent.itemId

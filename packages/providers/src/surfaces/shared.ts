@@ -16,8 +16,7 @@ export function textOf(block: unknown, at: string): string {
 /** The parsed JSON object of a chat completion success (bytes passed through, or a built body). */
 export function chatBodyOf(success: { bytes?: Buffer | undefined; body?: Record<string, unknown> | undefined }): Record<string, unknown> {
   if (success.body !== undefined) return success.body
-  const parsed: unknown = JSON.parse(success.bytes!.toString('utf8'))
-  const record = asRecord(parsed)
+  const record = asRecord(JSON.parse(success.bytes!.toString('utf8')))
   if (record === undefined) throw new TranslationError('upstream_malformed', 'The upstream answered with JSON that is not an object.')
   return record
 }

@@ -1,6 +1,5 @@
 import { forcedTool, isFields, type ChatRequest, type Refusal } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { estimateTokens, promptCharacters, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, promptCharacters, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Validates a Messages API body the way Anthropic does (refusals in its `field: problem` wording). */
 export function parseMessagesBody(body: Record<string, unknown>): ChatRequest | Refusal {

@@ -1,5 +1,4 @@
-import { shape } from '../dialects/dialect.ts'
-import type { AnswerPreset } from '../dialects/dialect.ts'
+import { shape, type AnswerPreset } from '../dialects/dialect.ts'
 import { openaiFaults, type Fault } from '../openai/errors.ts'
 
 /** Azure's own envelope (`{error: {code, message}}`), used by its gateway layer; the model layer answers in OpenAI's. */

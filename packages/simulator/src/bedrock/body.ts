@@ -1,7 +1,6 @@
 /** Bedrock Converse bodies: validation the way Bedrock words it, and the answer. */
 import { forcedTool, isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { estimateTokens, partCharacters, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, partCharacters, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 import { stopReason } from '../anthropic/body.ts'
 import { eventFrame } from './eventstream.ts'
 
@@ -23,10 +22,8 @@ export function parseConverseBody(body: Fields, modelId: string, stream: boolean
     }
     characters += textCharacters(message.content)
   }
-  const first = (body.messages as Fields[])[0]!
-  if (first.role !== 'user') return { refusal: 'A conversation must start with a user message. Try again with a conversation that starts with a user message.' }
-  const inference = isFields(body.inferenceConfig) ? body.inferenceConfig : {}
-  const maxTokens = inference.maxTokens
+  if ((body.messages as Fields[])[0]!.role !== 'user') return { refusal: 'A conversation must start with a user message. Try again with a conversation that starts with a user message.' }
+  const maxTokens = isFields(body.inferenceConfig) ? body.inferenceConfig.maxTokens : undefined
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: "1 validation error detected: Value at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1" }
   }
@@ -62,15 +59,8 @@ export function converseBody(chat: ChatRequest, reply: Reply, toolId: string, la
   return JSON.stringify({ output: { message: { role: 'assistant', content } }, stopReason: stopReason(chat, reply), usage: usage(chat, reply), metrics: { latencyMs } })
 }
 
-/**
- * Padding Bedrock adds to every stream event (`p`) so that event sizes do not reveal the
- * tokens; a client must ignore it.
- */
+/** Padding Bedrock adds to every stream event (`p`) so that event sizes do not reveal the tokens; a client must ignore it. */
 const PADDING = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-
-function padded(payload: Record<string, unknown>, index: number): Record<string, unknown> {
-  return { ...payload, p: PADDING.slice(0, 4 + (index * 7) % PADDING.length) }
-}
 
 /**
  * A ConverseStream answer as event-stream frames, in Bedrock's order: messageStart,
@@ -87,5 +77,5 @@ export function converseStreamFrames(chat: ChatRequest, reply: Reply, toolId: st
   events.push(['contentBlockStop', { contentBlockIndex: 0 }])
   events.push(['messageStop', { stopReason: stopReason(chat, reply) }])
   events.push(['metadata', { usage: usage(chat, reply), metrics: { latencyMs: 1 } }])
-  return events.map(([type, payload], index) => eventFrame(type, padded(payload, index)))
+  return events.map(([type, payload], index) => eventFrame(type, { ...payload, p: PADDING.slice(0, 4 + (index * 7) % PADDING.length) }))
 }

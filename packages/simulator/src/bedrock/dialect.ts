@@ -4,9 +4,7 @@
  * API key as a bearer token, Converse bodies, streams in AWS event-stream framing
  * (eventstream.ts), and errors typed in `x-amzn-errortype`.
  */
-import type { IncomingMessage } from 'node:http'
-import type { Answer, Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer } from '../dialects/dialect.ts'
+import { jsonAnswer, type Answer, type Dialect } from '../dialects/dialect.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import { converseBody, converseStreamFrames, parseConverseBody } from './body.ts'
 import { eventFrame } from './eventstream.ts'
@@ -27,7 +25,7 @@ function converseDialect(stream: boolean): Dialect {
     provider: 'bedrock',
     readKey: (headers) => readSigV4(headers)?.accessKeyId ?? bearerKey(headers),
     missingKey: (requestId) => answer(bedrockError(403, 'MissingAuthenticationTokenException', 'Missing Authentication Token'), requestId),
-    authenticate(request: IncomingMessage, body: string, requestId: string) {
+    authenticate(request, body, requestId) {
       const sigv4 = readSigV4(request.headers)
       // A bearer token is a Bedrock API key: any is accepted (faults per key are scripted with rules).
       if (sigv4 === undefined) return undefined

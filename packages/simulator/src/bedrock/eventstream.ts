@@ -13,15 +13,16 @@ import { crc32 } from 'node:zlib'
 /** Header type 7: a UTF-8 string. */
 const STRING_TYPE = 7
 
-/** One frame with string headers (the only kind Bedrock's runtime sends) and a UTF-8 payload. */
-export function encodeFrame(headers: Record<string, string>, payload: string): Buffer {
+/** A ConverseStream event frame, or (`exception`) a modelled exception frame as Bedrock sends one mid-stream; string headers are the only kind Bedrock's runtime sends. */
+export function eventFrame(type: string, payload: Record<string, unknown>, messageType: 'event' | 'exception' = 'event'): Buffer {
+  const headers = { [`:${messageType}-type`]: type, ':content-type': 'application/json', ':message-type': messageType }
   const headerBytes = Buffer.concat(Object.entries(headers).flatMap(([name, value]) => {
     const valueBytes = Buffer.from(value, 'utf8')
     const length = Buffer.alloc(2)
     length.writeUInt16BE(valueBytes.length)
     return [Buffer.from([Buffer.byteLength(name)]), Buffer.from(name, 'utf8'), Buffer.from([STRING_TYPE]), length, valueBytes]
   }))
-  const body = Buffer.from(payload, 'utf8')
+  const body = Buffer.from(JSON.stringify(payload), 'utf8')
   const total = 12 + headerBytes.length + body.length + 4
   const frame = Buffer.alloc(total)
   frame.writeUInt32BE(total, 0)
@@ -31,9 +32,4 @@ export function encodeFrame(headers: Record<string, string>, payload: string): B
   body.copy(frame, 12 + headerBytes.length)
   frame.writeUInt32BE(crc32(frame.subarray(0, total - 4)), total - 4)
   return frame
-}
-
-/** A ConverseStream event frame, or (`exception`) a modelled exception frame as Bedrock sends one mid-stream. */
-export function eventFrame(type: string, payload: Record<string, unknown>, messageType: 'event' | 'exception' = 'event'): Buffer {
-  return encodeFrame({ [`:${messageType}-type`]: type, ':content-type': 'application/json', ':message-type': messageType }, JSON.stringify(payload))
 }

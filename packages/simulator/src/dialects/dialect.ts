@@ -138,11 +138,6 @@ export function forcedTool(declared: Array<{ name: string; schema: unknown }>, n
   return { name, schema: declared.find((tool) => tool.name === name)?.schema }
 }
 
-/** Whether a parsed value is an `Answer` rather than a `ChatRequest`. */
-export function isAnswer(value: ChatRequest | Answer): value is Answer {
-  return 'status' in value
-}
-
 /** A parsed JSON object (not null, not an array): what a request body's fields are read from. */
 export type Fields = Record<string, unknown>
 

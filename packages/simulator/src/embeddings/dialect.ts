@@ -1,10 +1,5 @@
-/**
- * The embeddings upstream (`POST /v1/embeddings` at OpenAI and OpenAI-compatible providers,
- * `/openai/deployments/{deployment}/embeddings` at Azure): the provider's own keys, faults
- * and rate limits, with deterministic vectors (the same input gives the same vector).
- */
-import type { Dialect } from '../dialects/dialect.ts'
-import { jsonAnswer, withBody } from '../dialects/dialect.ts'
+/** The embeddings upstream (`POST /v1/embeddings`, Azure's deployment `/embeddings`): the same input always gives the same vector. */
+import { jsonAnswer, withBody, type Dialect } from '../dialects/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
 import { estimateTokens } from '../reply/content.ts'
 

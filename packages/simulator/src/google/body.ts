@@ -1,7 +1,6 @@
 /** Gemini generateContent bodies (Gemini API and Vertex AI alike): validation and answers. */
 import { isFields, type ChatRequest, type Fields, type Refusal } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { estimateTokens, partCharacters, splitForStream, toolArguments } from '../reply/content.ts'
+import { estimateTokens, partCharacters, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Characters of the text, function calls and function responses of a list of parts, for the token estimate. */
 function characters(parts: unknown): number {
@@ -24,8 +23,7 @@ export function parseGenerateContent(body: Fields, model: string, stream: boolea
     }
     total += characters(content.parts)
   }
-  const generation = isFields(body.generationConfig) ? body.generationConfig : {}
-  const maxTokens = generation.maxOutputTokens
+  const maxTokens = isFields(body.generationConfig) ? body.generationConfig.maxOutputTokens : undefined
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return { refusal: '* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.' }
   }
@@ -53,7 +51,7 @@ function finishReason(chat: ChatRequest, reply: Reply): string {
 }
 
 /** One GenerateContentResponse with `text` (or the forced function call); the last one carries finishReason and the full usage. */
-function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: boolean, responseId: string): Fields {
+export function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: boolean, responseId: string): Fields {
   const parts = chat.tool === undefined ? [{ text }] : [{ functionCall: { name: chat.tool.name, args: toolArguments(chat.tool.schema) } }]
   const completion = reply.completionTokens
   return {
@@ -65,11 +63,6 @@ function contentResponse(chat: ChatRequest, reply: Reply, text: string, last: bo
     modelVersion: chat.model,
     responseId,
   }
-}
-
-/** A generateContent answer. */
-export function generateContentBody(chat: ChatRequest, reply: Reply, responseId: string): string {
-  return JSON.stringify(contentResponse(chat, reply, reply.text, true, responseId))
 }
 
 /** A streamGenerateContent answer (`alt=sse`) as GenerateContentResponse objects: text in pieces, a function call whole. */

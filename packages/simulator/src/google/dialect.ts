@@ -1,20 +1,15 @@
 /**
- * Google's generative front ends:
- * - the Gemini API: `POST /v1beta/models/{model}:generateContent` and
- *   `:streamGenerateContent?alt=sse`, keyed by `x-goog-api-key`;
- * - Vertex AI: `POST /v1/projects/{project}/locations/{region}/publishers/google/models/{model}:generateContent`
- *   (and `:streamGenerateContent`), and Claude models under `publishers/anthropic` through
- *   `:rawPredict` / `:streamRawPredict` in Anthropic's Messages format; every Vertex request
- *   carries an OAuth2 access token the simulator's token endpoint issued (tokens.ts), refused
- *   once expired. A Vertex request is recorded, and matched by rules, under the service
- *   account's email.
+ * Google's generative front ends (their paths: server.ts): the Gemini API, keyed by `x-goog-api-key`, and
+ * Vertex AI, its Claude models in Anthropic's Messages format. Every Vertex request carries an OAuth2 access token
+ * the simulator's token endpoint issued (tokens.ts), refused once expired, and is recorded and matched by rules
+ * under the service account's email.
  */
 import { headerKey, shape, type Answer, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
 import { messageBody, messageErrorEvents, messageEvents, parseMessagesBody } from '../anthropic/body.ts'
 import { anthropicErrorBody } from '../anthropic/errors.ts'
 import { bearerKey } from '../openai/dialect.ts'
 import type { Reply } from '../reply/content.ts'
-import { generateContentBody, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
+import { contentResponse, generateContentChunks, parseGenerateContent, sseData } from './body.ts'
 import { errorInfo, googleError, googleFaults, SERVICE, type GoogleSurface } from './errors.ts'
 import { retryAfterSeconds } from '../reply/format.ts'
 import type { TokenBook } from './tokens.ts'
@@ -38,7 +33,7 @@ function geminiFormat(surface: GoogleSurface, stream: boolean): Omit<Dialect, 'p
       const parsed = parseGenerateContent(body, model ?? '', stream)
       return 'refusal' in parsed ? answer(googleError(400, 'INVALID_ARGUMENT', parsed.refusal), requestId) : parsed
     },
-    complete: (chat, reply, context) => answer(shape(200, generateContentBody(chat, reply, context.ids.next('resp_'))), context.requestId),
+    complete: (chat, reply, context) => answer(shape(200, JSON.stringify(contentResponse(chat, reply, reply.text, true, context.ids.next('resp_')))), context.requestId),
     stream: (chat, reply, context) => ({ headers: sseHeaders(context.requestId), chunks: generateContentChunks(chat, reply, context.ids.next('resp_')).map(sseData) }),
     streamError(chat, reply, context, message) {
       const chunks = generateContentChunks(chat, reply, context.ids.next('resp_'))

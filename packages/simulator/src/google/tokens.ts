@@ -61,8 +61,7 @@ export function checkAssertion(assertion: string, nowMs: number): { email: strin
   const payload = decodePart(payloadPart)
   if (header === undefined || payload === undefined || signaturePart === undefined) return { refusal: 'Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.' }
   if (header.alg !== 'RS256') return { refusal: 'Invalid JWT Signature.' }
-  const signed = verify('RSA-SHA256', Buffer.from(`${headerPart}.${payloadPart}`), PUBLIC_KEY, Buffer.from(signaturePart, 'base64url'))
-  if (!signed) return { refusal: 'Invalid JWT Signature.' }
+  if (!verify('RSA-SHA256', Buffer.from(`${headerPart}.${payloadPart}`), PUBLIC_KEY, Buffer.from(signaturePart, 'base64url'))) return { refusal: 'Invalid JWT Signature.' }
   const now = nowMs / 1000
   if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || payload.exp < now - 300 || payload.iat > now + 300 || payload.exp - payload.iat > 3600) {
     return { refusal: 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.' }

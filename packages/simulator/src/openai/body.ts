@@ -1,6 +1,5 @@
 import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
-import type { Reply } from '../reply/content.ts'
-import { promptCharacters, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { promptCharacters, estimateTokens, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Azure adds content-filter annotations to OpenAI's bodies; everything else is the same. */
 export type Flavor = 'openai' | 'azure'
@@ -91,7 +90,6 @@ export function completionBody(chat: ChatRequest, reply: Reply, id: string, call
 
 /** The `data:` events of a streamed completion, ending with `[DONE]`. */
 export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId: string, created: number, flavor: Flavor): string[] {
-  const events: string[] = []
   const withUsage = chat.includeUsage
   const chunk = (choices: unknown[], extra?: Record<string, unknown>): string => {
     const body: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model: chat.model, system_fingerprint: fingerprint, choices }
@@ -106,9 +104,7 @@ export function streamEvents(chat: ChatRequest, reply: Reply, id: string, callId
     return choice
   }
   // Azure opens with the prompt's filter results and no choices.
-  if (flavor === 'azure') {
-    events.push(`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`)
-  }
+  const events = flavor === 'azure' ? [`data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptFilterResults })}\n\n`] : []
   const tool = chat.tool
   const opening = tool === undefined
     ? { role: 'assistant', content: '', refusal: null }

@@ -11,12 +11,10 @@ export function maskKey(key: string): string {
   return `${key.slice(0, 3)}${'*'.repeat(Math.min(key.length - 7, 40))}${key.slice(-4)}`
 }
 
-const rateLimitDocs = 'Visit https://platform.openai.com/account/rate-limits to learn more.'
-
 /** The rate-limit message OpenAI writes for a per-minute limit. */
 export function openaiRateMessage(model: string, kind: 'requests' | 'tokens', limit: number, used: number, requested: number, wait: string): string {
   const unit = kind === 'requests' ? 'requests per min (RPM)' : 'tokens per min (TPM)'
-  return `Rate limit reached for ${model} in organization org-simulator on ${unit}: Limit ${limit}, Used ${used}, Requested ${requested}. Please try again in ${wait}. ${rateLimitDocs}`
+  return `Rate limit reached for ${model} in organization org-simulator on ${unit}: Limit ${limit}, Used ${used}, Requested ${requested}. Please try again in ${wait}. Visit https://platform.openai.com/account/rate-limits to learn more.`
 }
 
 /** A preset's answer; a scripted `message` replaces the provider's words. */

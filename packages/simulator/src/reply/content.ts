@@ -17,10 +17,7 @@ export function estimateTokens(characters: number): number {
   return Math.max(1, Math.ceil(characters / 4))
 }
 
-/**
- * The deterministic reply for a request. Without a size rule the counts come
- * from the text; with one, usage reports exactly `completionTokens`.
- */
+/** The deterministic reply for a request; with a size rule, usage reports exactly `completionTokens`. */
 export function buildReply(
   provider: ProviderName, model: string, completionTokens: number | undefined, maxTokens: number | undefined,
 ): Reply {

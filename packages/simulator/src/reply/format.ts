@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto'
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
-/**
- * Unique ids shaped like the providers' (`chatcmpl-…`, `msg_…`, `req_…`):
- * a random per-process stem plus a counter, so making one costs no entropy.
- */
+/** Unique ids shaped like the providers' (`chatcmpl-…`, `msg_…`): a random per-process stem plus a counter, costing no entropy. */
 export class IdMaker {
   private readonly stem = Array.from(randomBytes(12), (byte) => alphabet[byte % alphabet.length]).join('')
   private counter = 0

@@ -1,8 +1,7 @@
 /** OpenAI's Responses API bodies and stream events, as OpenAI (and Azure's v1 API) send them. */
 import { forcedTool, type Answer, type ChatRequest } from '../dialects/dialect.ts'
 import type { Refuse } from '../openai/body.ts'
-import type { Reply } from '../reply/content.ts'
-import { countText, estimateTokens, splitEvery, splitForStream, toolArguments } from '../reply/content.ts'
+import { countText, estimateTokens, splitEvery, splitForStream, toolArguments, type Reply } from '../reply/content.ts'
 
 /** Validates a Responses body the way OpenAI does; the model is the Azure deployment there. */
 export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse): ChatRequest | Answer {
@@ -11,13 +10,12 @@ export function parseResponsesBody(body: Record<string, unknown>, refuse: Refuse
   const input = body.input
   if (input === undefined && body.previous_response_id === undefined) return refuse("Missing required parameter: 'input'.", 'input', 'missing_required_parameter')
   if (input !== undefined && typeof input !== 'string' && !Array.isArray(input)) return refuse("Invalid type for 'input': expected a string or an array of input items.", 'input', 'invalid_type')
-  const limit = body.max_output_tokens
   return {
     model,
     stream: body.stream === true,
     includeUsage: true,
     promptTokens: estimateTokens(inputCharacters(input) + (typeof body.instructions === 'string' ? body.instructions.length : 0)),
-    maxTokens: typeof limit === 'number' ? limit : undefined,
+    maxTokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined,
     tool: toolChoice(body.tools, body.tool_choice),
   }
 }
@@ -45,11 +43,7 @@ function toolChoice(tools: unknown, choice: unknown): ChatRequest['tool'] {
   return (choice as { type?: unknown } | null)?.type === 'function' && typeof named === 'string' ? forcedTool(functions, named) : undefined
 }
 
-interface Ids {
-  response: string
-  item: string
-  call: string
-}
+type Ids = Record<'response' | 'item' | 'call', string>
 
 function usage(chat: ChatRequest, reply: Reply) {
   return {
@@ -66,7 +60,8 @@ function outputItem(chat: ChatRequest, reply: Reply, ids: Ids): Record<string, u
   return { type: 'message', id: ids.item, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }] }
 }
 
-function responseObject(chat: ChatRequest, reply: Reply, ids: Ids, created: number, done: boolean): Record<string, unknown> {
+/** A `response` object: in progress, or (`done`) with its output and usage. */
+export function responseObject(chat: ChatRequest, reply: Reply, ids: Ids, created: number, done: boolean): Record<string, unknown> {
   const truncated = reply.truncated && chat.tool === undefined
   return {
     id: ids.response, object: 'response', created_at: created,
@@ -78,11 +73,6 @@ function responseObject(chat: ChatRequest, reply: Reply, ids: Ids, created: numb
     temperature: 1, text: { format: { type: 'text' } }, tool_choice: 'auto', tools: [], top_p: 1, truncation: 'disabled',
     usage: done ? usage(chat, reply) : null, user: null, metadata: {},
   }
-}
-
-/** A `response` object. */
-export function responseBody(chat: ChatRequest, reply: Reply, ids: Ids, created: number): string {
-  return JSON.stringify(responseObject(chat, reply, ids, created, true))
 }
 
 /** The SSE events of a streamed response, in OpenAI's order, numbered by `sequence_number`. */

@@ -1,11 +1,7 @@
-/**
- * The Responses API upstream (`POST /v1/responses` at OpenAI, `/openai/v1/responses` at
- * Azure): the provider's own keys, headers, faults and rate limits, with Responses bodies
- * and events. Built from the chat dialect of the same provider.
- */
+/** The Responses API upstream (`POST /v1/responses` at OpenAI, `/openai/v1/responses` at Azure). */
 import { jsonAnswer, withBody, type AnswerContext, type ChatRequest, type Dialect } from '../dialects/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
-import { parseResponsesBody, responseBody, responseEvents } from './body.ts'
+import { parseResponsesBody, responseEvents, responseObject } from './body.ts'
 
 /** `chat` with Responses bodies: same authentication, faults and rate-limit answers. */
 export function responsesDialect(chat: Dialect): Dialect {
@@ -15,7 +11,7 @@ export function responsesDialect(chat: Dialect): Dialect {
       parseResponsesBody(body, (message, param, code) => jsonAnswer(400, ['x-request-id', requestId], openaiErrorBody(message, 'invalid_request_error', param, code))),
     complete(request, reply, context) {
       const answer = chat.complete(request, reply, context)
-      return withBody(answer, responseBody(request, reply, idsOf(request, context), Math.floor(context.now / 1000)))
+      return withBody(answer, JSON.stringify(responseObject(request, reply, idsOf(request, context), Math.floor(context.now / 1000), true)))
     },
     stream(request, reply, context) {
       const answer = chat.stream(request, reply, context)

@@ -10,10 +10,7 @@ interface Entry {
 /** A rule as the control API lists it: the rule plus the uses it has left. */
 export type ListedRule = SimulatorRule & { remaining?: number }
 
-/**
- * The ordered rule list. Every matching rule is merged in order, later fields
- * over earlier ones, so broad defaults and narrow overrides compose.
- */
+/** The ordered rule list; how matching rules merge is the package comment's (index.ts). */
 export class RuleBook {
   private entries: Entry[] = []
 
@@ -32,10 +29,7 @@ export class RuleBook {
       remaining === Infinity ? { ...rule } : { ...rule, remaining })
   }
 
-  /**
-   * The merged behaviour for one request, or undefined when no rule matches.
-   * Counts down `times` on every matching rule, since matching is using it.
-   */
+  /** The merged rule for one request, undefined when none matches; matching is using, so it counts down `times`. */
   resolve(provider: ProviderName, key: string, model: string): SimulatorRule | undefined {
     let merged: SimulatorRule | undefined
     for (const entry of this.entries) {

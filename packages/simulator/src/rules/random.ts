@@ -15,15 +15,11 @@ export function seededRandom(seed: number): () => number {
 /** z-score of the 99th percentile of a standard normal distribution. */
 const z99 = 2.3263
 
-/**
- * Draws one latency in milliseconds. `{p50, p99}` is a log-normal with that
- * median and 99th percentile, the usual shape of upstream latency.
- */
+/** Draws one latency in ms; `{p50, p99}` is a log-normal with that median and 99th percentile, upstream latency's usual shape. */
 export function sampleLatency(spec: LatencySpec, random: () => number): number {
   if (typeof spec === 'number') return spec
   if ('mean' in spec) {
-    const jitter = spec.jitter ?? 0
-    return Math.max(0, spec.mean + (random() * 2 - 1) * jitter)
+    return Math.max(0, spec.mean + (random() * 2 - 1) * (spec.jitter ?? 0))
   }
   if (spec.p50 === 0) return 0
   const sigma = Math.log(Math.max(spec.p99, spec.p50) / spec.p50) / z99

@@ -61,9 +61,8 @@ export class RateWindows {
 
   /** Counts the request when allowed; a refused request does not use the window. */
   check(id: string, now: number, tokens: number, rpm: number | undefined, tpm: number | undefined): RateDecision {
-    let found = this.windows.get(id)
-    if (found === undefined) this.windows.set(id, (found = new Window()))
-    const window = found
+    let window = this.windows.get(id)
+    if (window === undefined) this.windows.set(id, (window = new Window()))
     window.prune(now)
     const requestsLimit = rpm ?? defaultRequestsLimit
     const tokensLimit = tpm ?? defaultTokensLimit

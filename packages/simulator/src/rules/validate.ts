@@ -5,11 +5,7 @@ import { FAULT_PRESETS, type FaultPreset } from './presets.ts'
 /** A rule that cannot be used; `message` names the field and what was wrong. */
 export class RuleError extends Error {
   readonly code = 'SIMULATOR_INVALID_RULE'
-
-  constructor(message: string) {
-    super(message)
-    this.name = 'RuleError'
-  }
+  override readonly name = 'RuleError'
 }
 
 const presetSet = new Set<string>(FAULT_PRESETS)

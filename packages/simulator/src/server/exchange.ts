@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FaultPreset, FaultSpec, SimulatorRule } from '../index.ts'
-import { isAnswer, isFields, parseJson, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
+import { isFields, parseJson, readBody, withoutLength, type Answer, type AnswerContext, type ChatRequest, type Dialect, type FaultContext, type StreamAnswer } from '../dialects/dialect.ts'
 import { buildReply, type Reply } from '../reply/content.ts'
 import { afterContent, eventKind, malformed, type StreamScript } from '../stream/script.ts'
 import { defaultRequestsLimit, defaultTokensLimit, type RateView } from '../rules/rate-window.ts'
@@ -35,10 +35,8 @@ function header<Name extends string>(name: Name, value: string | string[] | unde
 }
 
 /**
- * One provider request from arrival to record: read, validate, apply the
- * rules, wait, answer (or misbehave), and note how it ended. Every timer it
- * starts is cleared when the connection closes, so a client that gives up
- * costs nothing more.
+ * One provider request from arrival to record: read, validate, apply the rules, wait, answer (or
+ * misbehave), note how it ended. Its timers go when the connection closes: a client that gives up costs nothing more.
  */
 export class Exchange {
   private key = ''
@@ -81,7 +79,7 @@ export class Exchange {
     if (!isFields(body)) return this.send(dialect.invalidJson(this.requestId))
     this.prefill = prefillOf(body)
     const chat = dialect.parse(body, this.deployment, this.apiVersion, this.requestId)
-    if (isAnswer(chat)) return this.send(chat)
+    if ('status' in chat) return this.send(chat)
     this.model = chat.model
     this.stream = chat.stream
     const rule = this.state.rules.resolve(dialect.provider, key, chat.model)
@@ -228,13 +226,12 @@ export class Exchange {
       while (end < sent && delayBefore(end) === 0) end++
       const piece = joined(chunks.slice(index, end))
       index = end
-      if (index >= sent) {
-        if (script.ending === 'end') return void response.end(piece)
-        response.write(piece, finish)
-        return
+      if (index < sent) {
+        response.write(piece)
+        return this.after(delayBefore(index), step)
       }
-      response.write(piece)
-      this.after(delayBefore(index), step)
+      if (script.ending === 'end') response.end(piece)
+      else response.write(piece, finish)
     }
     if (sent === 0) return finish()
     this.after(delayBefore(0), step)

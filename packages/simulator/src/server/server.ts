@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { anthropicDialect } from '../anthropic/dialect.ts'
@@ -89,13 +90,8 @@ export async function createSimulator(init: SimulatorInit = {}): Promise<Simulat
   const state = createState(init)
   const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => route(state, request, response))
   const host = init.host ?? '127.0.0.1'
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(init.port ?? 0, host, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
+  // Rejects with the server's error (a port in use) instead of listening.
+  await once(server.listen(init.port ?? 0, host), 'listening')
   const port = (server.address() as AddressInfo).port
   const urlHost = host.includes(':') ? `[${host}]` : host
   let closing: Promise<void> | undefined

@@ -1,6 +1,6 @@
 /** OpenAI chat.completion -> Responses `response` object (non-streaming). Pure. */
 import { asRecord, chatUsage, newId, toolCallPieces } from '../shared.ts'
-import { callName, toolNamesOf } from './tools.ts'
+import { toolNamesOf } from './tools.ts'
 
 /** A `response` object (`incomplete` when the token limit cut it), with the request fields it echoes back. */
 export function responseObject(id: string, createdAt: number, model: string, request: Record<string, unknown>, status: string, output: unknown[], usage: unknown): Record<string, unknown> {
@@ -49,7 +49,7 @@ export function chatToResponse(chat: Record<string, unknown>, model: string, req
   const names = calls.length > 0 ? toolNamesOf(request) : undefined
   for (const { id, name, piece } of calls) {
     // A namespaced tool's call gets its own name and namespace back, as OpenAI answers it.
-    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(id ?? newId('call_')), ...callName(names!, String(name ?? '')), arguments: String(piece ?? ''), status: 'completed' })
+    output.push({ type: 'function_call', id: newId('fc_'), call_id: String(id ?? newId('call_')), ...names!.callName(String(name ?? '')), arguments: String(piece ?? ''), status: 'completed' })
   }
   const createdAt = typeof chat.created === 'number' ? chat.created : Math.floor(Date.now() / 1000)
   const status = choice?.finish_reason === 'length' ? 'incomplete' : 'completed'

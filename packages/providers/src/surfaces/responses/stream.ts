@@ -6,7 +6,7 @@
 import { TranslationError } from '../../anthropic/errors.ts'
 import { asRecord, chatUsage, newId, parseChunk, toolCallPieces } from '../shared.ts'
 import { responseObject, responseUsage } from './response.ts'
-import { callName, toolNamesOf, type ToolNames } from './tools.ts'
+import { toolNamesOf, type ToolNames } from './tools.ts'
 
 interface OpenItem {
   kind: 'message' | 'function_call'
@@ -78,7 +78,7 @@ export async function* chatStreamToResponseEvents(chunks: AsyncIterable<string>,
         yield* closeOpen()
         names ??= toolNamesOf(request)
         // A namespaced tool's call gets its own name and namespace back, as OpenAI streams it.
-        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(id ?? newId('call_')), ...callName(names, String(name ?? '')), arguments: '' }
+        const item = { id: newId('fc_'), type: 'function_call', status: 'in_progress', call_id: String(id ?? newId('call_')), ...names.callName(String(name ?? '')), arguments: '' }
         output.push(item)
         open = { kind: 'function_call', item, outputIndex: output.length - 1, callIndex, text: '' }
         yield event('response.output_item.added', { output_index: open.outputIndex, item: { ...item } })

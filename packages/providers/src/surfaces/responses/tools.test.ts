@@ -41,9 +41,9 @@ describe('Responses tools to chat', () => {
     expect(flat[2]).toBe('ns__dotted_name')
     expect(flat[3]!.length).toBe(64)
     for (const name of flat) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
-    expect(tools.names.original(flat[1]!)).toEqual({ namespace: 'ns', name: 'tool' })
-    expect(tools.names.original(flat[3]!)).toEqual({ namespace: 'ns', name: long })
-    expect(tools.names.original('ns__tool')).toBeUndefined()
+    expect(tools.names.callName(flat[1]!)).toEqual({ namespace: 'ns', name: 'tool' })
+    expect(tools.names.callName(flat[3]!)).toEqual({ namespace: 'ns', name: long })
+    expect(tools.names.callName('ns__tool')).toEqual({ name: 'ns__tool' })
     expect(chatToolsOf([{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: long }] }], undefined).tools).toEqual([expect.objectContaining({ function: expect.objectContaining({ name: flat[3] }) })])
   })
 

@@ -13,15 +13,10 @@ const HOSTED = new Set<unknown>(['web_search', 'web_search_preview', 'web_search
 /** The longest tool name chat upstreams (and Anthropic) take. */
 const MAX_NAME = 64
 
-/** A tool of a namespace, as the caller named it. */
-export interface NamespacedTool {
-  namespace: string
-  name: string
-}
-
 /** The upstream names of namespaced tools, both ways. */
 export class ToolNames {
-  private readonly byFlat = new Map<string, NamespacedTool>()
+  /** Each tool of a namespace, as the caller named it, by its upstream name. */
+  private readonly byFlat = new Map<string, { namespace: string; name: string }>()
   private readonly byTool = new Map<string, string>()
 
   /** The upstream's name for a tool of a namespace (stable for one request). */
@@ -39,9 +34,10 @@ export class ToolNames {
     return flat
   }
 
-  /** The namespaced tool an upstream name stands for; undefined for a plain function. */
-  original(flat: string): NamespacedTool | undefined {
-    return this.byFlat.get(flat)
+  /** A `function_call` output item's `name` (and `namespace`, for a tool of one) from the upstream's name. */
+  callName(flat: string): { name: string; namespace?: string } {
+    const original = this.byFlat.get(flat)
+    return original === undefined ? { name: flat } : { name: original.name, namespace: original.namespace }
   }
 }
 
@@ -61,17 +57,10 @@ function hash(text: string): string {
   return (value >>> 0).toString(16).padStart(8, '0')
 }
 
-/** The chat tools of a Responses request, the names of its namespaced tools, and notes on what was left out. */
-export interface ChatTools {
-  tools: Record<string, unknown>[]
-  names: ToolNames
-  notes: string[]
-}
-
-/** Translates `tools`; `choice` is the request's `tool_choice` (a forced hosted tool is refused). */
-export function chatToolsOf(tools: unknown, choice: unknown): ChatTools {
+/** Translates `tools` into chat tools, the names of its namespaced tools and notes on what was left out; `choice` is the request's `tool_choice` (a forced hosted tool is refused). */
+export function chatToolsOf(tools: unknown, choice: unknown): { tools: Record<string, unknown>[]; names: ToolNames; notes: string[] } {
   const names = new ToolNames()
-  const result: ChatTools = { tools: [], names, notes: [] }
+  const result: ReturnType<typeof chatToolsOf> = { tools: [], names, notes: [] }
   if (tools === undefined || tools === null) return result
   if (!Array.isArray(tools)) throw invalid('tools: must be an array.', 'tools')
   const plain = new Set(tools.map((tool) => asRecord(tool)).filter((tool) => tool?.type === 'function' && typeof tool.name === 'string').map((tool) => tool!.name as string))
@@ -119,10 +108,4 @@ export function toolNamesOf(request: Record<string, unknown>): ToolNames {
   } catch {
     return new ToolNames()
   }
-}
-
-/** A `function_call` output item's `name` (and `namespace`, for a tool of one) from the upstream's name. */
-export function callName(names: ToolNames, flat: string): { name: string; namespace?: string } {
-  const original = names.original(flat)
-  return original === undefined ? { name: flat } : { name: original.name, namespace: original.namespace }
 }
