@@ -97,7 +97,6 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
 
     listProviders: () => loadProviders(pool),
 
-
     createProvider(provider) {
       return transaction(async (client) => {
         // The row lock of an existing provider is what makes this check race-free.

@@ -24,15 +24,7 @@ export interface StoredGatewayKey {
 }
 
 /** What creating or importing a key needs. */
-export interface NewGatewayKey {
-  name: string
-  secretHash: string
-  redacted: string
-  providers?: string[] | null
-  models?: string[] | null
-  requestsPerMinute?: number | null
-  tokensPerMinute?: number | null
-}
+export type NewGatewayKey = Pick<StoredGatewayKey, 'name' | 'secretHash' | 'redacted'> & Partial<Pick<StoredGatewayKey, 'providers' | 'models' | 'requestsPerMinute' | 'tokensPerMinute'>>
 
 /** Thrown when a name or secret is taken by an active key. */
 export class GatewayKeyConflict extends Error {
