@@ -5,7 +5,7 @@
  * Shapes are documented in docs/api.md.
  */
 import type pg from 'pg'
-import type { GroupedIncident, Incident } from '../incidents/group.ts'
+import type { GroupOptions, GroupedIncident, Incident } from '../incidents/group.ts'
 import { createIncidentSource } from './incidents.ts'
 import { answerIssues, keyNamesOf, parseIssueFilters, type IssuesAnswer } from './issues.ts'
 import { HistoryQueryError, list, parseWindow, windowTimes } from './params.ts'
@@ -24,10 +24,7 @@ interface HistoryQueriesComponents {
 }
 
 /** Tuning of the statuses (tests shorten them). */
-interface HistoryQueriesInit {
-  lostAfterMs?: number
-  waitingAfterMs?: number
-}
+type HistoryQueriesInit = Pick<GroupOptions, 'lostAfterMs' | 'waitingAfterMs'>
 
 /** The detail of one incident (design.md: `events`, `recent_changes`, `settings_in_effect`, `impacted_nodes`). */
 export interface IssueDetail extends Incident {

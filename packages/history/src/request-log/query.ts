@@ -197,10 +197,7 @@ const COMPARED = [
 /** The WHERE clause of a query and its parameters. */
 function where(query: LogQuery): { sql: string; values: unknown[] } {
   const values: unknown[] = []
-  const add = (value: unknown) => {
-    values.push(value)
-    return `$${values.length}`
-  }
+  const add = (value: unknown) => `$${values.push(value)}`
   const clauses = [`at >= ${add(new Date(query.from).toISOString())}`, `at <= ${add(new Date(query.to).toISOString())}`]
   if (query.providers.length > 0) clauses.push(`served_provider = ANY(${add(query.providers)}::text[])`)
   if (query.models.length > 0) clauses.push(`${MODEL} = ANY(${add(query.models)}::text[])`)

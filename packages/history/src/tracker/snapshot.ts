@@ -39,21 +39,15 @@ export class RouteTrafficTable {
  * would otherwise catch a flapping route between a trial and its failure, and miss a failure
  * shorter than a minute.
  */
-export class WorstSince {
-  private readonly seen = new Map<string, { state: RouteState; held: boolean }>()
-
+export class WorstSince extends Map<string, { state: RouteState; held: boolean }> {
   /** The entity was in `state` (held or not) at a recompute. */
   saw(entity: string, state: RouteState, held: boolean): void {
-    const previous = this.seen.get(entity)
-    if (previous === undefined) this.seen.set(entity, { state, held })
+    const previous = this.get(entity)
+    if (previous === undefined) this.set(entity, { state, held })
     else {
       previous.state = worse(previous.state, state)
       previous.held ||= held
     }
-  }
-
-  get(entity: string): { state: RouteState; held: boolean } | undefined {
-    return this.seen.get(entity)
   }
 }
 
