@@ -77,7 +77,6 @@ const IMPORT_LOCK = 0x5357_474b // "SWGK"
 export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey[]): Promise<{ added: number; updated: number; skippedRevoked: number }> {
   if (keys.length === 0) return { added: 0, updated: 0, skippedRevoked: 0 }
   return inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK])
     let added = 0
     let updated = 0
     let skippedRevoked = 0
@@ -106,5 +105,5 @@ export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey
       }
     }
     return { added, updated, skippedRevoked }
-  })
+  }, IMPORT_LOCK)
 }
