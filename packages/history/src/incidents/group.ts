@@ -151,14 +151,12 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
   for (const list of alone.values()) if (list.length >= 2) joinRuns(list)
   const groups = new Map<number, number[]>()
   effective.forEach((_, index) => pushTo(groups, find(index), index))
-  const incidents: GroupedIncident[] = []
-  for (const members of groups.values()) {
+  return [...groups.values()].map((members) => {
     // Members in a fixed order, and the primary chosen from them alone: the answer does not depend on the order rows came in.
     const ordered = members.map((index) => effective[index]!).sort((a, b) => compareEpisodes(a.episode, b.episode))
     const primary = ordered.reduce((best, item) => (rank(item.episode) > rank(best.episode) ? item : best)).episode
-    incidents.push(buildIncident(primary, ordered, options))
-  }
-  return incidents
+    return buildIncident(primary, ordered, options)
+  })
 }
 
 /** Oldest first; then by node and id, so equal openings sort the same everywhere. */
@@ -211,11 +209,10 @@ function buildIncident(
   const action = ACTION_STRENGTH[Math.max(...episodes.map((episode) => ACTION_STRENGTH.indexOf(episode.action)))]!
   // Latest first; reasons seen at the same moment keep the order they were met in (the sort is stable).
   const reasons = [...reasonSeen.keys()].sort((a, b) => reasonSeen.get(b)! - reasonSeen.get(a)!)
-  const lost = members.some((member) => member.lost)
   let status: Incident['status']
   let help: string | undefined
   // Closed: resolved when a node saw it close; unobserved when every node lost sight of it first.
-  if (live.length === 0) status = lost && !members.some((member) => !member.lost) ? 'unobserved' : 'resolved'
+  if (live.length === 0) status = members.every((member) => member.lost) ? 'unobserved' : 'resolved'
   else {
     help = whatWouldHelp(primary, live.map((member) => member.episode), models, options)
     if (help !== undefined) status = 'attention'

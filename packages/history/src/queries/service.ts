@@ -129,10 +129,9 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
         if (!Number.isInteger(parsed) || parsed < 1) throw new HistoryQueryError('bucket_seconds', `bucket_seconds must be a positive whole number (got "${bucketValue}").`)
         bucketSeconds = Math.max(parsed, Math.ceil(span / 1000 / 1000))
       }
-      const providers = list(query, 'providers')
-      const models = list(query, 'models')
+      const filters = { providers: list(query, 'providers') ?? null, models: list(query, 'models') ?? null }
       // The cells and the incidents at once: the rollups make the cells a small read (timeline.ts).
-      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, { providers: providers ?? null, models: models ?? null }), grouped(at)])
+      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, filters), grouped(at)])
       const incidents = answerIssues(grouping, { sort: 'oldest', page: null }, window, keyName).issues
       return {
         ...windowTimes(window),

@@ -64,8 +64,7 @@ export async function breakLock(path: string, seenText: string): Promise<void> {
 /** Removes the lock when it names `pid` (or any pid when omitted). */
 export async function removeLock(path: string, pid?: number): Promise<void> {
   const current = await readLock(path)
-  if (!current) return
-  if (pid !== undefined && current.state?.pid !== pid) return
+  if (!current || (pid !== undefined && current.state?.pid !== pid)) return
   await breakLock(path, current.text)
 }
 
