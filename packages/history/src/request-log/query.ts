@@ -20,34 +20,6 @@ export type LogSort = (typeof LOG_SORTS)[number]
 /** Failure classes a log entry can carry, plus `none` for a success. */
 export const LOG_FAILURE_CLASSES = ['none', ...FAILURE_CLASSES] as const
 
-/** A checked request-log query. */
-export interface LogQuery {
-  from: number
-  to: number
-  providers: string[]
-  models: string[]
-  /** Exact statuses and status classes (`4` for `4xx`). */
-  statuses: number[]
-  statusClasses: number[]
-  failureClasses: string[]
-  keyIds: string[]
-  sessionId: string | null
-  requestId: string | null
-  nodes: string[]
-  movedOff: boolean | null
-  check: boolean | null
-  addedFallback: boolean | null
-  pickedBy: 'routing' | 'caller' | null
-  minLatencyMs: number | null
-  maxLatencyMs: number | null
-  minTokens: number | null
-  maxTokens: number | null
-  search: string | null
-  sort: LogSort
-  limit: number
-  offset: number
-}
-
 export const DEFAULT_LOG_LIMIT = 50
 export const MAX_LOG_LIMIT = 500
 /** Without `from`, the window is the last 24 hours. */
@@ -104,7 +76,7 @@ function bounds(params: Record<string, string>, name: string, integer: boolean):
 }
 
 /** Checks the parameters of `GET /api/logs`; throws `HistoryQueryError` for the first bad one. */
-export function parseLogQuery(params: Record<string, string>, now: number): LogQuery {
+export function parseLogQuery(params: Record<string, string>, now: number) {
   for (const name of Object.keys(params)) {
     if (!PARAMS.has(name)) throw new HistoryQueryError(name, `Unknown parameter "${name}". The log takes: ${[...PARAMS].join(', ')}.`)
   }
@@ -112,6 +84,7 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
   const from = params.from === undefined ? to - DEFAULT_LOG_WINDOW_MS : parseTime('from', params.from)
   if (from > to) throw new HistoryQueryError('from', 'from is after to: the window must start before it ends.')
 
+  // Exact statuses and status classes (`4` for `4xx`).
   const statuses: number[] = []
   const statusClasses: number[] = []
   for (const value of list('status', params.status)) {
@@ -151,7 +124,7 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
     movedOff: flag('moved_off', params.moved_off),
     check: flag('check', params.check),
     addedFallback: flag('added_fallback', params.added_fallback),
-    pickedBy: pickedBy ?? null,
+    pickedBy: (pickedBy ?? null) as 'routing' | 'caller' | null,
     minLatencyMs,
     maxLatencyMs,
     minTokens,
@@ -162,6 +135,9 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
     offset: number('offset', params.offset, { integer: true, min: 0 }) ?? 0,
   }
 }
+
+/** A checked request-log query. */
+export type LogQuery = ReturnType<typeof parseLogQuery>
 
 /** One page of the log. */
 export interface LogPage {
