@@ -65,16 +65,6 @@ export function parseIssueFilters(query: URLSearchParams): IssueFilters {
   return filters
 }
 
-/** The summary of the matching issues (reference: `matched_summary`). */
-export interface MatchedSummary {
-  attention: number
-  ongoing: number
-  resolved: number
-  median_resolve_seconds: number | null
-  longest_ongoing_seconds: number | null
-  pinned_kept_failed: number
-}
-
 /** The answer: `issues`, plus the page fields when paged. */
 export interface IssuesAnswer {
   from: string
@@ -83,7 +73,7 @@ export interface IssuesAnswer {
   total?: number
   offset?: number
   limit?: number
-  matched_summary?: MatchedSummary
+  matched_summary?: ReturnType<typeof summarise>
   facets?: Record<string, Record<string, number>>
   key_names?: Record<string, string>
 }
@@ -164,8 +154,8 @@ function sortIssues(items: GroupedIncident[], sort: IssueSort): void {
   items.sort(compare[sort])
 }
 
-/** Counts over every match; waiting and unobserved are not confirmed recovered, so not in the median. */
-export function summarise(incidents: readonly Incident[]): MatchedSummary {
+/** The summary of the matching issues (reference: `matched_summary`): counts over every match; waiting and unobserved are not confirmed recovered, so not in the median. */
+export function summarise(incidents: readonly Incident[]) {
   const resolvedDurations = incidents.filter((incident) => incident.status === 'resolved').map((incident) => incident.duration_seconds).sort((a, b) => a - b)
   const ongoing = incidents.filter((incident) => incident.closed_at === null)
   return {

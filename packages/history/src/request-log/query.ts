@@ -10,7 +10,7 @@ import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
-import { countable, countWindow, KEY_IDS, MODEL, type LogFacets } from './counts.ts'
+import { countable, countWindow, KEY_IDS, MODEL } from './counts.ts'
 import { HistoryQueryError } from '../queries/params.ts'
 
 /** How a page is ordered. */
@@ -139,19 +139,6 @@ export function parseLogQuery(params: Record<string, string>, now: number) {
 /** A checked request-log query. */
 export type LogQuery = ReturnType<typeof parseLogQuery>
 
-/** One page of the log. */
-export interface LogPage {
-  logs: RequestRecord[]
-  total: number
-  facets: LogFacets
-  from: string
-  to: string
-  limit: number
-  offset: number
-  /** The key names seen in this page, by key id (for the filters' labels). */
-  key_names: Record<string, string>
-}
-
 /**
  * What `search` matches, lowercased: the request id, session, providers and models asked and
  * served, gateway key, key ids and names, and the message. A row's `search` column holds the
@@ -230,7 +217,7 @@ async function readPage(pool: pg.Pool, query: LogQuery): Promise<EntryRow[]> {
 }
 
 /** One page of the log, its total and the window's facets. */
-export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
+export async function searchLogs(pool: pg.Pool, query: LogQuery) {
   const counted = countWindow(pool, query)
   // A total known from the counts that ends before the page spares looking for rows that are not there.
   const page = countable(query) ? counted.then(({ total }) => (total !== null && total <= query.offset ? [] : readPage(pool, query))) : readPage(pool, query)
@@ -242,6 +229,7 @@ export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPag
   })
   const [rows, { facets }, totalRows] = await Promise.all([page, counted, total])
   const logs = rows.map(recordOfRow)
+  // The key names seen in this page, by key id (for the filters' labels).
   const keyNames: Record<string, string> = {}
   for (const entry of logs) {
     if (entry.served.key_id !== null && entry.served.key_name !== null) keyNames[entry.served.key_id] = entry.served.key_name
@@ -249,6 +237,9 @@ export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPag
   }
   return { logs, total: totalRows, facets, from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString(), limit: query.limit, offset: query.offset, key_names: keyNames }
 }
+
+/** One page of the log. */
+export type LogPage = Awaited<ReturnType<typeof searchLogs>>
 
 /** One request whole, found by its id (the id's time finds its partition); null when not logged. */
 export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord | null> {
@@ -259,17 +250,8 @@ export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord 
   return row === undefined ? null : recordOfRow(row)
 }
 
-/** Where a request sits in routing history: a window around it and the entities it touched. */
-export interface HistoryLink {
-  from: string
-  to: string
-  entities: string[]
-  /** The incidents of that moment: `GET /api/adaptive-routing/history/issues` with the window and entities. */
-  issues: string
-}
-
-/** The window (5 minutes either side) and entities (`route:`, `direction:`) of one request, for its moment in routing history. */
-export function historyLink(entry: RequestRecord): HistoryLink {
+/** Where a request sits in routing history: the window (5 minutes either side) and entities (`route:`, `direction:`) it touched. */
+export function historyLink(entry: RequestRecord) {
   const at = Date.parse(entry.at)
   const entities = new Set<string>()
   const { served, routing } = entry
@@ -284,6 +266,7 @@ export function historyLink(entry: RequestRecord): HistoryLink {
   const from = new Date(at - 5 * 60_000).toISOString()
   const to = new Date(at + 5 * 60_000).toISOString()
   const list = [...entities]
+  // The incidents of that moment: the issues list with the window and entities.
   const issues = `/api/adaptive-routing/history/issues?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}${list.length > 0 ? `&entities=${encodeURIComponent(list.join(','))}` : ''}`
   return { from, to, entities: list, issues }
 }
