@@ -20,14 +20,8 @@ export interface LockState {
   owner?: number
 }
 
-/** The lock as read: its parsed state and the exact text (to compare before breaking it). */
-export interface ReadLock {
-  state: LockState | undefined
-  text: string
-}
-
-/** Reads the lock; `undefined` when there is none. An unparsable lock is still being written. */
-export async function readLock(path: string): Promise<ReadLock | undefined> {
+/** Reads the lock: its parsed state and the exact text (to compare before breaking it); `undefined` when there is none. An unparsable lock is still being written. */
+export async function readLock(path: string) {
   const text = await readFile(path, 'utf8').catch(unless('ENOENT'))
   return text === undefined ? undefined : { state: parseLock(text), text }
 }
