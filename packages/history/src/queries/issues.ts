@@ -17,18 +17,14 @@ type IssueSort = (typeof SORTS)[number]
 export const DEFAULT_LIMIT = 25
 export const MAX_LIMIT = 100
 
+/** The filters that take any values. */
+const LISTS = ['ids', 'reasons', 'providers', 'models', 'regions', 'nodes', 'entities'] as const
+
 /** The parsed filters of an issues query. */
-export interface IssueFilters {
-  ids?: string[]
+export type IssueFilters = Partial<Record<(typeof LISTS)[number], string[]>> & {
   statuses?: IncidentStatus[]
   states?: string[]
   scopes?: string[]
-  reasons?: string[]
-  providers?: string[]
-  models?: string[]
-  regions?: string[]
-  nodes?: string[]
-  entities?: string[]
   search?: string
   sort: IssueSort
   /** Null without limit and offset: the whole list. */
@@ -56,7 +52,7 @@ export function parseIssueFilters(query: URLSearchParams): IssueFilters {
   const assign = <K extends keyof IssueFilters>(key: K, value: IssueFilters[K] | undefined) => {
     if (value !== undefined) filters[key] = value
   }
-  for (const name of ['ids', 'reasons', 'providers', 'models', 'regions', 'nodes', 'entities'] as const) assign(name, list(query, name))
+  for (const name of LISTS) assign(name, list(query, name))
   assign('statuses', enumList(query, 'statuses', STATUSES))
   assign('states', enumList(query, 'states', STATES))
   assign('scopes', enumList(query, 'scopes', SCOPES))

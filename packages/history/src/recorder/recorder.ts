@@ -38,7 +38,6 @@ export interface HistoryRecorder {
   holds(entries: readonly HoldView[], origin: 'local' | 'peer'): void
   /** The routes after a recompute (every 5 s): state changes and episodes follow them. */
   routes(views: readonly RouteView[]): void
-  /** One finished request. */
   request(outcome: RequestOutcome): void
   /** An event that is not routing's own: key/provider edits and deletes, settings changes. */
   record(event: Omit<HistoryEvent, 'at'> & { at?: number }): void
