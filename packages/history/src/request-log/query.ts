@@ -94,9 +94,8 @@ export function parseLogQuery(params: Record<string, string>, now: number) {
     else throw new HistoryQueryError('status', `status takes HTTP statuses (200, 429) or classes (2xx, 5xx), got "${value}".`)
   }
   const failureClasses = list('failure_classes', params.failure_classes)
-  for (const value of failureClasses) {
-    if (!(LOG_FAILURE_CLASSES as readonly string[]).includes(value)) throw new HistoryQueryError('failure_classes', `Unknown failure class "${value}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
-  }
+  const unknownClass = failureClasses.find((value) => !(LOG_FAILURE_CLASSES as readonly string[]).includes(value))
+  if (unknownClass !== undefined) throw new HistoryQueryError('failure_classes', `Unknown failure class "${unknownClass}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
   const requestId = params.request_id === undefined ? null : params.request_id.trim().toLowerCase()
   if (requestId !== null && !isRequestId(requestId)) throw new HistoryQueryError('request_id', `request_id must be a request id as x-request-id gives it (a UUIDv7), got "${params.request_id}".`)
   const pickedBy = params.picked_by
