@@ -1,6 +1,6 @@
 /**
- * `npm start` as a user runs it (issue 18): a node that dies is reported and started again;
- * Ctrl-C in the terminal (SIGINT to the whole process group) stops everything with exit 0
+ * `npm start` as a user runs it (issue 18): a node that dies is reported and started again, and
+ * so is the embedded PostgreSQL; Ctrl-C in the terminal (SIGINT to the whole process group) stops everything with exit 0
  * and the leaders' last hold snapshots written, and starting again at once works, back to
  * back. The launcher runs in its own process group, on a state directory of its own
  * (SWITCHBOARD_STATE_DIR), so it never meets the checkout's own embedded Postgres.
@@ -99,6 +99,12 @@ describe('npm start', () => {
         await launcher.waitFor(/\[node-2\] exited unexpectedly \(signal SIGKILL\)/, 10_000)
         await launcher.waitFor(/\[node-2\] is back on/, 60_000)
         expect((await fetch(`${url(1)}/health`)).status).toBe(200)
+        // The embedded PostgreSQL dies: the launcher starts it again and the nodes reconnect.
+        const postmaster = Number((await readFile(join(stateDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0])
+        process.kill(postmaster, 'SIGKILL')
+        await launcher.waitFor(/\[postgres\] the embedded PostgreSQL is not answering; starting it again if it is gone/, 15_000)
+        await launcher.waitFor(/\[postgres\] is back \(in/, 60_000)
+        for (const offset of [0, 1]) await expect.poll(async () => databaseStatus(url(offset)), { timeout: 30_000 }).toBe('ok')
       }
       for (const offset of [0, 1]) expect((await fetch(`${url(offset)}/health`)).status).toBe(200)
       // A hold to snapshot: the rough day's revoked key, held once a request tries it.
@@ -122,6 +128,7 @@ describe('npm start', () => {
 
 const chat = (url: string) =>
   fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }) }).then((response) => response.arrayBuffer())
+const databaseStatus = async (url: string) => ((await (await fetch(`${url}/health`)).json()) as { database: { status: string } }).database.status
 const heldCount = async (url: string) => ((await (await fetch(`${url}/api/adaptive-routing/conditions`)).json()) as { count: number }).count
 
 /** Sends requests until a key is held (the revoked one: every request tries it until then); bounded. */

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { randomBytes } from 'node:crypto'
-import { ensureDatabase } from '@switchboard/store'
+import { databaseAnswers, ensureDatabase, type DatabaseHandle } from '@switchboard/store'
 import { DEMO_MODELS, freshDatabase, launchFleet, ROUGH_DAY_RULES, roughDayConfig, startSimulatorProcess, type FleetNode, type LocalFleet } from '@switchboard/test-kit'
 import { loadLine, startLoad, type LoadTally } from './load.ts'
 
@@ -71,6 +71,39 @@ function restart(node: FleetNode, detail: { code: number | null; signal: NodeJS.
   timer.unref()
 }
 
+/**
+ * The embedded Postgres, should it die, is started again on its data directory and port, so the
+ * nodes (serving from memory and keeping their rows meanwhile) reconnect by themselves. Checked
+ * every 2 s; two checks unanswered in a row start it (a busy server may miss one).
+ */
+function watchDatabase(first: DatabaseHandle): void {
+  let server = first
+  cleanups.push(() => server.release())
+  let misses = 0
+  let checking = false
+  const timer = setInterval(() => {
+    if (stopping || checking) return
+    checking = true
+    void (async () => {
+      if (await databaseAnswers(server.url)) misses = 0
+      else if (++misses >= 2 && !stopping) {
+        console.log('[postgres] the embedded PostgreSQL is not answering; starting it again if it is gone')
+        const began = Date.now()
+        const previous = server
+        server = await ensureDatabase({ dataDir: join(stateDir, 'postgres') })
+        await previous.release()
+        misses = 0
+        const moved = new URL(server.url).port !== new URL(previous.url).port ? ` on another port (${new URL(server.url).port}): restart npm start` : ''
+        console.log(`[postgres] is back${moved} (in ${((Date.now() - began) / 1000).toFixed(1)} s)`)
+      }
+    })()
+      .catch((error: unknown) => console.log(`[postgres] could not start it again: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`))
+      .finally(() => (checking = false))
+  }, 2_000)
+  timer.unref()
+  cleanups.push(() => clearInterval(timer))
+}
+
 try {
   // The simulator starts while Postgres does (a restart at once after Ctrl-C is that much sooner).
   const simulatorStarting = startSimulatorProcess()
@@ -79,7 +112,8 @@ try {
     () => {},
   )
   const server = await ensureDatabase({ databaseUrl: process.env.SWITCHBOARD_DATABASE_URL ?? process.env.DATABASE_URL, dataDir: join(stateDir, 'postgres') })
-  cleanups.push(() => server.release())
+  if (server.embedded) watchDatabase(server)
+  else cleanups.push(() => server.release())
   // The demo gets a database of its own, fresh each start, so it always shows the same rough day.
   const database = { ...server, url: await freshDatabase(server.url, 'switchboard_demo') }
   const simulator = await simulatorStarting

@@ -14,7 +14,7 @@
  */
 export { ensureDatabase, stopEmbeddedDatabase, embeddedPaths, type DatabaseHandle } from './embedded/server.ts'
 export { isRunning } from './embedded/processes.ts'
-export { anyFreePort, portFree } from './embedded/postmaster.ts'
+export { anyFreePort, portFree, answers as databaseAnswers } from './embedded/postmaster.ts'
 export { createPool, type DatabasePool } from './pool.ts'
 export { inTransaction } from './transaction.ts'
 export { saveSetting } from './config/settings.ts'
