@@ -8,16 +8,13 @@ import { createHash } from 'node:crypto'
 import type { RouteState } from '@switchboard/routing'
 import { keyEntity, type Scope } from '../entities.ts'
 import { worse } from '../tracker/episodes.ts'
-import type { Action, Episode } from '../tracker/types.ts'
+import type { Action, Episode, Stamped } from '../tracker/types.ts'
 
 /** Incident statuses (design.md). */
 export type IncidentStatus = 'attention' | 'recovering' | 'mitigated' | 'waiting' | 'resolved' | 'unobserved'
 
 /** An episode as stored: with the node that saw it. */
-export interface StoredEpisode extends Episode {
-  nodeId: string
-  region: string
-}
+export type StoredEpisode = Stamped<Episode>
 
 /** What history knows of a node: when it last reported, and whether it stopped. */
 export interface NodeLiveness {
@@ -154,14 +151,12 @@ export function groupIncidents(episodes: readonly StoredEpisode[], nodes: Readon
   for (const list of alone.values()) if (list.length >= 2) joinRuns(list)
   const groups = new Map<number, number[]>()
   effective.forEach((_, index) => pushTo(groups, find(index), index))
-  const incidents: GroupedIncident[] = []
-  for (const members of groups.values()) {
+  return [...groups.values()].map((members) => {
     // Members in a fixed order, and the primary chosen from them alone: the answer does not depend on the order rows came in.
     const ordered = members.map((index) => effective[index]!).sort((a, b) => compareEpisodes(a.episode, b.episode))
     const primary = ordered.reduce((best, item) => (rank(item.episode) > rank(best.episode) ? item : best)).episode
-    incidents.push(buildIncident(primary, ordered, options))
-  }
-  return incidents
+    return buildIncident(primary, ordered, options)
+  })
 }
 
 /** Oldest first; then by node and id, so equal openings sort the same everywhere. */
@@ -183,6 +178,9 @@ export function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else list.push(value)
 }
 
+/** Actions from the mildest to the strongest: an incident names the strongest any of its episodes took. */
+const ACTION_STRENGTH: readonly Action[] = ['reduced_traffic', 'moved_traffic', 'held']
+
 /** One incident from its members, `members` already in `compareEpisodes` order. */
 function buildIncident(
   primary: StoredEpisode,
@@ -195,43 +193,28 @@ function buildIncident(
   const openedMs = episodes[0]!.openedAt
   const live = members.filter((member) => member.end === null)
   const closedMs = live.length > 0 ? null : Math.max(...members.map((member) => member.end!))
-  const models = new Set<string>()
-  const keyIds = new Set<string>()
+  const sortedSet = (values: (episode: StoredEpisode) => readonly string[]) => [...new Set(episodes.flatMap(values))].sort()
+  const sum = (count: (episode: StoredEpisode) => number) => episodes.reduce((total, episode) => total + count(episode), 0)
+  const models = sortedSet((episode) => episode.models)
   // Each reason with when it was last seen: the incident leads with the latest evidence (issue 36, item 5).
   const reasonSeen = new Map<string, number>()
-  const nodeIds = new Set<string>()
-  const regions = new Set<string>()
-  let worst: RouteState = 'healthy'
-  let checks = 0
-  let requestsFailed = 0
-  let pinnedKeptFailed = 0
-  let actionRank = 0
   for (const episode of episodes) {
-    for (const model of episode.models) models.add(model)
-    for (const keyId of episode.keyIds) keyIds.add(keyId)
     episode.reasons.forEach((reason, index) => {
       const last = index === episode.reasons.length - 1
       const seen = last ? (episode.reasonAt ?? episode.openedAt) : episode.openedAt
       if (seen > (reasonSeen.get(reason) ?? -Infinity)) reasonSeen.set(reason, seen)
     })
-    nodeIds.add(episode.nodeId)
-    regions.add(episode.region)
-    worst = worse(worst, episode.worstState)
-    checks += episode.checks
-    requestsFailed += episode.requestsFailed
-    pinnedKeptFailed += episode.pinnedKeptFailed
-    actionRank = Math.max(actionRank, episode.action === 'held' ? 3 : episode.action === 'moved_traffic' ? 2 : 1)
   }
-  const action: Action = actionRank === 3 ? 'held' : actionRank === 2 ? 'moved_traffic' : 'reduced_traffic'
+  const worst = episodes.reduce<RouteState>((state, episode) => worse(state, episode.worstState), 'healthy')
+  const action = ACTION_STRENGTH[Math.max(...episodes.map((episode) => ACTION_STRENGTH.indexOf(episode.action)))]!
   // Latest first; reasons seen at the same moment keep the order they were met in (the sort is stable).
   const reasons = [...reasonSeen.keys()].sort((a, b) => reasonSeen.get(b)! - reasonSeen.get(a)!)
-  const lost = members.some((member) => member.lost)
   let status: Incident['status']
   let help: string | undefined
   // Closed: resolved when a node saw it close; unobserved when every node lost sight of it first.
-  if (live.length === 0) status = lost && !members.some((member) => !member.lost) ? 'unobserved' : 'resolved'
+  if (live.length === 0) status = members.every((member) => member.lost) ? 'unobserved' : 'resolved'
   else {
-    help = whatWouldHelp(primary, live.map((member) => member.episode), [...models].sort(), options)
+    help = whatWouldHelp(primary, live.map((member) => member.episode), models, options)
     if (help !== undefined) status = 'attention'
     else if (live.some((member) => member.episode.phase !== 'recovering')) status = 'mitigated'
     else {
@@ -241,26 +224,26 @@ function buildIncident(
     }
   }
   // Route episodes of one key on several models (joined above): the incident is the key's.
-  const acrossModels = primary.scope === 'route' && models.size > 1
+  const acrossModels = primary.scope === 'route' && models.length > 1
   const entity = acrossModels ? keyEntity(primary.provider, primary.keyIds[0] ?? '') : primary.entity
   const incident: Incident = {
     id: incidentId(entity, openedMs),
     entity,
     scope: acrossModels ? 'key' : primary.scope,
     provider: primary.provider,
-    models: [...models].sort(),
-    key_ids: [...keyIds].sort(),
+    models,
+    key_ids: sortedSet((episode) => episode.keyIds),
     status,
     worst_state: worst === 'healthy' ? 'degraded' : worst,
     reasons,
     opened_at: new Date(openedMs).toISOString(),
     closed_at: closedMs === null ? null : new Date(closedMs).toISOString(),
     duration_seconds: Math.max(0, Math.round(((closedMs ?? now) - openedMs) / 1000)),
-    nodes: [...nodeIds].sort(),
-    regions: [...regions].sort(),
-    checks,
-    requests_failed: requestsFailed,
-    pinned_kept_failed: pinnedKeptFailed,
+    nodes: sortedSet((episode) => [episode.nodeId]),
+    regions: sortedSet((episode) => [episode.region]),
+    checks: sum((episode) => episode.checks),
+    requests_failed: sum((episode) => episode.requestsFailed),
+    pinned_kept_failed: sum((episode) => episode.pinnedKeptFailed),
     action,
   }
   if (help !== undefined) incident.what_would_help = help

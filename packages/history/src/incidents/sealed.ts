@@ -77,11 +77,8 @@ export function reseal(previous: SealedIncidents, changed: readonly number[], fr
 /** Every incident: the sealed ones the open tail cannot reach as they are, the rest grouped with the tail. */
 export function groupWithSealed(sealed: SealedIncidents, tail: readonly StoredEpisode[], nodes: ReadonlyMap<string, NodeLiveness>, options: GroupOptions): GroupedIncident[] {
   const joined = neighbours(sealed.byProvider, tail)
-  const regrouped = groupIncidents([...tail, ...[...joined].flatMap((component) => component.grouped.episodes)], nodes, options)
-  const out: GroupedIncident[] = []
-  for (const component of sealed.components) if (!joined.has(component)) out.push(component.grouped)
-  out.push(...regrouped)
-  return out
+  const untouched = sealed.components.filter((component) => !joined.has(component)).map((component) => component.grouped)
+  return [...untouched, ...groupIncidents([...tail, ...[...joined].flatMap((component) => component.grouped.episodes)], nodes, options)]
 }
 
 /**
@@ -100,16 +97,9 @@ function neighbours(byProvider: ReadonlyMap<string, readonly SealedComponent[]>,
   return found
 }
 
+/** A sealed incident's component: every episode of it is closed, so the incident opens at the first opening and closes at the last closing. */
 function sealedComponent(grouped: GroupedIncident): SealedComponent {
-  let from = Infinity
-  let to = -Infinity
-  const slices = new Set<number>()
-  for (const episode of grouped.episodes) {
-    from = Math.min(from, episode.openedAt)
-    to = Math.max(to, episode.closedAt!)
-    slices.add(sliceOf(episode.closedAt!))
-  }
-  return { grouped, slices, from, to }
+  return { grouped, slices: new Set(grouped.episodes.map((episode) => sliceOf(episode.closedAt!))), from: grouped.openedMs, to: grouped.closedMs! }
 }
 
 function indexByProvider(components: readonly SealedComponent[]): Map<string, SealedComponent[]> {

@@ -43,7 +43,7 @@ export async function createDayPartitions(
   const existing = new Set(await listPartitionNames(pool, tables))
   const missing = wanted.filter((partition) => !existing.has(partition.name))
   if (missing.length === 0) return []
-  return underPartitionLock(pool, async (client) => {
+  return inTransaction(pool, async (client) => {
     const created: string[] = []
     const now = new Set(await listPartitionNames(client, tables))
     for (const partition of missing) {
@@ -53,13 +53,13 @@ export async function createDayPartitions(
       created.push(partition.name)
     }
     return created
-  })
+  }, PARTITION_LOCK)
 }
 
 /** Drops the partitions of `tables` whose whole UTC day ended at or before `beforeMs`. Returns the dropped names. */
 export async function dropDayPartitionsBefore(pool: pg.Pool, tables: readonly string[], beforeMs: number): Promise<string[]> {
   const cutoff = dayName(dayStart(beforeMs))
-  return underPartitionLock(pool, async (client) => {
+  return inTransaction(pool, async (client) => {
     const dropped: string[] = []
     for (const name of await listPartitionNames(client, tables)) {
       const day = /_p(\d{8})$/.exec(name)?.[1]
@@ -68,15 +68,8 @@ export async function dropDayPartitionsBefore(pool: pg.Pool, tables: readonly st
       dropped.push(name)
     }
     return dropped
-  })
+  }, PARTITION_LOCK)
 }
-
-/** Runs partition DDL in one transaction holding the partition lock. */
-const underPartitionLock = <Result>(pool: pg.Pool, work: (client: pg.ClientBase) => Promise<Result>): Promise<Result> =>
-  inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK])
-    return work(client)
-  })
 
 /** The cutoff of a retention of `retentionDays` at `nowMs`: a day that ended before it is dropped. */
 export function retentionCutoff(nowMs: number, retentionDays: number): number {

@@ -1,8 +1,5 @@
 /**
- * The incidents of a node's history queries: the sealed incidents kept grouped in this
- * process (incidents/sealed.ts), checked against Postgres on every query by slice
- * fingerprints read in the same statement as the open tail, so a query groups only the tail
- * and the sealed incidents it can join. What a node answers is a function of the rows in
+ * The incidents of a node's history queries. What a node answers is a function of the rows in
  * Postgres alone (what is kept here is only ever a grouping of rows Postgres still has), so
  * every node answers the same.
  */
@@ -19,7 +16,7 @@ const STEP_MS = 60_000
 /** How many times a query rereads when writes keep landing between its reads, before it groups everything. */
 const ATTEMPTS = 3
 
-/** One node's incidents, as `groupIncidents` of every node's episodes would answer: sealed ones kept between queries, each query checked against Postgres and grouping only the open tail. */
+/** One node's incidents, as `groupIncidents` of every node's episodes would answer: sealed ones kept between queries (incidents/sealed.ts), each query checked against Postgres and grouping only the open tail. */
 export function createIncidentSource(pool: pg.Pool) {
   let sealed: SealedIncidents = emptySealed()
   let resealing: Promise<void> | null = null

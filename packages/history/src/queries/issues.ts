@@ -17,18 +17,14 @@ type IssueSort = (typeof SORTS)[number]
 export const DEFAULT_LIMIT = 25
 export const MAX_LIMIT = 100
 
+/** The filters that take any values. */
+const LISTS = ['ids', 'reasons', 'providers', 'models', 'regions', 'nodes', 'entities'] as const
+
 /** The parsed filters of an issues query. */
-export interface IssueFilters {
-  ids?: string[]
+export type IssueFilters = Partial<Record<(typeof LISTS)[number], string[]>> & {
   statuses?: IncidentStatus[]
   states?: string[]
   scopes?: string[]
-  reasons?: string[]
-  providers?: string[]
-  models?: string[]
-  regions?: string[]
-  nodes?: string[]
-  entities?: string[]
   search?: string
   sort: IssueSort
   /** Null without limit and offset: the whole list. */
@@ -56,23 +52,13 @@ export function parseIssueFilters(query: URLSearchParams): IssueFilters {
   const assign = <K extends keyof IssueFilters>(key: K, value: IssueFilters[K] | undefined) => {
     if (value !== undefined) filters[key] = value
   }
-  for (const name of ['ids', 'reasons', 'providers', 'models', 'regions', 'nodes', 'entities'] as const) assign(name, list(query, name))
+  for (const name of LISTS) assign(name, list(query, name))
   assign('statuses', enumList(query, 'statuses', STATUSES))
   assign('states', enumList(query, 'states', STATES))
   assign('scopes', enumList(query, 'scopes', SCOPES))
   const search = query.get('search')?.trim()
   if (search) filters.search = search.toLowerCase()
   return filters
-}
-
-/** The summary of the matching issues (reference: `matched_summary`). */
-export interface MatchedSummary {
-  attention: number
-  ongoing: number
-  resolved: number
-  median_resolve_seconds: number | null
-  longest_ongoing_seconds: number | null
-  pinned_kept_failed: number
 }
 
 /** The answer: `issues`, plus the page fields when paged. */
@@ -83,7 +69,7 @@ export interface IssuesAnswer {
   total?: number
   offset?: number
   limit?: number
-  matched_summary?: MatchedSummary
+  matched_summary?: ReturnType<typeof summarise>
   facets?: Record<string, Record<string, number>>
   key_names?: Record<string, string>
 }
@@ -164,8 +150,8 @@ function sortIssues(items: GroupedIncident[], sort: IssueSort): void {
   items.sort(compare[sort])
 }
 
-/** Counts over every match; waiting and unobserved are not confirmed recovered, so not in the median. */
-export function summarise(incidents: readonly Incident[]): MatchedSummary {
+/** The summary of the matching issues (reference: `matched_summary`): counts over every match; waiting and unobserved are not confirmed recovered, so not in the median. */
+export function summarise(incidents: readonly Incident[]) {
   const resolvedDurations = incidents.filter((incident) => incident.status === 'resolved').map((incident) => incident.duration_seconds).sort((a, b) => a - b)
   const ongoing = incidents.filter((incident) => incident.closed_at === null)
   return {

@@ -27,11 +27,9 @@ export function list(query: URLSearchParams, name: string): string[] | undefined
 /** A list whose every item must be one of `allowed`. */
 export function enumList<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[]): T[] | undefined {
   const items = list(query, name)
-  if (items === undefined) return undefined
-  for (const item of items) {
-    if (!(allowed as readonly string[]).includes(item)) throw new HistoryQueryError(name, `"${item}" is not a valid value for ${name}: use ${allowed.join(', ')}.`)
-  }
-  return items as T[]
+  const invalid = items?.find((item) => !(allowed as readonly string[]).includes(item))
+  if (invalid !== undefined) throw new HistoryQueryError(name, `"${invalid}" is not a valid value for ${name}: use ${allowed.join(', ')}.`)
+  return items as T[] | undefined
 }
 
 /** A time as RFC 3339 or unix seconds (reference: `from`, `to`), in ms. */

@@ -5,11 +5,11 @@
  * Shapes are documented in docs/api.md.
  */
 import type pg from 'pg'
-import type { GroupedIncident, Incident } from '../incidents/group.ts'
+import type { GroupOptions, GroupedIncident } from '../incidents/group.ts'
 import { createIncidentSource } from './incidents.ts'
 import { answerIssues, keyNamesOf, parseIssueFilters, type IssuesAnswer } from './issues.ts'
 import { HistoryQueryError, list, parseWindow, windowTimes } from './params.ts'
-import { loadChanges, loadEvents, settingsAt, type EventView } from './read.ts'
+import { loadChanges, loadEvents, settingsAt } from './read.ts'
 import { directionEntity, keyEntity, routeEntity } from '../entities.ts'
 import { buildTimeline, readTimelineCells, round } from './timeline.ts'
 import { sumCounts } from './counts.ts'
@@ -24,22 +24,7 @@ interface HistoryQueriesComponents {
 }
 
 /** Tuning of the statuses (tests shorten them). */
-interface HistoryQueriesInit {
-  lostAfterMs?: number
-  waitingAfterMs?: number
-}
-
-/** The detail of one incident (design.md: `events`, `recent_changes`, `settings_in_effect`, `impacted_nodes`). */
-export interface IssueDetail extends Incident {
-  events: EventView[]
-  recent_changes: EventView[]
-  settings_in_effect: { at_open: Record<string, unknown>; now: Record<string, unknown> }
-  impacted_nodes: { node_id: string; region: string; saw_refusal: boolean }[]
-  checks_list: { at: string; node_id: string; outcome: string }[]
-  failed_requests: { at: string; node_id: string; pinned: boolean; kept_on_failing: boolean; failure_class: string | null }[]
-  key_names: Record<string, string>
-  provider_message: string | null
-}
+type HistoryQueriesInit = Pick<GroupOptions, 'lostAfterMs' | 'waitingAfterMs'>
 
 /** How far before an incident edits and settings changes count as recent changes. */
 const RECENT_BEFORE_MS = 30 * 60_000
@@ -60,8 +45,8 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
       return answerIssues(await grouped(at), filters, window, keyName)
     },
 
-    /** `GET .../history/issues/:id`; null when no incident of the window (default: 7 days) has that id. */
-    async issue(id: string, query: URLSearchParams): Promise<IssueDetail | null> {
+    /** `GET .../history/issues/:id`, the incident with its detail (design.md: `events`, `recent_changes`, `settings_in_effect`, `impacted_nodes`); null when no incident of the window (default: 7 days) has that id. */
+    async issue(id: string, query: URLSearchParams) {
       const at = now()
       const window = parseWindow(query, at, 7 * 86_400_000)
       const found = (await grouped(at)).find((item) => item.incident.id === id && item.openedMs <= window.to && (item.closedMs === null || item.closedMs >= window.from))
@@ -132,10 +117,9 @@ export function createHistoryQueries(components: HistoryQueriesComponents, init:
         if (!Number.isInteger(parsed) || parsed < 1) throw new HistoryQueryError('bucket_seconds', `bucket_seconds must be a positive whole number (got "${bucketValue}").`)
         bucketSeconds = Math.max(parsed, Math.ceil(span / 1000 / 1000))
       }
-      const providers = list(query, 'providers')
-      const models = list(query, 'models')
+      const filters = { providers: list(query, 'providers') ?? null, models: list(query, 'models') ?? null }
       // The cells and the incidents at once: the rollups make the cells a small read (timeline.ts).
-      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, { providers: providers ?? null, models: models ?? null }), grouped(at)])
+      const [cells, grouping] = await Promise.all([readTimelineCells(pool, window, bucketSeconds, filters), grouped(at)])
       const incidents = answerIssues(grouping, { sort: 'oldest', page: null }, window, keyName).issues
       return {
         ...windowTimes(window),

@@ -10,8 +10,8 @@ import { insertRows, type Column } from '../writer/insert.ts'
 import { createDayPartitions } from '../partitions/day-partitions.ts'
 import { NodeTracker, type HoldView, type TrackerOutput } from '../tracker/tracker.ts'
 import type { RequestOutcome } from '../tracker/requests.ts'
-import type { Episode, HistoryEvent, RouteView } from '../tracker/types.ts'
-import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, upsertEpisodes, type Stamped } from './tables.ts'
+import type { Episode, HistoryEvent, RouteView, Stamped } from '../tracker/types.ts'
+import { countColumns, eventColumns, PARTITIONED_TABLES, snapshotColumns, upsertEpisodes } from './tables.ts'
 
 /** What the recorder needs. */
 export interface HistoryRecorderComponents {
@@ -38,7 +38,6 @@ export interface HistoryRecorder {
   holds(entries: readonly HoldView[], origin: 'local' | 'peer'): void
   /** The routes after a recompute (every 5 s): state changes and episodes follow them. */
   routes(views: readonly RouteView[]): void
-  /** One finished request. */
   request(outcome: RequestOutcome): void
   /** An event that is not routing's own: key/provider edits and deletes, settings changes. */
   record(event: Omit<HistoryEvent, 'at'> & { at?: number }): void
@@ -63,10 +62,7 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
   // Episodes this node left open in an earlier run: nobody saw them close. Done before this run writes its own.
   const earlierRunClosed = pool
     .query(`UPDATE history_episodes SET detail = detail || '{"lost": true}', closed_at = COALESCE((SELECT last_seen_at FROM history_nodes WHERE node_id = $1), updated_at) WHERE node_id = $1 AND closed_at IS NULL`, [init.nodeId])
-    .then(
-      () => {},
-      (error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`),
-    )
+    .catch((error: unknown) => log(`history: could not close episodes of an earlier run: ${String(error)}`))
 
   const writer = <Row>(name: string, write: (rows: readonly Row[]) => Promise<void>): BatchWriter<Row> => createBatchWriter<Row>({ name, write, log })
   /** A writer of a day-partitioned table: a missing partition (the clock passed the days made ahead) is made, then the write retried once. */

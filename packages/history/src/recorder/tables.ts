@@ -1,10 +1,7 @@
 /** How each history row maps onto its table's columns (the baseline migration, packages/store); episodes are upserted, one row per node and episode rewritten as it changes. */
 import type pg from 'pg'
 import { unnestOf, type Column } from '../writer/insert.ts'
-import type { CountRow, Episode, HistoryEvent, SnapshotRow } from '../tracker/types.ts'
-
-/** A row stamped with the node that recorded it. */
-export type Stamped<Row> = Row & { nodeId: string; region: string }
+import type { CountRow, Episode, HistoryEvent, SnapshotRow, Stamped } from '../tracker/types.ts'
 
 const at = <Row extends { at: number }>(): Column<Row> => ({ name: 'at', type: 'timestamptz', value: (row) => new Date(row.at) })
 /** Columns of one type, each named as its table names it and read from the row's field beside it. */
@@ -40,11 +37,7 @@ export const countColumns: Column<Count>[] = [
 ]
 
 /** The episode fields kept in `detail` (everything but the indexed columns). */
-function episodeDetail(episode: Episode): Record<string, unknown> {
-  const { id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt, ...detail } = episode
-  void id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt
-  return detail
-}
+const episodeDetail = ({ id, entity, scope, provider, models, keyIds, openedAt, closedAt, updatedAt, ...detail }: Episode) => detail
 
 const episodeColumns: Column<Stamped<Episode>>[] = [
   ...node<Stamped<Episode>>(),

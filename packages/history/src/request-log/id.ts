@@ -34,20 +34,18 @@ export function newRequestId(now: number): string {
   const at = next
   next += 10
   // 12 random bits (rand_a), then the variant (binary 10) and 62 random bits (rand_b).
-  digits(15, (pool[at] as number) & 0x0f, 1)
-  digits(16, pool[at + 1] as number, 2)
-  digits(19, 0x80 | ((pool[at + 2] as number) & 0x3f), 2)
-  digits(21, pool[at + 3] as number, 2)
-  for (let index = 0; index < 6; index++) digits(24 + 2 * index, pool[at + 4 + index] as number, 2)
+  id[15] = HEX[(pool[at] as number) & 0x0f] as number
+  digits(16, pool[at + 1] as number)
+  digits(19, 0x80 | ((pool[at + 2] as number) & 0x3f))
+  digits(21, pool[at + 3] as number)
+  for (let index = 0; index < 6; index++) digits(24 + 2 * index, pool[at + 4 + index] as number)
   return id.toString('latin1', 0, 36)
 }
 
-/** Writes `value` as `count` (1 or 2) hex digits at `offset` of the id. */
-function digits(offset: number, value: number, count: 1 | 2): void {
-  if (count === 2) {
-    id[offset] = HEX[value >> 4] as number
-    id[offset + 1] = HEX[value & 0x0f] as number
-  } else id[offset] = HEX[value & 0x0f] as number
+/** Writes the byte `value` as two hex digits at `offset` of the id. */
+function digits(offset: number, value: number): void {
+  id[offset] = HEX[value >> 4] as number
+  id[offset + 1] = HEX[value & 0x0f] as number
 }
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i

@@ -10,7 +10,7 @@ import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
-import { countable, countWindow, KEY_IDS, MODEL, type LogFacets } from './counts.ts'
+import { countable, countWindow, KEY_IDS, MODEL } from './counts.ts'
 import { HistoryQueryError } from '../queries/params.ts'
 
 /** How a page is ordered. */
@@ -19,34 +19,6 @@ export type LogSort = (typeof LOG_SORTS)[number]
 
 /** Failure classes a log entry can carry, plus `none` for a success. */
 export const LOG_FAILURE_CLASSES = ['none', ...FAILURE_CLASSES] as const
-
-/** A checked request-log query. */
-export interface LogQuery {
-  from: number
-  to: number
-  providers: string[]
-  models: string[]
-  /** Exact statuses and status classes (`4` for `4xx`). */
-  statuses: number[]
-  statusClasses: number[]
-  failureClasses: string[]
-  keyIds: string[]
-  sessionId: string | null
-  requestId: string | null
-  nodes: string[]
-  movedOff: boolean | null
-  check: boolean | null
-  addedFallback: boolean | null
-  pickedBy: 'routing' | 'caller' | null
-  minLatencyMs: number | null
-  maxLatencyMs: number | null
-  minTokens: number | null
-  maxTokens: number | null
-  search: string | null
-  sort: LogSort
-  limit: number
-  offset: number
-}
 
 export const DEFAULT_LOG_LIMIT = 50
 export const MAX_LOG_LIMIT = 500
@@ -104,7 +76,7 @@ function bounds(params: Record<string, string>, name: string, integer: boolean):
 }
 
 /** Checks the parameters of `GET /api/logs`; throws `HistoryQueryError` for the first bad one. */
-export function parseLogQuery(params: Record<string, string>, now: number): LogQuery {
+export function parseLogQuery(params: Record<string, string>, now: number) {
   for (const name of Object.keys(params)) {
     if (!PARAMS.has(name)) throw new HistoryQueryError(name, `Unknown parameter "${name}". The log takes: ${[...PARAMS].join(', ')}.`)
   }
@@ -112,6 +84,7 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
   const from = params.from === undefined ? to - DEFAULT_LOG_WINDOW_MS : parseTime('from', params.from)
   if (from > to) throw new HistoryQueryError('from', 'from is after to: the window must start before it ends.')
 
+  // Exact statuses and status classes (`4` for `4xx`).
   const statuses: number[] = []
   const statusClasses: number[] = []
   for (const value of list('status', params.status)) {
@@ -121,9 +94,8 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
     else throw new HistoryQueryError('status', `status takes HTTP statuses (200, 429) or classes (2xx, 5xx), got "${value}".`)
   }
   const failureClasses = list('failure_classes', params.failure_classes)
-  for (const value of failureClasses) {
-    if (!(LOG_FAILURE_CLASSES as readonly string[]).includes(value)) throw new HistoryQueryError('failure_classes', `Unknown failure class "${value}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
-  }
+  const unknownClass = failureClasses.find((value) => !(LOG_FAILURE_CLASSES as readonly string[]).includes(value))
+  if (unknownClass !== undefined) throw new HistoryQueryError('failure_classes', `Unknown failure class "${unknownClass}"; use ${LOG_FAILURE_CLASSES.join(', ')}.`)
   const requestId = params.request_id === undefined ? null : params.request_id.trim().toLowerCase()
   if (requestId !== null && !isRequestId(requestId)) throw new HistoryQueryError('request_id', `request_id must be a request id as x-request-id gives it (a UUIDv7), got "${params.request_id}".`)
   const pickedBy = params.picked_by
@@ -151,7 +123,7 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
     movedOff: flag('moved_off', params.moved_off),
     check: flag('check', params.check),
     addedFallback: flag('added_fallback', params.added_fallback),
-    pickedBy: pickedBy ?? null,
+    pickedBy: (pickedBy ?? null) as 'routing' | 'caller' | null,
     minLatencyMs,
     maxLatencyMs,
     minTokens,
@@ -163,18 +135,8 @@ export function parseLogQuery(params: Record<string, string>, now: number): LogQ
   }
 }
 
-/** One page of the log. */
-export interface LogPage {
-  logs: RequestRecord[]
-  total: number
-  facets: LogFacets
-  from: string
-  to: string
-  limit: number
-  offset: number
-  /** The key names seen in this page, by key id (for the filters' labels). */
-  key_names: Record<string, string>
-}
+/** A checked request-log query. */
+export type LogQuery = ReturnType<typeof parseLogQuery>
 
 /**
  * What `search` matches, lowercased: the request id, session, providers and models asked and
@@ -197,10 +159,7 @@ const COMPARED = [
 /** The WHERE clause of a query and its parameters. */
 function where(query: LogQuery): { sql: string; values: unknown[] } {
   const values: unknown[] = []
-  const add = (value: unknown) => {
-    values.push(value)
-    return `$${values.length}`
-  }
+  const add = (value: unknown) => `$${values.push(value)}`
   const clauses = [`at >= ${add(new Date(query.from).toISOString())}`, `at <= ${add(new Date(query.to).toISOString())}`]
   if (query.providers.length > 0) clauses.push(`served_provider = ANY(${add(query.providers)}::text[])`)
   if (query.models.length > 0) clauses.push(`${MODEL} = ANY(${add(query.models)}::text[])`)
@@ -257,7 +216,7 @@ async function readPage(pool: pg.Pool, query: LogQuery): Promise<EntryRow[]> {
 }
 
 /** One page of the log, its total and the window's facets. */
-export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPage> {
+export async function searchLogs(pool: pg.Pool, query: LogQuery) {
   const counted = countWindow(pool, query)
   // A total known from the counts that ends before the page spares looking for rows that are not there.
   const page = countable(query) ? counted.then(({ total }) => (total !== null && total <= query.offset ? [] : readPage(pool, query))) : readPage(pool, query)
@@ -269,6 +228,7 @@ export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPag
   })
   const [rows, { facets }, totalRows] = await Promise.all([page, counted, total])
   const logs = rows.map(recordOfRow)
+  // The key names seen in this page, by key id (for the filters' labels).
   const keyNames: Record<string, string> = {}
   for (const entry of logs) {
     if (entry.served.key_id !== null && entry.served.key_name !== null) keyNames[entry.served.key_id] = entry.served.key_name
@@ -276,6 +236,9 @@ export async function searchLogs(pool: pg.Pool, query: LogQuery): Promise<LogPag
   }
   return { logs, total: totalRows, facets, from: new Date(query.from).toISOString(), to: new Date(query.to).toISOString(), limit: query.limit, offset: query.offset, key_names: keyNames }
 }
+
+/** One page of the log. */
+export type LogPage = Awaited<ReturnType<typeof searchLogs>>
 
 /** One request whole, found by its id (the id's time finds its partition); null when not logged. */
 export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord | null> {
@@ -286,17 +249,8 @@ export async function readLog(pool: pg.Pool, id: string): Promise<RequestRecord 
   return row === undefined ? null : recordOfRow(row)
 }
 
-/** Where a request sits in routing history: a window around it and the entities it touched. */
-export interface HistoryLink {
-  from: string
-  to: string
-  entities: string[]
-  /** The incidents of that moment: `GET /api/adaptive-routing/history/issues` with the window and entities. */
-  issues: string
-}
-
-/** The window (5 minutes either side) and entities (`route:`, `direction:`) of one request, for its moment in routing history. */
-export function historyLink(entry: RequestRecord): HistoryLink {
+/** Where a request sits in routing history: the window (5 minutes either side) and entities (`route:`, `direction:`) it touched. */
+export function historyLink(entry: RequestRecord) {
   const at = Date.parse(entry.at)
   const entities = new Set<string>()
   const { served, routing } = entry
@@ -311,6 +265,7 @@ export function historyLink(entry: RequestRecord): HistoryLink {
   const from = new Date(at - 5 * 60_000).toISOString()
   const to = new Date(at + 5 * 60_000).toISOString()
   const list = [...entities]
+  // The incidents of that moment: the issues list with the window and entities.
   const issues = `/api/adaptive-routing/history/issues?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}${list.length > 0 ? `&entities=${encodeURIComponent(list.join(','))}` : ''}`
   return { from, to, entities: list, issues }
 }

@@ -24,13 +24,7 @@ export interface RecordedAttempt {
 }
 
 /** A key routing left out of this request, and why (a hold's reason, or `rate_limit_window`, `failed`). */
-export interface SkippedKeyRecord {
-  provider: string
-  model: string
-  key_id: string
-  key_name: string
-  reason: string
-}
+export type SkippedKeyRecord = Pick<RecordedAttempt, 'provider' | 'model' | 'key_id' | 'key_name'> & { reason: string }
 
 /** What the check of a held key that this request carried came to. */
 export type CheckOutcome = 'served' | 'refused_again' | 'inconclusive' | 'not_sent'

@@ -66,26 +66,16 @@ export function newEpisode(name: EpisodeName): Episode {
 /** Failed requests recorded as events per episode, at most (the counts keep the rest). */
 const FAILED_REQUEST_EVENTS_PER_EPISODE = 50
 
-/** One node's open episodes, one per entity at most. */
-export class OpenEpisodes {
-  private readonly open = new Map<string, Episode>()
+/**
+ * One node's open episodes by entity, one per entity at most: almost always none, and requests then
+ * touch no episode. `values()` does not copy them (the caller changes none of the set while iterating).
+ */
+export class OpenEpisodes extends Map<string, Episode> {
   private readonly failedEvents = new Map<string, number>()
   private sequence = 0
 
-  constructor(private readonly nodeId: string) {}
-
-  get(entity: string): Episode | undefined {
-    return this.open.get(entity)
-  }
-
-  /** How many episodes are open (none, almost always: requests then touch no episode). */
-  get size(): number {
-    return this.open.size
-  }
-
-  /** The open episodes, without copying them (the caller changes none of the set while iterating). */
-  values(): IterableIterator<Episode> {
-    return this.open.values()
+  constructor(private readonly nodeId: string) {
+    super()
   }
 
   /** Opens an episode on `entity` (ids unique per node). */
@@ -99,7 +89,7 @@ export class OpenEpisodes {
       cause,
       openedAt: at,
     })
-    this.open.set(entity, episode)
+    this.set(entity, episode)
     return episode
   }
 
@@ -107,7 +97,7 @@ export class OpenEpisodes {
     episode.phase = 'closed'
     episode.closedAt = at
     episode.updatedAt = at
-    this.open.delete(episode.entity)
+    this.delete(episode.entity)
     this.failedEvents.delete(episode.id)
     if (!out.episodes.includes(episode)) out.episodes.push(episode)
   }
@@ -122,12 +112,12 @@ export class OpenEpisodes {
 
   /** Every open episode, marked lost (the node is stopping before they closed). */
   abandon(at: number): Episode[] {
-    const episodes = [...this.open.values()]
+    const episodes = [...this.values()]
     for (const episode of episodes) {
       episode.lost = true
       episode.updatedAt = at
     }
-    this.open.clear()
+    this.clear()
     return episodes
   }
 }

@@ -25,19 +25,8 @@ export interface RequestOutcome {
   routing: { movedOff: boolean; addedFallbackServed: boolean; pinnedKeptFailed: boolean }
 }
 
-/** What the request adds to the counts of one direction. */
-export interface RequestCounting {
-  provider: string
-  model: string
-  add: Partial<DirectionCounts>
-  /** Pinned to a failing provider, kept there because re-routing was off, and failed. */
-  pinnedKeptFailed: boolean
-  /** Failed, and not one a setting could have moved (routing had nothing else to send it to). */
-  noAlternative: boolean
-}
-
-/** Classifies a request. Returns null for an excluded failure. */
-export function countRequest(outcome: RequestOutcome): RequestCounting | null {
+/** Classifies a request: what it adds to the counts of one direction; null for an excluded failure. */
+export function countRequest(outcome: RequestOutcome) {
   if (outcome.failure === 'excluded') return null
   const named = outcome.namedProvider
   const model = outcome.model
@@ -46,7 +35,7 @@ export function countRequest(outcome: RequestOutcome): RequestCounting | null {
   const add: Partial<DirectionCounts> = {}
   if (named === null) add.routingPicked = 1
   else add.callerNamed = 1
-  let pinnedKeptFailed = false
+  const pinnedKeptFailed = outcome.served === null && outcome.routing.pinnedKeptFailed
   if (outcome.served !== null) {
     add.served = 1
     // Redirected (routing moved the request off the failing provider it named) and served by a fallback routing added, as
@@ -56,10 +45,8 @@ export function countRequest(outcome: RequestOutcome): RequestCounting | null {
     else if (outcome.routing.addedFallbackServed) add.fallbackServed = 1
   } else {
     add.failed = 1
-    if (outcome.routing.pinnedKeptFailed) {
-      add.keptFailing = 1
-      pinnedKeptFailed = true
-    }
+    if (pinnedKeptFailed) add.keptFailing = 1
   }
+  // No alternative: failed, and not one a setting could have moved (routing had nothing else to send it to).
   return { provider: where.provider, model: where.model, add, pinnedKeptFailed, noAlternative: outcome.served === null && !pinnedKeptFailed }
 }

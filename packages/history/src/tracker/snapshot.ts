@@ -39,21 +39,15 @@ export class RouteTrafficTable {
  * would otherwise catch a flapping route between a trial and its failure, and miss a failure
  * shorter than a minute.
  */
-export class WorstSince {
-  private readonly seen = new Map<string, { state: RouteState; held: boolean }>()
-
+export class WorstSince extends Map<string, { state: RouteState; held: boolean }> {
   /** The entity was in `state` (held or not) at a recompute. */
   saw(entity: string, state: RouteState, held: boolean): void {
-    const previous = this.seen.get(entity)
-    if (previous === undefined) this.seen.set(entity, { state, held })
+    const previous = this.get(entity)
+    if (previous === undefined) this.set(entity, { state, held })
     else {
       previous.state = worse(previous.state, state)
       previous.held ||= held
     }
-  }
-
-  get(entity: string): { state: RouteState; held: boolean } | undefined {
-    return this.seen.get(entity)
   }
 }
 
@@ -90,10 +84,7 @@ export function snapshotRows(views: readonly RouteView[], traffic: RouteTrafficT
     rows.push(row)
     const directionKey = directionEntity(view.provider, view.model)
     let direction = directions.get(directionKey)
-    if (direction === undefined) {
-      direction = { ...row, entity: directionKey, keyId: null, held: true, weight: 0, score: 0, errorPenalty: 0, latencyPenalty: 0, utilisation: 0, recovery: 0, requests: 0, errors: 0, latencyMs: null, states: [], latencySum: 0, latencyCount: 0 }
-      directions.set(directionKey, direction)
-    }
+    if (direction === undefined) directions.set(directionKey, (direction = { ...row, entity: directionKey, keyId: null, held: true, weight: 0, score: 0, errorPenalty: 0, latencyPenalty: 0, utilisation: 0, recovery: 0, requests: 0, errors: 0, latencyMs: null, states: [], latencySum: 0, latencyCount: 0 }))
     direction.states.push(view.state)
     // The direction reads held only when every key is held now (a key held a while ago is its own row's).
     direction.held &&= view.held

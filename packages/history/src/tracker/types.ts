@@ -31,6 +31,9 @@ export interface HistoryEvent {
   detail: Record<string, unknown>
 }
 
+/** A row stamped with the node that recorded it. */
+export type Stamped<Row> = Row & { nodeId: string; region: string }
+
 /** Why a hold ended, as history names it (design.md: `check | operator | edit | delete`). */
 export type ReleaseBy = 'check' | 'operator' | 'edit' | 'delete'
 

@@ -216,10 +216,8 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       for (;;) {
         if (running !== undefined) await running
         if (size === 0 || settled() >= until) return
-        if (timer !== undefined) {
-          clearTimeout(timer)
-          timer = undefined
-        }
+        clearTimeout(timer)
+        timer = undefined
         const before = stats.failedWrites
         kick()
         await running

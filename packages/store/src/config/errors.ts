@@ -12,13 +12,13 @@ export type ConfigStoreErrorCode =
 /** A config store refusal, naming the field at fault where there is one. */
 export class ConfigStoreError extends Error {
   override name = 'ConfigStoreError'
-  readonly code: ConfigStoreErrorCode
-  /** Path of the offending field, e.g. `keys[2].id`. */
-  readonly field: string | undefined
 
-  constructor(code: ConfigStoreErrorCode, message: string, field?: string) {
+  constructor(
+    readonly code: ConfigStoreErrorCode,
+    message: string,
+    /** Path of the offending field, e.g. `keys[2].id`. */
+    readonly field?: string,
+  ) {
     super(message)
-    this.code = code
-    this.field = field
   }
 }

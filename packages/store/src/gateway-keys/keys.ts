@@ -24,15 +24,7 @@ export interface StoredGatewayKey {
 }
 
 /** What creating or importing a key needs. */
-export interface NewGatewayKey {
-  name: string
-  secretHash: string
-  redacted: string
-  providers?: string[] | null
-  models?: string[] | null
-  requestsPerMinute?: number | null
-  tokensPerMinute?: number | null
-}
+export type NewGatewayKey = Pick<StoredGatewayKey, 'name' | 'secretHash' | 'redacted'> & Partial<Pick<StoredGatewayKey, 'providers' | 'models' | 'requestsPerMinute' | 'tokensPerMinute'>>
 
 /** Thrown when a name or secret is taken by an active key. */
 export class GatewayKeyConflict extends Error {
@@ -83,12 +75,9 @@ const IMPORT_LOCK = 0x5357_474b // "SWGK"
  * value to issue a new one). Keys added through the API are left alone.
  */
 export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey[]): Promise<{ added: number; updated: number; skippedRevoked: number }> {
-  if (keys.length === 0) return { added: 0, updated: 0, skippedRevoked: 0 }
+  const counts = { added: 0, updated: 0, skippedRevoked: 0 }
+  if (keys.length === 0) return counts
   return inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK])
-    let added = 0
-    let updated = 0
-    let skippedRevoked = 0
     for (const key of keys) {
       const same = await client.query<{ id: string; revoked_at: Date | null }>('SELECT id, revoked_at FROM gateway_keys WHERE secret_hash = $1', [key.secretHash])
       const existing = same.rows[0]
@@ -96,7 +85,7 @@ export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey
       const current = active?.rows[0]
       // A revoked secret, or one an active key of another name holds while this name has its own, is left alone.
       if (existing?.revoked_at || (current && existing && existing.id !== current.id)) {
-        skippedRevoked++
+        counts.skippedRevoked++
         continue
       }
       const values = valuesOf(key)
@@ -107,12 +96,12 @@ export async function importGatewayKeys(pool: Pool, keys: readonly NewGatewayKey
           `UPDATE gateway_keys SET name = $2, secret_hash = $3, redacted = $4, providers = $5, models = $6, requests_per_minute = $7, tokens_per_minute = $8 WHERE id = $1`,
           [target.id, ...values],
         )
-        updated++
+        counts.updated++
       } else {
         await client.query(INSERT, [newId(), ...values, 'config'])
-        added++
+        counts.added++
       }
     }
-    return { added, updated, skippedRevoked }
-  })
+    return counts
+  }, IMPORT_LOCK)
 }

@@ -31,9 +31,8 @@ export interface SnapshotInfo {
  * overwriting it with an older set.
  */
 export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[] | ((stored: StoredHold[]) => readonly StoredHold[]), by: { nodeId: string; region: string }): Promise<number> {
+  // Leaders of two regions write at the same moment: one after the other, not interleaved.
   return inTransaction(pool, async (client) => {
-    // Leaders of two regions write at the same moment: one after the other, not interleaved.
-    await client.query('SELECT pg_advisory_xact_lock($1)', [SNAPSHOT_LOCK])
     if (typeof holds === 'function') holds = holds((await client.query<StoredHold>('SELECT id, entry FROM held_keys')).rows)
     await client.query('DELETE FROM held_keys')
     if (holds.length > 0) {
@@ -45,7 +44,7 @@ export async function saveHoldSnapshot(pool: Pool, holds: readonly StoredHold[] 
       [by.nodeId, by.region, holds.length],
     )
     return holds.length
-  })
+  }, SNAPSHOT_LOCK)
 }
 
 /** The stored hold set (empty when none was written yet). */
