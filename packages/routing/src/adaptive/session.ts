@@ -54,11 +54,7 @@ export function createSessionAffinity(init: SessionAffinityInit) {
       const key = id(sessionId, model)
       entries.delete(key)
       entries.set(key, { route: { provider: route.provider, keyId: route.keyId }, seenAt: now, idleMs: ttlMs ?? init.idleMs })
-      while (entries.size > Math.max(0, init.capacity)) {
-        const oldest = entries.keys().next()
-        if (oldest.done === true) break
-        entries.delete(oldest.value)
-      }
+      while (entries.size > Math.max(0, init.capacity)) entries.delete(entries.keys().next().value!)
     },
   }
 }

@@ -11,7 +11,7 @@ import { killsKeyForRequest } from '../failures/failure-class.ts'
 import { checkLine, everyKeyHeldLine, skipLine } from '../holds/log-lines.ts'
 import { probeLine, trialLine } from '../trials/log-lines.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
-import { createKeyRotation, type KeyRotation } from '../retries/rotation.ts'
+import { KeyRotation } from '../retries/rotation.ts'
 import type { TraceOrigin } from '../holds/entry.ts'
 import type { RoutingLog } from './log.ts'
 import type { KeyLeftOut, KeyPlan, KeyPlanInput, PlannedTarget, PlannerComponents } from './types.ts'
@@ -236,7 +236,7 @@ export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () =>
   }
   // Keys left out weigh 0 in the table (held and backed-off keys do): the running sums draw as the rotation would.
   const cumulative = split.weightless ? cumulativeOf(plan.weights) : undefined
-  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, then: plan.then, cumulative, alternatives })
+  return new KeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, then: plan.then, cumulative, alternatives })
 }
 
 /** The left-out keys of shared plans, split as the rotation takes them. */

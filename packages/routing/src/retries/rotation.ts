@@ -72,12 +72,7 @@ const enum KeyStatus {
   Done = 4,
 }
 
-/** Creates the rotation plan of one request on one provider (a class: closures per request measured as microseconds). */
-export function createKeyRotation(init: KeyRotationInit): KeyRotation {
-  return new KeyRotation(init)
-}
-
-/** Plans the attempts of one request on one provider. */
+/** Plans the attempts of one request on one provider (a class: closures per request measured as microseconds). */
 export class KeyRotation {
   /** Index of the key of the current attempt (-1 before first()). */
   current = -1
