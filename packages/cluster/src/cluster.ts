@@ -237,10 +237,8 @@ export async function createCluster(init: ClusterInit) {
     { intervalMs: timing.redialMs, resolveEveryMs: timing.resolveEveryMs, dialTimeoutMs: 5_000, held: init.joinFirst === true },
   )
   const openMesh = (): void => {
-    if (!dialer.isHeld) return
     clearTimeout(meshTimer)
-    log('debug', 'opening the mesh: dialling every member')
-    dialer.openMesh()
+    if (dialer.openMesh()) log('debug', 'opening the mesh: dialling every member')
   }
   const meshTimer = setTimeout(openMesh, joinFirstAtMostMs)
   meshTimer.unref()

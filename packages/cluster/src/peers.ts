@@ -113,17 +113,13 @@ export class Dialer {
   /**
    * Lets a held dialer dial every member it knows of. A joining node holds it while it pulls its
    * state from the first peer: connecting to a 50-node fleet at once kept both cores busy for
-   * seconds, and the pull waited behind it (issue 19).
+   * seconds, and the pull waited behind it (issue 19). False when it was not held (any more).
    */
-  openMesh(): void {
-    if (!this.held) return
+  openMesh(): boolean {
+    if (!this.held) return false
     this.held = false
     this.poke()
-  }
-
-  /** True until `openMesh()` for a dialer started held. */
-  get isHeld(): boolean {
-    return this.held
+    return true
   }
 
   /** Starts dialing now: every 250 ms while some target is not connected, else every `intervalMs` or when `poke()`d. */
