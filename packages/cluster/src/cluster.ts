@@ -103,7 +103,7 @@ export async function createCluster(init: ClusterInit) {
   const events = new Emitter<MembershipEvents>((event, error) => log('warn', 'a cluster event listener threw', { event, error: String(error) }))
   const membership = new Membership(
     { nodeId: init.nodeId, peerId, region: init.region, addresses: announceable(node), since: Date.now() },
-    { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
+    timing,
     { events, isConnected: (id) => connectedPeers.has(id) },
   )
   const send = (topic: string, data: Uint8Array) => pubsub.publish(topic, data).then(() => {})

@@ -23,7 +23,7 @@ export type ClusterLog = (level: 'debug' | 'info' | 'warn' | 'error', message: s
 export interface ClusterTiming {
   /** Between two heartbeats of this node. */
   heartbeatMs: number
-  /** A member not heard for this long is dropped. */
+  /** A member with no open connection to this node, not heard for this long, is dropped (a connected one lives while its connection does). */
   memberTimeoutMs: number
   /** After its last connection closes, a member must be heard again within this long or is dropped. */
   suspectMs: number

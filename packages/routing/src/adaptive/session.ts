@@ -6,10 +6,7 @@ import { withDirections, type DirectionDecision } from './directions.ts'
 import { sameDirection, type RouteRef, type Direction } from './types.ts'
 
 /** Where a session was served last. */
-export interface SessionRoute {
-  provider: string
-  keyId: string
-}
+export type SessionRoute = Pick<RouteRef, 'provider' | 'keyId'>
 
 /** What the sessions are bounded by. */
 export interface SessionAffinityInit {

@@ -61,11 +61,7 @@ export interface HoldEntry {
 }
 
 /** The identity of a hold: which key, and which model of it (null = the whole key). */
-export interface HoldTarget {
-  provider: string
-  keyId: string
-  model: string | null
-}
+export type HoldTarget = Pick<HoldEntry, 'provider' | 'keyId' | 'model'>
 
 /** A stable string id for a hold target; used as the map key and in digests. */
 export function holdId(target: HoldTarget): string {
