@@ -12,9 +12,7 @@ import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_
 export interface RotationWeights {
   keyIds: readonly string[]
   weights: readonly number[]
-  /** How many of the keys were held (or backed off) when the table was built: 0 lets a request skip asking per key. */
-  heldCount: number
-  /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
+  /** Keys held (or backed off) when the table was built (ascending): a request asks about these keys only, none when empty (holds and backoffs are announced, and rebuild the table). */
   heldIndexes: readonly number[]
   /** Keys failed on their metrics and not held (ascending; adaptive only): a request asks whether it is one's trial. */
   failedIndexes: readonly number[]
@@ -111,8 +109,8 @@ export function buildDirectionTable(
   Object.freeze(failedIndexes)
   Object.freeze(recoveringIndexes)
   const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount: heldIndexes.length, heldIndexes, failedIndexes, recoveringIndexes },
-    static: { keyIds, weights: staticWeights, heldCount: heldIndexes.length, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
+    adaptive: { keyIds, weights: adaptiveWeights, heldIndexes, failedIndexes, recoveringIndexes },
+    static: { keyIds, weights: staticWeights, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
   }
   return {
     provider,

@@ -19,9 +19,6 @@ export type ReleaseCause =
   /** The key or its provider was deleted. */
   | 'deleted'
 
-/** Where the current wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
-export type WaitSource = 'ladder' | 'provider'
-
 /** The trace span that placed a hold (W3C ids, lower-case hex), so a request elsewhere that skips the key can link to it. */
 export interface TraceOrigin {
   /** 32 hex digits. */
@@ -47,7 +44,8 @@ export interface HoldEntry {
   waitStartedAt: number
   /** The wait before any node's jitter, in ms. */
   baseWaitMs: number
-  waitSource: WaitSource
+  /** Where the wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
+  waitSource: 'ladder' | 'provider'
   /** Ladder step: the wait is 30 s × 2^rung, up to the reason's cap. Shared by the fleet. */
   rung: number
   /** How many answers have renewed the hold since it started. */

@@ -86,7 +86,7 @@ function planWithKeys(components: PlannerComponents, target: PlannedTarget, keys
   const { now, log } = input
   const aligned = table !== undefined && weights === table.weights
   // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
-  if (aligned && table.heldCount === 0) {
+  if (aligned && table.heldIndexes.length === 0) {
     const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
     const plan: KeyPlan = { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, checkDue: target.firstIsCheck && first >= 0, everyKeyHeld: false }
     // A trial or probe that took a session's request: the session's own key next.

@@ -8,7 +8,7 @@ import { applySessionAffinity, type AffinityOutcome } from '../adaptive/session.
 import { keyNamesModel, sameDirection, type Direction } from '../adaptive/types.ts'
 import { providerCheckLine } from '../holds/log-lines.ts'
 import { trialLine } from '../trials/log-lines.ts'
-import type { PickedBy, PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
+import type { PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
 
 /** A bare model's provider order, by the selection table's shared, frozen fallback list (kept as long as the table). */
 const preferred = new WeakMap<readonly Direction[], readonly Direction[]>()
@@ -159,7 +159,7 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     }
     targets = copy
   }
-  const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
+  const pickedBy: RequestPlan['pickedBy'] = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
   const movedOff = rerouted && probe === null ? { provider: pinnedProvider!, reason: everyKeyHeld(components, pinnedProvider!, model) ? ('held' as const) : ('failed' as const) } : null
   const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, trial, session }
   log.plan = plan
