@@ -32,10 +32,7 @@ export const defaultRpcLimits: RpcLimits = {
 }
 
 /** Options of one `cluster.request()`. */
-export interface RequestOptions {
-  timeoutMs?: number
-  maxResponseBytes?: number
-}
+export type RequestOptions = Partial<Pick<RpcLimits, 'timeoutMs' | 'maxResponseBytes'>>
 
 /** Answers a request; `from` is the requester's peer id. Throwing sends `remote_error` back. */
 export type RequestHandler<Q, R> = (request: Q, from: string) => Promise<R> | R

@@ -269,8 +269,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
     /** True when a route recovering here had no request from this node for RECOVERY_PROBE_IDLE_MS: one attempt there first. */
     takeProbe(route: RouteRef, now: number): boolean {
       const tracked = metricsOf(route.provider, route.model, route.keyId)
-      if (tracked === undefined || tracked.state !== 'recovering' || tracked.inFlight > 0) return false
-      if (isHeld(route.provider, route.keyId, route.model)) return false
+      if (tracked === undefined || tracked.state !== 'recovering' || tracked.inFlight > 0 || isHeld(route.provider, route.keyId, route.model)) return false
       return tracked.lastAttemptAt === null || now - tracked.lastAttemptAt >= RECOVERY_PROBE_IDLE_MS
     },
     /**
