@@ -150,8 +150,7 @@ export function buildModelTable(
   let tieCount = 0
   while (tieCount < ranked.length && ranked[tieCount]!.score >= best - DIRECTION_TIE_MARGIN) tieCount++
   const targets: Direction[] = ranked.map((table) => Object.freeze({ provider: table.provider, model }))
-  const fallbacksAfter: (readonly Direction[])[] = []
-  for (let index = 0; index < ranked.length; index++) fallbacksAfter.push(Object.freeze(targets.filter((_, other) => other !== index)))
+  const fallbacksAfter = targets.map((_, index) => Object.freeze(targets.filter((_, other) => other !== index)))
   const shares = directionShares(ranked.map((table) => table.settledScore), ranked.map((table) => table.recovery))
   let running = 0
   const shareCumulative = shares.map((share) => (running += share))

@@ -67,13 +67,9 @@ export function holdId(target: HoldTarget): string {
   return JSON.stringify([target.provider, target.keyId, target.model])
 }
 
-/** Separator the reference uses between the parts of a route id. */
-const ROUTE_SEPARATOR = ':lb-identifier:'
-
 /** How the clear API names a dropped hold (reference: "Releasing held keys"): its key id, or its route `openai:lb-identifier:gpt-4o:lb-identifier:key-id`. */
 export function clearedName(target: HoldTarget): string {
-  if (target.model === null) return target.keyId
-  return [target.provider, target.model, target.keyId].join(ROUTE_SEPARATOR)
+  return target.model === null ? target.keyId : [target.provider, target.model, target.keyId].join(':lb-identifier:')
 }
 
 /**
