@@ -79,14 +79,8 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
   }
 
   /** Keys sharing a direction's load: serving the model, neither failed nor held (never-used ones included). */
-  const keysServing = (provider: string, model: string) => {
-    let count = 0
-    for (const key of keysByProvider.get(provider)?.values() ?? []) {
-      if (!servesModel(key, model) || isHeld(provider, key.id, model)) continue
-      if (metricsOf(provider, model, key.id)?.state !== 'failed') count++
-    }
-    return count
-  }
+  const keysServing = (provider: string, model: string) =>
+    [...(keysByProvider.get(provider)?.values() ?? [])].filter((key) => servesModel(key, model) && !isHeld(provider, key.id, model) && metricsOf(provider, model, key.id)?.state !== 'failed').length
 
   /** Fails a tracked route; its model's table is rebuilt on the next selection. */
   function fail(tracked: RouteMetrics, now: number): void {
@@ -162,8 +156,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
     const snapshots: RouteSnapshot[] = []
     for (const model of models) {
       for (const direction of tableFor(model).directions) {
-        let attempts = 0
-        for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
+        const attempts = direction.keys.reduce((sum, key) => sum + (metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0), 0)
         direction.keys.forEach((key, index) => {
           const route = metrics.get(routeKey(direction.provider, model, key.id))
           const held = isHeld(direction.provider, key.id, model)

@@ -226,8 +226,7 @@ function namesModel(components: PlannerComponents, direction: Direction): boolea
  * own fallbacks are kept as given.
  */
 function preferNamingProviders(components: PlannerComponents, directions: Direction[], configured: readonly Direction[]): Direction[] {
-  let naming = 0
-  for (const direction of directions) if (namesModel(components, direction)) naming++
+  const naming = directions.filter((direction) => namesModel(components, direction)).length
   if (naming === 0 || naming === directions.length) return directions
   const kept = directions.filter((direction) => namesModel(components, direction) || configured.some((fallback) => sameDirection(fallback, direction)))
   return kept.length > 0 ? kept : directions
