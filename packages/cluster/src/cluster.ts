@@ -116,7 +116,7 @@ export async function createCluster(init: ClusterInit) {
   // while a connection to it is open, and its close starts the suspect countdown.
   const membersTopic = topics.create('_members', heartbeatSchema, { scope: 'fleet', maxBytes: 16 * 1024, coalesceKey: () => 'self' }, true)
   const heartbeat = (leaving = false): Heartbeat => {
-    membership.setSelfAddresses(announceable(node))
+    membership.self.addresses = announceable(node)
     return { nodeId: init.nodeId, region: init.region, addresses: membership.self.addresses, startedAt: membership.self.startedAt, ...(leaving ? { leaving } : {}) }
   }
   /** Addresses of the last heartbeat sent, so a change is announced at the next tick. */

@@ -193,11 +193,6 @@ export class Membership {
     if (entry !== undefined) entry.suspectUntil = undefined
   }
 
-  /** Updates the node's own announced addresses. */
-  setSelfAddresses(addresses: string[]): void {
-    this.self.addresses = [...addresses]
-  }
-
   /** Drops members not heard in time. */
   sweep(now: number): void {
     this.self.lastSeen = now
