@@ -106,8 +106,7 @@ export async function createCluster(init: ClusterInit) {
     timing,
     { events, isConnected: (id) => connectedPeers.has(id) },
   )
-  const send = (topic: string, data: Uint8Array) => pubsub.publish(topic, data).then(() => {})
-  const queue = new PublishQueue({ send, now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
+  const queue = new PublishQueue({ send: (topic, data) => pubsub.publish(topic, data).then(() => {}), now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
   const topics = new Topics({ pubsub, queue, counters, nodeId: init.nodeId, region: init.region, member: (id) => membership.member(id), log })
   const rpc = new Rpc({ node, counters, log }, { ...defaultRpcLimits, ...init.requests })
 

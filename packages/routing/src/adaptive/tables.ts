@@ -105,9 +105,7 @@ export function buildDirectionTable(
     settledSquares += settled * settled
     if (metrics?.state === 'recovering') recoveringIndexes.push(index)
   })
-  Object.freeze(heldIndexes)
-  Object.freeze(failedIndexes)
-  Object.freeze(recoveringIndexes)
+  for (const indexes of [heldIndexes, failedIndexes, recoveringIndexes]) Object.freeze(indexes)
   const rotation = {
     adaptive: { keyIds, weights: adaptiveWeights, heldIndexes, failedIndexes, recoveringIndexes },
     static: { keyIds, weights: staticWeights, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
