@@ -186,13 +186,9 @@ export class Dialer {
     if (this.held && connected.size > 0) return 0
     for (const address of await this.staticAddresses()) {
       const known = this.peerAt.get(address)
-      if (this.selfAddresses.has(address)) continue
-      if (known !== undefined && connected.has(known)) continue
-      if (isOwn(address)) {
-        this.selfAddresses.add(address)
-        continue
-      }
-      dials.push(this.dial(address, [multiaddr(address)]))
+      if (this.selfAddresses.has(address) || (known !== undefined && connected.has(known))) continue
+      if (isOwn(address)) this.selfAddresses.add(address)
+      else dials.push(this.dial(address, [multiaddr(address)]))
     }
     for (const member of this.held ? [] : this.components.members()) {
       if (connected.has(member.peerId) || member.addresses.length === 0) continue
@@ -200,8 +196,7 @@ export class Dialer {
       try {
         // Announced addresses end in /p2p/<peer id>, so libp2p checks it is that member.
         peerIdFromString(member.peerId)
-        const addresses = member.addresses.map((address) => multiaddr(address))
-        dials.push(this.dial(member.peerId, addresses, true))
+        dials.push(this.dial(member.peerId, member.addresses.map((address) => multiaddr(address)), true))
       } catch (error) {
         this.components.log('debug', 'member announced an address that cannot be dialled', { peerId: member.peerId, error: String(error) })
       }
