@@ -147,21 +147,18 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
   function snapshotRoutes(): RouteSnapshot[] {
     const models = new Set<string>(tables.keys())
     for (const route of metrics.values()) models.add(route.model)
-    for (const entry of providers) {
-      for (const key of entry.keys) {
-        for (const model of key.models) if (model !== '*') models.add(model)
-        if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
-      }
+    for (const key of providers.flatMap((entry) => entry.keys)) {
+      for (const model of key.models) if (model !== '*') models.add(model)
+      if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
     }
-    const snapshots: RouteSnapshot[] = []
-    for (const model of models) {
-      for (const direction of tableFor(model).directions) {
+    return [...models].flatMap((model) =>
+      tableFor(model).directions.flatMap((direction) => {
         const attempts = direction.keys.reduce((sum, key) => sum + (metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0), 0)
-        direction.keys.forEach((key, index) => {
+        return direction.keys.map((key, index): RouteSnapshot => {
           const route = metrics.get(routeKey(direction.provider, model, key.id))
           const held = isHeld(direction.provider, key.id, model)
           const weight = direction.rotation.adaptive.weights[index]!
-          snapshots.push({
+          return {
             provider: direction.provider,
             model,
             keyId: key.id,
@@ -180,11 +177,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
               utilisation: route?.utilisation ?? 0,
               recoveryProgress: route?.recoveryProgress ?? 1,
             },
-          })
+          }
         })
-      }
-    }
-    return snapshots
+      }),
+    )
   }
 
   setProviders(init.providers)

@@ -59,10 +59,8 @@ export function createHolds(init: HoldsInit) {
 
   function resetAt(provider: string, keyId: string): number | undefined {
     if (resets.size === 0) return undefined
-    const key = resets.get(JSON.stringify([provider, keyId]))
-    const whole = resets.get(JSON.stringify([provider]))
-    if (key === undefined) return whole
-    return whole === undefined ? key : Math.max(key, whole)
+    const times = [resets.get(JSON.stringify([provider, keyId])), resets.get(JSON.stringify([provider]))].filter((at) => at !== undefined)
+    return times.length === 0 ? undefined : Math.max(...times)
   }
 
   return {
