@@ -106,15 +106,14 @@ export function buildDirectionTable(
     if (metrics?.state === 'recovering') recoveringIndexes.push(index)
   })
   for (const indexes of [heldIndexes, failedIndexes, recoveringIndexes]) Object.freeze(indexes)
-  const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldIndexes, failedIndexes, recoveringIndexes },
-    static: { keyIds, weights: staticWeights, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
-  }
   return {
     provider,
     model,
     keys,
-    rotation,
+    rotation: {
+      adaptive: { keyIds, weights: adaptiveWeights, heldIndexes, failedIndexes, recoveringIndexes },
+      static: { keyIds, weights: staticWeights, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
+    },
     keyIndex: new Map(keys.map((key, index) => [key.id, index])),
     adaptiveTotal,
     failedDirection: keys.length > 0 && heldIndexes.length + failedIndexes.length === keys.length,

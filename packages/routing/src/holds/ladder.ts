@@ -52,8 +52,7 @@ export function nodeWaitMs(entry: Pick<HoldEntry, 'baseWaitMs' | 'waitSource'>, 
 
 /** The rung a new hold starts on: the tombstone's, when a served (or settled) request released it for the same reason within 10 minutes; else 0. */
 export function startingRung(previous: HoldEntry | undefined, reason: HoldReason, now: number): number {
-  if (!previous || previous.state !== 'released' || previous.releasedAt === null) return 0
+  if (!previous || previous.state !== 'released' || previous.releasedAt === null || previous.reason !== reason) return 0
   if (previous.releaseCause !== 'served' && previous.releaseCause !== 'settled') return 0
-  if (previous.reason !== reason) return 0
   return now - previous.releasedAt <= RESUME_WINDOW_MS ? previous.rung : 0
 }

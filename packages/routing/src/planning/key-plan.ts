@@ -47,7 +47,7 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
         if (!balancer.takeTrial({ provider, model, keyId: key.id }, now)) continue
         log.trial ??= { provider, model, keyId: key.id }
         if (log.enabled || log.recording) log.add(trialLine({ provider, model, key: key.name, wholeProvider: false }))
-        target = { ...target, firstKeyId: key.id, firstIsCheck: true, sessionKeyId: target.firstIsCheck ? undefined : target.firstKeyId }
+        target = { ...target, firstKeyId: key.id, firstIsCheck: true, sessionKeyId: target.firstKeyId }
         break
       }
     }
