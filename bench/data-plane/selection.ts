@@ -11,7 +11,7 @@
 import {
   createAdaptiveBalancer,
   createHolds,
-  createKeyRotation,
+  KeyRotation,
   keyRotationFor,
   createSessionAffinity,
   defaultLoadBalancerSettings,
@@ -122,7 +122,7 @@ const cases: Record<string, () => void> = {
     sink += request({ model: MODEL, pinnedProvider: undefined, sessionId: 'session-1', settings })
   },
   'rotation: the next key after a rate limit': () => {
-    const rotation = createKeyRotation({ weights, policy, random })
+    const rotation = new KeyRotation({ weights, policy, random })
     rotation.first()
     const step = rotation.next({ failureClass: 'rate_limit', waitHintMs: null })
     sink += step.kind === 'attempt' ? step.keyIndex : 0

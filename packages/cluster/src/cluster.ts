@@ -103,11 +103,10 @@ export async function createCluster(init: ClusterInit) {
   const events = new Emitter<MembershipEvents>((event, error) => log('warn', 'a cluster event listener threw', { event, error: String(error) }))
   const membership = new Membership(
     { nodeId: init.nodeId, peerId, region: init.region, addresses: announceable(node), since: Date.now() },
-    { timeoutMs: timing.memberTimeoutMs, suspectMs: timing.suspectMs },
+    timing,
     { events, isConnected: (id) => connectedPeers.has(id) },
   )
-  const send = (topic: string, data: Uint8Array) => pubsub.publish(topic, data).then(() => {})
-  const queue = new PublishQueue({ send, now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
+  const queue = new PublishQueue({ send: (topic, data) => pubsub.publish(topic, data).then(() => {}), now: () => performance.now() }, { ...defaultPublishLimits, ...init.publish })
   const topics = new Topics({ pubsub, queue, counters, nodeId: init.nodeId, region: init.region, member: (id) => membership.member(id), log })
   const rpc = new Rpc({ node, counters, log }, { ...defaultRpcLimits, ...init.requests })
 
@@ -116,7 +115,7 @@ export async function createCluster(init: ClusterInit) {
   // while a connection to it is open, and its close starts the suspect countdown.
   const membersTopic = topics.create('_members', heartbeatSchema, { scope: 'fleet', maxBytes: 16 * 1024, coalesceKey: () => 'self' }, true)
   const heartbeat = (leaving = false): Heartbeat => {
-    membership.setSelfAddresses(announceable(node))
+    membership.self.addresses = announceable(node)
     return { nodeId: init.nodeId, region: init.region, addresses: membership.self.addresses, startedAt: membership.self.startedAt, ...(leaving ? { leaving } : {}) }
   }
   /** Addresses of the last heartbeat sent, so a change is announced at the next tick. */
@@ -237,10 +236,8 @@ export async function createCluster(init: ClusterInit) {
     { intervalMs: timing.redialMs, resolveEveryMs: timing.resolveEveryMs, dialTimeoutMs: 5_000, held: init.joinFirst === true },
   )
   const openMesh = (): void => {
-    if (!dialer.isHeld) return
     clearTimeout(meshTimer)
-    log('debug', 'opening the mesh: dialling every member')
-    dialer.openMesh()
+    if (dialer.openMesh()) log('debug', 'opening the mesh: dialling every member')
   }
   const meshTimer = setTimeout(openMesh, joinFirstAtMostMs)
   meshTimer.unref()

@@ -13,9 +13,7 @@ export class Emitter<Events extends Record<string, unknown[]>> {
     // Stored untyped: the map holds listeners of every event; `on` and `emit` keep the pairing typed.
     const stored = listener as unknown as (...args: unknown[]) => void
     set.add(stored)
-    return () => {
-      set.delete(stored)
-    }
+    return () => void set.delete(stored)
   }
 
   /** Calls every listener of `event` in the order they were added. */

@@ -5,31 +5,16 @@
  * request/response between two nodes, and counters for `/metrics`. It knows messages, not routing.
  */
 import type { createCluster } from './cluster.ts'
-import type { LeaderChange, LeaveReason, Member } from './membership.ts'
 import type { PublishQueueOptions } from './publish-queue.ts'
-import type { RequestHandler, RequestOptions, RpcLimits } from './rpc.ts'
-import type { ClusterStats, TopicCounters } from './stats.ts'
-import type { MessageMeta, Topic, TopicHandler, TopicOptions, TopicScope } from './topics.ts'
+import type { RpcLimits } from './rpc.ts'
 
 export { createCluster } from './cluster.ts'
-export { ClusterError, clusterErrorCodes } from './errors.ts'
-export type { ClusterErrorCode } from './errors.ts'
-export type {
-  ClusterStats,
-  LeaderChange,
-  LeaveReason,
-  Member,
-  MessageMeta,
-  PublishQueueOptions,
-  RequestHandler,
-  RequestOptions,
-  RpcLimits,
-  Topic,
-  TopicCounters,
-  TopicHandler,
-  TopicOptions,
-  TopicScope,
-}
+export { ClusterError, clusterErrorCodes, type ClusterErrorCode } from './errors.ts'
+export type { LeaderChange, LeaveReason, Member } from './membership.ts'
+export type { PublishQueueOptions } from './publish-queue.ts'
+export type { RequestHandler, RequestOptions, RpcLimits } from './rpc.ts'
+export type { ClusterStats, TopicCounters } from './stats.ts'
+export type { MessageMeta, Topic, TopicHandler, TopicOptions, TopicScope } from './topics.ts'
 
 /** Where the cluster's log lines go; the gateway passes its pino logger here. */
 export type ClusterLog = (level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void
@@ -38,7 +23,7 @@ export type ClusterLog = (level: 'debug' | 'info' | 'warn' | 'error', message: s
 export interface ClusterTiming {
   /** Between two heartbeats of this node. */
   heartbeatMs: number
-  /** A member not heard for this long is dropped. */
+  /** A member with no open connection to this node, not heard for this long, is dropped (a connected one lives while its connection does). */
   memberTimeoutMs: number
   /** After its last connection closes, a member must be heard again within this long or is dropped. */
   suspectMs: number

@@ -66,8 +66,7 @@ export class Liveness {
 
   stop(): void {
     this.stopped = true
-    if (this.timer !== undefined) clearInterval(this.timer)
-    this.timer = undefined
+    clearInterval(this.timer)
   }
 
   /** One look at every open connection: ping those due, abort those whose peer went silent. */

@@ -10,7 +10,7 @@ function setup(self = { nodeId: 'node-b', region: 'eu' }) {
   events.on('member:leave', (member, reason) => seen.push(`leave ${member.nodeId} ${reason}`))
   events.on('leader:change', (change) => seen.push(`leader ${change.region} ${change.previous?.nodeId ?? '-'} -> ${change.leader?.nodeId ?? '-'}`))
   const connected = new Set<string>()
-  const membership = new Membership({ ...self, peerId: `peer-${self.nodeId}`, addresses: [], since: 0 }, { timeoutMs: 5_000, suspectMs: 2_000 }, { events, isConnected: (peerId) => connected.has(peerId) })
+  const membership = new Membership({ ...self, peerId: `peer-${self.nodeId}`, addresses: [], since: 0 }, { memberTimeoutMs: 5_000, suspectMs: 2_000 }, { events, isConnected: (peerId) => connected.has(peerId) })
   return { membership, seen, connected }
 }
 const beat = (nodeId: string, region: string, extra: Partial<Heartbeat> = {}): Heartbeat => ({ nodeId, region, addresses: [`/ip4/10.0.0.1/tcp/1/p2p/peer-${nodeId}`], startedAt: 1, ...extra })
@@ -147,7 +147,7 @@ describe('membership', () => {
     events.on('member:join', () => {
       throw new Error('listener bug')
     })
-    const other = new Membership({ nodeId: 'n', region: 'eu', peerId: 'p', addresses: [], since: 0 }, { timeoutMs: 5_000, suspectMs: 2_000 }, { events, isConnected: () => false })
+    const other = new Membership({ nodeId: 'n', region: 'eu', peerId: 'p', addresses: [], since: 0 }, { memberTimeoutMs: 5_000, suspectMs: 2_000 }, { events, isConnected: () => false })
     other.heard('p', beat('n', 'eu'), 0)
     other.heard('q', beat('m', 'eu'), 0)
     expect(seen).toEqual(['error member:join'])

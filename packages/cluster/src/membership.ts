@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import type { Emitter } from './events.ts'
+import type { ClusterTiming } from './index.ts'
 
 /** A live node of the fleet, as this node sees it. */
 export interface Member {
@@ -54,12 +55,7 @@ export const heartbeatSchema = z.object({
 export type Heartbeat = z.infer<typeof heartbeatSchema>
 
 /** Timing of the membership view. */
-export interface MembershipOptions {
-  /** A member with no open connection to this node, not heard for this long, is dropped (a connected one lives while its connection does). */
-  timeoutMs: number
-  /** After its last connection closes, a member must be heard again within this long. */
-  suspectMs: number
-}
+export type MembershipOptions = Pick<ClusterTiming, 'memberTimeoutMs' | 'suspectMs'>
 
 /** What the view needs to know about connections. */
 export interface MembershipComponents {
@@ -197,11 +193,6 @@ export class Membership {
     if (entry !== undefined) entry.suspectUntil = undefined
   }
 
-  /** Updates the node's own announced addresses. */
-  setSelfAddresses(addresses: string[]): void {
-    this.self.addresses = [...addresses]
-  }
-
   /** Drops members not heard in time. */
   sweep(now: number): void {
     this.self.lastSeen = now
@@ -213,7 +204,7 @@ export class Membership {
       } else if (entry.suspectUntil === undefined && this.components.isConnected(peerId)) {
         // An open connection is a sign of life: heartbeats may be rare (or late, on a busy host).
         entry.member.lastSeen = now
-      } else if (now - entry.member.lastSeen >= this.options.timeoutMs) {
+      } else if (now - entry.member.lastSeen >= this.options.memberTimeoutMs) {
         this.remove(peerId, 'timeout', now)
       }
     }
@@ -223,7 +214,7 @@ export class Membership {
     const entry = this.entries.get(peerId)
     if (entry === undefined || entry.member.self) return
     this.entries.delete(peerId)
-    this.departed.set(peerId, { until: now + this.options.timeoutMs, startedAt: entry.member.startedAt })
+    this.departed.set(peerId, { until: now + this.options.memberTimeoutMs, startedAt: entry.member.startedAt })
     this.components.events.emit('member:leave', { ...entry.member }, reason)
     this.updateLeaders()
   }

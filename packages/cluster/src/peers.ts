@@ -113,17 +113,13 @@ export class Dialer {
   /**
    * Lets a held dialer dial every member it knows of. A joining node holds it while it pulls its
    * state from the first peer: connecting to a 50-node fleet at once kept both cores busy for
-   * seconds, and the pull waited behind it (issue 19).
+   * seconds, and the pull waited behind it (issue 19). False when it was not held (any more).
    */
-  openMesh(): void {
-    if (!this.held) return
+  openMesh(): boolean {
+    if (!this.held) return false
     this.held = false
     this.poke()
-  }
-
-  /** True until `openMesh()` for a dialer started held. */
-  get isHeld(): boolean {
-    return this.held
+    return true
   }
 
   /** Starts dialing now: every 250 ms while some target is not connected, else every `intervalMs` or when `poke()`d. */
@@ -190,13 +186,9 @@ export class Dialer {
     if (this.held && connected.size > 0) return 0
     for (const address of await this.staticAddresses()) {
       const known = this.peerAt.get(address)
-      if (this.selfAddresses.has(address)) continue
-      if (known !== undefined && connected.has(known)) continue
-      if (isOwn(address)) {
-        this.selfAddresses.add(address)
-        continue
-      }
-      dials.push(this.dial(address, [multiaddr(address)]))
+      if (this.selfAddresses.has(address) || (known !== undefined && connected.has(known))) continue
+      if (isOwn(address)) this.selfAddresses.add(address)
+      else dials.push(this.dial(address, [multiaddr(address)]))
     }
     for (const member of this.held ? [] : this.components.members()) {
       if (connected.has(member.peerId) || member.addresses.length === 0) continue
@@ -204,8 +196,7 @@ export class Dialer {
       try {
         // Announced addresses end in /p2p/<peer id>, so libp2p checks it is that member.
         peerIdFromString(member.peerId)
-        const addresses = member.addresses.map((address) => multiaddr(address))
-        dials.push(this.dial(member.peerId, addresses, true))
+        dials.push(this.dial(member.peerId, member.addresses.map((address) => multiaddr(address)), true))
       } catch (error) {
         this.components.log('debug', 'member announced an address that cannot be dialled', { peerId: member.peerId, error: String(error) })
       }

@@ -98,8 +98,7 @@ export class PublishQueue {
           await this.waitForToken()
           continue
         }
-        const item = this.items.shift()
-        if (item === undefined) return
+        const item = this.items.shift()!
         if (item.coalesceKey !== undefined) this.byKey.delete(item.coalesceKey)
         try {
           await this.components.send(item.topic, item.data)

@@ -32,10 +32,7 @@ export const defaultRpcLimits: RpcLimits = {
 }
 
 /** Options of one `cluster.request()`. */
-export interface RequestOptions {
-  timeoutMs?: number
-  maxResponseBytes?: number
-}
+export type RequestOptions = Partial<Pick<RpcLimits, 'timeoutMs' | 'maxResponseBytes'>>
 
 /** Answers a request; `from` is the requester's peer id. Throwing sends `remote_error` back. */
 export type RequestHandler<Q, R> = (request: Q, from: string) => Promise<R> | R
@@ -78,11 +75,10 @@ export class Rpc {
   async handle<Q, R>(protocol: string, requestSchema: ZodType<Q>, responseSchema: ZodType<R>, handler: RequestHandler<Q, R>): Promise<void> {
     const id = protocolId(protocol)
     const { node, counters, log } = this.components
-    const limits = this.limits
     const registered = node.handle(id, async (stream, connection) => {
       const from = connection.remotePeer.toString()
-      const signal = AbortSignal.timeout(limits.timeoutMs * 3)
-      const framed = lpStream(stream, { maxDataLength: limits.maxRequestBytes, maxBufferSize: limits.maxRequestBytes + 64 })
+      const signal = AbortSignal.timeout(this.limits.timeoutMs * 3)
+      const framed = lpStream(stream, { maxDataLength: this.limits.maxRequestBytes, maxBufferSize: this.limits.maxRequestBytes + 64 })
       let reply: unknown
       try {
         const raw = await framed.read({ signal })
@@ -108,8 +104,8 @@ export class Rpc {
           }
         }
         let bytes = frame(reply)
-        if (bytes.byteLength > limits.maxResponseBytes) {
-          bytes = frame({ ok: false, code: 'response_too_large', message: `response is ${bytes.byteLength} bytes, over ${limits.maxResponseBytes}` })
+        if (bytes.byteLength > this.limits.maxResponseBytes) {
+          bytes = frame({ ok: false, code: 'response_too_large', message: `response is ${bytes.byteLength} bytes, over ${this.limits.maxResponseBytes}` })
         }
         await framed.write(bytes, { signal })
         await stream.close({ signal })

@@ -43,8 +43,7 @@ export class Counters {
 
   /** A copy, with the gauges the caller measured. */
   snapshot(gauges: Gauges): ClusterStats {
-    const topics: Record<string, TopicCounters> = {}
-    for (const [name, counters] of this.topics) topics[name] = { ...counters }
+    const topics = Object.fromEntries([...this.topics].map(([name, counters]) => [name, { ...counters }]))
     return {
       dropped: { ...this.dropped },
       published: this.published,

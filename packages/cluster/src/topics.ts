@@ -117,9 +117,7 @@ export class Topics {
       subscribe: (handler) => {
         const stored = handler as TopicHandler<unknown>
         entry.handlers.add(stored)
-        return () => {
-          entry.handlers.delete(stored)
-        }
+        return () => void entry.handlers.delete(stored)
       },
       subscribers: () => pubsub.getSubscribers(full).map((peer) => peer.toString()),
     }

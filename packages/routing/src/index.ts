@@ -8,7 +8,6 @@
 export * from './failures/failure-class.ts'
 export * from './retries/backoff.ts'
 export * from './retries/rotation.ts'
-export * from './selection/weighted.ts'
 
 /**
  * Held keys (holds/): a key the provider refuses is held out of rotation, checked again by one

@@ -1,8 +1,6 @@
 /**
- * @switchboard/test-kit: what tests, benches and scripts share (free ports, a local fleet of real
- * gateway processes, private embedded Postgres servers, the demo's rough day, the simulator's
- * seeded random source), so none of them reaches into another's folder for it; the README says
- * what each export is. No package's `src/` imports it, so none of it reaches the gateway's bundle.
+ * @switchboard/test-kit: what tests, benches and scripts share, so none reaches into another's folder
+ * (the README lists each export). No package's `src/` imports it: none of it reaches the gateway's bundle.
  */
 export { freePort } from './ports.ts'
 export { seededRandom } from '@switchboard/simulator'

@@ -79,14 +79,8 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
   }
 
   /** Keys sharing a direction's load: serving the model, neither failed nor held (never-used ones included). */
-  const keysServing = (provider: string, model: string) => {
-    let count = 0
-    for (const key of keysByProvider.get(provider)?.values() ?? []) {
-      if (!servesModel(key, model) || isHeld(provider, key.id, model)) continue
-      if (metricsOf(provider, model, key.id)?.state !== 'failed') count++
-    }
-    return count
-  }
+  const keysServing = (provider: string, model: string) =>
+    [...(keysByProvider.get(provider)?.values() ?? [])].filter((key) => servesModel(key, model) && !isHeld(provider, key.id, model) && metricsOf(provider, model, key.id)?.state !== 'failed').length
 
   /** Fails a tracked route; its model's table is rebuilt on the next selection. */
   function fail(tracked: RouteMetrics, now: number): void {
@@ -153,22 +147,18 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
   function snapshotRoutes(): RouteSnapshot[] {
     const models = new Set<string>(tables.keys())
     for (const route of metrics.values()) models.add(route.model)
-    for (const entry of providers) {
-      for (const key of entry.keys) {
-        for (const model of key.models) if (model !== '*') models.add(model)
-        if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
-      }
+    for (const key of providers.flatMap((entry) => entry.keys)) {
+      for (const model of key.models) if (model !== '*') models.add(model)
+      if (key.aliases !== undefined) for (const model of Object.keys(key.aliases)) models.add(model)
     }
-    const snapshots: RouteSnapshot[] = []
-    for (const model of models) {
-      for (const direction of tableFor(model).directions) {
-        let attempts = 0
-        for (const key of direction.keys) attempts += metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0
-        direction.keys.forEach((key, index) => {
+    return [...models].flatMap((model) =>
+      tableFor(model).directions.flatMap((direction) => {
+        const attempts = direction.keys.reduce((sum, key) => sum + (metrics.get(routeKey(direction.provider, model, key.id))?.attempts ?? 0), 0)
+        return direction.keys.map((key, index): RouteSnapshot => {
           const route = metrics.get(routeKey(direction.provider, model, key.id))
           const held = isHeld(direction.provider, key.id, model)
           const weight = direction.rotation.adaptive.weights[index]!
-          snapshots.push({
+          return {
             provider: direction.provider,
             model,
             keyId: key.id,
@@ -187,11 +177,10 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
               utilisation: route?.utilisation ?? 0,
               recoveryProgress: route?.recoveryProgress ?? 1,
             },
-          })
+          }
         })
-      }
-    }
-    return snapshots
+      }),
+    )
   }
 
   setProviders(init.providers)
@@ -269,8 +258,7 @@ export function createAdaptiveBalancer(init: AdaptiveBalancerInit) {
     /** True when a route recovering here had no request from this node for RECOVERY_PROBE_IDLE_MS: one attempt there first. */
     takeProbe(route: RouteRef, now: number): boolean {
       const tracked = metricsOf(route.provider, route.model, route.keyId)
-      if (tracked === undefined || tracked.state !== 'recovering' || tracked.inFlight > 0) return false
-      if (isHeld(route.provider, route.keyId, route.model)) return false
+      if (tracked === undefined || tracked.state !== 'recovering' || tracked.inFlight > 0 || isHeld(route.provider, route.keyId, route.model)) return false
       return tracked.lastAttemptAt === null || now - tracked.lastAttemptAt >= RECOVERY_PROBE_IDLE_MS
     },
     /**

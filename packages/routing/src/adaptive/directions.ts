@@ -6,26 +6,21 @@
 import { drawDirection, type ModelTable } from './tables.ts'
 import { sameDirection, type LoadBalancerSettings, type Direction } from './types.ts'
 
+/** Why the primary provider is the one it is, as the routing log says it. */
+export const DIRECTION_REASONS = {
+  scored: 'the best-scored provider for the model',
+  scored_lower: 'a healthy provider with a smaller share, drawn so it keeps being measured',
+  all_failed: 'every provider serving the model is failed; sending to the first anyway',
+  static: 'provider selection is off: the first configured provider serving the model',
+  pinned: 'the provider the request named',
+  pinned_failed_kept: 'the provider the request named is failed, and re-routing is off: kept on it (a healthy provider serves the model)',
+  pinned_rerouted: 'the provider the request named is failed: re-routed to the best healthy provider',
+  pinned_no_alternative: 'the provider the request named is failed, and no healthy provider serves the model: kept on it',
+  no_provider: 'no configured provider serves the model',
+} as const
+
 /** Why the primary provider is the one it is. */
-export type DirectionReason =
-  /** No provider named: the best-scored provider serving the model (one of the equally healthy best). */
-  | 'scored'
-  /** No provider named: a healthy but lower-scored provider, drawn for its smaller share (it keeps being measured). */
-  | 'scored_lower'
-  /** No provider named and every provider serving the model is failed: the first one, sent anyway. */
-  | 'all_failed'
-  /** Provider selection is off and no provider named: the first configured provider serving the model. */
-  | 'static'
-  /** The named provider, kept. */
-  | 'pinned'
-  /** The named provider is failed and re-routing (or provider selection) is off, though a healthy provider serves the model: kept on it. */
-  | 'pinned_failed_kept'
-  /** The named provider is failed: moved to the best healthy provider for the model. */
-  | 'pinned_rerouted'
-  /** The named provider is failed and no healthy provider serves the model: kept (re-routing, on or off, has nowhere to move it). */
-  | 'pinned_no_alternative'
-  /** No configured provider serves the model. */
-  | 'no_provider'
+export type DirectionReason = keyof typeof DIRECTION_REASONS
 
 /** The provider decision of one request, with everything the routing log needs. */
 export interface DirectionDecision {

@@ -126,11 +126,8 @@ export function recordAttempt(metrics: RouteMetrics, outcome: AttemptOutcome): v
   metrics.failures += 1
   metrics.cycleFailures += 1
   if (metrics.failuresInRow++ === 0) metrics.failingSince = outcome.now
-  if (metrics.state === 'degraded') metrics.recoveryClean = 0
-  if (metrics.state === 'recovering') {
-    metrics.recoveryClean = 0
-    metrics.recoveryFailures += 1
-  }
+  if (metrics.state === 'recovering' || metrics.state === 'degraded') metrics.recoveryClean = 0
+  if (metrics.state === 'recovering') metrics.recoveryFailures += 1
 }
 
 /** The decayed error rate, over at least ERROR_RATE_MIN_VOLUME attempts. */

@@ -6,10 +6,7 @@ import { withDirections, type DirectionDecision } from './directions.ts'
 import { sameDirection, type RouteRef, type Direction } from './types.ts'
 
 /** Where a session was served last. */
-export interface SessionRoute {
-  provider: string
-  keyId: string
-}
+export type SessionRoute = Pick<RouteRef, 'provider' | 'keyId'>
 
 /** What the sessions are bounded by. */
 export interface SessionAffinityInit {
@@ -54,11 +51,7 @@ export function createSessionAffinity(init: SessionAffinityInit) {
       const key = id(sessionId, model)
       entries.delete(key)
       entries.set(key, { route: { provider: route.provider, keyId: route.keyId }, seenAt: now, idleMs: ttlMs ?? init.idleMs })
-      while (entries.size > Math.max(0, init.capacity)) {
-        const oldest = entries.keys().next()
-        if (oldest.done === true) break
-        entries.delete(oldest.value)
-      }
+      while (entries.size > Math.max(0, init.capacity)) entries.delete(entries.keys().next().value!)
     },
   }
 }

@@ -12,9 +12,7 @@ import { DIRECTION_MIN_SHARE, DIRECTION_SHARPNESS, DIRECTION_TIE_MARGIN, WEIGHT_
 export interface RotationWeights {
   keyIds: readonly string[]
   weights: readonly number[]
-  /** How many of the keys were held (or backed off) when the table was built: 0 lets a request skip asking per key. */
-  heldCount: number
-  /** Which (ascending): a request asks about these keys only (holds and backoffs are announced, and rebuild the table). */
+  /** Keys held (or backed off) when the table was built (ascending): a request asks about these keys only, none when empty (holds and backoffs are announced, and rebuild the table). */
   heldIndexes: readonly number[]
   /** Keys failed on their metrics and not held (ascending; adaptive only): a request asks whether it is one's trial. */
   failedIndexes: readonly number[]
@@ -107,18 +105,15 @@ export function buildDirectionTable(
     settledSquares += settled * settled
     if (metrics?.state === 'recovering') recoveringIndexes.push(index)
   })
-  Object.freeze(heldIndexes)
-  Object.freeze(failedIndexes)
-  Object.freeze(recoveringIndexes)
-  const rotation = {
-    adaptive: { keyIds, weights: adaptiveWeights, heldCount: heldIndexes.length, heldIndexes, failedIndexes, recoveringIndexes },
-    static: { keyIds, weights: staticWeights, heldCount: heldIndexes.length, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
-  }
+  for (const indexes of [heldIndexes, failedIndexes, recoveringIndexes]) Object.freeze(indexes)
   return {
     provider,
     model,
     keys,
-    rotation,
+    rotation: {
+      adaptive: { keyIds, weights: adaptiveWeights, heldIndexes, failedIndexes, recoveringIndexes },
+      static: { keyIds, weights: staticWeights, heldIndexes, failedIndexes: NO_INDEXES, recoveringIndexes: NO_INDEXES },
+    },
     keyIndex: new Map(keys.map((key, index) => [key.id, index])),
     adaptiveTotal,
     failedDirection: keys.length > 0 && heldIndexes.length + failedIndexes.length === keys.length,
@@ -152,8 +147,7 @@ export function buildModelTable(
   let tieCount = 0
   while (tieCount < ranked.length && ranked[tieCount]!.score >= best - DIRECTION_TIE_MARGIN) tieCount++
   const targets: Direction[] = ranked.map((table) => Object.freeze({ provider: table.provider, model }))
-  const fallbacksAfter: (readonly Direction[])[] = []
-  for (let index = 0; index < ranked.length; index++) fallbacksAfter.push(Object.freeze(targets.filter((_, other) => other !== index)))
+  const fallbacksAfter = targets.map((_, index) => Object.freeze(targets.filter((_, other) => other !== index)))
   const shares = directionShares(ranked.map((table) => table.settledScore), ranked.map((table) => table.recovery))
   let running = 0
   const shareCumulative = shares.map((share) => (running += share))

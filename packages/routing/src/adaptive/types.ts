@@ -31,22 +31,20 @@ export interface BalancerProvider {
   keys: readonly BalancerKey[]
 }
 
-/** A route: provider + model + key. */
-export interface RouteRef {
+/** A direction (design vocabulary): provider + model. Also a request target or fallback. */
+export interface Direction {
   provider: string
   model: string
+}
+
+/** A route: provider + model + key. */
+export interface RouteRef extends Direction {
   keyId: string
 }
 
 /** The map key of a route (its metrics, its trial round). NUL cannot appear in a provider, model or key id from JSON config. */
 export function routeKey(provider: string, model: string, keyId: string): string {
   return `${provider}\u0000${model}\u0000${keyId}`
-}
-
-/** A direction (design vocabulary): provider + model. Also a request target or fallback. */
-export interface Direction {
-  provider: string
-  model: string
 }
 
 /** True when two directions name the same provider and model. */

@@ -43,8 +43,5 @@ export function validateClearFilter(filter: ClearFilter): ClearFilter {
 
 /** True when a validated `filter` names `entry` (naming a model reaches only that model's hold, never a whole-key one). */
 export function clearMatches(filter: ClearFilter, entry: HoldEntry): boolean {
-  if (filter.provider !== undefined && entry.provider !== filter.provider) return false
-  if (filter.keyId !== undefined && entry.keyId !== filter.keyId) return false
-  if (filter.model !== undefined && entry.model !== filter.model) return false
-  return true
+  return (['provider', 'keyId', 'model'] as const).every((field) => filter[field] === undefined || entry[field] === filter[field])
 }

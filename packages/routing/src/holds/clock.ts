@@ -29,12 +29,8 @@ export function createClock(nodeId: string) {
   return {
     /** A new version for a local change at `now`, newer than every version made or observed so far. */
     tick(now: number): Version {
-      if (now > wallMs) {
-        wallMs = now
-        counter = 0
-      } else {
-        counter += 1
-      }
+      counter = now > wallMs ? 0 : counter + 1
+      wallMs = Math.max(wallMs, now)
       return { wallMs, counter, nodeId }
     },
     /** Takes in a version from another node, so the next `tick` is newer than it. */

@@ -47,21 +47,12 @@ export class DigestAccumulator {
 
   /** The digest as it stands. */
   digest(): HoldDigest {
-    const buckets: string[] = []
-    for (let bucket = 0; bucket < DIGEST_BUCKETS; bucket++) {
-      const high = this.lanes[bucket * 2 + 1]!.toString(16).padStart(8, '0')
-      const low = this.lanes[bucket * 2]!.toString(16).padStart(8, '0')
-      buckets.push(high + low)
-    }
-    return { buckets }
+    const hex = (lane: number) => this.lanes[lane]!.toString(16).padStart(8, '0')
+    return { buckets: Array.from({ length: DIGEST_BUCKETS }, (_, bucket) => hex(bucket * 2 + 1) + hex(bucket * 2)) }
   }
 }
 
 /** The buckets in which two digests differ: what one node should pull from the other. */
 export function differingBuckets(left: HoldDigest, right: HoldDigest): number[] {
-  const differing: number[] = []
-  for (let bucket = 0; bucket < DIGEST_BUCKETS; bucket++) {
-    if (left.buckets[bucket] !== right.buckets[bucket]) differing.push(bucket)
-  }
-  return differing
+  return Array.from({ length: DIGEST_BUCKETS }, (_, bucket) => bucket).filter((bucket) => left.buckets[bucket] !== right.buckets[bucket])
 }

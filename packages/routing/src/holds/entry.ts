@@ -19,9 +19,6 @@ export type ReleaseCause =
   /** The key or its provider was deleted. */
   | 'deleted'
 
-/** Where the current wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
-export type WaitSource = 'ladder' | 'provider'
-
 /** The trace span that placed a hold (W3C ids, lower-case hex), so a request elsewhere that skips the key can link to it. */
 export interface TraceOrigin {
   /** 32 hex digits. */
@@ -47,7 +44,8 @@ export interface HoldEntry {
   waitStartedAt: number
   /** The wait before any node's jitter, in ms. */
   baseWaitMs: number
-  waitSource: WaitSource
+  /** Where the wait came from: the ladder (each node varies it by ±10 %) or the provider (used as given). */
+  waitSource: 'ladder' | 'provider'
   /** Ladder step: the wait is 30 s × 2^rung, up to the reason's cap. Shared by the fleet. */
   rung: number
   /** How many answers have renewed the hold since it started. */
@@ -61,11 +59,7 @@ export interface HoldEntry {
 }
 
 /** The identity of a hold: which key, and which model of it (null = the whole key). */
-export interface HoldTarget {
-  provider: string
-  keyId: string
-  model: string | null
-}
+export type HoldTarget = Pick<HoldEntry, 'provider' | 'keyId' | 'model'>
 
 /** A stable string id for a hold target; used as the map key and in digests. */
 export function holdId(target: HoldTarget): string {
@@ -73,13 +67,9 @@ export function holdId(target: HoldTarget): string {
   return JSON.stringify([target.provider, target.keyId, target.model])
 }
 
-/** Separator the reference uses between the parts of a route id. */
-const ROUTE_SEPARATOR = ':lb-identifier:'
-
 /** How the clear API names a dropped hold (reference: "Releasing held keys"): its key id, or its route `openai:lb-identifier:gpt-4o:lb-identifier:key-id`. */
 export function clearedName(target: HoldTarget): string {
-  if (target.model === null) return target.keyId
-  return [target.provider, target.model, target.keyId].join(ROUTE_SEPARATOR)
+  return target.model === null ? target.keyId : [target.provider, target.model, target.keyId].join(':lb-identifier:')
 }
 
 /**

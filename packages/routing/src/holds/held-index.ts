@@ -82,11 +82,7 @@ export class HeldIndex {
 
   /** The held keys of `provider` that this node may check for `model` now. */
   dueKeys(provider: string, model: string, now: number): string[] {
-    const keys = this.providers.get(provider)
-    if (!keys) return []
-    const due: string[] = []
-    for (const keyId of keys.keys()) if (this.checkable(provider, keyId, model, now)) due.push(keyId)
-    return due
+    return [...(this.providers.get(provider)?.keys() ?? [])].filter((keyId) => this.checkable(provider, keyId, model, now))
   }
 
   /** Every active hold, with this node's due time. */

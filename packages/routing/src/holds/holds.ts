@@ -18,13 +18,6 @@ export interface HoldsInit {
   random: () => number
 }
 
-/** A clear's answer for the API (each hold once: a whole-key hold by its key id, a model hold by its route), plus the tombstones to gossip. */
-export interface ClearOutcome {
-  cleared: string[]
-  count: number
-  changed: HoldEntry[]
-}
-
 /** One node's held keys. */
 export type Holds = ReturnType<typeof createHolds>
 
@@ -66,10 +59,8 @@ export function createHolds(init: HoldsInit) {
 
   function resetAt(provider: string, keyId: string): number | undefined {
     if (resets.size === 0) return undefined
-    const key = resets.get(JSON.stringify([provider, keyId]))
-    const whole = resets.get(JSON.stringify([provider]))
-    if (key === undefined) return whole
-    return whole === undefined ? key : Math.max(key, whole)
+    const times = [resets.get(JSON.stringify([provider, keyId])), resets.get(JSON.stringify([provider]))].filter((at) => at !== undefined)
+    return times.length === 0 ? undefined : Math.max(...times)
   }
 
   return {
@@ -95,8 +86,8 @@ export function createHolds(init: HoldsInit) {
     dueKeys: (provider: string, model: string, now: number): string[] => index.dueKeys(provider, model, now),
     /** The holds covering a route, with this node's due times (for log lines and the dashboard). */
     holdsOn: (provider: string, keyId: string, model: string): readonly HeldRoute[] => index.covering(provider, keyId, model),
-    /** Operator release; throws `HoldClearError` for a body the API refuses. */
-    clear(filter: ClearFilter, now: number): ClearOutcome {
+    /** Operator release: the API's answer (each hold once: a whole-key hold by its key id, a model hold by its route) and the tombstones to gossip; throws `HoldClearError` for a body the API refuses. */
+    clear(filter: ClearFilter, now: number) {
       const valid = validateClearFilter(filter)
       const { released, changed } = releaseWhere((entry) => clearMatches(valid, entry), 'operator', now)
       const cleared = released.map(clearedName)

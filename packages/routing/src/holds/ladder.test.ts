@@ -4,7 +4,7 @@ import type { AttemptFailure, FailureClass } from '../failures/failure-class.ts'
 import { HOLD_REASONS, type HoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry } from './entry.ts'
 import { createHolds } from './holds.ts'
-import { nodeWaitMs, providerWaitMs, startingRung } from './ladder.ts'
+import { baseWait, nodeWaitMs, startingRung } from './ladder.ts'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
@@ -71,8 +71,8 @@ describe('jitter', () => {
     )
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 30 * MINUTE }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (hint, draw) => {
-        const base = providerWaitMs(hint)
-        return base === Math.max(hint, 10 * SECOND) && nodeWaitMs({ baseWaitMs: base, waitSource: 'provider' }, () => draw) === base
+        const { baseWaitMs: base, waitSource } = baseWait('rate_limit', 0, hint)
+        return waitSource === 'provider' && base === Math.max(hint, 10 * SECOND) && nodeWaitMs({ baseWaitMs: base, waitSource }, () => draw) === base
       }),
     )
   })

@@ -1,6 +1,4 @@
-/**
- * How long a key is held. Spec: reference/adaptive-load-balancing.txt, "How long a key is held".
- */
+/** How long a key is held. Spec: reference/adaptive-load-balancing.txt, "How long a key is held". */
 import type { HoldReason } from '../failures/failure-class.ts'
 import type { HoldEntry } from './entry.ts'
 
@@ -39,14 +37,9 @@ export function topRungOf(firstMs: number, capMs: number): number {
   return Math.max(0, Math.ceil(Math.log2(capMs / firstMs)))
 }
 
-/** A provider-stated wait as the hold uses it: as given, but never under the 10 s floor. */
-export function providerWaitMs(hintMs: number): number {
-  return Math.max(hintMs, MINIMUM_HOLD_MS)
-}
-
-/** The base wait of a hold and where it came from: the provider's hint when it gave one, else the ladder (30 s doubled `rung` times, capped). */
+/** The base wait of a hold and where it came from: the provider's hint when it gave one (never under the 10 s floor), else the ladder (30 s doubled `rung` times, capped). */
 export function baseWait(reason: HoldReason, rung: number, hintMs: number | null): Pick<HoldEntry, 'baseWaitMs' | 'waitSource'> {
-  if (hintMs !== null) return { baseWaitMs: providerWaitMs(hintMs), waitSource: 'provider' }
+  if (hintMs !== null) return { baseWaitMs: Math.max(hintMs, MINIMUM_HOLD_MS), waitSource: 'provider' }
   return { baseWaitMs: doubledWaitMs(LADDER_START_MS, LADDER_CAP_MS[reason], rung), waitSource: 'ladder' }
 }
 
@@ -59,8 +52,7 @@ export function nodeWaitMs(entry: Pick<HoldEntry, 'baseWaitMs' | 'waitSource'>, 
 
 /** The rung a new hold starts on: the tombstone's, when a served (or settled) request released it for the same reason within 10 minutes; else 0. */
 export function startingRung(previous: HoldEntry | undefined, reason: HoldReason, now: number): number {
-  if (!previous || previous.state !== 'released' || previous.releasedAt === null) return 0
+  if (!previous || previous.state !== 'released' || previous.releasedAt === null || previous.reason !== reason) return 0
   if (previous.releaseCause !== 'served' && previous.releaseCause !== 'settled') return 0
-  if (previous.reason !== reason) return 0
   return now - previous.releasedAt <= RESUME_WINDOW_MS ? previous.rung : 0
 }

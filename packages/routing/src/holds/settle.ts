@@ -80,12 +80,6 @@ function judge(held: HoldEntry, answer: AttemptAnswer, refusal: HoldReason | nul
   return sentAsCheck ? 'repeat' : 'ignore'
 }
 
-/** Which place a refusal holds: the whole key for a credential or an account-level refusal, else the model. */
-export function refusalTarget(answer: Pick<AttemptAnswer, 'provider' | 'keyId' | 'model'>, failure: AttemptFailure): HoldTarget {
-  const wholeKey = failure.failureClass === 'credential' || failure.scope === 'key'
-  return { provider: answer.provider, keyId: answer.keyId, model: wholeKey ? null : answer.model }
-}
-
 function renew(held: HoldEntry, answer: AttemptAnswer, climb: boolean, version: Version): HoldEntry {
   const failure = answer.failure
   const rung = climb ? Math.min(held.rung + 1, topRungOf(LADDER_START_MS, LADDER_CAP_MS[held.reason])) : held.rung
@@ -100,10 +94,6 @@ function renew(held: HoldEntry, answer: AttemptAnswer, climb: boolean, version: 
     checks: held.checks + 1,
     version,
   }
-}
-
-function release(held: HoldEntry, answer: AttemptAnswer, cause: 'served' | 'settled', version: Version): HoldEntry {
-  return { ...held, state: 'released', checks: held.checks + 1, releasedAt: answer.now, releaseCause: cause, version }
 }
 
 /**
@@ -134,7 +124,8 @@ function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, 
 export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Settlement {
   const failure = answer.failure
   const refusal = failure && isHoldReason(failure.failureClass) ? failure.failureClass : null
-  const target = failure && refusal ? refusalTarget(answer, failure) : null
+  // A refusal holds the whole key for a credential or an account-level refusal, else the model.
+  const target: HoldTarget | null = failure && refusal ? { provider: answer.provider, keyId: answer.keyId, model: failure.failureClass === 'credential' || failure.scope === 'key' ? null : answer.model } : null
   const targetId = target ? holdId(target) : null
   const changed: HoldEntry[] = []
   const events: HoldEvent[] = []
@@ -150,10 +141,11 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
     const verdict = judge(held, answer, refusal, sameTarget)
     if (verdict === 'ignore' || verdict === 'climb') targetSettled ||= sameTarget
     if (verdict === 'release' || verdict === 'replace_in_favour') {
-      const entry = release(held, answer, failure ? 'settled' : 'served', context.stamp())
+      const cause = failure ? 'settled' : 'served'
+      const entry: HoldEntry = { ...held, state: 'released', checks: held.checks + 1, releasedAt: answer.now, releaseCause: cause, version: context.stamp() }
       // A tombstone about to be overwritten by the new hold at the same place is reported, not stored.
       if (verdict === 'release') changed.push(entry)
-      events.push({ kind: 'released', entry, cause: entry.releaseCause as 'served' | 'settled' })
+      events.push({ kind: 'released', entry, cause })
     } else if (verdict === 'climb' || verdict === 'repeat') {
       const entry = renew(held, answer, verdict === 'climb', context.stamp())
       changed.push(entry)

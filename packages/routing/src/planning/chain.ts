@@ -55,6 +55,5 @@ export const MAX_CONTINUATIONS = 2
 
 /** Whether the `continuation`-th continuation of a broken stream may be tried: a prefill can carry what was sent, and MAX_CONTINUATIONS is not spent. */
 export function mayContinue(continuation: number, continuable: boolean): 'yes' | 'not_continuable' | 'continued_enough' {
-  if (continuation > MAX_CONTINUATIONS) return 'continued_enough'
-  return continuable ? 'yes' : 'not_continuable'
+  return continuation > MAX_CONTINUATIONS ? 'continued_enough' : continuable ? 'yes' : 'not_continuable'
 }

@@ -11,7 +11,7 @@ import { killsKeyForRequest } from '../failures/failure-class.ts'
 import { checkLine, everyKeyHeldLine, skipLine } from '../holds/log-lines.ts'
 import { probeLine, trialLine } from '../trials/log-lines.ts'
 import type { RetryPolicy } from '../retries/backoff.ts'
-import { createKeyRotation, type KeyRotation } from '../retries/rotation.ts'
+import { KeyRotation } from '../retries/rotation.ts'
 import type { TraceOrigin } from '../holds/entry.ts'
 import type { RoutingLog } from './log.ts'
 import type { KeyLeftOut, KeyPlan, KeyPlanInput, PlannedTarget, PlannerComponents } from './types.ts'
@@ -47,7 +47,7 @@ export function planKeys(components: PlannerComponents, target: PlannedTarget, k
         if (!balancer.takeTrial({ provider, model, keyId: key.id }, now)) continue
         log.trial ??= { provider, model, keyId: key.id }
         if (log.enabled || log.recording) log.add(trialLine({ provider, model, key: key.name, wholeProvider: false }))
-        target = { ...target, firstKeyId: key.id, firstIsCheck: true, sessionKeyId: target.firstIsCheck ? undefined : target.firstKeyId }
+        target = { ...target, firstKeyId: key.id, firstIsCheck: true, sessionKeyId: target.firstKeyId }
         break
       }
     }
@@ -86,7 +86,7 @@ function planWithKeys(components: PlannerComponents, target: PlannedTarget, keys
   const { now, log } = input
   const aligned = table !== undefined && weights === table.weights
   // The hot path: the table, rebuilt whenever holds or backoffs change, saw no key held or backed off.
-  if (aligned && table.heldCount === 0) {
+  if (aligned && table.heldIndexes.length === 0) {
     const first = target.firstKeyId === undefined ? -1 : indexOfKey(keys, target.firstKeyId)
     const plan: KeyPlan = { weights, leftOut: NO_LEFT_OUT, first, check: target.firstIsCheck ? first : -1, checkDue: target.firstIsCheck && first >= 0, everyKeyHeld: false }
     // A trial or probe that took a session's request: the session's own key next.
@@ -236,7 +236,7 @@ export function keyRotationFor(plan: KeyPlan, policy: RetryPolicy, random: () =>
   }
   // Keys left out weigh 0 in the table (held and backed-off keys do): the running sums draw as the rotation would.
   const cumulative = split.weightless ? cumulativeOf(plan.weights) : undefined
-  return createKeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, then: plan.then, cumulative, alternatives })
+  return new KeyRotation({ weights: plan.weights, policy, random, unavailable: split.unavailable, waiting: split.waiting, first: plan.first, once: plan.check, then: plan.then, cumulative, alternatives })
 }
 
 /** The left-out keys of shared plans, split as the rotation takes them. */

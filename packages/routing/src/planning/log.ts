@@ -3,7 +3,7 @@
  * someone reads them (`enabled`: the request asked with `x-bf-routing-log`, or the node logs
  * at debug); the plan itself carries the same facts as data for recorders.
  */
-import type { DirectionDecision, DirectionReason } from '../adaptive/directions.ts'
+import { DIRECTION_REASONS, type DirectionDecision } from '../adaptive/directions.ts'
 import type { AffinityOutcome } from '../adaptive/session.ts'
 import type { RouteRef } from '../adaptive/types.ts'
 import type { AttemptWhy } from '../retries/rotation.ts'
@@ -61,18 +61,6 @@ export class RoutingLog {
     if (!this.enabled || outcome === 'none') return
     this.add(outcome === 'kept' ? 'Keeping the session on its provider and key' : `Moving the session: ${outcome === 'moved_not_offered' ? 'its provider is not offered now' : 'its key is failed, held or gone'}`)
   }
-}
-
-const DIRECTION_REASONS: Record<DirectionReason, string> = {
-  scored: 'the best-scored provider for the model',
-  scored_lower: 'a healthy provider with a smaller share, drawn so it keeps being measured',
-  all_failed: 'every provider serving the model is failed; sending to the first anyway',
-  static: 'provider selection is off: the first configured provider serving the model',
-  pinned: 'the provider the request named',
-  pinned_failed_kept: 'the provider the request named is failed, and re-routing is off: kept on it (a healthy provider serves the model)',
-  pinned_rerouted: 'the provider the request named is failed: re-routed to the best healthy provider',
-  pinned_no_alternative: 'the provider the request named is failed, and no healthy provider serves the model: kept on it',
-  no_provider: 'no configured provider serves the model',
 }
 
 /**

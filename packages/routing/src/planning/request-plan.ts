@@ -5,10 +5,10 @@
  */
 import { withDirections, type DirectionDecision } from '../adaptive/directions.ts'
 import { applySessionAffinity, type AffinityOutcome } from '../adaptive/session.ts'
-import { keyNamesModel, type BalancerKey, type Direction } from '../adaptive/types.ts'
+import { keyNamesModel, sameDirection, type Direction } from '../adaptive/types.ts'
 import { providerCheckLine } from '../holds/log-lines.ts'
 import { trialLine } from '../trials/log-lines.ts'
-import type { PickedBy, PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
+import type { PlannedTarget, PlannerComponents, PlanInput, RequestPlan, TargetSource } from './types.ts'
 
 /** A bare model's provider order, by the selection table's shared, frozen fallback list (kept as long as the table). */
 const preferred = new WeakMap<readonly Direction[], readonly Direction[]>()
@@ -54,9 +54,11 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     if (pinnedProvider === undefined) candidates = decision.skipped
     else if (rerouted && settings.reroute_failed_directions) candidates = [decision.pinned!]
     for (const candidate of candidates) {
-      const due = claimProviderCheck(components, candidate, now)
-      // A provider failed on every key (not held): the fleet's one trial (issue 35, item 8), unless the request goes there anyway.
-      const tried = due !== undefined || (candidate.provider === chosen.provider && candidate.model === chosen.model) ? undefined : takeProviderTrial(components, candidate, now)
+      const keys = components.keysFor(candidate.provider, candidate.model)
+      // A provider held on every key: its due key, claimed as this node's check.
+      const due = everyKeyHeld(components, candidate.provider, candidate.model) ? keys!.find((key) => components.holds.claimCheck(candidate.provider, key.id, candidate.model, now)) : undefined
+      // A provider failed on every key (on its metrics, not held): the fleet's one trial (issue 35, item 8), unless the request goes there anyway.
+      const tried = due !== undefined || sameDirection(candidate, chosen) ? undefined : keys?.find((key) => balancer.takeTrial({ provider: candidate.provider, model: candidate.model, keyId: key.id }, now))
       const key = due ?? tried
       if (key === undefined) continue
       const route = { provider: candidate.provider, model: candidate.model }
@@ -119,13 +121,13 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     primary = known.primary
   } else {
     directions ??= orderedDirections(components, decision, configured, scored)
-    if (checked !== null) directions = [checked, ...directions.filter((direction) => direction.provider !== checked.provider || direction.model !== checked.model)]
+    if (checked !== null) directions = [checked, ...directions.filter((direction) => !sameDirection(direction, checked))]
     const built = buildTargets(components, directions, pinnedProvider ?? chosen.provider, model, configured, probe, trial !== null)
     targets = built.targets
     primary = built.primary
     // A bare model's targets are shared only when they lead with the provider they were planned for.
     if (shareBy !== null && (!scored || built.targets[0]?.provider === (shareProvider ?? chosen.provider))) {
-      targets = frozen(built.targets)
+      targets = Object.freeze(built.targets.map((target) => Object.freeze({ ...target })))
       let shares = sharedTargets.get(shareBy)
       if (shares === undefined) sharedTargets.set(shareBy, (shares = {}))
       if (shareProvider === undefined) shares.plain = { targets, primary }
@@ -151,27 +153,17 @@ export function planRequest(components: PlannerComponents, input: PlanInput): Re
     if (session === 'kept' && probe === null && !input.directKey && sessionKeyId !== undefined && Object.isFrozen(targets)) {
       // Bounded by the provider's keys (a session's key is one of them).
       Object.freeze(first)
-      mapFor(sessionKeyTargets, targets).set(sessionKeyId, Object.freeze(copy))
+      let byKey = sessionKeyTargets.get(targets)
+      if (byKey === undefined) sessionKeyTargets.set(targets, (byKey = new Map()))
+      byKey.set(sessionKeyId, Object.freeze(copy))
     }
     targets = copy
   }
-  const pickedBy: PickedBy = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
+  const pickedBy: RequestPlan['pickedBy'] = session === 'kept' ? 'session' : pinnedProvider !== undefined && !rerouted ? 'request' : 'routing'
   const movedOff = rerouted && probe === null ? { provider: pinnedProvider!, reason: everyKeyHeld(components, pinnedProvider!, model) ? ('held' as const) : ('failed' as const) } : null
   const plan: RequestPlan = { targets, primary, pickedBy, reason: decision.reason, movedOff, check, trial, session }
   log.plan = plan
   return plan
-}
-
-/** A shared, read-only copy of planned targets. */
-function frozen(targets: readonly PlannedTarget[]): readonly PlannedTarget[] {
-  return Object.freeze(targets.map((target) => Object.freeze({ ...target })))
-}
-
-/** The map `maps` keeps for `key`, made on first use. */
-function mapFor<K extends object, V>(maps: WeakMap<K, Map<string, V>>, key: K): Map<string, V> {
-  let map = maps.get(key)
-  if (map === undefined) maps.set(key, (map = new Map()))
-  return map
 }
 
 /** The decision's primary then fallbacks; for a bare model, providers whose keys name the model first (remembered per table). */
@@ -201,9 +193,9 @@ function buildTargets(
     if (components.keysFor(direction.provider, direction.model) === undefined) continue
     let source: TargetSource
     // A trial is never the request's primary: a re-routed request's is the provider routing chose.
-    if (check !== null && targets.length === 0 && direction.provider === check.provider && direction.model === check.model && (isTrial || direction.provider !== primaryProvider)) source = isTrial ? 'trial' : 'check'
+    if (check !== null && targets.length === 0 && sameDirection(direction, check) && (isTrial || direction.provider !== primaryProvider)) source = isTrial ? 'trial' : 'check'
     else if (primary < 0 && direction.provider === primaryProvider && direction.model === model) source = 'primary'
-    else if (configured.length > 0 && configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model)) source = 'fallback'
+    else if (configured.length > 0 && configured.some((fallback) => sameDirection(fallback, direction))) source = 'fallback'
     else source = 'added'
     if (source === 'primary') primary = targets.length
     targets.push({ provider: direction.provider, model: direction.model, source, direct: false, firstKeyId: undefined, firstIsCheck: false })
@@ -223,20 +215,6 @@ function everyKeyHeld(components: PlannerComponents, provider: string, model: st
   return keys !== undefined && keys.length > 0 && keys.every((key) => components.holds.isHeld(provider, key.id, model))
 }
 
-/** The due key of a provider held on every key for the model, claimed as this node's check; undefined when none. */
-function claimProviderCheck(components: PlannerComponents, direction: Direction, now: number): BalancerKey | undefined {
-  if (!everyKeyHeld(components, direction.provider, direction.model)) return undefined
-  return components.keysFor(direction.provider, direction.model)!.find((key) => components.holds.claimCheck(direction.provider, key.id, direction.model, now))
-}
-
-/**
- * The key of a provider failed on every key for the model (on its metrics; held keys are the
- * checks' business) whose trial this request is; undefined when none (see ../trials/trials.ts).
- */
-function takeProviderTrial(components: PlannerComponents, direction: Direction, now: number): BalancerKey | undefined {
-  return components.keysFor(direction.provider, direction.model)?.find((key) => components.balancer.takeTrial({ provider: direction.provider, model: direction.model, keyId: key.id }, now))
-}
-
 /** True when some key of the direction's provider names its model (not just `"*"`). */
 function namesModel(components: PlannerComponents, direction: Direction): boolean {
   return components.keysFor(direction.provider, direction.model)?.some((key) => keyNamesModel(key, direction.model)) ?? false
@@ -248,9 +226,8 @@ function namesModel(components: PlannerComponents, direction: Direction): boolea
  * own fallbacks are kept as given.
  */
 function preferNamingProviders(components: PlannerComponents, directions: Direction[], configured: readonly Direction[]): Direction[] {
-  let naming = 0
-  for (const direction of directions) if (namesModel(components, direction)) naming++
+  const naming = directions.filter((direction) => namesModel(components, direction)).length
   if (naming === 0 || naming === directions.length) return directions
-  const kept = directions.filter((direction) => namesModel(components, direction) || configured.some((fallback) => fallback.provider === direction.provider && fallback.model === direction.model))
+  const kept = directions.filter((direction) => namesModel(components, direction) || configured.some((fallback) => sameDirection(fallback, direction)))
   return kept.length > 0 ? kept : directions
 }

@@ -95,10 +95,8 @@ export interface TargetFailure<T, K> {
 export type RouteEnd<T, K> =
   /** The primary's failure (or the first target's, when the primary was never tried). */
   | { kind: 'end'; outcome: 'failed'; failure: TargetFailure<T, K> }
-  /** No target tried: the surface is served by none, no provider the gateway key may use has the model, or none has it at all. */
-  | { kind: 'end'; outcome: 'not_served' | 'not_allowed' | 'no_target' }
-  /** A broken stream's continuation found no target that continued it. */
-  | { kind: 'end'; outcome: 'not_continued' }
+  /** No target tried (the surface is served by none, no provider the gateway key may use has the model, or none has it at all), or none continued a broken stream. */
+  | { kind: 'end'; outcome: 'not_served' | 'not_allowed' | 'no_target' | 'not_continued' }
 
 /** How an attempt went. */
 export type AttemptReport =

@@ -61,16 +61,14 @@ export interface PlannedTarget extends Direction {
   sessionKeyId?: string
 }
 
-/** Who chose the provider that serves first. */
-export type PickedBy = 'request' | 'routing' | 'session'
-
 /** The providers of a request, in order, with the facts a recorder needs. */
 export interface RequestPlan {
   /** Shared with other requests: read only. */
   targets: readonly PlannedTarget[]
   /** Index in `targets` of the primary: when every target fails, the caller gets its error. */
   primary: number
-  pickedBy: PickedBy
+  /** Who chose the provider that serves first. */
+  pickedBy: 'request' | 'routing' | 'session'
   /** Why the primary provider is the one it is. */
   reason: DirectionReason
   /** The provider the request named, when routing moved it off that provider, and why. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { pickWeighted } from '../../test/pick-weighted.ts'
-import { createKeyRotation, type RotationStep } from './rotation.ts'
+import { KeyRotation, type RotationStep } from './rotation.ts'
 import { backoffDelay } from './backoff.ts'
 
 const policy = { maxRetries: 2, backoffInitialMs: 500, backoffMaxMs: 5000 }
@@ -28,9 +28,9 @@ describe('backoffDelay', () => {
   })
 })
 
-describe('createKeyRotation', () => {
+describe('KeyRotation', () => {
   it('retries a transient failure on the same key with backoff, until max_retries', () => {
-    const rotation = createKeyRotation({ weights: keys(3), policy, random: middle })
+    const rotation = new KeyRotation({ weights: keys(3), policy, random: middle })
     const first = attemptOf(rotation.first())
     const second = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: null }))
     expect(second).toMatchObject({ keyIndex: first.keyIndex, delayMs: 500, why: 'retry' })
@@ -40,7 +40,7 @@ describe('createKeyRotation', () => {
   })
 
   it('rotates a rate-limited request to another key, still with backoff', () => {
-    const rotation = createKeyRotation({ weights: keys(2), policy, random: middle })
+    const rotation = new KeyRotation({ weights: keys(2), policy, random: middle })
     const first = attemptOf(rotation.first())
     const second = attemptOf(rotation.next({ failureClass: 'rate_limit', waitHintMs: null }))
     expect(second.keyIndex).not.toBe(first.keyIndex)
@@ -48,7 +48,7 @@ describe('createKeyRotation', () => {
   })
 
   it('rotates at once off a dead key, and rotation to untried keys is not capped by max_retries', () => {
-    const rotation = createKeyRotation({ weights: keys(6), policy: { ...policy, maxRetries: 0 }, random: middle })
+    const rotation = new KeyRotation({ weights: keys(6), policy: { ...policy, maxRetries: 0 }, random: middle })
     const seen = new Set<number>([attemptOf(rotation.first()).keyIndex])
     for (let index = 0; index < 5; index++) {
       const step = attemptOf(rotation.next({ failureClass: 'credential', waitHintMs: null }))
@@ -60,16 +60,16 @@ describe('createKeyRotation', () => {
   })
 
   it('stops at once on a caller fault and on a cancel', () => {
-    const rotation = createKeyRotation({ weights: keys(3), policy, random: middle })
+    const rotation = new KeyRotation({ weights: keys(3), policy, random: middle })
     rotation.first()
     expect(rotation.next({ failureClass: 'caller_fault', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'caller_fault' })
-    const other = createKeyRotation({ weights: keys(3), policy, random: middle })
+    const other = new KeyRotation({ weights: keys(3), policy, random: middle })
     other.first()
     expect(other.next({ failureClass: 'cancelled', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'cancelled' })
   })
 
   it('does not wait on a key whose wait hint is longer than the backoff: rotates instead', () => {
-    const rotation = createKeyRotation({ weights: keys(2), policy, random: middle })
+    const rotation = new KeyRotation({ weights: keys(2), policy, random: middle })
     const first = attemptOf(rotation.first())
     const second = attemptOf(rotation.next({ failureClass: 'transient', waitHintMs: 30_000 }))
     expect(second.keyIndex).not.toBe(first.keyIndex)
@@ -78,16 +78,16 @@ describe('createKeyRotation', () => {
   })
 
   it('with a single key, a rate limit with a short hint retries that key, a long hint gives up', () => {
-    const short = createKeyRotation({ weights: keys(1), policy, random: middle })
+    const short = new KeyRotation({ weights: keys(1), policy, random: middle })
     short.first()
     expect(attemptOf(short.next({ failureClass: 'rate_limit', waitHintMs: 100 }))).toMatchObject({ keyIndex: 0, why: 'retry' })
-    const long = createKeyRotation({ weights: keys(1), policy, random: middle })
+    const long = new KeyRotation({ weights: keys(1), policy, random: middle })
     long.first()
     expect(long.next({ failureClass: 'rate_limit', waitHintMs: 60_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
   })
 
   it('waits out a Retry-After up to retryAfterMaxMs once on a key nothing else can replace, then fails over', () => {
-    const rotation = createKeyRotation({ weights: keys(1), policy, random: middle })
+    const rotation = new KeyRotation({ weights: keys(1), policy, random: middle })
     rotation.first()
     // 2 s asked, longer than the 500 ms backoff but within the 5 s default: the same key, after 2 s.
     expect(attemptOf(rotation.next({ failureClass: 'rate_limit', waitHintMs: 2_000 }))).toMatchObject({ keyIndex: 0, delayMs: 2_000, why: 'retry' })
@@ -97,10 +97,10 @@ describe('createKeyRotation', () => {
   })
 
   it('does not wait out a Retry-After longer than retryAfterMaxMs, nor one on a key another key can replace', () => {
-    const capped = createKeyRotation({ weights: keys(1), policy: { ...policy, retryAfterMaxMs: 1_000 }, random: middle })
+    const capped = new KeyRotation({ weights: keys(1), policy: { ...policy, retryAfterMaxMs: 1_000 }, random: middle })
     capped.first()
     expect(capped.next({ failureClass: 'rate_limit', waitHintMs: 2_000 })).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
-    const two = createKeyRotation({ weights: keys(2), policy, random: middle })
+    const two = new KeyRotation({ weights: keys(2), policy, random: middle })
     const first = attemptOf(two.first())
     const second = attemptOf(two.next({ failureClass: 'rate_limit', waitHintMs: 2_000 }))
     expect(second.keyIndex).not.toBe(first.keyIndex)
@@ -110,26 +110,26 @@ describe('createKeyRotation', () => {
   it('moves off a key that gave no answer (a deadline, a reset) before trying it again', () => {
     for (const failure of [{ failureClass: 'timeout' as const, waitHintMs: null, status: 0 }, { failureClass: 'transient' as const, waitHintMs: null, status: 0 }]) {
       // Another key: straight to it, no backoff.
-      const two = createKeyRotation({ weights: keys(2), policy, random: middle })
+      const two = new KeyRotation({ weights: keys(2), policy, random: middle })
       const first = attemptOf(two.first())
       expect(attemptOf(two.next(failure))).toMatchObject({ keyIndex: 1 - first.keyIndex, delayMs: 0, why: 'rotate' })
       // One key and a fallback after this target: the target ends, the fallback runs.
-      const single = createKeyRotation({ weights: keys(1), policy, random: middle, alternatives: true })
+      const single = new KeyRotation({ weights: keys(1), policy, random: middle, alternatives: true })
       single.first()
       expect(single.next(failure)).toEqual({ kind: 'stop', reason: 'retries_exhausted' })
       // One key and nothing else: the same key again, after the backoff.
-      const alone = createKeyRotation({ weights: keys(1), policy, random: middle })
+      const alone = new KeyRotation({ weights: keys(1), policy, random: middle })
       alone.first()
       expect(attemptOf(alone.next(failure))).toMatchObject({ keyIndex: 0, delayMs: 500, why: 'retry' })
     }
     // A 5xx that did answer stays on its key, as before, fallback or not.
-    const answered = createKeyRotation({ weights: keys(2), policy, random: middle, alternatives: true })
+    const answered = new KeyRotation({ weights: keys(2), policy, random: middle, alternatives: true })
     const first = attemptOf(answered.first())
     expect(attemptOf(answered.next({ failureClass: 'transient', waitHintMs: null, status: 503 }))).toMatchObject({ keyIndex: first.keyIndex, why: 'retry' })
   })
 
   it('with three keys and max_retries 5, cycles through the keys on rate limits and then stops', () => {
-    const rotation = createKeyRotation({ weights: keys(3), policy: { ...policy, maxRetries: 5 }, random: Math.random })
+    const rotation = new KeyRotation({ weights: keys(3), policy: { ...policy, maxRetries: 5 }, random: Math.random })
     let attempts = 1
     rotation.first()
     while (rotation.next({ failureClass: 'rate_limit', waitHintMs: null }).kind === 'attempt') attempts++
@@ -138,11 +138,11 @@ describe('createKeyRotation', () => {
   })
 
   it('says no_keys when there is no key', () => {
-    expect(createKeyRotation({ weights: [], policy, random: middle }).first()).toEqual({ kind: 'stop', reason: 'no_keys' })
+    expect(new KeyRotation({ weights: [], policy, random: middle }).first()).toEqual({ kind: 'stop', reason: 'no_keys' })
   })
 
   it('a dead key is never picked again, even once the retries are spent on the others', () => {
-    const rotation = createKeyRotation({ weights: keys(2), policy: { ...policy, maxRetries: 3 }, random: Math.random })
+    const rotation = new KeyRotation({ weights: keys(2), policy: { ...policy, maxRetries: 3 }, random: Math.random })
     const dead = attemptOf(rotation.first()).keyIndex
     let step = rotation.next({ failureClass: 'model_gone', waitHintMs: null })
     while (step.kind === 'attempt') {
@@ -153,14 +153,14 @@ describe('createKeyRotation', () => {
   })
 
   it('starts on the given first key and never uses an unavailable one', () => {
-    const rotation = createKeyRotation({ weights: keys(3), policy, random: Math.random, unavailable: [1], first: 2 })
+    const rotation = new KeyRotation({ weights: keys(3), policy, random: Math.random, unavailable: [1], first: 2 })
     expect(attemptOf(rotation.first()).keyIndex).toBe(2)
     expect(attemptOf(rotation.next({ failureClass: 'credential', waitHintMs: null })).keyIndex).toBe(0)
     expect(rotation.next({ failureClass: 'credential', waitHintMs: null })).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
   })
 
   it('stops at once when every key is unavailable', () => {
-    expect(createKeyRotation({ weights: keys(2), policy, random: middle, unavailable: [0, 1] }).first()).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
+    expect(new KeyRotation({ weights: keys(2), policy, random: middle, unavailable: [0, 1] }).first()).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
   })
 
   it('draws the first key exactly as pickWeighted draws over the keys it may use', () => {
@@ -172,7 +172,7 @@ describe('createKeyRotation', () => {
         (weights, blocked, draw) => {
           const unavailable = weights.map((_, index) => index).filter((index) => blocked[index])
           const usable = weights.map((_, index) => index).filter((index) => !blocked[index])
-          const step = createKeyRotation({ weights, policy, random: () => draw, unavailable }).first()
+          const step = new KeyRotation({ weights, policy, random: () => draw, unavailable }).first()
           if (usable.length === 0) {
             expect(step).toEqual({ kind: 'stop', reason: 'credentials_exhausted' })
           } else {
@@ -197,8 +197,8 @@ describe('the first draw over running sums', () => {
           if (weight > 0) total += weight
           cumulative[index] = total
         })
-        const plain = createKeyRotation({ weights, policy, random: () => draw }).first()
-        const summed = createKeyRotation({ weights, policy, random: () => draw, cumulative }).first()
+        const plain = new KeyRotation({ weights, policy, random: () => draw }).first()
+        const summed = new KeyRotation({ weights, policy, random: () => draw, cumulative }).first()
         expect(summed).toEqual(plain)
         expect(summed).toMatchObject({ keyIndex: pickWeighted(weights, () => draw) })
       }),
@@ -219,8 +219,8 @@ describe('the first draw over running sums', () => {
           total += weight
           cumulative[index] = total
         })
-        const plain = createKeyRotation({ weights, policy, random: () => draw, unavailable, waiting }).first()
-        const summed = createKeyRotation({ weights, policy, random: () => draw, unavailable, waiting, cumulative }).first()
+        const plain = new KeyRotation({ weights, policy, random: () => draw, unavailable, waiting }).first()
+        const summed = new KeyRotation({ weights, policy, random: () => draw, unavailable, waiting, cumulative }).first()
         expect(summed).toEqual(plain)
       }),
       { numRuns: 2000 },

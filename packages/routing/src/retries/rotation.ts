@@ -6,7 +6,7 @@
  * Issue 35: no answer at all moves to another key (or target) first, and a short Retry-After on
  * a key nothing else can replace is waited out once.
  */
-import { killsKeyForRequest, type FailureClass } from '../failures/failure-class.ts'
+import { killsKeyForRequest, type AttemptFailure } from '../failures/failure-class.ts'
 import { backoffDelay, DEFAULT_RETRY_AFTER_MAX_MS, type RetryPolicy } from './backoff.ts'
 import { firstAbove } from '../selection/weighted.ts'
 
@@ -32,13 +32,8 @@ export type RotationStep =
   | { kind: 'attempt'; keyIndex: number; delayMs: number; why: AttemptWhy }
   | { kind: 'stop'; reason: RotationStopReason }
 
-/** What rotation needs to know about a failed attempt. */
-export interface RotationFailure {
-  failureClass: FailureClass
-  waitHintMs: number | null
-  /** The upstream's status; 0 when no answer came at all (a reset, a refused connection). */
-  status?: number
-}
+/** What rotation needs to know about a failed attempt (`status` 0: no answer came at all, a reset, a refused connection). */
+export type RotationFailure = Pick<AttemptFailure, 'failureClass' | 'waitHintMs'> & Partial<Pick<AttemptFailure, 'status'>>
 
 export interface KeyRotationInit {
   /** The selection weight of each key, in the caller's order; attempts name keys by index here. */
@@ -72,12 +67,7 @@ const enum KeyStatus {
   Done = 4,
 }
 
-/** Creates the rotation plan of one request on one provider (a class: closures per request measured as microseconds). */
-export function createKeyRotation(init: KeyRotationInit): KeyRotation {
-  return new KeyRotation(init)
-}
-
-/** Plans the attempts of one request on one provider. */
+/** Plans the attempts of one request on one provider (a class: closures per request measured as microseconds). */
 export class KeyRotation {
   /** Index of the key of the current attempt (-1 before first()). */
   current = -1

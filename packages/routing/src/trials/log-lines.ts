@@ -1,6 +1,4 @@
-/**
- * Routing-log lines for trials of failed routes, written for a person reading one request's log.
- */
+/** Routing-log lines for trials of failed routes, written for a person reading one request's log. */
 import { keyLabel, type LoggedRoute } from '../holds/log-lines.ts'
 
 /** This request is the fleet's one trial of a failed key (info). */

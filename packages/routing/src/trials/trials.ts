@@ -121,13 +121,9 @@ export function createTrials(init: TrialsInit) {
       // The round moved on meanwhile (another node's answer came first): this answer is old news.
       if (current === undefined || current.state !== 'failing' || compareVersions(current.round, mine.round) !== 0) return
       if (current.claim === null || current.claim.nodeId !== nodeId || current.claim.generation !== mine.generation) return
-      if (answer === 'failed') {
-        const rung = Math.min(current.rung + 1, TRIAL_TOP_RUNG)
-        open(route, 'failing', rung, now + trialWaitMs(rung), now)
-      } else {
-        // The trial said nothing about the route: a new round on the same rung, due at once.
-        open(route, 'failing', current.rung, now, now)
-      }
+      // A failed trial climbs a rung; one that said nothing about the route opens a round on the same rung, due at once.
+      const rung = answer === 'failed' ? Math.min(current.rung + 1, TRIAL_TOP_RUNG) : current.rung
+      open(route, 'failing', rung, answer === 'failed' ? now + trialWaitMs(rung) : now, now)
     },
     /** Rounds from a peer (or a joining pull), already checked; see TrialMerge. */
     merge(entries: readonly TrialEntry[], now: number): TrialMerge {
