@@ -36,11 +36,23 @@ export class SpanBatch {
   take(): Uint8Array {
     const spans = this.body.bytes()
     const out = new Writer(spans.length + 1024)
-    const resourceSpans = openResource(out, this.resource)
-    const scopeSpans = openScope(out, this.scope)
+    // ResourceSpans (field 1): its resource (attributes 1, dropped count 2), then ScopeSpans (field
+    // 2): its scope (name 1, version 2), then the spans (field 2); each ends with its schema URL (3).
+    const resourceSpans = out.begin(1)
+    const resource = out.begin(1)
+    out.attributes(1, this.resource.attributes)
+    out.tag(2, VARINT).varint(0)
+    out.end(resource)
+    const scopeSpans = out.begin(2)
+    const scope = out.begin(1)
+    out.tag(1, LENGTH).string(this.scope.name)
+    if (this.scope.version) out.tag(2, LENGTH).string(this.scope.version)
+    out.end(scope)
     out.raw(spans)
-    close(out, this.scope.schemaUrl, scopeSpans)
-    close(out, this.resource.schemaUrl, resourceSpans)
+    for (const [schemaUrl, start] of [[this.scope.schemaUrl, scopeSpans], [this.resource.schemaUrl, resourceSpans]] as const) {
+      if (schemaUrl) out.tag(3, LENGTH).string(schemaUrl)
+      out.end(start)
+    }
     // The spans are copied out: the same buffer takes the next batch's.
     this.body.reset()
     this.count = 0
@@ -50,32 +62,6 @@ export class SpanBatch {
 
 type Resource = ReadableSpan['resource']
 type Scope = ReadableSpan['instrumentationScope']
-
-/** ResourceSpans (field 1 of the request): its resource (attributes 1, dropped count 2); spans follow. */
-function openResource(out: Writer, resource: Resource): number {
-  const start = out.begin(1)
-  const head = out.begin(1)
-  out.attributes(1, resource.attributes)
-  out.tag(2, VARINT).varint(0)
-  out.end(head)
-  return start
-}
-
-/** ScopeSpans (field 2 of ResourceSpans): its scope (name 1, version 2); spans follow as field 2. */
-function openScope(out: Writer, scope: Scope): number {
-  const start = out.begin(2)
-  const head = out.begin(1)
-  out.tag(1, LENGTH).string(scope.name)
-  if (scope.version) out.tag(2, LENGTH).string(scope.version)
-  out.end(head)
-  return start
-}
-
-/** Ends a ResourceSpans or a ScopeSpans: both have their schema URL as field 3. */
-function close(out: Writer, schemaUrl: string | undefined, start: number): void {
-  if (schemaUrl) out.tag(3, LENGTH).string(schemaUrl)
-  out.end(start)
-}
 
 /** By span kind, then name: the span's name (field 5) and kind (field 6), encoded; a node's span names are few (a route's, an operation and model's). */
 const heads = [0, 1, 2, 3, 4].map(() => new Map<string, Uint8Array>())

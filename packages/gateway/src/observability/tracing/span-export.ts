@@ -30,14 +30,8 @@ export const encodedSerializer: ISerializer<EncodedBatch, IExportTraceServiceRes
 }
 export const encodedMetrics: IExporterMetricsHelper<EncodedBatch> = { name: 'span', countItems: (batch) => batch.spans }
 
-export interface BatchOptions {
-  maxBatch: number
-  delayMs: number
-  maxQueue: number
-}
-
 /** The batch processor's variables, with the SDK's defaults (512 spans, 5 s, 2048 queued). */
-export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): BatchOptions {
+export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): { maxBatch: number; delayMs: number; maxQueue: number } {
   const read = (name: string, fallback: number) => {
     const value = Number(env[name]?.trim() || Number.NaN)
     return Number.isInteger(value) && value > 0 ? value : fallback
@@ -91,7 +85,7 @@ export class EncodingSpanProcessor implements SpanProcessor {
   private stopped = false
   private readonly drained: (() => void)[] = []
 
-  constructor(private readonly delegate: IOtlpExportDelegate<EncodedBatch>, private readonly options: BatchOptions, private readonly health?: ExportHealth) {}
+  constructor(private readonly delegate: IOtlpExportDelegate<EncodedBatch>, private readonly options: ReturnType<typeof batchOptionsFromEnv>, private readonly health?: ExportHealth) {}
 
   onStart(): void {}
 
