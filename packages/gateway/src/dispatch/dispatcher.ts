@@ -76,7 +76,6 @@ export type DispatchEnd = RouteEnd<DispatchTarget, ProviderKey>
 
 /** The plan of one request with its targets bound to this node's providers. */
 export interface Dispatch {
-  plan: RequestPlan
   /** Shared with other requests when the plan's targets are: read only. */
   targets: readonly DispatchTarget[]
   context: RequestContext
@@ -156,8 +155,17 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     const targets: DispatchTarget[] = []
     for (const planned of plan.targets) {
       const provider = registry.get(planned.provider)!
+      const model = planned.model
       const direct = planned.direct && directKey !== null ? { id: 'direct', name: DIRECT_KEY_NAME, value: directKey, models: ['*'], weight: 1 } : undefined
-      targets.push(bindTarget(planned, provider, direct))
+      const target: DispatchTarget = {
+        planned, provider, model,
+        policy: provider.policy,
+        deadlines: provider.deadlines,
+        continues: provider.adapter.continues?.(model) === true,
+        keys: direct !== undefined ? () => [direct] : () => provider.keysFor(model),
+      }
+      if (direct !== undefined) target.directKey = direct
+      targets.push(target)
     }
     if (Object.isFrozen(plan.targets)) bound.set(plan.targets, { registry, targets: Object.freeze(targets) as DispatchTarget[] })
     return targets
@@ -179,7 +187,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       }
       const targets = bind(plan, registry, context.directKey)
       const route: RequestRoute<DispatchTarget, ProviderKey> = router.route(plan, targets, { sessionId: context.sessionId, sessionTtlMs: context.sessionTtlMs, log: context.log, deadlines: context.deadlines, streams, filter })
-      return new RequestDispatch(plan, targets, context, route, carrier)
+      return new RequestDispatch(targets, context, route, carrier)
     },
 
     settle,
@@ -206,7 +214,6 @@ interface EffectCarrier {
 /** One request's dispatch: each call is one call to routing's route, and what it returns carried out. A class: one per request, methods shared. */
 class RequestDispatch implements Dispatch {
   constructor(
-    readonly plan: RequestPlan,
     readonly targets: readonly DispatchTarget[],
     readonly context: RequestContext,
     private readonly route: RequestRoute<DispatchTarget, ProviderKey>,
@@ -239,18 +246,4 @@ class RequestDispatch implements Dispatch {
   resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean {
     return this.route.resume(step, continuable, sentChars)
   }
-}
-
-/** A planned target bound to the provider that sends it (and the caller's own key, on the target that carries it). */
-function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey?: ProviderKey): DispatchTarget {
-  const model = planned.model
-  const target: DispatchTarget = {
-    planned, provider, model,
-    policy: provider.policy,
-    deadlines: provider.deadlines,
-    continues: provider.adapter.continues?.(model) === true,
-    keys: directKey !== undefined ? () => [directKey] : () => provider.keysFor(model),
-  }
-  if (directKey !== undefined) target.directKey = directKey
-  return target
 }

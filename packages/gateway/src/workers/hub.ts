@@ -16,8 +16,6 @@ type Reply = Extract<WorkerMessage, { sb: 'reply' }>
 export interface PrimaryInit {
   workers: number
   logger: Logger
-  /** Extra environment of every worker (the database URL the primary settled on). */
-  env: Record<string, string>
   /** Called once every worker first answers; the node is up. */
   onReady(url: string): void
   /** Called when the node cannot run: a worker failed its first start, or kept dying. */
@@ -64,7 +62,7 @@ export function startPrimary(init: PrimaryInit): Primary {
 
   // The first worker's first start listens at once (/health says "starting"); every other once wired.
   const fork = (index: number, listen: 'early' | 'late' = 'late') => {
-    const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
+    const worker = cluster.fork({ SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
     workers.set(index, worker)
     worker.on('message', (message: unknown) => {
       if (isWorkerMessage(message)) receive(index, message)
@@ -86,10 +84,7 @@ export function startPrimary(init: PrimaryInit): Primary {
         if (message.question === 'metrics') return gather(from, message.id)
         if (message.question === 'state') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.snapshot(Date.now()) })
         if (message.question === 'session') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.session(message.payload as SessionAsked) })
-        if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
-          send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
-          return
-        }
+        if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) return send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
         // The fleet worker's answer goes back to the asker under the asker's id.
         ask(FLEET_WORKER, message.question, message.payload, (reply) => send(from, { ...reply, id: message.id }))
         return

@@ -11,7 +11,6 @@ const ASK_TIMEOUT_MS = 2_000
 export interface Siblings {
   /** This worker's number, from 1. */
   readonly index: number
-  readonly count: number
   /** True for the worker that joins the fleet, writes history and answers questions. */
   readonly fleetWorker: boolean
   tell(news: News): void
@@ -30,7 +29,6 @@ export interface Siblings {
 /** This process's link to its primary; null when it is not a worker. */
 export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings | null {
   const index = Number(env.SWITCHBOARD_WORKER_INDEX)
-  const count = Number(env.SWITCHBOARD_WORKER_COUNT)
   if (!Number.isInteger(index) || index < 1 || process.send === undefined) return null
   const post = (message: WorkerMessage) => {
     if (process.connected) process.send!(message)
@@ -89,7 +87,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
 
   return {
     index,
-    count,
     fleetWorker: index === FLEET_WORKER,
     tell: (news) => post({ sb: 'news', news }),
     outcome(outcome) {
