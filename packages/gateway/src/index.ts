@@ -47,13 +47,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
-  const { env, logger, host, nodeId } = init
-  const { adminTokens, readiness, metrics, early, server } = listening
-  const siblings = init.siblings
+  const { env, logger, host, nodeId, siblings } = init
+  // Each part says how it stops as it starts: the shutdown (and a failed start's undo) stops them newest first.
+  const { adminTokens, readiness, metrics, early, server, parts } = listening
   /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
   const follower = siblings !== undefined && !siblings.fleetWorker
-  // Each part says how it stops as it starts: the shutdown (and a failed start's undo) stops them newest first.
-  const { parts } = listening
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   // The embedded Postgres's own stop (a fast shutdown) is waited for: left behind, it would outlive the node.
   parts.add('database', () => database.release(), 15_000)

@@ -55,8 +55,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
   const rebuild = (next: Map<string, ProviderSource>) => {
     sources = next
     const providers = resolveProviders([...next.values()], env, (problem) => logger.warn(problem))
-    const previous = registry
-    registry = createRegistry(providers, previous)
+    registry = createRegistry(providers, registry)
     init.onChange?.(registry)
   }
 

@@ -136,7 +136,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   if (gatewayKey !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: gatewayKey.name, status: '200' })
   if (log.enabled && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (track !== null) {
-    track.succeeded(served)
+    track.served = served
     if (served.success.kind === 'stream') served.observer = track
   }
   held.hold?.release()
@@ -162,7 +162,7 @@ function writeError(components: InferenceComponents, spec: InferenceSpec, outgoi
   const gatewayError = asGatewayError(error, components.logger)
   // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
   gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
-  track?.failed(gatewayError)
+  if (track !== null) track.error = gatewayError
   traced?.failed(gatewayError)
   // The caller's stream was opened while the gate waited: the error goes in-band, where SDKs raise it.
   if (committed) return endHeldStream(outgoing, spec.framing, gatewayError)

@@ -44,15 +44,6 @@ export function routingHeaders(requestId: string, extra: { provider?: unknown; m
   return { 'x-request-id': requestId, 'x-bf-provider': headerValue(extra?.provider), 'x-bf-model': headerValue(extra?.model), 'x-bf-key-name': headerValue(extra?.key_name) }
 }
 
-/** `model` as a non-empty string, or a 400 naming it. */
-export function readModel(input: Record<string, unknown>): string {
-  const model = input.model
-  if (typeof model !== 'string' || model.trim() === '') {
-    throw new GatewayError('invalid_request', model === undefined ? '"model" is required: name a model, e.g. "anthropic/claude-sonnet-4-5" or "claude-sonnet-4-5".' : '"model" must be a non-empty string.', { param: 'model' })
-  }
-  return model
-}
-
 /** `stream` as a boolean, or a 400. */
 export function readStream(input: Record<string, unknown>): boolean {
   const stream = input.stream

@@ -118,11 +118,9 @@ export async function serveChat(components: EngineComponents, request: EngineReq
 /** Sends one attempt routing planned; the served answer, or null when it failed (routing has its report). */
 async function runStep(components: EngineComponents, dispatch: Dispatch, step: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: RecordedAttempt[]): Promise<Served | null> {
   const { target, key } = step
-  const log = dispatch.context.log
   const surface = request.surface
   // Tracing on: the attempt's CLIENT span (off, `trace` is absent and nothing is built).
-  const trace = dispatch.context.trace
-  const span = trace === undefined ? undefined : trace.attempt(step, target.provider.adapter.type)
+  const span = dispatch.context.trace?.attempt(step, target.provider.adapter.type)
   const notSent = (cancelled: boolean) => {
     dispatch.report(step, { sent: false, cancelled })
     span?.abandoned(cancelled ? 'cancelled' : 'not_sent')
@@ -145,7 +143,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   }
   const result = run.result
   // What a translation left out (a hosted tool, Anthropic beta flags), said where the request's routing is told.
-  if (result.notes !== undefined) for (const note of result.notes) log.add(`${target.provider.name}/${target.model}: ${note}`)
+  if (result.notes !== undefined) for (const note of result.notes) dispatch.context.log.add(`${target.provider.name}/${target.model}: ${note}`)
   // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
   if (!result.ok && result.notSent === true) {
     notSent(false)
