@@ -76,7 +76,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const gatewayKeys = new GatewayKeyRing()
   const keyLoader = new GatewayKeyLoader({ pool, ring: gatewayKeys, logger, onLoaded: (from) => readiness.update({ gatewayKeys: from }) }, init.config.gatewayKeys)
   let fleet: Fleet | undefined
-  // Re-read from Postgres; when it does not answer, from a peer (which read them there).
   const reloadGatewayKeys = async () => {
     try {
       await keyLoader.fromStore()
@@ -173,7 +172,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     { nodeId, region },
   )
 
-  // Routing's 5-second cycle, off the hot path.
   const recompute = setInterval(() => {
     dispatcher.recompute()
     history?.recomputed()
@@ -259,7 +257,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
-  // The SDK is loaded only when it is wanted.
   const tracing = tracingWanted(process.env) ? (await import('./observability/tracing/setup.ts')).tracingFromEnv(process.env, { nodeId, region, log: (level, message) => logger[level](message) }) : null
   if (tracing !== null) {
     parts.add('traces flush', () => tracing.shutdown())
@@ -319,7 +316,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     // Drain: /health turns 503, no new connections, in-flight requests finish within the bound, the rest is cut.
     databaseHealth.setDraining()
     await drainServer(server, options.drainMs ?? 20_000, logger)
-    // Then every part, newest first, each bounded (3 s unless it says): boot/parts.ts.
     await parts.stop()
   }
 }

@@ -104,7 +104,6 @@ export class KeyLimiter {
     this.peers?.publishTokens({ key_id: key.id, window, tokens: own.tokens })
   }
 
-  /** A peer's token count of a key. */
   peerUsage(nodeId: string, usage: CallerTokenUsage): void {
     let byNode = this.peerTokens.get(usage.key_id)
     if (byNode === undefined) this.peerTokens.set(usage.key_id, (byNode = new Map()))

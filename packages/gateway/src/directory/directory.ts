@@ -38,7 +38,6 @@ export interface ProviderDirectory {
   create(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
   replace(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
   remove(name: string): Promise<WriteOutcome<boolean>>
-  /** Re-reads every provider from the store. */
   reload(): Promise<void>
   close(): Promise<void>
 }

@@ -14,7 +14,6 @@ import { configSnapshot, digestRequest, PROTOCOLS, type ConfigSnapshot } from '.
 export interface ConfigSnapshotSource {
   /** The keys this node read from Postgres (itself or through a peer); null when it has none to share. */
   shared(): SharedKeys | null
-  /** True while this node wants a peer's keys. */
   wanted(): boolean
   /** Takes a peer's keys; `storeFailed` when asked because Postgres did not answer this node after a change (see `pull`). */
   take(keys: GatewayKeyRecord[], peer: string, storeFailed: boolean): void
@@ -57,10 +56,6 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
       return false
     }
   }
-  const askPeers = async (storeFailed: boolean): Promise<boolean> => {
-    for (const peer of fleet.members()) if (!peer.self && (await askOne(peer, storeFailed))) return true
-    return false
-  }
   // One peer per round (a peer that just joined first), so a fleet that boots without Postgres does not ask n² times a second.
   let asking: Promise<boolean> | null = null
   let round = 0
@@ -77,7 +72,10 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
   timer.unref()
   askIfWanted()
   return {
-    pull: () => askPeers(true),
+    async pull() {
+      for (const peer of fleet.members()) if (!peer.self && (await askOne(peer, true))) return true
+      return false
+    },
     stop: () => clearInterval(timer),
   }
 }

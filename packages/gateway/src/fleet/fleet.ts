@@ -37,7 +37,6 @@ export interface FleetComponents {
   reloadProviders(): Promise<void>
   /** True when this node knows the key: a hold on a key nobody configured is nonsense, dropped. */
   knownKey?(provider: string, keyId: string): boolean
-  /** Apply settings a peer saved. */
   applySettings(settings: LoadBalancerSettings): void
   /** Re-read gateway keys from the store (a peer created or revoked one). */
   reloadGatewayKeys(): Promise<void>
@@ -60,7 +59,6 @@ export interface FleetInit {
 }
 
 export interface Fleet {
-  /** Shares hold entries this node changed. */
   publishHolds(entries: readonly HoldEntry[]): void
   /** Shares a rate-limit backoff with the region. */
   publishRateLimit(backoff: RateLimitBackoff): void

@@ -53,9 +53,7 @@ export interface InferenceSpec {
   recordAs: RequestSurface
   /** Reads and checks the body (its JSON text); throws a GatewayError naming the field. */
   read(text: string, headers: IncomingHttpHeaders): ReadRequest
-  /** Event framing of its streams. */
   framing: StreamFraming
-  /** Its error body for a GatewayError. */
   errorBody(error: GatewayError, requestId: string): Record<string, unknown>
   /** An answer of its own when no provider of the model serves the surface (count_tokens estimates); may throw a better error. */
   whenNotServed?(body: Record<string, unknown>, model: string, error: GatewayError): Record<string, unknown>

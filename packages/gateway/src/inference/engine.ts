@@ -151,10 +151,10 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   }
   let failure: AttemptFailure | null
   let stream: GuardedStream | null = null
-  let record: RecordedAttempt | null = null
+  let attempt: StreamAttempt | null = null
   if (result.ok && result.kind === 'stream') {
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
-    const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
+    attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
     stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, attempt })
     // The first-chunk gate: what fails before the first content fails over like any attempt.
     const gated = await stream.gate(streamFormatOf(surface), step.firstTokenMs === null ? null : step.firstTokenMs - (components.now() - started))
@@ -166,8 +166,6 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
       attempt.passed = true
       failure = null
     }
-    record = attemptRecord(step, failure, result.status, components.now() - started)
-    attempt.record = record
   } else {
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
     const usage = result.ok && result.kind === 'json' ? result.usage : null
@@ -175,7 +173,8 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     failure = effects.failure
     if (span !== undefined) span.reported(effects, result.ok ? result.status : 0, usage)
   }
-  record ??= attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
+  const record = attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
+  if (attempt !== null) attempt.record = record
   attempts.push(record)
   if (failure !== null || !result.ok) return null
   const extraFields = extraFieldsOf(target, key, attempts, dispatch.context)

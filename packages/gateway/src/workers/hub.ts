@@ -1,9 +1,9 @@
 /**
  * The primary of a node with workers (issue 38, `--workers N`): it owns the port and node:cluster
  * hands each connection to a worker in turn (Node 20 has no `reusePort`; a shared accept piles
- * connections on one worker). It serves nothing: it starts the embedded Postgres once, relays
- * each worker's news to its siblings, keeps a copy of the node's state for a worker that starts
- * later, routes questions to the fleet worker, restarts a worker that dies, and stops them all.
+ * connections on one worker). It serves nothing: it relays each worker's news to its siblings,
+ * keeps a copy of the node's state for a worker that starts later, routes questions to the fleet
+ * worker, restarts a worker that dies, and stops them all.
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'

@@ -65,7 +65,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
   }
   process.on('message', listener)
 
-  // Per-request news, in batches.
   let outcomes: AttemptOutcome[] = []
   let sessions: SessionNews[] = []
   let events: HistoryForward[] = []
