@@ -205,7 +205,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => settings.set(next, 'peer'),
       reloadGatewayKeys: () => reloadGatewayKeys().then(() => siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })),
-      gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
+      gatewayKeys: keyLoader,
     },
     { ...init.fleet, nodeId, host },
   )

@@ -146,7 +146,40 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
 
   const settle = (changed: readonly HoldEntry[]) => carryHolds(router.settle({ changed: [...changed], events: [] }))
 
-  const carrier: EffectCarrier = { metrics, now, shareTrials, carryHolds, rateLimited: (backoff) => components.onRateLimited?.(backoff) }
+  /** One request's dispatch: each call is one call to routing's route, and what it returns carried out. A class: one per request, methods shared. */
+  class RequestDispatch implements Dispatch {
+    constructor(
+      readonly targets: readonly DispatchTarget[],
+      readonly context: RequestContext,
+      private readonly route: RequestRoute<DispatchTarget, ProviderKey>,
+    ) {}
+
+    next(): DispatchStep | DispatchEnd {
+      const step = this.route.next()
+      if (step.kind === 'attempt') {
+        if (step.skipped.length > 0) metrics.heldKeySkips.inc({ provider: step.target.provider.name })
+        if (step.trials.length > 0) shareTrials(step.trials)
+      }
+      return step
+    }
+
+    report(step: DispatchStep, report: AttemptReport): AttemptEffects {
+      const effects = this.route.report(step, report)
+      const provider = step.target.provider.name
+      if (report.sent) {
+        metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
+        metrics.attemptLatency.observe({ provider }, (now() - report.startedAt) / 1000)
+      }
+      if (effects.backoff !== null) components.onRateLimited?.(effects.backoff)
+      if (effects.trials.length > 0) shareTrials(effects.trials)
+      if (effects.holds !== null) carryHolds(effects.holds)
+      return effects
+    }
+
+    resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean {
+      return this.route.resume(step, continuable, sentChars)
+    }
+  }
 
   /** Binds the plan's targets to this node's providers (once per shared plan and registry). */
   const bind = (plan: RequestPlan, registry: ProviderRegistry, directKey: string | null): readonly DispatchTarget[] => {
@@ -187,7 +220,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       }
       const targets = bind(plan, registry, context.directKey)
       const route: RequestRoute<DispatchTarget, ProviderKey> = router.route(plan, targets, { sessionId: context.sessionId, sessionTtlMs: context.sessionTtlMs, log: context.log, deadlines: context.deadlines, streams, filter })
-      return new RequestDispatch(targets, context, route, carrier)
+      return new RequestDispatch(targets, context, route)
     },
 
     settle,
@@ -199,51 +232,5 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       settle(entries)
     },
     merged: (entries) => router.merged(entries),
-  }
-}
-
-/** What a request's dispatch carries out for routing: metrics, gossip, the node log. */
-interface EffectCarrier {
-  metrics: Metrics
-  now: () => number
-  shareTrials(entries: readonly TrialEntry[]): void
-  carryHolds(news: HoldNews): void
-  rateLimited(backoff: RateLimitBackoff): void
-}
-
-/** One request's dispatch: each call is one call to routing's route, and what it returns carried out. A class: one per request, methods shared. */
-class RequestDispatch implements Dispatch {
-  constructor(
-    readonly targets: readonly DispatchTarget[],
-    readonly context: RequestContext,
-    private readonly route: RequestRoute<DispatchTarget, ProviderKey>,
-    private readonly carrier: EffectCarrier,
-  ) {}
-
-  next(): DispatchStep | DispatchEnd {
-    const step = this.route.next()
-    if (step.kind === 'attempt') {
-      if (step.skipped.length > 0) this.carrier.metrics.heldKeySkips.inc({ provider: step.target.provider.name })
-      if (step.trials.length > 0) this.carrier.shareTrials(step.trials)
-    }
-    return step
-  }
-
-  report(step: DispatchStep, report: AttemptReport): AttemptEffects {
-    const effects = this.route.report(step, report)
-    const carrier = this.carrier
-    const provider = step.target.provider.name
-    if (report.sent) {
-      carrier.metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
-      carrier.metrics.attemptLatency.observe({ provider }, (carrier.now() - report.startedAt) / 1000)
-    }
-    if (effects.backoff !== null) carrier.rateLimited(effects.backoff)
-    if (effects.trials.length > 0) carrier.shareTrials(effects.trials)
-    if (effects.holds !== null) carrier.carryHolds(effects.holds)
-    return effects
-  }
-
-  resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean {
-    return this.route.resume(step, continuable, sentChars)
   }
 }

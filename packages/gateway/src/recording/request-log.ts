@@ -25,14 +25,8 @@ export interface NodeRequestLogInit {
   capacity: number
 }
 
-/** The request log of a node, and what the logs API reads. */
-export interface NodeRequestLog {
-  api: LogsApiComponents
-  close(): Promise<void>
-}
-
-/** Starts the request log (when enabled) and returns the API's components. */
-export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<NodeRequestLog> {
+/** Starts the request log (when enabled); returns the logs API's components and the log's close. */
+export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<{ api: LogsApiComponents; close(): Promise<void> }> {
   const { pool, metrics } = components
   let requestLog: RequestLog | undefined
   let off = () => {}

@@ -22,11 +22,6 @@ export interface PrimaryInit {
   onFailed(reason: string): void
 }
 
-export interface Primary {
-  /** Stops every worker (each drains as on SIGTERM) and resolves once all exited or `boundMs` passed. */
-  stop(boundMs: number): Promise<void>
-}
-
 /** Sessions the primary remembers for workers that start later (as many as a worker does). */
 const MAX_SESSIONS = 100_000
 /** A worker that dies more often than this within RESTART_WINDOW_MS is not started again. */
@@ -35,8 +30,8 @@ const RESTART_WINDOW_MS = 60_000
 /** How long /metrics waits for a worker's share. */
 const GATHER_MS = 1_500
 
-/** Forks the workers and runs the node's hub until `stop`. */
-export function startPrimary(init: PrimaryInit): Primary {
+/** Forks the workers and runs the node's hub until `stop`, which stops every worker (each drains as on SIGTERM) and resolves once all exited or `boundMs` passed. */
+export function startPrimary(init: PrimaryInit): { stop(boundMs: number): Promise<void> } {
   const { logger } = init
   cluster.setupPrimary({ serialization: 'advanced' })
   const state = createStateCopy()
