@@ -235,7 +235,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       log: (line) => logger.warn(line),
       keyNames: () => providers.registry.list.flatMap((runtime) => runtime.config.keys),
     },
-    { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
+    init.config.requestLog,
   )
   parts.add('request log flush', () => requestLog.close())
 

@@ -6,13 +6,12 @@
 import { newRequestId } from '@switchboard/history'
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
+import type { AdaptiveBalancer } from '@switchboard/routing'
 import type { ProviderRegistry } from '../inference/registry.ts'
 
 /** What the models list reads. */
-export interface ModelsComponents {
+export interface ModelsComponents extends Pick<AdaptiveBalancer, 'isRouteOffered'> {
   registry(): ProviderRegistry
-  /** False while the route is failed, held or backed off. */
-  isRouteOffered(route: { provider: string; model: string; keyId: string }): boolean
 }
 
 /** One model as the fleet serves it. */

@@ -15,6 +15,7 @@ import { renderJson, renderStream, type StreamFraming } from '../inference/rende
 import type { Metrics } from '../observability/metrics.ts'
 import type { RequestTrace } from '../observability/tracing/request-trace.ts'
 import type { Tracing } from '../observability/tracing/setup.ts'
+import type { GatewayConfig } from '../config/load.ts'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
 import { endHeldStream, StreamHold } from './stream-hold.ts'
@@ -32,11 +33,8 @@ export interface InferenceComponents extends EngineComponents {
   tracing?: Tracing | null
 }
 
-export interface InferenceInit {
-  maxRequestBodyBytes: number
-  /** `client.allow_direct_keys`: honour `x-bf-direct-key`. */
-  allowDirectKeys: boolean
-}
+/** The config.json settings the inference routes read. */
+export type InferenceInit = Pick<GatewayConfig, 'maxRequestBodyBytes' | 'allowDirectKeys'>
 
 /** A request read off its body: what routing and the engine need, and what the request log keeps. */
 export interface ReadRequest {

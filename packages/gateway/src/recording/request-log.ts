@@ -6,24 +6,17 @@ import { createRequestLog, readLog, searchLogs, type RequestLog, type RequestLog
 import { scrapedCounter, scrapedGauge, type Metrics } from '../observability/metrics.ts'
 import type { LogsApiComponents } from '../admin/logs-api.ts'
 import type { RequestRecorder } from './request-record.ts'
+import type { GatewayConfig } from '../config/load.ts'
 
-export interface NodeRequestLogComponents {
-  pool: RequestLogComponents['pool']
+export interface NodeRequestLogComponents extends Pick<RequestLogComponents, 'pool' | 'now' | 'isLeader' | 'log'> {
   recorder: RequestRecorder
   metrics: Metrics
-  now: () => number
-  isLeader: () => Promise<boolean>
-  log: (line: string) => void
   /** The configured keys' names by id (the facets name every key they count, not only the page's). */
   keyNames: () => Iterable<{ id: string; name: string }>
 }
 
-export interface NodeRequestLogInit {
-  enabled: boolean
-  retentionDays: number
-  /** Rows buffered at most (`request_log.max_buffered_rows`). */
-  capacity: number
-}
+/** `request_log` of config.json: on or off, the days kept, the rows buffered at most. */
+export type NodeRequestLogInit = Pick<GatewayConfig['requestLog'], 'enabled' | 'retentionDays' | 'maxBufferedRows'>
 
 /** Starts the request log (when enabled); returns the logs API's components and the log's close. */
 export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<{ api: LogsApiComponents; close(): Promise<void> }> {
@@ -42,7 +35,7 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
           metrics.requestLogWriteSeconds.observe(seconds)
         },
       },
-      { retentionDays: init.retentionDays, capacity: init.capacity },
+      { retentionDays: init.retentionDays, capacity: init.maxBufferedRows },
     )
     // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
     void requestLog.start()
