@@ -25,7 +25,6 @@ export function startingReport(readiness: ReadinessState): HealthReport {
 
 export interface DatabaseHealth {
   report(): HealthReport
-  /** From now on the node reports `draining`. */
   setDraining(): void
   close(): void
 }

@@ -64,7 +64,6 @@ export interface Fleet {
   publishRateLimit(backoff: RateLimitBackoff): void
   /** Shares trial rounds this node changed (or that a peer behind needs) with every node. */
   publishTrials(entries: readonly TrialEntry[]): void
-  /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
   /** Asks peers for the fleet's gateway keys (this node cannot read Postgres); true when one shared them. */
   pullGatewayKeys(): Promise<boolean>
