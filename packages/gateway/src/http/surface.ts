@@ -16,11 +16,7 @@ export function requestContext(headers: IncomingHttpHeaders, logger: Logger, req
     throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
   }
   const wantsLog = headers['x-bf-routing-log'] === 'true' || logger.isLevelEnabled('debug')
-  const context: RequestContext = { requestId, sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording) }
-  if (session.ttlMs !== null) context.sessionTtlMs = session.ttlMs
-  const deadlines = readDeadlineHeaders(headers)
-  if (deadlines !== undefined) context.deadlines = deadlines
-  return context
+  return { requestId, sessionId: session.sessionId, sessionTtlMs: session.ttlMs ?? undefined, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording), deadlines: readDeadlineHeaders(headers) }
 }
 
 /** A Cancellation that aborts when the caller goes away before the answer is complete. */
