@@ -130,7 +130,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   })
   // A key edit releases its holds; a key or provider delete removes them (dispatch/key-edits.ts).
   const edits = routingEdits({ holds, backoffs, balancer, dispatcher, now })
-  const offStore = store.on((change) => {
+  parts.add('store listeners', store.on((change) => {
     edits.apply(change)
     // Providers or keys changed here: every node re-reads them from the store.
     if (change.type !== 'settings:changed') fleet?.publishConfig({ kind: 'providers' })
@@ -140,8 +140,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
         (error: unknown) => logger.warn({ err: error }, 'could not read the saved settings'),
       )
     }
-  })
-  parts.add('store listeners', offStore)
+  }))
   // A peer (or a sibling worker) changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
   const reloadProviders = async () => {
     const before = keySignatures(providers.registry)
@@ -218,11 +217,10 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   keysReload.unref()
   parts.add('gateway keys reload', () => clearInterval(keysReload))
   // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
-  const offSettings = settings.onChange((next, origin) => {
+  parts.add('settings listener', settings.onChange((next, origin) => {
     if (origin !== 'peer') joined.publishConfig({ kind: 'settings', settings: next })
     if (origin !== 'worker') siblings?.tell({ kind: 'settings', settings: next })
-  })
-  parts.add('settings listener', offSettings)
+  }))
   // config.json read at this boot may have edited keys and switches: the same as any other edit, on every node.
   for (const change of imported.changes) edits.apply(change)
   if (imported.changes.some((change) => change.type !== 'settings:changed')) joined.publishConfig({ kind: 'providers' })
@@ -240,18 +238,17 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   parts.add('request log flush', () => requestLog.close())
 
   // Started without Postgres: once it answers, migrate, apply config.json and read the store as a boot would.
-  const stopStoreRetry = prepared
-    ? () => {}
-    : retryPrepareStore(
-        () => prepareStore(pool, store, init.config.source, logger, true),
-        async () => {
-          await keyLoader.fromStore(true)
-          await providers.reload()
-          settings.set((await store.getSettings()).load_balancer_config, 'store')
-        },
-        logger,
-      )
-  parts.add('store retry', stopStoreRetry)
+  if (!prepared) {
+    parts.add('store retry', retryPrepareStore(
+      () => prepareStore(pool, store, init.config.source, logger, true),
+      async () => {
+        await keyLoader.fromStore(true)
+        await providers.reload()
+        settings.set((await store.getSettings()).load_balancer_config, 'store')
+      },
+      logger,
+    ))
+  }
   // Batched news (finished attempts, sessions, history) goes out before anything else stops.
   if (siblings) parts.add('worker news', () => siblings.close())
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')

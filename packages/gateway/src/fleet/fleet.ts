@@ -4,11 +4,10 @@
  * start and written back by the region's leader every 30 s. Without a fleet secret the node runs
  * alone, and still snapshots and restores its holds.
  */
-import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
 import type { Cluster, ClusterStats } from '@switchboard/cluster'
 import { holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff, type TrialEntry, type Trials } from '@switchboard/routing'
-import { loadHoldSnapshot, saveHoldSnapshot } from '@switchboard/store'
+import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type DatabasePool as Pool } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { plausibleHold, type ConfigChange } from './messages.ts'
@@ -18,7 +17,6 @@ import { carryHolds, type HoldSync } from './hold-sync.ts'
 import { carrySignals, type Signals } from './signals.ts'
 import { carryClock, PeerClocks } from './clock.ts'
 import { FleetSignals, type RepairVia } from './fleet-signals.ts'
-import { snapshotInfo } from '@switchboard/store'
 import { clusterView, type ClusterView } from './view.ts'
 import { atMost } from '../boot/shutdown.ts'
 import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'

@@ -1,10 +1,9 @@
 /** What every inference route shares around the engine: the common body fields, the request's headers in and the routing headers out. */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
-import { readSessionHeaders } from '@switchboard/routing'
+import { readSessionHeaders, RoutingLog } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
-import { RoutingLog } from '@switchboard/routing'
 import type { RequestContext } from '../dispatch/dispatcher.ts'
 import { readDeadlineHeaders } from '../inference/deadlines.ts'
 

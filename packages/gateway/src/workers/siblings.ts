@@ -1,7 +1,6 @@
 /** A worker's end of the channel to its primary (issue 38): news, and questions to the fleet worker or the primary (protocol.ts). */
-import type { News, Question, SessionNews, HistoryForward, WorkerMessage } from './protocol.ts'
+import { FLEET_WORKER, isWorkerMessage, type News, type Question, type SessionNews, type HistoryForward, type WorkerMessage } from './protocol.ts'
 import type { AttemptOutcome } from '@switchboard/routing'
-import { FLEET_WORKER, isWorkerMessage } from './protocol.ts'
 
 /** How long per-request news (finished attempts, sessions, history) waits to travel in one message. */
 const BATCH_MS = 50
