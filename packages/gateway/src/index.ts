@@ -293,15 +293,14 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (siblings && init.listenLate && siblings.index !== FLEET_WORKER) await fleetWorkerUp(siblings, logger)
   // A worker that joins a node already serving takes connections only now: never one booting.
   await listening.open()
-  const { url, port } = listening
   // Which worker answered (`--workers N`): for an operator reading a trace, and for the tests that aim at one.
   if (siblings) server.prependListener('request', (_request, response) => response.setHeader('x-switchboard-worker', String(siblings.index)))
   readiness.update({ booted: true })
   if (!readiness.ready) logger.warn({ reasons: readiness.get().starting }, 'not ready to serve inference yet: /health says starting')
   let closing: Promise<void> | undefined
   return {
-    url,
-    port,
+    url: listening.url,
+    port: listening.port,
     // Once: a second call (a second signal) waits for the first instead of ending the pool under it.
     close(options = {}) {
       closing ??= shutDown(options)

@@ -111,14 +111,12 @@ const DIRECT_KEY_NAME = 'caller key (x-bf-direct-key)'
 
 /** Creates the dispatch of one node. */
 export function createDispatcher(components: DispatcherComponents): Dispatcher {
-  const { balancer, holds, sessions, backoffs, metrics, logger, now } = components
+  const { balancer, holds, sessions, backoffs, metrics, logger, now, settings, random } = components
 
   const bound = new WeakMap<readonly PlannedTarget[], { registry: ProviderRegistry; targets: DispatchTarget[] }>()
   const router = createRouter({
-    balancer, holds, sessions, backoffs, now,
+    balancer, holds, sessions, backoffs, now, settings, random,
     keysFor: (provider, model) => components.registry().get(provider)?.keysFor(model),
-    settings: components.settings,
-    random: components.random,
     keyName: (provider, keyId) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId,
   })
 

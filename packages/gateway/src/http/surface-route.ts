@@ -24,6 +24,7 @@ export interface SurfaceSpec extends Pick<InferenceSpec, 'framing' | 'errorBody'
 
 /** The pipeline's spec of a surface. */
 export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
+  const { framing, errorBody, whenNotServed } = spec
   return {
     recordAs: spec.surface === 'count_tokens' ? 'messages_count_tokens' : spec.surface,
     read(text, headers) {
@@ -53,9 +54,7 @@ export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
         recordedBody: () => JSON.stringify(fields),
       }
     },
-    framing: spec.framing,
-    errorBody: spec.errorBody,
-    whenNotServed: spec.whenNotServed,
+    framing, errorBody, whenNotServed,
   }
 }
 

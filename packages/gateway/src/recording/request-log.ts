@@ -20,16 +20,13 @@ export type NodeRequestLogInit = Pick<GatewayConfig['requestLog'], 'enabled' | '
 
 /** Starts the request log (when enabled); returns the logs API's components and the log's close. */
 export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<{ api: LogsApiComponents; close(): Promise<void> }> {
-  const { pool, metrics } = components
+  const { pool, metrics, now, isLeader, log } = components
   let requestLog: RequestLog | undefined
   let off = () => {}
   if (init.enabled) {
     requestLog = createRequestLog(
       {
-        pool,
-        now: components.now,
-        isLeader: components.isLeader,
-        log: components.log,
+        pool, now, isLeader, log,
         onWritten: (rows, seconds) => {
           metrics.requestLogWritten.inc(rows)
           metrics.requestLogWriteSeconds.observe(seconds)
@@ -63,7 +60,7 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
         },
         read: (id) => readLog(pool, id),
       },
-      now: components.now,
+      now,
       enabled: () => init.enabled,
     },
     async close() {
