@@ -175,7 +175,6 @@ function runPrimary(workers: number, logger: pino.Logger, providers: string[]): 
   const primary = startPrimary({
     workers,
     logger,
-    env: {},
     onReady: (url) => logger.child({}, { level: 'info' }).info({ url, providers, workers }, `switchboard listening on ${url}`),
     onFailed: (reason) => {
       logger.error(`switchboard: could not run: ${reason}`)

@@ -47,13 +47,11 @@ export async function startGateway(init: GatewayInit): Promise<Gateway> {
 
 /** Wires a listening node: database, config import, gateway keys, providers, history, fleet; then hands the server to the full listener. */
 async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
-  const { env, logger, host, nodeId } = init
-  const { adminTokens, readiness, metrics, early, server } = listening
-  const siblings = init.siblings
+  const { env, logger, host, nodeId, siblings } = init
+  // Each part says how it stops as it starts: the shutdown (and a failed start's undo) stops them newest first.
+  const { adminTokens, readiness, metrics, early, server, parts } = listening
   /** A worker of a node with workers that is not its fleet worker: it neither joins the fleet nor writes history. */
   const follower = siblings !== undefined && !siblings.fleetWorker
-  // Each part says how it stops as it starts: the shutdown (and a failed start's undo) stops them newest first.
-  const { parts } = listening
   const database = await ensureDatabase({ databaseUrl: init.databaseUrl, dataDir: init.dataDir, log: (line) => logger.info(line) })
   // The embedded Postgres's own stop (a fast shutdown) is waited for: left behind, it would outlive the node.
   parts.add('database', () => database.release(), 15_000)
@@ -78,7 +76,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   const gatewayKeys = new GatewayKeyRing()
   const keyLoader = new GatewayKeyLoader({ pool, ring: gatewayKeys, logger, onLoaded: (from) => readiness.update({ gatewayKeys: from }) }, init.config.gatewayKeys)
   let fleet: Fleet | undefined
-  // Re-read from Postgres; when it does not answer, from a peer (which read them there).
   const reloadGatewayKeys = async () => {
     try {
       await keyLoader.fromStore()
@@ -133,7 +130,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   })
   // A key edit releases its holds; a key or provider delete removes them (dispatch/key-edits.ts).
   const edits = routingEdits({ holds, backoffs, balancer, dispatcher, now })
-  const offStore = store.on((change) => {
+  parts.add('store listeners', store.on((change) => {
     edits.apply(change)
     // Providers or keys changed here: every node re-reads them from the store.
     if (change.type !== 'settings:changed') fleet?.publishConfig({ kind: 'providers' })
@@ -143,8 +140,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
         (error: unknown) => logger.warn({ err: error }, 'could not read the saved settings'),
       )
     }
-  })
-  parts.add('store listeners', offStore)
+  }))
   // A peer (or a sibling worker) changed providers or keys: a key it edited is an edit here too (its holds go, and a refusal sent before it holds nothing).
   const reloadProviders = async () => {
     const before = keySignatures(providers.registry)
@@ -175,7 +171,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     { nodeId, region },
   )
 
-  // Routing's 5-second cycle, off the hot path.
   const recompute = setInterval(() => {
     dispatcher.recompute()
     history?.recomputed()
@@ -209,7 +204,7 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       knownKey: (provider, keyId) => providers.registry.get(provider)?.config.keys.some((key) => key.id === keyId) ?? false,
       applySettings: (next) => settings.set(next, 'peer'),
       reloadGatewayKeys: () => reloadGatewayKeys().then(() => siblings?.tell({ kind: 'config', change: { kind: 'gateway_keys' } })),
-      gatewayKeys: { shared: () => keyLoader.shared(), wanted: () => keyLoader.wantsPeerKeys(), take: (keys, peer, storeFailed) => void keyLoader.fromPeer(keys, peer, { storeFailed }) },
+      gatewayKeys: keyLoader,
     },
     { ...init.fleet, nodeId, host },
   )
@@ -222,11 +217,10 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   keysReload.unref()
   parts.add('gateway keys reload', () => clearInterval(keysReload))
   // The switches this node changed (its API, or config.json picked up at boot) reach the running peers.
-  const offSettings = settings.onChange((next, origin) => {
+  parts.add('settings listener', settings.onChange((next, origin) => {
     if (origin !== 'peer') joined.publishConfig({ kind: 'settings', settings: next })
     if (origin !== 'worker') siblings?.tell({ kind: 'settings', settings: next })
-  })
-  parts.add('settings listener', offSettings)
+  }))
   // config.json read at this boot may have edited keys and switches: the same as any other edit, on every node.
   for (const change of imported.changes) edits.apply(change)
   if (imported.changes.some((change) => change.type !== 'settings:changed')) joined.publishConfig({ kind: 'providers' })
@@ -239,29 +233,27 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
       log: (line) => logger.warn(line),
       keyNames: () => providers.registry.list.flatMap((runtime) => runtime.config.keys),
     },
-    { enabled: init.config.requestLog.enabled, retentionDays: init.config.requestLog.retentionDays, capacity: init.config.requestLog.maxBufferedRows },
+    init.config.requestLog,
   )
   parts.add('request log flush', () => requestLog.close())
 
   // Started without Postgres: once it answers, migrate, apply config.json and read the store as a boot would.
-  const stopStoreRetry = prepared
-    ? () => {}
-    : retryPrepareStore(
-        () => prepareStore(pool, store, init.config.source, logger, true),
-        async () => {
-          await keyLoader.fromStore(true)
-          await providers.reload()
-          settings.set((await store.getSettings()).load_balancer_config, 'store')
-        },
-        logger,
-      )
-  parts.add('store retry', stopStoreRetry)
+  if (!prepared) {
+    parts.add('store retry', retryPrepareStore(
+      () => prepareStore(pool, store, init.config.source, logger, true),
+      async () => {
+        await keyLoader.fromStore(true)
+        await providers.reload()
+        settings.set((await store.getSettings()).load_balancer_config, 'store')
+      },
+      logger,
+    ))
+  }
   // Batched news (finished attempts, sessions, history) goes out before anything else stops.
   if (siblings) parts.add('worker news', () => siblings.close())
   if (adminTokens.length === 0 && isLoopbackHost(host)) logger.warn('no admin tokens configured: the admin API answers loopback clients only (set SWITCHBOARD_ADMIN_TOKENS)')
 
   // OpenTelemetry traces: off unless the OTEL_EXPORTER_OTLP_* variables name an endpoint (docs/operations.md, "Traces").
-  // The SDK is loaded only when it is wanted.
   const tracing = tracingWanted(process.env) ? (await import('./observability/tracing/setup.ts')).tracingFromEnv(process.env, { nodeId, region, log: (level, message) => logger[level](message) }) : null
   if (tracing !== null) {
     parts.add('traces flush', () => tracing.shutdown())
@@ -301,15 +293,14 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
   if (siblings && init.listenLate && siblings.index !== FLEET_WORKER) await fleetWorkerUp(siblings, logger)
   // A worker that joins a node already serving takes connections only now: never one booting.
   await listening.open()
-  const { url, port } = listening
   // Which worker answered (`--workers N`): for an operator reading a trace, and for the tests that aim at one.
   if (siblings) server.prependListener('request', (_request, response) => response.setHeader('x-switchboard-worker', String(siblings.index)))
   readiness.update({ booted: true })
   if (!readiness.ready) logger.warn({ reasons: readiness.get().starting }, 'not ready to serve inference yet: /health says starting')
   let closing: Promise<void> | undefined
   return {
-    url,
-    port,
+    url: listening.url,
+    port: listening.port,
     // Once: a second call (a second signal) waits for the first instead of ending the pool under it.
     close(options = {}) {
       closing ??= shutDown(options)
@@ -321,7 +312,6 @@ async function wire(init: GatewayInit, listening: Listening): Promise<Gateway> {
     // Drain: /health turns 503, no new connections, in-flight requests finish within the bound, the rest is cut.
     databaseHealth.setDraining()
     await drainServer(server, options.drainMs ?? 20_000, logger)
-    // Then every part, newest first, each bounded (3 s unless it says): boot/parts.ts.
     await parts.stop()
   }
 }

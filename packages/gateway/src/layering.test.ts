@@ -34,8 +34,8 @@ describe('gateway layering', () => {
     // A request's dispatch: the class the dispatcher makes per request.
     const dispatcher = file.slice(file.indexOf('class RequestDispatch'))
     const body = (method: string) => {
-      const start = dispatcher.indexOf(`\n  ${method}(`)
-      return dispatcher.slice(start, dispatcher.indexOf('\n  }', start + 1))
+      const found = new RegExp(`\\n( +)${method}\\(`).exec(dispatcher)!
+      return dispatcher.slice(found.index, dispatcher.indexOf(`\n${found[1]}}`, found.index + 1))
     }
     expect(body('next').match(/\broute\.\w+\(/g)).toEqual(['route.next('])
     expect(body('report').match(/\broute\.\w+\(/g)).toEqual(['route.report('])

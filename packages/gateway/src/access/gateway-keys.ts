@@ -42,7 +42,6 @@ export class GatewayKeyRing {
   private byHash = new Map<string, GatewayKey>()
   private byId = new Map<string, GatewayKey>()
 
-  /** How many keys are active. */
   get size(): number {
     return this.byHash.size
   }

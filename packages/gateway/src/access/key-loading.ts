@@ -86,7 +86,6 @@ export class GatewayKeyLoader {
     return true
   }
 
-  /** What this node can share with a peer that asks. */
   shared(): SharedKeys | null {
     if (this.loadedFrom !== 'postgres' && this.loadedFrom !== 'peer') return null
     return { from: this.loadedFrom, keys: this.records }

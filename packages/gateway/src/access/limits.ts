@@ -24,6 +24,9 @@ export interface LimitPeers {
   publishTokens(usage: CallerTokenUsage): void
 }
 
+/** A gateway key as the limiter (and a sibling asking for a count) knows it. */
+export type LimitedKey = Pick<GatewayKey, 'id' | 'name' | 'requestsPerMinute' | 'tokensPerMinute'>
+
 /** Why a key was refused. */
 export type LimitRefusal = { reason: 'requests' | 'tokens'; limit: number; retryAfterSeconds: number }
 
@@ -60,7 +63,7 @@ export class KeyLimiter {
   }
 
   /** null when the key may send one more request now (counted), else why not. Synchronous unless a lease must be asked for. */
-  admit(key: GatewayKey): LimitRefusal | null | Promise<LimitRefusal | null> {
+  admit(key: LimitedKey): LimitRefusal | null | Promise<LimitRefusal | null> {
     if (key.requestsPerMinute === null && key.tokensPerMinute === null) return null
     const now = this.init.now()
     const window = Math.floor(now / this.windowMs)
@@ -89,7 +92,7 @@ export class KeyLimiter {
   }
 
   /** Adds the tokens an answer used (after it is in) and tells the fleet. */
-  recordTokens(key: GatewayKey, tokens: number): void {
+  recordTokens(key: LimitedKey, tokens: number): void {
     if (key.tokensPerMinute === null || !(tokens > 0)) return
     const window = this.windowOf()
     let own = this.ownTokens.get(key.id)
@@ -101,7 +104,6 @@ export class KeyLimiter {
     this.peers?.publishTokens({ key_id: key.id, window, tokens: own.tokens })
   }
 
-  /** A peer's token count of a key. */
   peerUsage(nodeId: string, usage: CallerTokenUsage): void {
     let byNode = this.peerTokens.get(usage.key_id)
     if (byNode === undefined) this.peerTokens.set(usage.key_id, (byNode = new Map()))

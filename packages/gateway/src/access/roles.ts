@@ -49,13 +49,7 @@ export const ROUTE_ROLES: readonly RouteRole[] = [
   route('DELETE', '/api/gateway-keys/:id', 'settings', 'update'),
 ]
 
-interface Compiled {
-  entry: RouteRole
-  segments: string[]
-  rest: boolean
-}
-
-const compiled: Compiled[] = ROUTE_ROLES.map((entry) => {
+const compiled = ROUTE_ROLES.map((entry) => {
   const rest = entry.path.endsWith('/*')
   const segments = (rest ? entry.path.slice(0, -2) : entry.path).split('/')
   return { entry, segments, rest }

@@ -3,7 +3,7 @@
  * the routes, the held keys and their release (reference/adaptive-load-balancing.txt).
  */
 import { Hono, type Context } from 'hono'
-import type { HttpBindings } from '@hono/node-server'
+import type { HonoEnv } from './auth.ts'
 import { z } from 'zod'
 import { HoldClearError, SWITCH_NAMES, type AdaptiveBalancer, type Holds, type LoadBalancerSettings } from '@switchboard/routing'
 import { GatewayError } from '../errors.ts'
@@ -12,8 +12,6 @@ import { describeIssue } from '../config/problems.ts'
 import { loadBalancerSchema } from '../config/schema.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import type { SaveSettings } from '../settings/save.ts'
-
-type Env = { Bindings: HttpBindings }
 
 export interface AdaptiveApiComponents {
   balancer: AdaptiveBalancer
@@ -37,11 +35,11 @@ const clearBody = z.strictObject({
 const DEPRECATION_WARNING = '299 - "/api/load-balancer-config is deprecated; use /api/adaptive-routing/config"'
 
 /** The routes, mounted under /api. */
-export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
-  const api = new Hono<Env>()
+export function adaptiveApi(components: AdaptiveApiComponents): Hono<HonoEnv> {
+  const api = new Hono<HonoEnv>()
 
-  const getConfig = (context: Context<Env>) => context.json({ ...components.settings(), ...components.history?.settings() })
-  const putConfig = async (context: Context<Env>) => {
+  const getConfig = (context: Context<HonoEnv>) => context.json({ ...components.settings(), ...components.history?.settings() })
+  const putConfig = async (context: Context<HonoEnv>) => {
     // The same five switches as config.json; a PUT is a full replacement: an omitted switch is false (reference: Configuration).
     const parsed = loadBalancerSchema.safeParse(await readJson(context, true))
     if (!parsed.success) throw new GatewayError('invalid_request', `The settings are not valid: ${parsed.error.issues.map((issue) => describeIssue(issue)).join('; ')}. Send all five switches as true or false.`)
@@ -52,7 +50,7 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
     const answer = { ...settings, ...components.history?.settings() }
     return context.json(pending ? { ...answer, pending: true } : answer, pending ? 202 : 200)
   }
-  const deprecated = (handler: (context: Context<Env>) => Response | Promise<Response>) => async (context: Context<Env>) => {
+  const deprecated = (handler: (context: Context<HonoEnv>) => Response | Promise<Response>) => async (context: Context<HonoEnv>) => {
     context.header('Deprecation', 'true')
     context.header('Warning', DEPRECATION_WARNING)
     context.header('Link', '</api/adaptive-routing/config>; rel="successor-version"')
@@ -105,7 +103,7 @@ export function adaptiveApi(components: AdaptiveApiComponents): Hono<Env> {
   return api
 }
 
-async function readJson(context: Context<Env>, required: boolean): Promise<unknown> {
+async function readJson(context: Context<HonoEnv>, required: boolean): Promise<unknown> {
   const text = await context.req.text()
   if (text.trim() === '') {
     if (required) throw new GatewayError('invalid_request', 'Send a JSON body with all five switches.')

@@ -11,7 +11,8 @@ import { checkOrigin, isLocalCaller, notLocalReason } from '../access/network.ts
 import { allows, requiredRole, type Permission, AREAS } from '../access/roles.ts'
 import { TokenMatcher, type AdminToken } from '../access/tokens.ts'
 
-type Env = { Bindings: HttpBindings }
+/** The Hono env of the admin API's routes: Node's request and response beside Hono's. */
+export type HonoEnv = { Bindings: HttpBindings }
 
 export interface AdminAuthInit {
   tokens: readonly AdminToken[]
@@ -23,12 +24,12 @@ const HOW_TO_TOKENS = 'Set SWITCHBOARD_ADMIN_TOKENS (<token>:update,<token>:view
 const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS'
 
 /** The Origin and Host rules alone, for pages a browser loads (the dashboard): no token needed to load them. */
-export function originGuard(init: AdminAuthInit): MiddlewareHandler<Env> {
+export function originGuard(init: AdminAuthInit): MiddlewareHandler<HonoEnv> {
   const allowed = new Set(init.allowedOrigins ?? [])
   return async (context, next) => {
     const headers = context.env.incoming.headers
     const origin = checkOrigin(headers.origin, headers.host, allowed)
-    if (origin === 'refused') throw refusedOrigin(headers.origin)
+    if (origin === 'refused') throw new GatewayError('origin_forbidden', `Requests from origin "${headers.origin}" are refused: it is not this node's own origin. To call the admin API from that page, add it to server.allowed_origins in config.json.`)
     if (context.req.method === 'OPTIONS') return preflight(origin === 'allowed' ? headers.origin : undefined)
     await next()
     if (origin === 'allowed') corsHeaders(context.res.headers, headers.origin!)
@@ -36,7 +37,7 @@ export function originGuard(init: AdminAuthInit): MiddlewareHandler<Env> {
 }
 
 /** The middleware guarding /api/* (and the dashboard's data). */
-export function adminAuth(init: AdminAuthInit): MiddlewareHandler<Env> {
+export function adminAuth(init: AdminAuthInit): MiddlewareHandler<HonoEnv> {
   const matcher = new TokenMatcher(init.tokens)
   const origins = originGuard(init)
   return (context, next) => origins(context, async () => {
@@ -74,10 +75,6 @@ function checkRole(permissions: ReadonlySet<Permission>, method: string, path: s
   if (!allows(permissions, role.area, role.level)) {
     throw new GatewayError('admin_forbidden', `${method} ${role.path} needs the ${role.area}.${role.level} role${role.level === 'update' ? '' : ' (or update)'}; this token does not have it.`)
   }
-}
-
-function refusedOrigin(origin: string | undefined): GatewayError {
-  return new GatewayError('origin_forbidden', `Requests from origin "${origin}" are refused: it is not this node's own origin. To call the admin API from that page, add it to server.allowed_origins in config.json.`)
 }
 
 function preflight(allowedOrigin: string | undefined): Response {

@@ -4,15 +4,13 @@
  * on every node.
  */
 import { Hono } from 'hono'
-import type { HttpBindings } from '@hono/node-server'
+import type { HonoEnv } from './auth.ts'
 import { createGatewayKey, GatewayKeyConflict, listGatewayKeys, revokeGatewayKey, type StoredGatewayKey, type DatabasePool } from '@switchboard/store'
 import { gatewayKeySchema } from '../config/schema.ts'
 import { describeIssue } from '../config/problems.ts'
 import { fromStore, GatewayError } from '../errors.ts'
 import { parseJson } from '../http/body.ts'
 import { hashSecret, keyLimits, newSecret, redactSecret, type GatewayKeyRing } from '../access/gateway-keys.ts'
-
-type Env = { Bindings: HttpBindings }
 
 export interface GatewayKeysApiComponents {
   pool: DatabasePool
@@ -35,8 +33,8 @@ export function presentGatewayKey(key: StoredGatewayKey): Record<string, unknown
 }
 
 /** The gateway-keys routes, mounted under /api by the app. */
-export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<Env> {
-  const api = new Hono<Env>()
+export function gatewayKeysApi(components: GatewayKeysApiComponents): Hono<HonoEnv> {
+  const api = new Hono<HonoEnv>()
 
   api.get('/gateway-keys', async (context) => context.json({ gateway_keys: (await stored(() => listGatewayKeys(components.pool))).map(presentGatewayKey) }))
 

@@ -3,18 +3,16 @@
  * dashboard's summary, timeline and scores (docs/api.md), all read from Postgres.
  */
 import { Hono, type Context } from 'hono'
-import type { HttpBindings } from '@hono/node-server'
+import type { HonoEnv } from './auth.ts'
 import { HistoryQueryError, type HistoryQueries } from '@switchboard/history'
 import { fromStore, GatewayError } from '../errors.ts'
-
-type Env = { Bindings: HttpBindings }
 
 const UNAVAILABLE = 'PostgreSQL is not answering, so routing history cannot be read right now; retry shortly. Routing goes on, and what it records waits in memory until Postgres is back.'
 
 /** The routes, mounted under /api. `queries` is null while history could not start (Postgres away at boot). */
-export function historyApi(queries: () => HistoryQueries | null): Hono<Env> {
-  const api = new Hono<Env>()
-  const answer = (read: (history: HistoryQueries, query: URLSearchParams, context: Context<Env>) => Promise<unknown>) => async (context: Context<Env>) => {
+export function historyApi(queries: () => HistoryQueries | null): Hono<HonoEnv> {
+  const api = new Hono<HonoEnv>()
+  const answer = (read: (history: HistoryQueries, query: URLSearchParams, context: Context<HonoEnv>) => Promise<unknown>) => async (context: Context<HonoEnv>) => {
     const history = queries()
     if (history === null) throw new GatewayError('not_found', 'History is not recording on this node (history_enabled is off, or Postgres was away when it started).')
     const query = new URL(context.req.url).searchParams

@@ -1,10 +1,8 @@
 /** The request log API (issue 15): `GET /api/logs` (a filtered page with facets) and `GET /api/logs/:id`, read from Postgres. */
 import { Hono } from 'hono'
-import type { HttpBindings } from '@hono/node-server'
+import type { HonoEnv } from './auth.ts'
 import { historyLink, HistoryQueryError, parseLogQuery, type LogPage, type LogQuery, type RequestRecord } from '@switchboard/history'
 import { fromStore, GatewayError } from '../errors.ts'
-
-type Env = { Bindings: HttpBindings }
 
 export interface LogsApiComponents {
   /** The fleet's request log in Postgres (`searchLogs`, `readLog` of @switchboard/history on the node's pool). */
@@ -15,8 +13,8 @@ export interface LogsApiComponents {
 }
 
 /** The routes, mounted under /api. */
-export function logsApi(components: LogsApiComponents): Hono<Env> {
-  const api = new Hono<Env>()
+export function logsApi(components: LogsApiComponents): Hono<HonoEnv> {
+  const api = new Hono<HonoEnv>()
 
   api.get('/logs', async (context) => {
     const query = await checked(async () => parseLogQuery(context.req.query(), components.now()))

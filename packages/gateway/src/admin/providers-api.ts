@@ -1,13 +1,11 @@
 /** `/api/providers` and `/api/providers/:name`: config.json's provider objects, key values redacted (a redacted value sent back keeps the stored one). */
 import { Hono, type Context } from 'hono'
-import type { HttpBindings } from '@hono/node-server'
+import type { HonoEnv } from './auth.ts'
 import { ConfigStoreError, redactKeySecrets } from '@switchboard/store'
 import { checkProviderSource, type ProviderSource } from '../config/load.ts'
 import { GatewayError } from '../errors.ts'
 import { parseJson } from '../http/body.ts'
 import type { ProviderDirectory, WriteOutcome } from '../directory/directory.ts'
-
-type Env = { Bindings: HttpBindings }
 
 /** A provider as the API shows it: values redacted, type spelled out. */
 export function presentProvider(source: ProviderSource): Record<string, unknown> {
@@ -21,8 +19,8 @@ export function presentProvider(source: ProviderSource): Record<string, unknown>
 }
 
 /** The providers routes, mounted under /api by the app. */
-export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEnv): Hono<Env> {
-  const api = new Hono<Env>()
+export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEnv): Hono<HonoEnv> {
+  const api = new Hono<HonoEnv>()
 
   api.get('/providers', (context) => context.json({ providers: directory.list().map(presentProvider) }))
 
@@ -58,8 +56,10 @@ export function providersApi(directory: ProviderDirectory, env: NodeJS.ProcessEn
   })
 
   /** Checks the body as provider `name` and writes it; 202 when it is applied here and queued for Postgres, which is not answering. */
-  async function save(context: Context<Env>, name: string, body: Record<string, unknown>, write: (source: ProviderSource) => Promise<WriteOutcome<ProviderSource>>, status: 200 | 201): Promise<Response> {
-    const { provider, problems } = checkProviderSource(name, withoutName(body), env)
+  async function save(context: Context<HonoEnv>, name: string, body: Record<string, unknown>, write: (source: ProviderSource) => Promise<WriteOutcome<ProviderSource>>, status: 200 | 201): Promise<Response> {
+    // Without the fields the API adds on the way out, so a GET can be PUT back.
+    const { name: _name, type: _type, pending: _pending, ...sent } = body
+    const { provider, problems } = checkProviderSource(name, sent, env)
     if (!provider) throw new GatewayError('invalid_request', `The provider is not valid: ${problems.join('; ')}`, { param: problems[0]?.split(':')[0] ?? null })
     const outcome = await storeCall(() => write(provider))
     const answer = presentProvider(outcome.result)
@@ -82,16 +82,10 @@ async function storeCall<Result>(call: () => Promise<Result>): Promise<Result> {
   }
 }
 
-async function readJson(context: Context<Env>): Promise<Record<string, unknown>> {
+async function readJson(context: Context<HonoEnv>): Promise<Record<string, unknown>> {
   const body = parseJson(await context.req.text())
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The body must be a JSON object: {"name", "keys": [...], "network_config"?, "custom_provider_config"?}.')
   return body as Record<string, unknown>
-}
-
-/** The provider object without the fields the API adds on the way out, so a GET can be PUT back. */
-function withoutName(body: Record<string, unknown>): Record<string, unknown> {
-  const { name: _name, type: _type, pending: _pending, ...rest } = body
-  return rest
 }
 
 function notFound(name: string): GatewayError {

@@ -14,7 +14,6 @@ export interface GatewayInit {
   dataDir?: string
   env: NodeJS.ProcessEnv
   logger: Logger
-  /** This node's id in the fleet and its logs. */
   nodeId: string
   /** The fleet this node joins; without a fleet secret it runs standalone. */
   fleet: Omit<FleetInit, 'nodeId' | 'host'>

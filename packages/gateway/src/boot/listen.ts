@@ -19,8 +19,8 @@ export interface Listening {
   early: SwitchableListener
   server: HttpServer
   /** Known once listening (`open`). */
-  readonly port: number
-  readonly url: string
+  port: number
+  url: string
   /** Listens now, if it did not at once (`listenLate`). */
   open(): Promise<void>
   /** Gives /health the database watcher once there is a pool to watch. */
@@ -41,7 +41,7 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
   const metrics = createMetrics()
   const early = createEarlyListener(() => health?.report() ?? startingReport(readiness), () => startingError(readiness.get()))
   const server = createGuardedServer(early.listener, init.config.connections, () => metrics.connectionsEvicted.inc())
-  const address = { port: init.port, url: '' }
+  const parts = new Parts(logger)
   const listen = async () => {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -50,20 +50,14 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
         resolve()
       })
     })
-    address.port = (server.address() as AddressInfo).port
-    address.url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
-    init.onListening?.(address.url)
+    listening.port = (server.address() as AddressInfo).port
+    listening.url = `http://${host.includes(':') ? `[${host}]` : host}:${listening.port}`
+    init.onListening?.(listening.url)
   }
-  if (!init.listenLate) await listen()
-  const parts = new Parts(logger)
-  return {
+  const listening: Listening = {
     adminTokens, readiness, metrics, early, server, parts,
-    get port() {
-      return address.port
-    },
-    get url() {
-      return address.url
-    },
+    port: init.port,
+    url: '',
     open: () => (server.listening ? Promise.resolve() : listen()),
     watching: (watcher) => (health = watcher),
     async abandon() {
@@ -72,4 +66,6 @@ export async function listenEarly(init: GatewayInit): Promise<Listening> {
       await parts.stop()
     },
   }
+  if (!init.listenLate) await listen()
+  return listening
 }

@@ -6,14 +6,8 @@
 import type { Logger } from 'pino'
 import { shutdownStep } from './shutdown.ts'
 
-interface Part {
-  name: string
-  stop(): unknown
-  boundMs?: number
-}
-
 export class Parts {
-  private readonly started: Part[] = []
+  private readonly started: { name: string; stop(): unknown; boundMs?: number }[] = []
 
   constructor(private readonly logger: Logger) {}
 

@@ -14,7 +14,6 @@ export interface ReadinessFacts {
   booted: boolean
   /** Where the gateway keys came from; null while none were loaded. */
   gatewayKeys: GatewayKeysFrom | null
-  /** How many providers the node serves. */
   providers: number
 }
 
@@ -65,12 +64,10 @@ export class ReadinessState {
     this.decided = assessReadiness(this.facts)
   }
 
-  /** The current decision. */
   get(): Readiness {
     return this.decided
   }
 
-  /** The current facts. */
   current(): Readonly<ReadinessFacts> {
     return this.facts
   }

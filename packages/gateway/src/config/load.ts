@@ -149,7 +149,7 @@ function resolveProvider(name: string, body: unknown, env: NodeJS.ProcessEnv, pr
 function toProviderConfig(raw: ProviderSource, path: string, problems: string[]): ResolvedProviderConfig {
   const name = raw.name
   const at = (suffix: string) => (path === '' ? suffix : `${path}${suffix.startsWith('[') ? '' : '.'}${suffix}`)
-  const type = providerType(name, raw)
+  const type = raw.custom_provider_config?.base_provider_type ?? ((PROVIDER_TYPES as readonly string[]).includes(name) ? (name as ProviderType) : null)
   if (type === null) {
     problems.push(
       `${path || 'name'}: unknown provider "${name}"; use openai, azure, anthropic, bedrock, gemini or vertex, or add "custom_provider_config": {"base_provider_type": "openai"} for an OpenAI-compatible upstream`,
@@ -198,22 +198,12 @@ function checkVertexKey(key: RawProvider['keys'][number], path: string, problems
     return
   }
   const credentials = key.vertex_key_config.auth_credentials ?? key.value
-  // Credentials sent back as the API shows them (redacted) keep the stored ones: checked when they were stored.
-  if (isRedacted(credentials)) return
+  // Credentials sent back as the API shows them (redactKey's `abc...wxyz`, or `****`) keep the stored ones: checked when they were stored.
+  if (credentials === '****' || (credentials.length === 10 && credentials.slice(3, 6) === '...')) return
   try {
     parseServiceAccount(credentials)
   } catch (error) {
     const where = key.vertex_key_config.auth_credentials === undefined ? 'value' : 'vertex_key_config.auth_credentials'
     problems.push(`${path}.${where}: ${error instanceof Error ? error.message : 'not a service-account JSON'}`)
   }
-}
-
-/** True for a value in redactKey's shape (`abc...wxyz`, or `****` for a short one). */
-function isRedacted(value: string): boolean {
-  return value === '****' || (value.length === 10 && value.slice(3, 6) === '...')
-}
-
-function providerType(name: string, raw: RawProvider): ProviderType | null {
-  if (raw.custom_provider_config) return raw.custom_provider_config.base_provider_type
-  return (PROVIDER_TYPES as readonly string[]).includes(name) ? (name as ProviderType) : null
 }

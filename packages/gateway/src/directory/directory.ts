@@ -38,7 +38,6 @@ export interface ProviderDirectory {
   create(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
   replace(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
   remove(name: string): Promise<WriteOutcome<boolean>>
-  /** Re-reads every provider from the store. */
   reload(): Promise<void>
   close(): Promise<void>
 }
@@ -55,8 +54,7 @@ export async function createProviderDirectory(components: DirectoryComponents, i
   const rebuild = (next: Map<string, ProviderSource>) => {
     sources = next
     const providers = resolveProviders([...next.values()], env, (problem) => logger.warn(problem))
-    const previous = registry
-    registry = createRegistry(providers, previous)
+    registry = createRegistry(providers, registry)
     init.onChange?.(registry)
   }
 

@@ -1,6 +1,5 @@
 /** What /health says: is the node ready (boot/readiness.ts), and is Postgres answering? A ready node serves from memory either way. */
-import type { DatabasePool as Pool } from '@switchboard/store'
-import type { WriteQueue } from '@switchboard/store'
+import type { DatabasePool as Pool, WriteQueue } from '@switchboard/store'
 import type { ReadinessState } from '../boot/readiness.ts'
 
 export interface HealthReport {
@@ -25,7 +24,6 @@ export function startingReport(readiness: ReadinessState): HealthReport {
 
 export interface DatabaseHealth {
   report(): HealthReport
-  /** From now on the node reports `draining`. */
   setDraining(): void
   close(): void
 }

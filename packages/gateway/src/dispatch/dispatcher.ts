@@ -76,7 +76,6 @@ export type DispatchEnd = RouteEnd<DispatchTarget, ProviderKey>
 
 /** The plan of one request with its targets bound to this node's providers. */
 export interface Dispatch {
-  plan: RequestPlan
   /** Shared with other requests when the plan's targets are: read only. */
   targets: readonly DispatchTarget[]
   context: RequestContext
@@ -112,14 +111,12 @@ const DIRECT_KEY_NAME = 'caller key (x-bf-direct-key)'
 
 /** Creates the dispatch of one node. */
 export function createDispatcher(components: DispatcherComponents): Dispatcher {
-  const { balancer, holds, sessions, backoffs, metrics, logger, now } = components
+  const { balancer, holds, sessions, backoffs, metrics, logger, now, settings, random } = components
 
   const bound = new WeakMap<readonly PlannedTarget[], { registry: ProviderRegistry; targets: DispatchTarget[] }>()
   const router = createRouter({
-    balancer, holds, sessions, backoffs, now,
+    balancer, holds, sessions, backoffs, now, settings, random,
     keysFor: (provider, model) => components.registry().get(provider)?.keysFor(model),
-    settings: components.settings,
-    random: components.random,
     keyName: (provider, keyId) => components.registry().get(provider)?.config.keys.find((key) => key.id === keyId)?.name ?? keyId,
   })
 
@@ -147,7 +144,40 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
 
   const settle = (changed: readonly HoldEntry[]) => carryHolds(router.settle({ changed: [...changed], events: [] }))
 
-  const carrier: EffectCarrier = { metrics, now, shareTrials, carryHolds, rateLimited: (backoff) => components.onRateLimited?.(backoff) }
+  /** One request's dispatch: each call is one call to routing's route, and what it returns carried out. A class: one per request, methods shared. */
+  class RequestDispatch implements Dispatch {
+    constructor(
+      readonly targets: readonly DispatchTarget[],
+      readonly context: RequestContext,
+      private readonly route: RequestRoute<DispatchTarget, ProviderKey>,
+    ) {}
+
+    next(): DispatchStep | DispatchEnd {
+      const step = this.route.next()
+      if (step.kind === 'attempt') {
+        if (step.skipped.length > 0) metrics.heldKeySkips.inc({ provider: step.target.provider.name })
+        if (step.trials.length > 0) shareTrials(step.trials)
+      }
+      return step
+    }
+
+    report(step: DispatchStep, report: AttemptReport): AttemptEffects {
+      const effects = this.route.report(step, report)
+      const provider = step.target.provider.name
+      if (report.sent) {
+        metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
+        metrics.attemptLatency.observe({ provider }, (now() - report.startedAt) / 1000)
+      }
+      if (effects.backoff !== null) components.onRateLimited?.(effects.backoff)
+      if (effects.trials.length > 0) shareTrials(effects.trials)
+      if (effects.holds !== null) carryHolds(effects.holds)
+      return effects
+    }
+
+    resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean {
+      return this.route.resume(step, continuable, sentChars)
+    }
+  }
 
   /** Binds the plan's targets to this node's providers (once per shared plan and registry). */
   const bind = (plan: RequestPlan, registry: ProviderRegistry, directKey: string | null): readonly DispatchTarget[] => {
@@ -156,8 +186,17 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     const targets: DispatchTarget[] = []
     for (const planned of plan.targets) {
       const provider = registry.get(planned.provider)!
+      const model = planned.model
       const direct = planned.direct && directKey !== null ? { id: 'direct', name: DIRECT_KEY_NAME, value: directKey, models: ['*'], weight: 1 } : undefined
-      targets.push(bindTarget(planned, provider, direct))
+      const target: DispatchTarget = {
+        planned, provider, model,
+        policy: provider.policy,
+        deadlines: provider.deadlines,
+        continues: provider.adapter.continues?.(model) === true,
+        keys: direct !== undefined ? () => [direct] : () => provider.keysFor(model),
+      }
+      if (direct !== undefined) target.directKey = direct
+      targets.push(target)
     }
     if (Object.isFrozen(plan.targets)) bound.set(plan.targets, { registry, targets: Object.freeze(targets) as DispatchTarget[] })
     return targets
@@ -179,7 +218,7 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
       }
       const targets = bind(plan, registry, context.directKey)
       const route: RequestRoute<DispatchTarget, ProviderKey> = router.route(plan, targets, { sessionId: context.sessionId, sessionTtlMs: context.sessionTtlMs, log: context.log, deadlines: context.deadlines, streams, filter })
-      return new RequestDispatch(plan, targets, context, route, carrier)
+      return new RequestDispatch(targets, context, route)
     },
 
     settle,
@@ -192,65 +231,4 @@ export function createDispatcher(components: DispatcherComponents): Dispatcher {
     },
     merged: (entries) => router.merged(entries),
   }
-}
-
-/** What a request's dispatch carries out for routing: metrics, gossip, the node log. */
-interface EffectCarrier {
-  metrics: Metrics
-  now: () => number
-  shareTrials(entries: readonly TrialEntry[]): void
-  carryHolds(news: HoldNews): void
-  rateLimited(backoff: RateLimitBackoff): void
-}
-
-/** One request's dispatch: each call is one call to routing's route, and what it returns carried out. A class: one per request, methods shared. */
-class RequestDispatch implements Dispatch {
-  constructor(
-    readonly plan: RequestPlan,
-    readonly targets: readonly DispatchTarget[],
-    readonly context: RequestContext,
-    private readonly route: RequestRoute<DispatchTarget, ProviderKey>,
-    private readonly carrier: EffectCarrier,
-  ) {}
-
-  next(): DispatchStep | DispatchEnd {
-    const step = this.route.next()
-    if (step.kind === 'attempt') {
-      if (step.skipped.length > 0) this.carrier.metrics.heldKeySkips.inc({ provider: step.target.provider.name })
-      if (step.trials.length > 0) this.carrier.shareTrials(step.trials)
-    }
-    return step
-  }
-
-  report(step: DispatchStep, report: AttemptReport): AttemptEffects {
-    const effects = this.route.report(step, report)
-    const carrier = this.carrier
-    const provider = step.target.provider.name
-    if (report.sent) {
-      carrier.metrics.attempts.inc({ provider, failure_class: effects.failure === null ? 'none' : effects.failure.failureClass })
-      carrier.metrics.attemptLatency.observe({ provider }, (carrier.now() - report.startedAt) / 1000)
-    }
-    if (effects.backoff !== null) carrier.rateLimited(effects.backoff)
-    if (effects.trials.length > 0) carrier.shareTrials(effects.trials)
-    if (effects.holds !== null) carrier.carryHolds(effects.holds)
-    return effects
-  }
-
-  resume(step: DispatchStep, continuable: boolean, sentChars: number): boolean {
-    return this.route.resume(step, continuable, sentChars)
-  }
-}
-
-/** A planned target bound to the provider that sends it (and the caller's own key, on the target that carries it). */
-function bindTarget(planned: PlannedTarget, provider: ProviderRuntime, directKey?: ProviderKey): DispatchTarget {
-  const model = planned.model
-  const target: DispatchTarget = {
-    planned, provider, model,
-    policy: provider.policy,
-    deadlines: provider.deadlines,
-    continues: provider.adapter.continues?.(model) === true,
-    keys: directKey !== undefined ? () => [directKey] : () => provider.keysFor(model),
-  }
-  if (directKey !== undefined) target.directKey = directKey
-  return target
 }

@@ -3,16 +3,13 @@
  * as a store event, and a refusal sent before the edit must not hold it (issue 11, f).
  */
 import type { ProviderKey } from '@switchboard/providers'
-import type { AdaptiveBalancer, Holds, RateLimitBackoffs } from '@switchboard/routing'
+import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoffs } from '@switchboard/routing'
 import type { ConfigStoreEvent } from '@switchboard/store'
 import type { ProviderRegistry } from '../inference/registry.ts'
 import type { Dispatcher } from './dispatcher.ts'
 
 /** A key of a provider, by ids. */
-export interface EditedKey {
-  provider: string
-  keyId: string
-}
+export type EditedKey = Pick<HoldEntry, 'provider' | 'keyId'>
 
 /** What makes a key's answers the key's: any change of it is an edit (reference: "Releasing held keys"). */
 function signature(key: ProviderKey): string {

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
-import { clockRequest, clockResponse, PROTOCOLS } from './messages.ts'
+import { clockResponse, digestRequest, PROTOCOLS } from './messages.ts'
 
 const SAMPLES = 8
 const EVERY_MS = 30_000
@@ -59,7 +59,7 @@ export class PeerClocks {
 /** Answers peers' clock questions and samples each peer's clock now and then. */
 export async function carryClock(fleet: Cluster, init: { clocks: PeerClocks; now: () => number; logger: Logger }): Promise<{ stop(): void }> {
   const { clocks, now } = init
-  await fleet.handle(PROTOCOLS.clock, clockRequest, clockResponse, async () => ({ at: now() }))
+  await fleet.handle(PROTOCOLS.clock, digestRequest, clockResponse, async () => ({ at: now() }))
   const ask = async (member: { peerId: string; nodeId: string }) => {
     const sentAt = now()
     const answer = await fleet.request(member.peerId, PROTOCOLS.clock, {}, clockResponse, { timeoutMs: 2_000 })

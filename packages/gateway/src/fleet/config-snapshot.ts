@@ -7,18 +7,11 @@
 import type { Logger } from 'pino'
 import type { Cluster } from '@switchboard/cluster'
 import type { GatewayKeyRecord } from '../access/gateway-keys.ts'
-import type { SharedKeys } from '../access/key-loading.ts'
+import type { GatewayKeyLoader, SharedKeys } from '../access/key-loading.ts'
 import { configSnapshot, digestRequest, PROTOCOLS, type ConfigSnapshot } from './messages.ts'
 
-/** What the carrier needs of the node's gateway keys. */
-export interface ConfigSnapshotSource {
-  /** The keys this node read from Postgres (itself or through a peer); null when it has none to share. */
-  shared(): SharedKeys | null
-  /** True while this node wants a peer's keys. */
-  wanted(): boolean
-  /** Takes a peer's keys; `storeFailed` when asked because Postgres did not answer this node after a change (see `pull`). */
-  take(keys: GatewayKeyRecord[], peer: string, storeFailed: boolean): void
-}
+/** What the carrier needs of the node's gateway keys: the loader's keys to share, whether it wants a peer's, and the taking of them. */
+export type ConfigSnapshotSource = Pick<GatewayKeyLoader, 'shared' | 'wantsPeerKeys' | 'fromPeer'>
 
 export interface ConfigSnapshotCarrier {
   /** Asks peers now (a change was announced and Postgres does not answer here); true when one read its set from Postgres. */
@@ -49,7 +42,7 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
       const snapshot = await fleet.request(peer.peerId, PROTOCOLS.config, {}, configSnapshot, { timeoutMs: 3_000 })
       const keys = keysOf(snapshot)
       if (keys === null || (storeFailed && snapshot.gateway_keys?.from !== 'postgres')) return false
-      source.take(keys, peer.nodeId, storeFailed)
+      source.fromPeer(keys, peer.nodeId, { storeFailed })
       return true
     } catch (error) {
       // A peer on an older version does not speak the protocol; another may.
@@ -57,15 +50,11 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
       return false
     }
   }
-  const askPeers = async (storeFailed: boolean): Promise<boolean> => {
-    for (const peer of fleet.members()) if (!peer.self && (await askOne(peer, storeFailed))) return true
-    return false
-  }
   // One peer per round (a peer that just joined first), so a fleet that boots without Postgres does not ask n² times a second.
   let asking: Promise<boolean> | null = null
   let round = 0
   const askIfWanted = (joined?: { peerId: string; nodeId: string }) => {
-    if (asking !== null || !source.wanted()) return
+    if (asking !== null || !source.wantsPeerKeys()) return
     const others = fleet.members().filter((member) => !member.self)
     const peer = joined ?? others[round++ % Math.max(1, others.length)]
     if (peer !== undefined) asking = askOne(peer, false).finally(() => (asking = null))
@@ -77,7 +66,10 @@ export async function carryConfigSnapshot(fleet: Cluster, source: ConfigSnapshot
   timer.unref()
   askIfWanted()
   return {
-    pull: () => askPeers(true),
+    async pull() {
+      for (const peer of fleet.members()) if (!peer.self && (await askOne(peer, true))) return true
+      return false
+    },
     stop: () => clearInterval(timer),
   }
 }

@@ -56,15 +56,14 @@ export class FleetSignals {
       registers,
     })
     this.repairCounter = new Counter({ name: 'switchboard_fleet_repaired_entries_total', help: 'Hold entries gossip missed that a sync brought, by how (anti-entropy, sync on join)', labelNames: ['via'], registers })
-    const signals = this
     // Of the node's one fleet membership: on a node with workers only the fleet worker knows it, and the highest wins.
     const gauge = (name: string, help: string, read: (gauge: Gauge) => void, labelNames: string[] = []) => scrapedGauge(registry, name, help, labelNames, read, 'max')
     gauge('switchboard_fleet_members', 'Live fleet members this node sees, itself included', (members) => {
-      if (signals.cluster) members.set(signals.cluster.members().length)
+      if (this.cluster) members.set(this.cluster.members().length)
     })
     gauge('switchboard_fleet_leader', 'The leader of each region as this node sees it (1 for the leader)', (leaders) => {
       leaders.reset()
-      const cluster = signals.cluster
+      const cluster = this.cluster
       if (!cluster) return
       for (const region of new Set(cluster.members().map((member) => member.region))) {
         const leader = cluster.leader(region)
@@ -73,13 +72,13 @@ export class FleetSignals {
     }, ['region', 'node_id'])
     const gossip = 'Gossip messages per topic: published here (out), received from peers (in), thrown away as invalid or oversized (dropped)'
     scrapedCounter(registry, 'switchboard_fleet_gossip_messages_total', gossip, ['topic', 'direction'], (counter) => {
-      for (const [topic, counts] of Object.entries(signals.gossip())) for (const direction of ['in', 'out', 'dropped'] as const) counter.inc({ topic, direction }, counts[direction])
+      for (const [topic, counts] of Object.entries(this.gossip())) for (const direction of ['in', 'out', 'dropped'] as const) counter.inc({ topic, direction }, counts[direction])
     })
     gauge('switchboard_fleet_snapshot_age_seconds', 'Time since the last hold snapshot written to Postgres (by any leader)', (age) => {
-      const seconds = signals.snapshotAge()
+      const seconds = this.snapshotAge()
       if (seconds !== null) age.set(seconds)
     })
-    gauge('switchboard_fleet_clock_offset_max_seconds', "The largest offset of a peer's clock from this node's, either way, measured by round trips", (offset) => offset.set(signals.clocks.widest() / 1000))
+    gauge('switchboard_fleet_clock_offset_max_seconds', "The largest offset of a peer's clock from this node's, either way, measured by round trips", (offset) => offset.set(this.clocks.widest() / 1000))
   }
 
   /** The cluster once it runs (none when standalone). */

@@ -4,11 +4,10 @@
  * start and written back by the region's leader every 30 s. Without a fleet secret the node runs
  * alone, and still snapshots and restores its holds.
  */
-import type { DatabasePool as Pool } from '@switchboard/store'
 import type { Logger } from 'pino'
 import type { Cluster, ClusterStats } from '@switchboard/cluster'
 import { holdId, parseHoldEntry, type HoldEntry, type Holds, type LoadBalancerSettings, type RateLimitBackoff, type TrialEntry, type Trials } from '@switchboard/routing'
-import { loadHoldSnapshot, saveHoldSnapshot } from '@switchboard/store'
+import { loadHoldSnapshot, saveHoldSnapshot, snapshotInfo, type DatabasePool as Pool } from '@switchboard/store'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
 import { plausibleHold, type ConfigChange } from './messages.ts'
@@ -18,7 +17,6 @@ import { carryHolds, type HoldSync } from './hold-sync.ts'
 import { carrySignals, type Signals } from './signals.ts'
 import { carryClock, PeerClocks } from './clock.ts'
 import { FleetSignals, type RepairVia } from './fleet-signals.ts'
-import { snapshotInfo } from '@switchboard/store'
 import { clusterView, type ClusterView } from './view.ts'
 import { atMost } from '../boot/shutdown.ts'
 import { carryConfigSnapshot, type ConfigSnapshotCarrier, type ConfigSnapshotSource } from './config-snapshot.ts'
@@ -37,7 +35,6 @@ export interface FleetComponents {
   reloadProviders(): Promise<void>
   /** True when this node knows the key: a hold on a key nobody configured is nonsense, dropped. */
   knownKey?(provider: string, keyId: string): boolean
-  /** Apply settings a peer saved. */
   applySettings(settings: LoadBalancerSettings): void
   /** Re-read gateway keys from the store (a peer created or revoked one). */
   reloadGatewayKeys(): Promise<void>
@@ -60,13 +57,11 @@ export interface FleetInit {
 }
 
 export interface Fleet {
-  /** Shares hold entries this node changed. */
   publishHolds(entries: readonly HoldEntry[]): void
   /** Shares a rate-limit backoff with the region. */
   publishRateLimit(backoff: RateLimitBackoff): void
   /** Shares trial rounds this node changed (or that a peer behind needs) with every node. */
   publishTrials(entries: readonly TrialEntry[]): void
-  /** Tells every node to pick up a config change. */
   publishConfig(change: ConfigChange): void
   /** Asks peers for the fleet's gateway keys (this node cannot read Postgres); true when one shared them. */
   pullGatewayKeys(): Promise<boolean>

@@ -74,7 +74,6 @@ export async function carryHolds(fleet: Cluster, init: HoldSyncInit): Promise<Ho
     if (wanted.length === 0) return theyLack > 0 ? [] : byBucket()
     return (await fleet.request(peer.peerId, PROTOCOLS.entries, { ids: wanted }, holdBatch)).entries
   }
-  // Catch up with a peer: compare digests, pull what differs (anti-entropy's round).
   const syncWith = async (peer: { peerId: string; nodeId: string }, why: RepairVia): Promise<number> => {
     holds.collect(now())
     const theirs = await fleet.request(peer.peerId, PROTOCOLS.digest, {}, digestResponse)

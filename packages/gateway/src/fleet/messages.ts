@@ -45,7 +45,6 @@ export type ConfigSnapshot = z.infer<typeof configSnapshot>
 /** Anti-entropy: a digest of the hold set, and a pull of the buckets that differ. */
 export const digestRequest = z.strictObject({})
 /** A peer's wall clock, for the offset propagation lags are corrected by (clock.ts). */
-export const clockRequest = z.strictObject({})
 export const clockResponse = z.strictObject({ at: z.number().finite() })
 export const digestResponse = z.strictObject({ buckets: z.array(z.string().max(64)).max(64) })
 export const bucketsRequest = z.strictObject({ buckets: z.array(z.number().int().min(0).max(63)).max(64) })

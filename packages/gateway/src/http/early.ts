@@ -16,7 +16,6 @@ export const LIVE = Object.freeze({ status: 'alive' })
 /** A request listener whose handler is swapped once the node is wired. */
 export interface SwitchableListener {
   listener: RequestListener
-  /** From now on requests go to `next`. */
   switchTo(next: RequestListener): void
 }
 

@@ -1,7 +1,7 @@
 /** POST /v1/embeddings: OpenAI's embeddings, served by OpenAI, Azure and OpenAI-compatible providers. */
 import { GatewayError } from '../errors.ts'
 import { CHAT_FRAMING } from '../inference/render.ts'
-import { openAiErrorBody, type SurfaceSpec } from './surface-route.ts'
+import type { SurfaceSpec } from './surface-route.ts'
 
 /** POST /v1/embeddings. */
 export const EMBEDDINGS_SPEC: SurfaceSpec = {
@@ -12,6 +12,6 @@ export const EMBEDDINGS_SPEC: SurfaceSpec = {
     if (!ok) throw new GatewayError('invalid_request', '"input" is required: a string, an array of strings, or an array of token arrays.', { param: 'input' })
   },
   framing: CHAT_FRAMING,
-  errorBody: openAiErrorBody,
+  errorBody: (error) => error.toJSON(),
   streams: false,
 }

@@ -6,13 +6,12 @@
 import { newRequestId } from '@switchboard/history'
 import { Hono } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
+import type { AdaptiveBalancer } from '@switchboard/routing'
 import type { ProviderRegistry } from '../inference/registry.ts'
 
 /** What the models list reads. */
-export interface ModelsComponents {
+export interface ModelsComponents extends Pick<AdaptiveBalancer, 'isRouteOffered'> {
   registry(): ProviderRegistry
-  /** False while the route is failed, held or backed off. */
-  isRouteOffered(route: { provider: string; model: string; keyId: string }): boolean
 }
 
 /** One model as the fleet serves it. */
@@ -46,19 +45,13 @@ export function modelsApi(components: ModelsComponents): Hono<{ Bindings: HttpBi
   const api = new Hono<{ Bindings: HttpBindings }>()
   api.get('/models', (context) => {
     context.header('x-request-id', newRequestId(Date.now()))
-    const models = listModels(components)
-    if (context.req.header('anthropic-version') !== undefined) {
-      // Anthropic's list: newest first there; ours keeps config order. One page holds them all.
-      const data = models.map((model) => ({
-        type: 'model', id: model.id, display_name: model.id, created_at: '1970-01-01T00:00:00Z',
-        available: model.availableProviders.length > 0, providers: model.providers, available_providers: model.availableProviders,
-      }))
-      return context.json({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null })
-    }
-    const data = models.map((model) => ({
-      id: model.id, object: 'model', created: 0, owned_by: model.providers[0] ?? 'switchboard',
+    const anthropic = context.req.header('anthropic-version') !== undefined
+    const data = listModels(components).map((model) => ({
+      ...(anthropic ? { type: 'model', id: model.id, display_name: model.id, created_at: '1970-01-01T00:00:00Z' } : { id: model.id, object: 'model', created: 0, owned_by: model.providers[0] ?? 'switchboard' }),
       available: model.availableProviders.length > 0, providers: model.providers, available_providers: model.availableProviders,
     }))
+    // Anthropic's list: newest first there; ours keeps config order. One page holds them all.
+    if (anthropic) return context.json({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null })
     return context.json({ object: 'list', data })
   })
   return api

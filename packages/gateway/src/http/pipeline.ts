@@ -15,6 +15,7 @@ import { renderJson, renderStream, type StreamFraming } from '../inference/rende
 import type { Metrics } from '../observability/metrics.ts'
 import type { RequestTrace } from '../observability/tracing/request-trace.ts'
 import type { Tracing } from '../observability/tracing/setup.ts'
+import type { GatewayConfig } from '../config/load.ts'
 import type { RequestRecorder, RequestTrack } from '../recording/request-record.ts'
 import { readBody } from './body.ts'
 import { endHeldStream, StreamHold } from './stream-hold.ts'
@@ -32,11 +33,8 @@ export interface InferenceComponents extends EngineComponents {
   tracing?: Tracing | null
 }
 
-export interface InferenceInit {
-  maxRequestBodyBytes: number
-  /** `client.allow_direct_keys`: honour `x-bf-direct-key`. */
-  allowDirectKeys: boolean
-}
+/** The config.json settings the inference routes read. */
+export type InferenceInit = Pick<GatewayConfig, 'maxRequestBodyBytes' | 'allowDirectKeys'>
 
 /** A request read off its body: what routing and the engine need, and what the request log keeps. */
 export interface ReadRequest {
@@ -53,9 +51,7 @@ export interface InferenceSpec {
   recordAs: RequestSurface
   /** Reads and checks the body (its JSON text); throws a GatewayError naming the field. */
   read(text: string, headers: IncomingHttpHeaders): ReadRequest
-  /** Event framing of its streams. */
   framing: StreamFraming
-  /** Its error body for a GatewayError. */
   errorBody(error: GatewayError, requestId: string): Record<string, unknown>
   /** An answer of its own when no provider of the model serves the surface (count_tokens estimates); may throw a better error. */
   whenNotServed?(body: Record<string, unknown>, model: string, error: GatewayError): Record<string, unknown>
@@ -136,7 +132,7 @@ async function serve(components: InferenceComponents, init: InferenceInit, spec:
   if (gatewayKey !== null) components.metrics.gatewayKeyRequests.inc({ gateway_key: gatewayKey.name, status: '200' })
   if (log.enabled && log.lines.length > 0) components.logger.debug({ routing: log.lines }, 'routing log')
   if (track !== null) {
-    track.succeeded(served)
+    track.served = served
     if (served.success.kind === 'stream') served.observer = track
   }
   held.hold?.release()
@@ -162,7 +158,7 @@ function writeError(components: InferenceComponents, spec: InferenceSpec, outgoi
   const gatewayError = asGatewayError(error, components.logger)
   // Every inference answer carries extra_fields (design.md), also an error raised before any attempt.
   gatewayError.extraFields ??= { provider: null, model: null, key_id: null, key_name: null, attempts: NO_ATTEMPTS, request_id: requestId }
-  track?.failed(gatewayError)
+  if (track !== null) track.error = gatewayError
   traced?.failed(gatewayError)
   // The caller's stream was opened while the gate waited: the error goes in-band, where SDKs raise it.
   if (committed) return endHeldStream(outgoing, spec.framing, gatewayError)

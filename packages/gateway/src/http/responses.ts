@@ -5,7 +5,7 @@
  */
 import { GatewayError } from '../errors.ts'
 import { RESPONSES_FRAMING } from '../inference/event-framing.ts'
-import { openAiErrorBody, type SurfaceSpec } from './surface-route.ts'
+import type { SurfaceSpec } from './surface-route.ts'
 
 /** POST /v1/responses. */
 export const RESPONSES_SPEC: SurfaceSpec = {
@@ -23,6 +23,6 @@ export const RESPONSES_SPEC: SurfaceSpec = {
     throw new GatewayError('invalid_request', `previous_response_id: the conversation is stored at the upstream that made it (OpenAI or Azure with "store": true), and no such provider serves model "${model}". Send the whole conversation in "input" instead.`, { param: 'previous_response_id', extraFields: error.extraFields })
   },
   framing: RESPONSES_FRAMING,
-  errorBody: openAiErrorBody,
+  errorBody: (error) => error.toJSON(),
   streams: true,
 }

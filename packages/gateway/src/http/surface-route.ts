@@ -6,8 +6,8 @@ import type { ChatRequestBody, Surface } from '@switchboard/providers'
 import { GatewayError } from '../errors.ts'
 import { parseJsonBody } from './body.ts'
 import type { InferenceSpec } from './pipeline.ts'
-import { readFallbacks, upstreamFields } from '../inference/validate.ts'
-import { readModel, readStream } from './surface.ts'
+import { readFallbacks, readModel, upstreamFields } from '../inference/validate.ts'
+import { readStream } from './surface.ts'
 
 /** What a surface adds to the pipeline: its framing, error body and answer when not served as the pipeline's spec says. */
 export interface SurfaceSpec extends Pick<InferenceSpec, 'framing' | 'errorBody' | 'whenNotServed'> {
@@ -24,6 +24,7 @@ export interface SurfaceSpec extends Pick<InferenceSpec, 'framing' | 'errorBody'
 
 /** The pipeline's spec of a surface. */
 export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
+  const { framing, errorBody, whenNotServed } = spec
   return {
     recordAs: spec.surface === 'count_tokens' ? 'messages_count_tokens' : spec.surface,
     read(text, headers) {
@@ -31,7 +32,7 @@ export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
       const input = parseJsonBody(text)
       if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.', { param: '' })
       const fields = input as Record<string, unknown>
-      const model = readModel(fields)
+      const model = readModel(fields, 'anthropic', 'claude-sonnet-4-5')
       const stream = spec.streams && readStream(fields)
       const fallbacks = readFallbacks(fields)
       spec.validate(fields)
@@ -53,32 +54,17 @@ export function surfaceRoute(spec: SurfaceSpec): InferenceSpec {
         recordedBody: () => JSON.stringify(fields),
       }
     },
-    framing: spec.framing,
-    errorBody: spec.errorBody,
-    whenNotServed: spec.whenNotServed,
+    framing, errorBody, whenNotServed,
   }
 }
 
-/** The OpenAI error body (Responses and embeddings callers read this shape). */
-export function openAiErrorBody(error: GatewayError): Record<string, unknown> {
-  return error.toJSON()
-}
-
-/** Anthropic's error `type` for a status (docs: "Errors"). */
-export function anthropicErrorType(status: number): string {
-  if (status === 401) return 'authentication_error'
-  if (status === 403) return 'permission_error'
-  if (status === 404) return 'not_found_error'
-  if (status === 413) return 'request_too_large'
-  if (status === 429) return 'rate_limit_error'
-  if (status === 529) return 'overloaded_error'
-  if (status >= 500) return 'api_error'
-  return 'invalid_request_error'
-}
+/** Anthropic's error `type` by status (docs: "Errors"); any other is `api_error` from 500 up, else `invalid_request_error`. */
+const ANTHROPIC_ERROR_TYPES: Readonly<Record<number, string>> = { 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' }
 
 /** Anthropic's error body: `{"type":"error","error":{"type","message"}}`, with our code and extra_fields beside. */
 export function anthropicErrorBody(error: GatewayError, requestId: string): Record<string, unknown> {
-  const body: Record<string, unknown> = { type: 'error', error: { type: anthropicErrorType(error.status), message: error.message, code: error.code }, request_id: requestId }
+  const type = ANTHROPIC_ERROR_TYPES[error.status] ?? (error.status >= 500 ? 'api_error' : 'invalid_request_error')
+  const body: Record<string, unknown> = { type: 'error', error: { type, message: error.message, code: error.code }, request_id: requestId }
   if (error.extraFields !== undefined) body.extra_fields = error.extraFields
   return body
 }

@@ -1,10 +1,9 @@
 /** What every inference route shares around the engine: the common body fields, the request's headers in and the routing headers out. */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
-import { readSessionHeaders } from '@switchboard/routing'
+import { readSessionHeaders, RoutingLog } from '@switchboard/routing'
 import { Cancellation } from '@switchboard/providers'
 import type { Logger } from 'pino'
 import { GatewayError } from '../errors.ts'
-import { RoutingLog } from '@switchboard/routing'
 import type { RequestContext } from '../dispatch/dispatcher.ts'
 import { readDeadlineHeaders } from '../inference/deadlines.ts'
 
@@ -16,11 +15,7 @@ export function requestContext(headers: IncomingHttpHeaders, logger: Logger, req
     throw new GatewayError('direct_keys_disabled', 'This gateway does not accept provider keys from callers (x-bf-direct-key). Drop the header to use the configured keys, or set "client": {"allow_direct_keys": true} in config.json to allow them.')
   }
   const wantsLog = headers['x-bf-routing-log'] === 'true' || logger.isLevelEnabled('debug')
-  const context: RequestContext = { requestId, sessionId: session.sessionId, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording) }
-  if (session.ttlMs !== null) context.sessionTtlMs = session.ttlMs
-  const deadlines = readDeadlineHeaders(headers)
-  if (deadlines !== undefined) context.deadlines = deadlines
-  return context
+  return { requestId, sessionId: session.sessionId, sessionTtlMs: session.ttlMs ?? undefined, directKey: typeof directKey === 'string' && directKey !== '' ? directKey : null, log: new RoutingLog(wantsLog, recording), deadlines: readDeadlineHeaders(headers) }
 }
 
 /** A Cancellation that aborts when the caller goes away before the answer is complete. */
@@ -42,15 +37,6 @@ function headerValue(value: unknown): string {
 /** The routing facts as response headers; `none` where nothing was chosen (an error before any attempt). */
 export function routingHeaders(requestId: string, extra: { provider?: unknown; model?: unknown; key_name?: unknown } | undefined): Record<string, string> {
   return { 'x-request-id': requestId, 'x-bf-provider': headerValue(extra?.provider), 'x-bf-model': headerValue(extra?.model), 'x-bf-key-name': headerValue(extra?.key_name) }
-}
-
-/** `model` as a non-empty string, or a 400 naming it. */
-export function readModel(input: Record<string, unknown>): string {
-  const model = input.model
-  if (typeof model !== 'string' || model.trim() === '') {
-    throw new GatewayError('invalid_request', model === undefined ? '"model" is required: name a model, e.g. "anthropic/claude-sonnet-4-5" or "claude-sonnet-4-5".' : '"model" must be a non-empty string.', { param: 'model' })
-  }
-  return model
 }
 
 /** `stream` as a boolean, or a 400. */

@@ -118,11 +118,9 @@ export async function serveChat(components: EngineComponents, request: EngineReq
 /** Sends one attempt routing planned; the served answer, or null when it failed (routing has its report). */
 async function runStep(components: EngineComponents, dispatch: Dispatch, step: DispatchStep, request: EngineRequest, caller: Cancellation, attempts: RecordedAttempt[]): Promise<Served | null> {
   const { target, key } = step
-  const log = dispatch.context.log
   const surface = request.surface
   // Tracing on: the attempt's CLIENT span (off, `trace` is absent and nothing is built).
-  const trace = dispatch.context.trace
-  const span = trace === undefined ? undefined : trace.attempt(step, target.provider.adapter.type)
+  const span = dispatch.context.trace?.attempt(step, target.provider.adapter.type)
   const notSent = (cancelled: boolean) => {
     dispatch.report(step, { sent: false, cancelled })
     span?.abandoned(cancelled ? 'cancelled' : 'not_sent')
@@ -145,7 +143,7 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   }
   const result = run.result
   // What a translation left out (a hosted tool, Anthropic beta flags), said where the request's routing is told.
-  if (result.notes !== undefined) for (const note of result.notes) log.add(`${target.provider.name}/${target.model}: ${note}`)
+  if (result.notes !== undefined) for (const note of result.notes) dispatch.context.log.add(`${target.provider.name}/${target.model}: ${note}`)
   // Never sent (the body cannot be said in this provider's format): the caller's 400, and no attempt to report.
   if (!result.ok && result.notSent === true) {
     notSent(false)
@@ -153,10 +151,10 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
   }
   let failure: AttemptFailure | null
   let stream: GuardedStream | null = null
-  let record: RecordedAttempt | null = null
+  let attempt: StreamAttempt | null = null
   if (result.ok && result.kind === 'stream') {
     // A stream is in flight until it ends, and only its end says how it went: the guard reports it then.
-    const attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
+    attempt = new StreamAttempt(dispatch, step, started, run, result.rateLimit, components.now, span, result.status)
     stream = new GuardedStream(result.events, { idleMs: step.idleMs, now: components.now, attempt })
     // The first-chunk gate: what fails before the first content fails over like any attempt.
     const gated = await stream.gate(streamFormatOf(surface), step.firstTokenMs === null ? null : step.firstTokenMs - (components.now() - started))
@@ -168,8 +166,6 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
       attempt.passed = true
       failure = null
     }
-    record = attemptRecord(step, failure, result.status, components.now() - started)
-    attempt.record = record
   } else {
     // A JSON answer's token counts let the balancer tell a long completion from a slow provider.
     const usage = result.ok && result.kind === 'json' ? result.usage : null
@@ -177,7 +173,8 @@ async function runStep(components: EngineComponents, dispatch: Dispatch, step: D
     failure = effects.failure
     if (span !== undefined) span.reported(effects, result.ok ? result.status : 0, usage)
   }
-  record ??= attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
+  const record = attemptRecord(step, failure, result.ok ? result.status : 0, components.now() - started)
+  if (attempt !== null) attempt.record = record
   attempts.push(record)
   if (failure !== null || !result.ok) return null
   const extraFields = extraFieldsOf(target, key, attempts, dispatch.context)

@@ -23,7 +23,6 @@ export interface ProviderRegistry {
   close(): Promise<void>
 }
 
-
 /** How long a replaced adapter keeps its pool for requests still using it. */
 const RETIRE_AFTER_MS = 30_000
 

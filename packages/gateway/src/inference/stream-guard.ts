@@ -11,7 +11,6 @@ export interface StreamGuardInit {
   /** Longest silence inside the stream before it counts as stalled. */
   idleMs: number
   now: () => number
-  /** The attempt the stream is the answer of. */
   attempt: GuardedAttempt
 }
 

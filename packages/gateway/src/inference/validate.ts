@@ -151,10 +151,7 @@ function checkMessage(message: unknown, index: number): void {
 export function validateChatRequest(json: unknown): ValidatedChatRequest {
   if (!isObject(json)) return fail('The request body must be a JSON object with "model" and "messages".', '')
   const input = json
-  const model = input.model
-  if (typeof model !== 'string' || model.trim() === '') {
-    fail(model === undefined ? '"model" is required: name a model, e.g. "openai/gpt-4o-mini" or "gpt-4o-mini".' : '"model" must be a non-empty string.', 'model')
-  }
+  const model = readModel(input, 'openai', 'gpt-4o-mini')
   const messages = input.messages
   if (!Array.isArray(messages) || messages.length === 0) {
     return fail(messages === undefined ? '"messages" is required: an array of {role, content} objects.' : '"messages" must be a non-empty array of {role, content} objects.', 'messages')
@@ -168,7 +165,14 @@ export function validateChatRequest(json: unknown): ValidatedChatRequest {
     const value = input[field]
     if (check !== undefined && value !== null && value !== undefined) check(value, field)
   }
-  return { body: upstreamFields(input) as unknown as ChatRequestBody, model: model as string, fallbacks, stream: stream === true }
+  return { body: upstreamFields(input) as unknown as ChatRequestBody, model, fallbacks, stream: stream === true }
+}
+
+/** `model` as a non-empty string, or a 400 naming it; the message's example is `provider/example` or `example`. */
+export function readModel(input: Record<string, unknown>, provider: string, example: string): string {
+  const model = input.model
+  if (typeof model === 'string' && model.trim() !== '') return model
+  return fail(model === undefined ? `"model" is required: name a model, e.g. "${provider}/${example}" or "${example}".` : '"model" must be a non-empty string.', 'model')
 }
 
 /** `fallbacks` (a Switchboard field) checked: every surface reads it the same way. */

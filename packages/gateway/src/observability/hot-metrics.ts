@@ -18,11 +18,6 @@ type RegisteredMetric = Parameters<Registry['registerMetric']>[0]
 
 type Labels<L extends string> = Record<L, string>
 
-interface CounterEntry<L extends string> {
-  labels: Labels<L>
-  value: number
-}
-
 /** Builds the Map key of a label set: the values in label-name order. */
 function keyOf<L extends string>(names: readonly L[], labels: Labels<L>): string {
   let key = labels[names[0] as L] ?? ''
@@ -54,7 +49,7 @@ abstract class HotMetric<L extends string, Entry> {
 }
 
 /** A labelled counter registered with a prom-client registry. */
-export class HotCounter<L extends string> extends HotMetric<L, CounterEntry<L>> {
+export class HotCounter<L extends string> extends HotMetric<L, { labels: Labels<L>; value: number }> {
   readonly type = 'counter' as const
 
   inc(labels: Labels<L>, value = 1): void {

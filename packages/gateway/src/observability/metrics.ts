@@ -33,9 +33,7 @@ export function createMetrics() {
     checks: new Counter({ name: 'switchboard_hold_checks_total', help: 'Checks of held keys, by outcome (served, refused_again, inconclusive, settled)', labelNames: ['provider', 'outcome'], registers }),
     heldKeySkips: new Counter({ name: 'switchboard_held_key_skips_total', help: 'Requests that skipped at least one held key', labelNames: ['provider'], registers }),
     clusterDropped: new Counter({ name: 'switchboard_cluster_messages_dropped_total', help: 'Fleet messages dropped as invalid or oversized', labelNames: ['reason'], registers }),
-    /** Inference requests by gateway key name (never its secret) and status. */
     gatewayKeyRequests: new HotCounter('switchboard_gateway_key_requests_total', 'Inference requests by the gateway key that sent them (its name) and HTTP status', ['gateway_key', 'status'], registry),
-    /** Client connections closed to make room under `server.max_connections`. */
     connectionsEvicted: new Counter({ name: 'switchboard_http_connections_evicted_total', help: 'Idle or slow client connections closed to make room under server.max_connections', registers }),
     // The request log's own (issue 15): rows written, batch write latency (recording/request-log.ts adds rows dropped and waiting).
     requestLogWritten: new Counter({ name: 'switchboard_request_log_rows_written_total', help: 'Request log rows written to Postgres', registers }),

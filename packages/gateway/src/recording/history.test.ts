@@ -39,50 +39,50 @@ function cases(): { name: string; track: RequestTrack; finished: boolean }[] {
     make('routing picked, served', (track, log) => {
       log.decision = { primary: openai, fallbacks: [], reason: 'scored', pinned: null, appended: [], pruned: [], skipped: [], score: 1 }
       log.plan = plan({ targets: [target(openai, 'primary')] })
-      track.succeeded(servedBy('openai', 'oa-1', [attempt('openai', 'oa-1', null)]))
+      track.served = servedBy('openai', 'oa-1', [attempt('openai', 'oa-1', null)])
     }),
     make('moved off a failing pinned provider', (track, log) => {
       track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: null, directKey: false }
       log.decision = rerouted
       log.plan = plan({ targets: [target(azure, 'primary')], movedOff: { provider: 'openai', reason: 'failed' } })
-      track.succeeded(servedBy('azure', 'az-1', [attempt('azure', 'az-1', null)]))
+      track.served = servedBy('azure', 'az-1', [attempt('azure', 'az-1', null)])
     }),
     make('served by a fallback routing added', (track, log) => {
       log.decision = { primary: openai, fallbacks: [azure], reason: 'scored', pinned: null, appended: [azure], pruned: [], skipped: [], score: 1 }
       log.plan = plan({ targets: [target(openai, 'primary'), target(azure, 'added')] })
-      track.succeeded(servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'transient'), attempt('azure', 'az-1', null)]))
+      track.served = servedBy('azure', 'az-1', [attempt('openai', 'oa-1', 'transient'), attempt('azure', 'az-1', null)])
     }),
     make('kept on a failing pinned provider, failed', (track, log) => {
       track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: null, directKey: false }
       log.decision = kept
       log.plan = plan({ targets: [target(openai, 'primary')], pickedBy: 'request', reason: 'pinned_failed_kept' })
       const attempts = [attempt('openai', 'oa-1', 'transient')]
-      track.failed(new GatewayError('upstream_error', 'Every attempt failed.', { extraFields: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'oa-1-name', attempts, request_id: 'id' } }))
+      track.error = new GatewayError('upstream_error', 'Every attempt failed.', { extraFields: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'oa-1-name', attempts, request_id: 'id' } })
     }),
     make('a caller fault before routing', (track) => {
       track.asked = null
       track.log = null
-      track.failed(new GatewayError('invalid_json', 'The request body is not valid JSON'))
+      track.error = new GatewayError('invalid_json', 'The request body is not valid JSON')
     }),
     make(
       'the caller went away',
       (track, log) => {
         log.decision = { primary: openai, fallbacks: [], reason: 'scored', pinned: null, appended: [], pruned: [], skipped: [], score: 1 }
         log.plan = plan({ targets: [target(openai, 'primary')] })
-        track.succeeded(servedBy('openai', 'oa-1', [attempt('openai', 'oa-1', null)]))
+        track.served = servedBy('openai', 'oa-1', [attempt('openai', 'oa-1', null)])
       },
       false,
     ),
     make('a stream that broke after it started', (track, log) => {
       log.plan = plan({ targets: [target(openai, 'primary')] })
-      track.succeeded(servedBy('openai', 'oa-1', [attempt('openai', 'oa-1', null)]))
+      track.served = servedBy('openai', 'oa-1', [attempt('openai', 'oa-1', null)])
       track.broke('socket hang up')
     }),
     make('the caller sent its own key', (track, log) => {
       track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: null, directKey: true }
       log.decision = { primary: openai, fallbacks: [], reason: 'pinned', pinned: openai, appended: [], pruned: [], skipped: [], score: null }
       log.plan = plan({ targets: [target(openai, 'primary')], pickedBy: 'request', reason: 'pinned' })
-      track.succeeded(servedBy('openai', 'direct', [attempt('openai', 'direct', null)]))
+      track.served = servedBy('openai', 'direct', [attempt('openai', 'direct', null)])
     }),
   ]
 }

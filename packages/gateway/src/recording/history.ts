@@ -52,7 +52,6 @@ export interface HistoryRecording {
   /** The changes config.json made at this node's boot, before history listened (the store applies each once in the fleet). */
   configImported(changes: readonly ConfigStoreEvent[]): void
   holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
-  /** After each recompute. */
   recomputed(): void
   /** The dispatcher as the fleet should see it: merges from peers are recorded too. */
   observeMerges(dispatcher: Dispatcher): Dispatcher

@@ -51,12 +51,8 @@ export function movedOffOf(track: RequestTrack): string | null {
 export function addedFallbackServed(track: RequestTrack): boolean {
   // "Served" when no error came back, whatever the stream did after.
   if (track.error !== null || track.served === null) return false
-  const extra = extraOf(track)
-  const servedProvider = extra?.provider ?? null
-  const servedModel = extra?.model ?? null
-  if (servedProvider === null) return false
-  const targets = track.log?.plan?.targets ?? []
-  return targets.some((target) => target.source === 'added' && target.provider === servedProvider && target.model === servedModel)
+  const { provider, model } = track.served.extraFields
+  return (track.log?.plan?.targets ?? []).some((target) => target.source === 'added' && target.provider === provider && target.model === model)
 }
 
 /** Pinned to a failing provider and kept there because re-routing was off. */

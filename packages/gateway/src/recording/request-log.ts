@@ -6,49 +6,33 @@ import { createRequestLog, readLog, searchLogs, type RequestLog, type RequestLog
 import { scrapedCounter, scrapedGauge, type Metrics } from '../observability/metrics.ts'
 import type { LogsApiComponents } from '../admin/logs-api.ts'
 import type { RequestRecorder } from './request-record.ts'
+import type { GatewayConfig } from '../config/load.ts'
 
-export interface NodeRequestLogComponents {
-  pool: RequestLogComponents['pool']
+export interface NodeRequestLogComponents extends Pick<RequestLogComponents, 'pool' | 'now' | 'isLeader' | 'log'> {
   recorder: RequestRecorder
   metrics: Metrics
-  now: () => number
-  isLeader: () => Promise<boolean>
-  log: (line: string) => void
   /** The configured keys' names by id (the facets name every key they count, not only the page's). */
   keyNames: () => Iterable<{ id: string; name: string }>
 }
 
-export interface NodeRequestLogInit {
-  enabled: boolean
-  retentionDays: number
-  /** Rows buffered at most (`request_log.max_buffered_rows`). */
-  capacity: number
-}
+/** `request_log` of config.json: on or off, the days kept, the rows buffered at most. */
+export type NodeRequestLogInit = Pick<GatewayConfig['requestLog'], 'enabled' | 'retentionDays' | 'maxBufferedRows'>
 
-/** The request log of a node, and what the logs API reads. */
-export interface NodeRequestLog {
-  api: LogsApiComponents
-  close(): Promise<void>
-}
-
-/** Starts the request log (when enabled) and returns the API's components. */
-export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<NodeRequestLog> {
-  const { pool, metrics } = components
+/** Starts the request log (when enabled); returns the logs API's components and the log's close. */
+export async function startRequestLog(components: NodeRequestLogComponents, init: NodeRequestLogInit): Promise<{ api: LogsApiComponents; close(): Promise<void> }> {
+  const { pool, metrics, now, isLeader, log } = components
   let requestLog: RequestLog | undefined
   let off = () => {}
   if (init.enabled) {
     requestLog = createRequestLog(
       {
-        pool,
-        now: components.now,
-        isLeader: components.isLeader,
-        log: components.log,
+        pool, now, isLeader, log,
         onWritten: (rows, seconds) => {
           metrics.requestLogWritten.inc(rows)
           metrics.requestLogWriteSeconds.observe(seconds)
         },
       },
-      { retentionDays: init.retentionDays, capacity: init.capacity },
+      { retentionDays: init.retentionDays, capacity: init.maxBufferedRows },
     )
     // Not awaited: a node's start never waits on the log's upkeep (a row written before its day's partition exists is refused and counted).
     void requestLog.start()
@@ -76,7 +60,7 @@ export async function startRequestLog(components: NodeRequestLogComponents, init
         },
         read: (id) => readLog(pool, id),
       },
-      now: components.now,
+      now,
       enabled: () => init.enabled,
     },
     async close() {

@@ -36,7 +36,7 @@ describe('the per-request record', () => {
     log.add('Skipping 1 of 2 keys for azure/gpt-4o that the provider refused')
     track.asked = { model: 'openai/gpt-4o', fallbacks: [], stream: false, sessionId: 's-1', directKey: false }
     track.log = log
-    track.succeeded(servedBy('azure', 'az-2', 'eu-key-2', [{ provider: 'azure', model: 'gpt-4o', key_id: 'az-2', key_name: 'eu-key-2', status: 200, failure_class: null, latency_ms: 80, wait_hint_ms: null }]))
+    track.served = servedBy('azure', 'az-2', 'eu-key-2', [{ provider: 'azure', model: 'gpt-4o', key_id: 'az-2', key_name: 'eu-key-2', status: 200, failure_class: null, latency_ms: 80, wait_hint_ms: null }])
     const record = buildRequestRecord(track, context())
     expect(record).toMatchObject({
       id: '0192-id',
@@ -79,12 +79,10 @@ describe('the per-request record', () => {
     log.session = 'moved_key_unavailable'
     track.asked = { model: 'gpt-4o', fallbacks: [], stream: false, sessionId: 's', directKey: false }
     track.log = log
-    track.succeeded(
-      servedBy('azure', 'az-1', 'eu-key-1', [
-        { provider: 'openai', model: 'gpt-4o', key_id: 'oa-2', key_name: 'prod-2', status: 401, failure_class: 'credential', latency_ms: 5, wait_hint_ms: null },
-        { provider: 'azure', model: 'gpt-4o', key_id: 'az-1', key_name: 'eu-key-1', status: 200, failure_class: null, latency_ms: 50, wait_hint_ms: null },
-      ]),
-    )
+    track.served = servedBy('azure', 'az-1', 'eu-key-1', [
+      { provider: 'openai', model: 'gpt-4o', key_id: 'oa-2', key_name: 'prod-2', status: 401, failure_class: 'credential', latency_ms: 5, wait_hint_ms: null },
+      { provider: 'azure', model: 'gpt-4o', key_id: 'az-1', key_name: 'eu-key-1', status: 200, failure_class: null, latency_ms: 50, wait_hint_ms: null },
+    ])
     const record = buildRequestRecord(track, context())
     expect(record.routing.check).toEqual({ key_id: 'oa-2', key_name: 'prod-2', provider: 'openai', model: 'gpt-4o', outcome: 'refused_again' })
     expect(record.routing.added_fallback_served).toBe(true)
@@ -98,7 +96,7 @@ describe('the per-request record', () => {
     const error = new GatewayError('upstream_credentials_exhausted', 'Every key was refused. The provider said: Incorrect API key provided: sk-live-secret-value-1234.', {
       extraFields: { provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'prod-1', attempts: [{ provider: 'openai', model: 'gpt-4o', key_id: 'oa-1', key_name: 'prod-1', status: 401, failure_class: 'credential', latency_ms: 3, wait_hint_ms: null }], request_id: 'id-3' },
     })
-    track.failed(error)
+    track.error = error
     const record = buildRequestRecord(track, context())
     expect(record.status).toBe(502)
     expect(record.failure_class).toBe('credential')
@@ -111,7 +109,7 @@ describe('the per-request record', () => {
 
   it('classes a validation error as a caller fault and a caller who went away as cancelled', () => {
     const invalid = new RequestTrack('id-4', 'chat_completions', AT, false, () => AT)
-    invalid.failed(new GatewayError('invalid_json', 'The request body is not valid JSON'))
+    invalid.error = new GatewayError('invalid_json', 'The request body is not valid JSON')
     expect(buildRequestRecord(invalid, context())).toMatchObject({ status: 400, failure_class: 'caller_fault', requested: { provider: null, model: '' }, served: { provider: null } })
     const gone = new RequestTrack('id-5', 'chat_completions', AT, false, () => AT)
     gone.asked = { model: 'gpt-4o', fallbacks: [], stream: true, sessionId: null, directKey: false }
@@ -130,7 +128,7 @@ describe('the per-request record', () => {
       return served
     }
     const served = streamed('openai', ['{"choices":[{"delta":{"content":"hi"}}]}', '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}'])
-    track.succeeded(served)
+    track.served = served
     clock += 35
     track.chunk('{"choices":[{"delta":{"content":"hi"}}]}')
     clock += 10
@@ -170,7 +168,7 @@ describe('the request recorder', () => {
     const track = recorder.track(outgoing, 'chat_completions', AT, 'id-7')
     expect(track.recorded).toBe(false)
     expect(track.content).toBe(false)
-    track.failed(new GatewayError('invalid_json', 'The request body is not valid JSON: sk-live-secret-value-1234'))
+    track.error = new GatewayError('invalid_json', 'The request body is not valid JSON: sk-live-secret-value-1234')
     clock = AT + 40
     outgoing.closeNow(true)
     expect(seen).toEqual([{ track, finished: true, endedAt: AT + 40 }])

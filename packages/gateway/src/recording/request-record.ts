@@ -25,10 +25,7 @@ export interface RecorderComponents {
   onListenerError?: (error: unknown) => void
 }
 
-export interface RecorderInit {
-  nodeId: string
-  region: string
-}
+export type RecorderInit = Pick<RecordContext, 'nodeId' | 'region'>
 
 /** A light listener (history's counts) reads the track itself: no record is built for it. `finished`: false when the caller left early. */
 export type TrackListener = (track: RequestTrack, finished: boolean, endedAt: number) => void
@@ -57,7 +54,7 @@ export interface AskedRequest {
   body?: string
 }
 
-/** What one request did, filled in as it goes: `asked` and `log`, then `succeeded` or `failed`; `chunk` per event streamed. */
+/** What one request did, filled in as it goes: `asked` and `log`, then `served` or `error`; `chunk` per event streamed. */
 export class RequestTrack {
   asked: AskedRequest | null = null
   log: RoutingLog | null = null
@@ -81,14 +78,6 @@ export class RequestTrack {
     /** A whole record is built for this request (the request log listened when it arrived). */
     readonly recorded = true,
   ) {}
-
-  succeeded(served: Served): void {
-    this.served = served
-  }
-
-  failed(error: GatewayError): void {
-    this.error = error
-  }
 
   /** A stream event went to the caller. */
   chunk(data: string): void {
@@ -192,7 +181,6 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     message = 'The client closed the request.'
   }
 
-  const routing = summarize(track, attempts)
   const stream = asked?.stream ?? false
   return {
     id: track.id,
@@ -211,7 +199,7 @@ export function buildRequestRecord(track: RequestTrack, context: RecordContext):
     usage: usageOf(track),
     stream,
     attempts,
-    routing,
+    routing: summarize(track, attempts),
     content: track.content ? contentOf(track, context.secrets()) : null,
   }
 }

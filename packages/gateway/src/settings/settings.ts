@@ -8,7 +8,7 @@ export type SettingsOrigin = 'api' | 'store' | 'peer' | 'worker'
 export interface SettingsOwner {
   get(): LoadBalancerSettings
   /** Replaces the settings (missing switches take the reference defaults); listeners hear of a real change only. */
-  set(next: Partial<LoadBalancerSettings>, origin: SettingsOrigin): LoadBalancerSettings
+  set(next: Partial<LoadBalancerSettings>, origin: SettingsOrigin): void
   /** Calls `listener` after each change; returns the unsubscribe function. */
   onChange(listener: (settings: LoadBalancerSettings, origin: SettingsOrigin) => void): () => void
 }
@@ -22,10 +22,9 @@ export function createSettings(initial: Partial<LoadBalancerSettings>): Settings
     set(next, origin) {
       const merged: LoadBalancerSettings = Object.freeze({ ...defaultLoadBalancerSettings, ...next })
       const same = (Object.keys(merged) as (keyof LoadBalancerSettings)[]).every((name) => merged[name] === current[name])
-      if (same) return current
+      if (same) return
       current = merged
       for (const listener of listeners) listener(current, origin)
-      return current
     },
     onChange(listener) {
       listeners.add(listener)

@@ -1,9 +1,9 @@
 /**
  * The primary of a node with workers (issue 38, `--workers N`): it owns the port and node:cluster
  * hands each connection to a worker in turn (Node 20 has no `reusePort`; a shared accept piles
- * connections on one worker). It serves nothing: it starts the embedded Postgres once, relays
- * each worker's news to its siblings, keeps a copy of the node's state for a worker that starts
- * later, routes questions to the fleet worker, restarts a worker that dies, and stops them all.
+ * connections on one worker). It serves nothing: it relays each worker's news to its siblings,
+ * keeps a copy of the node's state for a worker that starts later, routes questions to the fleet
+ * worker, restarts a worker that dies, and stops them all.
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
@@ -16,17 +16,10 @@ type Reply = Extract<WorkerMessage, { sb: 'reply' }>
 export interface PrimaryInit {
   workers: number
   logger: Logger
-  /** Extra environment of every worker (the database URL the primary settled on). */
-  env: Record<string, string>
   /** Called once every worker first answers; the node is up. */
   onReady(url: string): void
   /** Called when the node cannot run: a worker failed its first start, or kept dying. */
   onFailed(reason: string): void
-}
-
-export interface Primary {
-  /** Stops every worker (each drains as on SIGTERM) and resolves once all exited or `boundMs` passed. */
-  stop(boundMs: number): Promise<void>
 }
 
 /** Sessions the primary remembers for workers that start later (as many as a worker does). */
@@ -37,8 +30,8 @@ const RESTART_WINDOW_MS = 60_000
 /** How long /metrics waits for a worker's share. */
 const GATHER_MS = 1_500
 
-/** Forks the workers and runs the node's hub until `stop`. */
-export function startPrimary(init: PrimaryInit): Primary {
+/** Forks the workers and runs the node's hub until `stop`, which stops every worker (each drains as on SIGTERM) and resolves once all exited or `boundMs` passed. */
+export function startPrimary(init: PrimaryInit): { stop(boundMs: number): Promise<void> } {
   const { logger } = init
   cluster.setupPrimary({ serialization: 'advanced' })
   const state = createStateCopy()
@@ -64,7 +57,7 @@ export function startPrimary(init: PrimaryInit): Primary {
 
   // The first worker's first start listens at once (/health says "starting"); every other once wired.
   const fork = (index: number, listen: 'early' | 'late' = 'late') => {
-    const worker = cluster.fork({ ...init.env, SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
+    const worker = cluster.fork({ SWITCHBOARD_WORKER_INDEX: String(index), SWITCHBOARD_WORKER_COUNT: String(init.workers), SWITCHBOARD_WORKER_LISTEN: listen })
     workers.set(index, worker)
     worker.on('message', (message: unknown) => {
       if (isWorkerMessage(message)) receive(index, message)
@@ -86,10 +79,7 @@ export function startPrimary(init: PrimaryInit): Primary {
         if (message.question === 'metrics') return gather(from, message.id)
         if (message.question === 'state') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.snapshot(Date.now()) })
         if (message.question === 'session') return send(from, { sb: 'reply', id: message.id, ok: true, value: state.session(message.payload as SessionAsked) })
-        if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) {
-          send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
-          return
-        }
+        if (!ready.has(FLEET_WORKER) || from === FLEET_WORKER) return send(from, { sb: 'reply', id: message.id, ok: false, error: 'the fleet worker is not running' })
         // The fleet worker's answer goes back to the asker under the asker's id.
         ask(FLEET_WORKER, message.question, message.payload, (reply) => send(from, { ...reply, id: message.id }))
         return

@@ -35,10 +35,7 @@ export type HistoryForward = { type: 'record'; event: unknown } | { type: 'reque
 export type Question = 'view' | 'admit' | 'gateway_keys' | 'tokens' | 'metrics' | 'state' | 'session'
 
 /** A session a worker does not know, asked of the primary before its request is routed. */
-export interface SessionAsked {
-  sessionId: string
-  model: string
-}
+export type SessionAsked = Pick<SessionNews, 'sessionId' | 'model'>
 
 /** What the primary hands a worker that starts: the node's state so far. */
 export interface NodeState {

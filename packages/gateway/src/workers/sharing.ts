@@ -6,8 +6,7 @@
 import type { Logger } from 'pino'
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client'
 import type { AdaptiveBalancer, HoldEntry, Holds, RateLimitBackoff, SessionAffinity, SessionRoute, TrialEntry } from '@switchboard/routing'
-import type { GatewayKey } from '../access/gateway-keys.ts'
-import type { KeyLimiter, LimitRefusal } from '../access/limits.ts'
+import type { KeyLimiter, LimitedKey, LimitRefusal } from '../access/limits.ts'
 import type { GatewayKeyLoader } from '../access/key-loading.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Dispatcher } from '../dispatch/dispatcher.ts'
@@ -76,7 +75,7 @@ export function sharedOutcomes(balancer: AdaptiveBalancer, siblings: Siblings): 
 
 /** The limits of a worker that is not the fleet worker: the fleet worker keeps the node's count; alone, this worker's own. */
 export function remoteLimiter(local: KeyLimiter, siblings: Siblings): CallerLimiter {
-  const limits = (key: GatewayKey) => ({ id: key.id, name: key.name, requestsPerMinute: key.requestsPerMinute, tokensPerMinute: key.tokensPerMinute })
+  const limits = (key: LimitedKey) => ({ id: key.id, name: key.name, requestsPerMinute: key.requestsPerMinute, tokensPerMinute: key.tokensPerMinute })
   return {
     admit(key) {
       if (key.requestsPerMinute === null && key.tokensPerMinute === null) return null
@@ -100,18 +99,12 @@ export function answerSiblings(siblings: Siblings, node: { metrics: Metrics; fle
     if (question === 'metrics') return node.metrics.registry.getMetricsAsJSON()
     if (!siblings.fleetWorker) throw new Error(`worker ${siblings.index} is not the fleet worker`)
     if (question === 'view') return node.fleet.view()
-    if (question === 'admit') return node.limiter.admit(limitedKey(payload))
+    if (question === 'admit') return node.limiter.admit(payload as LimitedKey)
     if (question === 'gateway_keys') return node.keys.shared()
-    const usage = payload as { key: unknown; tokens: number }
-    node.limiter.recordTokens(limitedKey(usage.key), usage.tokens)
+    const usage = payload as { key: LimitedKey; tokens: number }
+    node.limiter.recordTokens(usage.key, usage.tokens)
     return null
   })
-}
-
-/** A gateway key as a sibling sends it for a count: the fields the limiter reads. */
-function limitedKey(payload: unknown): GatewayKey {
-  const key = payload as Pick<GatewayKey, 'id' | 'name' | 'requestsPerMinute' | 'tokensPerMinute'>
-  return { ...key, providers: null, models: null }
 }
 
 /** The fleet as another worker sees it: the fleet worker carries its news and is asked for the view and shared keys. */

@@ -1,7 +1,6 @@
 /** A worker's end of the channel to its primary (issue 38): news, and questions to the fleet worker or the primary (protocol.ts). */
-import type { News, Question, SessionNews, HistoryForward, WorkerMessage } from './protocol.ts'
+import { FLEET_WORKER, isWorkerMessage, type News, type Question, type SessionNews, type HistoryForward, type WorkerMessage } from './protocol.ts'
 import type { AttemptOutcome } from '@switchboard/routing'
-import { FLEET_WORKER, isWorkerMessage } from './protocol.ts'
 
 /** How long per-request news (finished attempts, sessions, history) waits to travel in one message. */
 const BATCH_MS = 50
@@ -11,7 +10,6 @@ const ASK_TIMEOUT_MS = 2_000
 export interface Siblings {
   /** This worker's number, from 1. */
   readonly index: number
-  readonly count: number
   /** True for the worker that joins the fleet, writes history and answers questions. */
   readonly fleetWorker: boolean
   tell(news: News): void
@@ -30,7 +28,6 @@ export interface Siblings {
 /** This process's link to its primary; null when it is not a worker. */
 export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings | null {
   const index = Number(env.SWITCHBOARD_WORKER_INDEX)
-  const count = Number(env.SWITCHBOARD_WORKER_COUNT)
   if (!Number.isInteger(index) || index < 1 || process.send === undefined) return null
   const post = (message: WorkerMessage) => {
     if (process.connected) process.send!(message)
@@ -67,7 +64,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
   }
   process.on('message', listener)
 
-  // Per-request news, in batches.
   let outcomes: AttemptOutcome[] = []
   let sessions: SessionNews[] = []
   let events: HistoryForward[] = []
@@ -89,7 +85,6 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
 
   return {
     index,
-    count,
     fleetWorker: index === FLEET_WORKER,
     tell: (news) => post({ sb: 'news', news }),
     outcome(outcome) {
