@@ -68,19 +68,18 @@ export class RequestTrace {
     }
     const span = childSpan(this.span, spanName(this.operation, step.target.model), SpanKind.CLIENT, links)
     const attempt = new AttemptTrace(span, this, step, number, providerNameOf(type))
-    if (!attempt.recording) {
-      this.track(step, keyName)
-      return attempt
+    if (attempt.recording) {
+      if (this.lastIndex === step.index && this.lastKeyName !== null && this.lastKeyName !== keyName) {
+        this.span.addEvent(EVENT.keyRotated, { [ATTR.provider]: provider, [ATTR.keyName]: keyName, [ATTR.previousKeyName]: this.lastKeyName, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
+      } else if (this.lastIndex >= 0 && this.lastIndex !== step.index) {
+        this.span.addEvent(EVENT.fallback, { [ATTR.provider]: provider, [ATTR.requestModel]: step.target.model, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
+      }
+      for (const skipped of step.skipped) {
+        span.addEvent(EVENT.keySkipped, { [ATTR.provider]: provider, [ATTR.keyName]: skipped.keyName, [ATTR.skipReason]: skipped.reason, [ATTR.linked]: skipped.origins?.length ?? 0 })
+      }
     }
-    if (this.lastIndex === step.index && this.lastKeyName !== null && this.lastKeyName !== keyName) {
-      this.span.addEvent(EVENT.keyRotated, { [ATTR.provider]: provider, [ATTR.keyName]: keyName, [ATTR.previousKeyName]: this.lastKeyName, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
-    } else if (this.lastIndex >= 0 && this.lastIndex !== step.index) {
-      this.span.addEvent(EVENT.fallback, { [ATTR.provider]: provider, [ATTR.requestModel]: step.target.model, [ATTR.failureClass]: this.lastFailure ?? 'none', [ATTR.attempt]: number })
-    }
-    this.track(step, keyName)
-    for (const skipped of step.skipped) {
-      span.addEvent(EVENT.keySkipped, { [ATTR.provider]: provider, [ATTR.keyName]: skipped.keyName, [ATTR.skipReason]: skipped.reason, [ATTR.linked]: skipped.origins?.length ?? 0 })
-    }
+    this.lastIndex = step.index
+    this.lastKeyName = keyName
     return attempt
   }
 
@@ -117,11 +116,6 @@ export class RequestTrace {
   end(): void {
     if (this.recording && !this.routed) this.span.setShared(SERVER_SHARED, [this.method, this.path, this.path, this.surface, this.operation])
     this.span.end()
-  }
-
-  private track(step: DispatchStep, keyName: string): void {
-    this.lastIndex = step.index
-    this.lastKeyName = keyName
   }
 }
 
