@@ -128,8 +128,8 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     },
     record(event) {
       if (!components.enabled()) return
-      // It concerns no episode (edits, deletes, settings): it passes through as it is.
-      emit({ events: [{ ...event, at: event.at ?? now() }], episodes: [] })
+      // It concerns no episode (edits, deletes, settings): written as it is.
+      events.add({ ...event, at: event.at ?? now(), ...stamp })
     },
     stats: () => writers.map((each) => each.stats()),
     async close() {
