@@ -17,7 +17,7 @@ import { PublishQueue } from './publish-queue.ts'
 import { defaultRpcLimits, Rpc, type RequestHandler, type RequestOptions } from './rpc.ts'
 import { swarmKeyFromSecret } from './secret.ts'
 import { Counters, type ClusterStats } from './stats.ts'
-import { maxGossipFrameBytes, Topics, type Topic, type TopicOptions } from './topics.ts'
+import { Topics, type Topic, type TopicOptions } from './topics.ts'
 import type { ClusterInit, ClusterLog, ClusterTiming } from './index.ts'
 
 /** Default timing; `init.timing` overrides any of it. */
@@ -82,7 +82,6 @@ export async function createCluster(init: ClusterInit) {
     privateKey,
     listen: init.listen,
     swarmKey: swarmKeyFromSecret(init.fleetSecret),
-    maxGossipFrameBytes,
     onGossipFrame: (bytes) => {
       counters.gossip.frames++
       counters.gossip.bytes += bytes

@@ -16,6 +16,7 @@ import { gossipsub, StrictSign } from '@libp2p/gossipsub'
 import type { GossipSub } from '@libp2p/gossipsub'
 import { preSharedKey } from '@libp2p/pnet'
 import type { PrivateKey } from '@libp2p/interface'
+import { maxGossipFrameBytes } from './topics.ts'
 
 /** Services of the node. */
 // A type alias, not an interface: libp2p's ServiceMap needs an index signature.
@@ -34,8 +35,6 @@ export interface NodeInit {
   listen: { host: string; port: number }
   /** pnet swarm key; omitted only by tests that play a stranger. */
   swarmKey: Uint8Array | undefined
-  /** Largest gossip frame accepted, above every topic's `maxBytes` so oversize is ours to count. */
-  maxGossipFrameBytes: number
   /** Sees every gossip message that arrives, duplicates included, with its payload size. */
   onGossipFrame?: (bytes: number) => void
 }
@@ -114,7 +113,7 @@ export async function createNode(init: NodeInit): Promise<Node> {
       ping: ping(),
       pubsub: gossipsub({
         ...gossipSettings,
-        maxInboundDataLength: init.maxGossipFrameBytes,
+        maxInboundDataLength: maxGossipFrameBytes,
         fastMsgIdFn: fastMessageId(init.onGossipFrame),
         maxOutboundBufferSize: 16 * 1024 * 1024,
       }),

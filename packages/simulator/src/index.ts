@@ -128,23 +128,7 @@ export interface SimulatorInit {
 }
 
 /** A running simulator. */
-export interface Simulator {
-  /** Base URL, e.g. `http://127.0.0.1:40123`. */
-  url: string
-  port: number
-  /** Replaces every rule; throws a `RuleError` on an invalid rule. */
-  setRules(rules: SimulatorRule[]): void
-  /** Appends one rule (it overrides earlier ones); throws a `RuleError` on an invalid rule. */
-  addRule(rule: SimulatorRule): void
-  clearRules(): void
-  /** The last 10,000 requests, oldest first, with whole keys. */
-  requests(): RecordedRequest[]
-  resetRequests(): void
-  /** Access tokens the OAuth2 endpoint has issued since start. */
-  tokensIssued(): number
-  /** Stops listening and drops every open connection. */
-  close(): Promise<void>
-}
+export type Simulator = Awaited<ReturnType<typeof import('./server/server.ts').createSimulator>>
 
 export { RuleError } from './rules/validate.ts'
 

@@ -26,10 +26,10 @@ export interface HistoryRecorderComponents {
 export interface HistoryRecorderInit {
   nodeId: string
   region: string
-  /** Snapshot, count and heartbeat period; default 60 s (tests shorten it). */
-  snapshotIntervalMs?: number
+  /** Snapshot, count and heartbeat period. */
+  snapshotIntervalMs: number
   /** Routes to snapshot (the balancer's routes); called once per snapshot period. */
-  routes?: () => readonly RouteView[]
+  routes: () => readonly RouteView[]
 }
 
 /** The recorder of one node. Every method returns at once. */
@@ -53,7 +53,6 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
   const log = components.log ?? (() => {})
   const stamp = { nodeId: init.nodeId, region: init.region }
   const tracker = new NodeTracker(init.nodeId)
-  const interval = init.snapshotIntervalMs ?? 60_000
 
   const ensurePartitions = () => createDayPartitions(pool, PARTITIONED_TABLES, { fromMs: now(), daysAhead: 2 })
   // Off the boot path: the writers make a missing partition themselves.
@@ -104,12 +103,12 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     heartbeat.add({ at, stopped: false })
     if (!components.enabled()) return
     for (const row of tracker.takeCounts(at)) counts.add({ ...row, ...stamp })
-    if (init.routes !== undefined) for (const row of tracker.snapshot(init.routes(), at)) snapshots.add({ ...row, ...stamp })
+    for (const row of tracker.snapshot(init.routes(), at)) snapshots.add({ ...row, ...stamp })
     // Open episodes are rewritten each period, so readers see their traffic and counters move.
     emit({ events: [], episodes: [...tracker.open.values()] })
   }
   heartbeat.add({ at: now(), stopped: false })
-  const timer = setInterval(snapshotNow, interval).unref()
+  const timer = setInterval(snapshotNow, init.snapshotIntervalMs).unref()
   const partitionTimer = setInterval(keepPartitions, 3_600_000).unref()
 
   return {
@@ -128,8 +127,8 @@ export async function startHistoryRecorder(components: HistoryRecorderComponents
     },
     record(event) {
       if (!components.enabled()) return
-      // It concerns no episode (edits, deletes, settings): it passes through as it is.
-      emit({ events: [{ ...event, at: event.at ?? now() }], episodes: [] })
+      // It concerns no episode (edits, deletes, settings): written as it is.
+      events.add({ ...event, at: event.at ?? now(), ...stamp })
     },
     stats: () => writers.map((each) => each.stats()),
     async close() {

@@ -7,7 +7,7 @@ import type pg from 'pg'
 import { createBatchWriter, type BatchWriterStats } from '../writer/batch-writer.ts'
 import { inTransaction } from '@switchboard/store'
 import { createDayPartitions, DAY_MS, dayName, dropDayPartitionsBefore, retentionCutoff } from '../partitions/day-partitions.ts'
-import type { RequestRecord, RequestRecordListener } from './record.ts'
+import type { RequestRecord } from './record.ts'
 import { batchOf, insertRows, REQUEST_LOG_TABLE, rowBytes } from './rows.ts'
 import { REQUEST_LOG_COMBINATIONS_TABLE, REQUEST_LOG_COUNTS_TABLE, REQUEST_LOG_FACET_COUNTS_TABLE } from './counts.ts'
 
@@ -31,21 +31,7 @@ export interface RequestLogInit {
 }
 
 /** The request log of one node. */
-export interface RequestLog {
-  /** Hand this to the gateway's request recorder. Never blocks, never throws. */
-  listener: RequestRecordListener
-  /** Starts the upkeep: today's and the next days' partitions at once, then hourly; resolves when the first round is done (errors are logged, not thrown). */
-  start(): Promise<void>
-  stats(): BatchWriterStats
-  /** Writes what is buffered; resolves when done or given up. */
-  flush(): Promise<void>
-  /** Applies retention now (the leader's daily job); returns the partitions dropped. */
-  applyRetention(): Promise<string[]>
-  /** Summarizes the BRIN ranges of today's and yesterday's partitions not summarized yet (every `SUMMARIZE_EVERY_MS`); returns how many. */
-  summarize(): Promise<number>
-  /** Flushes within `timeoutMs` (default 5 s) and stops. */
-  close(options?: { timeoutMs?: number }): Promise<void>
-}
+export type RequestLog = ReturnType<typeof createRequestLog>
 
 /** Rows per COPY: larger binary COPYs cost Postgres more per row (bench/LOG.md, "Stop 15"). */
 const BATCH_ROWS = 250
@@ -85,7 +71,7 @@ const SUMMARIZE_SQL = `
 const LOCK_NOT_AVAILABLE = '55P03'
 
 /** Creates the request log of one node. */
-export function createRequestLog(components: RequestLogComponents, init: RequestLogInit = {}): RequestLog {
+export function createRequestLog(components: RequestLogComponents, init: RequestLogInit = {}) {
   const { pool, now } = components
   const log = components.log ?? (() => {})
   const retentionDays = init.retentionDays ?? 7
@@ -166,27 +152,33 @@ export function createRequestLog(components: RequestLogComponents, init: Request
   }
 
   return {
-    listener: (record) => {
+    /** Hand this to the gateway's request recorder. Never blocks, never throws. */
+    listener: (record: RequestRecord): void => {
       staged.push(record)
       if (staged.length >= STAGE_ROWS) encodeStaged()
       else stageImmediate ??= setImmediate(encodeStaged).unref()
     },
-    async start() {
+    /** Starts the upkeep: today's and the next days' partitions at once, then hourly; resolves when the first round is done (errors are logged, not thrown). */
+    async start(): Promise<void> {
       await maintain()
       timer ??= setInterval(() => void maintain(), MAINTAIN_EVERY_MS).unref()
       summarizeTimer ??= setInterval(summarizeQuietly, SUMMARIZE_EVERY_MS).unref()
     },
-    stats: () => {
+    stats: (): BatchWriterStats => {
       const stats = writer.stats()
       return { ...stats, buffered: stats.buffered + staged.length }
     },
-    flush: () => {
+    /** Writes what is buffered; resolves when done or given up. */
+    flush: (): Promise<void> => {
       encodeStaged()
       return writer.flush()
     },
+    /** Applies retention now (the leader's daily job); returns the partitions dropped. */
     applyRetention,
+    /** Summarizes the BRIN ranges of today's and yesterday's partitions not summarized yet (every `SUMMARIZE_EVERY_MS`); returns how many. */
     summarize,
-    async close(options) {
+    /** Flushes within `timeoutMs` (default 5 s) and stops. */
+    async close(options?: { timeoutMs?: number }): Promise<void> {
       clearInterval(timer)
       clearInterval(summarizeTimer)
       timer = summarizeTimer = undefined

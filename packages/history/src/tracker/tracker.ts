@@ -95,7 +95,10 @@ export class NodeTracker {
       if (previous !== state) out.events.push({ at, kind: 'direction:state', entity, provider: direction.provider, model: direction.model, keyId: null, detail: { from: previous, to: state } })
       this.directionStates.set(entity, state)
       this.worstSince.saw(entity, state, false)
-      this.followDirection(entity, direction, state, at, out)
+      const episode = this.open.get(entity)
+      if (episode !== undefined) this.moveState(episode, state === 'failed' || state === 'healthy' ? state : 'recovering', at, out)
+      // Every key failed and not all of them by a hold (a held key has its own incident).
+      else if (state === 'failed' && direction.heldFailed < direction.states.length) this.openState(entity, 'failed', at, direction.provider, direction.model, direction.keyIds, out)
     }
     this.markOpened(out, at)
     return out
@@ -283,14 +286,6 @@ export class NodeTracker {
     const suffix = `:${keyId}`
     for (const [entity, state] of this.routeStates) if (entity.startsWith(prefix) && entity.endsWith(suffix) && state !== 'healthy') return false
     return true
-  }
-
-  private followDirection(entity: string, direction: DirectionViews, state: RouteState, at: number, out: TrackerOutput): void {
-    const episode = this.open.get(entity)
-    // Every key failed and not all of them by a hold (a held key has its own incident).
-    const failedByMetrics = state === 'failed' && direction.heldFailed < direction.states.length
-    if (episode !== undefined) this.moveState(episode, state === 'failed' || state === 'healthy' ? state : 'recovering', at, out)
-    else if (failedByMetrics) this.openState(entity, 'failed', at, direction.provider, direction.model, direction.keyIds, out)
   }
 
   /** Opens a state episode of a route or direction, its reasons the last failures of its keys' routes. */

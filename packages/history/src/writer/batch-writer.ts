@@ -44,18 +44,10 @@ export interface BatchWriterStats {
 }
 
 /** A batched, bounded, off-the-request-path writer. */
-export interface BatchWriter<Row> {
-  /** Adds a row; never blocks, never throws. When the buffer is full the oldest row is dropped. */
-  add(row: Row): void
-  /** Writes everything buffered so far (one batch after another); resolves when done or given up. */
-  flush(): Promise<void>
-  stats(): BatchWriterStats
-  /** Flushes what it can within `timeoutMs` (default 5 s), then stops; rows left are counted as dropped. */
-  close(options?: { timeoutMs?: number }): Promise<void>
-}
+export type BatchWriter<Row> = ReturnType<typeof createBatchWriter<Row>>
 
 /** Creates a batch writer. Nothing is written until the first row arrives. */
-export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<Row> {
+export function createBatchWriter<Row>(init: BatchWriterInit<Row>) {
   const capacity = Math.max(1, init.capacity ?? 20_000)
   const batchSize = Math.max(1, Math.min(init.batchSize ?? 1_000, capacity))
   const flushIntervalMs = init.flushIntervalMs ?? 1_000
@@ -194,7 +186,8 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
   const settled = () => stats.written + stats.dropped.overflow + stats.dropped.refused + stats.dropped.timed_out
 
   return {
-    add(row) {
+    /** Adds a row; never blocks, never throws. When the buffer is full the oldest row is dropped. */
+    add(row: Row): void {
       if (closed) {
         stats.dropped.closed++
         return
@@ -210,7 +203,8 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
       else if (size >= batchSize) kick()
       else schedule(flushIntervalMs)
     },
-    async flush() {
+    /** Writes everything buffered so far (one batch after another); resolves when done or given up. */
+    async flush(): Promise<void> {
       const until = settled() + size + inFlight
       // Keep writing while rows buffered before this call are still waiting and writes succeed.
       for (;;) {
@@ -224,10 +218,11 @@ export function createBatchWriter<Row>(init: BatchWriterInit<Row>): BatchWriter<
         if (stats.failedWrites > before) return
       }
     },
-    stats() {
+    stats(): BatchWriterStats {
       return { ...stats, buffered: size + inFlight - flightDropped, dropped: { ...stats.dropped } }
     },
-    async close(options = {}) {
+    /** Flushes what it can within `timeoutMs` (default 5 s), then stops; rows left are counted as dropped. */
+    async close(options: { timeoutMs?: number } = {}): Promise<void> {
       if (closed) return
       await within(this.flush(), options.timeoutMs ?? 5_000, undefined)
       closed = true

@@ -51,10 +51,10 @@ export function createHolds(init: HoldsInit) {
     return { released, changed }
   }
 
-  /** A key edited or deleted: its holds released, and answers to attempts sent before now ignored. */
-  function resetKey(provider: string, keyId: string, cause: ReleaseCause, now: number): HoldEntry[] {
-    resets.set(JSON.stringify([provider, keyId]), now)
-    return releaseWhere((entry) => entry.provider === provider && entry.keyId === keyId, cause, now).changed
+  /** A key (or, without `keyId`, a provider) edited or deleted: its holds released, and answers to attempts sent before now ignored. */
+  function reset(cause: ReleaseCause, now: number, provider: string, keyId?: string): HoldEntry[] {
+    resets.set(JSON.stringify(keyId === undefined ? [provider] : [provider, keyId]), now)
+    return releaseWhere((entry) => entry.provider === provider && (keyId === undefined || entry.keyId === keyId), cause, now).changed
   }
 
   function resetAt(provider: string, keyId: string): number | undefined {
@@ -94,14 +94,11 @@ export function createHolds(init: HoldsInit) {
       return { cleared, count: cleared.length, changed }
     },
     /** A key edit or rotation: releases every hold of the key and resets its ladder. */
-    keyEdited: (provider: string, keyId: string, now: number): HoldEntry[] => resetKey(provider, keyId, 'key_edit', now),
+    keyEdited: (provider: string, keyId: string, now: number): HoldEntry[] => reset('key_edit', now, provider, keyId),
     /** A key delete: removes its holds, with no rung to resume. */
-    keyDeleted: (provider: string, keyId: string, now: number): HoldEntry[] => resetKey(provider, keyId, 'deleted', now),
+    keyDeleted: (provider: string, keyId: string, now: number): HoldEntry[] => reset('deleted', now, provider, keyId),
     /** A provider delete: removes the holds of all its keys. */
-    providerDeleted(provider: string, now: number): HoldEntry[] {
-      resets.set(JSON.stringify([provider]), now)
-      return releaseWhere((entry) => entry.provider === provider, 'deleted', now).changed
-    },
+    providerDeleted: (provider: string, now: number): HoldEntry[] => reset('deleted', now, provider),
     /** Takes in entries from a peer or a snapshot; returns the ones that changed this node's set. */
     merge(entries: readonly HoldEntry[], now: number): HoldEntry[] {
       for (const entry of entries) clock.observe(entry.version, now)

@@ -83,20 +83,16 @@ export function providerCheckLine(route: LoggedRoute): string {
   return `Every key of ${route.provider} is held for ${route.model}; checking key ${keyLabel(route.key)} with this request first, with the healthy providers as fallbacks`
 }
 
+/** What each release cause says after "Key <key>", given where (`provider/model`). */
+const RELEASE_PHRASES: Record<ReleaseCause, (where: string) => string> = {
+  served: (where) => `is serving ${where} again`,
+  settled: (where) => `got past the refusal it was held for on ${where}, so that hold is released`,
+  operator: () => 'was released by an operator; it starts again from a 30s hold if the provider refuses it again',
+  key_edit: () => 'was edited, so every hold on it is released',
+  deleted: () => 'was deleted, so its holds are removed',
+}
+
 /** A hold ended (info). */
 export function releaseLine(route: LoggedRoute & { cause: ReleaseCause }): string {
-  const key = keyLabel(route.key)
-  const where = `${route.provider}/${route.model}`
-  switch (route.cause) {
-    case 'served':
-      return `Key ${key} is serving ${where} again`
-    case 'settled':
-      return `Key ${key} got past the refusal it was held for on ${where}, so that hold is released`
-    case 'operator':
-      return `Key ${key} was released by an operator; it starts again from a 30s hold if the provider refuses it again`
-    case 'key_edit':
-      return `Key ${key} was edited, so every hold on it is released`
-    case 'deleted':
-      return `Key ${key} was deleted, so its holds are removed`
-  }
+  return `Key ${keyLabel(route.key)} ${RELEASE_PHRASES[route.cause](`${route.provider}/${route.model}`)}`
 }

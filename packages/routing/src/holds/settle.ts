@@ -96,30 +96,6 @@ function renew(held: HoldEntry, answer: AttemptAnswer, climb: boolean, version: 
   }
 }
 
-/**
- * A new hold at `target`, resuming the rung of tombstone `previous`; it starts after `current` (what
- * the set has there now) even when this node's clock is behind, since merge orders holds by start.
- */
-function place(target: HoldTarget, reason: HoldReason, failure: AttemptFailure, now: number, previous: HoldEntry | undefined, version: Version, current: HoldEntry | undefined, origin: TraceOrigin | undefined): HoldEntry {
-  const rung = startingRung(previous, reason, now)
-  const entry: HoldEntry = {
-    ...target,
-    state: 'held',
-    reason,
-    message: failure.message,
-    since: current === undefined ? now : Math.max(now, current.since + 1),
-    waitStartedAt: now,
-    ...baseWait(reason, rung, failure.waitHintMs),
-    rung,
-    checks: 0,
-    releasedAt: null,
-    releaseCause: null,
-    version,
-  }
-  if (origin !== undefined) entry.origin = origin
-  return entry
-}
-
 /** Applies the outcome table to every hold covering the answered route, and holds what a new refusal names. */
 export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Settlement {
   const failure = answer.failure
@@ -160,7 +136,23 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
       (previous?.state === 'released' && previous.releasedAt !== null && answer.startedAt < previous.releasedAt)
     if (!stale) {
       // After a favourable replacement the previous entry is the hold just released, so the rung starts at the bottom.
-      const entry = place(target, refusal, failure, answer.now, previous?.state === 'released' ? previous : undefined, context.stamp(), previous, answer.origin)
+      const rung = startingRung(previous?.state === 'released' ? previous : undefined, refusal, answer.now)
+      const entry: HoldEntry = {
+        ...target,
+        state: 'held',
+        reason: refusal,
+        message: failure.message,
+        // After what the set has here now even when this node's clock is behind: merge orders holds by start.
+        since: previous === undefined ? answer.now : Math.max(answer.now, previous.since + 1),
+        waitStartedAt: answer.now,
+        ...baseWait(refusal, rung, failure.waitHintMs),
+        rung,
+        checks: 0,
+        releasedAt: null,
+        releaseCause: null,
+        version: context.stamp(),
+      }
+      if (answer.origin !== undefined) entry.origin = answer.origin
       changed.push(entry)
       events.push({ kind: 'placed', entry, askedWaitMs: failure.waitHintMs })
     }

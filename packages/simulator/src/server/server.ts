@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { anthropicDialect } from '../anthropic/dialect.ts'
 import { azureDialect, azureNotFound } from '../azure/dialect.ts'
 import { jsonAnswer, type Dialect } from '../dialects/dialect.ts'
-import type { Simulator, SimulatorInit } from '../index.ts'
+import type { RecordedRequest, SimulatorInit, SimulatorRule } from '../index.ts'
 import { openaiDialect } from '../openai/dialect.ts'
 import { openaiErrorBody } from '../openai/errors.ts'
 import { handleControl } from './control.ts'
@@ -86,7 +86,7 @@ function route(state: SimulatorState, request: IncomingMessage, response: Server
 }
 
 /** Starts a simulator and resolves once it listens. */
-export async function createSimulator(init: SimulatorInit = {}): Promise<Simulator> {
+export async function createSimulator(init: SimulatorInit = {}) {
   const state = createState(init)
   const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => route(state, request, response))
   const host = init.host ?? '127.0.0.1'
@@ -96,15 +96,21 @@ export async function createSimulator(init: SimulatorInit = {}): Promise<Simulat
   const urlHost = host.includes(':') ? `[${host}]` : host
   let closing: Promise<void> | undefined
   return {
+    /** Base URL, e.g. `http://127.0.0.1:40123`. */
     url: `http://${urlHost}:${port}`,
     port,
-    setRules: (rules) => state.setRules(rules),
-    addRule: (rule) => state.rules.add(rule),
-    clearRules: () => state.setRules([]),
-    requests: () => state.log.list(),
-    resetRequests: () => state.log.clear(),
-    tokensIssued: () => state.tokens.issued,
-    close: () => {
+    /** Replaces every rule; throws a `RuleError` on an invalid rule. */
+    setRules: (rules: SimulatorRule[]): void => state.setRules(rules),
+    /** Appends one rule (it overrides earlier ones); throws a `RuleError` on an invalid rule. */
+    addRule: (rule: SimulatorRule): void => state.rules.add(rule),
+    clearRules: (): void => state.setRules([]),
+    /** The last 10,000 requests, oldest first, with whole keys. */
+    requests: (): RecordedRequest[] => state.log.list(),
+    resetRequests: (): void => state.log.clear(),
+    /** Access tokens the OAuth2 endpoint has issued since start. */
+    tokensIssued: (): number => state.tokens.issued,
+    /** Stops listening and drops every open connection. */
+    close: (): Promise<void> => {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeAllConnections()

@@ -8,7 +8,7 @@ import type { ClientBase, Pool } from 'pg'
 import type { LoadBalancerSettings } from '@switchboard/routing'
 import { inTransaction } from '../transaction.ts'
 import { ConfigStoreError } from './errors.ts'
-import { createEmitter, type ConfigStoreEvent, type Subscribe } from './events.ts'
+import { createEmitter, type ConfigStoreEvent } from './events.ts'
 import { deriveKeyId } from './keys.ts'
 import { removeKey, removeProvider, writeProvider } from './providers.ts'
 import { loadProviders } from './rows.ts'
@@ -35,41 +35,13 @@ export interface ImportResult {
 }
 
 /** Providers, keys and settings, persisted; see `createConfigStore`. */
-export interface ConfigStore {
-  listProviders(): Promise<StoredProvider[]>
-  /** Adds a provider (POST); `provider_exists` if it already does. */
-  createProvider(provider: ProviderConfig): Promise<StoredProvider>
-  /** Creates or replaces a provider with exactly these keys (PUT). A key sent back redacted keeps its value. */
-  upsertProvider(provider: ProviderConfig): Promise<StoredProvider>
-  /** Deletes a provider and its keys; false when there was none. */
-  deleteProvider(name: string): Promise<boolean>
-  /** Creates or updates one key; fields it omits keep their values. `provider_not_found` if no such provider. */
-  upsertKey(provider: string, key: KeyConfig): Promise<StoredKey>
-  /** Deletes one key; false when there was none. */
-  deleteKey(provider: string, id: string): Promise<boolean>
-  getSettings(): Promise<Settings>
-  /**
-   * Saves the switches given as set through the API: from then on config.json no longer overrides them.
-   * `also` writes other settings rows (history's) in the same transaction: both land, or neither does.
-   */
-  saveSettings(settings: Partial<LoadBalancerSettings>, origin: 'api', options?: { also?: (client: ClientBase) => Promise<void> }): Promise<Settings>
-  /**
-   * Applies config.json. First boot (default: nothing imported yet in this
-   * database): imported whole. Later boots: presence-aware; a provider whose
-   * entry in the file changed since the last import has its keys added or
-   * updated, an unchanged entry is left alone (so API edits survive restarts),
-   * nothing is removed, and a switch applies only where no API-saved value exists.
-   */
-  importConfig(config: ConfigFile, options?: { firstBoot?: boolean }): Promise<ImportResult>
-  /** Subscribes to every change: `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
-  on: Subscribe
-}
+export type ConfigStore = ReturnType<typeof createConfigStore>
 
 /** Serialises config imports of nodes booting at once; distinct from the migration lock. */
 const importLockKey = 0x5357_4243 // "SWBC"
 
 /** Creates the config store on a migrated database. */
-export function createConfigStore(components: ConfigStoreComponents, init: ConfigStoreInit = {}): ConfigStore {
+export function createConfigStore(components: ConfigStoreComponents, init: ConfigStoreInit = {}) {
   const { pool } = components
   const emitter = createEmitter(init.onListenerError ?? ((error) => console.error('config store listener failed:', error)))
 
@@ -93,11 +65,13 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
   }
 
   return {
+    /** Subscribes to every change: `provider:changed`, `provider:deleted`, `key:changed`, `key:deleted`, `settings:changed`. */
     on: emitter.on,
 
-    listProviders: () => loadProviders(pool),
+    listProviders: (): Promise<StoredProvider[]> => loadProviders(pool),
 
-    createProvider(provider) {
+    /** Adds a provider (POST); `provider_exists` if it already does. */
+    createProvider(provider: ProviderConfig): Promise<StoredProvider> {
       return transaction(async (client) => {
         // The row lock of an existing provider is what makes this check race-free.
         const [existing] = await loadProviders(client, provider.name, true)
@@ -106,11 +80,14 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       })
     },
 
-    upsertProvider: (provider) => transaction((client) => replace(client, provider)),
+    /** Creates or replaces a provider with exactly these keys (PUT). A key sent back redacted keeps its value. */
+    upsertProvider: (provider: ProviderConfig): Promise<StoredProvider> => transaction((client) => replace(client, provider)),
 
-    deleteProvider: (name) => transaction(async (client) => removed(await removeProvider(client, name))),
+    /** Deletes a provider and its keys; false when there was none. */
+    deleteProvider: (name: string): Promise<boolean> => transaction(async (client) => removed(await removeProvider(client, name))),
 
-    upsertKey(providerName, key) {
+    /** Creates or updates one key; fields it omits keep their values. `provider_not_found` if no such provider. */
+    upsertKey(providerName: string, key: KeyConfig): Promise<StoredKey> {
       return transaction(async (client) => {
         await mustLoad(client, providerName)
         const events = await writeProvider(client, { name: providerName, keys: [key] }, 'merge')
@@ -121,11 +98,16 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       })
     },
 
-    deleteKey: (providerName, id) => transaction(async (client) => removed(await removeKey(client, providerName, id))),
+    /** Deletes one key; false when there was none. */
+    deleteKey: (providerName: string, id: string): Promise<boolean> => transaction(async (client) => removed(await removeKey(client, providerName, id))),
 
-    getSettings: () => readSettings(pool),
+    getSettings: (): Promise<Settings> => readSettings(pool),
 
-    saveSettings(settings, origin, options = {}) {
+    /**
+     * Saves the switches given as set through the API: from then on config.json no longer overrides them.
+     * `also` writes other settings rows (history's) in the same transaction: both land, or neither does.
+     */
+    saveSettings(settings: Partial<LoadBalancerSettings>, origin: 'api', options: { also?: (client: ClientBase) => Promise<void> } = {}): Promise<Settings> {
       return transaction(async (client) => {
         const events = await writeSettings(client, settings, origin)
         await options.also?.(client)
@@ -133,7 +115,13 @@ export function createConfigStore(components: ConfigStoreComponents, init: Confi
       })
     },
 
-    importConfig(config, options = {}) {
+    /**
+     * Applies config.json. First boot (default: nothing imported yet in this database): imported
+     * whole. Later boots: presence-aware; a provider whose entry in the file changed since the last
+     * import has its keys added or updated, an unchanged entry is left alone (so API edits survive
+     * restarts), nothing is removed, and a switch applies only where no API-saved value exists.
+     */
+    importConfig(config: ConfigFile, options: { firstBoot?: boolean } = {}): Promise<ImportResult> {
       return transaction(async (client) => {
         const imported = await client.query("SELECT 1 FROM store_meta WHERE name = 'config_imported_at'")
         const firstBoot = options.firstBoot ?? imported.rowCount === 0

@@ -26,19 +26,7 @@ export interface WriteQueueStatus {
 }
 
 /** An ordered, retrying queue of database writes. */
-export interface WriteQueue {
-  /**
-   * Queues a write; resolves when it has landed. Rejects only when the write
-   * fails for a reason retrying cannot fix (e.g. a constraint), or on `close`.
-   * Fire-and-forget callers need not catch: the rejection is already handled.
-   */
-  enqueue<Result>(description: string, write: () => Promise<Result>): Promise<Result>
-  status(): WriteQueueStatus
-  /** Resolves once every write queued so far has settled. */
-  drained(): Promise<void>
-  /** Stops retrying; pending writes reject. */
-  close(): void
-}
+export type WriteQueue = ReturnType<typeof createWriteQueue>
 
 interface Job {
   description: string
@@ -48,7 +36,7 @@ interface Job {
 }
 
 /** Creates a write queue. Writes run one at a time, in the order queued. */
-export function createWriteQueue(init: WriteQueueInit = {}): WriteQueue {
+export function createWriteQueue(init: WriteQueueInit = {}) {
   const firstDelay = init.retryDelayMs ?? 100
   const maxDelay = init.maxRetryDelayMs ?? 5_000
   const log = init.log ?? (() => {})
@@ -94,7 +82,12 @@ export function createWriteQueue(init: WriteQueueInit = {}): WriteQueue {
   }
 
   return {
-    enqueue<Result>(description: string, write: () => Promise<Result>) {
+    /**
+     * Queues a write; resolves when it has landed. Rejects only when the write
+     * fails for a reason retrying cannot fix (e.g. a constraint), or on `close`.
+     * Fire-and-forget callers need not catch: the rejection is already handled.
+     */
+    enqueue<Result>(description: string, write: () => Promise<Result>): Promise<Result> {
       const landed = new Promise<Result>((resolve, reject) => {
         if (closed) return reject(new Error('write queue is closed'))
         jobs.push({ description, write, resolve: resolve as (value: unknown) => void, reject })
@@ -103,14 +96,16 @@ export function createWriteQueue(init: WriteQueueInit = {}): WriteQueue {
       if (!running && !closed) void run()
       return landed
     },
-    status() {
+    status(): WriteQueueStatus {
       return { healthy: reason === undefined, ...(reason === undefined ? {} : { reason }), pending: jobs.length }
     },
-    drained() {
+    /** Resolves once every write queued so far has settled. */
+    drained(): Promise<void> {
       if (!running) return Promise.resolve()
       return new Promise((resolve) => waiters.push(resolve))
     },
-    close() {
+    /** Stops retrying; pending writes reject. */
+    close(): void {
       closed = true
       abort.abort()
       if (!running) for (const job of jobs.splice(0)) job.reject(closedError())
