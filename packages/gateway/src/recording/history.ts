@@ -44,24 +44,10 @@ export interface HistoryRecordingInit {
 }
 
 /** History wiring of one node. */
-export interface HistoryRecording {
-  queries: HistoryQueries
-  settings(): HistorySettings
-  /** History's share of a settings save (issue 37, item 6): `write` in the switches' transaction, `saved` once it committed. */
-  settingsWrite(values: Partial<HistorySettings>): { write(client: Queryable): Promise<void>; saved(): HistorySettings }
-  /** The changes config.json made at this node's boot, before history listened (the store applies each once in the fleet). */
-  configImported(changes: readonly ConfigStoreEvent[]): void
-  holds(entries: readonly HoldEntry[], origin: 'local' | 'peer'): void
-  recomputed(): void
-  /** The dispatcher as the fleet should see it: merges from peers are recorded too. */
-  observeMerges(dispatcher: Dispatcher): Dispatcher
-  /** Events another worker of this node forwarded (see `forward`). */
-  forwarded(events: readonly HistoryForward[]): void
-  close(): Promise<void>
-}
+export type HistoryRecording = Awaited<ReturnType<typeof startHistoryRecording>>
 
 /** Starts recording history on this node. */
-export async function startHistoryRecording(components: HistoryRecordingComponents, init: HistoryRecordingInit): Promise<HistoryRecording> {
+export async function startHistoryRecording(components: HistoryRecordingComponents, init: HistoryRecordingInit) {
   const { pool, store, balancer, logger, now } = components
   let settings: HistorySettings = { ...defaultHistorySettings }
   try {
@@ -151,17 +137,18 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
 
   return {
     queries,
-    settings: () => ({ ...settings }),
-    settingsWrite(values) {
+    settings: (): HistorySettings => ({ ...settings }),
+    /** History's share of a settings save (issue 37, item 6): `write` in the switches' transaction, `saved` once it committed. */
+    settingsWrite(values: Partial<HistorySettings>) {
       let previous: HistorySettings | undefined
       let next: HistorySettings | undefined
       return {
-        async write(client) {
+        async write(client: Queryable) {
           // Before as Postgres has it (another node may have changed it since this one last read).
           previous = await readHistorySettings(client)
           next = await writeHistorySettings(client, values, 'api')
         },
-        saved() {
+        saved(): HistorySettings {
           if (previous === undefined || next === undefined) throw new Error('history settings saved before they were written')
           settings = next
           listen()
@@ -174,18 +161,21 @@ export async function startHistoryRecording(components: HistoryRecordingComponen
         },
       }
     },
-    configImported: (changes) => changes.forEach((change) => recordChange(change, 'config')),
-    holds: (entries, origin) => recorder.holds(entries, origin),
+    /** The changes config.json made at this node's boot, before history listened (the store applies each once in the fleet). */
+    configImported: (changes: readonly ConfigStoreEvent[]) => changes.forEach((change) => recordChange(change, 'config')),
+    holds: (entries: readonly HoldEntry[], origin: 'local' | 'peer') => recorder.holds(entries, origin),
     recomputed: () => recorder.routes(balancer.routes()),
-    observeMerges: (dispatcher) => ({ ...dispatcher, merged: both(dispatcher.merged, (entries) => recorder.holds(entries, 'peer')) }),
-    forwarded(events) {
+    /** The dispatcher as the fleet should see it: merges from peers are recorded too. */
+    observeMerges: (dispatcher: Dispatcher): Dispatcher => ({ ...dispatcher, merged: both(dispatcher.merged, (entries) => recorder.holds(entries, 'peer')) }),
+    /** Events another worker of this node forwarded (see `forward`). */
+    forwarded(events: readonly HistoryForward[]) {
       for (const forwarded of events) {
         if (forwarded.type === 'holds') recorder.holds(forwarded.entries as Parameters<HistoryRecorder['holds']>[0], 'local')
         else if (forwarded.type === 'request') recorder.request(forwarded.outcome as RequestOutcome)
         else recorder.record(forwarded.event as Parameters<HistoryRecorder['record']>[0])
       }
     },
-    async close() {
+    async close(): Promise<void> {
       offRecords?.()
       clearInterval(settingsTimer)
       clearInterval(retentionTimer)

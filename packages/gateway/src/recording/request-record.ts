@@ -31,16 +31,7 @@ export type RecorderInit = Pick<RecordContext, 'nodeId' | 'region'>
 export type TrackListener = (track: RequestTrack, finished: boolean, endedAt: number) => void
 
 /** Hands each request's record to its listeners. */
-export interface RequestRecorder {
-  /** True while anyone listens (records or tracks); the request path tracks nothing otherwise. */
-  readonly active: boolean
-  /** Adds a record listener; returns its removal. */
-  on(listener: RequestRecordListener): () => void
-  /** Adds a light listener on the finished track; returns its removal. */
-  onTrack(listener: TrackListener): () => void
-  /** Starts the record of one request; it is emitted once `outgoing` closes. */
-  track(outgoing: ServerResponse, surface: RequestSurface, startedAt: number, id: string): RequestTrack
-}
+export type RequestRecorder = ReturnType<typeof createRequestRecorder>
 
 /** What the caller asked, as the surface parsed it. */
 export interface AskedRequest {
@@ -101,7 +92,7 @@ export class RequestTrack {
 }
 
 /** Creates the recorder of one node. */
-export function createRequestRecorder(components: RecorderComponents, init: RecorderInit): RequestRecorder {
+export function createRequestRecorder(components: RecorderComponents, init: RecorderInit) {
   const listeners: RequestRecordListener[] = []
   const trackListeners: TrackListener[] = []
   /** Runs a listener (or the record's build); what it throws is reported, never passed to the request. */
@@ -132,12 +123,16 @@ export function createRequestRecorder(components: RecorderComponents, init: Reco
       }
     }
   return {
-    get active() {
+    /** True while anyone listens (records or tracks); the request path tracks nothing otherwise. */
+    get active(): boolean {
       return listeners.length > 0 || trackListeners.length > 0
     },
+    /** Adds a record listener; returns its removal. */
     on: adder(listeners),
+    /** Adds a light listener on the finished track; returns its removal. */
     onTrack: adder(trackListeners),
-    track(outgoing, surface, startedAt, id) {
+    /** Starts the record of one request; it is emitted once `outgoing` closes. */
+    track(outgoing: ServerResponse, surface: RequestSurface, startedAt: number, id: string): RequestTrack {
       const recorded = listeners.length > 0
       const track = new RequestTrack(id, surface, startedAt, recorded && components.recordContent(), components.now, recorded)
       // 'close' comes once per response: a plain listener spares the once() wrapper per request.

@@ -7,26 +7,11 @@ const BATCH_MS = 50
 /** A question not answered within this is answered here instead. */
 const ASK_TIMEOUT_MS = 2_000
 
-export interface Siblings {
-  /** This worker's number, from 1. */
-  readonly index: number
-  /** True for the worker that joins the fleet, writes history and answers questions. */
-  readonly fleetWorker: boolean
-  tell(news: News): void
-  /** Per-request news: sent with others of its kind every BATCH_MS. */
-  outcome(outcome: AttemptOutcome): void
-  /** `now`: told at once, not with the next batch. */
-  session(session: SessionNews, now?: boolean): void
-  history(event: HistoryForward): void
-  onNews(handler: (news: News) => void): void
-  ask(question: Question, payload: unknown): Promise<unknown>
-  answer(handler: (question: Question, payload: unknown) => Promise<unknown>): void
-  ready(url: string): void
-  close(): void
-}
+/** A worker's link to its primary. */
+export type Siblings = NonNullable<ReturnType<typeof connectSiblings>>
 
 /** This process's link to its primary; null when it is not a worker. */
-export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings | null {
+export function connectSiblings(env: NodeJS.ProcessEnv = process.env) {
   const index = Number(env.SWITCHBOARD_WORKER_INDEX)
   if (!Number.isInteger(index) || index < 1 || process.send === undefined) return null
   const post = (message: WorkerMessage) => {
@@ -84,24 +69,28 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
   }
 
   return {
+    /** This worker's number, from 1. */
     index,
+    /** True for the worker that joins the fleet, writes history and answers questions. */
     fleetWorker: index === FLEET_WORKER,
-    tell: (news) => post({ sb: 'news', news }),
-    outcome(outcome) {
+    tell: (news: News) => post({ sb: 'news', news }),
+    /** Per-request news: sent with others of its kind every BATCH_MS. */
+    outcome(outcome: AttemptOutcome) {
       outcomes.push(outcome)
       soon()
     },
-    session(session, now = false) {
+    /** `now`: told at once, not with the next batch. */
+    session(session: SessionNews, now = false) {
       if (now) return post({ sb: 'news', news: { kind: 'sessions', sessions: [session] } })
       sessions.push(session)
       soon()
     },
-    history(event) {
+    history(event: HistoryForward) {
       events.push(event)
       soon()
     },
-    onNews: (handler) => (onNews = handler),
-    ask(question, payload) {
+    onNews: (handler: (news: News) => void) => void (onNews = handler),
+    ask(question: Question, payload: unknown): Promise<unknown> {
       const id = ++nextId
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
@@ -113,9 +102,9 @@ export function connectSiblings(env: NodeJS.ProcessEnv = process.env): Siblings 
         post({ sb: 'ask', id, question, payload })
       })
     },
-    answer: (handler) => (onQuestion = handler),
-    ready: (url) => post({ sb: 'ready', url }),
-    close() {
+    answer: (handler: (question: Question, payload: unknown) => Promise<unknown>) => void (onQuestion = handler),
+    ready: (url: string) => post({ sb: 'ready', url }),
+    close(): void {
       if (timer !== null) clearTimeout(timer)
       flush()
       process.off('message', listener)
