@@ -18,17 +18,13 @@ export interface ReadinessFacts {
 }
 
 /** The decision: ready or not, why not (`starting`), and what a ready node lacks (`degraded`). */
-export interface Readiness {
-  ready: boolean
-  starting: string[]
-  degraded: string[]
-}
+export type Readiness = ReturnType<typeof assessReadiness>
 
 /** Seconds a caller is told to wait before retrying a node that is starting. */
 export const STARTING_RETRY_AFTER_SECONDS = 5
 
 /** Decides readiness from the facts. */
-export function assessReadiness(facts: ReadinessFacts): Readiness {
+export function assessReadiness(facts: ReadinessFacts) {
   const starting: string[] = []
   const degraded: string[] = []
   if (!facts.booted) starting.push('starting: reaching Postgres and the fleet')

@@ -30,23 +30,13 @@ export interface WriteOutcome<Result> {
 }
 
 /** The node's providers. */
-export interface ProviderDirectory {
-  /** The registry the request path reads; replaced (not mutated) on every change. */
-  readonly registry: ProviderRegistry
-  list(): ProviderSource[]
-  get(name: string): ProviderSource | undefined
-  create(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
-  replace(source: ProviderSource): Promise<WriteOutcome<ProviderSource>>
-  remove(name: string): Promise<WriteOutcome<boolean>>
-  reload(): Promise<void>
-  close(): Promise<void>
-}
+export type ProviderDirectory = Awaited<ReturnType<typeof createProviderDirectory>>
 
 /** How long a write waits for Postgres before it is applied locally and left queued. */
 const WRITE_WAIT_MS = 2_000
 
 /** Builds the directory from the store's current providers. */
-export async function createProviderDirectory(components: DirectoryComponents, init: DirectoryInit = {}): Promise<ProviderDirectory> {
+export async function createProviderDirectory(components: DirectoryComponents, init: DirectoryInit = {}) {
   const { store, queue, logger, env } = components
   let sources = new Map<string, ProviderSource>()
   let registry = createRegistry([])
@@ -120,14 +110,15 @@ export async function createProviderDirectory(components: DirectoryComponents, i
   }
 
   return {
-    get registry() {
+    /** The registry the request path reads; replaced (not mutated) on every change. */
+    get registry(): ProviderRegistry {
       return registry
     },
     list: () => [...sources.values()],
-    get: (name) => sources.get(name),
-    create: (source) => write(`create provider ${source.name}`, async () => toSource(await store.createProvider(source)), () => putLocally(withIds(source, undefined))),
-    replace: (source) => write(`replace provider ${source.name}`, async () => toSource(await store.upsertProvider(source)), () => putLocally(withIds(source, sources.get(source.name)))),
-    remove: (name) =>
+    get: (name: string) => sources.get(name),
+    create: (source: ProviderSource) => write(`create provider ${source.name}`, async () => toSource(await store.createProvider(source)), () => putLocally(withIds(source, undefined))),
+    replace: (source: ProviderSource) => write(`replace provider ${source.name}`, async () => toSource(await store.upsertProvider(source)), () => putLocally(withIds(source, sources.get(source.name)))),
+    remove: (name: string) =>
       write(`delete provider ${name}`, () => store.deleteProvider(name), () => {
         const next = new Map(sources)
         const existed = next.delete(name)

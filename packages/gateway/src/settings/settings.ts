@@ -5,30 +5,26 @@ import { defaultLoadBalancerSettings, type LoadBalancerSettings } from '@switchb
 export type SettingsOrigin = 'api' | 'store' | 'peer' | 'worker'
 
 /** The settings of one node. */
-export interface SettingsOwner {
-  get(): LoadBalancerSettings
-  /** Replaces the settings (missing switches take the reference defaults); listeners hear of a real change only. */
-  set(next: Partial<LoadBalancerSettings>, origin: SettingsOrigin): void
-  /** Calls `listener` after each change; returns the unsubscribe function. */
-  onChange(listener: (settings: LoadBalancerSettings, origin: SettingsOrigin) => void): () => void
-}
+export type SettingsOwner = ReturnType<typeof createSettings>
 
 /** Creates the owner of one node's settings. */
-export function createSettings(initial: Partial<LoadBalancerSettings>): SettingsOwner {
+export function createSettings(initial: Partial<LoadBalancerSettings>) {
   let current: LoadBalancerSettings = Object.freeze({ ...defaultLoadBalancerSettings, ...initial })
   const listeners = new Set<(settings: LoadBalancerSettings, origin: SettingsOrigin) => void>()
   return {
     get: () => current,
-    set(next, origin) {
+    /** Replaces the settings (missing switches take the reference defaults); listeners hear of a real change only. */
+    set(next: Partial<LoadBalancerSettings>, origin: SettingsOrigin): void {
       const merged: LoadBalancerSettings = Object.freeze({ ...defaultLoadBalancerSettings, ...next })
       const same = (Object.keys(merged) as (keyof LoadBalancerSettings)[]).every((name) => merged[name] === current[name])
       if (same) return
       current = merged
       for (const listener of listeners) listener(current, origin)
     },
-    onChange(listener) {
+    /** Calls `listener` after each change; returns the unsubscribe function. */
+    onChange(listener: (settings: LoadBalancerSettings, origin: SettingsOrigin) => void): () => void {
       listeners.add(listener)
-      return () => listeners.delete(listener)
+      return () => void listeners.delete(listener)
     },
   }
 }

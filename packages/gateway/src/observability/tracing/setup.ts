@@ -25,20 +25,7 @@ import { samplerFromEnv, SharedSets, type SpanMaker } from './spans.ts'
 export { tracingWanted }
 
 /** The tracing of one node (one process: each worker exports its own spans). */
-export interface Tracing {
-  /** Prompt and completion content go into spans (`SWITCHBOARD_OTEL_CONTENT=1`); off by default. */
-  readonly content: boolean
-  /** Starts the SERVER span of an inference request, a child of the caller's `traceparent` when it sent a valid one. */
-  request(headers: IncomingHttpHeaders, method: string, path: string, surface: RequestSurface): RequestTrace
-  /** Spans dropped because the export queue was full (the collector slower than the node). */
-  dropped(): number
-  /** Spans lost because their export failed (the collector unreachable, refusing, or too slow to answer). */
-  failed(): number
-  /** Exports what is buffered now (benches, tests). */
-  flush(): Promise<void>
-  /** Exports what is buffered and stops (the node's shutdown). */
-  shutdown(): Promise<void>
-}
+export type Tracing = ReturnType<typeof createTracing>
 
 export interface TracingInit {
   /** Span processors (tests pass one with an in-memory exporter). */
@@ -119,7 +106,7 @@ function environmentResource(): Record<string, string> {
 }
 
 /** Tracing with the given span processors. */
-export function createTracing(init: TracingInit): Tracing {
+export function createTracing(init: TracingInit) {
   const resource = defaultResource().merge(resourceFromAttributes({
     [ATTR_SERVICE_NAME]: 'switchboard',
     [ATTR_SERVICE_VERSION]: '0.1.0',
@@ -137,17 +124,23 @@ export function createTracing(init: TracingInit): Tracing {
     shared: new SharedSets(),
   }
   return {
+    /** Prompt and completion content go into spans (`SWITCHBOARD_OTEL_CONTENT=1`); off by default. */
     content: init.content,
-    request(headers, method, path, surface) {
+    /** Starts the SERVER span of an inference request, a child of the caller's `traceparent` when it sent a valid one. */
+    request(headers: IncomingHttpHeaders, method: string, path: string, surface: RequestSurface): RequestTrace {
       const parent = headers.traceparent === undefined ? null : propagator.extract(ROOT_CONTEXT, headers, headerGetter)
       return new RequestTrace(maker, parent, method, path, surface, init.content)
     },
+    /** Spans dropped because the export queue was full (the collector slower than the node). */
     dropped: () => init.processors.reduce((sum, processor) => sum + (processor instanceof EncodingSpanProcessor ? processor.dropped : 0), 0),
+    /** Spans lost because their export failed (the collector unreachable, refusing, or too slow to answer). */
     failed: () => init.health?.failedSpans ?? 0,
-    async flush() {
+    /** Exports what is buffered now (benches, tests). */
+    async flush(): Promise<void> {
       await Promise.all(init.processors.map((processor) => processor.forceFlush()))
     },
-    async shutdown() {
+    /** Exports what is buffered and stops (the node's shutdown). */
+    async shutdown(): Promise<void> {
       await Promise.all(init.processors.map((processor) => processor.shutdown()))
     },
   }
