@@ -25,4 +25,13 @@ describe('COPY FROM STDIN', () => {
     await copyRows(database.pool, 'copied', ['x'], rows(9))
     expect(await count()).toBe(4)
   })
+
+  it('sends the rows with the statement: a statement the server refuses drops them, and the connection serves the next', async () => {
+    await expect(copyRows(database.pool, 'not_there', ['x'], rows(5))).rejects.toThrow(/not_there/)
+    await expect(copyRows(database.pool, 'copied', ['nope'], rows(6))).rejects.toThrow(/nope/)
+    // Every pooled connection, each after a refusal, still serves.
+    await Promise.all([1, 2, 3].map((value) => copyRows(database.pool, 'copied', ['x'], rows(value))))
+    expect(await count()).toBe(7)
+    expect(Number((await database.pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one)).toBe(1)
+  })
 })
