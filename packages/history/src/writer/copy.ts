@@ -4,12 +4,9 @@
  * one buffer sent as one CopyData message.
  *
  * pg runs it as a "submittable" (the interface pg's own Query implements): `submit` sends the
- * statement, the data and CopyDone in one write, without waiting for CopyInResponse (one system
- * call and one wake-up of the server per batch, not three). The protocol allows it: after an
- * error in COPY FROM STDIN issued by a simple Query, "any subsequent CopyData, CopyDone, or
- * CopyFail messages issued by the frontend will simply be dropped" (PostgreSQL docs, Frontend/
- * Backend Protocol, "COPY Operations"). ReadyForQuery settles it; an error (a bad row, a statement
- * the server refuses, the server going away) settles it once.
+ * statement, the data and CopyDone in one write, not waiting for CopyInResponse (one system call
+ * and no round trip per batch). The server drops the data after a refused statement (protocol
+ * docs, "COPY Operations"). ReadyForQuery settles it; an error settles it once.
  */
 import type pg from 'pg'
 
@@ -50,7 +47,6 @@ class CopyIn {
     stream.uncork()
   }
 
-  /** The data went with the statement. */
   handleCopyInResponse(): void {}
 
   handleCommandComplete(): void {}
