@@ -13,7 +13,7 @@
  * from the rows of the window.
  */
 import type pg from 'pg'
-import { facetValues } from '@switchboard/store'
+import { facetValues, KEPT_COLUMNS, keptValues } from '@switchboard/store'
 import type { LogQuery } from './query.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { coverWindow } from '../queries/timeline.ts'
@@ -27,19 +27,9 @@ export const REQUEST_LOG_COMBINATIONS_TABLE = 'request_log_combinations'
 /** The spans the counts are kept in (seconds): a minute and an hour. */
 export const COUNT_SPANS = [60, 3600] as const
 
-/** The model a row counts under: the one served, else the one asked for. */
-export const MODEL = 'coalesce(served_model, requested_model)'
-/**
- * Every key a request was served by or tried. A row holds them in `key_ids` only when it tried
- * another key than the one that served it; most rows hold NULL there (rows.ts).
- */
-export const KEY_IDS = 'coalesce(key_ids, array_remove(ARRAY[served_key_id], NULL))'
-
 /** The facets of a page: counts per filter value over the whole window (other filters not applied), as the history API's. */
 const LOG_FACETS = ['providers', 'models', 'status', 'failure_classes', 'key_ids', 'nodes', 'picked_by', 'moved_off', 'check', 'added_fallback'] as const
 export type LogFacets = Record<(typeof LOG_FACETS)[number], Record<string, number>>
-
-const COMBINATION_COLUMNS = ['served_provider', 'model', 'status', 'failure_class', 'node_id', 'picked_by', 'moved_off', 'is_check', 'added_fallback_served', 'key_ids'] as const
 
 /** Requests of a window alike in every value the facets count. */
 interface Combination {
@@ -118,13 +108,12 @@ async function filteredTotal(pool: pg.Pool, query: LogQuery): Promise<number> {
   const parts: string[] = []
   if (blocks.length > 0) {
     // Summed per combination, then given its values. Zeros (rows deleted) left out, as in facetsOf.
-    parts.push(`SELECT ${COMBINATION_COLUMNS.map((column) => `c.${column}`).join(', ')}, counted.requests
+    parts.push(`SELECT ${KEPT_COLUMNS.map((column) => `c.${column}`).join(', ')}, counted.requests
                   FROM (SELECT combination, sum(requests) AS requests FROM (${blocks.map((range) => `SELECT combination, requests FROM ${REQUEST_LOG_COUNTS_TABLE} WHERE ${range}`).join(' UNION ALL ')}) AS spans GROUP BY combination HAVING sum(requests) <> 0) AS counted
                   JOIN ${REQUEST_LOG_COMBINATIONS_TABLE} c ON c.id = counted.combination`)
   }
   for (const range of rows) {
-    parts.push(`SELECT served_provider, ${MODEL} AS model, status, failure_class, node_id, picked_by, moved_off, is_check, added_fallback_served, ${KEY_IDS} AS key_ids, count(*) AS requests
-                  FROM ${REQUEST_LOG_TABLE} WHERE ${range} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`)
+    parts.push(`SELECT ${keptValues('')}, count(*) AS requests FROM ${REQUEST_LOG_TABLE} WHERE ${range} GROUP BY ${KEPT_COLUMNS.map((_, index) => index + 1).join(', ')}`)
   }
   const result = await pool.query<Combination>(parts.join('\nUNION ALL\n'), values)
   return result.rows.reduce((total, combination) => (passes(combination, query) ? total + Number(combination.requests) : total), 0)

@@ -6,11 +6,12 @@
  */
 import type pg from 'pg'
 import { FAILURE_CLASSES } from '@switchboard/routing'
+import { keysOf, modelOf } from '@switchboard/store'
 import { isRequestId, requestIdTime } from './id.ts'
 import type { RequestRecord } from './record.ts'
 import { REQUEST_LOG_TABLE } from './rows.ts'
 import { ENTRY_COLUMNS, recordOfRow, type EntryRow } from './entry.ts'
-import { countable, countWindow, KEY_IDS, MODEL } from './counts.ts'
+import { countable, countWindow } from './counts.ts'
 import { HistoryQueryError } from '../queries/params.ts'
 
 /** How a page is ordered. */
@@ -162,7 +163,7 @@ function where(query: LogQuery): { sql: string; values: unknown[] } {
   const add = (value: unknown) => `$${values.push(value)}`
   const clauses = [`at >= ${add(new Date(query.from).toISOString())}`, `at <= ${add(new Date(query.to).toISOString())}`]
   if (query.providers.length > 0) clauses.push(`served_provider = ANY(${add(query.providers)}::text[])`)
-  if (query.models.length > 0) clauses.push(`${MODEL} = ANY(${add(query.models)}::text[])`)
+  if (query.models.length > 0) clauses.push(`${modelOf()} = ANY(${add(query.models)}::text[])`)
   if (query.statuses.length > 0 || query.statusClasses.length > 0) {
     const either: string[] = []
     if (query.statuses.length > 0) either.push(`status = ANY(${add(query.statuses)}::int[])`)
@@ -170,7 +171,7 @@ function where(query: LogQuery): { sql: string; values: unknown[] } {
     clauses.push(`(${either.join(' OR ')})`)
   }
   if (query.failureClasses.length > 0) clauses.push(`coalesce(failure_class, 'none') = ANY(${add(query.failureClasses)}::text[])`)
-  if (query.keyIds.length > 0) clauses.push(`${KEY_IDS} && ${add(query.keyIds)}::text[]`)
+  if (query.keyIds.length > 0) clauses.push(`${keysOf()} && ${add(query.keyIds)}::text[]`)
   if (query.nodes.length > 0) clauses.push(`node_id = ANY(${add(query.nodes)}::text[])`)
   if (query.requestId !== null) {
     // The id carries its time: the partition is found without scanning the window.

@@ -90,7 +90,7 @@ export function encodeRow(sink: BinarySink, record: RequestRecord): void {
   sink.timestamptz(Date.parse(record.at))
   sink.uuid(record.id)
   sink.texts(record.node_id, record.region, record.surface, record.gateway_key, requested.provider, requested.model, requested.session_id, served.provider, served.model, served.key_id, served.key_name)
-  // NULL for a request that used no key but the one that served it (query.ts, KEY_IDS)
+  // NULL for a request that used no key but the one that served it (the store's keysOf)
   if (onlyServedKey(record)) sink.null()
   else sink.textArray(keyIds(record))
   sink.int4(record.status)

@@ -9,16 +9,14 @@
  * 19 s on a loaded machine, where counting the rows again took 182 s).
  */
 import type { Migration } from './migrations.ts'
-import { countRows, partitionsLikeTheLog } from './baseline.ts'
+import { countRows, keysOf, modelOf, partitionsLikeTheLog } from './request-log-counts.ts'
 
 /** The facets but `key_ids`, each with its value in a row of `request_log` (as `alias`), under the names the API answers: a NULL value is in no facet. */
 const facetsOf = (alias: string) => [
-  ['providers', `${alias}.served_provider`], ['models', `coalesce(${alias}.served_model, ${alias}.requested_model)`], ['status', `${alias}.status::text`],
+  ['providers', `${alias}.served_provider`], ['models', modelOf(alias)], ['status', `${alias}.status::text`],
   ['failure_classes', `coalesce(${alias}.failure_class, 'none')`], ['nodes', `${alias}.node_id`], ['picked_by', `${alias}.picked_by`],
   ['moved_off', `${alias}.moved_off::text`], ['check', `${alias}.is_check::text`], ['added_fallback', `${alias}.added_fallback_served::text`],
 ]
-/** Every key a request was served by or tried: `key_ids` holds them only when it tried another. */
-const keysOf = (alias: string) => `coalesce(${alias}.key_ids, array_remove(ARRAY[${alias}.served_key_id], NULL))`
 
 /** A row's `(facet, value)` pairs, for a LATERAL join (history's counts.ts reads a window's partial minutes with them). */
 export const facetValues = (alias: string) => `VALUES ${facetsOf(alias).map(([facet, value]) => `('${facet}', ${value})`).join(', ')} UNION ALL SELECT 'key_ids', unnest(${keysOf(alias)})`
