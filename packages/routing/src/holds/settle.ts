@@ -101,7 +101,8 @@ export function settleAnswer(answer: AttemptAnswer, context: SettleContext): Set
   const failure = answer.failure
   const refusal = failure && isHoldReason(failure.failureClass) ? failure.failureClass : null
   // A refusal holds the whole key for a credential or an account-level refusal, else the model.
-  const target: HoldTarget | null = failure && refusal ? { provider: answer.provider, keyId: answer.keyId, model: failure.failureClass === 'credential' || failure.scope === 'key' ? null : answer.model } : null
+  const wholeKey = failure?.failureClass === 'credential' || failure?.scope === 'key'
+  const target: HoldTarget | null = failure && refusal ? { provider: answer.provider, keyId: answer.keyId, model: wholeKey ? null : answer.model } : null
   const targetId = target ? holdId(target) : null
   const changed: HoldEntry[] = []
   const events: HoldEvent[] = []
